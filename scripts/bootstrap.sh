@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Sets up everything webmcp-eval needs, idempotently: a virtual environment in
+# .venv with the package (and its dev tools), and a Chromium with WebMCP.
+# Sourced by scripts/eval.sh and scripts/test.sh.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+pick_python() {
+  for py in "${PYTHON:-}" python3.11 python3.12 python3.13 python3; do
+    [ -n "$py" ] || continue
+    if command -v "$py" >/dev/null 2>&1 &&
+       "$py" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+      echo "$py"; return 0
+    fi
+  done
+  echo "webmcp-eval needs Python 3.11 or newer; none found (set PYTHON=/path/to/python3.11)." >&2
+  return 1
+}
+
+if [ ! -x .venv/bin/python ]; then
+  py=$(pick_python)
+  echo "==> creating .venv with $py"
+  "$py" -m venv .venv
+fi
+if [ ! -f .venv/.installed ] || [ pyproject.toml -nt .venv/.installed ]; then
+  echo "==> installing webmcp-eval and its dev tools into .venv"
+  .venv/bin/python -m pip install --quiet --upgrade pip
+  .venv/bin/python -m pip install --quiet -e ".[dev]"
+  touch .venv/.installed
+fi
+
+if ! .venv/bin/python -m runner.browser >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "==> no Chromium found; installing Debian's chromium"
+    apt-get update -q >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null
+  fi
+  if ! .venv/bin/python -m runner.browser; then
+    echo "Cannot continue without Chromium (see above)." >&2
+    exit 1
+  fi
+fi
+echo "==> Chromium: $(.venv/bin/python -m runner.browser)"
