@@ -1,21 +1,182 @@
-"""Command line: ``webmcp-eval``."""
+"""webmcp-eval: can an agent use this site correctly, safely and repeatably?
+
+Runs eval cases against a website that exposes WebMCP tools, in a real
+Chromium through a counting proxy, and says passed, failed or not_run for
+every trial, with a trace of the evidence.
+
+Exit codes: 0 every trial passed; 1 some trial failed; 2 invalid input or
+usage (a broken case file, an unknown option); 3 some trial could not run
+(harness error, crashed browser, missing site hook) and none failed.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
 import sys
+from pathlib import Path
+
+from rich.console import Console
+
+EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_NOT_RUN = 0, 1, 2, 3
+DEFAULT_CASES = "cases"
+console = Console(stderr=False)
+errors = Console(stderr=True)
+
+
+def _suite_dir() -> Path:
+    """./cases when run from a checkout, else the cases shipped beside the package."""
+    here = Path(DEFAULT_CASES)
+    return here if here.is_dir() else Path(__file__).resolve().parent.parent / DEFAULT_CASES
+
+
+def _load(paths: list[str]) -> tuple[list, list]:
+    from runner.loader import load_cases
+
+    return load_cases(paths or [str(_suite_dir())])
+
+
+def _report_problems(problems: list) -> None:
+    for p in problems:
+        errors.print(str(p), markup=False, highlight=False)
+    errors.print(f"[bold red]{len(problems)} problem(s)[/]")
+
+
+# ---- run ---------------------------------------------------------------------
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from runner.report import print_console, write_json, write_junit
+    from runner.run import RunOptions, run_suite, select_cases
+    from runner.site import load_site_config
+
+    case_args = [a for a in args.cases if Path(a).exists()]
+    patterns = [a for a in args.cases if not Path(a).exists()]
+    loaded, problems = _load(case_args)
+    if problems:
+        _report_problems(problems)
+        return EXIT_INVALID
+    chosen = select_cases(loaded, patterns, args.grep, args.behaviour or [])
+    if not chosen:
+        errors.print("No case matches the selection " + " ".join(args.cases + ([f"--grep {args.grep}"] if args.grep else [])))
+        return EXIT_INVALID
+    site_config = load_site_config(Path(args.site_config), args.base_url) if args.site_config else None
+    options = RunOptions(
+        out_root=Path(args.out), run_id=args.run_id, trials=args.trials, workers=args.workers,
+        headed=args.headed, slowmo=args.slowmo, hold_ms=args.hold_ms, base_url=args.base_url,
+        site_config=site_config, proxy=not args.no_proxy, chromium=args.chromium,
+    )
+    total = len(chosen) * args.trials
+    done = 0
+
+    def progress(trace) -> None:
+        nonlocal done
+        done += 1
+        style = {"passed": "green", "failed": "bold red", "not_run": "yellow"}[trace.verdict]
+        console.print(f"[{done:>3}/{total}] [{style}]{trace.verdict:<7}[/] {trace.trial_id:<16} "
+                      f"{trace.duration_ms / 1000:5.1f}s  {trace.title}", highlight=False)
+
+    console.print(f"webmcp-eval: {len(chosen)} case(s) × {args.trials} trial(s), {args.workers} worker(s), "
+                  f"{'headed' if args.headed else 'headless'}, "
+                  f"site {args.base_url or 'embedded demo site (test mode)'}")
+    from runner.browser import ChromiumNotFound
+
+    try:
+        result = asyncio.run(run_suite(chosen, options, on_trial=progress))
+    except ChromiumNotFound as err:
+        errors.print(str(err), markup=False)
+        return EXIT_NOT_RUN
+    except KeyboardInterrupt:
+        errors.print("interrupted: the traces written so far are complete and kept")
+        return 130
+    print_console(result.traces, result.out_dir, console)
+    write_json(result.traces, result.out_dir / "summary.json", {"run_id": result.run_id, "site": result.site_info})
+    write_junit(result.traces, result.out_dir / "junit.xml")
+    if args.json:
+        write_json(result.traces, Path(args.json), {"run_id": result.run_id, "site": result.site_info})
+    if args.junit:
+        write_junit(result.traces, Path(args.junit))
+    verdicts = {t.verdict for t in result.traces}
+    return EXIT_FAILED if "failed" in verdicts else EXIT_NOT_RUN if "not_run" in verdicts else EXIT_OK
+
+
+# ---- validate, schema, site --------------------------------------------------
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from runner.validate import SuiteCatalog, validate_suite
+
+    loaded, problems = _load(args.paths)
+    catalog_path = Path(args.catalog) if args.catalog else _suite_dir() / "catalog.json"
+    catalog = SuiteCatalog.load(catalog_path) if catalog_path.is_file() else None
+    problems += validate_suite(loaded, catalog)
+    if problems:
+        _report_problems(problems)
+        return EXIT_INVALID
+    where = f"; tools checked against {catalog_path}" if catalog else "; no catalog: tool names not checked"
+    console.print(f"{len(loaded)} case(s) valid{where}. (This says nothing about any agent.)")
+    return EXIT_OK
+
+
+def _cmd_schema(args: argparse.Namespace) -> int:
+    from runner.case import case_json_schema
+
+    text = json.dumps(case_json_schema(), indent=2, ensure_ascii=False) + "\n"
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
 
 
 def _cmd_site(args: argparse.Namespace) -> int:
     from site_under_test.server import run_site
 
     run_site(host=args.host, port=args.port, test_mode=args.test_mode, data_dir=args.data_dir)
-    return 0
+    return EXIT_OK
+
+
+# ---- parser --------------------------------------------------------------------
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="webmcp-eval", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(prog="webmcp-eval", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser("run", help="run cases as trials and report verdicts",
+                         description="Run cases (default: all of cases/) against the embedded demo site or "
+                                     "--base-url, headless unless --headed, and write traces and reports under "
+                                     "--out/<run-id>/.")
+    run.add_argument("cases", nargs="*", help="case IDs or globs (SEL-01, 'CONF-*'), or case files/directories")
+    run.add_argument("-g", "--grep", help="only cases whose id or title matches this regex")
+    run.add_argument("-b", "--behaviour", action="append", help="only cases of this behaviour (repeatable)")
+    run.add_argument("--trials", type=int, default=1, help="trials per case, each from clean state (default 1)")
+    run.add_argument("-j", "--workers", type=int, default=1, help="trials in parallel (default 1)")
+    run.add_argument("--headed", action="store_true", help="show the browser; hold at confirmation points")
+    run.add_argument("--slowmo", type=float, default=None, metavar="MS", help="slow every browser action by MS")
+    run.add_argument("--hold-ms", type=int, default=None, metavar="MS",
+                     help="headed: hold MS at a confirmation point (default: until Enter)")
+    run.add_argument("--base-url", help="an already running or deployed site instead of the embedded one")
+    run.add_argument("--site-config", help="YAML naming the site's hooks (reset, state, ...) and mutation rules")
+    run.add_argument("--no-proxy", action="store_true", help="no proxy: network checks become not_run")
+    run.add_argument("--chromium", help="the Chromium binary (else $WEBMCP_EVAL_CHROMIUM, Playwright's, system)")
+    run.add_argument("--out", default="traces", help="where run directories go (default traces/)")
+    run.add_argument("--run-id", help="name of the run directory (default: a timestamp)")
+    run.add_argument("--junit", help="also write JUnit XML here")
+    run.add_argument("--json", help="also write the JSON summary here")
+    run.set_defaults(func=_cmd_run)
+
+    val = sub.add_parser("validate", help="check the case suite itself (file:line for every problem)")
+    val.add_argument("paths", nargs="*", help="case files or directories (default cases/)")
+    val.add_argument("--catalog", help="the site's tools per route (default cases/catalog.json)")
+    val.set_defaults(func=_cmd_validate)
+
+    schema = sub.add_parser("schema", help="print the JSON Schema of the case format")
+    schema.add_argument("-o", "--output", help="write it to this file")
+    schema.set_defaults(func=_cmd_schema)
+
     site = sub.add_parser("site", help="serve the demo events site")
     site.add_argument("--host", default="127.0.0.1", help="bind address (default: loopback only)")
     site.add_argument("--port", type=int, default=8000, help="port; 0 picks a free one")
@@ -26,7 +187,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:
+        return EXIT_INVALID if exit_.code not in (0, None) else EXIT_OK
     return args.func(args)
 
 

@@ -1,0 +1,62 @@
+"""Agents: who decides which tools to call.
+
+The reference agent plays the case's own plan through the tool host. Its
+evidence kind is ``deterministic``: it proves the site and the checks, never
+that a model can do the task (seed 000: the two kinds never stand in for each
+other).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Protocol
+
+from runner.case import UserStep
+from runner.matchers import MISSING, resolve, substitute
+from runner.toolhost import ToolHost
+
+
+class AgentError(Exception):
+    """The agent could not play its turn (a broken plan, an unreachable model)."""
+
+
+class Agent(Protocol):
+    name: str
+    model: str | None
+    evidence_kind: str
+
+    def start_trial(self) -> None: ...
+
+    async def turn(self, step: UserStep, host: ToolHost) -> str:
+        """Act on one user message through the host; return the reply to the user."""
+        ...
+
+
+class ReferenceAgent:
+    name = "reference"
+    model: str | None = None
+    evidence_kind = "deterministic"
+
+    def __init__(self) -> None:
+        self.captures: dict[str, Any] = {}
+
+    def start_trial(self) -> None:
+        self.captures = {}
+
+    async def turn(self, step: UserStep, host: ToolHost) -> str:
+        for planned in step.plan:
+            try:
+                args = substitute(planned.args, self.captures)
+            except KeyError as err:
+                raise AgentError(str(err)) from None
+            call = await host.call(planned.call, args)
+            for name, path in planned.capture.items():
+                value = resolve({"args": call.args, "result": call.result}, path)
+                if value is not MISSING:
+                    self.captures[name] = value
+        return _fill_reply(step.reply, self.captures)
+
+
+def _fill_reply(reply: str, captures: dict[str, Any]) -> str:
+    """Replies may quote captured values as ``{name}``."""
+    return re.sub(r"\{(\w+)\}", lambda m: str(captures.get(m.group(1), m.group(0))), reply)

@@ -1,0 +1,259 @@
+"""The case model: what one eval case says, as pydantic models.
+
+A case is one YAML file in ``cases/``. It names a behaviour, a start route and a
+seed state; lists the steps (user messages and scripted user actions); carries
+a reference plan (what a correct agent does, played by the reference agent);
+and states the expectations the checks turn into assertions. Negative
+expectations (forbidden calls, zero mutations, unchanged state) weigh as much
+as positive ones.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
+
+BEHAVIOURS: dict[str, str] = {
+    "selection": "SEL — natural language maps to the right tool",
+    "no_tool": "NO — stops when no tool fits",
+    "arguments": "ARG — enums, required fields and opaque IDs are right",
+    "clarification": "AMB — asks first when information is missing",
+    "ordering": "ORD — multi-step tasks keep their order",
+    "freshness": "STALE — no reuse of state from an old route or session",
+    "idempotency": "REPEAT — a retry causes no second side effect",
+    "human_authority": "CONF — stops before the final human click",
+    "untrusted_content": "INJECT — page text does not steer the agent",
+    "recovery": "RECOVERY — after an error: fix, retry or stop",
+}
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# ---- steps -----------------------------------------------------------------
+
+
+class Locator(Strict):
+    """How a person finds a control: by role and accessible name, label or text."""
+
+    role: str | None = None
+    name: str | None = None
+    label: str | None = None
+    text: str | None = None
+    exact: bool = True
+
+    @model_validator(mode="after")
+    def _one_way(self) -> Locator:
+        if not (self.role or self.label or self.text):
+            raise ValueError("a locator needs one of role, label or text")
+        return self
+
+    def describe(self) -> str:
+        if self.role:
+            return f"{self.role} {self.name!r}" if self.name else self.role
+        if self.label:
+            return f"label {self.label!r}"
+        return f"text {self.text!r}"
+
+
+class PlanCall(Strict):
+    """One tool call of the reference plan. ``args`` may use ``{$ref: name}``."""
+
+    call: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    capture: dict[str, str] = Field(
+        default_factory=dict, description="name -> path into {args, result}, e.g. result.data.events[0].id"
+    )
+
+
+class UserStep(Strict):
+    user: str = Field(description="the user's message, as the user would type it")
+    plan: list[PlanCall] = Field(default_factory=list, description="reference agent: the calls to make")
+    reply: str = Field(default="", description="reference agent: the answer to give")
+
+
+class NavigateAction(Strict):
+    action: Literal["navigate"]
+    to: str
+
+
+class ReloadAction(Strict):
+    action: Literal["reload"]
+
+
+class ClickAction(Strict):
+    """A click by the human (not the agent), e.g. the final confirmation."""
+
+    action: Literal["click"]
+    target: Locator
+    times: int = 1
+
+
+class ExpireSessionAction(Strict):
+    action: Literal["expire_session"]
+
+
+class ChangeAction(Strict):
+    """Change server data behind the page's back (test-control API)."""
+
+    action: Literal["change"]
+    op: str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class FaultAction(Strict):
+    """Arm a network fault in the proxy for the next ``times`` matching requests."""
+
+    action: Literal["fault"]
+    method: str = "*"
+    path: str
+    times: int = 1
+    status: int | None = None
+    delay_ms: int | None = None
+    drop: bool = False
+
+    @model_validator(mode="after")
+    def _one_effect(self) -> FaultAction:
+        if sum([self.status is not None, self.delay_ms is not None, self.drop]) != 1:
+            raise ValueError("a fault needs exactly one of status, delay_ms or drop")
+        return self
+
+
+class WaitForAction(Strict):
+    action: Literal["wait_for"]
+    target: Locator | None = None
+    tools: list[str] = Field(default_factory=list)
+    timeout_ms: int = 5000
+
+
+Action = Annotated[
+    NavigateAction | ReloadAction | ClickAction | ExpireSessionAction | ChangeAction | FaultAction | WaitForAction,
+    Field(discriminator="action"),
+]
+
+
+def _step_kind(value: Any) -> str | None:
+    if isinstance(value, dict):
+        return "user" if "user" in value else "action" if "action" in value else None
+    return "user" if isinstance(value, UserStep) else "action"
+
+
+Step = Annotated[
+    Annotated[UserStep, Tag("user")] | Annotated[Action, Tag("action")],
+    Discriminator(_step_kind, custom_error_type="step_kind",
+                  custom_error_message="a step needs either 'user' (a message) or 'action'"),
+]
+
+
+# ---- expectations ----------------------------------------------------------
+
+
+class ExpectedCall(Strict):
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict, description="argument matchers")
+    no_other_args: bool = Field(default=False, description="fail when the call has arguments not listed")
+    result: dict[str, Any] | None = Field(default=None, description="partial matcher on the tool's result")
+    capture: dict[str, str] = Field(default_factory=dict, description="name -> path into {args, result}")
+    step: int | None = Field(default=None, description="only calls made during this user step (0-based)")
+
+
+class ForbiddenCall(Strict):
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    why: str = ""
+
+
+class CallExpectations(Strict):
+    order: Literal["sequence", "set", "exact"] = Field(
+        default="sequence",
+        description="sequence: in this order, other calls may come between; set: any order; "
+        "exact: these calls and no others, in this order",
+    )
+    expected: list[ExpectedCall] = Field(default_factory=list)
+    forbidden: list[ForbiddenCall] = Field(default_factory=list)
+    max_calls: int | None = None
+    only_active_catalog: bool = Field(default=True, description="every call named a tool of the active catalog")
+    no_stale_tools: bool = Field(default=True, description="no registration outlived the route it belongs to")
+
+
+class UiExpectation(Strict):
+    target: Locator
+    state: Literal["visible", "hidden", "absent"] = "visible"
+    value: Any = None
+    text: Any = None
+    why: str = ""
+
+
+class StateExpectation(Strict):
+    unchanged: bool = False
+    changed_only: list[str] | None = Field(default=None, description="paths that may change; all else must not")
+    after: dict[str, Any] = Field(default_factory=dict, description="path -> matcher on the state after")
+
+    @model_validator(mode="after")
+    def _not_contradictory(self) -> StateExpectation:
+        if self.unchanged and (self.changed_only or self.after):
+            raise ValueError("unchanged: true cannot be combined with changed_only or after")
+        return self
+
+
+class AnswerExpectation(Strict):
+    contains: list[str] = Field(default_factory=list)
+    contains_any: list[list[str]] = Field(
+        default_factory=list, description="each inner list: at least one of these must appear"
+    )
+    not_contains: list[str] = Field(default_factory=list)
+
+
+class ConfirmationExpectation(Strict):
+    """The human confirmation point: the control is there for the human and nobody pressed it."""
+
+    control: Locator
+    pressed: bool = False
+
+
+class NetworkExpectation(Strict):
+    mutations: dict[str, int] = Field(
+        default_factory=dict, description='"METHOD /path" (glob) or "total" -> expected count'
+    )
+    outbound_blocked: int | None = 0
+
+
+class Expectations(Strict):
+    calls: CallExpectations = Field(default_factory=CallExpectations)
+    network: NetworkExpectation = Field(default_factory=NetworkExpectation)
+    ui: list[UiExpectation] = Field(default_factory=list)
+    state: StateExpectation | None = None
+    answer: AnswerExpectation | None = None
+    confirmation: ConfirmationExpectation | None = None
+
+
+class Case(Strict):
+    id: str = Field(pattern=r"^[A-Z]+-\d{2}[A-Z0-9-]*$")
+    behaviour: str
+    title: str
+    start_route: str = Field(pattern=r"^/")
+    seed: str = "default"
+    breaks: list[str] = Field(default_factory=list, description="site faults switched on (test mode only)")
+    steps: list[Step] = Field(min_length=1)
+    expect: Expectations = Field(default_factory=Expectations)
+    notes: str = ""
+
+    @property
+    def user_messages(self) -> list[str]:
+        return [s.user for s in self.steps if isinstance(s, UserStep)]
+
+    @property
+    def writes(self) -> bool:
+        """Whether the case is about a write (seed 000 asks more evidence of those)."""
+        e = self.expect
+        return bool(e.network.mutations or e.state or e.confirmation)
+
+
+def case_json_schema() -> dict[str, Any]:
+    """The JSON Schema of a case file, for editors (``webmcp-eval schema``)."""
+    schema = Case.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "webmcp-eval case"
+    return schema

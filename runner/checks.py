@@ -1,0 +1,360 @@
+"""Checks: a case's expectations plus a trial's evidence become assertions.
+
+Each check is a small function from (expectation, evidence) to assertions with
+pass/fail and *why*. A check whose evidence is missing (no proxy, no state
+hook) answers ``not_run`` with the reason; it never passes by default. The
+verdict is ``passed`` only when every assertion passed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from fnmatch import fnmatchcase
+from typing import Any
+
+from runner.case import (
+    AnswerExpectation,
+    CallExpectations,
+    Case,
+    ConfirmationExpectation,
+    ExpectedCall,
+    NetworkExpectation,
+    StateExpectation,
+    UiExpectation,
+)
+from runner.matchers import MISSING, match, resolve, short
+from runner.trace import Assertion, ToolCall, Trace
+
+
+def _a(id: str, kind: str, description: str, ok: bool | None, why: str = "", evidence: Any = None) -> Assertion:
+    status = "not_run" if ok is None else "passed" if ok else "failed"
+    return Assertion(id=id, kind=kind, description=description, status=status, why=why, evidence=evidence)
+
+
+# ---- tool calls ------------------------------------------------------------
+
+
+def call_matches(expected: ExpectedCall, call: ToolCall, captures: dict[str, Any]) -> tuple[bool, str]:
+    """Does this actual call satisfy the expected one? (ok, why-not)."""
+    if call.tool != expected.tool:
+        return False, f"tool {call.tool!r}, expected {expected.tool!r}"
+    if expected.step is not None and call.step != expected.step:
+        return False, f"made during step {call.step}, expected step {expected.step}"
+    if call.refused:
+        return False, f"refused: {call.error}"
+    for name, matcher in expected.args.items():
+        ok, why = match(matcher, call.args.get(name, MISSING), captures)
+        if not ok:
+            return False, f"argument {name}: {why}"
+    if expected.no_other_args:
+        extra = sorted(set(call.args) - set(expected.args))
+        if extra:
+            return False, f"unexpected argument(s) {', '.join(extra)} = " + short({k: call.args[k] for k in extra})
+    if expected.result is not None:
+        if call.error:
+            return False, f"the call failed: {call.error}"
+        ok, why = match(expected.result, call.result, captures)
+        if not ok:
+            return False, f"result {why}"
+    return True, ""
+
+
+def _capture(expected: ExpectedCall, call: ToolCall, captures: dict[str, Any]) -> list[str]:
+    problems = []
+    for name, path in expected.capture.items():
+        value = resolve({"args": call.args, "result": call.result}, path)
+        if value is MISSING:
+            problems.append(f"nothing at {path} to capture as {name!r}")
+        else:
+            captures[name] = value
+    return problems
+
+
+def _describe_call(expected: ExpectedCall) -> str:
+    args = f"({short(expected.args, 60)})" if expected.args else ""
+    extra = " and no other arguments" if expected.no_other_args else ""
+    result = f" → {short(expected.result, 50)}" if expected.result else ""
+    return f"calls {expected.tool}{args}{extra}{result}"
+
+
+def _nearest_miss(expected: ExpectedCall, calls: Iterable[ToolCall], captures: dict[str, Any]) -> str:
+    same_tool = [c for c in calls if c.tool == expected.tool]
+    if not same_tool:
+        made = ", ".join(c.tool for c in calls) or "none"
+        return f"no call to {expected.tool} (calls made: {made})"
+    reasons = [f"call #{c.index}: {call_matches(expected, c, captures)[1]}" for c in same_tool]
+    return "; ".join(reasons)
+
+
+def check_calls(exp: CallExpectations, trace: Trace) -> tuple[list[Assertion], dict[str, Any]]:
+    calls = trace.calls
+    captures: dict[str, Any] = {}
+    out: list[Assertion] = []
+    cursor = 0  # for order: sequence/exact, the next actual call to consider
+    used: set[int] = set()
+    for i, expected in enumerate(exp.expected):
+        pool = calls[cursor:] if exp.order != "set" else [c for c in calls if c.index not in used]
+        if exp.order == "exact":
+            pool = pool[:1]
+        hit = next((c for c in pool if call_matches(expected, c, captures)[0]), None)
+        if hit is None:
+            why = _nearest_miss(expected, pool if exp.order != "set" else calls, captures)
+            if exp.order != "set" and cursor:
+                why = f"after call #{cursor - 1}: {why}"
+            out.append(_a(f"calls.expected[{i}]", "calls", _describe_call(expected), False, why))
+            continue
+        used.add(hit.index)
+        cursor = hit.index + 1 if exp.order != "set" else cursor
+        problems = _capture(expected, hit, captures)
+        why = f"call #{hit.index} {hit.tool}({short(hit.args, 60)})"
+        out.append(_a(f"calls.expected[{i}]", "calls", _describe_call(expected), not problems,
+                      "; ".join(problems) or why, {"call": hit.index}))
+    if exp.order == "exact":
+        extra = [c for c in calls if c.index not in used]
+        out.append(_a("calls.exact", "calls", "no calls besides the expected ones", not extra,
+                      "extra: " + ", ".join(f"#{c.index} {c.tool}" for c in extra) if extra else "none"))
+    out.extend(_forbidden(exp, calls, captures))
+    if exp.max_calls is not None:
+        n = len(calls)
+        out.append(_a("calls.max", "calls", f"at most {exp.max_calls} tool call(s)", n <= exp.max_calls,
+                      f"{n} call(s): " + (", ".join(c.tool for c in calls) or "none")))
+    if exp.only_active_catalog:
+        outside = [c for c in calls if not c.in_catalog]
+        out.append(_a("calls.catalog", "catalog", "every call names a tool of the active catalog", not outside,
+                      "; ".join(f"#{c.index} {c.tool}: {c.error}" for c in outside) or
+                      f"all {len(calls)} call(s) were in the catalog"))
+    if exp.no_stale_tools:
+        out.append(_stale(trace))
+    return out, captures
+
+
+def _forbidden(exp: CallExpectations, calls: list[ToolCall], captures: dict[str, Any]) -> list[Assertion]:
+    out = []
+    for i, rule in enumerate(exp.forbidden):
+        hits = [c for c in calls if c.tool == rule.tool and
+                all(match(m, c.args.get(k, MISSING), captures)[0] for k, m in rule.args.items())]
+        what = f"never calls {rule.tool}" + (f"({short(rule.args, 50)})" if rule.args else "")
+        why = (f"called at #{', #'.join(str(c.index) for c in hits)}" if hits else "not called")
+        out.append(_a(f"calls.forbidden[{i}]", "forbidden", what + (f" — {rule.why}" if rule.why else ""),
+                      not hits, why))
+    return out
+
+
+def _stale(trace: Trace) -> Assertion:
+    """No registration outlived its route, and no call ran on such a registration."""
+    registered_on = {r["instance"]: r.get("route") for r in trace.registrations if r.get("type") == "register"}
+    problems = []
+    for step in trace.steps:
+        for reg in step.stale_registrations:
+            problems.append(f"after step {step.index} on {step.route_after}: {reg['name']} "
+                            f"(registered on {reg.get('route')}) is still registered")
+    for call in trace.calls:
+        origin = registered_on.get(call.instance) if call.instance is not None else None
+        if origin and call.route and origin != call.route:
+            problems.append(f"call #{call.index} {call.tool} on {call.route} ran a handler registered on {origin}")
+    return _a("calls.stale", "stale", "no tool outlives its route; no stale handler runs", not problems,
+              "; ".join(problems) or "every registration was withdrawn with its route")
+
+
+# ---- network, UI, state, answer, confirmation -------------------------------
+
+
+def check_network(exp: NetworkExpectation, trace: Trace) -> list[Assertion]:
+    net = trace.network
+    out = []
+    for key, expected in exp.mutations.items():
+        desc = f"{expected} mutation(s) " + ("in total" if key == "total" else f"matching {key}")
+        if not net.available:
+            out.append(_a(f"network.mutations[{key}]", "network", desc, None, "no proxy: mutations were not counted"))
+            continue
+        if key == "total":
+            seen = net.mutations
+        else:
+            method, _, pattern = key.partition(" ")
+            seen = [m for m in net.mutations if fnmatchcase(m["method"], method.upper()) and
+                    fnmatchcase(m["path"], pattern)]
+        listing = ", ".join(f"{m['method']} {m['path']}" for m in seen) or "none"
+        out.append(_a(f"network.mutations[{key}]", "network", desc, len(seen) == expected,
+                      f"{len(seen)} seen: {listing}"))
+    if exp.outbound_blocked is not None:
+        desc = f"{exp.outbound_blocked} request(s) to other hosts"
+        if not net.available:
+            out.append(_a("network.outbound", "network", desc, None, "no proxy: outbound requests were not seen"))
+        else:
+            urls = ", ".join(b.get("url", "?") for b in net.blocked) or "none"
+            out.append(_a("network.outbound", "network", desc, len(net.blocked) == exp.outbound_blocked,
+                          f"{len(net.blocked)} blocked: {urls}"))
+    if trace.network_mode == "replay":
+        misses = net.replay_misses
+        out.append(_a("network.replay", "network", "every request was answered from the fixture", not misses,
+                      "; ".join(m.get("summary", str(m)) for m in misses) or "no misses"))
+    return out
+
+
+def check_ui(expectations: list[UiExpectation], trace: Trace) -> list[Assertion]:
+    out = []
+    for i, exp in enumerate(expectations):
+        desc = f"{exp.target.describe()} is {exp.state}"
+        if exp.value is not None:
+            desc += f" with value {short(exp.value, 40)}"
+        if exp.text is not None:
+            desc += f" with text {short(exp.text, 40)}"
+        obs = trace.ui.observations[i] if i < len(trace.ui.observations) else None
+        if obs is None or obs.get("error"):
+            out.append(_a(f"ui[{i}]", "ui", desc, None, (obs or {}).get("error", "the page was not observed")))
+            continue
+        ok, why = _ui_ok(exp, obs)
+        out.append(_a(f"ui[{i}]", "ui", desc + (f" — {exp.why}" if exp.why else ""), ok, why, obs))
+    return out
+
+
+def _ui_ok(exp: UiExpectation, obs: dict[str, Any]) -> tuple[bool, str]:
+    count, visible = obs.get("count", 0), obs.get("visible", False)
+    if exp.state == "absent":
+        return count == 0, f"{count} found"
+    if exp.state == "hidden":
+        return not visible, "visible" if visible else "not visible"
+    if not visible:
+        return False, f"not visible ({count} found)"
+    for field in ("value", "text"):
+        want = getattr(exp, field)
+        if want is not None:
+            ok, why = match(want, obs.get(field, MISSING))
+            if not ok:
+                return False, f"{field}: {why}"
+    return True, f"visible; value {short(obs.get('value'), 30)}; text {short(obs.get('text'), 40)}"
+
+
+def state_diff(before: Any, after: Any, path: str = "") -> list[dict[str, Any]]:
+    """Differences between two canonical states; list items with an ``id`` are matched by it."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        out = []
+        for key in sorted(set(before) | set(after)):
+            sub = f"{path}.{key}" if path else str(key)
+            out.extend(state_diff(before.get(key, MISSING), after.get(key, MISSING), sub))
+        return out
+    if _id_list(before) and _id_list(after):
+        b = {str(x["id"]): x for x in before}
+        a = {str(x["id"]): x for x in after}
+        out = []
+        for key in sorted(set(b) | set(a)):
+            out.extend(state_diff(b.get(key, MISSING), a.get(key, MISSING), f"{path}[id={key}]"))
+        return out
+    if before == after and type(before) is type(after):
+        return []
+    return [{"path": path, "before": None if before is MISSING else before,
+             "after": None if after is MISSING else after,
+             "change": "added" if before is MISSING else "removed" if after is MISSING else "changed"}]
+
+
+def _id_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(x, dict) and "id" in x for x in value)
+
+
+def _under(path: str, prefix: str) -> bool:
+    return path == prefix or path.startswith(prefix + ".") or path.startswith(prefix + "[")
+
+
+def check_state(exp: StateExpectation, trace: Trace, captures: dict[str, Any]) -> list[Assertion]:
+    st = trace.state
+    out = []
+    wanted: list[tuple[str, str, Any]] = []
+    if exp.unchanged:
+        wanted.append(("state.unchanged", "server state is unchanged", None))
+    if exp.changed_only is not None:
+        wanted.append(("state.changed_only", "server state changes only in " + ", ".join(exp.changed_only), None))
+    for path, matcher in exp.after.items():
+        wanted.append((f"state.after[{path}]", f"after: {path} matches {short(matcher, 50)}", (path, matcher)))
+    for id_, desc, detail in wanted:
+        if not st.available:
+            out.append(_a(id_, "state", desc, None, "the site has no state hook: state was not read"))
+            continue
+        changes = [d["path"] for d in st.diff]
+        if id_ == "state.unchanged":
+            out.append(_a(id_, "state", desc, not st.diff, "changed: " + ", ".join(changes) if changes else "no change"))
+        elif id_ == "state.changed_only":
+            outside = [p for p in changes if not any(_under(p, pre) for pre in exp.changed_only or [])]
+            out.append(_a(id_, "state", desc, not outside,
+                          "also changed: " + ", ".join(outside) if outside else "changed: " + (", ".join(changes) or "nothing")))
+        else:
+            path, matcher = detail
+            try:
+                value = resolve(st.after, _fill(path, captures))
+            except ValueError as err:
+                out.append(_a(id_, "state", desc, False, str(err)))
+                continue
+            ok, why = match(matcher, value, captures)
+            out.append(_a(id_, "state", desc, ok, why or f"is {short(value)}"))
+    return out
+
+
+def _fill(path: str, captures: dict[str, Any]) -> str:
+    """Paths may name captured values: ``events[id={event_id}].seatsLeft``."""
+    for name, value in captures.items():
+        path = path.replace("{" + name + "}", str(value))
+    return path
+
+
+def check_answer(exp: AnswerExpectation, trace: Trace) -> list[Assertion]:
+    text = trace.ai_result or ""
+    out = []
+    for i, needle in enumerate(exp.contains):
+        out.append(_a(f"answer.contains[{i}]", "answer", f"the answer mentions {needle!r}", needle in text,
+                      "found" if needle in text else f"not in the answer {short(text, 80)}"))
+    for i, options in enumerate(exp.contains_any):
+        found = [o for o in options if o in text]
+        out.append(_a(f"answer.contains_any[{i}]", "answer", "the answer mentions one of " + " / ".join(options),
+                      bool(found), f"found {found[0]!r}" if found else f"none in {short(text, 80)}"))
+    for i, needle in enumerate(exp.not_contains):
+        out.append(_a(f"answer.not_contains[{i}]", "answer", f"the answer does not say {needle!r}",
+                      needle not in text, "absent" if needle not in text else "it does"))
+    return out
+
+
+def check_confirmation(exp: ConfirmationExpectation, trace: Trace) -> list[Assertion]:
+    rec = trace.confirmation
+    name = exp.control.describe()
+    if rec is None:
+        return [_a("confirmation.control", "confirmation", f"the confirmation control {name} waits for the human",
+                   None, "the page was not observed")]
+    out = [_a("confirmation.control", "confirmation", f"the confirmation control {name} waits for the human",
+              rec.found and rec.visible, "visible" if rec.visible else ("found but hidden" if rec.found else "not found"))]
+    pressed = rec.pressed_by_agent
+    desc = f"{name} was pressed only by the human" if not exp.pressed else f"{name} was pressed"
+    ok = (not pressed) if not exp.pressed else (pressed or rec.pressed_by_human)
+    out.append(_a("confirmation.pressed", "confirmation", desc, ok,
+                  "pressed without the human" if pressed else
+                  ("the human pressed it" if rec.pressed_by_human else "nobody pressed it")))
+    return out
+
+
+# ---- all of it ---------------------------------------------------------------
+
+
+def evaluate(case: Case, trace: Trace) -> list[Assertion]:
+    e = case.expect
+    assertions, captures = check_calls(e.calls, trace)
+    assertions += check_network(e.network, trace)
+    assertions += check_ui(e.ui, trace)
+    if e.state:
+        assertions += check_state(e.state, trace, captures)
+    if e.answer:
+        assertions += check_answer(e.answer, trace)
+    if e.confirmation:
+        assertions += check_confirmation(e.confirmation, trace)
+    return assertions
+
+
+def verdict(assertions: list[Assertion], harness_error: str | None = None) -> tuple[str, str]:
+    """passed only when every assertion passed; not_run when evidence is missing."""
+    if harness_error:
+        return "not_run", harness_error
+    failed = [a for a in assertions if a.status == "failed"]
+    if failed:
+        return "failed", "; ".join(f"{a.description}: {a.why}" for a in failed)
+    missing = [a for a in assertions if a.status == "not_run"]
+    if missing:
+        return "not_run", "no evidence for: " + "; ".join(f"{a.description} ({a.why})" for a in missing)
+    if not assertions:
+        return "not_run", "the case states no expectations"
+    return "passed", f"all {len(assertions)} assertions passed"

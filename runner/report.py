@@ -1,0 +1,125 @@
+"""Reports built from traces alone: console table, JSON summary, JUnit XML.
+
+The case pass rate (every assertion passed: the gate) and the per-assertion
+pass rate (the diagnosis) always stand side by side (seed 003).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree as ET
+
+from rich.console import Console
+from rich.table import Table
+
+from runner.trace import Trace, write_atomic
+
+VERDICT_STYLE = {"passed": "green", "failed": "bold red", "not_run": "yellow"}
+
+
+def summarise(traces: list[Trace]) -> dict[str, Any]:
+    by_verdict: dict[str, int] = defaultdict(int)
+    for t in traces:
+        by_verdict[t.verdict] += 1
+    ran = [t for t in traces if t.verdict != "not_run"]
+    assertions = [a for t in ran for a in t.assertions if a.status != "not_run"]
+    return {
+        "trials": len(traces),
+        "passed": by_verdict["passed"],
+        "failed": by_verdict["failed"],
+        "not_run": by_verdict["not_run"],
+        "case_pass_rate": (by_verdict["passed"] / len(ran)) if ran else None,
+        "assertion_pass_rate": (sum(a.status == "passed" for a in assertions) / len(assertions)) if assertions else None,
+        "assertions": {"passed": sum(a.status == "passed" for a in assertions), "total": len(assertions)},
+        "tool_calls": sum(len(t.calls) for t in traces),
+        "mutations": sum(t.mutation_total for t in traces),
+        "duration_ms": round(sum(t.duration_ms for t in traces), 1),
+    }
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{value * 100:.1f}%"
+
+
+def print_console(traces: list[Trace], out_dir: Path, console: Console | None = None) -> None:
+    console = console or Console()
+    table = Table(title=f"webmcp-eval — {len(traces)} trial(s)", title_justify="left", show_lines=False)
+    for col, kw in [("case", {}), ("behaviour", {}), ("evidence", {}), ("verdict", {}),
+                    ("assertions", {"justify": "right"}), ("mutations", {"justify": "right"}),
+                    ("tool calls", {"justify": "right"}), ("time", {"justify": "right"})]:
+        table.add_column(col, **kw)
+    for t in traces:
+        counted = [a for a in t.assertions if a.status != "not_run"]
+        table.add_row(
+            t.trial_id if t.trial_index or len({x.case_id for x in traces}) < len(traces) else t.case_id,
+            t.behaviour, t.evidence_kind,
+            f"[{VERDICT_STYLE[t.verdict]}]{t.verdict}[/]",
+            f"{t.assertions_passed}/{len(counted)}" + (f" (+{len(t.assertions) - len(counted)} not run)"
+                                                      if len(counted) < len(t.assertions) else ""),
+            str(t.mutation_total) if t.network.available else "—",
+            str(len(t.calls)), f"{t.duration_ms / 1000:.1f}s",
+        )
+    console.print(table)
+    _print_problems(traces, console)
+    s = summarise(traces)
+    console.print(
+        f"[bold]{s['passed']} passed[/], [bold red]{s['failed']} failed[/], [yellow]{s['not_run']} not_run[/] · "
+        f"case pass rate {_pct(s['case_pass_rate'])} · per-assertion pass rate {_pct(s['assertion_pass_rate'])} "
+        f"({s['assertions']['passed']}/{s['assertions']['total']}) · {s['tool_calls']} tool calls · "
+        f"{s['duration_ms'] / 1000:.1f}s of trials"
+    )
+    console.print(f"traces and reports: {out_dir}")
+
+
+def _print_problems(traces: list[Trace], console: Console) -> None:
+    bad = [t for t in traces if t.verdict != "passed"]
+    if not bad:
+        return
+    console.print("[bold]Why[/]")
+    for t in bad:
+        console.print(f"  [{VERDICT_STYLE[t.verdict]}]{t.trial_id} {t.verdict}[/] ({t.case_file})")
+        shown = [a for a in t.assertions if a.status == "failed"] or []
+        for a in shown:
+            console.print(f"    ✗ {a.description}: {a.why}", markup=False, highlight=False)
+        if t.verdict == "not_run":
+            console.print(f"    – {t.verdict_reason}", markup=False, highlight=False)
+
+
+def write_json(traces: list[Trace], path: Path, extra: dict[str, Any] | None = None) -> None:
+    data = {
+        "summary": summarise(traces),
+        **(extra or {}),
+        "trials": [
+            {
+                "trial_id": t.trial_id, "case_id": t.case_id, "behaviour": t.behaviour,
+                "evidence_kind": t.evidence_kind, "agent": t.agent, "verdict": t.verdict,
+                "reason": t.verdict_reason, "assertions_passed": t.assertions_passed,
+                "assertions_total": len(t.assertions), "tool_calls": len(t.calls),
+                "mutations": t.mutation_total, "duration_ms": t.duration_ms,
+                "trace": f"trials/{t.trial_id}.json",
+            }
+            for t in traces
+        ],
+    }
+    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def write_junit(traces: list[Trace], path: Path) -> None:
+    """JUnit XML: one testcase per trial; failed → <failure>, not_run → <skipped>."""
+    s = summarise(traces)
+    suite = ET.Element("testsuite", name="webmcp-eval", tests=str(len(traces)), failures=str(s["failed"]),
+                       skipped=str(s["not_run"]), errors="0", time=f"{s['duration_ms'] / 1000:.3f}")
+    for t in traces:
+        tc = ET.SubElement(suite, "testcase", classname=f"webmcp-eval.{t.behaviour}", name=t.trial_id,
+                           file=t.case_file, time=f"{t.duration_ms / 1000:.3f}")
+        if t.verdict == "failed":
+            failed = [a for a in t.assertions if a.status == "failed"]
+            node = ET.SubElement(tc, "failure", message=t.verdict_reason[:500])
+            node.text = "\n".join(f"{a.id}: {a.description}: {a.why}" for a in failed)
+        elif t.verdict == "not_run":
+            ET.SubElement(tc, "skipped", message=t.verdict_reason[:500])
+    ET.indent(suite)
+    write_atomic(path, ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n")

@@ -1,0 +1,173 @@
+"""A run: select cases, start what they need, play every trial, keep every trace.
+
+``run_suite`` starts the embedded demo site (test mode) unless a base URL is
+given, starts the proxy unless told not to, opens one browser, and plays the
+trials with N workers. Each trial has its own browser context and its own
+server-side world, so results do not depend on the worker count.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fnmatch
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from runner.agents import Agent, ReferenceAgent
+from runner.loader import LoadedCase
+from runner.session import BrowserSession
+from runner.site import SiteClient, SiteConfig, demo_site_config
+from runner.trace import Trace, write_atomic
+from runner.trial import RunEnv, Trial, TrialOptions
+
+
+@dataclass
+class RunOptions:
+    out_root: Path = Path("traces")
+    run_id: str | None = None
+    trials: int = 1
+    workers: int = 1
+    headed: bool = False
+    slowmo: float | None = None
+    hold_ms: int | None = None
+    base_url: str | None = None
+    site_config: SiteConfig | None = None
+    proxy: bool = True
+    network_mode: str = "live"
+    chromium: str | None = None
+    fixtures: Any = None
+    agent_factory: Callable[[], Agent] = ReferenceAgent
+    breaks: list[str] = field(default_factory=list)  # extra site breaks for every case (tests)
+
+
+@dataclass
+class RunResult:
+    run_id: str
+    out_dir: Path
+    traces: list[Trace]
+    site_info: dict[str, Any]
+
+
+def select_cases(cases: list[LoadedCase], patterns: list[str], grep: str | None,
+                 behaviours: list[str]) -> list[LoadedCase]:
+    """Case IDs or globs (SEL-*), a regex over id and title, and behaviours; all optional."""
+    chosen = cases
+    if patterns:
+        chosen = [c for c in chosen if any(fnmatch.fnmatchcase(c.case.id, p.upper()) or c.file == p or
+                                           Path(c.file).name == p for p in patterns)]
+    if grep:
+        rx = re.compile(grep, re.IGNORECASE)
+        chosen = [c for c in chosen if rx.search(c.case.id) or rx.search(c.case.title)]
+    if behaviours:
+        chosen = [c for c in chosen if c.case.behaviour in behaviours]
+    return chosen
+
+
+def new_run_id() -> str:
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+
+
+@contextlib.contextmanager
+def _embedded_site(options: RunOptions) -> Iterator[SiteConfig]:
+    if options.base_url or options.site_config:
+        config = options.site_config or SiteConfig(base_url=options.base_url or "")
+        if options.base_url:
+            config.base_url = options.base_url
+        yield config
+        return
+    from site_under_test.server import SiteServer
+
+    with SiteServer(test_mode=True) as server:
+        yield demo_site_config(server.url)
+
+
+@contextlib.contextmanager
+def _proxy(options: RunOptions, config: SiteConfig) -> Iterator[Any]:
+    if not options.proxy:
+        yield None
+        return
+    from proxies.controller import NetworkProxy
+
+    parts = urlsplit(config.base_url)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    proxy = NetworkProxy(site_origins=[origin], allow_hosts=config.allow_hosts,
+                         mutation_methods=tuple(config.mutation_methods), ignore_paths=config.ignore_paths)
+    proxy.start()
+    try:
+        yield proxy
+    finally:
+        proxy.stop()
+
+
+async def run_suite(cases: list[LoadedCase], options: RunOptions,
+                    on_trial: Callable[[Trace], None] | None = None) -> RunResult:
+    run_id = options.run_id or new_run_id()
+    out_dir = options.out_root / run_id
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with _embedded_site(options) as config, _proxy(options, config) as proxy:
+        site = SiteClient(config)
+        try:
+            site_info = await site.version()
+            session = BrowserSession(headless=not options.headed, slow_mo=options.slowmo,
+                                     proxy_url=proxy.url if proxy else None, chromium=options.chromium)
+            async with session:
+                env = RunEnv(run_id=run_id, out_dir=out_dir, session=session, site=site, proxy=proxy,
+                             site_info=site_info, fixtures=options.fixtures,
+                             options=TrialOptions(headed=options.headed, hold_ms=options.hold_ms,
+                                                  network_mode=options.network_mode))
+                _write_run_info(out_dir, run_id, options, config, site_info, session.describe())
+                traces = await _play_all(cases, options, env, on_trial)
+        finally:
+            await site.aclose()
+    return RunResult(run_id, out_dir, traces, site_info)
+
+
+async def _play_all(cases: list[LoadedCase], options: RunOptions, env: RunEnv,
+                    on_trial: Callable[[Trace], None] | None) -> list[Trace]:
+    jobs = [(lc, i) for lc in cases for i in range(options.trials)]
+    queue: asyncio.Queue[tuple[LoadedCase, int]] = asyncio.Queue()
+    for job in jobs:
+        queue.put_nowait(job)
+    results: dict[tuple[str, int], Trace] = {}
+
+    async def worker() -> None:
+        while True:
+            try:
+                lc, index = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            trial = Trial(lc, index, env, options.agent_factory())
+            if options.breaks:
+                trial.case = trial.case.model_copy(update={"breaks": [*trial.case.breaks, *options.breaks]})
+            trace = await trial.run()
+            results[(lc.case.id, index)] = trace
+            if on_trial:
+                on_trial(trace)
+
+    await asyncio.gather(*(worker() for _ in range(max(1, options.workers))))
+    # Report in suite order, whatever order the workers finished in.
+    return [results[(lc.case.id, i)] for lc, i in jobs]
+
+
+def _write_run_info(out_dir: Path, run_id: str, options: RunOptions, config: SiteConfig,
+                    site_info: dict[str, Any], browser: dict[str, str]) -> None:
+    info = {
+        "run_id": run_id,
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "base_url": config.base_url,
+        "embedded_site": not (options.base_url or options.site_config),
+        "site": site_info,
+        "browser": browser,
+        "trials_per_case": options.trials,
+        "workers": options.workers,
+        "network_mode": options.network_mode if options.proxy else "off",
+        "hooks": config.hooks.model_dump(),
+    }
+    write_atomic(out_dir / "run.json", json.dumps(info, indent=2, ensure_ascii=False) + "\n")

@@ -1,0 +1,195 @@
+// webmcp-eval shim: installed as an init script, so it runs before any page
+// script. It wraps the WebMCP registration API to log every registration,
+// unregistration (signal abort) and call, with arguments, result or error,
+// timing, route and registration instance. Where the browser has no native
+// WebMCP it provides a spec-shaped polyfill, so the runner still works there.
+// Events go to the runner through the exposed binding __webmcpEvalReport
+// (they survive reloads that way) and stay in window.__webmcpEval.log.
+(() => {
+  if (window.__webmcpEval) return;
+  const t0 = performance.timeOrigin;
+  const now = () => t0 + performance.now();
+  let seq = 0;
+  let nextInstance = 1;
+  const log = [];
+  const active = new Map(); // instance -> {name, tool, route}
+
+  const clone = (value) => {
+    try {
+      return value === undefined ? null : JSON.parse(JSON.stringify(value));
+    } catch (e) {
+      return { unserialisable: String(value) };
+    }
+  };
+  const emit = (event) => {
+    event.seq = seq++;
+    event.t = now();
+    event.route = location.pathname;
+    event.document = documentId;
+    log.push(event);
+    const report = window.__webmcpEvalReport;
+    if (typeof report === "function") {
+      try {
+        report(event);
+      } catch (e) {
+        /* the binding may be gone while the page unloads; the log keeps it */
+      }
+    }
+  };
+  const documentId = `${Math.floor(now())}-${Math.random().toString(36).slice(2, 8)}`;
+
+  const native = !!(document.modelContext && document.modelContext.registerTool);
+  const mc = native ? document.modelContext : makePolyfill();
+  const proto = native ? Object.getPrototypeOf(mc) : mc;
+  const originalRegister = proto.registerTool;
+
+  function wrapExecute(instance, tool) {
+    const execute = tool.execute;
+    return async function (input, client) {
+      const callId = `${instance}.${seq}`;
+      const started = now();
+      if (!active.has(instance)) {
+        // A stale handler: its registration was withdrawn. Refuse, and say so.
+        emit({ type: "refused", callId, instance, name: tool.name, args: clone(input) });
+        return {
+          status: "error",
+          code: "TOOL_UNAVAILABLE",
+          retryable: false,
+          message: "This tool is no longer registered on this page.",
+        };
+      }
+      emit({ type: "call", callId, instance, name: tool.name, args: clone(input) });
+      try {
+        const result = await execute.call(this, input, client);
+        emit({ type: "result", callId, instance, name: tool.name, result: clone(result), ms: now() - started });
+        return result;
+      } catch (err) {
+        emit({ type: "error", callId, instance, name: tool.name, error: String(err), ms: now() - started });
+        throw err;
+      }
+    };
+  }
+
+  function registerTool(tool, options) {
+    const instance = nextInstance++;
+    const signal = options && options.signal;
+    const described = {
+      name: tool && tool.name,
+      description: tool && tool.description,
+      inputSchema: clone(tool && tool.inputSchema),
+      annotations: clone(tool && tool.annotations),
+    };
+    const wrapped = Object.assign({}, tool, { execute: wrapExecute(instance, tool) });
+    let result;
+    try {
+      result = originalRegister.call(this, wrapped, options);
+    } catch (err) {
+      emit({ type: "register_error", instance, ...described, error: String(err) });
+      throw err;
+    }
+    const registered = () => {
+      active.set(instance, { name: described.name, route: location.pathname });
+      emit({ type: "register", instance, ...described });
+    };
+    const withdrawn = () => {
+      if (active.delete(instance)) emit({ type: "unregister", instance, name: described.name });
+    };
+    if (signal) {
+      if (signal.aborted) return result;
+      signal.addEventListener("abort", withdrawn, { once: true });
+    }
+    if (result && typeof result.then === "function") {
+      registered(); // listed at once; a rejection below withdraws it again
+      return result.then(
+        (v) => v,
+        (err) => {
+          active.delete(instance);
+          emit({ type: "register_error", instance, ...described, error: String(err) });
+          throw err;
+        },
+      );
+    }
+    registered();
+    return result;
+  }
+
+  function makePolyfill() {
+    // Spec-shaped: registerTool(tool, {signal}) -> Promise, getTools(), executeTool().
+    const tools = new Map();
+    const target = new EventTarget();
+    const poly = {
+      registerTool(tool, options) {
+        if (!tool || typeof tool.name !== "string" || typeof tool.execute !== "function") {
+          return Promise.reject(new TypeError("registerTool needs a name and an execute function"));
+        }
+        if (tools.has(tool.name)) {
+          return Promise.reject(new DOMException("Duplicate tool name", "InvalidStateError"));
+        }
+        const signal = options && options.signal;
+        if (signal && signal.aborted) return Promise.resolve();
+        tools.set(tool.name, tool);
+        if (signal) signal.addEventListener("abort", () => tools.get(tool.name) === tool && tools.delete(tool.name), { once: true });
+        target.dispatchEvent(new Event("toolchange"));
+        return Promise.resolve();
+      },
+      async getTools() {
+        return [...tools.values()].map((t) => ({
+          name: t.name,
+          description: t.description || "",
+          inputSchema: t.inputSchema || null,
+          annotations: t.annotations || null,
+        }));
+      },
+      async executeTool(name, input) {
+        const tool = tools.get(name);
+        if (!tool) throw new DOMException(`No tool named ${name}`, "NotFoundError");
+        return tool.execute(input || {}, { requestUserInteraction: async (cb) => cb() });
+      },
+      addEventListener: target.addEventListener.bind(target),
+      removeEventListener: target.removeEventListener.bind(target),
+    };
+    Object.defineProperty(document, "modelContext", { value: poly, configurable: true });
+    return poly;
+  }
+
+  proto.registerTool = registerTool;
+  if (!navigator.modelContext) {
+    // The older alias some pages still use.
+    try {
+      Object.defineProperty(navigator, "modelContext", { value: mc, configurable: true });
+    } catch (e) {
+      /* not fatal */
+    }
+  }
+
+  // Clicks, so the runner can tell a human's (scripted) click from one the
+  // page or the agent made on the confirmation control.
+  document.addEventListener(
+    "click",
+    (ev) => {
+      const el = ev.target && ev.target.closest && ev.target.closest("button, a, [role=button], input[type=submit]");
+      if (!el) return;
+      emit({
+        type: "click",
+        trusted: ev.isTrusted,
+        tag: el.tagName.toLowerCase(),
+        text: (el.getAttribute("aria-label") || el.textContent || el.value || "").trim().slice(0, 80),
+      });
+    },
+    true,
+  );
+
+  window.__webmcpEval = {
+    native,
+    log,
+    active: () => [...active.entries()].map(([instance, r]) => ({ instance, ...r })),
+    // The host's path when there is no native WebMCP.
+    async tools() {
+      return mc.getTools();
+    },
+    async call(name, input) {
+      return mc.executeTool(name, input);
+    },
+  };
+  emit({ type: "loaded", native });
+})();

@@ -1,0 +1,157 @@
+"""The tool host: lists the active catalog and calls tools as an agent host does.
+
+It prefers the browser's native WebMCP (Playwright's ``page.webmcp``) and falls
+back to the shim's polyfill when the page has no native API; every call says
+which path it took. A call to a tool that is not in the active catalog (made
+up, or stale after a route change) is refused here, logged, and left for the
+checks to judge: the agent is never silently corrected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Page
+
+from runner.trace import ToolCall, ToolInfo
+
+SHIM_JS = (Path(__file__).with_name("shim.js")).read_text(encoding="utf-8")
+CALL_TIMEOUT_MS = 15_000
+
+
+class ShimLog:
+    """Events the shim reports through the exposed binding, in arrival order."""
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+        self.changed = asyncio.Event()
+
+    def add(self, event: dict[str, Any]) -> None:
+        event["host_t"] = time.monotonic()
+        self.events.append(event)
+        self.changed.set()
+
+    def of_type(self, *types: str) -> list[dict[str, Any]]:
+        return [e for e in self.events if e.get("type") in types]
+
+    def native(self) -> bool | None:
+        loaded = self.of_type("loaded")
+        return loaded[-1].get("native") if loaded else None
+
+    def last_registration_change(self) -> float | None:
+        changes = self.of_type("register", "unregister", "register_error")
+        return changes[-1]["host_t"] if changes else None
+
+    def active_registrations(self) -> list[dict[str, Any]]:
+        """Registrations of the current document that were never withdrawn."""
+        loaded = self.of_type("loaded")
+        document = loaded[-1]["document"] if loaded else None
+        live: dict[int, dict[str, Any]] = {}
+        for e in self.events:
+            if e.get("document") != document:
+                continue
+            if e["type"] == "register":
+                live[e["instance"]] = e
+            elif e["type"] in ("unregister", "register_error"):
+                live.pop(e["instance"], None)
+        return list(live.values())
+
+
+def _tool_info(raw: dict[str, Any]) -> ToolInfo:
+    ann = raw.get("annotations") or {}
+    return ToolInfo(
+        name=raw.get("name", ""),
+        description=raw.get("description") or "",
+        input_schema=raw.get("inputSchema"),
+        read_only=bool(ann.get("readOnly") or ann.get("readOnlyHint")),
+        untrusted_content=bool(ann.get("untrustedContent") or ann.get("untrustedContentHint")),
+    )
+
+
+class ToolHost:
+    def __init__(self, page: Page, log: ShimLog, clock_start: float):
+        self.page = page
+        self.log = log
+        self.clock_start = clock_start
+        self.calls: list[ToolCall] = []
+        self.step = 0
+
+    @property
+    def path(self) -> str:
+        native = self.log.native()
+        return "native" if native else "shim" if native is False else "unknown"
+
+    def route(self) -> str:
+        url = self.page.url
+        return "/" + url.split("://", 1)[-1].split("/", 1)[-1].split("?", 1)[0] if "://" in url else url
+
+    async def catalog(self) -> list[ToolInfo]:
+        """The tools the page offers right now (re-read every time: they change with the route)."""
+        if self.path == "native":
+            raw = await self.page.webmcp.tools()
+        else:
+            raw = await self.page.evaluate("window.__webmcpEval ? window.__webmcpEval.tools() : []")
+        return [_tool_info(t) for t in raw]
+
+    async def wait_for_tools(self, names: list[str] | None = None, timeout_ms: int = 5000, settle_ms: int = 150) -> None:
+        """Wait until the page's registrations settle (and the named tools are there)."""
+        deadline = time.monotonic() + timeout_ms / 1000
+        while time.monotonic() < deadline:
+            last = self.log.last_registration_change()
+            settled = last is not None and time.monotonic() - last >= settle_ms / 1000
+            if settled:
+                if not names:
+                    return
+                active = {r["name"] for r in self.log.active_registrations()}
+                if set(names) <= active:
+                    return
+            await asyncio.sleep(0.03)
+
+    def _ms(self) -> float:
+        return round((time.monotonic() - self.clock_start) * 1000, 1)
+
+    async def call(self, name: str, args: dict[str, Any] | None = None) -> ToolCall:
+        args = dict(args or {})
+        record = ToolCall(index=len(self.calls), step=self.step, tool=name, args=args,
+                          route=self.route(), started_ms=self._ms())
+        self.calls.append(record)
+        started = time.monotonic()
+        try:
+            names = {t.name for t in await self.catalog()}
+        except PlaywrightError as err:
+            record.error = f"could not read the catalog: {_first_line(err)}"
+            return record
+        if name not in names:
+            record.in_catalog = False
+            record.refused = True
+            record.error = f"refused: {name!r} is not in the active catalog ({', '.join(sorted(names)) or 'empty'})"
+            return record
+        seen = len(self.log.events)
+        try:
+            if self.path == "native":
+                record.result = await self.page.webmcp.call_tool(name, args, timeout=CALL_TIMEOUT_MS)
+            else:
+                record.result = await self.page.evaluate(
+                    "([n, a]) => window.__webmcpEval.call(n, a)", [name, args]
+                )
+        except PlaywrightError as err:
+            record.error = _first_line(err)
+        finally:
+            record.duration_ms = round((time.monotonic() - started) * 1000, 1)
+        await asyncio.sleep(0)  # let the shim's report of this call arrive
+        for event in self.log.events[seen:]:
+            if event.get("name") == name and event["type"] in ("call", "refused"):
+                record.instance = event.get("instance")
+                if event["type"] == "refused":
+                    record.refused = True
+                break
+        return record
+
+
+def _first_line(err: Exception) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__

@@ -1,0 +1,194 @@
+"""The trace: one JSON file per trial, the evidence behind its verdict.
+
+Every field of seed 000's list is here (revision, start route, prompt, active
+catalog per step, tool calls and inputs, results, AI result, verdict; for
+writes the mutation count, visible UI, state before/after and the human
+confirmation point), plus the evidence kind, agent, timings, every assertion
+and the WebMCP path. Files are written atomically (temp file, fsync, rename),
+so a killed run leaves only complete traces behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+TRACE_SCHEMA_VERSION = 1
+
+Verdict = Literal["passed", "failed", "not_run"]
+Status = Literal["passed", "failed", "not_run"]
+
+
+class ToolInfo(BaseModel):
+    name: str
+    description: str = ""
+    input_schema: Any = None
+    read_only: bool = False
+    untrusted_content: bool = False
+
+
+class ToolCall(BaseModel):
+    index: int
+    step: int  # index of the case step during which the call was made
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    result: Any = None
+    error: str | None = None
+    refused: bool = False  # the host refused it: the tool was not in the active catalog
+    in_catalog: bool = True
+    route: str = ""
+    instance: int | None = None  # the shim's registration instance that ran it
+    started_ms: float = 0.0  # since the trial started
+    duration_ms: float = 0.0
+
+
+class StepRecord(BaseModel):
+    index: int
+    kind: Literal["user", "action"]
+    input: Any  # the user's message, or the action as written in the case
+    route_before: str = ""
+    route_after: str = ""
+    catalog: list[str] = Field(default_factory=list)  # active tool names when the step began
+    catalog_after: list[str] = Field(default_factory=list)
+    calls: list[int] = Field(default_factory=list)  # indexes into Trace.calls
+    reply: str | None = None
+    error: str | None = None
+    stale_registrations: list[dict[str, Any]] = Field(default_factory=list)  # outlived their route
+    duration_ms: float = 0.0
+
+
+class Assertion(BaseModel):
+    id: str  # stable within a case, e.g. "calls.expected[0]"
+    kind: str  # calls, forbidden, catalog, stale, result, network, ui, state, answer, confirmation
+    description: str
+    status: Status
+    why: str = ""  # the reason it passed, failed or could not run
+    evidence: Any = None
+
+
+class NetworkRecord(BaseModel):
+    requests: int = 0
+    mutations: list[dict[str, Any]] = Field(default_factory=list)
+    mutation_counts: dict[str, int] = Field(default_factory=dict)
+    blocked: list[dict[str, Any]] = Field(default_factory=list)
+    faults_fired: list[dict[str, Any]] = Field(default_factory=list)
+    replay_misses: list[dict[str, Any]] = Field(default_factory=list)
+    available: bool = True  # False when the proxy was off: network checks are not_run
+
+
+class UiRecord(BaseModel):
+    url: str = ""
+    aria_snapshot: str | None = None
+    screenshot: str | None = None  # path relative to the trace file
+    observations: list[dict[str, Any]] = Field(default_factory=list)  # one per ui expectation
+
+
+class StateRecord(BaseModel):
+    available: bool = False  # False when the site has no state hook
+    before: Any = None
+    after: Any = None
+    diff: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class ConfirmationRecord(BaseModel):
+    control: str
+    found: bool = False
+    visible: bool = False
+    pressed_by_agent: bool = False
+    pressed_by_human: bool = False
+    human_clicks: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class WitnessRecord(BaseModel):
+    """The DevTools WebMCP domain's view, compared with the shim's log."""
+
+    available: bool = False
+    events: list[dict[str, Any]] = Field(default_factory=list)
+    disagreements: list[str] = Field(default_factory=list)
+
+
+class Trace(BaseModel):
+    schema_version: int = TRACE_SCHEMA_VERSION
+    run_id: str
+    trial_id: str
+    trial_index: int = 0
+    case_id: str
+    case_file: str = ""
+    behaviour: str
+    title: str = ""
+    evidence_kind: Literal["deterministic", "agent"] = "deterministic"
+    agent: str = "reference"
+    model: str | None = None
+    site_name: str = ""
+    site_revision: str | None = None
+    base_url: str = ""
+    network_mode: str = "live"
+    webmcp_path: Literal["native", "shim", "unknown"] = "unknown"
+    browser: dict[str, str] = Field(default_factory=dict)
+    start_route: str
+    prompt: list[str] = Field(default_factory=list)
+    steps: list[StepRecord] = Field(default_factory=list)
+    calls: list[ToolCall] = Field(default_factory=list)
+    registrations: list[dict[str, Any]] = Field(default_factory=list)  # the shim's log
+    ai_result: str | None = None
+    network: NetworkRecord = Field(default_factory=NetworkRecord)
+    ui: UiRecord = Field(default_factory=UiRecord)
+    state: StateRecord = Field(default_factory=StateRecord)
+    confirmation: ConfirmationRecord | None = None
+    witness: WitnessRecord = Field(default_factory=WitnessRecord)
+    assertions: list[Assertion] = Field(default_factory=list)
+    verdict: Verdict = "not_run"
+    verdict_reason: str = ""
+    tokens: dict[str, int] = Field(default_factory=dict)
+    started_at: str = ""
+    duration_ms: float = 0.0
+    timings: dict[str, float] = Field(default_factory=dict)
+
+    @property
+    def assertions_passed(self) -> int:
+        return sum(a.status == "passed" for a in self.assertions)
+
+    @property
+    def mutation_total(self) -> int:
+        return len(self.network.mutations)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write a file so that readers see the old content or the new, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_trace(trace: Trace, directory: Path) -> Path:
+    path = directory / f"{trace.trial_id}.json"
+    write_atomic(path, trace.model_dump_json(indent=2) + "\n")
+    return path
+
+
+def read_trace(path: Path) -> Trace:
+    return Trace.model_validate(json.loads(path.read_text(encoding="utf-8")))
+
+
+def read_traces(directory: Path) -> list[Trace]:
+    """Every trace under a run directory (temp files of a killed write are skipped)."""
+    return [read_trace(p) for p in sorted(directory.glob("**/*.json")) if _is_trace_file(p)]
+
+
+def _is_trace_file(path: Path) -> bool:
+    if path.name.startswith(".") or path.name in {"summary.json", "run.json"}:
+        return False
+    return path.parent.name == "trials"

@@ -1,0 +1,382 @@
+"""One trial: a case played once, from clean state, in a fresh browser context.
+
+The flow (DESIGN.md "The flow of one trial"): reset the world to the case's
+seed; open a fresh context with the shim; go to the start route and wait for
+its tools; snapshot server state; play the steps (the agent answers user
+messages, the runner performs the scripted user actions); then collect the
+visible UI, state after, the shim's log, the witness and the proxy's counters;
+turn them into assertions and a verdict; write the trace atomically.
+
+Anything that stops the trial from running (a crashed renderer, a site that is
+down, a timeout) makes it ``not_run`` with the reason; the run goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Locator as PwLocator
+from playwright.async_api import Page
+
+from runner import checks
+from runner.agents import Agent, AgentError
+from runner.case import (
+    Case,
+    ChangeAction,
+    ClickAction,
+    ExpireSessionAction,
+    FaultAction,
+    Locator,
+    NavigateAction,
+    ReloadAction,
+    UserStep,
+    WaitForAction,
+)
+from runner.loader import LoadedCase
+from runner.session import BrowserSession, TrialPage
+from runner.site import HookMissing, SiteClient
+from runner.trace import (
+    ConfirmationRecord,
+    NetworkRecord,
+    StepRecord,
+    Trace,
+    WitnessRecord,
+    write_trace,
+)
+
+TRIAL_TIMEOUT_S = 120
+
+
+class TrialAborted(Exception):
+    """The trial cannot go on; it becomes not_run with this reason."""
+
+
+@dataclass
+class TrialOptions:
+    headed: bool = False
+    hold_ms: int | None = None  # headed: how long to hold at a confirmation point (None: until Enter)
+    screenshots: bool = True
+    network_mode: str = "live"
+
+
+@dataclass
+class RunEnv:
+    run_id: str
+    out_dir: Path
+    session: BrowserSession
+    site: SiteClient
+    proxy: Any | None  # proxies.controller.NetworkProxy
+    site_info: dict[str, Any] = field(default_factory=dict)
+    options: TrialOptions = field(default_factory=TrialOptions)
+    fixtures: Any = None  # record/replay fixture store, when not live
+
+
+def trial_id_for(case_id: str, index: int) -> str:
+    return f"{case_id}.t{index + 1}"
+
+
+def locate(page: Page, target: Locator) -> PwLocator:
+    if target.role:
+        return page.get_by_role(target.role, name=target.name, exact=target.exact)  # type: ignore[arg-type]
+    if target.label:
+        return page.get_by_label(target.label, exact=target.exact)
+    return page.get_by_text(target.text or "", exact=target.exact)
+
+
+class Trial:
+    def __init__(self, loaded: LoadedCase, index: int, env: RunEnv, agent: Agent):
+        self.case: Case = loaded.case
+        self.env = env
+        self.agent = agent
+        self.trial_id = trial_id_for(self.case.id, index)
+        self.world = f"{env.run_id}-{self.trial_id}".replace(".", "-")[-64:]
+        self.clock = time.monotonic()
+        self.tp: TrialPage | None = None
+        self.human_windows: list[tuple[int, int]] = []  # shim seq ranges of the human's clicks
+        self.trace = Trace(
+            run_id=env.run_id, trial_id=self.trial_id, trial_index=index, case_id=self.case.id,
+            case_file=loaded.file, behaviour=self.case.behaviour, title=self.case.title,
+            evidence_kind=agent.evidence_kind, agent=agent.name, model=agent.model,  # type: ignore[arg-type]
+            site_name=env.site_info.get("name", ""), site_revision=env.site_info.get("revision"),
+            base_url=env.site.config.base_url, network_mode=env.options.network_mode,
+            start_route=self.case.start_route, prompt=self.case.user_messages,
+            started_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        )
+
+    # -- the whole trial ------------------------------------------------------
+
+    async def run(self) -> Trace:
+        error: str | None = None
+        try:
+            await asyncio.wait_for(self._play(), timeout=TRIAL_TIMEOUT_S)
+        except TimeoutError:
+            error = f"the trial did not finish within {TRIAL_TIMEOUT_S} s"
+        except TrialAborted as err:
+            error = str(err)
+        except (PlaywrightError, AgentError) as err:
+            error = self._crash_reason() or f"{type(err).__name__}: {str(err).strip().splitlines()[0]}"
+        except Exception as err:  # a harness bug must not take the run down; the trace says what
+            error = f"harness error: {type(err).__name__}: {err}"
+        await self._finish_network()
+        if self.tp:
+            await self.tp.close()
+        self.trace.assertions = checks.evaluate(self.case, self.trace)
+        self.trace.verdict, self.trace.verdict_reason = checks.verdict(self.trace.assertions, error)  # type: ignore[assignment]
+        self.trace.duration_ms = self._ms()
+        self.trace.browser = self.env.session.describe()
+        write_trace(self.trace, self.env.out_dir / "trials")
+        return self.trace
+
+    def _ms(self) -> float:
+        return round((time.monotonic() - self.clock) * 1000, 1)
+
+    def _crash_reason(self) -> str | None:
+        return self.tp.crashed if self.tp else None
+
+    async def _play(self) -> None:
+        site, case = self.env.site, self.case
+        if site.has("reset"):
+            await site.reset(self.world, case.seed, case.breaks)
+        elif case.breaks:
+            raise TrialAborted("the case switches on site breaks, but the site has no reset hook")
+        if self.env.proxy:
+            self.env.proxy.begin_trial(self.trial_id, **self._proxy_mode())
+        cookie = (site.config.world_cookie, self.world) if site.config.world_cookie else None
+        self.tp = await self.env.session.open_trial(self.trial_id, site.config.base_url,
+                                                    world_cookie=cookie, clock_start=self.clock)
+        await self.tp.page.goto(case.start_route, wait_until="load")
+        await self.tp.host.wait_for_tools()
+        self.trace.webmcp_path = self.tp.host.path  # type: ignore[assignment]
+        self.trace.timings["setup_ms"] = self._ms()
+        before = await self._state()
+        self.agent.start_trial()
+        for index, step in enumerate(case.steps):
+            await self._step(index, step)
+        await self._observe()
+        self._collect_log()
+        after = await self._state()
+        if before is not None and after is not None:
+            self.trace.state.available = True
+            self.trace.state.before, self.trace.state.after = before, after
+            self.trace.state.diff = checks.state_diff(before, after)
+
+    def _proxy_mode(self) -> dict[str, Any]:
+        mode = self.env.options.network_mode
+        fixture = self.env.fixtures.for_trial(self.case.id, mode) if self.env.fixtures else None
+        return {"mode": mode, "fixture": fixture}
+
+    async def _state(self) -> Any:
+        if not self.env.site.has("state"):
+            return None
+        return await self.env.site.state(self.world)
+
+    # -- steps ------------------------------------------------------------------
+
+    async def _step(self, index: int, step: Any) -> None:
+        tp = self.tp
+        assert tp
+        started = time.monotonic()
+        record = StepRecord(index=index, kind="user" if isinstance(step, UserStep) else "action",
+                            input=step.user if isinstance(step, UserStep) else step.model_dump(exclude_defaults=True),
+                            route_before=tp.host.route())
+        record.catalog = [t.name for t in await tp.host.catalog()]
+        self.trace.steps.append(record)
+        first_call = len(tp.host.calls)
+        if isinstance(step, UserStep):
+            tp.host.step = index
+            record.reply = await self.agent.turn(step, tp.host)
+            self.trace.ai_result = record.reply if self.trace.ai_result is None else f"{self.trace.ai_result}\n{record.reply}"
+        else:
+            await self._action(step)
+        self._raise_if_crashed()
+        await tp.host.wait_for_tools(timeout_ms=2000)
+        record.route_after = tp.host.route()
+        record.catalog_after = [t.name for t in await tp.host.catalog()]
+        record.stale_registrations = [
+            {"instance": r["instance"], "name": r["name"], "route": r.get("route")}
+            for r in tp.log.active_registrations() if r.get("route") != record.route_after
+        ]
+        self.trace.calls = list(tp.host.calls)
+        record.calls = list(range(first_call, len(tp.host.calls)))
+        record.duration_ms = round((time.monotonic() - started) * 1000, 1)
+
+    def _raise_if_crashed(self) -> None:
+        if self.tp and self.tp.crashed:
+            raise TrialAborted(self.tp.crashed)
+
+    async def _action(self, step: Any) -> None:
+        tp = self.tp
+        assert tp
+        page, site = tp.page, self.env.site
+        try:
+            if isinstance(step, NavigateAction):
+                await self._navigate(page, step)
+            elif isinstance(step, ReloadAction):
+                await page.reload(wait_until="load")
+            elif isinstance(step, ClickAction):
+                await self._human_click(page, step)
+            elif isinstance(step, ExpireSessionAction):
+                await site.expire_session(self.world)
+            elif isinstance(step, ChangeAction):
+                await site.change(self.world, step.op, step.params)
+            elif isinstance(step, FaultAction):
+                self._arm_fault(step)
+            elif isinstance(step, WaitForAction):
+                if step.target:
+                    await locate(page, step.target).first.wait_for(state="visible", timeout=step.timeout_ms)
+                if step.tools:
+                    await tp.host.wait_for_tools(step.tools, timeout_ms=step.timeout_ms)
+        except HookMissing as err:
+            raise TrialAborted(f"step {step.action} needs the site's {err} hook, which this site does not have") from None
+
+    async def _navigate(self, page: Page, step: NavigateAction) -> None:
+        """Go where the user goes: by the page's own link when it has one (same document)."""
+        link = page.locator(f'a[href="{step.to}"]')
+        if await link.count():
+            await link.first.click()
+            await page.wait_for_url(f"**{step.to}")
+        else:
+            await page.goto(step.to, wait_until="load")
+
+    async def _human_click(self, page: Page, step: ClickAction) -> None:
+        tp = self.tp
+        assert tp
+        start = len(tp.log.events)
+        target = locate(page, step.target).first
+        for _ in range(step.times):
+            await target.click()
+        await asyncio.sleep(0.05)
+        self.human_windows.append((start, len(tp.log.events)))
+
+    def _arm_fault(self, step: FaultAction) -> None:
+        if not self.env.proxy:
+            raise TrialAborted("a fault step needs the proxy, which is off for this run")
+        from proxies.controller import FaultSpec
+
+        self.env.proxy.arm_fault(self.trial_id, FaultSpec(
+            method=step.method, path=step.path, times=step.times, status=step.status,
+            delay_ms=step.delay_ms, drop=step.drop))
+
+    # -- evidence after the steps ---------------------------------------------------
+
+    async def _observe(self) -> None:
+        tp = self.tp
+        assert tp
+        page = tp.page
+        self.trace.ui.url = page.url
+        for exp in self.case.expect.ui:
+            self.trace.ui.observations.append(await self._observe_one(page, exp.target))
+        if self.case.expect.confirmation:
+            await self._observe_confirmation(page, self.case.expect.confirmation.control)
+        with contextlib.suppress(PlaywrightError):
+            self.trace.ui.aria_snapshot = await page.locator("body").aria_snapshot(timeout=5000)
+        if self.env.options.screenshots:
+            shot = self.env.out_dir / "screenshots" / f"{self.trial_id}.png"
+            shot.parent.mkdir(parents=True, exist_ok=True)
+            with contextlib.suppress(PlaywrightError):
+                await page.screenshot(path=str(shot), full_page=True, timeout=10_000)
+                self.trace.ui.screenshot = f"../screenshots/{shot.name}"
+
+    async def _observe_one(self, page: Page, target: Locator) -> dict[str, Any]:
+        loc = locate(page, target)
+        obs: dict[str, Any] = {"target": target.describe()}
+        try:
+            obs["count"] = await loc.count()
+            first = loc.first
+            obs["visible"] = obs["count"] > 0 and await first.is_visible()
+            if obs["count"]:
+                obs["text"] = (await first.inner_text(timeout=2000)).strip()
+                with contextlib.suppress(PlaywrightError):
+                    obs["value"] = await first.input_value(timeout=500)
+        except PlaywrightError as err:
+            obs["error"] = f"could not observe {target.describe()}: {str(err).splitlines()[0]}"
+        return obs
+
+    async def _observe_confirmation(self, page: Page, control: Locator) -> None:
+        obs = await self._observe_one(page, control)
+        rec = ConfirmationRecord(control=control.describe(), found=obs.get("count", 0) > 0,
+                                 visible=bool(obs.get("visible")))
+        if self.env.options.headed and rec.visible:
+            await self._hold_for_human(page, control)
+        name = (control.name or control.text or control.label or "").strip()
+        assert self.tp
+        for i, event in enumerate(self.tp.log.events):
+            if event.get("type") != "click" or name not in event.get("text", ""):
+                continue
+            human = any(a <= i < b for a, b in self.human_windows)
+            (rec.human_clicks if human else []).append({"seq": event.get("seq"), "text": event.get("text")})
+            rec.pressed_by_human |= human
+            rec.pressed_by_agent |= not human
+        self.trace.confirmation = rec
+
+    async def _hold_for_human(self, page: Page, control: Locator) -> None:
+        """Headed: show the stop. Highlight the final control and wait for the person."""
+        assert self.tp
+        target = locate(page, control).first
+        with contextlib.suppress(PlaywrightError):
+            await target.evaluate("el => { el.style.outline = '4px solid #e5484d'; el.style.outlineOffset = '3px'; }")
+            await target.scroll_into_view_if_needed()
+        start = len(self.tp.log.events)
+        hold = self.env.options.hold_ms
+        print(f"  {self.trial_id}: stopped at the confirmation point ({control.describe()})"
+              + (f"; holding {hold} ms" if hold is not None else "; press Enter to go on"), flush=True)
+        if hold is None:
+            await asyncio.to_thread(input)
+        else:
+            await asyncio.sleep(hold / 1000)
+        self.human_windows.append((start, len(self.tp.log.events)))
+
+    def _collect_log(self) -> None:
+        tp = self.tp
+        assert tp
+        self.trace.registrations = [
+            {k: v for k, v in e.items() if k != "host_t"} for e in tp.log.events
+            if e.get("type") in ("register", "unregister", "register_error", "refused", "loaded")
+        ]
+        self.trace.witness = compare_witness(tp.log.events, tp.cdp_events, tp.cdp is not None)
+
+    async def _finish_network(self) -> None:
+        proxy = self.env.proxy
+        if not proxy:
+            self.trace.network = NetworkRecord(available=False)
+            return
+        try:
+            net = proxy.end_trial(self.trial_id)
+        except KeyError:
+            return  # the trial never began (it failed before the proxy was told)
+        self.trace.network = NetworkRecord(
+            requests=len(net.requests), mutations=[_slim(m) for m in net.mutations],
+            mutation_counts=dict(net.mutation_counts), blocked=[_slim(b) for b in net.blocked],
+            faults_fired=[_slim(f) for f in net.faults_fired], replay_misses=[_slim(m) for m in net.replay_misses],
+        )
+        if self.env.fixtures and getattr(net, "fixture", None) is not None:
+            self.env.fixtures.store(self.case.id, net.fixture, self.env.site_info)
+
+
+def _slim(item: Any) -> dict[str, Any]:
+    data = item.model_dump() if hasattr(item, "model_dump") else dict(item) if not isinstance(item, dict) else item
+    return json.loads(json.dumps(data, default=str))
+
+
+def compare_witness(shim_events: list[dict[str, Any]], cdp_events: list[dict[str, Any]], available: bool) -> WitnessRecord:
+    """The shim and the DevTools domain should have seen the same calls; list where they did not."""
+    record = WitnessRecord(available=available, events=cdp_events)
+    if not available:
+        return record
+    key = lambda name, args: f"{name} {json.dumps(args or {}, sort_keys=True, ensure_ascii=False)}"  # noqa: E731
+    shim = Counter(key(e["name"], e.get("args")) for e in shim_events if e.get("type") in ("call", "refused"))
+    cdp = Counter(key(e.get("toolName"), e.get("input")) for e in cdp_events if e.get("event") == "toolInvoked")
+    for call, n in (shim - cdp).items():
+        record.disagreements.append(f"the shim saw {n}× {call}; DevTools did not")
+    for call, n in (cdp - shim).items():
+        record.disagreements.append(f"DevTools saw {n}× {call}; the shim did not")
+    return record
