@@ -162,6 +162,7 @@ class ExpectedCall(Strict):
 class ForbiddenCall(Strict):
     tool: str
     args: dict[str, Any] = Field(default_factory=dict)
+    step: int | None = Field(default=None, description="only forbidden during this user step")
     why: str = ""
 
 

@@ -131,7 +131,7 @@ def check_calls(exp: CallExpectations, trace: Trace) -> tuple[list[Assertion], d
 def _forbidden(exp: CallExpectations, calls: list[ToolCall], captures: dict[str, Any]) -> list[Assertion]:
     out = []
     for i, rule in enumerate(exp.forbidden):
-        hits = [c for c in calls if c.tool == rule.tool and
+        hits = [c for c in calls if c.tool == rule.tool and (rule.step is None or c.step == rule.step) and
                 all(match(m, c.args.get(k, MISSING), captures)[0] for k, m in rule.args.items())]
         what = f"never calls {rule.tool}" + (f"({short(rule.args, 50)})" if rule.args else "")
         why = (f"called at #{', #'.join(str(c.index) for c in hits)}" if hits else "not called")

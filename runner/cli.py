@@ -39,7 +39,7 @@ def _load(paths: list[str]) -> tuple[list, list]:
 
 def _report_problems(problems: list) -> None:
     for p in problems:
-        errors.print(str(p), markup=False, highlight=False)
+        errors.print(str(p), markup=False, highlight=False, soft_wrap=True)
     errors.print(f"[bold red]{len(problems)} problem(s)[/]")
 
 

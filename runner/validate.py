@@ -156,19 +156,20 @@ def _expectation_problems(lc: LoadedCase, known: set[str] | None) -> list[Proble
 
 
 def plan_satisfies_expectations(lc: LoadedCase) -> list[Problem]:
-    """The reference plan, read statically, makes every expected call (in order)."""
-    planned = [(si, p) for si, s in enumerate(lc.case.steps) if isinstance(s, UserStep) for p in s.plan]
-    names = [p.call for _, p in planned]
+    """The reference plan, read statically, makes every expected call (in order, in its step)."""
+    planned = [(si, p.call) for si, s in enumerate(lc.case.steps) if isinstance(s, UserStep) for p in s.plan]
     out = []
     cursor = 0
     for i, exp in enumerate(lc.case.expect.calls.expected):
-        try:
-            cursor = names.index(exp.tool, cursor) + 1
-        except ValueError:
-            out.append(Problem(lc.file, lc.line_of("expect", "calls", "expected", i), f"expect.calls.expected[{i}]",
-                               f"the reference plan never calls {exp.tool} here, so it cannot pass its own case"))
+        hits = [j for j, (si, call) in enumerate(planned)
+                if j >= cursor and call == exp.tool and (exp.step is None or si == exp.step)]
+        if hits:
+            cursor = hits[0] + 1
+            continue
+        out.append(Problem(lc.file, lc.line_of("expect", "calls", "expected", i), f"expect.calls.expected[{i}]",
+                           f"the reference plan never calls {exp.tool} here, so it cannot pass its own case"))
     for i, rule in enumerate(lc.case.expect.calls.forbidden):
-        if rule.tool in names and not rule.args:
+        if not rule.args and any(call == rule.tool and rule.step in (None, si) for si, call in planned):
             out.append(Problem(lc.file, lc.line_of("expect", "calls", "forbidden", i), f"expect.calls.forbidden[{i}]",
                                f"the reference plan calls {rule.tool}, which the case forbids"))
     return out
