@@ -1,0 +1,115 @@
+"""Running the site: ``run_site`` (blocking, for the CLI) and ``SiteServer``
+(a background thread, for tests and the runner)."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import tempfile
+import threading
+import time
+from pathlib import Path
+from types import TracebackType
+
+import uvicorn
+
+from .app import create_app
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """Bind and listen ourselves so the real port is known before uvicorn starts;
+    connections made before uvicorn accepts simply wait in the backlog."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    return sock
+
+
+def _url(host: str, port: int) -> str:
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def _uvicorn(app: object) -> uvicorn.Server:
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    return uvicorn.Server(config)
+
+
+def run_site(
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    test_mode: bool = False,
+    data_dir: str | Path | None = None,
+    revision: str | None = None,
+) -> None:
+    """Serve until Ctrl-C. Without data_dir the data lives in a fresh temp dir, removed on stop."""
+    temp = None if data_dir else tempfile.mkdtemp(prefix="webmcp-site-")
+    app = create_app(test_mode=test_mode, data_dir=Path(data_dir or temp), revision=revision)
+    sock = _bind(host, port)
+    real_port = sock.getsockname()[1]
+    suffix = " (test mode)" if test_mode else ""
+    print(f"webmcp-eval demo site: {_url(host, real_port)}/events{suffix}", flush=True)
+    try:
+        _uvicorn(app).run(sockets=[sock])  # uvicorn handles SIGINT/SIGTERM gracefully
+    finally:
+        sock.close()
+        if temp:
+            shutil.rmtree(temp, ignore_errors=True)
+    print("webmcp-eval demo site: stopped", flush=True)
+
+
+class SiteServer:
+    """The site in a background thread on a free loopback port.
+
+    >>> with SiteServer(test_mode=True) as site:
+    ...     print(site.url)   # e.g. http://127.0.0.1:54321
+    """
+
+    def __init__(
+        self,
+        test_mode: bool = True,
+        data_dir: str | Path | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        revision: str | None = None,
+    ) -> None:
+        self._temp = None if data_dir else tempfile.mkdtemp(prefix="webmcp-site-")
+        self.data_dir = Path(data_dir or self._temp or "")
+        self.test_mode = test_mode
+        self.app = create_app(test_mode=test_mode, data_dir=self.data_dir, revision=revision)
+        self._host, self._port = host, port
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self.url = ""
+
+    def start(self, timeout: float = 10.0) -> SiteServer:
+        sock = _bind(self._host, self._port)
+        self.url = _url(self._host, sock.getsockname()[1])
+        self._server = _uvicorn(self.app)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [sock]}, name="webmcp-site", daemon=True
+        )
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the demo site did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        if self._server and self._thread:
+            self._server.should_exit = True
+            self._thread.join(timeout)
+        self._server = self._thread = None
+        if self._temp:
+            shutil.rmtree(self._temp, ignore_errors=True)
+
+    def __enter__(self) -> SiteServer:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
