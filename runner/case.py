@@ -113,11 +113,12 @@ class FaultAction(Strict):
     status: int | None = None
     delay_ms: int | None = None
     drop: bool = False
+    duplicate: bool = Field(default=False, description="deliver the request to the site twice (a network retry)")
 
     @model_validator(mode="after")
     def _one_effect(self) -> FaultAction:
-        if sum([self.status is not None, self.delay_ms is not None, self.drop]) != 1:
-            raise ValueError("a fault needs exactly one of status, delay_ms or drop")
+        if sum([self.status is not None, self.delay_ms is not None, self.drop, self.duplicate]) != 1:
+            raise ValueError("a fault needs exactly one of status, delay_ms, drop or duplicate")
         return self
 
 

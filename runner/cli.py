@@ -21,8 +21,9 @@ from rich.console import Console
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_NOT_RUN = 0, 1, 2, 3
 DEFAULT_CASES = "cases"
-console = Console(stderr=False)
-errors = Console(stderr=True)
+# Wide enough for the report when output is a file or a CI log (rich would use 80).
+console = Console(stderr=False, width=None if sys.stdout.isatty() else 160)
+errors = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
 
 
 def _suite_dir() -> Path:
@@ -110,7 +111,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     loaded, problems = _load(args.paths)
     catalog_path = Path(args.catalog) if args.catalog else _suite_dir() / "catalog.json"
     catalog = SuiteCatalog.load(catalog_path) if catalog_path.is_file() else None
-    problems += validate_suite(loaded, catalog)
+    whole_suite = not args.paths or any(Path(p).is_dir() for p in args.paths)
+    problems += validate_suite(loaded, catalog, whole_suite)
     if problems:
         _report_problems(problems)
         return EXIT_INVALID

@@ -81,7 +81,8 @@ def _print_problems(traces: list[Trace], console: Console) -> None:
     console.print("[bold]Why[/]")
     for t in bad:
         console.print(f"  [{VERDICT_STYLE[t.verdict]}]{t.trial_id} {t.verdict}[/] ({t.case_file})")
-        shown = [a for a in t.assertions if a.status == "failed"] or []
+        # A trial that could not run has only partial evidence: show why, not its half-made assertions.
+        shown = [a for a in t.assertions if a.status == "failed"] if t.verdict == "failed" else []
         for a in shown:
             console.print(f"    ✗ {a.description}: {a.why}", markup=False, highlight=False)
         if t.verdict == "not_run":

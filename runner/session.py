@@ -106,6 +106,7 @@ class TrialPage:
         await self.context.expose_binding("__webmcpEvalReport", lambda _source, event: self.log.add(event))
         await self.context.add_init_script(SHIM_JS)
         self.page = await self.context.new_page()
+        self.page.set_default_timeout(10_000)  # a missing control fails the step fast, not after 30 s
         self.page.on("crash", lambda _page: self._crash("the page crashed (renderer process gone)"))
         self.host = ToolHost(self.page, self.log, self.clock_start)
         await self._start_witness()

@@ -42,10 +42,6 @@ class ShimLog:
         loaded = self.of_type("loaded")
         return loaded[-1].get("native") if loaded else None
 
-    def last_registration_change(self) -> float | None:
-        changes = self.of_type("register", "unregister", "register_error")
-        return changes[-1]["host_t"] if changes else None
-
     def active_registrations(self) -> list[dict[str, Any]]:
         """Registrations of the current document that were never withdrawn."""
         loaded = self.of_type("loaded")
@@ -98,18 +94,32 @@ class ToolHost:
         return [_tool_info(t) for t in raw]
 
     async def wait_for_tools(self, names: list[str] | None = None, timeout_ms: int = 5000, settle_ms: int = 150) -> None:
-        """Wait until the page's registrations settle (and the named tools are there)."""
+        """Wait until the current document has registered its tools and they settle.
+
+        After a (re)load the shim reports ``loaded`` first; registrations that
+        follow belong to the new document, so an old document's quiet log does
+        not count as settled.
+        """
         deadline = time.monotonic() + timeout_ms / 1000
         while time.monotonic() < deadline:
-            last = self.log.last_registration_change()
-            settled = last is not None and time.monotonic() - last >= settle_ms / 1000
-            if settled:
-                if not names:
-                    return
-                active = {r["name"] for r in self.log.active_registrations()}
-                if set(names) <= active:
-                    return
+            if self._settled(settle_ms / 1000, names):
+                return
             await asyncio.sleep(0.03)
+
+    def _settled(self, settle_s: float, names: list[str] | None) -> bool:
+        loaded = self.log.of_type("loaded")
+        if not loaded:
+            return False
+        document = loaded[-1]["document"]
+        changes = [e for e in self.log.of_type("register", "unregister", "register_error")
+                   if e.get("document") == document]
+        last = changes[-1]["host_t"] if changes else loaded[-1]["host_t"]
+        if not changes and time.monotonic() - last < 1.0:
+            return False  # a new document that has not registered anything yet: give it a moment
+        if time.monotonic() - last < settle_s:
+            return False
+        active = {r["name"] for r in self.log.active_registrations()}
+        return not names or set(names) <= active
 
     def _ms(self) -> float:
         return round((time.monotonic() - self.clock_start) * 1000, 1)

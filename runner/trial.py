@@ -264,7 +264,7 @@ class Trial:
 
         self.env.proxy.arm_fault(self.trial_id, FaultSpec(
             method=step.method, path=step.path, times=step.times, status=step.status,
-            delay_ms=step.delay_ms, drop=step.drop))
+            delay_ms=step.delay_ms, drop=step.drop, duplicate=step.duplicate))
 
     # -- evidence after the steps ---------------------------------------------------
 

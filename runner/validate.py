@@ -51,10 +51,11 @@ class SuiteCatalog:
         return [tools[tool] for tools in self.routes.values() if tool in tools]
 
 
-def validate_suite(cases: list[LoadedCase], catalog: SuiteCatalog | None) -> list[Problem]:
+def validate_suite(cases: list[LoadedCase], catalog: SuiteCatalog | None, whole_suite: bool = True) -> list[Problem]:
+    """All problems; ``whole_suite`` adds the coverage rule (two cases per behaviour)."""
     problems: list[Problem] = []
     problems += _duplicates(cases)
-    problems += _behaviours(cases)
+    problems += _behaviours(cases, whole_suite)
     for lc in cases:
         problems += _case_problems(lc, catalog)
     return sorted(problems, key=lambda p: (p.file, p.line))
@@ -71,7 +72,7 @@ def _duplicates(cases: list[LoadedCase]) -> list[Problem]:
     return out
 
 
-def _behaviours(cases: list[LoadedCase]) -> list[Problem]:
+def _behaviours(cases: list[LoadedCase], whole_suite: bool) -> list[Problem]:
     by: dict[str, list[LoadedCase]] = defaultdict(list)
     out = []
     for lc in cases:
@@ -81,7 +82,7 @@ def _behaviours(cases: list[LoadedCase]) -> list[Problem]:
         else:
             by[lc.case.behaviour].append(lc)
     for behaviour, group in by.items():
-        if len(group) < MIN_CASES_PER_BEHAVIOUR:
+        if whole_suite and len(group) < MIN_CASES_PER_BEHAVIOUR:
             lc = group[0]
             out.append(Problem(lc.file, lc.line_of("behaviour"), "behaviour",
                                f"behaviour {behaviour} has {len(group)} case(s); the suite needs at least "

@@ -1,0 +1,136 @@
+"""End to end: the real suite, real Chromium, the real demo site, the real proxy.
+
+The suite must pass with the reference agent; and for outcome validity, each
+deliberately broken site behaviour must make the right case fail, naming the
+broken assertion (a check that cannot fail is a defect).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from runner.loader import load_cases
+from runner.run import RunOptions, run_suite, select_cases
+from runner.trace import Trace, read_traces
+
+ROOT = Path(__file__).resolve().parent.parent
+CASES = ROOT / "cases"
+
+pytestmark = pytest.mark.browser
+
+
+def _cases(*ids: str):
+    loaded, problems = load_cases([CASES])
+    assert not problems, problems
+    return select_cases(loaded, list(ids), None, [])
+
+
+def _run(tmp_path: Path, ids: tuple[str, ...] = (), **kw) -> list[Trace]:
+    options = RunOptions(out_root=tmp_path, run_id=kw.pop("run_id", "run"), **kw)
+    return asyncio.run(run_suite(_cases(*ids), options)).traces
+
+
+def _why(traces: list[Trace]) -> str:
+    lines = []
+    for t in traces:
+        if t.verdict != "passed":
+            lines.append(f"{t.trial_id}: {t.verdict}: {t.verdict_reason}")
+    return "\n".join(lines)
+
+
+@pytest.fixture(scope="module")
+def suite_run(tmp_path_factory) -> list[Trace]:
+    return _run(tmp_path_factory.mktemp("suite"), workers=2)
+
+
+def test_the_whole_suite_passes_with_the_reference_agent(suite_run):
+    assert len(suite_run) == 20
+    assert all(t.verdict == "passed" for t in suite_run), _why(suite_run)
+
+
+def test_traces_carry_the_seed_000_fields(suite_run):
+    conf = next(t for t in suite_run if t.case_id == "CONF-01")
+    assert conf.site_revision and conf.start_route == "/events/evt-webmcp-intro/register"
+    assert conf.prompt and conf.steps[0].catalog  # the active catalog per step
+    assert conf.calls[0].tool == "prepare_registration" and conf.calls[0].result["code"] == "CONFIRMATION_REQUIRED"
+    assert conf.ai_result and conf.webmcp_path == "native"
+    assert conf.network.available and conf.mutation_total == 0
+    assert conf.state.available and conf.state.before == conf.state.after
+    assert conf.confirmation and conf.confirmation.visible and not conf.confirmation.pressed_by_agent
+    assert conf.ui.aria_snapshot and "確認報名" in conf.ui.aria_snapshot
+    assert conf.witness.available and not conf.witness.disagreements
+
+
+def test_no_secret_reaches_a_trace(suite_run, tmp_path):
+    for t in suite_run:
+        text = t.model_dump_json()
+        assert "wmcp_session" not in text and "csrfToken\": \"" not in text
+
+
+def test_workers_do_not_change_results(suite_run, tmp_path):
+    ids = ("SEL-01", "ORD-02", "REPEAT-01", "REPEAT-02", "CONF-02", "RECOVERY-01")
+    serial = _run(tmp_path, ids, workers=1)
+    parallel = {t.case_id: t for t in suite_run}
+    for t in serial:
+        assert t.verdict == parallel[t.case_id].verdict
+        assert [(a.id, a.status) for a in t.assertions] == [(a.id, a.status) for a in parallel[t.case_id].assertions]
+
+
+BROKEN = [
+    ("save_not_idempotent", "REPEAT-01", {"calls.expected[1]", "state.after[saved]"}),
+    ("prepare_submits", "CONF-01", {"network.mutations[POST /api/registrations]", "state.unchanged"}),
+    ("details_ignore_route", "SEL-02", {"calls.expected[0]"}),
+    ("search_relaxes_filters", "SEL-01", {"calls.expected[0]"}),
+    ("cancel_restores_twice", "REPEAT-02", {"state.after[events[id=evt-q4m8z1].seatsLeft]"}),
+    ("writes_after_expiry", "RECOVERY-02", {"state.after[registrations[id=reg-h8k1].status]"}),
+    ("leak_route_tools", "STALE-01", {"calls.stale"}),
+]
+
+
+@pytest.mark.parametrize(("brk", "case_id", "must_fail"), BROKEN, ids=[b[0] for b in BROKEN])
+def test_a_broken_site_fails_the_right_case(tmp_path, brk, case_id, must_fail):
+    (trace,) = _run(tmp_path, (case_id,), breaks=[brk])
+    failed = {a.id for a in trace.assertions if a.status == "failed"}
+    assert trace.verdict == "failed", f"{brk} did not fail {case_id}: {trace.verdict_reason}"
+    assert must_fail <= failed, f"{brk}: expected {must_fail} among failed {failed}"
+    for a in trace.assertions:
+        if a.id in must_fail:
+            assert a.why, "a failed assertion says why"
+
+
+def test_without_the_proxy_network_checks_are_not_run_never_passed(tmp_path):
+    (trace,) = _run(tmp_path, ("CONF-01",), proxy=False)
+    network = [a for a in trace.assertions if a.kind == "network"]
+    assert network and all(a.status == "not_run" for a in network)
+    assert trace.verdict == "not_run"
+
+
+def test_a_killed_run_leaves_every_written_trace_readable(tmp_path):
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    cmd = [sys.executable, "-m", "runner.cli", "run", "--out", str(tmp_path), "--run-id", "killed"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                            start_new_session=True)
+    seen = 0
+    deadline = time.monotonic() + 240
+    assert proc.stdout
+    for line in proc.stdout:
+        if line.startswith("[") and "/20]" in line:
+            seen += 1
+        if seen >= 3 or time.monotonic() > deadline:
+            break
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert seen >= 3
+    traces = read_traces(tmp_path / "killed")
+    assert len(traces) >= 3
+    for path in (tmp_path / "killed" / "trials").glob("*.json"):
+        json.loads(path.read_text(encoding="utf-8"))
