@@ -52,7 +52,9 @@ SEARCH_ENUMS = {
     "level": {"beginner", "intermediate", "advanced"},
 }
 CSP = (
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    # 'unsafe-eval' only because Playwright's wait_for_function polls with eval();
+    # inline scripts and on* attributes (the injected <img onerror>) stay blocked.
+    "default-src 'self'; script-src 'self' 'unsafe-eval'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
     "form-action 'self'"
 )

@@ -124,7 +124,7 @@ class Web:
     requests: list[Request] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.page.on("request", self.requests.append)
+        self.page.on("request", lambda request: self.requests.append(request))
 
     def goto(self, path: str) -> None:
         self.page.goto(self.site.url + path)
