@@ -53,7 +53,11 @@ def run_site(
     suffix = " (test mode)" if test_mode else ""
     print(f"webmcp-eval demo site: {_url(host, real_port)}/events{suffix}", flush=True)
     try:
-        _uvicorn(app).run(sockets=[sock])  # uvicorn handles SIGINT/SIGTERM gracefully
+        _uvicorn(app).run(sockets=[sock])
+    except KeyboardInterrupt:
+        # uvicorn shuts down gracefully on Ctrl-C, then re-raises the signal (and a
+        # Ctrl-C before it installed its handlers lands here directly): a clean stop.
+        pass
     finally:
         sock.close()
         if temp:
