@@ -98,8 +98,36 @@ def _cmd_run(args: argparse.Namespace) -> int:
         write_json(result.traces, Path(args.json), {"run_id": result.run_id, "site": result.site_info})
     if args.junit:
         write_junit(result.traces, Path(args.junit))
-    verdicts = {t.verdict for t in result.traces}
+    return _exit_for(result.traces)
+
+
+def _exit_for(traces: list) -> int:
+    verdicts = {t.verdict for t in traces}
     return EXIT_FAILED if "failed" in verdicts else EXIT_NOT_RUN if "not_run" in verdicts else EXIT_OK
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    """Rebuild the reports from traces alone; several run directories merge into one."""
+    from runner.report import print_console, write_json, write_junit
+    from runner.trace import read_traces
+
+    traces = []
+    for d in map(Path, args.run_dirs):
+        if not d.is_dir():
+            errors.print(f"{d}: not a run directory")
+            return EXIT_INVALID
+        found = read_traces(d)
+        if not found:
+            errors.print(f"{d}: no traces under {d / 'trials'}")
+            return EXIT_INVALID
+        traces += found
+    out = Path(args.run_dirs[0]) if len(args.run_dirs) == 1 else Path(args.out or "traces/merged")
+    print_console(traces, out, console)
+    if args.json:
+        write_json(traces, Path(args.json))
+    if args.junit:
+        write_junit(traces, Path(args.junit))
+    return _exit_for(traces)
 
 
 # ---- validate, schema, site --------------------------------------------------
@@ -169,6 +197,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--junit", help="also write JUnit XML here")
     run.add_argument("--json", help="also write the JSON summary here")
     run.set_defaults(func=_cmd_run)
+
+    rep = sub.add_parser("report", help="rebuild reports from the traces of one or more run directories")
+    rep.add_argument("run_dirs", nargs="+", help="run directories (e.g. traces/<run-id>, or CI shards to merge)")
+    rep.add_argument("--out", help="where a merged report goes (default traces/merged)")
+    rep.add_argument("--junit", help="write JUnit XML here")
+    rep.add_argument("--json", help="write the JSON summary here")
+    rep.set_defaults(func=_cmd_report)
 
     val = sub.add_parser("validate", help="check the case suite itself (file:line for every problem)")
     val.add_argument("paths", nargs="*", help="case files or directories (default cases/)")
