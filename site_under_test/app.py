@@ -249,6 +249,19 @@ def create_app(test_mode: bool, data_dir: Path, revision: str | None = None) -> 
                 "breaks": world.breaks() if test_mode else [], "testMode": test_mode}
         return with_cookie(JSONResponse(body), token)
 
+    async def restart_session(request: Request) -> Response:
+        """The human's 重新開始 after an expiry: a new session replaces the old one.
+        Needs the old session's CSRF token, like every POST."""
+        world = world_of(request)
+        old = session_of(request, world)
+        sent = request.headers.get("x-csrf-token", "")
+        if old is None or not secrets.compare_digest(sent.encode(), old.csrf.encode()):
+            raise ApiError(403, "FORBIDDEN", "請求缺少有效的 CSRF 權杖，已拒絕。")
+        token, session = world.new_session()
+        body = {"user": dict(DEMO_USER), "csrfToken": session.csrf, "expired": False,
+                "breaks": world.breaks() if test_mode else [], "testMode": test_mode}
+        return with_cookie(JSONResponse(body), token)
+
     async def search(request: Request) -> Response:
         params = dict(request.query_params)
         unknown = set(params) - {"query", "city", "price", "level"}
@@ -351,7 +364,8 @@ def create_app(test_mode: bool, data_dir: Path, revision: str | None = None) -> 
         Route("/registrations", page),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
         Route("/api/version", version),
-        Route("/api/session", session_info),
+        Route("/api/session", session_info, methods=["GET"]),
+        Route("/api/session/restart", restart_session, methods=["POST"]),
         Route("/api/events", search),
         Route("/api/events/{event_id}", event_detail),
         Route("/api/saved", saved_list, methods=["GET"]),

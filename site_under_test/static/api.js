@@ -36,6 +36,12 @@ export async function loadSession() {
   return session.info;
 }
 
+export async function restartSession() {
+  session.info = await api('/api/session/restart', { method: 'POST', body: {} });
+  session.breaks = new Set(session.info.breaks || []);
+  return session.info;
+}
+
 function codeForStatus(status) {
   if (status === 401) return 'SESSION_EXPIRED';
   if (status === 403) return 'FORBIDDEN';

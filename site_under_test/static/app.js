@@ -3,7 +3,7 @@
 // route owns an AbortController whose signal unregisters its WebMCP tools.
 // Event text is untrusted: it is only ever inserted as text, never as HTML.
 
-import { ApiFailure, api, loadSession, onSessionExpired, session } from './api.js';
+import { ApiFailure, api, loadSession, onSessionExpired, restartSession, session } from './api.js';
 import {
   CITIES, EMAIL_PATTERN, LEVELS, PRICES, detailsPageTools, fetchEvent, registerAll,
   registerPageTools, registrationsPageTools, searchPageTools,
@@ -219,9 +219,7 @@ async function detailsView(ctx, eventId) {
 
 // --- /events/{id}/register --------------------------------------------------------------------
 async function registerView(ctx, eventId) {
-  const { event, failure } = await loadEvent(ctx, eventId);
-  if (failure && failure.code === 'NOT_FOUND') return [];
-  const view = { eventId, event, loadFailure: failure, done: false };
+  const view = { eventId, event: null, loadFailure: null, done: false, existing: null };
   const idempotencyKey = crypto.randomUUID(); // one per opened form: a double submit registers once
   let busy = false;
 
@@ -294,14 +292,34 @@ async function registerView(ctx, eventId) {
   };
   form.addEventListener('submit', (e) => { e.preventDefault(); view.submit(); });
 
-  if (event) {
+  // Load (or, after an outage, reload) the event and whether the user is already registered.
+  view.load = async () => {
+    const { event, failure } = await loadEvent(ctx, eventId);
+    view.event = event || null;
+    view.loadFailure = failure || null;
+    if (!event) return;
+    try {
+      const { registrations } = await api('/api/registrations');
+      view.existing = registrations.find((r) => r.eventId === eventId) || null;
+    } catch { /* not fatal: the server refuses a duplicate registration anyway */ }
     mount(ctx, `報名：${event.title}`,
       h('p', {}, h('a', { href: `/events/${encodeURIComponent(eventId)}`, 'data-link': true }, '← 回活動資訊')),
       h('h1', { id: 'register-title' }, `報名：${event.title}`),
       eventFacts(event),
-      event.seatsLeft > 0 ? form : h('p', { class: 'problem' }, '這個活動已經額滿。'));
-  }
+      registerBody(view, form));
+  };
+  await view.load();
+  if (view.loadFailure && view.loadFailure.code === 'NOT_FOUND') return [];
   return registerPageTools(view);
+}
+
+function registerBody(view, form) {
+  if (view.existing) {
+    return h('p', { class: 'problem' }, `你已經報名這個活動（報名編號 ${view.existing.id}）。`, ' ',
+      h('a', { href: '/registrations', 'data-link': true }, '查看我的報名'));
+  }
+  if (view.event.seatsLeft <= 0) return h('p', { class: 'problem' }, '這個活動已經額滿。');
+  return form;
 }
 
 // --- /registrations ---------------------------------------------------------------------------------
@@ -447,7 +465,18 @@ function onLinkClick(event) {
 
 function showExpired() {
   const banner = document.getElementById('session-banner');
-  banner.textContent = '工作階段已過期，請關閉分頁後重新開始。';
+  if (!banner.hidden) return;
+  const restart = h('button', { type: 'button', onclick: async () => {
+    try {
+      await restartSession();
+      banner.hidden = true;
+      announce('已重新開始。');
+      route();
+    } catch (err) {
+      announce(err.message);
+    }
+  } }, '重新開始');
+  banner.replaceChildren(h('span', {}, '工作階段已過期，目前無法報名、取消或收藏。'), ' ', restart);
   banner.hidden = false;
 }
 

@@ -188,10 +188,12 @@ export function registerPageTools(view) {
     },
     async run({ name, email }) {
       if (view.done) return fail('CONFLICT', '這份報名表已經送出，報名已完成。');
+      if (view.loadFailure) await view.load(); // the page missed its data (an outage): a read, never a write
+      if (view.loadFailure) return failureOf(view.loadFailure);
+      if (view.existing) return fail('CONFLICT', '你已經報名這個活動。');
+      if (view.event.seatsLeft <= 0) return fail('CONFLICT', '這個活動已經額滿。');
       const errors = view.fill(name.trim(), email.trim());
       if (errors.length) return fail('INVALID_ARGUMENT', errors.join(' '));
-      if (view.loadFailure) return failureOf(view.loadFailure);
-      if (view.event && view.event.seatsLeft <= 0) return fail('CONFLICT', '這個活動已經額滿。');
       if (session.breaks.has('prepare_submits')) view.submit(); // the broken behaviour
       return confirmationRequired(
         { eventId: view.eventId, name: name.trim(), email: email.trim(), confirmControl: '確認報名' },

@@ -129,3 +129,35 @@ def test_a_repeated_human_cancel_restores_the_seat_once(web: Web) -> None:
     again = web.fetch("/api/registrations/reg-r2v6/cancel", "POST", {})
     assert again["status"] == 200 and again["body"]["alreadyCancelled"] is True
     assert web.world.event("evt-m3x8q1")["seatsLeft"] == 3  # 2 + exactly one
+
+
+def test_the_human_can_restart_an_expired_session(web: Web) -> None:
+    web.goto("/events/evt-webmcp-intro")
+    web.world.expire_sessions()
+    assert web.call("save_event")["code"] == "SESSION_EXPIRED"
+    banner = web.page.locator("#session-banner")
+    banner.get_by_role("button", name="重新開始").click()
+    expect(banner).to_be_hidden()
+    web.wait_ready("/events/evt-webmcp-intro")
+    assert web.call("save_event")["code"] == "OK"
+    assert web.world.state()["sessions"] == {"count": 2, "expired": [True, False]}
+
+
+def test_prepare_registration_recovers_from_an_outage_at_load(web: Web) -> None:
+    web.page.route("**/api/events/*", fail_503)
+    web.goto("/events/evt-webmcp-intro/register")
+    args = {"name": "測試讀者", "email": "reader@example.com"}
+    assert web.call("prepare_registration", args) == UNAVAILABLE
+    web.page.unroute("**/api/events/*")
+    assert web.call("prepare_registration", args)["code"] == "CONFIRMATION_REQUIRED"
+    expect(web.page.get_by_label("Email")).to_have_value("reader@example.com")
+    assert web.api_requests("POST") == []
+
+
+def test_prepare_registration_knows_an_existing_registration(web: Web) -> None:
+    web.goto("/events/evt-q4m8z1/register")  # reg-h8k1 is for this event
+    expect(web.page.get_by_text("你已經報名這個活動（報名編號 reg-h8k1）。")).to_be_visible()
+    web.requests.clear()
+    result = web.call("prepare_registration", {"name": "測試讀者", "email": "reader@example.com"})
+    assert (result["status"], result["code"]) == ("error", "CONFLICT")
+    assert web.requests == []
