@@ -166,10 +166,12 @@ async function searchView(ctx) {
     view.search(wanted).catch(() => {});
   });
 
-  try {
-    view.saved = new Set((await api('/api/saved')).eventIds);
-  } catch { /* not fatal: the buttons just start as 收藏 */ }
-  await view.search(filters).catch(() => {});
+  // Both reads at once; the saved marks are applied once both have arrived.
+  const [savedIds] = await Promise.all([
+    api('/api/saved').then((r) => r.eventIds, () => []), // not fatal: the buttons just start as 收藏
+    view.search(filters).catch(() => {}),
+  ]);
+  for (const id of savedIds) { view.saved.add(id); markButtonSaved(view.cards.get(id)); }
   return searchPageTools(view);
 }
 
@@ -294,14 +296,15 @@ async function registerView(ctx, eventId) {
 
   // Load (or, after an outage, reload) the event and whether the user is already registered.
   view.load = async () => {
-    const { event, failure } = await loadEvent(ctx, eventId);
+    const [{ event, failure }, registrations] = await Promise.all([
+      loadEvent(ctx, eventId),
+      // Not fatal when it fails: the server refuses a duplicate registration anyway.
+      api('/api/registrations').then((r) => r.registrations, () => []),
+    ]);
     view.event = event || null;
     view.loadFailure = failure || null;
     if (!event) return;
-    try {
-      const { registrations } = await api('/api/registrations');
-      view.existing = registrations.find((r) => r.eventId === eventId) || null;
-    } catch { /* not fatal: the server refuses a duplicate registration anyway */ }
+    view.existing = registrations.find((r) => r.eventId === eventId) || null;
     mount(ctx, `報名：${event.title}`,
       h('p', {}, h('a', { href: `/events/${encodeURIComponent(eventId)}`, 'data-link': true }, '← 回活動資訊')),
       h('h1', { id: 'register-title' }, `報名：${event.title}`),
@@ -422,6 +425,8 @@ function matchRoute(path) {
   return [notFoundView, []];
 }
 
+let sessionLoaded = Promise.resolve();
+
 async function route({ focus = true } = {}) {
   const seq = ++routeSeq;
   window.__siteReady = null;
@@ -441,6 +446,7 @@ async function route({ focus = true } = {}) {
     console.error('route failed', err);
     mount(ctx, '發生錯誤', h('h1', {}, '發生錯誤'), problem(err));
   }
+  await sessionLoaded; // the tools read session.breaks
   if (!ctx.live()) return;
   await registerAll(tools, controller.signal);
   if (!ctx.live()) return;
@@ -488,9 +494,9 @@ async function boot() {
   d.querySelector('#cancel-confirm').addEventListener('click', () => confirmCancel());
   d.querySelector('#cancel-back').addEventListener('click', () => { closeCancelDialog(); announce('已返回，沒有取消報名。'); });
   d.addEventListener('close', () => { pendingCancel = null; });
-  try {
-    await loadSession();
-  } catch { /* the API is down: pages show their own errors; writes retry the session */ }
+  // The first route renders while the session loads; its tools wait for it.
+  // If the API is down, pages show their own errors and writes retry the session.
+  sessionLoaded = loadSession().catch(() => {});
   await route({ focus: false });
 }
 
