@@ -1,0 +1,606 @@
+"""Statistics for eval results: pass rates, pass@k / pass^k, error bars, paired
+differences and power. Pure functions on numbers, standard library only, no I/O.
+
+Two pass rates (seed 003), always side by side:
+
+* **case pass rate** -- a trial passes only when *every* assertion passed; the
+  share of trials that pass. This is the **gate**.
+* **per-assertion pass rate** -- passed assertions / all assertions. This is the
+  **diagnosis** (how far from passing), never the gate: it moves with how many
+  assertions someone happened to write for a case.
+
+Repeated trials of one case (seed 004):
+
+* ``pass@k`` -- at least one of k trials passes; Chen et al. 2021, "Evaluating
+  Large Language Models Trained on Code", unbiased estimator
+  ``1 - C(n-c, k) / C(n, k)``.
+* ``pass^k`` -- all k trials pass; Yao et al. 2024, "tau-bench", estimator
+  ``C(c, k) / C(n, k)``.
+
+Error bars (Miller 2024, "Adding Error Bars to Evals: A Statistical Approach
+to Language Model Evaluations", arXiv:2411.00640): a standard error on every
+score, paired differences when two runs share the cases, clustered standard
+errors when cases come in groups (here: cases of the same behaviour), and a
+power analysis before running.
+
+Conventions: the unit of analysis is the **case** (each case weighs the same,
+whatever its number of trials or assertions); 95% intervals use the normal
+approximation with ``z = 1.96`` (:data:`Z_95`). With few cases (10, say) the
+normal approximation is rough -- the numbers are an honest first look, not a
+significance test to hide behind.
+
+``not_run`` trials are not trials for these statistics: the caller leaves them
+out before building a :class:`CaseScore`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+
+__all__ = [
+    "Z_95",
+    "BehaviourScore",
+    "CaseScore",
+    "Estimate",
+    "KSummary",
+    "PairedDifference",
+    "RateSummary",
+    "SuiteScore",
+    "cases_needed",
+    "clustered_se",
+    "mean_se",
+    "min_detectable_difference",
+    "paired_difference",
+    "pass_at_k",
+    "pass_hat_k",
+]
+
+Z_95 = 1.96
+"""The z of a two-sided 95% normal interval, as printed in seed 004 (``m ± 1.96·se``)."""
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def _check_int(name: str, value: object, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
+def _check_nck(n: int, c: int, k: int) -> None:
+    _check_int("n (trials)", n, 1)
+    _check_int("c (passing trials)", c, 0)
+    _check_int("k", k, 1)
+    if c > n:
+        raise ValueError(f"c (passing trials) = {c} cannot exceed n (trials) = {n}")
+    if k > n:
+        raise ValueError(f"k = {k} is larger than the number of trials n = {n}: "
+                         f"pass@{k} / pass^{k} need at least {k} trials of the case")
+
+
+def _finite_floats(name: str, xs: Iterable[float]) -> list[float]:
+    out = [float(x) for x in xs]
+    for i, x in enumerate(out):
+        if not math.isfinite(x):
+            raise ValueError(f"{name}[{i}] is not a finite number: {x!r}")
+    return out
+
+
+def _check_probability(name: str, p: float, *, open_low: bool = False, open_high: bool = False) -> float:
+    p = float(p)
+    low_ok = p > 0 if open_low else p >= 0
+    high_ok = p < 1 if open_high else p <= 1
+    if not (math.isfinite(p) and low_ok and high_ok):
+        lo = "(0" if open_low else "[0"
+        hi = "1)" if open_high else "1]"
+        raise ValueError(f"{name} must be in {lo}, {hi}, got {p!r}")
+    return p
+
+
+# --------------------------------------------------------------------------- pass@k, pass^k
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Probability that at least one of k trials passes, from n trials with c passes.
+
+    Chen et al. 2021 (Codex paper), unbiased estimator over the k-subsets of the
+    n trials::
+
+        pass@k = 1 - C(n - c, k) / C(n, k)
+
+    When ``n - c < k`` every k-subset holds a pass, so pass@k = 1. Exact integer
+    binomials, one correctly rounded division.
+
+    Raises ValueError when ``k > n`` (the estimator needs at least k trials),
+    ``k < 1``, ``n < 1`` or ``c`` outside ``[0, n]``.
+    """
+    _check_nck(n, c, k)
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """Probability that all k trials pass (reliability), from n trials with c passes.
+
+    Yao et al. 2024 (tau-bench), unbiased estimator over the k-subsets::
+
+        pass^k = C(c, k) / C(n, k)
+
+    0 when ``c < k``. Same argument checks as :func:`pass_at_k` (``k > n`` raises).
+    """
+    _check_nck(n, c, k)
+    return math.comb(c, k) / math.comb(n, k)
+
+
+# --------------------------------------------------------------------------- standard errors
+
+
+def mean_se(xs: Iterable[float]) -> tuple[float, float]:
+    """Mean and its standard error (Miller 2024, eq. 1, the CLT standard error).
+
+    ::
+
+        mean = sum(x) / n
+        s²   = sum((x - mean)²) / (n - 1)      # sample variance, n - 1
+        SE   = sqrt(s² / n)
+
+    For ``n = 1`` the variance is not estimable; the SE is reported as ``0.0``
+    (read it as "unknown", not "exact"). Raises ValueError on empty input or a
+    non-finite value.
+    """
+    values = _finite_floats("xs", xs)
+    n = len(values)
+    if n == 0:
+        raise ValueError("mean_se needs at least one value, got none")
+    mean = math.fsum(values) / n
+    if n == 1:
+        return mean, 0.0
+    var = math.fsum((x - mean) ** 2 for x in values) / (n - 1)
+    return mean, math.sqrt(var / n)
+
+
+def clustered_se(values: Sequence[float], clusters: Sequence[Hashable], *,
+                 small_sample: bool = True) -> tuple[float, float]:
+    """Mean and its cluster-robust standard error (Miller 2024, section on clustered SEs).
+
+    Cases in the same cluster (here: the same behaviour) are not independent;
+    the SE sums residuals within each cluster before squaring. With ``n``
+    values, ``G`` clusters and ``S_g = sum_{i in g} (x_i - mean)``::
+
+        SE = sqrt( f · sum_g S_g² ) / n
+
+    ``sum_g S_g²`` is Miller's eq. (SE_CLT² plus the within-cluster cross terms
+    ``sum_c sum_i sum_{j≠i} (x_i - mean)(x_j - mean)``, all over n²).
+
+    Small-sample factor ``f`` -- one convention, chosen here:
+
+    * ``small_sample=True`` (default): ``f = G / (G - 1)``, the CR1 correction
+      (Stata's ``vce(cluster)`` for a mean, where ``(n-1)/(n-k)`` is 1). With
+      every value in its own cluster this equals :func:`mean_se`'s SE exactly.
+    * ``small_sample=False``: ``f = 1``, the plain sandwich (CR0), Miller's
+      formula with population variance.
+
+    With a single cluster ``S_1 = 0`` and the SE is not estimable; ``0.0`` is
+    returned, as for :func:`mean_se` with one value. Raises ValueError on empty
+    input, a length mismatch or a non-finite value.
+    """
+    xs = _finite_floats("values", values)
+    labels = list(clusters)
+    if not xs:
+        raise ValueError("clustered_se needs at least one value, got none")
+    if len(xs) != len(labels):
+        raise ValueError(f"values and clusters differ in length: {len(xs)} values, {len(labels)} cluster labels")
+    n = len(xs)
+    mean = math.fsum(xs) / n
+    sums: dict[Hashable, list[float]] = {}
+    for x, g in zip(xs, labels, strict=True):
+        sums.setdefault(g, []).append(x - mean)
+    n_clusters = len(sums)
+    if n_clusters < 2:
+        return mean, 0.0
+    meat = math.fsum(math.fsum(r) ** 2 for r in sums.values())
+    factor = n_clusters / (n_clusters - 1) if small_sample else 1.0
+    return mean, math.sqrt(factor * meat) / n
+
+
+# --------------------------------------------------------------------------- one case
+
+
+@dataclass(frozen=True)
+class CaseScore:
+    """The trials of one case: ``n`` trials, ``c`` of them case passes.
+
+    ``assertions`` holds one ``(passed, total)`` pair per trial (or is empty when
+    assertion counts are unknown). A case pass means every assertion passed, so
+    ``c`` cannot exceed the number of trials with ``passed == total``.
+
+    * ``case_pass_rate`` = c / n -- the gate.
+    * ``assertion_pass_rate`` = sum(passed) / sum(total) over the trials -- the
+      diagnosis; ``None`` when there are no assertions.
+    * ``pass_at(k)`` / ``pass_hat(k)`` -- :func:`pass_at_k` / :func:`pass_hat_k`.
+    """
+
+    n: int
+    c: int
+    assertions: tuple[tuple[int, int], ...] = ()
+
+    def __post_init__(self) -> None:
+        _check_int("n (trials)", self.n, 1)
+        _check_int("c (passing trials)", self.c, 0)
+        if self.c > self.n:
+            raise ValueError(f"c (passing trials) = {self.c} cannot exceed n (trials) = {self.n}")
+        pairs = tuple((int(p), int(t)) for p, t in self.assertions)
+        object.__setattr__(self, "assertions", pairs)
+        if pairs:
+            if len(pairs) != self.n:
+                raise ValueError(f"assertions must hold one (passed, total) pair per trial: "
+                                 f"{len(pairs)} pairs for n = {self.n} trials")
+            for i, (p, t) in enumerate(pairs):
+                if not 0 <= p <= t:
+                    raise ValueError(f"trial {i}: assertions passed = {p} must be in [0, total = {t}]")
+            complete = sum(p == t for p, t in pairs)
+            if self.c > complete:
+                raise ValueError(f"c = {self.c} case passes, but only {complete} trials passed every "
+                                 f"assertion (a case pass needs every assertion passed)")
+
+    @classmethod
+    def from_trials(cls, trials: Iterable[tuple[bool, int, int]]) -> CaseScore:
+        """Build from ``(case_passed, assertions_passed, assertions_total)`` per trial."""
+        rows = list(trials)
+        if not rows:
+            raise ValueError("a CaseScore needs at least one trial, got none")
+        return cls(n=len(rows), c=sum(bool(ok) for ok, _, _ in rows),
+                   assertions=tuple((p, t) for _, p, t in rows))
+
+    @property
+    def case_pass_rate(self) -> float:
+        """c / n: the share of trials in which every assertion passed (the gate)."""
+        return self.c / self.n
+
+    @property
+    def assertions_passed(self) -> int:
+        return sum(p for p, _ in self.assertions)
+
+    @property
+    def assertions_total(self) -> int:
+        return sum(t for _, t in self.assertions)
+
+    @property
+    def assertion_pass_rate(self) -> float | None:
+        """sum(passed) / sum(total) over the trials (the diagnosis); None without assertions."""
+        total = self.assertions_total
+        return None if total == 0 else self.assertions_passed / total
+
+    def pass_at(self, k: int) -> float:
+        """pass@k of this case (Chen et al. 2021); raises ValueError when k > n."""
+        return pass_at_k(self.n, self.c, k)
+
+    def pass_hat(self, k: int) -> float:
+        """pass^k of this case (Yao et al. 2024); raises ValueError when k > n."""
+        return pass_hat_k(self.n, self.c, k)
+
+
+# --------------------------------------------------------------------------- a suite
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A mean over ``n`` cases with its standard error (:func:`mean_se`)."""
+
+    mean: float
+    se: float
+    n: int
+
+
+@dataclass(frozen=True)
+class RateSummary:
+    """A suite-level rate: mean over cases, its SE, and its SE clustered by behaviour.
+
+    ``excluded`` lists the cases that had no value (no assertions, for the
+    per-assertion rate).
+    """
+
+    mean: float
+    se: float
+    clustered_se: float
+    n_cases: int
+    n_clusters: int
+    excluded: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class BehaviourScore:
+    """The cases of one behaviour: case pass rate and per-assertion rate with SEs."""
+
+    behaviour: str
+    cases: tuple[str, ...]
+    case_pass: Estimate
+    assertion_pass: Estimate | None
+
+
+@dataclass(frozen=True)
+class KSummary:
+    """Mean pass@k or pass^k over the cases with at least k trials.
+
+    ``excluded`` lists the cases with fewer than k trials; ``mean`` and ``se``
+    are None when every case was excluded.
+    """
+
+    k: int
+    mean: float | None
+    se: float | None
+    n_cases: int
+    excluded: tuple[str, ...]
+
+
+def _rate_summary(rows: list[tuple[str, str, float | None]]) -> RateSummary | None:
+    kept = [(cid, beh, v) for cid, beh, v in rows if v is not None]
+    excluded = tuple(cid for cid, _, v in rows if v is None)
+    if not kept:
+        return None
+    values = [v for _, _, v in kept]
+    labels = [beh for _, beh, _ in kept]
+    mean, se = mean_se(values)
+    _, cse = clustered_se(values, labels)
+    return RateSummary(mean=mean, se=se, clustered_se=cse, n_cases=len(kept),
+                       n_clusters=len(set(labels)), excluded=excluded)
+
+
+def _k_summary(k: int, cases: list[tuple[str, str, CaseScore]], hat: bool) -> KSummary:
+    _check_int("k", k, 1)
+    kept = [s for _, _, s in cases if s.n >= k]
+    excluded = tuple(cid for cid, _, s in cases if s.n < k)
+    if not kept:
+        return KSummary(k=k, mean=None, se=None, n_cases=0, excluded=excluded)
+    mean, se = mean_se([s.pass_hat(k) if hat else s.pass_at(k) for s in kept])
+    return KSummary(k=k, mean=mean, se=se, n_cases=len(kept), excluded=excluded)
+
+
+@dataclass(frozen=True)
+class SuiteScore:
+    """A suite's scores from ``(case_id, behaviour, CaseScore)`` rows (:meth:`from_cases`).
+
+    Every case weighs the same. ``case_pass`` and ``assertion_pass`` are means of
+    the per-case rates with :func:`mean_se` and :func:`clustered_se` (cases
+    clustered by behaviour, CR1). ``assertion_pass`` leaves out cases without
+    assertions (listed in its ``excluded``) and is None when no case has any.
+    ``pass_at[k]`` / ``pass_hat[k]`` average over the cases with ``n >= k``.
+    """
+
+    n_cases: int
+    case_pass: RateSummary
+    assertion_pass: RateSummary | None
+    by_behaviour: dict[str, BehaviourScore]
+    pass_at: dict[int, KSummary]
+    pass_hat: dict[int, KSummary]
+
+    @classmethod
+    def from_cases(cls, cases: Iterable[tuple[str, str, CaseScore]], ks: Iterable[int] = ()) -> SuiteScore:
+        """Score a suite; ``ks`` are the k for pass@k / pass^k. Raises ValueError on
+        no cases or a repeated case id."""
+        rows = list(cases)
+        if not rows:
+            raise ValueError("a SuiteScore needs at least one case, got none")
+        seen: set[str] = set()
+        for cid, _, score in rows:
+            if cid in seen:
+                raise ValueError(f"case id {cid!r} appears more than once")
+            if not isinstance(score, CaseScore):
+                raise ValueError(f"case {cid!r}: expected a CaseScore, got {type(score).__name__}")
+            seen.add(cid)
+        case_pass = _rate_summary([(cid, beh, s.case_pass_rate) for cid, beh, s in rows])
+        assert case_pass is not None  # every case has a case pass rate
+        assertion_pass = _rate_summary([(cid, beh, s.assertion_pass_rate) for cid, beh, s in rows])
+
+        by_behaviour: dict[str, BehaviourScore] = {}
+        for beh in sorted({beh for _, beh, _ in rows}):
+            mine = [(cid, s) for cid, b, s in rows if b == beh]
+            cm, cse = mean_se([s.case_pass_rate for _, s in mine])
+            rates = [r for _, s in mine if (r := s.assertion_pass_rate) is not None]
+            assertion = Estimate(*mean_se(rates), n=len(rates)) if rates else None
+            by_behaviour[beh] = BehaviourScore(behaviour=beh, cases=tuple(cid for cid, _ in mine),
+                                               case_pass=Estimate(cm, cse, len(mine)), assertion_pass=assertion)
+
+        k_list = sorted(set(ks))
+        return cls(n_cases=len(rows), case_pass=case_pass, assertion_pass=assertion_pass,
+                   by_behaviour=by_behaviour,
+                   pass_at={k: _k_summary(k, rows, hat=False) for k in k_list},
+                   pass_hat={k: _k_summary(k, rows, hat=True) for k in k_list})
+
+
+# --------------------------------------------------------------------------- paired difference
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """Run b minus run a over the cases both runs have (see :func:`paired_difference`)."""
+
+    mean: float
+    se: float
+    ci_low: float
+    ci_high: float
+    n: int
+    flipped_up: tuple[str, ...]
+    flipped_down: tuple[str, ...]
+    only_in_a: tuple[str, ...]
+    only_in_b: tuple[str, ...]
+    distinguishable: bool
+    verdict: str
+
+    @property
+    def dropped(self) -> tuple[str, ...]:
+        """Cases left out because only one run has them."""
+        return self.only_in_a + self.only_in_b
+
+
+def _signed(x: float) -> str:
+    r = round(x, 2)
+    if r == 0:
+        r = 0.0  # no "-0.00"
+    return f"{r:+.2f}".replace("-", "\u2212")
+
+
+def paired_difference(a: Mapping[str, float], b: Mapping[str, float]) -> PairedDifference:
+    """Paired difference b − a over the common cases (Miller 2024, paired differences).
+
+    With ``d_i = b_i − a_i`` over the ``n`` cases in both runs::
+
+        mean = sum(d) / n
+        SE   = sqrt( sum((d - mean)²) / (n - 1) / n )       # mean_se of the d_i
+        95% CI = mean ± 1.96 · SE                           # normal approximation
+
+    Pairing removes the case-to-case variance that both runs share, so the SE
+    is usually much smaller than for two independent means. The difference is
+    *distinguishable from noise* when the interval excludes 0. With one common
+    case the noise cannot be estimated and it never is.
+
+    ``flipped_up`` / ``flipped_down``: cases with ``b > a`` / ``b < a`` (for
+    0/1 outcomes, the cases that went fail → pass / pass → fail), sorted.
+    ``only_in_a`` / ``only_in_b``: the dropped cases. Raises ValueError when no
+    case is in both runs or a value is not finite.
+    """
+    common = sorted(set(a) & set(b))
+    only_a = tuple(sorted(set(a) - set(b)))
+    only_b = tuple(sorted(set(b) - set(a)))
+    if not common:
+        raise ValueError(f"paired_difference needs cases present in both runs; none in common "
+                         f"({len(a)} cases in a, {len(b)} in b)")
+    diffs = _finite_floats("b - a", (float(b[cid]) - float(a[cid]) for cid in common))
+    mean, se = mean_se(diffs)
+    low, high = mean - Z_95 * se, mean + Z_95 * se
+    n = len(common)
+    up = tuple(cid for cid, d in zip(common, diffs, strict=True) if d > 0)
+    down = tuple(cid for cid, d in zip(common, diffs, strict=True) if d < 0)
+    if n < 2:
+        distinguishable = False
+        verdict = f"{_signed(mean)} over 1 paired case: too few cases to tell a difference from noise."
+    else:
+        distinguishable = low > 0 or high < 0
+        if distinguishable:
+            tail = "distinguishable from noise (b is " + ("higher" if mean > 0 else "lower") + ")"
+        else:
+            tail = "not distinguishable from noise"
+        verdict = (f"{_signed(mean)} (95% CI {_signed(low)} \u2026 {_signed(high)}) "
+                   f"over {n} paired cases: {tail}.")
+    dropped = len(only_a) + len(only_b)
+    if dropped:
+        verdict += f" {dropped} case{'s' if dropped != 1 else ''} not in both runs dropped."
+    return PairedDifference(mean=mean, se=se, ci_low=low, ci_high=high, n=n, flipped_up=up,
+                            flipped_down=down, only_in_a=only_a, only_in_b=only_b,
+                            distinguishable=distinguishable, verdict=verdict)
+
+
+# --------------------------------------------------------------------------- power
+
+
+def _z_total(alpha: float, power: float) -> float:
+    alpha = _check_probability("alpha", alpha, open_low=True, open_high=True)
+    power = _check_probability("power", power, open_low=True, open_high=True)
+    z = NormalDist()
+    return z.inv_cdf(1 - alpha / 2) + z.inv_cdf(power)
+
+
+def _diff_variance(p_a: float, p_b: float, trials: int, paired: bool, correlation: float) -> float:
+    var_a = p_a * (1 - p_a) / trials
+    var_b = p_b * (1 - p_b) / trials
+    if not paired:
+        return var_a + var_b
+    return max(0.0, var_a + var_b - 2 * correlation * math.sqrt(var_a * var_b))
+
+
+def _check_power_args(baseline: float, trials: int, correlation: float) -> float:
+    baseline = _check_probability("baseline", baseline)
+    _check_int("trials", trials, 1)
+    if not (math.isfinite(correlation) and -1 <= correlation <= 1):
+        raise ValueError(f"correlation must be in [-1, 1], got {correlation!r}")
+    return baseline
+
+
+def cases_needed(baseline: float, delta: float, alpha: float = 0.05, power: float = 0.8, trials: int = 1,
+                 paired: bool = True, correlation: float = 0.5) -> int:
+    """Cases needed to detect a change ``delta`` in the mean case pass rate (Miller 2024, power analysis).
+
+    Two-sided z-test, normal approximation (z from :class:`statistics.NormalDist`)::
+
+        n = ceil( (z_{1−alpha/2} + z_{power})² · V / delta² ),   at least 2
+
+    Variance assumption: each case's score is the mean of ``trials`` Bernoulli
+    trials with the run's pass rate, so its variance is ``p(1−p)/trials``
+    (binomial; cases alike, which is the optimistic end -- cases that differ in
+    difficulty only add variance the extra trials cannot remove). With
+    ``p_a = baseline`` and ``p_b = baseline + delta``, ``V`` is the variance of
+    one case's difference b − a:
+
+    * unpaired (``paired=False``, two independent runs): ``V = σ_a² + σ_b²``
+    * paired (same cases in both runs): ``V = σ_a² + σ_b² − 2ρ·σ_a·σ_b``, with ρ
+      = ``correlation`` of the two runs' per-case scores (an assumption; measure
+      it on earlier paired runs, e.g. ``statistics.correlation``). ρ = 0 gives
+      the unpaired number.
+
+    ``delta`` may be negative (a regression); ``baseline + delta`` must stay in
+    [0, 1]. Raises ValueError on ``delta == 0`` or arguments out of range.
+    """
+    baseline = _check_power_args(baseline, trials, correlation)
+    delta = float(delta)
+    if not math.isfinite(delta) or delta == 0:
+        raise ValueError(f"delta must be a non-zero difference in pass rate, got {delta!r}")
+    if not 0 <= baseline + delta <= 1:
+        raise ValueError(f"baseline + delta = {baseline + delta!r} is not a pass rate in [0, 1]")
+    z = _z_total(alpha, power)
+    var = _diff_variance(baseline, baseline + delta, trials, paired, correlation)
+    n = z * z * var / (delta * delta)
+    return max(2, math.ceil(n - 1e-9))  # the tolerance keeps an exact integer from rounding up
+
+
+def min_detectable_difference(n_cases: int, baseline: float, trials: int = 1, alpha: float = 0.05,
+                              power: float = 0.8, paired: bool = True, correlation: float = 0.5) -> float | None:
+    """Smallest improvement over ``baseline`` that ``n_cases`` cases detect (inverse of :func:`cases_needed`).
+
+    Same model and variance ``V(delta)`` as :func:`cases_needed`; the answer is
+    the smallest ``delta > 0`` with::
+
+        (z_{1−alpha/2} + z_{power}) · sqrt( V(delta) / n_cases ) <= delta
+
+    found by a grid scan and bisection on ``0 < delta <= 1 − baseline`` (V
+    depends on delta through ``p_b = baseline + delta``). When V is taken at
+    the baseline for both runs it reduces to the closed form
+    ``(z_a + z_b) · sqrt(2(1−ρ)·p(1−p)/trials / n_cases)``.
+
+    Returns None when no improvement up to a pass rate of 1 is detectable.
+    Raises ValueError when ``baseline`` is 1 (nothing to improve) or an
+    argument is out of range.
+    """
+    _check_int("n_cases", n_cases, 1)
+    baseline = _check_power_args(baseline, trials, correlation)
+    if baseline >= 1:
+        raise ValueError("baseline is 1: there is no improvement left to detect")
+    z = _z_total(alpha, power)
+    top = 1 - baseline
+
+    def shortfall(delta: float) -> float:  # <= 0 once delta is detectable
+        return z * math.sqrt(_diff_variance(baseline, baseline + delta, trials, paired, correlation) / n_cases) - delta
+
+    steps = 4000
+    prev = 0.0
+    for i in range(1, steps + 1):
+        d = top * i / steps
+        if shortfall(d) <= 0:
+            lo, hi = prev, d
+            for _ in range(200):
+                mid = (lo + hi) / 2
+                if shortfall(mid) <= 0:
+                    hi = mid
+                else:
+                    lo = mid
+                if hi - lo <= 1e-15:
+                    break
+            return hi
+        prev = d
+    return None
