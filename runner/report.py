@@ -15,6 +15,7 @@ from xml.etree import ElementTree as ET
 from rich.console import Console
 from rich.table import Table
 
+from runner.stats import CaseScore, SuiteScore
 from runner.trace import Trace, write_atomic
 
 VERDICT_STYLE = {"passed": "green", "failed": "bold red", "not_run": "yellow"}
@@ -38,6 +39,39 @@ def summarise(traces: list[Trace]) -> dict[str, Any]:
         "mutations": sum(t.mutation_total for t in traces),
         "duration_ms": round(sum(t.duration_ms for t in traces), 1),
     }
+
+
+def suite_score(traces: list[Trace]) -> SuiteScore | None:
+    """Per-case scores over the trials that ran (not_run is no evidence), then the suite's."""
+    by_case: dict[str, list[Trace]] = defaultdict(list)
+    for t in traces:
+        if t.verdict != "not_run":
+            by_case[t.case_id].append(t)
+    if not by_case:
+        return None
+    rows = []
+    for case_id, trials in by_case.items():
+        score = CaseScore.from_trials(
+            (t.verdict == "passed", t.assertions_passed, sum(a.status != "not_run" for a in t.assertions))
+            for t in trials)
+        rows.append((case_id, trials[0].behaviour, score))
+    max_n = max(s.n for _, _, s in rows)
+    ks = [k for k in (1, 3, 5) if k <= max_n and max_n > 1]
+    return SuiteScore.from_cases(rows, ks=ks)
+
+
+def score_line(score: SuiteScore | None) -> str:
+    if score is None:
+        return "no trial ran: no scores"
+    cp, ap = score.case_pass, score.assertion_pass
+    text = (f"case pass rate {_pct(cp.mean)} ± {cp.se * 100:.1f} (clustered by behaviour ± {cp.clustered_se * 100:.1f})"
+            f" · per-assertion pass rate " + (f"{_pct(ap.mean)} ± {ap.se * 100:.1f}" if ap else "—")
+            + f" · over {score.n_cases} case(s)")
+    for k, at in score.pass_at.items():
+        hat = score.pass_hat[k]
+        if at.mean is not None and hat.mean is not None:
+            text += f" · pass@{k} {at.mean:.2f} pass^{k} {hat.mean:.2f}"
+    return text
 
 
 def _pct(value: float | None) -> str:
@@ -71,6 +105,7 @@ def print_console(traces: list[Trace], out_dir: Path, console: Console | None = 
         f"({s['assertions']['passed']}/{s['assertions']['total']}) · {s['tool_calls']} tool calls · "
         f"{s['duration_ms'] / 1000:.1f}s of trials"
     )
+    console.print(score_line(suite_score(traces)), highlight=False)
     console.print(f"traces and reports: {out_dir}")
 
 
