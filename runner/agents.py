@@ -31,6 +31,10 @@ class Agent(Protocol):
         """Act on one user message through the host; return the reply to the user."""
         ...
 
+    def report(self) -> dict[str, Any]:
+        """What goes into the trace: ``tokens`` ({input, output}), ``cost_usd``, and a ``log``."""
+        ...
+
 
 class ReferenceAgent:
     name = "reference"
@@ -42,6 +46,9 @@ class ReferenceAgent:
 
     def start_trial(self) -> None:
         self.captures = {}
+
+    def report(self) -> dict[str, Any]:
+        return {}
 
     async def turn(self, step: UserStep, host: ToolHost) -> str:
         for planned in step.plan:

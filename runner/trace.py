@@ -145,6 +145,8 @@ class Trace(BaseModel):
     verdict: Verdict = "not_run"
     verdict_reason: str = ""
     tokens: dict[str, int] = Field(default_factory=dict)
+    cost_usd: float | None = None
+    agent_log: dict[str, Any] = Field(default_factory=dict)  # model agents: system prompt, turns, usage
     started_at: str = ""
     duration_ms: float = 0.0
     timings: dict[str, float] = Field(default_factory=dict)

@@ -126,6 +126,7 @@ class Trial:
             error = self._crash_reason() or f"{type(err).__name__}: {str(err).strip().splitlines()[0]}"
         except Exception as err:  # a harness bug must not take the run down; the trace says what
             error = f"harness error: {type(err).__name__}: {err}"
+        self._agent_report()
         await self._finish_network()
         if self.tp:
             await self.tp.close()
@@ -135,6 +136,12 @@ class Trial:
         self.trace.browser = self.env.session.describe()
         write_trace(self.trace, self.env.out_dir / "trials")
         return self.trace
+
+    def _agent_report(self) -> None:
+        report = self.agent.report() or {}
+        self.trace.tokens = dict(report.get("tokens") or {})
+        self.trace.cost_usd = report.get("cost_usd")
+        self.trace.agent_log = dict(report.get("log") or {})
 
     def _ms(self) -> float:
         return round((time.monotonic() - self.clock) * 1000, 1)

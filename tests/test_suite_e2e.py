@@ -134,3 +134,13 @@ def test_a_killed_run_leaves_every_written_trace_readable(tmp_path):
     assert len(traces) >= 3
     for path in (tmp_path / "killed" / "trials").glob("*.json"):
         json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_the_suite_catalog_is_what_the_site_registers():
+    from runner.catalog import read_catalog_sync
+    from site_under_test.server import SiteServer
+
+    with SiteServer(test_mode=True) as site:
+        live = read_catalog_sync(site.url)
+    committed = json.loads((CASES / "catalog.json").read_text(encoding="utf-8"))
+    assert live == committed, "cases/catalog.json is stale: regenerate it from the site (see runner/catalog.py)"
