@@ -251,11 +251,12 @@ def create_app(test_mode: bool, data_dir: Path, revision: str | None = None) -> 
 
     async def restart_session(request: Request) -> Response:
         """The human's 重新開始 after an expiry: a new session replaces the old one.
-        Needs the old session's CSRF token, like every POST."""
+        Replacing a known session needs its CSRF token, like every POST; with no
+        known session this is what GET /api/session would do anyway."""
         world = world_of(request)
         old = session_of(request, world)
         sent = request.headers.get("x-csrf-token", "")
-        if old is None or not secrets.compare_digest(sent.encode(), old.csrf.encode()):
+        if old is not None and not secrets.compare_digest(sent.encode(), old.csrf.encode()):
             raise ApiError(403, "FORBIDDEN", "請求缺少有效的 CSRF 權杖，已拒絕。")
         token, session = world.new_session()
         body = {"user": dict(DEMO_USER), "csrfToken": session.csrf, "expired": False,

@@ -379,7 +379,8 @@ async function registrationsView(ctx) {
         h('h2', { id: titleId }, h('a', { href: `/events/${encodeURIComponent(r.eventId)}`, 'data-link': true }, r.title)),
         h('p', { class: 'meta' }, `${formatDate(r.startsAt)}・${r.venue}`),
         h('p', {}, `報名編號 ${r.id}・狀態：報名中`),
-        h('button', { type: 'button', class: 'danger', 'aria-describedby': titleId, onclick: () => view.openCancel(r) }, '取消報名')));
+        // The name starts with the visible text and says which one (several rows have this button).
+        h('button', { type: 'button', class: 'danger', 'aria-label': `取消報名：${r.title}`, onclick: () => view.openCancel(r) }, '取消報名')));
   };
   view.refresh = async () => {
     try {

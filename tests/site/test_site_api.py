@@ -297,3 +297,14 @@ def test_a_crash_answers_a_safe_500(plain_site: SiteServer, transport: httpx.HTT
     response = httpx.Client(base_url=plain_site.url, transport=transport).get("/api/events")
     assert_contract_error(response, 500, "TEMPORARILY_UNAVAILABLE")
     assert "secret" not in response.text and "sqlite" not in response.text
+
+
+def test_restart_replaces_an_expired_session(api: httpx.Client, world: World) -> None:
+    world.expire_sessions()
+    refused = api.post("/api/session/restart", headers={"X-CSRF-Token": "forged"})
+    assert_contract_error(refused, 403, "FORBIDDEN")
+    fresh = api.post("/api/session/restart")
+    assert fresh.status_code == 200 and fresh.json()["expired"] is False
+    api.headers["X-CSRF-Token"] = fresh.json()["csrfToken"]
+    assert api.post("/api/saved", json={"eventId": "evt-a7k2p9"}).status_code == 200
+    assert world.state()["sessions"] == {"count": 2, "expired": [True, False]}

@@ -202,9 +202,9 @@ def test_prepare_cancellation_then_the_human_confirms(web: Web) -> None:
 
 def test_the_cancel_dialog_back_button_cancels_nothing(web: Web) -> None:
     web.goto("/registrations")
-    web.page.get_by_role("button", name="取消報名").first.click()
+    web.page.get_by_role("button", name="取消報名：無障礙網頁入門讀書會").click()
     dialog = web.page.get_by_role("dialog", name="確認取消報名")
-    expect(dialog).to_be_visible()
+    expect(dialog).to_contain_text("reg-r2v6")
     dialog.get_by_role("button", name="返回").click()
     expect(dialog).to_be_hidden()
     assert web.api_requests("POST") == []
