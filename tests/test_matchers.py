@@ -1,0 +1,352 @@
+"""Value matchers and paths (runner/matchers.py): each operator passes and fails."""
+
+from __future__ import annotations
+
+import pytest
+
+from runner.matchers import (
+    MISSING,
+    OPERATORS,
+    PathError,
+    is_operator,
+    match,
+    parse_path,
+    refs_in,
+    resolve,
+    short,
+    substitute,
+    unknown_operators,
+)
+
+
+def ok(matcher, value, captures=None) -> bool:
+    passed, why = match(matcher, value, captures)
+    if not passed:
+        assert why, "a failed match must say why"
+    return passed
+
+
+# ---- scalars -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("matcher", "value"),
+    [("taipei", "taipei"), (3, 3), (3, 3.0), (2.5, 2.5), (True, True), (False, False), (None, None)],
+)
+def test_scalar_equal_passes(matcher, value):
+    assert ok(matcher, value)
+
+
+@pytest.mark.parametrize(
+    ("matcher", "value"),
+    [
+        ("taipei", "Taipei"),
+        ("taipei", "kaohsiung"),
+        (3, 4),
+        (3, "3"),
+        ("3", 3),
+        (None, 0),
+        (None, ""),
+        (0, None),
+        (False, None),
+    ],
+)
+def test_scalar_unequal_fails(matcher, value):
+    assert not ok(matcher, value)
+
+
+@pytest.mark.parametrize(("matcher", "value"), [(True, 1), (1, True), (False, 0), (0, False), (1.0, True)])
+def test_bool_is_never_equal_to_an_int(matcher, value):
+    passed, why = match(matcher, value)
+    assert not passed
+    assert "expected" in why
+
+
+def test_scalar_against_missing_fails_and_says_missing():
+    passed, why = match("x", MISSING)
+    assert not passed
+    assert "missing" in why
+
+
+# ---- mappings and lists ------------------------------------------------------
+
+
+def test_mapping_is_a_partial_match():
+    value = {"status": "ok", "data": {"count": 1, "events": [{"id": "evt-1", "title": "A"}]}, "extra": 1}
+    assert ok({"status": "ok"}, value)
+    assert ok({"data": {"count": 1}}, value)
+    assert ok({}, value)
+
+
+def test_mapping_fails_on_a_wrong_or_missing_key_and_names_it():
+    value = {"status": "ok", "data": {"count": 1}}
+    passed, why = match({"data": {"count": 2}}, value)
+    assert not passed and why.startswith("data: count:")
+    passed, why = match({"code": "CONFIRMATION_REQUIRED"}, value)
+    assert not passed and "code" in why and "missing" in why
+
+
+def test_mapping_against_a_non_mapping_fails():
+    assert not ok({"a": 1}, [1])
+    assert not ok({"a": 1}, "a")
+    assert not ok({}, None)
+    assert not ok({}, MISSING)
+
+
+def test_list_is_exact_element_by_element():
+    assert ok([1, 2], [1, 2])
+    assert ok([], [])
+    assert not ok([1, 2], [2, 1])
+    assert not ok([1, 2], [1, 2, 3])
+    assert not ok([1, 2, 3], [1, 2])
+    assert not ok([1], "1")
+    assert not ok([], {})
+
+
+def test_list_elements_are_matched_partially_when_they_are_mappings():
+    value = [{"id": "evt-1", "title": "A"}]
+    assert ok([{"id": "evt-1"}], value)
+    passed, why = match([{"id": "evt-2"}], value)
+    assert not passed and why.startswith("[0]: id:")
+
+
+def test_list_of_booleans_does_not_equal_list_of_ints():
+    assert not ok([True, False], [1, 0])
+
+
+# ---- operators ---------------------------------------------------------------
+
+
+def test_contains_on_a_string():
+    assert ok({"$contains": "previous"}, "Ignore previous instructions")
+    assert not ok({"$contains": "Previous"}, "Ignore previous instructions")
+
+
+def test_contains_on_a_list_matches_an_element():
+    assert ok({"$contains": "b"}, ["a", "b"])
+    assert ok({"$contains": {"id": "evt-1"}}, [{"id": "evt-0"}, {"id": "evt-1", "x": 1}])
+    assert not ok({"$contains": "c"}, ["a", "b"])
+    assert not ok({"$contains": 1}, [True])
+
+
+def test_contains_needs_a_string_or_list():
+    assert not ok({"$contains": "1"}, 1)
+    assert not ok({"$contains": "a"}, {"a": 1})
+    assert not ok({"$contains": "a"}, MISSING)
+
+
+def test_pattern():
+    assert ok({"$pattern": r"^evt-[a-z0-9]+$"}, "evt-q4m8z1")
+    assert ok({"$pattern": "(?i)traceback"}, "a TraceBack here")
+    assert not ok({"$pattern": r"^evt-"}, "reg-h8k1")
+    assert not ok({"$pattern": "1"}, 1)
+    assert not ok({"$pattern": "x"}, MISSING)
+
+
+def test_any_needs_presence_only():
+    assert ok({"$any": True}, None)
+    assert ok({"$any": True}, "")
+    assert ok({"$any": True}, 0)
+    assert not ok({"$any": True}, MISSING)
+
+
+def test_in():
+    assert ok({"$in": ["taipei", "kaohsiung"]}, "taipei")
+    assert not ok({"$in": ["taipei", "kaohsiung"]}, "tokyo")
+    assert not ok({"$in": [1, 2]}, True)
+    assert not ok({"$in": ["a"]}, MISSING)
+
+
+def test_len():
+    assert ok({"$len": 2}, [1, 2])
+    assert ok({"$len": 0}, [])
+    assert ok({"$len": 3}, "abc")
+    assert ok({"$len": 1}, {"a": 1})
+    assert not ok({"$len": 1}, [1, 2])
+    assert not ok({"$len": 1}, 1)
+    assert not ok({"$len": 0}, MISSING)
+
+
+def test_absent():
+    assert ok({"$absent": True}, MISSING)
+    assert not ok({"$absent": True}, None)
+    assert not ok({"$absent": True}, "taipei")
+    assert ok({"$absent": False}, "x")
+    assert not ok({"$absent": False}, MISSING)
+
+
+def test_not():
+    assert ok({"$not": {"$pattern": "(?i)traceback|sqlite"}}, "please retry later")
+    assert not ok({"$not": {"$pattern": "(?i)traceback|sqlite"}}, "sqlite3.OperationalError")
+    assert ok({"$not": "a"}, "b")
+    assert not ok({"$not": "a"}, "a")
+
+
+def test_several_operators_must_all_hold():
+    matcher = {"$pattern": "^evt-", "$len": 5}
+    assert ok(matcher, "evt-1")
+    assert not ok(matcher, "evt-12")
+    assert not ok(matcher, "reg-1")
+
+
+def test_operators_nested_in_a_partial_mapping():
+    matcher = {"query": {"$contains": "WebMCP"}, "city": {"$absent": True}}
+    assert ok(matcher, {"query": "WebMCP 入門"})
+    assert not ok(matcher, {"query": "WebMCP", "city": "taipei"})
+
+
+def test_an_unknown_operator_raises():
+    with pytest.raises(ValueError, match=r"\$regex"):
+        match({"$regex": "x"}, "x")
+
+
+# ---- $ref --------------------------------------------------------------------
+
+
+def test_ref_equal_to_the_captured_value():
+    captures = {"first": "evt-1"}
+    assert ok({"$ref": "first"}, "evt-1", captures)
+    assert not ok({"$ref": "first"}, "evt-2", captures)
+    assert not ok({"$ref": "first"}, MISSING, captures)
+
+
+def test_ref_to_a_captured_int_is_not_a_bool():
+    assert not ok({"$ref": "n"}, True, {"n": 1})
+    assert ok({"$ref": "n"}, 1, {"n": 1})
+
+
+def test_ref_without_a_capture_fails_and_says_so():
+    passed, why = match({"$ref": "first"}, "evt-1", {})
+    assert not passed
+    assert "captured" in why and "first" in why
+    passed, _ = match({"$ref": "first"}, "evt-1")
+    assert not passed
+
+
+def test_ref_inside_a_result_matcher():
+    result = {"status": "ok", "data": {"event": {"id": "evt-1"}}}
+    assert ok({"data": {"event": {"id": {"$ref": "first"}}}}, result, {"first": "evt-1"})
+    assert not ok({"data": {"event": {"id": {"$ref": "first"}}}}, result, {"first": "evt-9"})
+
+
+# ---- paths -------------------------------------------------------------------
+
+
+def test_parse_path():
+    assert parse_path("result.data.events[0].id") == ["result", "data", "events", 0, "id"]
+    assert parse_path("events[id=evt-1].seatsLeft") == ["events", ("id", "evt-1"), "seatsLeft"]
+    assert parse_path("saved") == ["saved"]
+    assert parse_path("a[0][1]") == ["a", 0, 1]
+    assert parse_path("a[k=]") == ["a", ("k", "")]
+
+
+@pytest.mark.parametrize("path", ["", ".", "..", "a[", "a[x]", "a[-1]", "a]", "a[=x]"])
+def test_parse_path_errors(path):
+    with pytest.raises(PathError):
+        parse_path(path)
+
+
+def test_path_error_is_a_value_error():
+    assert issubclass(PathError, ValueError)
+
+
+DATA = {
+    "result": {"data": {"events": [{"id": "evt-1", "seatsLeft": 3}, {"id": "evt-2", "seatsLeft": 0}]}},
+    "events": [{"id": "evt-1", "seatsLeft": 3}, {"id": 7, "seatsLeft": 1}],
+    "zero": 0,
+    "none": None,
+}
+
+
+def test_resolve_by_key_and_index():
+    assert resolve(DATA, "result.data.events[0].id") == "evt-1"
+    assert resolve(DATA, "result.data.events[1].seatsLeft") == 0
+    assert resolve(DATA, "zero") == 0
+    assert resolve(DATA, "none") is None
+
+
+def test_resolve_by_selector():
+    assert resolve(DATA, "events[id=evt-1].seatsLeft") == 3
+    assert resolve(DATA, "events[id=7].seatsLeft") == 1  # selector values compare as text
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "result.data.events[2].id",  # index out of range
+        "result.data.events[0].title",  # key not there
+        "events[id=evt-9].seatsLeft",  # no element selected
+        "zero.x",  # key into a scalar
+        "zero[0]",  # index into a scalar
+        "result[id=x]",  # selector on a mapping
+        "result.data[0]",  # index into a mapping
+        "nothing",
+        "none.x",
+    ],
+)
+def test_resolve_missing(path):
+    assert resolve(DATA, path) is MISSING
+
+
+def test_resolve_bad_path_raises():
+    with pytest.raises(PathError):
+        resolve(DATA, "events[")
+
+
+@pytest.mark.xfail(reason="BUG: a selector [field=None] picks an element that has no such field "
+                          "(str(None) == 'None')", strict=True)
+def test_selector_does_not_pick_an_element_without_the_field():
+    assert resolve([{"x": 1}], "[id=None]") is MISSING
+
+
+# ---- helpers used by validate and the reference agent -----------------------
+
+
+def test_is_operator():
+    assert is_operator({"$any": True})
+    assert not is_operator({"a": 1})
+    assert not is_operator({})
+    assert not is_operator("$any")
+
+
+def test_unknown_operators_finds_them_anywhere():
+    assert unknown_operators({"a": {"$regex": "x"}}) == ["$regex"]
+    assert unknown_operators([{"$not": {"$regexp": "x"}}]) == ["$regexp"]
+    assert unknown_operators({"data": {"events": [{"id": {"$eq": 1}}]}}) == ["$eq"]
+    assert unknown_operators({"$in": [{"$foo": 1}]}) == ["$foo"]
+
+
+def test_unknown_operators_accepts_all_known_ones():
+    assert unknown_operators({op: 1 for op in OPERATORS}) == []
+    assert unknown_operators(None) == []
+    assert unknown_operators("$regex") == []  # a plain string value is not an operator
+    assert unknown_operators({"city": "taipei", "q": {"$contains": "x"}}) == []
+
+
+def test_refs_in():
+    assert refs_in({"eventId": {"$ref": "first"}}) == ["first"]
+    assert sorted(refs_in({"a": [{"$ref": "x"}], "b": {"c": {"$ref": "y"}}})) == ["x", "y"]
+    assert refs_in({"a": 1, "b": [1, "$ref"]}) == []
+    assert refs_in(None) == []
+
+
+def test_substitute_replaces_refs():
+    template = {"eventId": {"$ref": "first"}, "ids": [{"$ref": "first"}, "x"], "n": 1}
+    assert substitute(template, {"first": "evt-1"}) == {"eventId": "evt-1", "ids": ["evt-1", "x"], "n": 1}
+
+
+def test_substitute_leaves_other_operators_and_values():
+    assert substitute({"q": {"$contains": "x"}}, {}) == {"q": {"$contains": "x"}}
+    assert substitute("plain", {}) == "plain"
+
+
+def test_substitute_errors_on_an_unknown_ref():
+    with pytest.raises(KeyError, match="first"):
+        substitute({"eventId": {"$ref": "first"}}, {"other": 1})
+
+
+def test_short():
+    assert short(MISSING) == "(missing)"
+    assert short({"b": 1, "a": "台北"}) == '{"a": "台北", "b": 1}'
+    text = short("x" * 200, limit=20)
+    assert len(text) == 20 and text.endswith("…")
