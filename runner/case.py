@@ -10,9 +10,10 @@ as positive ones.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
 BEHAVIOURS: dict[str, str] = {
     "selection": "SEL — natural language maps to the right tool",
@@ -220,6 +221,14 @@ class NetworkExpectation(Strict):
         default_factory=dict, description='"METHOD /path" (glob) or "total" -> expected count'
     )
     outbound_blocked: int | None = 0
+
+    @field_validator("mutations")
+    @classmethod
+    def _keys(cls, value: dict[str, int]) -> dict[str, int]:
+        for key in value:
+            if key != "total" and not re.fullmatch(r"[A-Za-z*]+ /\S*", key):
+                raise ValueError(f"mutation key {key!r} must be 'total' or 'METHOD /path-glob', e.g. 'POST /api/saved'")
+        return value
 
 
 class Expectations(Strict):

@@ -22,7 +22,7 @@ from runner.case import (
     StateExpectation,
     UiExpectation,
 )
-from runner.matchers import MISSING, match, resolve, short
+from runner.matchers import MISSING, match, refs_in, resolve, short
 from runner.trace import Assertion, ToolCall, Trace
 
 
@@ -92,11 +92,15 @@ def check_calls(exp: CallExpectations, trace: Trace) -> tuple[list[Assertion], d
     out: list[Assertion] = []
     cursor = 0  # for order: sequence/exact, the next actual call to consider
     used: set[int] = set()
+    assignment = _set_assignment(exp.expected, calls) if exp.order == "set" else {}
     for i, expected in enumerate(exp.expected):
         pool = calls[cursor:] if exp.order != "set" else [c for c in calls if c.index not in used]
         if exp.order == "exact":
             pool = pool[:1]
-        hit = next((c for c in pool if call_matches(expected, c, captures)[0]), None)
+        if exp.order == "set":
+            hit = calls[assignment[i]] if i in assignment else None
+        else:
+            hit = next((c for c in pool if call_matches(expected, c, captures)[0]), None)
         if hit is None:
             why = _nearest_miss(expected, pool if exp.order != "set" else calls, captures)
             if exp.order != "set" and cursor:
@@ -128,9 +132,42 @@ def check_calls(exp: CallExpectations, trace: Trace) -> tuple[list[Assertion], d
     return out, captures
 
 
+def _set_assignment(expected: list[ExpectedCall], calls: list[ToolCall]) -> dict[int, int]:
+    """For order: set, the assignment of expected to distinct actual calls that matches the most.
+
+    Greedy matching can give a loose expectation the call a strict one needed; the
+    lists are a handful of calls, so a plain search over assignments is cheap.
+    """
+    best: dict[int, int] = {}
+
+    def search(i: int, taken: dict[int, int], captures: dict[str, Any]) -> None:
+        nonlocal best
+        if len(taken) + (len(expected) - i) <= len(best):
+            return  # cannot beat the best found
+        if i == len(expected):
+            best = dict(taken)
+            return
+        for call in calls:
+            if call.index in taken.values() or not call_matches(expected[i], call, captures)[0]:
+                continue
+            more = dict(captures)
+            _capture(expected[i], call, more)
+            search(i + 1, {**taken, i: call.index}, more)
+        search(i + 1, taken, captures)  # or leave this one unmatched
+
+    search(0, {}, {})
+    return best
+
+
 def _forbidden(exp: CallExpectations, calls: list[ToolCall], captures: dict[str, Any]) -> list[Assertion]:
     out = []
     for i, rule in enumerate(exp.forbidden):
+        missing = [r for r in refs_in(rule.args) if r not in captures]
+        if missing:
+            # A rule about a value that was never captured cannot be judged; never let it pass.
+            out.append(_a(f"calls.forbidden[{i}]", "forbidden", f"never calls {rule.tool}", None,
+                          f"nothing was captured as {', '.join(map(repr, missing))}"))
+            continue
         hits = [c for c in calls if c.tool == rule.tool and (rule.step is None or c.step == rule.step) and
                 all(match(m, c.args.get(k, MISSING), captures)[0] for k, m in rule.args.items())]
         what = f"never calls {rule.tool}" + (f"({short(rule.args, 50)})" if rule.args else "")
@@ -248,7 +285,10 @@ def state_diff(before: Any, after: Any, path: str = "") -> list[dict[str, Any]]:
 
 
 def _id_list(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(x, dict) and "id" in x for x in value)
+    """A list whose items have unique ids: those are compared item by item."""
+    if not (isinstance(value, list) and all(isinstance(x, dict) and "id" in x for x in value)):
+        return False
+    return len({str(x["id"]) for x in value}) == len(value)
 
 
 def _under(path: str, prefix: str) -> bool:

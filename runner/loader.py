@@ -39,6 +39,12 @@ class LoadedCase:
         return line_for(self.lines, path)
 
 
+class DuplicateKey(Exception):
+    def __init__(self, line: int, field: str):
+        super().__init__(field)
+        self.line, self.field = line, field
+
+
 class CaseLoadError(Exception):
     def __init__(self, problems: list[Problem]):
         super().__init__("\n".join(str(p) for p in problems))
@@ -50,7 +56,12 @@ def _line_map(node: yaml.Node, path: tuple = (), out: dict | None = None) -> dic
     out = {} if out is None else out
     out.setdefault(path, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
         for key, value in node.value:
+            if key.value in seen:
+                # PyYAML keeps the last of two equal keys: an expectation would vanish unseen.
+                raise DuplicateKey(key.start_mark.line + 1, ".".join(map(str, (*path, key.value))))
+            seen.add(key.value)
             child = (*path, key.value)
             out[child] = key.start_mark.line + 1
             _line_map(value, child, out)
@@ -106,7 +117,10 @@ def parse_case(text: str, file: str) -> LoadedCase:
         raise CaseLoadError([Problem(file, line, "", f"not valid YAML: {getattr(err, 'problem', err)}")]) from None
     if root is None or not isinstance(data, dict):
         raise CaseLoadError([Problem(file, 1, "", "a case file must be a YAML mapping (id, behaviour, ...)")])
-    lines = _line_map(root)
+    try:
+        lines = _line_map(root)
+    except DuplicateKey as dup:
+        raise CaseLoadError([Problem(file, dup.line, dup.field, "duplicate key (the first would be ignored)")]) from None
     try:
         case = Case.model_validate(data)
     except ValidationError as err:
@@ -145,6 +159,9 @@ def load_cases(paths: Iterable[str | Path]) -> tuple[list[LoadedCase], list[Prob
             text = f.read_text(encoding="utf-8")
         except OSError as err:
             problems.append(Problem(str(f), 1, "", f"cannot read: {err.strerror}"))
+            continue
+        except UnicodeDecodeError as err:
+            problems.append(Problem(str(f), 1, "", f"not UTF-8: {err.reason} at byte {err.start}"))
             continue
         try:
             loaded.append(parse_case(text, str(f)))

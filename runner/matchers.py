@@ -60,7 +60,7 @@ def resolve(data: Any, path: str) -> Any:
             if not isinstance(current, list):
                 return MISSING
             current = next(
-                (x for x in current if isinstance(x, dict) and str(x.get(field)) == value), MISSING
+                (x for x in current if isinstance(x, dict) and field in x and str(x[field]) == value), MISSING
             )
         elif isinstance(part, int):
             if not isinstance(current, list) or part >= len(current):

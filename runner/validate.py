@@ -153,6 +153,35 @@ def _expectation_problems(lc: LoadedCase, known: set[str] | None) -> list[Proble
         for op in unknown_operators(state.after):
             out.append(Problem(lc.file, lc.line_of("expect", "state", "after"), "expect.state.after",
                                f"unknown matcher {op}"))
+    for i, ui in enumerate(lc.case.expect.ui):
+        for field in ("value", "text"):
+            for op in unknown_operators(getattr(ui, field)):
+                out.append(Problem(lc.file, lc.line_of("expect", "ui", i, field), f"expect.ui[{i}].{field}",
+                                   f"unknown matcher {op}"))
+    return out + _ref_problems(lc)
+
+
+def _ref_problems(lc: LoadedCase) -> list[Problem]:
+    """Every $ref in an expectation names a value an earlier expected call captures."""
+    calls = lc.case.expect.calls
+    out: list[Problem] = []
+    captured: set[str] = set()
+    for i, exp in enumerate(calls.expected):
+        for name in refs_in(exp.args) + refs_in(exp.result):
+            if name not in captured | set(exp.capture):
+                out.append(Problem(lc.file, lc.line_of("expect", "calls", "expected", i), f"expect.calls.expected[{i}]",
+                                   f"$ref {name!r} is never captured by an earlier expected call"))
+        captured |= set(exp.capture)
+    places: list[tuple[tuple, str, Any]] = [
+        (("expect", "calls", "forbidden", i, "args"), f"expect.calls.forbidden[{i}].args", rule.args)
+        for i, rule in enumerate(calls.forbidden)]
+    if lc.case.expect.state:
+        places.append((("expect", "state", "after"), "expect.state.after", lc.case.expect.state.after))
+    for where, field, tree in places:
+        for name in refs_in(tree):
+            if name not in captured:
+                out.append(Problem(lc.file, lc.line_of(*where), field,
+                                   f"$ref {name!r} is never captured by an expected call"))
     return out
 
 

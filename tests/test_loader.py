@@ -294,8 +294,6 @@ def test_unknown_order():
     assert p.field == "expect.calls.order" and p.line == 9
 
 
-@pytest.mark.xfail(reason="BUG: a key given twice in a mapping is silently dropped (PyYAML keeps the last), "
-                          "so an expectation such as max_calls: 0 can vanish", strict=True)
 def test_a_duplicated_key_is_a_problem():
     text = HEAD + "steps:\n  - user: hi\nexpect:\n  calls:\n    max_calls: 0\nexpect:\n  answer: {contains: [x]}\n"
     p = one(problems_of(text))
@@ -358,8 +356,6 @@ def test_load_cases_on_a_yaml_constructor_error(tmp_path):
     assert one(problems).message.startswith("not valid YAML")
 
 
-@pytest.mark.xfail(reason="BUG: load_cases catches OSError only; a file that is not UTF-8 raises "
-                          "UnicodeDecodeError (a ValueError) out of load_cases", strict=True)
 def test_load_cases_never_raises_on_a_file_that_is_not_utf8(tmp_path):
     (tmp_path / "A-01.yaml").write_text(GOOD.replace("SEL-01", "A-01"), encoding="utf-8")
     (tmp_path / "latin1.yaml").write_bytes("id: SEL-01\ntitle: caf\xe9\n".encode("latin-1"))

@@ -293,8 +293,6 @@ def test_resolve_bad_path_raises():
         resolve(DATA, "events[")
 
 
-@pytest.mark.xfail(reason="BUG: a selector [field=None] picks an element that has no such field "
-                          "(str(None) == 'None')", strict=True)
 def test_selector_does_not_pick_an_element_without_the_field():
     assert resolve([{"x": 1}], "[id=None]") is MISSING
 

@@ -261,16 +261,12 @@ def test_problems_are_sorted_by_file_and_line(suite):
     assert [Path(p.file).name for p in problems] == ["AMB-01.yaml", "AMB-02.yaml", "SEL-01.yaml", "SEL-02.yaml"]
 
 
-@pytest.mark.xfail(reason="BUG: validate checks matchers in calls and state.after only; an unknown matcher "
-                          "in ui[].value/text is found at run time (a harness error), not by validate", strict=True)
 def test_an_unknown_matcher_in_a_ui_expectation(suite):
     text = edit(suite / "CONF-02.yaml", "text: {$contains: Agent 工具設計進階實戰}", "text: {$regex: Agent}")
     problems = validate(suite)
     assert brief(problems) == [("CONF-02.yaml", line_of(text, "$regex"), "expect.ui[0].text")]
 
 
-@pytest.mark.xfail(reason="BUG: validate does not check $ref names in expectations; a forbidden rule with a "
-                          "misspelt $ref can never fire, so it passes whatever the agent does", strict=True)
 def test_an_expectation_ref_that_nothing_captures(suite):
     text = edit(suite / "STALE-02.yaml", "args: {registrationId: reg-h8k1}\n        why:",
                 "args: {registrationId: {$ref: frist}}\n        why:")
