@@ -144,8 +144,11 @@ def _step_kind(value: Any) -> str | None:
 
 Step = Annotated[
     Annotated[UserStep, Tag("user")] | Annotated[Action, Tag("action")],
-    Discriminator(_step_kind, custom_error_type="step_kind",
-                  custom_error_message="a step needs either 'user' (a message) or 'action'"),
+    Discriminator(
+        _step_kind,
+        custom_error_type="step_kind",
+        custom_error_message="a step needs either 'user' (a message) or 'action'",
+    ),
 ]
 
 

@@ -60,13 +60,23 @@ def _cmd_run(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     chosen = select_cases(loaded, patterns, args.grep, args.behaviour or [])
     if not chosen:
-        errors.print("No case matches the selection " + " ".join(args.cases + ([f"--grep {args.grep}"] if args.grep else [])))
+        errors.print(
+            "No case matches the selection " + " ".join(args.cases + ([f"--grep {args.grep}"] if args.grep else []))
+        )
         return EXIT_INVALID
     site_config = load_site_config(Path(args.site_config), args.base_url) if args.site_config else None
     options = RunOptions(
-        out_root=Path(args.out), run_id=args.run_id, trials=args.trials, workers=args.workers,
-        headed=args.headed, slowmo=args.slowmo, hold_ms=args.hold_ms, base_url=args.base_url,
-        site_config=site_config, proxy=not args.no_proxy, chromium=args.chromium,
+        out_root=Path(args.out),
+        run_id=args.run_id,
+        trials=args.trials,
+        workers=args.workers,
+        headed=args.headed,
+        slowmo=args.slowmo,
+        hold_ms=args.hold_ms,
+        base_url=args.base_url,
+        site_config=site_config,
+        proxy=not args.no_proxy,
+        chromium=args.chromium,
     )
     total = len(chosen) * args.trials
     done = 0
@@ -75,12 +85,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
         nonlocal done
         done += 1
         style = {"passed": "green", "failed": "bold red", "not_run": "yellow"}[trace.verdict]
-        console.print(f"[{done:>3}/{total}] [{style}]{trace.verdict:<7}[/] {trace.trial_id:<16} "
-                      f"{trace.duration_ms / 1000:5.1f}s  {trace.title}", highlight=False)
+        console.print(
+            f"[{done:>3}/{total}] [{style}]{trace.verdict:<7}[/] {trace.trial_id:<16} "
+            f"{trace.duration_ms / 1000:5.1f}s  {trace.title}",
+            highlight=False,
+        )
 
-    console.print(f"webmcp-eval: {len(chosen)} case(s) × {args.trials} trial(s), {args.workers} worker(s), "
-                  f"{'headed' if args.headed else 'headless'}, "
-                  f"site {args.base_url or 'embedded demo site (test mode)'}")
+    console.print(
+        f"webmcp-eval: {len(chosen)} case(s) × {args.trials} trial(s), {args.workers} worker(s), "
+        f"{'headed' if args.headed else 'headless'}, "
+        f"site {args.base_url or 'embedded demo site (test mode)'}"
+    )
     from runner.browser import ChromiumNotFound
 
     try:
@@ -171,14 +186,18 @@ def _cmd_site(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="webmcp-eval", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="webmcp-eval", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    run = sub.add_parser("run", help="run cases as trials and report verdicts",
-                         description="Run cases (default: all of cases/) against the embedded demo site or "
-                                     "--base-url, headless unless --headed, and write traces and reports under "
-                                     "--out/<run-id>/.")
+    run = sub.add_parser(
+        "run",
+        help="run cases as trials and report verdicts",
+        description="Run cases (default: all of cases/) against the embedded demo site or "
+        "--base-url, headless unless --headed, and write traces and reports under "
+        "--out/<run-id>/.",
+    )
     run.add_argument("cases", nargs="*", help="case IDs or globs (SEL-01, 'CONF-*'), or case files/directories")
     run.add_argument("-g", "--grep", help="only cases whose id or title matches this regex")
     run.add_argument("-b", "--behaviour", action="append", help="only cases of this behaviour (repeatable)")
@@ -186,8 +205,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-j", "--workers", type=int, default=1, help="trials in parallel (default 1)")
     run.add_argument("--headed", action="store_true", help="show the browser; hold at confirmation points")
     run.add_argument("--slowmo", type=float, default=None, metavar="MS", help="slow every browser action by MS")
-    run.add_argument("--hold-ms", type=int, default=None, metavar="MS",
-                     help="headed: hold MS at a confirmation point (default: until Enter)")
+    run.add_argument(
+        "--hold-ms",
+        type=int,
+        default=None,
+        metavar="MS",
+        help="headed: hold MS at a confirmation point (default: until Enter)",
+    )
     run.add_argument("--base-url", help="an already running or deployed site instead of the embedded one")
     run.add_argument("--site-config", help="YAML naming the site's hooks (reset, state, ...) and mutation rules")
     run.add_argument("--no-proxy", action="store_true", help="no proxy: network checks become not_run")

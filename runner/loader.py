@@ -120,14 +120,13 @@ def parse_case(text: str, file: str) -> LoadedCase:
     try:
         lines = _line_map(root)
     except DuplicateKey as dup:
-        raise CaseLoadError([Problem(file, dup.line, dup.field, "duplicate key (the first would be ignored)")]) from None
+        raise CaseLoadError(
+            [Problem(file, dup.line, dup.field, "duplicate key (the first would be ignored)")]
+        ) from None
     try:
         case = Case.model_validate(data)
     except ValidationError as err:
-        problems = [
-            Problem(file, line_for(lines, e["loc"]), _field_path(e["loc"]), _message(e))
-            for e in err.errors()
-        ]
+        problems = [Problem(file, line_for(lines, e["loc"]), _field_path(e["loc"]), _message(e)) for e in err.errors()]
         raise CaseLoadError(problems) from None
     return LoadedCase(case, file, lines)
 

@@ -33,7 +33,9 @@ def summarise(traces: list[Trace]) -> dict[str, Any]:
         "failed": by_verdict["failed"],
         "not_run": by_verdict["not_run"],
         "case_pass_rate": (by_verdict["passed"] / len(ran)) if ran else None,
-        "assertion_pass_rate": (sum(a.status == "passed" for a in assertions) / len(assertions)) if assertions else None,
+        "assertion_pass_rate": (sum(a.status == "passed" for a in assertions) / len(assertions))
+        if assertions
+        else None,
         "assertions": {"passed": sum(a.status == "passed" for a in assertions), "total": len(assertions)},
         "tool_calls": sum(len(t.calls) for t in traces),
         "mutations": sum(t.mutation_total for t in traces),
@@ -53,7 +55,8 @@ def suite_score(traces: list[Trace]) -> SuiteScore | None:
     for case_id, trials in by_case.items():
         score = CaseScore.from_trials(
             (t.verdict == "passed", t.assertions_passed, sum(a.status != "not_run" for a in t.assertions))
-            for t in trials)
+            for t in trials
+        )
         rows.append((case_id, trials[0].behaviour, score))
     max_n = max(s.n for _, _, s in rows)
     ks = [k for k in (1, 3, 5) if k <= max_n and max_n > 1]
@@ -64,9 +67,12 @@ def score_line(score: SuiteScore | None) -> str:
     if score is None:
         return "no trial ran: no scores"
     cp, ap = score.case_pass, score.assertion_pass
-    text = (f"case pass rate {_pct(cp.mean)} ± {cp.se * 100:.1f} (clustered by behaviour ± {cp.clustered_se * 100:.1f})"
-            f" · per-assertion pass rate " + (f"{_pct(ap.mean)} ± {ap.se * 100:.1f}" if ap else "—")
-            + f" · over {score.n_cases} case(s)")
+    text = (
+        f"case pass rate {_pct(cp.mean)} ± {cp.se * 100:.1f} (clustered by behaviour ± {cp.clustered_se * 100:.1f})"
+        f" · per-assertion pass rate "
+        + (f"{_pct(ap.mean)} ± {ap.se * 100:.1f}" if ap else "—")
+        + f" · over {score.n_cases} case(s)"
+    )
     for k, at in score.pass_at.items():
         hat = score.pass_hat[k]
         if at.mean is not None and hat.mean is not None:
@@ -81,20 +87,29 @@ def _pct(value: float | None) -> str:
 def print_console(traces: list[Trace], out_dir: Path, console: Console | None = None) -> None:
     console = console or Console()
     table = Table(title=f"webmcp-eval — {len(traces)} trial(s)", title_justify="left", show_lines=False)
-    for col, kw in [("case", {}), ("behaviour", {}), ("evidence", {}), ("verdict", {}),
-                    ("assertions", {"justify": "right"}), ("mutations", {"justify": "right"}),
-                    ("tool calls", {"justify": "right"}), ("time", {"justify": "right"})]:
+    for col, kw in [
+        ("case", {}),
+        ("behaviour", {}),
+        ("evidence", {}),
+        ("verdict", {}),
+        ("assertions", {"justify": "right"}),
+        ("mutations", {"justify": "right"}),
+        ("tool calls", {"justify": "right"}),
+        ("time", {"justify": "right"}),
+    ]:
         table.add_column(col, **kw)
     for t in traces:
         counted = [a for a in t.assertions if a.status != "not_run"]
         table.add_row(
             t.trial_id if t.trial_index or len({x.case_id for x in traces}) < len(traces) else t.case_id,
-            t.behaviour, t.evidence_kind,
+            t.behaviour,
+            t.evidence_kind,
             f"[{VERDICT_STYLE[t.verdict]}]{t.verdict}[/]",
-            f"{t.assertions_passed}/{len(counted)}" + (f" (+{len(t.assertions) - len(counted)} not run)"
-                                                      if len(counted) < len(t.assertions) else ""),
+            f"{t.assertions_passed}/{len(counted)}"
+            + (f" (+{len(t.assertions) - len(counted)} not run)" if len(counted) < len(t.assertions) else ""),
             str(t.mutation_total) if t.network.available else "—",
-            str(len(t.calls)), f"{t.duration_ms / 1000:.1f}s",
+            str(len(t.calls)),
+            f"{t.duration_ms / 1000:.1f}s",
         )
     console.print(table)
     _print_problems(traces, console)
@@ -130,11 +145,18 @@ def write_json(traces: list[Trace], path: Path, extra: dict[str, Any] | None = N
         **(extra or {}),
         "trials": [
             {
-                "trial_id": t.trial_id, "case_id": t.case_id, "behaviour": t.behaviour,
-                "evidence_kind": t.evidence_kind, "agent": t.agent, "verdict": t.verdict,
-                "reason": t.verdict_reason, "assertions_passed": t.assertions_passed,
-                "assertions_total": len(t.assertions), "tool_calls": len(t.calls),
-                "mutations": t.mutation_total, "duration_ms": t.duration_ms,
+                "trial_id": t.trial_id,
+                "case_id": t.case_id,
+                "behaviour": t.behaviour,
+                "evidence_kind": t.evidence_kind,
+                "agent": t.agent,
+                "verdict": t.verdict,
+                "reason": t.verdict_reason,
+                "assertions_passed": t.assertions_passed,
+                "assertions_total": len(t.assertions),
+                "tool_calls": len(t.calls),
+                "mutations": t.mutation_total,
+                "duration_ms": t.duration_ms,
                 "trace": f"trials/{t.trial_id}.json",
             }
             for t in traces
@@ -146,11 +168,24 @@ def write_json(traces: list[Trace], path: Path, extra: dict[str, Any] | None = N
 def write_junit(traces: list[Trace], path: Path) -> None:
     """JUnit XML: one testcase per trial; failed → <failure>, not_run → <skipped>."""
     s = summarise(traces)
-    suite = ET.Element("testsuite", name="webmcp-eval", tests=str(len(traces)), failures=str(s["failed"]),
-                       skipped=str(s["not_run"]), errors="0", time=f"{s['duration_ms'] / 1000:.3f}")
+    suite = ET.Element(
+        "testsuite",
+        name="webmcp-eval",
+        tests=str(len(traces)),
+        failures=str(s["failed"]),
+        skipped=str(s["not_run"]),
+        errors="0",
+        time=f"{s['duration_ms'] / 1000:.3f}",
+    )
     for t in traces:
-        tc = ET.SubElement(suite, "testcase", classname=f"webmcp-eval.{t.behaviour}", name=t.trial_id,
-                           file=t.case_file, time=f"{t.duration_ms / 1000:.3f}")
+        tc = ET.SubElement(
+            suite,
+            "testcase",
+            classname=f"webmcp-eval.{t.behaviour}",
+            name=t.trial_id,
+            file=t.case_file,
+            time=f"{t.duration_ms / 1000:.3f}",
+        )
         if t.verdict == "failed":
             failed = [a for a in t.assertions if a.status == "failed"]
             node = ET.SubElement(tc, "failure", message=t.verdict_reason[:500])

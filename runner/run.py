@@ -55,13 +55,17 @@ class RunResult:
     site_info: dict[str, Any]
 
 
-def select_cases(cases: list[LoadedCase], patterns: list[str], grep: str | None,
-                 behaviours: list[str]) -> list[LoadedCase]:
+def select_cases(
+    cases: list[LoadedCase], patterns: list[str], grep: str | None, behaviours: list[str]
+) -> list[LoadedCase]:
     """Case IDs or globs (SEL-*), a regex over id and title, and behaviours; all optional."""
     chosen = cases
     if patterns:
-        chosen = [c for c in chosen if any(fnmatch.fnmatchcase(c.case.id, p.upper()) or c.file == p or
-                                           Path(c.file).name == p for p in patterns)]
+        chosen = [
+            c
+            for c in chosen
+            if any(fnmatch.fnmatchcase(c.case.id, p.upper()) or c.file == p or Path(c.file).name == p for p in patterns)
+        ]
     if grep:
         rx = re.compile(grep, re.IGNORECASE)
         chosen = [c for c in chosen if rx.search(c.case.id) or rx.search(c.case.title)]
@@ -97,8 +101,12 @@ def _proxy(options: RunOptions, config: SiteConfig) -> Iterator[Any]:
 
     parts = urlsplit(config.base_url)
     origin = f"{parts.scheme}://{parts.netloc}"
-    proxy = NetworkProxy(site_origins=[origin], allow_hosts=config.allow_hosts,
-                         mutation_methods=tuple(config.mutation_methods), ignore_paths=config.ignore_paths)
+    proxy = NetworkProxy(
+        site_origins=[origin],
+        allow_hosts=config.allow_hosts,
+        mutation_methods=tuple(config.mutation_methods),
+        ignore_paths=config.ignore_paths,
+    )
     proxy.start()
     try:
         yield proxy
@@ -106,8 +114,9 @@ def _proxy(options: RunOptions, config: SiteConfig) -> Iterator[Any]:
         proxy.stop()
 
 
-async def run_suite(cases: list[LoadedCase], options: RunOptions,
-                    on_trial: Callable[[Trace], None] | None = None) -> RunResult:
+async def run_suite(
+    cases: list[LoadedCase], options: RunOptions, on_trial: Callable[[Trace], None] | None = None
+) -> RunResult:
     run_id = options.run_id or new_run_id()
     out_dir = options.out_root / run_id
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -115,13 +124,25 @@ async def run_suite(cases: list[LoadedCase], options: RunOptions,
         site = SiteClient(config)
         try:
             site_info = await site.version()
-            session = BrowserSession(headless=not options.headed, slow_mo=options.slowmo,
-                                     proxy_url=proxy.url if proxy else None, chromium=options.chromium)
+            session = BrowserSession(
+                headless=not options.headed,
+                slow_mo=options.slowmo,
+                proxy_url=proxy.url if proxy else None,
+                chromium=options.chromium,
+            )
             async with session:
-                env = RunEnv(run_id=run_id, out_dir=out_dir, session=session, site=site, proxy=proxy,
-                             site_info=site_info, fixtures=options.fixtures,
-                             options=TrialOptions(headed=options.headed, hold_ms=options.hold_ms,
-                                                  network_mode=options.network_mode))
+                env = RunEnv(
+                    run_id=run_id,
+                    out_dir=out_dir,
+                    session=session,
+                    site=site,
+                    proxy=proxy,
+                    site_info=site_info,
+                    fixtures=options.fixtures,
+                    options=TrialOptions(
+                        headed=options.headed, hold_ms=options.hold_ms, network_mode=options.network_mode
+                    ),
+                )
                 _write_run_info(out_dir, run_id, options, config, site_info, session.describe())
                 traces = await _play_all(cases, options, env, on_trial)
         finally:
@@ -129,8 +150,9 @@ async def run_suite(cases: list[LoadedCase], options: RunOptions,
     return RunResult(run_id, out_dir, traces, site_info)
 
 
-async def _play_all(cases: list[LoadedCase], options: RunOptions, env: RunEnv,
-                    on_trial: Callable[[Trace], None] | None) -> list[Trace]:
+async def _play_all(
+    cases: list[LoadedCase], options: RunOptions, env: RunEnv, on_trial: Callable[[Trace], None] | None
+) -> list[Trace]:
     jobs = [(lc, i) for lc in cases for i in range(options.trials)]
     queue: asyncio.Queue[tuple[LoadedCase, int]] = asyncio.Queue()
     for job in jobs:
@@ -156,8 +178,14 @@ async def _play_all(cases: list[LoadedCase], options: RunOptions, env: RunEnv,
     return [results[(lc.case.id, i)] for lc, i in jobs]
 
 
-def _write_run_info(out_dir: Path, run_id: str, options: RunOptions, config: SiteConfig,
-                    site_info: dict[str, Any], browser: dict[str, str]) -> None:
+def _write_run_info(
+    out_dir: Path,
+    run_id: str,
+    options: RunOptions,
+    config: SiteConfig,
+    site_info: dict[str, Any],
+    browser: dict[str, str],
+) -> None:
     info = {
         "run_id": run_id,
         "started_at": datetime.now(UTC).isoformat(timespec="seconds"),

@@ -31,8 +31,14 @@ TRIAL_HEADER = "X-WebMCP-Eval-Trial"
 
 
 class BrowserSession:
-    def __init__(self, *, headless: bool = True, slow_mo: float | None = None,
-                 proxy_url: str | None = None, chromium: str | None = None):
+    def __init__(
+        self,
+        *,
+        headless: bool = True,
+        slow_mo: float | None = None,
+        proxy_url: str | None = None,
+        chromium: str | None = None,
+    ):
         self.headless = headless
         self.slow_mo = slow_mo
         self.proxy_url = proxy_url
@@ -52,8 +58,11 @@ class BrowserSession:
     async def _launch(self) -> None:
         assert self.playwright
         self.browser, self.choice = await launch(
-            self.playwright.chromium, explicit=self.chromium, headless=self.headless,
-            slow_mo=self.slow_mo, proxy_server=self.proxy_url,
+            self.playwright.chromium,
+            explicit=self.chromium,
+            headless=self.headless,
+            slow_mo=self.slow_mo,
+            proxy_server=self.proxy_url,
         )
 
     async def ensure_browser(self) -> Browser:
@@ -76,13 +85,17 @@ class BrowserSession:
             return {}
         return {"path": self.choice.path, "source": self.choice.source, "version": self.browser.version}
 
-    async def open_trial(self, trial_id: str, base_url: str, *, world_cookie: tuple[str, str] | None,
-                         clock_start: float) -> TrialPage:
+    async def open_trial(
+        self, trial_id: str, base_url: str, *, world_cookie: tuple[str, str] | None, clock_start: float
+    ) -> TrialPage:
         browser = await self.ensure_browser()
         headers = {TRIAL_HEADER: trial_id} if self.proxy_url else {}
         context = await browser.new_context(
-            base_url=base_url, extra_http_headers=headers, ignore_https_errors=True,
-            viewport={"width": 1280, "height": 900}, locale="zh-TW",
+            base_url=base_url,
+            extra_http_headers=headers,
+            ignore_https_errors=True,
+            viewport={"width": 1280, "height": 900},
+            locale="zh-TW",
         )
         trial = TrialPage(context=context, log=ShimLog(), clock_start=clock_start)
         await trial.setup(base_url, world_cookie)

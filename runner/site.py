@@ -40,8 +40,12 @@ def demo_site_config(base_url: str) -> SiteConfig:
     return SiteConfig(
         base_url=base_url,
         world_cookie="wmcp_world",
-        hooks=Hooks(reset="/__test__/reset", state="/__test__/state",
-                    expire_session="/__test__/expire-session", change="/__test__/change"),
+        hooks=Hooks(
+            reset="/__test__/reset",
+            state="/__test__/state",
+            expire_session="/__test__/expire-session",
+            change="/__test__/change",
+        ),
         ignore_paths=["/__test__/"],
     )
 

@@ -93,7 +93,9 @@ class ToolHost:
             raw = await self.page.evaluate("window.__webmcpEval ? window.__webmcpEval.tools() : []")
         return [_tool_info(t) for t in raw]
 
-    async def wait_for_tools(self, names: list[str] | None = None, timeout_ms: int = 5000, settle_ms: int = 150) -> None:
+    async def wait_for_tools(
+        self, names: list[str] | None = None, timeout_ms: int = 5000, settle_ms: int = 150
+    ) -> None:
         """Wait until the current document has registered its tools and they settle.
 
         After a (re)load the shim reports ``loaded`` first; registrations that
@@ -111,8 +113,9 @@ class ToolHost:
         if not loaded:
             return False
         document = loaded[-1]["document"]
-        changes = [e for e in self.log.of_type("register", "unregister", "register_error")
-                   if e.get("document") == document]
+        changes = [
+            e for e in self.log.of_type("register", "unregister", "register_error") if e.get("document") == document
+        ]
         last = changes[-1]["host_t"] if changes else loaded[-1]["host_t"]
         if not changes and time.monotonic() - last < 1.0:
             return False  # a new document that has not registered anything yet: give it a moment
@@ -126,8 +129,9 @@ class ToolHost:
 
     async def call(self, name: str, args: dict[str, Any] | None = None) -> ToolCall:
         args = dict(args or {})
-        record = ToolCall(index=len(self.calls), step=self.step, tool=name, args=args,
-                          route=self.route(), started_ms=self._ms())
+        record = ToolCall(
+            index=len(self.calls), step=self.step, tool=name, args=args, route=self.route(), started_ms=self._ms()
+        )
         self.calls.append(record)
         started = time.monotonic()
         try:
@@ -145,9 +149,7 @@ class ToolHost:
             if self.path == "native":
                 record.result = await self.page.webmcp.call_tool(name, args, timeout=CALL_TIMEOUT_MS)
             else:
-                record.result = await self.page.evaluate(
-                    "([n, a]) => window.__webmcpEval.call(n, a)", [name, args]
-                )
+                record.result = await self.page.evaluate("([n, a]) => window.__webmcpEval.call(n, a)", [name, args])
         except PlaywrightError as err:
             record.error = _first_line(err)
         finally:

@@ -103,12 +103,22 @@ class Trial:
         self.tp: TrialPage | None = None
         self.human_windows: list[tuple[int, int]] = []  # shim seq ranges of the human's clicks
         self.trace = Trace(
-            run_id=env.run_id, trial_id=self.trial_id, trial_index=index, case_id=self.case.id,
-            case_file=loaded.file, behaviour=self.case.behaviour, title=self.case.title,
-            evidence_kind=agent.evidence_kind, agent=agent.name, model=agent.model,  # type: ignore[arg-type]
-            site_name=env.site_info.get("name", ""), site_revision=env.site_info.get("revision"),
-            base_url=env.site.config.base_url, network_mode=env.options.network_mode,
-            start_route=self.case.start_route, prompt=self.case.user_messages,
+            run_id=env.run_id,
+            trial_id=self.trial_id,
+            trial_index=index,
+            case_id=self.case.id,
+            case_file=loaded.file,
+            behaviour=self.case.behaviour,
+            title=self.case.title,
+            evidence_kind=agent.evidence_kind,
+            agent=agent.name,
+            model=agent.model,  # type: ignore[arg-type]
+            site_name=env.site_info.get("name", ""),
+            site_revision=env.site_info.get("revision"),
+            base_url=env.site.config.base_url,
+            network_mode=env.options.network_mode,
+            start_route=self.case.start_route,
+            prompt=self.case.user_messages,
             started_at=datetime.now(UTC).isoformat(timespec="seconds"),
         )
 
@@ -158,8 +168,9 @@ class Trial:
         if self.env.proxy:
             self.env.proxy.begin_trial(self.trial_id, **self._proxy_mode())
         cookie = (site.config.world_cookie, self.world) if site.config.world_cookie else None
-        self.tp = await self.env.session.open_trial(self.trial_id, site.config.base_url,
-                                                    world_cookie=cookie, clock_start=self.clock)
+        self.tp = await self.env.session.open_trial(
+            self.trial_id, site.config.base_url, world_cookie=cookie, clock_start=self.clock
+        )
         await self.tp.page.goto(case.start_route, wait_until="load")
         await self.tp.host.wait_for_tools()
         self.trace.webmcp_path = self.tp.host.path  # type: ignore[assignment]
@@ -192,16 +203,21 @@ class Trial:
         tp = self.tp
         assert tp
         started = time.monotonic()
-        record = StepRecord(index=index, kind="user" if isinstance(step, UserStep) else "action",
-                            input=step.user if isinstance(step, UserStep) else step.model_dump(exclude_defaults=True),
-                            route_before=tp.host.route())
+        record = StepRecord(
+            index=index,
+            kind="user" if isinstance(step, UserStep) else "action",
+            input=step.user if isinstance(step, UserStep) else step.model_dump(exclude_defaults=True),
+            route_before=tp.host.route(),
+        )
         record.catalog = [t.name for t in await tp.host.catalog()]
         self.trace.steps.append(record)
         first_call = len(tp.host.calls)
         if isinstance(step, UserStep):
             tp.host.step = index
             record.reply = await self.agent.turn(step, tp.host)
-            self.trace.ai_result = record.reply if self.trace.ai_result is None else f"{self.trace.ai_result}\n{record.reply}"
+            self.trace.ai_result = (
+                record.reply if self.trace.ai_result is None else f"{self.trace.ai_result}\n{record.reply}"
+            )
         else:
             await self._action(step)
         self._raise_if_crashed()
@@ -210,7 +226,8 @@ class Trial:
         record.catalog_after = [t.name for t in await tp.host.catalog()]
         record.stale_registrations = [
             {"instance": r["instance"], "name": r["name"], "route": r.get("route")}
-            for r in tp.log.active_registrations() if r.get("route") != record.route_after
+            for r in tp.log.active_registrations()
+            if r.get("route") != record.route_after
         ]
         self.trace.calls = list(tp.host.calls)
         record.calls = list(range(first_call, len(tp.host.calls)))
@@ -243,7 +260,9 @@ class Trial:
                 if step.tools:
                     await tp.host.wait_for_tools(step.tools, timeout_ms=step.timeout_ms)
         except HookMissing as err:
-            raise TrialAborted(f"step {step.action} needs the site's {err} hook, which this site does not have") from None
+            raise TrialAborted(
+                f"step {step.action} needs the site's {err} hook, which this site does not have"
+            ) from None
 
     async def _navigate(self, page: Page, step: NavigateAction) -> None:
         """Go where the user goes: by the page's own link when it has one (same document)."""
@@ -269,9 +288,18 @@ class Trial:
             raise TrialAborted("a fault step needs the proxy, which is off for this run")
         from proxies.controller import FaultSpec
 
-        self.env.proxy.arm_fault(self.trial_id, FaultSpec(
-            method=step.method, path=step.path, times=step.times, status=step.status,
-            delay_ms=step.delay_ms, drop=step.drop, duplicate=step.duplicate))
+        self.env.proxy.arm_fault(
+            self.trial_id,
+            FaultSpec(
+                method=step.method,
+                path=step.path,
+                times=step.times,
+                status=step.status,
+                delay_ms=step.delay_ms,
+                drop=step.drop,
+                duplicate=step.duplicate,
+            ),
+        )
 
     # -- evidence after the steps ---------------------------------------------------
 
@@ -310,8 +338,9 @@ class Trial:
 
     async def _observe_confirmation(self, page: Page, control: Locator) -> None:
         obs = await self._observe_one(page, control)
-        rec = ConfirmationRecord(control=control.describe(), found=obs.get("count", 0) > 0,
-                                 visible=bool(obs.get("visible")))
+        rec = ConfirmationRecord(
+            control=control.describe(), found=obs.get("count", 0) > 0, visible=bool(obs.get("visible"))
+        )
         if self.env.options.headed and rec.visible:
             await self._hold_for_human(page, control)
         name = (control.name or control.text or control.label or "").strip()
@@ -334,8 +363,11 @@ class Trial:
             await target.scroll_into_view_if_needed()
         start = len(self.tp.log.events)
         hold = self.env.options.hold_ms
-        print(f"  {self.trial_id}: stopped at the confirmation point ({control.describe()})"
-              + (f"; holding {hold} ms" if hold is not None else "; press Enter to go on"), flush=True)
+        print(
+            f"  {self.trial_id}: stopped at the confirmation point ({control.describe()})"
+            + (f"; holding {hold} ms" if hold is not None else "; press Enter to go on"),
+            flush=True,
+        )
         if hold is None:
             await asyncio.to_thread(input)
         else:
@@ -346,7 +378,8 @@ class Trial:
         tp = self.tp
         assert tp
         self.trace.registrations = [
-            {k: v for k, v in e.items() if k != "host_t"} for e in tp.log.events
+            {k: v for k, v in e.items() if k != "host_t"}
+            for e in tp.log.events
             if e.get("type") in ("register", "unregister", "register_error", "refused", "loaded")
         ]
         self.trace.witness = compare_witness(tp.log.events, tp.cdp_events, tp.cdp is not None)
@@ -361,9 +394,12 @@ class Trial:
         except KeyError:
             return  # the trial never began (it failed before the proxy was told)
         self.trace.network = NetworkRecord(
-            requests=len(net.requests), mutations=[_slim(m) for m in net.mutations],
-            mutation_counts=dict(net.mutation_counts), blocked=[_slim(b) for b in net.blocked],
-            faults_fired=[_slim(f) for f in net.faults_fired], replay_misses=[_slim(m) for m in net.replay_misses],
+            requests=len(net.requests),
+            mutations=[_slim(m) for m in net.mutations],
+            mutation_counts=dict(net.mutation_counts),
+            blocked=[_slim(b) for b in net.blocked],
+            faults_fired=[_slim(f) for f in net.faults_fired],
+            replay_misses=[_slim(m) for m in net.replay_misses],
         )
         if self.env.fixtures and getattr(net, "fixture", None) is not None:
             self.env.fixtures.store(self.case.id, net.fixture, self.env.site_info)
@@ -374,7 +410,9 @@ def _slim(item: Any) -> dict[str, Any]:
     return json.loads(json.dumps(data, default=str))
 
 
-def compare_witness(shim_events: list[dict[str, Any]], cdp_events: list[dict[str, Any]], available: bool) -> WitnessRecord:
+def compare_witness(
+    shim_events: list[dict[str, Any]], cdp_events: list[dict[str, Any]], available: bool
+) -> WitnessRecord:
     """The shim and the DevTools domain should have seen the same calls; list where they did not."""
     record = WitnessRecord(available=available, events=cdp_events)
     if not available:

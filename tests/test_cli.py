@@ -14,8 +14,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "runner.cli", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "runner.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_help_explains_commands_and_exit_codes():
@@ -58,7 +59,9 @@ def test_validate_never_tracebacks_on_garbage(tmp_path):
     (tmp_path / "Y-01.yaml").write_text("- just\n- a list\n", encoding="utf-8")
     out = cli("validate", str(tmp_path))
     assert out.returncode == 2
-    assert "X-01.yaml:2: not valid YAML" in out.stderr and "Y-01.yaml:1: a case file must be a YAML mapping" in out.stderr
+    assert (
+        "X-01.yaml:2: not valid YAML" in out.stderr and "Y-01.yaml:1: a case file must be a YAML mapping" in out.stderr
+    )
     assert "Traceback" not in out.stderr
 
 

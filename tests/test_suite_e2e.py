@@ -73,7 +73,7 @@ def test_traces_carry_the_seed_000_fields(suite_run):
 def test_no_secret_reaches_a_trace(suite_run, tmp_path):
     for t in suite_run:
         text = t.model_dump_json()
-        assert "wmcp_session" not in text and "csrfToken\": \"" not in text
+        assert "wmcp_session" not in text and 'csrfToken": "' not in text
 
 
 def test_workers_do_not_change_results(suite_run, tmp_path):
@@ -117,8 +117,9 @@ def test_without_the_proxy_network_checks_are_not_run_never_passed(tmp_path):
 def test_a_killed_run_leaves_every_written_trace_readable(tmp_path):
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     cmd = [sys.executable, "-m", "runner.cli", "run", "--out", str(tmp_path), "--run-id", "killed"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True
+    )
     seen = 0
     deadline = time.monotonic() + 240
     assert proc.stdout
