@@ -133,9 +133,10 @@ def match(matcher: Any, value: Any, captures: dict[str, Any] | None = None) -> t
         return True, ""
     if value == matcher and type(value) is type(matcher):
         return True, ""
-    if isinstance(value, int | float) and isinstance(matcher, int | float) and not isinstance(value, bool):
-        if value == matcher and not isinstance(matcher, bool):
-            return True, ""
+    # 12 matches 12.0, but True never matches 1: booleans are not numbers here.
+    numbers = isinstance(value, int | float) and isinstance(matcher, int | float)
+    if numbers and not isinstance(value, bool) and not isinstance(matcher, bool) and value == matcher:
+        return True, ""
     return False, f"expected {short(matcher)}, got {short(value)}"
 
 
