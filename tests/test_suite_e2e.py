@@ -145,3 +145,15 @@ def test_the_suite_catalog_is_what_the_site_registers():
         live = read_catalog_sync(site.url)
     committed = json.loads((CASES / "catalog.json").read_text(encoding="utf-8"))
     assert live == committed, "cases/catalog.json is stale: regenerate it from the site (see runner/catalog.py)"
+
+
+def test_a_deployed_site_without_hooks_gives_not_run_never_passed(tmp_path):
+    """--base-url against a site started as a deployment: no control API, so state checks cannot pass."""
+    from site_under_test.server import SiteServer
+
+    with SiteServer(test_mode=False) as site:
+        (trace,) = _run(tmp_path, ("SEL-01",), base_url=site.url)
+    by_kind = {a.kind: a.status for a in trace.assertions}
+    assert by_kind["state"] == "not_run"
+    assert by_kind["calls"] == "passed"  # the tool calls themselves were judged
+    assert trace.verdict == "not_run" and "state hook" in trace.verdict_reason
