@@ -41,3 +41,14 @@ if ! .venv/bin/python -m runner.browser >/dev/null 2>&1; then
   fi
 fi
 echo "==> Chromium: $(.venv/bin/python -m runner.browser)"
+
+# Screenshots in traces and reports show Traditional Chinese only with a CJK font.
+if command -v fc-list >/dev/null 2>&1 && [ -z "$(fc-list :lang=zh-tw 2>/dev/null | head -1)" ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "==> installing a CJK font for readable screenshots (fonts-noto-cjk)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q fonts-noto-cjk >/dev/null 2>&1 ||
+      echo "    (could not install fonts-noto-cjk: screenshots will show boxes for Chinese text)"
+  else
+    echo "==> note: no CJK font; screenshots will show boxes for Chinese text (install fonts-noto-cjk)"
+  fi
+fi
