@@ -1,0 +1,362 @@
+"""The mitmproxy addon: attribution, counting, outbound guard, faults, record/replay.
+
+Runs on mitmproxy's event loop thread; the controller reads and changes trial
+state from other threads, so every access to ``trials`` holds ``lock``. Hooks
+used (mitmproxy 11): ``request``, ``response``, ``error``, ``server_connect``
+and ``done``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+from mitmproxy import http
+from mitmproxy.proxy.server_hooks import ServerConnectionHookData
+
+from .canonical import (
+    TRIAL_HEADER,
+    canonical_body,
+    normalize_origin,
+    redact_query,
+    request_key,
+    scrub,
+    secrets_in_headers,
+    secrets_in_json,
+)
+from .fixture import (
+    Fixture,
+    FixtureEntry,
+    StoredRequest,
+    StoredResponse,
+    encode_body,
+    header_pairs,
+    sanitize_headers,
+)
+from .models import (
+    BlockedRequest,
+    FaultFired,
+    FaultSpec,
+    Mode,
+    ReplayMiss,
+    RequestRecord,
+    TrialNetwork,
+)
+from .replay import ReplayIndex
+
+MARK_HEADER = "X-WebMCP-Eval"  # on every answer the proxy makes up itself
+REPLAY_MISS_STATUS = 599
+HOP_HEADERS = {"host", "content-length", "connection", "proxy-connection", "keep-alive", "transfer-encoding"}
+
+
+def _json_response(status: int, code: str, message: str, mark: str, data: Any = None) -> http.Response:
+    """An answer in the site's result-contract shape, so pages handle it like any error."""
+    body = {"status": "error", "code": code, "message": message, "retryable": status >= 500, "data": data}
+    return http.Response.make(status, json.dumps(body, ensure_ascii=False).encode(),
+                              {"Content-Type": "application/json", MARK_HEADER: mark})
+
+
+@dataclass
+class ArmedFault:
+    spec: FaultSpec
+    left: int
+
+
+@dataclass
+class TrialState:
+    network: TrialNetwork
+    faults: list[ArmedFault] = field(default_factory=list)
+    replay: ReplayIndex | None = None
+    recording: Fixture | None = None  # record mode: metadata; entries are built at the end
+    recorded: list[tuple[int, FixtureEntry]] = field(default_factory=list)
+    secrets: set[str] = field(default_factory=set)
+
+    @property
+    def mode(self) -> Mode:
+        return self.network.mode
+
+    def take_fault(self, method: str, path: str) -> ArmedFault | None:
+        """The first armed fault matching this request, consumed by one."""
+        for armed in self.faults:
+            if armed.left > 0 and armed.spec.matches(method, path):
+                armed.left -= 1
+                return armed
+        return None
+
+
+@dataclass
+class FlowState:
+    trial: TrialState
+    record: RequestRecord
+    duplicate: FaultFired | None = None
+    synthetic: bool = False  # answered by the proxy, not by the origin: never recorded
+
+
+class EvalAddon:
+    def __init__(self, *, site_origins: list[str], allow_hosts: list[str], mutation_methods: tuple[str, ...],
+                 ignore_paths: list[str], ssl_insecure: bool = False) -> None:
+        if not site_origins:
+            raise ValueError("NetworkProxy needs at least one site origin")
+        self.site_origins = [normalize_origin(o) for o in site_origins]
+        self.primary_origin = self.site_origins[0]
+        self.site_addresses = {(urlsplit(o).hostname, urlsplit(o).port) for o in self.site_origins}
+        self.allow_hosts = [h.lower() for h in allow_hosts]
+        self.mutation_methods = {m.upper() for m in mutation_methods}
+        self.ignore_paths = list(ignore_paths)
+        self.ssl_insecure = ssl_insecure
+        self.lock = threading.Lock()
+        self.trials: dict[str, TrialState] = {"": TrialState(TrialNetwork(trial_id=""))}
+        self.flows: dict[str, FlowState] = {}
+        self._seq = itertools.count(1)
+        self._client: httpx.AsyncClient | None = None
+
+    # ---- controller side (any thread) ---------------------------------------
+
+    def begin_trial(self, trial_id: str, mode: Mode, fixture: Fixture | None) -> None:
+        if not trial_id:
+            raise ValueError("a trial id must not be empty (\"\" collects unattributed requests)")
+        if mode not in ("live", "record", "replay"):
+            raise ValueError(f"unknown network mode {mode!r}: live, record or replay")
+        if mode == "replay" and fixture is None:
+            raise ValueError(f"trial {trial_id}: replay mode needs a fixture")
+        state = TrialState(TrialNetwork(trial_id=trial_id, mode=mode))
+        if mode == "replay":
+            assert fixture is not None
+            state.replay = ReplayIndex.of(fixture)
+        elif mode == "record":
+            meta = fixture.model_copy(update={"entries": []}) if fixture else Fixture()
+            state.recording = meta.model_copy(update={"base_url": meta.base_url or self.primary_origin,
+                                                      "recorded_at": Fixture().recorded_at})
+        with self.lock:
+            if trial_id in self.trials:
+                raise ValueError(f"trial {trial_id} has already begun")
+            self.trials[trial_id] = state
+
+    def arm_fault(self, trial_id: str, fault: FaultSpec) -> None:
+        with self.lock:
+            self._trial(trial_id).faults.append(ArmedFault(fault, fault.times))
+
+    def snapshot(self, trial_id: str) -> TrialNetwork:
+        with self.lock:
+            return self._network_of(self._trial(trial_id))
+
+    def end_trial(self, trial_id: str) -> TrialNetwork:
+        with self.lock:
+            state = self._trial(trial_id)
+            network = self._network_of(state)
+            if trial_id:
+                del self.trials[trial_id]
+            else:  # "" is never ended, only emptied
+                self.trials[""] = TrialState(TrialNetwork(trial_id=""))
+        return network
+
+    def _trial(self, trial_id: str) -> TrialState:
+        try:
+            return self.trials[trial_id]
+        except KeyError:
+            raise KeyError(f"no trial {trial_id!r} has begun on this proxy") from None
+
+    def _network_of(self, state: TrialState) -> TrialNetwork:
+        """A deep copy (the proxy thread keeps mutating the live records)."""
+        network = state.network.model_copy(deep=True)
+        if state.recording is not None:
+            network.fixture = self._finish_recording(state)
+        return network
+
+    def _finish_recording(self, state: TrialState) -> Fixture:
+        """Entries in request order, secrets seen anywhere in the trial scrubbed, keys recomputed."""
+        assert state.recording is not None
+        entries = [self._scrubbed(entry, state.secrets) for _, entry in sorted(state.recorded, key=lambda r: r[0])]
+        return state.recording.model_copy(update={"entries": entries}, deep=True)
+
+    def _scrubbed(self, entry: FixtureEntry, secrets: set[str]) -> FixtureEntry:
+        def clean(part: Any) -> Any:
+            body = part.body if part.encoding == "base64" else scrub(part.body, secrets)
+            return part.model_copy(update={"headers": scrub(part.headers, secrets), "body": body})
+
+        request = clean(entry.request).model_copy()
+        request.url = scrub(request.url, secrets)
+        key = request_key(request.method, request.url, request.content(), request.content_type, self.primary_origin)
+        return FixtureEntry(key=key, request=request, response=clean(entry.response))
+
+    # ---- policy -----------------------------------------------------------------
+
+    def _host_allowed(self, host: str, port: int | None) -> bool:
+        host = host.lower()
+        return any(fnmatchcase(host, pattern) or fnmatchcase(f"{host}:{port}", pattern) for pattern in self.allow_hosts)
+
+    def _is_site(self, origin: str) -> bool:
+        return origin in self.site_origins
+
+    def _is_mutation(self, method: str, origin: str, path: str) -> bool:
+        return (method.upper() in self.mutation_methods and self._is_site(origin)
+                and not any(path.startswith(prefix) for prefix in self.ignore_paths))
+
+    # ---- mitmproxy hooks (proxy thread) ---------------------------------------
+
+    def server_connect(self, data: ServerConnectionHookData) -> None:
+        """Last line of the guard: never open a connection to a host outside the site and allow list."""
+        host, port = data.server.address or ("", 0)
+        if (host, port) not in self.site_addresses and not self._host_allowed(host, port):
+            data.server.error = f"webmcp-eval: {host}:{port} is neither a site origin nor an allowed host"
+
+    async def request(self, flow: http.HTTPFlow) -> None:
+        req = flow.request
+        trial_id = req.headers.pop(TRIAL_HEADER, "")  # never reaches upstream
+        origin = normalize_origin(req.url)
+        parts = urlsplit(req.url)
+        with self.lock:
+            trial = self.trials.get(trial_id) or self.trials[""]
+            record = RequestRecord(seq=next(self._seq), trial=trial.network.trial_id, method=req.method,
+                                   url=req.url, host=req.host, port=req.port, path=parts.path or "/",
+                                   query=parts.query)
+            trial.network.requests.append(record)
+            flow_state = self.flows[flow.id] = FlowState(trial, record)
+            if not self._is_site(origin) and not self._host_allowed(req.host, req.port):
+                self._block(flow, flow_state, origin)
+                return
+            if self._is_mutation(req.method, origin, record.path):
+                record.mutation = True
+                trial.network.mutations.append(record)
+                counts = trial.network.mutation_counts
+                counts[f"{req.method} {record.path}"] = counts.get(f"{req.method} {record.path}", 0) + 1
+            armed = trial.take_fault(req.method, record.path)
+            fired = self._fired(flow, armed) if armed else None
+        if fired is not None and armed is not None and await self._apply_fault(flow, flow_state, armed.spec, fired):
+            return
+        if trial.mode == "replay":
+            self._replay(flow, flow_state)
+        elif trial.mode == "record":
+            # A conditional request could be answered 304, which replays as an empty page.
+            for name in ("if-none-match", "if-modified-since"):
+                req.headers.pop(name, None)
+
+    def _block(self, flow: http.HTTPFlow, flow_state: FlowState, origin: str) -> None:
+        record = flow_state.record
+        record.blocked = True
+        flow_state.synthetic = True
+        flow_state.trial.network.blocked.append(BlockedRequest(
+            trial=record.trial, method=record.method, url=record.url,
+            reason=f"{origin} is not a site origin and {record.host} is not an allowed host"))
+        flow.response = _json_response(403, "BLOCKED_BY_EVAL", "webmcp-eval blocked a request to another host.",
+                                       "blocked")
+
+    def _fired(self, flow: http.HTTPFlow, armed: ArmedFault) -> FaultFired:
+        state = self.flows[flow.id]
+        state.record.fault = armed.spec.effect()
+        fired = FaultFired(trial=state.record.trial, method=state.record.method, url=state.record.url,
+                           path=state.record.path, effect=armed.spec.effect(), spec=armed.spec, left=armed.left)
+        state.trial.network.faults_fired.append(fired)
+        return fired
+
+    async def _apply_fault(self, flow: http.HTTPFlow, flow_state: FlowState, spec: FaultSpec,
+                           fired: FaultFired) -> bool:
+        """Apply one fault; True when the request is finished (answered or killed)."""
+        if spec.status is not None:
+            flow_state.synthetic = True
+            flow.response = _json_response(spec.status, "INJECTED_FAULT", f"injected fault (status {spec.status})",
+                                           "fault")
+            return True
+        if spec.drop:
+            flow_state.synthetic = True
+            flow.kill()
+            return True
+        if spec.delay_ms is not None:
+            await asyncio.sleep(spec.delay_ms / 1000)
+        elif spec.duplicate:
+            flow_state.duplicate = fired  # sent once the original has its answer
+        return False
+
+    def _replay(self, flow: http.HTTPFlow, flow_state: FlowState) -> None:
+        req, record, trial = flow.request, flow_state.record, flow_state.trial
+        content = req.get_content(strict=False) or b""
+        ctype = req.headers.get("content-type", "")
+        key = request_key(req.method, req.url, content, ctype, self.primary_origin)
+        assert trial.replay is not None
+        with self.lock:
+            entry, why = trial.replay.answer(req.method, key)
+        flow_state.synthetic = True
+        if entry is not None:
+            record.replay = "hit"
+            response = entry.response
+            headers = [(k.encode(), v.encode()) for k, v in header_pairs(response.headers)]
+            flow.response = http.Response.make(response.status, response.content(), headers)
+            return
+        record.replay = "miss"
+        body = canonical_body(content, ctype)
+        summary = f"{key}: {why}"
+        with self.lock:
+            trial.network.replay_misses.append(ReplayMiss(trial=record.trial, method=record.method, url=record.url,
+                                                          key=key, body=body, summary=summary))
+        message = f"webmcp-eval replay miss: no recorded answer for {key} ({why}); re-record the fixture"
+        flow.response = _json_response(REPLAY_MISS_STATUS, "REPLAY_MISS", message, "replay-miss", {"key": key})
+
+    async def response(self, flow: http.HTTPFlow) -> None:
+        flow_state = self.flows.pop(flow.id, None)
+        if flow_state is None or flow.response is None:
+            return
+        if flow_state.duplicate is not None and flow_state.trial.mode != "replay":
+            status, error = await self._send_duplicate(flow)
+            with self.lock:
+                flow_state.duplicate.duplicate_status, flow_state.duplicate.duplicate_error = status, error
+        with self.lock:
+            record = flow_state.record
+            record.status = flow.response.status_code
+            record.duration_ms = round((time.time() - flow.request.timestamp_start) * 1000, 2)
+            if flow_state.trial.mode == "record" and not flow_state.synthetic:
+                self._record(flow, flow_state)
+
+    def error(self, flow: http.HTTPFlow) -> None:
+        flow_state = self.flows.pop(flow.id, None)
+        if flow_state is None:
+            return
+        with self.lock:
+            flow_state.record.error = str(flow.error) if flow.error else "no response"
+            flow_state.record.duration_ms = round((time.time() - flow.request.timestamp_start) * 1000, 2)
+
+    async def done(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+
+    # ---- record and duplicate ---------------------------------------------------
+
+    def _record(self, flow: http.HTTPFlow, flow_state: FlowState) -> None:
+        req, resp = flow.request, flow.response
+        assert resp is not None
+        req_pairs, resp_pairs = list(req.headers.items(multi=True)), list(resp.headers.items(multi=True))
+        req_enc, req_body = encode_body(req.get_content(strict=False) or b"", req.headers.get("content-type", ""))
+        resp_enc, resp_body = encode_body(resp.get_content(strict=False) or b"", resp.headers.get("content-type", ""))
+        parts = urlsplit(req.url)
+        url = urlunsplit(parts._replace(query=redact_query(parts.query)))
+        stored_req = StoredRequest(method=req.method, url=url, headers=sanitize_headers(req_pairs),
+                                   encoding=req_enc, body=req_body)
+        stored_resp = StoredResponse(status=resp.status_code, headers=sanitize_headers(resp_pairs),
+                                     encoding=resp_enc, body=resp_body)
+        trial = flow_state.trial
+        trial.secrets |= secrets_in_headers(req_pairs) | secrets_in_headers(resp_pairs)
+        for enc, raw in ((req_enc, req.get_content(strict=False)), (resp_enc, resp.get_content(strict=False))):
+            if enc == "json" and raw:
+                trial.secrets |= secrets_in_json(json.loads(raw))
+        entry = FixtureEntry(key="", request=stored_req, response=stored_resp)  # keyed when the trial ends
+        trial.recorded.append((flow_state.record.seq, entry))
+
+    async def _send_duplicate(self, flow: http.HTTPFlow) -> tuple[int | None, str | None]:
+        """The same request once more to the site, as a network retry would deliver it."""
+        if self._client is None:
+            # trust_env=False: an HTTP(S)_PROXY in the environment must not reroute the copy.
+            self._client = httpx.AsyncClient(verify=not self.ssl_insecure, trust_env=False, timeout=30)
+        req = flow.request
+        headers = [(k, v) for k, v in req.headers.items(multi=True) if k.lower() not in HOP_HEADERS]
+        try:
+            answer = await self._client.request(req.method, req.url, headers=headers, content=req.raw_content or b"")
+        except httpx.HTTPError as err:
+            return None, f"{type(err).__name__}: {err}"
+        return answer.status_code, None

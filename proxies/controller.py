@@ -1,0 +1,168 @@
+"""NetworkProxy: mitmproxy in-process, on its own thread and event loop.
+
+    proxy = NetworkProxy(site_origins=["http://127.0.0.1:8000"]).start()
+    proxy.begin_trial("SEL-01#1", mode="live")
+    ...  # a browser context with the header X-WebMCP-Eval-Trial: SEL-01#1, proxied via proxy.url
+    net = proxy.end_trial("SEL-01#1")   # TrialNetwork: requests, mutations, blocked, faults, misses
+    proxy.stop()
+
+Every method is thread-safe. mitmproxy keeps its options and master in
+module-global state (``mitmproxy.ctx``), so one process runs one NetworkProxy
+at a time; trials, not proxies, are the unit of isolation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from mitmproxy.options import Options
+from mitmproxy.tools.dump import DumpMaster
+
+from .addon import EvalAddon
+from .canonical import TRIAL_HEADER
+from .fixture import Fixture
+from .models import FaultSpec, Mode, TrialNetwork
+
+__all__ = ["TRIAL_HEADER", "FaultSpec", "Fixture", "NetworkProxy", "ProxyError", "TrialNetwork"]
+
+START_TIMEOUT_S = 30.0
+_running_lock = threading.Lock()  # held while a NetworkProxy runs in this process
+
+
+class ProxyError(RuntimeError):
+    """The proxy could not start (or was used before it started)."""
+
+
+class _Starter:
+    """Tells the controller thread the bound port once mitmproxy's servers are up."""
+
+    def __init__(self, master: DumpMaster, on_ready: Any) -> None:
+        self.master, self.on_ready = master, on_ready
+
+    def running(self) -> None:
+        self.on_ready(self.master.addons.get("proxyserver").listen_addrs())
+
+
+def _quiet_on_cancel(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    if not isinstance(context.get("exception"), asyncio.CancelledError):
+        loop.default_exception_handler(context)
+
+
+class NetworkProxy:
+    def __init__(self, *, site_origins: list[str], allow_hosts: Sequence[str] = (),
+                 mutation_methods: Sequence[str] = ("POST", "PUT", "PATCH", "DELETE"),
+                 ignore_paths: Sequence[str] = ("/__test__/",), ssl_insecure: bool = False,
+                 confdir: str | None = None) -> None:
+        """site_origins: where the site lives (the first is the primary: fixture keys carry no host for it).
+        allow_hosts: other hosts the site may reach (exact or glob, optionally host:port); all else is blocked.
+        ssl_insecure: do not verify upstream HTTPS certificates (a staging deployment's self-signed one).
+        confdir: mitmproxy's directory for its CA (default ~/.mitmproxy)."""
+        self.addon = EvalAddon(site_origins=list(site_origins), allow_hosts=list(allow_hosts),
+                               mutation_methods=tuple(mutation_methods), ignore_paths=list(ignore_paths),
+                               ssl_insecure=ssl_insecure)
+        self._confdir = confdir
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._master: DumpMaster | None = None
+        self._ready = threading.Event()
+        self._failure: BaseException | None = None
+        self._holds_lock = False
+        self.port: int | None = None
+
+    @property
+    def url(self) -> str:
+        if self.port is None:
+            raise ProxyError("the proxy has not started")
+        return f"http://127.0.0.1:{self.port}"
+
+    # ---- lifecycle ----------------------------------------------------------------
+
+    def start(self) -> NetworkProxy:
+        """Start listening on a free 127.0.0.1 port; returns once requests are accepted."""
+        if self._thread is not None:
+            raise ProxyError("this NetworkProxy has already been started")
+        if not _running_lock.acquire(blocking=False):
+            raise ProxyError("another NetworkProxy is running in this process (mitmproxy allows one); stop it first")
+        self._holds_lock = True
+        self._thread = threading.Thread(target=self._serve, name="webmcp-eval-proxy", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(START_TIMEOUT_S):
+            self.stop()
+            raise ProxyError(f"mitmproxy did not start listening within {START_TIMEOUT_S:.0f}s")
+        if self._failure is not None or self.port is None:
+            self.stop()
+            raise ProxyError(f"mitmproxy failed to start: {self._failure!r}") from self._failure
+        return self
+
+    def stop(self) -> None:
+        """Stop listening and join the proxy thread (idempotent)."""
+        if self._master is not None and self._loop is not None and not self._loop.is_closed():
+            self._master.shutdown()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        if self._holds_lock:
+            self._holds_lock = False
+            _running_lock.release()
+
+    def __enter__(self) -> NetworkProxy:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _serve(self) -> None:
+        try:
+            asyncio.run(self._main())
+        except BaseException as err:  # noqa: BLE001 - mitmproxy's errorcheck raises SystemExit on startup errors
+            self._failure = err
+        finally:
+            self._ready.set()
+
+    async def _main(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        options: dict[str, Any] = {
+            "listen_host": "127.0.0.1",
+            "listen_port": 0,
+            # Lazy: mitmproxy opens an upstream connection only to forward a request,
+            # never on CONNECT, so a replayed or blocked request reaches no server at all.
+            "connection_strategy": "lazy",
+            "ssl_insecure": self.addon.ssl_insecure,
+        }
+        if self._confdir:
+            options["confdir"] = self._confdir
+        master = DumpMaster(Options(), with_termlog=False, with_dumper=False)
+        master.options.update(**options)  # after the addons exist: they declare most options
+        master.addons.add(self.addon, _Starter(master, self._on_ready))
+        self._master = master
+        await master.run()
+        # asyncio.run now cancels the handlers of connections still open; their
+        # CancelledError is expected at shutdown, not worth a traceback.
+        self._loop.set_exception_handler(_quiet_on_cancel)
+
+    def _on_ready(self, addresses: list[Any]) -> None:
+        ports = [addr[1] for addr in addresses if addr and addr[0] in ("127.0.0.1", "::ffff:127.0.0.1")]
+        self.port = ports[0] if ports else None
+        if self.port is None:
+            self._failure = ProxyError(f"mitmproxy listens on {addresses!r}, not on 127.0.0.1")
+        self._ready.set()
+
+    # ---- trials -------------------------------------------------------------------
+
+    def begin_trial(self, trial_id: str, *, mode: Mode = "live", fixture: Fixture | None = None) -> None:
+        """Start counting for trial_id. record: fixture (optional) gives case_id/site_revision;
+        replay: fixture is required and is the only source of answers."""
+        self.addon.begin_trial(trial_id, mode, fixture)
+
+    def arm_fault(self, trial_id: str, fault: FaultSpec) -> None:
+        self.addon.arm_fault(trial_id, fault)
+
+    def snapshot(self, trial_id: str) -> TrialNetwork:
+        """Everything seen so far for the trial (a copy; the trial goes on)."""
+        return self.addon.snapshot(trial_id)
+
+    def end_trial(self, trial_id: str) -> TrialNetwork:
+        """Everything seen for the trial, and the recorded fixture in record mode. KeyError if never begun."""
+        return self.addon.end_trial(trial_id)
