@@ -1,0 +1,158 @@
+"""Attribution, counting and the outbound guard, with real HTTP through the proxy."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+from proxy_helpers import OriginServer, new_trial_id
+
+from proxies import TRIAL_HEADER, NetworkProxy, ProxyError
+
+
+def test_counts_every_request_in_order_and_mutations_by_method_and_path(proxy, origin, client_for):
+    trial = new_trial_id()
+    proxy.begin_trial(trial)
+    client = client_for(proxy, trial)
+    client.get(f"{origin.url}/api/events?city=taipei")
+    client.post(f"{origin.url}/api/events/e1/save", json={})
+    client.post(f"{origin.url}/api/events/e1/save", json={})
+    client.put(f"{origin.url}/api/profile", json={"name": "A"})
+    client.delete(f"{origin.url}/api/saved/e1")
+    client.patch(f"{origin.url}/api/profile", json={"name": "B"})
+    client.head(f"{origin.url}/api/events")
+    net = proxy.end_trial(trial)
+
+    assert [(r.method, r.path) for r in net.requests] == [
+        ("GET", "/api/events"), ("POST", "/api/events/e1/save"), ("POST", "/api/events/e1/save"),
+        ("PUT", "/api/profile"), ("DELETE", "/api/saved/e1"), ("PATCH", "/api/profile"), ("HEAD", "/api/events")]
+    first = net.requests[0]
+    assert (first.host, first.port, first.query, first.status) == ("127.0.0.1", origin.server.server_port,
+                                                                   "city=taipei", 200)
+    assert all(r.duration_ms is not None and r.duration_ms >= 0 for r in net.requests)
+    assert [r.seq for r in net.requests] == sorted(r.seq for r in net.requests)
+    assert net.mutation_counts == {"POST /api/events/e1/save": 2, "PUT /api/profile": 1,
+                                   "DELETE /api/saved/e1": 1, "PATCH /api/profile": 1}
+    assert [m.method for m in net.mutations] == ["POST", "POST", "PUT", "DELETE", "PATCH"]
+    assert net.blocked == [] and net.faults_fired == [] and net.replay_misses == [] and net.fixture is None
+    json.dumps(net.model_dump(mode="json"))  # what a trace stores
+
+
+def test_ignore_paths_are_counted_as_requests_but_never_as_mutations(proxy, origin, client_for):
+    trial = new_trial_id()
+    proxy.begin_trial(trial)
+    client = client_for(proxy, trial)
+    client.post(f"{origin.url}/__test__/reset", json={"seed": "default"})
+    client.post(f"{origin.url}/api/saved", json={}, headers={"X-CSRF-Token": "x"})
+    net = proxy.end_trial(trial)
+    assert len(net.requests) == 2
+    assert net.mutation_counts == {"POST /api/saved": 1}
+
+
+def test_custom_mutation_methods_and_ignore_paths(origin, client_for):
+    # A second proxy may only run after the module's one is gone; this one never starts.
+    unstarted = NetworkProxy(site_origins=[origin.url], mutation_methods=("post",), ignore_paths=["/internal/"])
+    with pytest.raises(ProxyError, match="has not started"):
+        _ = unstarted.url
+    addon = unstarted.addon
+    assert addon._is_mutation("POST", addon.primary_origin, "/api/x")
+    assert not addon._is_mutation("DELETE", addon.primary_origin, "/api/x")
+    assert not addon._is_mutation("POST", addon.primary_origin, "/internal/reset")
+    assert not addon._is_mutation("POST", "http://127.0.0.1:1", "/api/x")
+
+
+def test_trial_header_is_stripped_before_the_origin(proxy, origin, client_for):
+    trial = new_trial_id()
+    proxy.begin_trial(trial)
+    before = len(origin.hits)
+    client_for(proxy, trial).get(f"{origin.url}/api/whatever")
+    proxy.end_trial(trial)
+    hit = origin.hits[before]
+    assert hit.path == "/api/whatever"
+    assert TRIAL_HEADER.lower() not in {name.lower() for name in hit.headers}
+
+
+def test_two_concurrent_trials_never_mix(proxy, origin, client_for):
+    a, b = new_trial_id(), new_trial_id()
+    proxy.begin_trial(a)
+    proxy.begin_trial(b)
+    clients = {a: client_for(proxy, a), b: client_for(proxy, b)}
+    start = threading.Barrier(2)
+    errors: list[BaseException] = []
+
+    def play(trial: str, path: str) -> None:
+        try:
+            start.wait()
+            for i in range(25):
+                clients[trial].post(f"{origin.url}{path}", json={"i": i})
+                clients[trial].get(f"{origin.url}{path}")
+        except BaseException as err:  # surfaced below
+            errors.append(err)
+
+    threads = [threading.Thread(target=play, args=(a, "/api/a")), threading.Thread(target=play, args=(b, "/api/b"))]
+    for t in threads:
+        t.start()
+    mid = proxy.snapshot(a)  # reading counters while the trial runs is fine
+    for t in threads:
+        t.join()
+    assert not errors
+    net_a, net_b = proxy.end_trial(a), proxy.end_trial(b)
+    assert len(mid.requests) <= 50
+    assert {r.path for r in net_a.requests} == {"/api/a"} and len(net_a.requests) == 50
+    assert {r.path for r in net_b.requests} == {"/api/b"} and len(net_b.requests) == 50
+    assert net_a.mutation_counts == {"POST /api/a": 25} and net_b.mutation_counts == {"POST /api/b": 25}
+    assert {r.trial for r in net_a.requests} == {a}
+
+
+def test_snapshot_does_not_end_and_end_trial_forgets(proxy, origin, client_for):
+    trial = new_trial_id()
+    proxy.begin_trial(trial)
+    client = client_for(proxy, trial)
+    client.post(f"{origin.url}/api/one", json={})
+    first = proxy.snapshot(trial)
+    client.post(f"{origin.url}/api/two", json={})
+    assert len(first.mutations) == 1  # a snapshot is a copy, not a live view
+    assert len(proxy.snapshot(trial).mutations) == 2
+    assert len(proxy.end_trial(trial).mutations) == 2
+    with pytest.raises(KeyError):
+        proxy.end_trial(trial)
+    with pytest.raises(ValueError, match="already begun"):
+        proxy.begin_trial("dup")
+        proxy.begin_trial("dup")
+    proxy.end_trial("dup")
+
+
+def test_unattributed_and_unknown_trials_count_under_the_empty_trial(proxy, origin, client_for):
+    proxy.end_trial("")  # empties the shared bucket
+    client_for(proxy, None).post(f"{origin.url}/api/anon", json={})
+    client_for(proxy, "never-begun").post(f"{origin.url}/api/unknown", json={})
+    net = proxy.end_trial("")
+    assert net.mutation_counts == {"POST /api/anon": 1, "POST /api/unknown": 1}
+    assert {r.trial for r in net.requests} == {""}
+
+
+def test_outbound_guard_blocks_other_hosts_and_records_them(proxy, origin, outsider: OriginServer, client_for):
+    trial = new_trial_id()
+    proxy.begin_trial(trial)
+    client = client_for(proxy, trial)
+    answer = client.post(f"{outsider.url}/collect?u=1", json={"leak": True})
+    anonymous = client_for(proxy, None).get(f"{outsider.url}/pixel.gif")
+    net = proxy.end_trial(trial)
+
+    assert answer.status_code == 403 and answer.headers["x-webmcp-eval"] == "blocked"
+    assert anonymous.status_code == 403
+    assert outsider.count() == 0  # never forwarded, not even unattributed traffic
+    assert [(b.trial, b.method, b.url) for b in net.blocked] == [(trial, "POST", f"{outsider.url}/collect?u=1")]
+    assert net.requests[0].blocked and net.requests[0].status == 403
+    assert net.mutations == []  # another host's POST is not a site mutation
+    assert any(b.url.endswith("/pixel.gif") for b in proxy.snapshot("").blocked)
+
+
+def test_allowed_hosts_pass_through(proxy, allowed: OriginServer, client_for):
+    trial = new_trial_id()
+    proxy.begin_trial(trial)
+    answer = client_for(proxy, trial).post(f"{allowed.url}/api/analytics", json={})
+    net = proxy.end_trial(trial)
+    assert answer.status_code == 200 and allowed.count("POST", "/api/analytics") == 1
+    assert net.blocked == [] and net.mutations == []
