@@ -31,6 +31,7 @@ from .canonical import (
     scrub,
     secrets_in_headers,
     secrets_in_json,
+    short_origin,
 )
 from .fixture import (
     Fixture,
@@ -133,7 +134,7 @@ class EvalAddon:
             state.replay = ReplayIndex.of(fixture)
         elif mode == "record":
             meta = fixture.model_copy(update={"entries": []}) if fixture else Fixture()
-            state.recording = meta.model_copy(update={"base_url": meta.base_url or self.primary_origin,
+            state.recording = meta.model_copy(update={"base_url": meta.base_url or short_origin(self.primary_origin),
                                                       "recorded_at": Fixture().recorded_at})
         with self.lock:
             if trial_id in self.trials:
