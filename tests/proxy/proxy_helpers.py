@@ -25,7 +25,7 @@ CSRF_TOKEN = "csrf-4b1d8e2a9f7c3e5d6a0b"
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000") + bytes(range(256))
 
 PAGE = """<!doctype html>
-<html><head><meta charset="utf-8"><title>loading</title></head>
+<html><head><meta charset="utf-8"><title>loading</title><link rel="icon" href="data:,"></head>
 <body><img src="/logo.png" alt="logo">
 <script>
 (async () => {
