@@ -9,14 +9,21 @@ else whose ``n`` (the server's request count) makes every answer distinct.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import socket
+import ssl
 import threading
 import uuid
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
+
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+from mitmproxy import certs
 
 from proxies import NetworkProxy
 
@@ -57,6 +64,8 @@ class OriginServer:
     hits: list[Hit] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
+    tls: ssl.SSLContext | None = None
+
     def start(self) -> OriginServer:
         origin = self
 
@@ -90,13 +99,16 @@ class OriginServer:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
+        if self.tls is not None:
+            self.server.socket = self.tls.wrap_socket(self.server.socket, server_side=True)
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
         self.thread.start()
         return self
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_port}"
+        scheme = "https" if self.tls is not None else "http"
+        return f"{scheme}://127.0.0.1:{self.server.server_port}"
 
     def stop(self) -> None:
         self.server.shutdown()
@@ -136,8 +148,22 @@ class OriginServer:
         return 200, [("Content-Type", "application/json"), *date], json.dumps(echo, ensure_ascii=False).encode()
 
 
-def start_origin() -> OriginServer:
-    return OriginServer().start()
+def start_origin(tls: ssl.SSLContext | None = None) -> OriginServer:
+    return OriginServer(tls=tls).start()
+
+
+def self_signed_tls(directory: Path) -> ssl.SSLContext:
+    """A server TLS context for 127.0.0.1 with a throwaway CA (mitmproxy's cert helpers make it)."""
+    store = certs.CertStore.from_store(directory, "origin-ca", 2048)
+    entry = store.get_cert("127.0.0.1", [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))])
+    cert, key = directory / "origin.pem", directory / "origin.key"
+    cert.write_bytes(entry.cert.to_pem())
+    key.write_bytes(entry.privatekey.private_bytes(serialization.Encoding.PEM,
+                                                   serialization.PrivateFormat.TraditionalOpenSSL,
+                                                   serialization.NoEncryption()))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    return context
 
 
 @dataclass

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import httpx
-from proxy_helpers import CSRF_TOKEN, PNG, SESSION_COOKIE_VALUE, Stack, new_trial_id
+from proxy_helpers import CSRF_TOKEN, PNG, SESSION_COOKIE_VALUE, Stack, new_trial_id, self_signed_tls, start_origin
 
-from proxies import FaultSpec, Fixture, load_fixture
+from proxies import TRIAL_HEADER, FaultSpec, Fixture, NetworkProxy, load_fixture
 from proxies.addon import REPLAY_MISS_STATUS
 
 
@@ -192,3 +192,32 @@ def test_fixture_in_a_trace_is_json(stack: Stack, client_for):
     fixture = record(stack, client_for, lambda c: c.get(f"{stack.origin.url}/logo.png"))
     data = json.loads(fixture.model_dump_json())
     assert data["entries"][0]["response"]["encoding"] == "base64"
+
+
+def test_https_upstream_records_and_replays_with_mitmproxys_own_ca(tmp_path: Path):
+    """A deployed site over HTTPS: the client trusts mitmproxy's CA (as the runner's browser ignores
+    HTTPS errors), the proxy accepts the origin's self-signed certificate (ssl_insecure)."""
+    origin = start_origin(tls=self_signed_tls(tmp_path))
+    confdir = tmp_path / "mitmproxy"
+    try:
+        with NetworkProxy(site_origins=[origin.url], ssl_insecure=True, confdir=str(confdir)) as proxy:
+            trust = str(confdir / "mitmproxy-ca-cert.pem")
+
+            def client(trial: str) -> httpx.Client:
+                return httpx.Client(proxy=proxy.url, verify=trust, trust_env=False, headers={TRIAL_HEADER: trial})
+
+            proxy.begin_trial("rec", mode="record")
+            with client("rec") as c:
+                live = c.post(f"{origin.url}/api/items", json={"x": 1})
+            recorded = proxy.end_trial("rec")
+            assert live.status_code == 200 and recorded.mutation_counts == {"POST /api/items": 1}
+            assert recorded.fixture is not None and recorded.fixture.entries[0].key == 'POST /api/items {"x":1}'
+            assert recorded.fixture.base_url == origin.url
+
+            origin.stop()
+            proxy.begin_trial("rep", mode="replay", fixture=recorded.fixture)
+            with client("rep") as c:
+                again = c.post(f"{origin.url}/api/items", json={"x": 1})
+            assert again.json() == live.json() and proxy.end_trial("rep").replay_misses == []
+    finally:
+        origin.stop()
