@@ -286,7 +286,7 @@ class Trial:
     def _arm_fault(self, step: FaultAction) -> None:
         if not self.env.proxy:
             raise TrialAborted("a fault step needs the proxy, which is off for this run")
-        from proxies.controller import FaultSpec
+        from proxies.models import FaultSpec
 
         self.env.proxy.arm_fault(
             self.trial_id,
