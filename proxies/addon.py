@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import httpx
 from mitmproxy import http
@@ -26,7 +26,7 @@ from .canonical import (
     TRIAL_HEADER,
     canonical_body,
     normalize_origin,
-    redact_query,
+    redact_url,
     request_key,
     scrub,
     secrets_in_headers,
@@ -213,11 +213,12 @@ class EvalAddon:
         req = flow.request
         trial_id = req.headers.pop(TRIAL_HEADER, "")  # never reaches upstream
         origin = normalize_origin(req.url)
-        parts = urlsplit(req.url)
+        safe_url = redact_url(req.url)  # records end up in traces: no tokens in query strings
+        parts = urlsplit(safe_url)
         with self.lock:
             trial = self.trials.get(trial_id) or self.trials[""]
             record = RequestRecord(seq=next(self._seq), trial=trial.network.trial_id, method=req.method,
-                                   url=req.url, host=req.host, port=req.port, path=parts.path or "/",
+                                   url=safe_url, host=req.host, port=req.port, path=parts.path or "/",
                                    query=parts.query)
             trial.network.requests.append(record)
             flow_state = self.flows[flow.id] = FlowState(trial, record)
@@ -335,9 +336,7 @@ class EvalAddon:
         req_pairs, resp_pairs = list(req.headers.items(multi=True)), list(resp.headers.items(multi=True))
         req_enc, req_body = encode_body(req.get_content(strict=False) or b"", req.headers.get("content-type", ""))
         resp_enc, resp_body = encode_body(resp.get_content(strict=False) or b"", resp.headers.get("content-type", ""))
-        parts = urlsplit(req.url)
-        url = urlunsplit(parts._replace(query=redact_query(parts.query)))
-        stored_req = StoredRequest(method=req.method, url=url, headers=sanitize_headers(req_pairs),
+        stored_req = StoredRequest(method=req.method, url=redact_url(req.url), headers=sanitize_headers(req_pairs),
                                    encoding=req_enc, body=req_body)
         stored_resp = StoredResponse(status=resp.status_code, headers=sanitize_headers(resp_pairs),
                                      encoding=resp_enc, body=resp_body)

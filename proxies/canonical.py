@@ -15,7 +15,7 @@ import hashlib
 import json
 import re
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 REDACTED = "<redacted>"
 # Cookie values must stay valid cookie octets, so no angle brackets there.
@@ -74,10 +74,16 @@ def redact_pairs(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
 
 
 def redact_query(query: str) -> str:
-    """The query string with secret parameters redacted (order kept, for the stored URL)."""
-    if not query:
-        return ""
-    return urlencode(redact_pairs(parse_qsl(query, keep_blank_values=True)))
+    """The query string with secret parameters redacted (order kept); unchanged when it has none."""
+    pairs = parse_qsl(query, keep_blank_values=True)
+    redacted = redact_pairs(pairs)
+    return query if redacted == pairs else urlencode(redacted)
+
+
+def redact_url(url: str) -> str:
+    parts = urlsplit(url)
+    query = redact_query(parts.query)
+    return url if query == parts.query else urlunsplit(parts._replace(query=query))
 
 
 def canonical_query(query: str) -> str:

@@ -156,3 +156,13 @@ def test_allowed_hosts_pass_through(proxy, allowed: OriginServer, client_for):
     net = proxy.end_trial(trial)
     assert answer.status_code == 200 and allowed.count("POST", "/api/analytics") == 1
     assert net.blocked == [] and net.mutations == []
+
+
+def test_records_for_traces_hold_no_query_secrets(proxy, origin, client_for):
+    trial = new_trial_id()
+    proxy.begin_trial(trial)
+    client_for(proxy, trial).post(f"{origin.url}/api/hook?api_key=ak-9f8e7d6c5b4a&x=1", json={})
+    net = proxy.end_trial(trial)
+    assert "ak-9f8e7d6c5b4a" not in net.model_dump_json()
+    assert net.mutations[0].query == "api_key=%3Credacted%3E&x=1"
+    assert origin.hits[-1].path == "/api/hook?api_key=ak-9f8e7d6c5b4a&x=1"  # upstream gets the real request
