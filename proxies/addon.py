@@ -55,6 +55,7 @@ from .replay import ReplayIndex
 
 MARK_HEADER = "X-WebMCP-Eval"  # on every answer the proxy makes up itself
 REPLAY_MISS_STATUS = 599
+UNATTRIBUTED_KEEP = 2000  # the "" trial is never ended by the runner: keep only its latest records
 HOP_HEADERS = {"host", "content-length", "connection", "proxy-connection", "keep-alive", "transfer-encoding"}
 
 
@@ -221,6 +222,9 @@ class EvalAddon:
                                    url=safe_url, host=req.host, port=req.port, path=parts.path or "/",
                                    query=parts.query)
             trial.network.requests.append(record)
+            if not record.trial and len(trial.network.requests) > UNATTRIBUTED_KEEP:
+                del trial.network.requests[:-UNATTRIBUTED_KEEP]
+                del trial.network.blocked[:-UNATTRIBUTED_KEEP]
             flow_state = self.flows[flow.id] = FlowState(trial, record)
             if not self._is_site(origin) and not self._host_allowed(req.host, req.port):
                 self._block(flow, flow_state, origin)
