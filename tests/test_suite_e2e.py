@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -34,9 +35,15 @@ def _cases(*ids: str):
     return select_cases(loaded, list(ids), None, [])
 
 
+def in_thread(fn, *args):
+    """Run fn in its own thread: pytest-playwright's sync API keeps an event loop in this one."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(fn, *args).result()
+
+
 def _run(tmp_path: Path, ids: tuple[str, ...] = (), **kw) -> list[Trace]:
     options = RunOptions(out_root=tmp_path, run_id=kw.pop("run_id", "run"), **kw)
-    return asyncio.run(run_suite(_cases(*ids), options)).traces
+    return in_thread(asyncio.run, run_suite(_cases(*ids), options)).traces
 
 
 def _why(traces: list[Trace]) -> str:
@@ -142,7 +149,7 @@ def test_the_suite_catalog_is_what_the_site_registers():
     from site_under_test.server import SiteServer
 
     with SiteServer(test_mode=True) as site:
-        live = read_catalog_sync(site.url)
+        live = in_thread(read_catalog_sync, site.url)
     committed = json.loads((CASES / "catalog.json").read_text(encoding="utf-8"))
     assert live == committed, "cases/catalog.json is stale: regenerate it from the site (see runner/catalog.py)"
 

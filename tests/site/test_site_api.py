@@ -16,7 +16,7 @@ from site_under_test.app import create_app, source_revision
 from site_under_test.server import SiteServer
 
 if TYPE_CHECKING:
-    from conftest import World
+    from site_web import World
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import Route, expect
 
 if TYPE_CHECKING:
-    from conftest import Web
+    from site_web import Web
 
 pytestmark = pytest.mark.browser
 

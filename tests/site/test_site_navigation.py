@@ -11,7 +11,7 @@ from playwright.sync_api import Browser, Error, expect
 from site_under_test.server import SiteServer
 
 if TYPE_CHECKING:
-    from conftest import Web, World
+    from site_web import Web, World
 
 pytestmark = pytest.mark.browser
 
@@ -81,7 +81,7 @@ def test_an_unknown_event_page(web: Web) -> None:
 def test_two_worlds_at_once_do_not_see_each_other(
     browser: Browser, site: SiteServer, new_world: Callable[[], World]
 ) -> None:
-    from conftest import Web, join_world
+    from site_web import Web, join_world
 
     worlds = [new_world(), new_world()]
     contexts = [browser.new_context() for _ in worlds]
