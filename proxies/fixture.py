@@ -188,6 +188,14 @@ def utc_now() -> str:
     return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
+class HookRecord(_Strict):
+    """One call the runner made to the site's own hooks (reset, state, ...), so replay needs no site."""
+
+    hook: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    response: Any = None
+
+
 class Fixture(_Strict):
     format_version: int = FORMAT_VERSION
     case_id: str = ""
@@ -195,6 +203,7 @@ class Fixture(_Strict):
     site_revision: str = ""
     base_url: str = ""  # the site origin that keys without a host refer to
     entries: list[FixtureEntry] = Field(default_factory=list)
+    hooks: list[HookRecord] = Field(default_factory=list)
 
     def save(self, path: str | Path) -> Path:
         return save_fixture(self, path)

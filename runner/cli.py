@@ -65,6 +65,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
         )
         return EXIT_INVALID
     site_config = load_site_config(Path(args.site_config), args.base_url) if args.site_config else None
+    mode = args.network
+    if mode != "live" and args.no_proxy:
+        errors.print(f"--network {mode} needs the proxy; drop --no-proxy")
+        return EXIT_INVALID
+    fixtures = None
+    if mode != "live":
+        from runner.fixtures import FixtureStore
+
+        fixtures = FixtureStore(Path(args.fixtures), mode, max_age_days=args.max_fixture_age)
     options = RunOptions(
         out_root=Path(args.out),
         run_id=args.run_id,
@@ -77,6 +86,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         site_config=site_config,
         proxy=not args.no_proxy,
         chromium=args.chromium,
+        network_mode=mode,
+        fixtures=fixtures,
     )
     total = len(chosen) * args.trials
     done = 0
@@ -107,6 +118,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         errors.print("interrupted: the traces written so far are complete and kept")
         return 130
     print_console(result.traces, result.out_dir, console)
+    if fixtures is not None:
+        _print_fixture_news(fixtures)
     write_json(result.traces, result.out_dir / "summary.json", {"run_id": result.run_id, "site": result.site_info})
     write_junit(result.traces, result.out_dir / "junit.xml")
     if args.json:
@@ -114,6 +127,20 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.junit:
         write_junit(result.traces, Path(args.junit))
     return _exit_for(result.traces)
+
+
+def _print_fixture_news(fixtures) -> None:  # noqa: ANN001 - runner.fixtures.FixtureStore
+    for warning in fixtures.warnings:
+        errors.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
+    for path in fixtures.recorded:
+        console.print(f"recorded {path}", highlight=False)
+    for case_id, lines in fixtures.diffs.items():
+        if not lines:
+            console.print(f"{case_id}: the new recording answers exactly as the old one", highlight=False)
+            continue
+        console.print(f"[bold]{case_id}: what changed since the last recording (review it like code)[/]")
+        for line in lines:
+            console.print(f"  {line}", markup=False, highlight=False)
 
 
 def _exit_for(traces: list) -> int:
@@ -185,19 +212,7 @@ def _cmd_site(args: argparse.Namespace) -> int:
 # ---- parser --------------------------------------------------------------------
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="webmcp-eval", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    run = sub.add_parser(
-        "run",
-        help="run cases as trials and report verdicts",
-        description="Run cases (default: all of cases/) against the embedded demo site or "
-        "--base-url, headless unless --headed, and write traces and reports under "
-        "--out/<run-id>/.",
-    )
+def _add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("cases", nargs="*", help="case IDs or globs (SEL-01, 'CONF-*'), or case files/directories")
     run.add_argument("-g", "--grep", help="only cases whose id or title matches this regex")
     run.add_argument("-b", "--behaviour", action="append", help="only cases of this behaviour (repeatable)")
@@ -220,7 +235,47 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--run-id", help="name of the run directory (default: a timestamp)")
     run.add_argument("--junit", help="also write JUnit XML here")
     run.add_argument("--json", help="also write the JSON summary here")
+    run.add_argument("--fixtures", default="fixtures", help="record/replay fixture directory (default fixtures/)")
+    run.add_argument(
+        "--max-fixture-age",
+        type=float,
+        default=30.0,
+        metavar="DAYS",
+        help="warn when a replayed fixture is older than this (default 30)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="webmcp-eval", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser(
+        "run",
+        help="run cases as trials and report verdicts",
+        description="Run cases (default: all of cases/) against the embedded demo site or "
+        "--base-url, headless unless --headed, and write traces and reports under "
+        "--out/<run-id>/.",
+    )
+    _add_run_arguments(run)
+    run.add_argument(
+        "--network",
+        choices=["live", "record", "replay"],
+        default="live",
+        help="live: pass through and count (default); record: also save every response into --fixtures; "
+        "replay: answer only from --fixtures, never contacting the site",
+    )
     run.set_defaults(func=_cmd_run)
+
+    rec = sub.add_parser(
+        "record",
+        help="(re)record the fixtures of cases; shows what changed since the last recording",
+        description="Run cases in record mode: every response the browser receives, and the site's hook "
+        "answers, go into --fixtures/<CASE>.yaml. An existing fixture is compared request by request.",
+    )
+    _add_run_arguments(rec)
+    rec.set_defaults(func=_cmd_run, network="record")
 
     rep = sub.add_parser("report", help="rebuild reports from the traces of one or more run directories")
     rep.add_argument("run_dirs", nargs="+", help="run directories (e.g. traces/<run-id>, or CI shards to merge)")

@@ -78,6 +78,19 @@ def new_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
 
 
+def _replay_base_url(cases: list[LoadedCase], options: RunOptions) -> str | None:
+    """Replay needs no site: the origin the fixtures were recorded from stands in for it."""
+    if options.network_mode != "replay" or options.base_url or options.fixtures is None:
+        return None
+    for lc in cases:
+        path = options.fixtures.path_for(lc.case.id)
+        if path.is_file():
+            from proxies.fixture import load_fixture
+
+            return load_fixture(path).base_url
+    return "http://127.0.0.1:9"  # nothing recorded: every trial says so (not_run), nothing is contacted
+
+
 @contextlib.contextmanager
 def _embedded_site(options: RunOptions) -> Iterator[SiteConfig]:
     if options.base_url or options.site_config:
@@ -119,11 +132,14 @@ async def run_suite(
 ) -> RunResult:
     run_id = options.run_id or new_run_id()
     out_dir = options.out_root / run_id
+    replay_url = _replay_base_url(cases, options)
+    if replay_url:
+        options.base_url = replay_url
     out_dir.mkdir(parents=True, exist_ok=True)
     with _embedded_site(options) as config, _proxy(options, config) as proxy:
         site = SiteClient(config)
         try:
-            site_info = await site.version()
+            site_info = await site.version() if options.network_mode != "replay" else {}
             session = BrowserSession(
                 headless=not options.headed,
                 slow_mo=options.slowmo,

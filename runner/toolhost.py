@@ -21,6 +21,9 @@ from runner.trace import ToolCall, ToolInfo
 
 SHIM_JS = (Path(__file__).with_name("shim.js")).read_text(encoding="utf-8")
 CALL_TIMEOUT_MS = 15_000
+# A page that has registered nothing yet may still be loading its scripts (slow
+# under load); only after this long without a registration is "no tools" the answer.
+NO_TOOLS_GRACE_S = 3.0
 
 
 class ShimLog:
@@ -94,7 +97,7 @@ class ToolHost:
         return [_tool_info(t) for t in raw]
 
     async def wait_for_tools(
-        self, names: list[str] | None = None, timeout_ms: int = 5000, settle_ms: int = 150
+        self, names: list[str] | None = None, timeout_ms: int = 5000, settle_ms: int = 250
     ) -> None:
         """Wait until the current document has registered its tools and they settle.
 
@@ -117,8 +120,8 @@ class ToolHost:
             e for e in self.log.of_type("register", "unregister", "register_error") if e.get("document") == document
         ]
         last = changes[-1]["host_t"] if changes else loaded[-1]["host_t"]
-        if not changes and time.monotonic() - last < 1.0:
-            return False  # a new document that has not registered anything yet: give it a moment
+        if not changes and time.monotonic() - last < NO_TOOLS_GRACE_S:
+            return False  # a new document that has not registered anything yet: give it time
         if time.monotonic() - last < settle_s:
             return False
         active = {r["name"] for r in self.log.active_registrations()}

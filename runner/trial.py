@@ -27,6 +27,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Locator as PwLocator
 from playwright.async_api import Page
 
+from proxies.fixture import Fixture
 from runner import checks
 from runner.agents import Agent, AgentError
 from runner.case import (
@@ -41,6 +42,7 @@ from runner.case import (
     UserStep,
     WaitForAction,
 )
+from runner.fixtures import FixtureMissing, HookTape
 from runner.loader import LoadedCase
 from runner.session import BrowserSession, TrialPage
 from runner.site import HookMissing, SiteClient
@@ -101,6 +103,9 @@ class Trial:
         self.world = f"{env.run_id}-{self.trial_id}".replace(".", "-")[-64:]
         self.clock = time.monotonic()
         self.tp: TrialPage | None = None
+        self.fixture: Fixture | None = None
+        self.recorded: Fixture | None = None
+        self.site: HookTape = HookTape(env.site, "live", None)
         self.human_windows: list[tuple[int, int]] = []  # shim seq ranges of the human's clicks
         self.trace = Trace(
             run_id=env.run_id,
@@ -144,6 +149,7 @@ class Trial:
         self.trace.verdict, self.trace.verdict_reason = checks.verdict(self.trace.assertions, error)  # type: ignore[assignment]
         self.trace.duration_ms = self._ms()
         self.trace.browser = self.env.session.describe()
+        self._store_recording()
         write_trace(self.trace, self.env.out_dir / "trials")
         return self.trace
 
@@ -159,8 +165,22 @@ class Trial:
     def _crash_reason(self) -> str | None:
         return self.tp.crashed if self.tp else None
 
+    def _open_fixture(self) -> None:
+        """record: a fresh fixture to fill; replay: the recorded one (its hooks answer too)."""
+        mode = self.env.options.network_mode
+        store = self.env.fixtures
+        if mode in ("record", "replay") and store is not None:
+            try:
+                self.fixture = store.for_trial(self.case.id, self.env.site_info, self.env.site.config.base_url)
+            except FixtureMissing as err:
+                raise TrialAborted(str(err)) from None
+            if mode == "replay" and self.fixture.site_revision:
+                self.trace.site_revision = self.fixture.site_revision
+        self.site = HookTape(self.env.site, mode if store is not None else "live", self.fixture)
+
     async def _play(self) -> None:
-        site, case = self.env.site, self.case
+        self._open_fixture()
+        site, case = self.site, self.case
         if site.has("reset"):
             await site.reset(self.world, case.seed, case.breaks)
         elif case.breaks:
@@ -188,14 +208,16 @@ class Trial:
             self.trace.state.diff = checks.state_diff(before, after)
 
     def _proxy_mode(self) -> dict[str, Any]:
-        mode = self.env.options.network_mode
-        fixture = self.env.fixtures.for_trial(self.case.id, mode) if self.env.fixtures else None
-        return {"mode": mode, "fixture": fixture}
+        mode = self.env.options.network_mode if self.fixture is not None else "live"
+        return {"mode": mode, "fixture": self.fixture}
 
     async def _state(self) -> Any:
-        if not self.env.site.has("state"):
+        if not self.site.has("state"):
             return None
-        return await self.env.site.state(self.world)
+        try:
+            return await self.site.state(self.world)
+        except FixtureMissing as err:
+            raise TrialAborted(str(err)) from None
 
     # -- steps ------------------------------------------------------------------
 
@@ -240,7 +262,7 @@ class Trial:
     async def _action(self, step: Any) -> None:
         tp = self.tp
         assert tp
-        page, site = tp.page, self.env.site
+        page, site = tp.page, self.site
         try:
             if isinstance(step, NavigateAction):
                 await self._navigate(page, step)
@@ -259,6 +281,8 @@ class Trial:
                     await locate(page, step.target).first.wait_for(state="visible", timeout=step.timeout_ms)
                 if step.tools:
                     await tp.host.wait_for_tools(step.tools, timeout_ms=step.timeout_ms)
+        except FixtureMissing as err:
+            raise TrialAborted(str(err)) from None
         except HookMissing as err:
             raise TrialAborted(
                 f"step {step.action} needs the site's {err} hook, which this site does not have"
@@ -401,8 +425,19 @@ class Trial:
             faults_fired=[_slim(f) for f in net.faults_fired],
             replay_misses=[_slim(m) for m in net.replay_misses],
         )
-        if self.env.fixtures and getattr(net, "fixture", None) is not None:
-            self.env.fixtures.store(self.case.id, net.fixture, self.env.site_info)
+        self.recorded = getattr(net, "fixture", None)
+
+    def _store_recording(self) -> None:
+        """Keep a recording only of a trial that ran: a half-played trial is no fixture."""
+        store = self.env.fixtures
+        if store is None or self.env.options.network_mode != "record" or self.recorded is None:
+            return
+        if self.trace.verdict == "not_run":
+            store.warnings.append(
+                f"{self.case.id}: not recorded, the trial could not run ({self.trace.verdict_reason})"
+            )
+            return
+        store.store(self.case.id, self.recorded, self.site.tape)
 
 
 def _slim(item: Any) -> dict[str, Any]:
