@@ -88,6 +88,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         chromium=args.chromium,
         network_mode=mode,
         fixtures=fixtures,
+        playwright_trace=args.trace,
     )
     total = len(chosen) * args.trials
     done = 0
@@ -122,11 +123,60 @@ def _cmd_run(args: argparse.Namespace) -> int:
         _print_fixture_news(fixtures)
     write_json(result.traces, result.out_dir / "summary.json", {"run_id": result.run_id, "site": result.site_info})
     write_junit(result.traces, result.out_dir / "junit.xml")
+    from runner.html_report import write_html
+
+    html = write_html(result.traces, result.out_dir / "report.html")
+    console.print(f"HTML report: {html}", highlight=False)
     if args.json:
         write_json(result.traces, Path(args.json), {"run_id": result.run_id, "site": result.site_info})
     if args.junit:
         write_junit(result.traces, Path(args.junit))
     return _exit_for(result.traces)
+
+
+def read_run_id(run_dir: Path) -> str:
+    info = run_dir / "run.json"
+    try:
+        return json.loads(info.read_text(encoding="utf-8"))["run_id"]
+    except (OSError, ValueError, KeyError):
+        return run_dir.name
+
+
+def _traces_of(run_dir: str) -> list:
+    from runner.trace import read_traces
+
+    path = Path(run_dir)
+    found = read_traces(path) if path.is_dir() else []
+    if not found:
+        raise SystemExit(f"{run_dir}: no traces (expected {path / 'trials'}/*.json)")
+    return found
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    """Paired per-case differences between two runs (two revisions, two models)."""
+    from runner.compare import compare_runs
+
+    try:
+        a, b = _traces_of(args.run_a), _traces_of(args.run_b)
+    except SystemExit as err:
+        errors.print(str(err))
+        return EXIT_INVALID
+    result = compare_runs(a, b, label_a=args.run_a, label_b=args.run_b)
+    console.print(result.text(), markup=False, highlight=False)
+    return EXIT_OK
+
+
+def _cmd_power(args: argparse.Namespace) -> int:
+    """How many cases (and trials) a difference needs; the smallest difference a suite can see."""
+    from runner.compare import power_text
+
+    try:
+        text = power_text(args.baseline, args.delta, args.trials, args.cases, alpha=args.alpha, power=args.power)
+    except ValueError as err:
+        errors.print(f"invalid input: {err}")
+        return EXIT_INVALID
+    console.print(text, markup=False, highlight=False)
+    return EXIT_OK
 
 
 def _print_fixture_news(fixtures) -> None:  # noqa: ANN001 - runner.fixtures.FixtureStore
@@ -165,6 +215,12 @@ def _cmd_report(args: argparse.Namespace) -> int:
         traces += found
     out = Path(args.run_dirs[0]) if len(args.run_dirs) == 1 else Path(args.out or "traces/merged")
     print_console(traces, out, console)
+    if args.html or len(args.run_dirs) > 1:
+        from runner.html_report import write_html
+
+        dirs = {read_run_id(Path(d)): Path(d) / "trials" for d in args.run_dirs}
+        html = write_html(traces, Path(args.html) if args.html else out / "report.html", trace_dirs=dirs)
+        console.print(f"HTML report: {html}", highlight=False)
     if args.json:
         write_json(traces, Path(args.json))
     if args.junit:
@@ -235,6 +291,12 @@ def _add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--run-id", help="name of the run directory (default: a timestamp)")
     run.add_argument("--junit", help="also write JUnit XML here")
     run.add_argument("--json", help="also write the JSON summary here")
+    run.add_argument(
+        "--trace",
+        choices=["off", "on", "retain-on-failure"],
+        default="off",
+        help="keep Playwright's own trace.zip per trial (open with: playwright show-trace FILE)",
+    )
     run.add_argument("--fixtures", default="fixtures", help="record/replay fixture directory (default fixtures/)")
     run.add_argument(
         "--max-fixture-age",
@@ -282,7 +344,22 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--out", help="where a merged report goes (default traces/merged)")
     rep.add_argument("--junit", help="write JUnit XML here")
     rep.add_argument("--json", help="write the JSON summary here")
+    rep.add_argument("--html", help="write the HTML report here (default: <run dir>/report.html when merging)")
     rep.set_defaults(func=_cmd_report)
+
+    cmp_ = sub.add_parser("compare", help="paired per-case differences between two runs, with a 95% interval")
+    cmp_.add_argument("run_a", help="the baseline run directory")
+    cmp_.add_argument("run_b", help="the run to compare with it")
+    cmp_.set_defaults(func=_cmd_compare)
+
+    pw = sub.add_parser("power", help="cases and trials needed to detect a difference; the smallest detectable one")
+    pw.add_argument("--baseline", type=float, required=True, help="the baseline case pass rate, e.g. 0.7")
+    pw.add_argument("--delta", type=float, help="the difference to detect, e.g. 0.1")
+    pw.add_argument("--cases", type=int, help="the suite's size: report the smallest detectable difference")
+    pw.add_argument("--trials", type=int, default=1, help="trials per case (default 1)")
+    pw.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    pw.add_argument("--power", type=float, default=0.8, help="wanted power (default 0.8)")
+    pw.set_defaults(func=_cmd_power)
 
     val = sub.add_parser("validate", help="check the case suite itself (file:line for every problem)")
     val.add_argument("paths", nargs="*", help="case files or directories (default cases/)")

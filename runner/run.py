@@ -45,6 +45,7 @@ class RunOptions:
     fixtures: Any = None
     agent_factory: Callable[[], Agent] = ReferenceAgent
     breaks: list[str] = field(default_factory=list)  # extra site breaks for every case (tests)
+    playwright_trace: str = "off"
 
 
 @dataclass
@@ -156,7 +157,10 @@ async def run_suite(
                     site_info=site_info,
                     fixtures=options.fixtures,
                     options=TrialOptions(
-                        headed=options.headed, hold_ms=options.hold_ms, network_mode=options.network_mode
+                        headed=options.headed,
+                        hold_ms=options.hold_ms,
+                        network_mode=options.network_mode,
+                        playwright_trace=options.playwright_trace,
                     ),
                 )
                 _write_run_info(out_dir, run_id, options, config, site_info, session.describe())

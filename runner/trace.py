@@ -146,6 +146,7 @@ class Trace(BaseModel):
     verdict_reason: str = ""
     tokens: dict[str, int] = Field(default_factory=dict)
     cost_usd: float | None = None
+    playwright_trace: str | None = None  # Playwright's trace.zip, relative to the trace file (--trace)
     agent_log: dict[str, Any] = Field(default_factory=dict)  # model agents: system prompt, turns, usage
     started_at: str = ""
     duration_ms: float = 0.0

@@ -68,6 +68,7 @@ class TrialOptions:
     hold_ms: int | None = None  # headed: how long to hold at a confirmation point (None: until Enter)
     screenshots: bool = True
     network_mode: str = "live"
+    playwright_trace: str = "off"  # off, on or retain-on-failure
 
 
 @dataclass
@@ -143,15 +144,32 @@ class Trial:
             error = f"harness error: {type(err).__name__}: {err}"
         self._agent_report()
         await self._finish_network()
-        if self.tp:
-            await self.tp.close()
         self.trace.assertions = checks.evaluate(self.case, self.trace)
         self.trace.verdict, self.trace.verdict_reason = checks.verdict(self.trace.assertions, error)  # type: ignore[assignment]
+        if self.tp:
+            await self._close_page()
         self.trace.duration_ms = self._ms()
         self.trace.browser = self.env.session.describe()
         self._store_recording()
         write_trace(self.trace, self.env.out_dir / "trials")
         return self.trace
+
+    async def _close_page(self) -> None:
+        """Close the context; keep Playwright's own trace.zip when --trace asks for it."""
+        assert self.tp
+        keep = self.env.options.playwright_trace == "on" or (
+            self.env.options.playwright_trace == "retain-on-failure" and self.trace.verdict != "passed"
+        )
+        if self.env.options.playwright_trace != "off":
+            path = self.env.out_dir / "playwright" / f"{self.trial_id}.zip"
+            with contextlib.suppress(PlaywrightError):
+                if keep:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    await self.tp.context.tracing.stop(path=str(path))
+                    self.trace.playwright_trace = f"../playwright/{path.name}"
+                else:
+                    await self.tp.context.tracing.stop()
+        await self.tp.close()
 
     def _agent_report(self) -> None:
         report = self.agent.report() or {}
@@ -191,6 +209,8 @@ class Trial:
         self.tp = await self.env.session.open_trial(
             self.trial_id, site.config.base_url, world_cookie=cookie, clock_start=self.clock
         )
+        if self.env.options.playwright_trace != "off":
+            await self.tp.context.tracing.start(screenshots=True, snapshots=True, title=self.trial_id)
         await self.tp.page.goto(case.start_route, wait_until="load")
         await self.tp.host.wait_for_tools()
         self.trace.webmcp_path = self.tp.host.path  # type: ignore[assignment]
