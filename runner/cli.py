@@ -179,6 +179,56 @@ def _cmd_power(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_replay(args: argparse.Namespace) -> int:
+    """Re-run recorded traces against their fixtures (offline) or a live deployment, and compare."""
+    from runner.fixtures import FixtureStore
+    from runner.replay import ReplayOutcome, TraceAgent, case_of, result_diffs
+    from runner.run import RunOptions, run_suite
+    from runner.trace import read_trace
+
+    if args.live and not args.base_url:
+        errors.print("--live needs --base-url URL (the deployment to compare with)")
+        return EXIT_INVALID
+    out = Path(args.out)
+    worst = EXIT_OK
+    for path in map(Path, args.traces):
+        try:
+            recorded = read_trace(path)
+            loaded = case_of(recorded)
+        except (OSError, ValueError) as err:
+            errors.print(f"{path}: cannot replay: {err}", markup=False)
+            return EXIT_INVALID
+        fixtures_dir = Path(args.fixtures) if args.fixtures else path.resolve().parent.parent / "fixtures"
+        options = RunOptions(
+            out_root=out,
+            run_id=recorded.trial_id,
+            base_url=args.base_url if args.live else None,
+            network_mode="live" if args.live else "replay",
+            fixtures=None if args.live else FixtureStore(fixtures_dir, "replay", max_age_days=None),
+            agent_factory=lambda recorded=recorded: TraceAgent(recorded),
+            chromium=args.chromium,
+        )
+        if not args.live and not options.fixtures.path_for(recorded.case_id).is_file():
+            errors.print(f"{path}: no fixture at {options.fixtures.path_for(recorded.case_id)} (use --fixtures DIR)")
+            return EXIT_INVALID
+        (replayed,) = asyncio.run(run_suite([loaded], options)).traces
+        outcome = ReplayOutcome(recorded, replayed, result_diffs(recorded, replayed))
+        written = outcome.write(out)
+        style = {"passed": "green", "failed": "bold red", "not_run": "yellow"}[replayed.verdict]
+        same = "same as recorded" if outcome.same_verdict else f"recorded: {recorded.verdict}"
+        console.print(f"[{style}]{replayed.verdict}[/] {recorded.trial_id} ({same}) → {written}", highlight=False)
+        if outcome.diffs:
+            console.print("  tool results differ from the recording:")
+            for line in outcome.diffs:
+                console.print(f"  {line}", markup=False, highlight=False)
+        else:
+            console.print(f"  all {len(replayed.calls)} tool result(s) as recorded", highlight=False)
+        if replayed.verdict != "passed":
+            console.print(f"  why: {replayed.verdict_reason}", markup=False, highlight=False)
+        worst = max(worst, _exit_for([replayed]))
+    return worst
+
+
 def _print_fixture_news(fixtures) -> None:  # noqa: ANN001 - runner.fixtures.FixtureStore
     for warning in fixtures.warnings:
         errors.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
@@ -346,6 +396,15 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--json", help="write the JSON summary here")
     rep.add_argument("--html", help="write the HTML report here (default: <run dir>/report.html when merging)")
     rep.set_defaults(func=_cmd_report)
+
+    rp = sub.add_parser("replay", help="re-run recorded traces offline against their fixtures, and compare")
+    rp.add_argument("traces", nargs="+", help="trace files (…/trials/<CASE>.t1.json)")
+    rp.add_argument("--fixtures", help="fixture directory (default: the fixtures/ beside the trace's trials/)")
+    rp.add_argument("--live", action="store_true", help="against a live deployment instead (needs --base-url)")
+    rp.add_argument("--base-url", help="the deployment for --live")
+    rp.add_argument("--out", default="traces/replays", help="where replay results go (default traces/replays)")
+    rp.add_argument("--chromium", help="the Chromium binary")
+    rp.set_defaults(func=_cmd_replay)
 
     cmp_ = sub.add_parser("compare", help="paired per-case differences between two runs, with a 95% interval")
     cmp_.add_argument("run_a", help="the baseline run directory")

@@ -185,11 +185,12 @@ async def _play_all(
                 lc, index = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            trial = Trial(lc, index, env, options.agent_factory())
             if options.breaks:
-                trial.case = trial.case.model_copy(update={"breaks": [*trial.case.breaks, *options.breaks]})
+                broken = lc.case.model_copy(update={"breaks": [*lc.case.breaks, *options.breaks]})
+                lc = LoadedCase(broken, lc.file, lc.lines)
+            trial = Trial(lc, index, env, options.agent_factory())
             trace = await trial.run()
-            results[(lc.case.id, index)] = trace
+            results[(trace.case_id, index)] = trace
             if on_trial:
                 on_trial(trace)
 

@@ -97,7 +97,7 @@ class ToolHost:
         return [_tool_info(t) for t in raw]
 
     async def wait_for_tools(
-        self, names: list[str] | None = None, timeout_ms: int = 5000, settle_ms: int = 250
+        self, names: list[str] | None = None, timeout_ms: int = 5000, settle_ms: int = 100
     ) -> None:
         """Wait until the current document has registered its tools and they settle.
 

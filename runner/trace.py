@@ -119,6 +119,7 @@ class Trace(BaseModel):
     trial_index: int = 0
     case_id: str
     case_file: str = ""
+    case: dict[str, Any] = Field(default_factory=dict)  # the case as it was run, so a trace replays on its own
     behaviour: str
     title: str = ""
     evidence_kind: Literal["deterministic", "agent"] = "deterministic"

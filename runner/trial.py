@@ -114,6 +114,7 @@ class Trial:
             trial_index=index,
             case_id=self.case.id,
             case_file=loaded.file,
+            case=loaded.case.model_dump(mode="json", exclude_defaults=True),
             behaviour=self.case.behaviour,
             title=self.case.title,
             evidence_kind=agent.evidence_kind,
@@ -177,6 +178,18 @@ class Trial:
         self.trace.cost_usd = report.get("cost_usd")
         self.trace.agent_log = dict(report.get("log") or {})
 
+    def _phase_timer(self):  # noqa: ANN202 - returns mark(name)
+        """mark(name) stores the ms since the previous mark in the trace's timings."""
+        last = time.monotonic()
+
+        def mark(name: str) -> None:
+            nonlocal last
+            now = time.monotonic()
+            self.trace.timings[name] = round((now - last) * 1000, 1)
+            last = now
+
+        return mark
+
     def _ms(self) -> float:
         return round((time.monotonic() - self.clock) * 1000, 1)
 
@@ -199,10 +212,12 @@ class Trial:
     async def _play(self) -> None:
         self._open_fixture()
         site, case = self.site, self.case
+        mark = self._phase_timer()
         if site.has("reset"):
             await site.reset(self.world, case.seed, case.breaks)
         elif case.breaks:
             raise TrialAborted("the case switches on site breaks, but the site has no reset hook")
+        mark("reset_ms")
         if self.env.proxy:
             self.env.proxy.begin_trial(self.trial_id, **self._proxy_mode())
         cookie = (site.config.world_cookie, self.world) if site.config.world_cookie else None
@@ -211,17 +226,23 @@ class Trial:
         )
         if self.env.options.playwright_trace != "off":
             await self.tp.context.tracing.start(screenshots=True, snapshots=True, title=self.trial_id)
+        mark("context_ms")
         await self.tp.page.goto(case.start_route, wait_until="load")
+        mark("goto_ms")
         await self.tp.host.wait_for_tools()
+        mark("tools_ms")
         self.trace.webmcp_path = self.tp.host.path  # type: ignore[assignment]
         self.trace.timings["setup_ms"] = self._ms()
         before = await self._state()
         self.agent.start_trial()
         for index, step in enumerate(case.steps):
             await self._step(index, step)
+        mark = self._phase_timer()
         await self._observe()
+        mark("observe_ms")
         self._collect_log()
         after = await self._state()
+        mark("state_after_ms")
         if before is not None and after is not None:
             self.trace.state.available = True
             self.trace.state.before, self.trace.state.after = before, after
@@ -362,7 +383,7 @@ class Trial:
             shot = self.env.out_dir / "screenshots" / f"{self.trial_id}.png"
             shot.parent.mkdir(parents=True, exist_ok=True)
             with contextlib.suppress(PlaywrightError):
-                await page.screenshot(path=str(shot), full_page=True, timeout=10_000)
+                await page.screenshot(path=str(shot), timeout=10_000)  # the viewport: what a person sees
                 self.trace.ui.screenshot = f"../screenshots/{shot.name}"
 
     async def _observe_one(self, page: Page, target: Locator) -> dict[str, Any]:
