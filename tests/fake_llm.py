@@ -125,8 +125,11 @@ def read_openai(body: dict[str, Any]) -> Conversation:
         elif role == "tool":
             events.append({"role": "tool", "id": m.get("tool_call_id"), "content": _text_of(m.get("content"))})
     tools = [
-        {"name": t["function"]["name"], "description": t["function"].get("description", ""),
-         "schema": t["function"].get("parameters")}
+        {
+            "name": t["function"]["name"],
+            "description": t["function"].get("description", ""),
+            "schema": t["function"].get("parameters"),
+        }
         for t in body.get("tools") or []
     ]
     return Conversation("openai", body.get("model", ""), system, tools, events)
@@ -141,17 +144,27 @@ def read_anthropic(body: dict[str, Any]) -> Conversation:
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
         if m.get("role") == "assistant":
             text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
-            calls = [{"id": b["id"], "name": b["name"], "args": b.get("input")} for b in blocks if b["type"] == "tool_use"]
+            calls = [
+                {"id": b["id"], "name": b["name"], "args": b.get("input")} for b in blocks if b["type"] == "tool_use"
+            ]
             events.append({"role": "assistant", "text": text, "calls": calls})
             continue
         for b in blocks:
             if b.get("type") == "tool_result":
-                events.append({"role": "tool", "id": b.get("tool_use_id"), "content": _text_of(b.get("content")),
-                               "is_error": bool(b.get("is_error"))})
+                events.append(
+                    {
+                        "role": "tool",
+                        "id": b.get("tool_use_id"),
+                        "content": _text_of(b.get("content")),
+                        "is_error": bool(b.get("is_error")),
+                    }
+                )
             elif b.get("type") == "text":
                 events.append({"role": "user", "text": b.get("text", "")})
-    tools = [{"name": t["name"], "description": t.get("description", ""), "schema": t.get("input_schema")}
-             for t in body.get("tools") or []]
+    tools = [
+        {"name": t["name"], "description": t.get("description", ""), "schema": t.get("input_schema")}
+        for t in body.get("tools") or []
+    ]
     return Conversation("anthropic", body.get("model", ""), system, tools, events)
 
 

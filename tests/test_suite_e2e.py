@@ -7,43 +7,24 @@ broken assertion (a check that cannot fail is a defect).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from runner_support import CASES, ROOT, in_thread, play
 
-from runner.loader import load_cases
-from runner.run import RunOptions, run_suite, select_cases
 from runner.trace import Trace, read_traces
-
-ROOT = Path(__file__).resolve().parent.parent
-CASES = ROOT / "cases"
 
 pytestmark = pytest.mark.browser
 
 
-def _cases(*ids: str):
-    loaded, problems = load_cases([CASES])
-    assert not problems, problems
-    return select_cases(loaded, list(ids), None, [])
-
-
-def in_thread(fn, *args):
-    """Run fn in its own thread: pytest-playwright's sync API keeps an event loop in this one."""
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(fn, *args).result()
-
-
 def _run(tmp_path: Path, ids: tuple[str, ...] = (), **kw) -> list[Trace]:
-    options = RunOptions(out_root=tmp_path, run_id=kw.pop("run_id", "run"), **kw)
-    return in_thread(asyncio.run, run_suite(_cases(*ids), options)).traces
+    return play(tmp_path, ids, **kw)
 
 
 def _why(traces: list[Trace]) -> str:

@@ -1,0 +1,31 @@
+"""Helpers for tests that play the real runner (real Chromium, site and proxy)."""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from runner.loader import load_cases
+from runner.run import RunOptions, run_suite, select_cases
+from runner.trace import Trace
+
+ROOT = Path(__file__).resolve().parent.parent
+CASES = ROOT / "cases"
+
+
+def in_thread(fn, *args):
+    """Run fn in its own thread: pytest-playwright's sync API keeps an event loop in this one."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(fn, *args).result()
+
+
+def suite_cases(*ids: str, directory: Path = CASES):
+    loaded, problems = load_cases([directory])
+    assert not problems, problems
+    return select_cases(loaded, list(ids), None, [])
+
+
+def play(tmp_path: Path, ids: tuple[str, ...] = (), **kw) -> list[Trace]:
+    options = RunOptions(out_root=tmp_path, run_id=kw.pop("run_id", "run"), **kw)
+    return in_thread(asyncio.run, run_suite(suite_cases(*ids), options)).traces

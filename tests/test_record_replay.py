@@ -1,0 +1,162 @@
+"""Record and replay (seed 002) end to end: real browser, real proxy, real site — then no site at all."""
+
+from __future__ import annotations
+
+import http.server
+import re
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+import yaml
+from runner_support import ROOT, play
+
+from proxies.fixture import load_fixture, save_fixture
+from runner.fixtures import FixtureStore
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory) -> tuple[Path, dict[str, str]]:
+    """The whole suite recorded once: the fixture directory and each case's verdict."""
+    out = tmp_path_factory.mktemp("record")
+    fixtures = out / "fixtures"
+    traces = play(out, network_mode="record", fixtures=FixtureStore(fixtures, "record"), workers=2)
+    return fixtures, {t.case_id: t.verdict for t in traces}
+
+
+def _replay(tmp_path: Path, fixtures: Path, ids: tuple[str, ...] = (), **kw):
+    return play(tmp_path, ids, network_mode="replay", fixtures=FixtureStore(fixtures, "replay"), **kw)
+
+
+def _copy(fixtures: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "fixtures"
+    target.mkdir()
+    for f in fixtures.glob("*.yaml"):
+        (target / f.name).write_text(f.read_text(encoding="utf-8"), encoding="utf-8")
+    return target
+
+
+def test_record_then_replay_gives_the_same_verdicts_with_no_site(recorded, tmp_path):
+    fixtures, verdicts = recorded
+    assert set(verdicts.values()) == {"passed"} and len(verdicts) == 20
+    # The embedded site of the recording run is gone: replay starts none and needs none.
+    replayed = _replay(tmp_path, fixtures, workers=2)
+    assert {t.case_id: t.verdict for t in replayed} == verdicts
+    assert all(t.network_mode == "replay" and t.network.requests > 0 for t in replayed)
+    assert all(not t.network.replay_misses for t in replayed)
+
+
+class CountingOrigin(http.server.ThreadingHTTPServer):
+    hits = 0
+
+
+def test_replay_never_contacts_the_origin_even_when_it_is_up(recorded, tmp_path):
+    fixtures, _ = recorded
+    port = urlsplit(load_fixture(fixtures / "SEL-01.yaml").base_url).port
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - http.server's name
+            self.server.hits += 1
+            self.send_error(500)
+
+        do_POST = do_GET  # noqa: N815
+
+        def log_message(self, *args):
+            pass
+
+    origin = CountingOrigin(("127.0.0.1", port), Handler)
+    threading.Thread(target=origin.serve_forever, daemon=True).start()
+    try:
+        (trace,) = _replay(tmp_path, fixtures, ("SEL-01",))
+    finally:
+        origin.shutdown()
+    assert trace.verdict == "passed"
+    assert origin.hits == 0
+
+
+def test_an_edited_fixture_flips_the_verdict(recorded, tmp_path):
+    fixtures = _copy(recorded[0], tmp_path)
+    path = fixtures / "SEL-01.yaml"
+    fixture = load_fixture(path)
+    entry = next(e for e in fixture.entries if e.key.startswith("GET /api/events?"))
+    entry.response.body["events"] = entry.response.body["events"][:2]  # the deployment now answers differently
+    save_fixture(fixture, path)
+    (trace,) = _replay(tmp_path, fixtures, ("SEL-01",))
+    assert trace.verdict == "failed"
+    failed = {a.id for a in trace.assertions if a.status == "failed"}
+    assert "calls.expected[0]" in failed  # count 3 expected, 2 answered
+
+
+def test_a_missing_entry_fails_loudly_and_names_the_request_and_the_fix(recorded, tmp_path):
+    fixtures = _copy(recorded[0], tmp_path)
+    path = fixtures / "SEL-01.yaml"
+    fixture = load_fixture(path)
+    fixture.entries = [e for e in fixture.entries if not e.key.startswith("GET /api/events?")]
+    save_fixture(fixture, path)
+    (trace,) = _replay(tmp_path, fixtures, ("SEL-01",))
+    assert trace.verdict == "failed"
+    replay = next(a for a in trace.assertions if a.id == "network.replay")
+    assert replay.status == "failed"
+    assert "GET /api/events?city=taipei&level=beginner&price=free" in replay.why
+    assert "webmcp-eval record SEL-01" in replay.why
+
+
+def test_no_secret_in_any_fixture(recorded):
+    fixtures, _ = recorded
+    for path in fixtures.glob("*.yaml"):
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"wmcp_session=(?!REDACTED)", text), path
+        for token in re.findall(r"csrfToken: (\S+)", text):
+            assert token == "<redacted>", path
+        assert "x-webmcp-eval-trial" not in text.lower()
+
+
+def test_a_fixture_holds_its_age_revision_and_the_site_hooks(recorded):
+    fixtures, _ = recorded
+    fixture = load_fixture(fixtures / "CONF-01.yaml")
+    assert fixture.recorded_at and fixture.site_revision and fixture.base_url
+    assert [h.hook for h in fixture.hooks] == ["reset", "state", "state"]
+    yaml.safe_load((fixtures / "CONF-01.yaml").read_text(encoding="utf-8"))  # readable text
+
+
+def test_an_old_fixture_warns(recorded, tmp_path):
+    fixtures = _copy(recorded[0], tmp_path)
+    fixture = load_fixture(fixtures / "SEL-02.yaml")
+    fixture.recorded_at = "2020-01-01T00:00:00Z"
+    save_fixture(fixture, fixtures / "SEL-02.yaml")
+    store = FixtureStore(fixtures, "replay", max_age_days=30)
+    play(tmp_path, ("SEL-02",), network_mode="replay", fixtures=store)
+    assert store.warnings and "webmcp-eval record SEL-02" in store.warnings[0]
+
+
+def test_rerecording_shows_what_changed(recorded, tmp_path):
+    fixtures = _copy(recorded[0], tmp_path)
+    fixture = load_fixture(fixtures / "SEL-01.yaml")
+    entry = next(e for e in fixture.entries if e.key.startswith("GET /api/events?"))
+    entry.response.body["count"] = 99
+    save_fixture(fixture, fixtures / "SEL-01.yaml")
+    store = FixtureStore(fixtures, "record")
+    play(tmp_path, ("SEL-01",), network_mode="record", fixtures=store)
+    changed = "\n".join(store.diffs["SEL-01"])
+    assert "~ changed: GET /api/events?city=taipei&level=beginner&price=free" in changed
+    assert "99" in changed
+
+
+def _replay_cli(out: Path) -> subprocess.CompletedProcess[str]:
+    traces = sorted(str(p) for p in (ROOT / "traces" / "day26" / "trials").glob("*.json"))
+    cmd = [sys.executable, "-m", "runner.cli", "replay", *traces, "--out", str(out)]
+    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
+def test_the_day26_traces_replay_offline_twice_identically(tmp_path):
+    first, second = _replay_cli(tmp_path / "a"), _replay_cli(tmp_path / "b")
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert first.stdout.count("passed") == 2 and "same as recorded" in first.stdout
+    for name in ("SEL-01.t1.replay.json", "SEL-02.t1.replay.json"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
