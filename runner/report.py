@@ -59,7 +59,7 @@ def suite_score(traces: list[Trace]) -> SuiteScore | None:
         )
         rows.append((case_id, trials[0].behaviour, score))
     max_n = max(s.n for _, _, s in rows)
-    ks = [k for k in (1, 3, 5) if k <= max_n and max_n > 1]
+    ks = [k for k in (3, 5) if k <= max_n]  # pass@1 is the case pass rate itself
     return SuiteScore.from_cases(rows, ks=ks)
 
 
@@ -84,34 +84,95 @@ def _pct(value: float | None) -> str:
     return "—" if value is None else f"{value * 100:.1f}%"
 
 
-def print_console(traces: list[Trace], out_dir: Path, console: Console | None = None) -> None:
-    console = console or Console()
-    table = Table(title=f"webmcp-eval — {len(traces)} trial(s)", title_justify="left", show_lines=False)
-    for col, kw in [
-        ("case", {}),
-        ("behaviour", {}),
-        ("evidence", {}),
-        ("verdict", {}),
-        ("assertions", {"justify": "right"}),
-        ("mutations", {"justify": "right"}),
-        ("tool calls", {"justify": "right"}),
-        ("time", {"justify": "right"}),
-    ]:
-        table.add_column(col, **kw)
+def _tokens(t: Trace) -> int:
+    return sum(t.tokens.values()) if t.tokens else 0
+
+
+def _cost_cells(trials: list[Trace]) -> tuple[str, str]:
+    """Tokens and money per trial, or a dash when no model spent any."""
+    tokens = [_tokens(t) for t in trials]
+    money = [t.cost_usd for t in trials if t.cost_usd is not None]
+    tok = f"{sum(tokens) / len(trials):.0f}" if any(tokens) else "—"
+    usd = f"${sum(money) / len(money):.4f}" if money else "—"
+    return tok, usd
+
+
+def _trial_table(traces: list[Trace]) -> Table:
+    table = Table(title=f"webmcp-eval — {len(traces)} trial(s)", title_justify="left")
+    for col in (
+        "case",
+        "behaviour",
+        "evidence",
+        "verdict",
+        "assertions",
+        "mutations",
+        "tool calls",
+        "time",
+        "tokens",
+        "cost",
+    ):
+        table.add_column(col, justify="right" if col not in ("case", "behaviour", "evidence", "verdict") else "left")
     for t in traces:
         counted = [a for a in t.assertions if a.status != "not_run"]
+        not_counted = len(t.assertions) - len(counted)
         table.add_row(
-            t.trial_id if t.trial_index or len({x.case_id for x in traces}) < len(traces) else t.case_id,
+            t.case_id,
             t.behaviour,
             t.evidence_kind,
             f"[{VERDICT_STYLE[t.verdict]}]{t.verdict}[/]",
-            f"{t.assertions_passed}/{len(counted)}"
-            + (f" (+{len(t.assertions) - len(counted)} not run)" if len(counted) < len(t.assertions) else ""),
+            f"{t.assertions_passed}/{len(counted)}" + (f" (+{not_counted} not run)" if not_counted else ""),
             str(t.mutation_total) if t.network.available else "—",
             str(len(t.calls)),
             f"{t.duration_ms / 1000:.1f}s",
+            *_cost_cells([t]),
         )
-    console.print(table)
+    return table
+
+
+def _case_table(traces: list[Trace], ks: list[int]) -> Table:
+    """Several trials per case: one row per case, with both rates and pass@k / pass^k."""
+    by_case: dict[tuple[str, str], list[Trace]] = defaultdict(list)
+    for t in traces:
+        by_case[(t.case_id, t.evidence_kind)].append(t)
+    table = Table(title=f"webmcp-eval — {len(by_case)} case(s) × trials", title_justify="left")
+    cols = ["case", "behaviour", "evidence", "passed", "not run", "case pass", "per-assertion"]
+    cols += [f"pass@{k}" for k in ks] + [f"pass^{k}" for k in ks] + ["tool calls", "time", "tokens", "cost"]
+    for col in cols:
+        table.add_column(col, justify="left" if col in ("case", "behaviour", "evidence") else "right")
+    for (case_id, kind), trials in by_case.items():
+        ran = [t for t in trials if t.verdict != "not_run"]
+        score = suite_score(ran)
+        case = score.by_behaviour[trials[0].behaviour] if score else None
+        passed = sum(t.verdict == "passed" for t in ran)
+        cells = [
+            case_id,
+            trials[0].behaviour,
+            kind,
+            f"{passed}/{len(ran)}",
+            str(len(trials) - len(ran)),
+            _pct(case.case_pass.mean) if case else "—",
+            _pct(case.assertion_pass.mean) if case and case.assertion_pass else "—",
+        ]
+        for table_of in ("pass_at", "pass_hat"):
+            for k in ks:
+                summary = getattr(score, table_of)[k] if score else None
+                cells.append(f"{summary.mean:.2f}" if summary and summary.mean is not None else "—")
+        n = len(trials)
+        cells += [
+            f"{sum(len(t.calls) for t in trials) / n:.1f}",
+            f"{sum(t.duration_ms for t in trials) / n / 1000:.1f}s",
+            *_cost_cells(trials),
+        ]
+        table.add_row(*cells)
+    return table
+
+
+def print_console(traces: list[Trace], out_dir: Path, console: Console | None = None) -> None:
+    console = console or Console()
+    repeated = len({(t.case_id, t.evidence_kind) for t in traces}) < len(traces)
+    score = suite_score(traces)
+    ks = sorted(score.pass_at) if score else []
+    console.print(_case_table(traces, ks) if repeated else _trial_table(traces))
     _print_problems(traces, console)
     s = summarise(traces)
     console.print(
@@ -120,7 +181,10 @@ def print_console(traces: list[Trace], out_dir: Path, console: Console | None = 
         f"({s['assertions']['passed']}/{s['assertions']['total']}) · {s['tool_calls']} tool calls · "
         f"{s['duration_ms'] / 1000:.1f}s of trials"
     )
-    console.print(score_line(suite_score(traces)), highlight=False)
+    console.print(score_line(score), highlight=False)
+    if score and len(score.by_behaviour) > 1:
+        parts = [f"{b} {_pct(v.case_pass.mean)}" for b, v in sorted(score.by_behaviour.items())]
+        console.print("by behaviour (case pass rate): " + " · ".join(parts), highlight=False)
     console.print(f"traces and reports: {out_dir}")
 
 

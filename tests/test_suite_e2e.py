@@ -145,3 +145,37 @@ def test_a_deployed_site_without_hooks_gives_not_run_never_passed(tmp_path):
     assert by_kind["state"] == "not_run"
     assert by_kind["calls"] == "passed"  # the tool calls themselves were judged
     assert trace.verdict == "not_run" and "state hook" in trace.verdict_reason
+
+
+def test_trials_give_both_rates_with_errors_pass_at_k_and_cost(tmp_path):
+    cmd = [
+        sys.executable,
+        "-m",
+        "runner.cli",
+        "run",
+        "SEL-01",
+        "NO-01",
+        "--trials",
+        "3",
+        "-j",
+        "2",
+        "--out",
+        str(tmp_path),
+        "--run-id",
+        "k3",
+    ]
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout + out.stderr
+    for text in ("case pass rate 100.0% ±", "per-assertion pass rate", "pass@3 1.00", "pass^3 1.00", "tokens", "cost"):
+        assert text in out.stdout
+    traces = read_traces(tmp_path / "k3")
+    assert sorted(t.trial_id for t in traces) == [f"{c}.t{i}" for c in ("NO-01", "SEL-01") for i in (1, 2, 3)]
+    assert (tmp_path / "k3" / "report.html").is_file()
+    rebuilt = subprocess.run(
+        [sys.executable, "-m", "runner.cli", "report", str(tmp_path / "k3")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert rebuilt.returncode == 0 and "pass^3 1.00" in rebuilt.stdout
