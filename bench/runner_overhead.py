@@ -6,7 +6,11 @@ per-trial median time of each:
   (a) bare    — a plain Playwright loop: fresh context, go to the start route,
                 the same tool calls through page.webmcp, nothing recorded;
   (b) runner  — webmcp-eval without the proxy;
-  (c) full    — webmcp-eval with the proxy (the default).
+  (c) full    — webmcp-eval with the proxy (the default, live);
+  (d) replay  — webmcp-eval answering from fixtures recorded just before
+                (the site is not running).
+
+(c) against (b) is the proxy's own overhead; (d) against (c) is replay's.
 
 Usage: .venv/bin/python bench/runner_overhead.py [--rounds N]
 """
@@ -28,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from runner.browser import launch  # noqa: E402
 from runner.case import UserStep  # noqa: E402
+from runner.fixtures import FixtureStore  # noqa: E402
 from runner.loader import load_cases  # noqa: E402
 from runner.matchers import MISSING, resolve, substitute  # noqa: E402
 from runner.run import RunOptions, run_suite  # noqa: E402
@@ -66,9 +71,11 @@ async def bare_loop(cases, base_url: str) -> list[float]:
     return times
 
 
-async def runner_loop(cases, proxy: bool) -> list[float]:
+async def runner_loop(cases, proxy: bool, mode: str = "live", fixtures: Path | None = None) -> list[float]:
     with tempfile.TemporaryDirectory() as out:
-        result = await run_suite(cases, RunOptions(out_root=Path(out), run_id="bench", proxy=proxy))
+        store = FixtureStore(fixtures, mode) if fixtures else None
+        options = RunOptions(out_root=Path(out), run_id="bench", proxy=proxy, network_mode=mode, fixtures=store)
+        result = await run_suite(cases, options)
     return [t.duration_ms / 1000 for t in result.traces]
 
 
@@ -78,12 +85,15 @@ def main() -> None:
     args = parser.parse_args()
     cases, problems = load_cases([ROOT / "cases"])
     assert not problems, problems
-    figures: dict[str, list[float]] = {"bare": [], "runner": [], "full": []}
+    figures: dict[str, list[float]] = {"bare": [], "runner": [], "full": [], "replay": []}
     for _ in range(args.rounds):
         with SiteServer(test_mode=True) as site:
             figures["bare"] += asyncio.run(bare_loop(cases, site.url))
         figures["runner"] += asyncio.run(runner_loop(cases, proxy=False))
         figures["full"] += asyncio.run(runner_loop(cases, proxy=True))
+        with tempfile.TemporaryDirectory() as fixtures:
+            asyncio.run(runner_loop(cases, proxy=True, mode="record", fixtures=Path(fixtures)))
+            figures["replay"] += asyncio.run(runner_loop(cases, proxy=True, mode="replay", fixtures=Path(fixtures)))
     bare = statistics.median(figures["bare"])
     print(f"{'mode':<8} {'trials':>6} {'median s/trial':>15} {'trials/s':>9} {'× bare':>7}")
     for mode, values in figures.items():
