@@ -69,6 +69,7 @@ from runner.trace import Assertion, ToolInfo
 
 CASSETTE_MODES = ("off", "record", "replay")
 NO_KEY = "no-key"  # what a local server gets when no key is configured (they ignore it)
+SETTLE_TIMEOUT_MS = 2000  # after tool calls: how long to wait for the page's tools to settle
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are an AI agent in webmcp-eval, a test harness: a real browser shows a website, and you act on it "
@@ -255,7 +256,7 @@ class ModelAgent:
             new_messages = self.messages[self._sent_upto :]
             response, latency_ms = await self._send(request, started)
             turn = self.provider.parse(response)
-            step = self._log_step(request, new_messages, [t.name for t in catalog], turn, latency_ms)
+            step = self._log_step(request, new_messages, sorted(t.name for t in catalog), turn, latency_ms)
             turn_log["requests"].append(step["n"])
             self.messages.append(
                 {
@@ -272,6 +273,13 @@ class ModelAgent:
                 return turn.text
             for call in turn.calls:
                 await self._run_call(host, call, step)
+            await self._settle(host)
+
+    async def _settle(self, host: Any) -> None:
+        """Let the page finish (un)registering tools a call may have changed, so the next catalog is whole."""
+        wait = getattr(host, "wait_for_tools", None)
+        if wait is not None:
+            await wait(timeout_ms=SETTLE_TIMEOUT_MS)
 
     async def _run_call(self, host: Any, call: Any, step: dict[str, Any]) -> None:
         tool = self.names.get(call.name, call.name)  # made-up names go to the host as they are

@@ -122,6 +122,7 @@ def public_base(url: str | None) -> str | None:
         return url
     parts = urlsplit(url)
     host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host
     netloc = f"{host}:{parts.port}" if parts.port else host
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 

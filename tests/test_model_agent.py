@@ -17,6 +17,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -158,6 +159,12 @@ BAD = by_case(
 # ---- running the real runner with model agents --------------------------------------------------
 
 
+def _in_thread(fn: Callable[..., Any], *args: Any) -> Any:
+    """Run fn in its own thread: pytest-playwright's sync API may keep an event loop in this one."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(fn, *args).result()
+
+
 def _cases(*ids: str):
     loaded, problems = load_cases([ROOT / "cases"])
     assert not problems, problems
@@ -193,7 +200,7 @@ def _run(out: Path, ids: tuple[str, ...], choose: Callable[[str, str], Callable[
         return agent
 
     options = RunOptions(out_root=out, run_id="run", trials=len(PROVIDERS), workers=2, agent_factory=factory)
-    return asyncio.run(run_suite(cases, options)).traces
+    return _in_thread(asyncio.run, run_suite(cases, options)).traces
 
 
 def _trace(traces: list[Trace], case_id: str, provider: str) -> Trace:
@@ -498,7 +505,7 @@ def _agent(llm: FakeLLM, model: str, kind: str = PROVIDERS[0], **kw: Any) -> Mod
 
 
 def _turn(agent: ModelAgent, host: FakeHost, text: str = "做點事") -> str:
-    return asyncio.run(agent.turn(UserStep(user=text), host))
+    return _in_thread(asyncio.run, agent.turn(UserStep(user=text), host))
 
 
 TOOLS = [
