@@ -74,7 +74,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
         from runner.fixtures import FixtureStore
 
         fixtures = FixtureStore(Path(args.fixtures), mode, max_age_days=args.max_fixture_age)
+    try:
+        agent_factory = _agent_factory(args)
+    except ValueError as err:
+        errors.print(f"invalid agent options: {err}", markup=False)
+        return EXIT_INVALID
     options = RunOptions(
+        agent_factory=agent_factory,
         out_root=Path(args.out),
         run_id=args.run_id,
         trials=args.trials,
@@ -134,6 +140,35 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return _exit_for(result.traces)
 
 
+def _agent_factory(args: argparse.Namespace):  # noqa: ANN202 - Callable[[], Agent]
+    """The reference agent, or a model agent (OpenAI-compatible or Anthropic) from the flags."""
+    from runner.agents import ReferenceAgent
+
+    if args.agent == "reference":
+        return ReferenceAgent
+    if not args.model:
+        raise ValueError(f"--agent {args.agent} needs --model NAME")
+    from runner.model_agent import make_agent_factory
+
+    rerecord = f"webmcp-eval run {{case}} --agent {args.agent} --model {args.model}"
+    if args.api_base:
+        rerecord += f" --api-base {args.api_base}"
+    rerecord += f" --model-cassette record --cassette-dir {args.cassette_dir}"
+    return make_agent_factory(
+        args.agent,
+        args.model,
+        api_base=args.api_base,
+        api_key_env=args.api_key_env,
+        cassette_mode=args.model_cassette,
+        cassette_dir=Path(args.cassette_dir),
+        max_steps=args.max_steps,
+        max_seconds=args.max_seconds,
+        max_tokens=args.max_tokens,
+        prices=args.prices,
+        rerecord_command=rerecord,
+    )
+
+
 def read_run_id(run_dir: Path) -> str:
     info = run_dir / "run.json"
     try:
@@ -162,7 +197,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         errors.print(str(err))
         return EXIT_INVALID
     result = compare_runs(a, b, label_a=args.run_a, label_b=args.run_b)
-    console.print(result.text(), markup=False, highlight=False)
+    console.print(result.text(), markup=False, highlight=False, soft_wrap=True)
     return EXIT_OK
 
 
@@ -175,7 +210,7 @@ def _cmd_power(args: argparse.Namespace) -> int:
     except ValueError as err:
         errors.print(f"invalid input: {err}")
         return EXIT_INVALID
-    console.print(text, markup=False, highlight=False)
+    console.print(text, markup=False, highlight=False, soft_wrap=True)
     return EXIT_OK
 
 
@@ -341,6 +376,32 @@ def _add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--run-id", help="name of the run directory (default: a timestamp)")
     run.add_argument("--junit", help="also write JUnit XML here")
     run.add_argument("--json", help="also write the JSON summary here")
+    agent = run.add_argument_group("agents (default: the reference agent, deterministic evidence)")
+    agent.add_argument(
+        "--agent",
+        choices=["reference", "openai", "anthropic"],
+        default="reference",
+        help="openai: any OpenAI-compatible chat-completions endpoint (hosted, vLLM, Ollama, "
+        "llama.cpp, LM Studio); anthropic: the Messages API",
+    )
+    agent.add_argument("--model", help="the model name, e.g. gpt-4.1-mini or claude-sonnet-4-5")
+    agent.add_argument("--api-base", help="the endpoint, e.g. http://127.0.0.1:11434/v1 for Ollama")
+    agent.add_argument(
+        "--api-key-env",
+        help="environment variable with the key (default OPENAI_API_KEY / "
+        "ANTHROPIC_API_KEY); the key never reaches a trace or cassette",
+    )
+    agent.add_argument(
+        "--model-cassette",
+        choices=["off", "record", "replay"],
+        default="off",
+        help="record every model exchange per trial, or replay them strictly (offline)",
+    )
+    agent.add_argument("--cassette-dir", default="cassettes", help="where cassettes live (default cassettes/)")
+    agent.add_argument("--max-steps", type=int, default=16, help="model requests per trial (default 16)")
+    agent.add_argument("--max-seconds", type=float, default=90.0, help="agent time per trial (default 90)")
+    agent.add_argument("--max-tokens", type=int, default=200_000, help="tokens per trial (default 200000)")
+    agent.add_argument("--prices", help="YAML/JSON price table: model-prefix: {input, output} USD per 1M tokens")
     run.add_argument(
         "--trace",
         choices=["off", "on", "retain-on-failure"],

@@ -221,6 +221,8 @@ def write_json(traces: list[Trace], path: Path, extra: dict[str, Any] | None = N
                 "tool_calls": len(t.calls),
                 "mutations": t.mutation_total,
                 "duration_ms": t.duration_ms,
+                "tokens": dict(t.tokens),
+                "cost_usd": t.cost_usd,
                 "trace": f"trials/{t.trial_id}.json",
             }
             for t in traces

@@ -44,6 +44,7 @@ from runner.case import (
 )
 from runner.fixtures import FixtureMissing, HookTape
 from runner.loader import LoadedCase
+from runner.model_agent import agent_assertions
 from runner.session import BrowserSession, TrialPage
 from runner.site import HookMissing, SiteClient
 from runner.trace import (
@@ -101,6 +102,8 @@ class Trial:
         self.env = env
         self.agent = agent
         self.trial_id = trial_id_for(self.case.id, index)
+        if hasattr(agent, "trial_id"):
+            agent.trial_id = self.trial_id  # type: ignore[attr-defined]  # model agents name cassettes by it
         self.world = f"{env.run_id}-{self.trial_id}".replace(".", "-")[-64:]
         self.clock = time.monotonic()
         self.tp: TrialPage | None = None
@@ -145,7 +148,8 @@ class Trial:
             error = f"harness error: {type(err).__name__}: {err}"
         self._agent_report()
         await self._finish_network()
-        self.trace.assertions = checks.evaluate(self.case, self.trace)
+        # A model agent adds its own: a budget that ran out, a cassette miss in replay.
+        self.trace.assertions = checks.evaluate(self.case, self.trace) + agent_assertions(self.trace.agent_log)
         self.trace.verdict, self.trace.verdict_reason = checks.verdict(self.trace.assertions, error)  # type: ignore[assignment]
         if self.tp:
             await self._close_page()

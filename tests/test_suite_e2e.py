@@ -179,3 +179,47 @@ def test_trials_give_both_rates_with_errors_pass_at_k_and_cost(tmp_path):
         timeout=120,
     )
     assert rebuilt.returncode == 0 and "pass^3 1.00" in rebuilt.stdout
+
+
+def test_playwright_traces_are_kept_for_failures_only_with_retain_on_failure(tmp_path):
+    traces = _run(
+        tmp_path, ("SEL-01", "REPEAT-01"), breaks=["save_not_idempotent"], playwright_trace="retain-on-failure"
+    )
+    by_case = {t.case_id: t for t in traces}
+    assert by_case["SEL-01"].verdict == "passed" and by_case["SEL-01"].playwright_trace is None
+    failed = by_case["REPEAT-01"]
+    assert failed.verdict == "failed" and failed.playwright_trace == "../playwright/REPEAT-01.t1.zip"
+    assert (tmp_path / "run" / "playwright" / "REPEAT-01.t1.zip").stat().st_size > 1000
+    assert not (tmp_path / "run" / "playwright" / "SEL-01.t1.zip").exists()
+
+
+def test_compare_and_power_from_the_command_line(suite_run, tmp_path):
+    broken = _run(tmp_path, ("REPEAT-01", "SEL-01"), breaks=["save_not_idempotent"], run_id="broken")
+    assert {t.case_id: t.verdict for t in broken} == {"REPEAT-01": "failed", "SEL-01": "passed"}
+    _run(tmp_path, ("REPEAT-01", "SEL-01"), run_id="good")
+    out = subprocess.run(
+        [sys.executable, "-m", "runner.cli", "compare", str(tmp_path / "good"), str(tmp_path / "broken")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    text = " ".join(out.stdout.split())
+    assert "pass → fail (1): REPEAT-01" in text and "not distinguishable from noise" in text
+    power = subprocess.run(
+        [sys.executable, "-m", "runner.cli", "power", "--baseline", "0.6", "--delta", "0.2"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert power.returncode == 0 and "41 cases" in power.stdout
+    bad = subprocess.run(
+        [sys.executable, "-m", "runner.cli", "power", "--baseline", "1.5"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad.returncode == 2
