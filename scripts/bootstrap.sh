@@ -42,6 +42,13 @@ if ! .venv/bin/python -m runner.browser >/dev/null 2>&1; then
 fi
 echo "==> Chromium: $(.venv/bin/python -m runner.browser)"
 
+# The headed tests need a virtual screen on a machine without one.
+if ! command -v xvfb-run >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "==> installing xvfb (a virtual screen for the headed tests)"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q xvfb >/dev/null 2>&1 ||
+    echo "    (could not install xvfb: the headed test will be skipped)"
+fi
+
 # Screenshots in traces and reports show Traditional Chinese only with a CJK font.
 if command -v fc-list >/dev/null 2>&1 && [ -z "$(fc-list :lang=zh-tw 2>/dev/null | head -1)" ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -223,3 +224,28 @@ def test_compare_and_power_from_the_command_line(suite_run, tmp_path):
         timeout=60,
     )
     assert bad.returncode == 2
+
+
+@pytest.mark.skipif(shutil.which("xvfb-run") is None, reason="needs xvfb-run for a headed browser")
+def test_headed_run_stops_at_the_confirmation_point_and_holds(tmp_path):
+    cmd = [
+        "xvfb-run",
+        "-a",
+        sys.executable,
+        "-m",
+        "runner.cli",
+        "run",
+        "CONF-01",
+        "--headed",
+        "--hold-ms",
+        "300",
+        "--out",
+        str(tmp_path),
+        "--run-id",
+        "headed",
+    ]
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "stopped at the confirmation point (button '確認報名'); holding 300 ms" in out.stdout
+    (trace,) = read_traces(tmp_path / "headed")
+    assert trace.confirmation and not trace.confirmation.pressed_by_agent and not trace.confirmation.pressed_by_human
