@@ -467,7 +467,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--chromium", help="the Chromium binary")
     rp.set_defaults(func=_cmd_replay)
 
-    cmp_ = sub.add_parser("compare", help="paired per-case differences between two runs, with a 95% interval")
+    cmp_ = sub.add_parser("compare", help="paired per-case differences between two runs, with a 95%% interval")
     cmp_.add_argument("run_a", help="the baseline run directory")
     cmp_.add_argument("run_b", help="the run to compare with it")
     cmp_.set_defaults(func=_cmd_compare)

@@ -93,3 +93,10 @@ def test_schema_validates_every_case_file(tmp_path):
         pass
     else:
         raise AssertionError("the schema accepted an unknown call order")
+
+
+def test_every_command_has_help():
+    for command in ("run", "record", "replay", "report", "compare", "power", "validate", "schema", "site"):
+        out = cli(command, "--help")
+        assert out.returncode == 0, f"{command} --help: {out.stderr}"
+        assert "usage: webmcp-eval" in out.stdout
