@@ -373,22 +373,41 @@ class Trial:
     # -- evidence after the steps ---------------------------------------------------
 
     async def _observe(self) -> None:
+        """What the page shows now: the UI expectations, the confirmation point, ARIA and a screenshot.
+
+        These only read the page, so they run together; headed, the confirmation
+        point holds for the person, so the rest waits for it.
+        """
         tp = self.tp
         assert tp
         page = tp.page
         self.trace.ui.url = page.url
-        for exp in self.case.expect.ui:
-            self.trace.ui.observations.append(await self._observe_one(page, exp.target))
-        if self.case.expect.confirmation:
-            await self._observe_confirmation(page, self.case.expect.confirmation.control)
+        observations = asyncio.gather(*(self._observe_one(page, exp.target) for exp in self.case.expect.ui))
+        confirmation = self.case.expect.confirmation
+        if self.env.options.headed:
+            self.trace.ui.observations = list(await observations)
+            if confirmation:
+                await self._observe_confirmation(page, confirmation.control)
+            await asyncio.gather(self._aria(page), self._screenshot(page))
+            return
+        parts = [observations, self._aria(page), self._screenshot(page)]
+        if confirmation:
+            parts.append(self._observe_confirmation(page, confirmation.control))
+        results = await asyncio.gather(*parts)
+        self.trace.ui.observations = list(results[0])
+
+    async def _aria(self, page: Page) -> None:
         with contextlib.suppress(PlaywrightError):
             self.trace.ui.aria_snapshot = await page.locator("body").aria_snapshot(timeout=5000)
-        if self.env.options.screenshots:
-            shot = self.env.out_dir / "screenshots" / f"{self.trial_id}.png"
-            shot.parent.mkdir(parents=True, exist_ok=True)
-            with contextlib.suppress(PlaywrightError):
-                await page.screenshot(path=str(shot), timeout=10_000)  # the viewport: what a person sees
-                self.trace.ui.screenshot = f"../screenshots/{shot.name}"
+
+    async def _screenshot(self, page: Page) -> None:
+        if not self.env.options.screenshots:
+            return
+        shot = self.env.out_dir / "screenshots" / f"{self.trial_id}.png"
+        shot.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(PlaywrightError):
+            await page.screenshot(path=str(shot), timeout=10_000)  # the viewport: what a person sees
+            self.trace.ui.screenshot = f"../screenshots/{shot.name}"
 
     async def _observe_one(self, page: Page, target: Locator) -> dict[str, Any]:
         loc = locate(page, target)
