@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -148,7 +149,9 @@ def _read_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
     return value, None
 
 
-class Provider:
+class Provider(ABC):
+    """One model API: build the request body, send it, read the turn back."""
+
     kind = ""
 
     def __init__(self, model: str, api_base: str | None, api_key: str, max_retries: int = 2):
@@ -164,16 +167,16 @@ class Provider:
     def redact(self, text: str) -> str:
         return text.replace(self._api_key, "***") if self._api_key else text
 
+    @abstractmethod
     def build_request(
         self, system: str, messages: list[dict[str, Any]], tools: list[ToolSpec], params: dict[str, Any]
-    ) -> dict[str, Any]:
-        raise NotImplementedError
+    ) -> dict[str, Any]: ...
 
-    async def send(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
-        raise NotImplementedError
+    @abstractmethod
+    async def send(self, request: dict[str, Any], timeout: float) -> dict[str, Any]: ...
 
-    def parse(self, response: dict[str, Any]) -> ModelTurn:
-        raise NotImplementedError
+    @abstractmethod
+    def parse(self, response: dict[str, Any]) -> ModelTurn: ...
 
     async def aclose(self) -> None:
         client, self._client = self._client, None
