@@ -46,8 +46,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         Handler.hits += 1
-        body = json.dumps({"path": self.path, "events": [{"id": f"evt-{i}", "title": "WebMCP 入門"} for i in range(5)]},
-                          ensure_ascii=False).encode()
+        body = json.dumps(
+            {"path": self.path, "events": [{"id": f"evt-{i}", "title": "WebMCP 入門"} for i in range(5)]},
+            ensure_ascii=False,
+        ).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -85,6 +87,7 @@ def main() -> int:
             run(direct, base, 20)  # warm-up
             rows.append(row("direct", *run(direct, base, n)))
         with NetworkProxy(site_origins=[base]) as proxy:
+
             def through(trial: str) -> httpx.Client:
                 return httpx.Client(proxy=proxy.url, headers={TRIAL_HEADER: trial}, trust_env=False)
 

@@ -10,7 +10,21 @@ from .fixture import Fixture, FixtureEntry, FixtureError, age_days, diff_fixture
 from .models import BlockedRequest, FaultFired, FaultSpec, ReplayMiss, RequestRecord, TrialNetwork
 
 __all__ = [
-    "TRIAL_HEADER", "BlockedRequest", "FaultFired", "FaultSpec", "Fixture", "FixtureEntry", "FixtureError",
-    "NetworkProxy", "ProxyError", "ReplayMiss", "RequestRecord", "TrialNetwork", "age_days", "diff_fixtures",
-    "load_fixture", "request_key", "save_fixture",
+    "TRIAL_HEADER",
+    "BlockedRequest",
+    "FaultFired",
+    "FaultSpec",
+    "Fixture",
+    "FixtureEntry",
+    "FixtureError",
+    "NetworkProxy",
+    "ProxyError",
+    "ReplayMiss",
+    "RequestRecord",
+    "TrialNetwork",
+    "age_days",
+    "diff_fixtures",
+    "load_fixture",
+    "request_key",
+    "save_fixture",
 ]

@@ -62,8 +62,9 @@ HOP_HEADERS = {"host", "content-length", "connection", "proxy-connection", "keep
 def _json_response(status: int, code: str, message: str, mark: str, data: Any = None) -> http.Response:
     """An answer in the site's result-contract shape, so pages handle it like any error."""
     body = {"status": "error", "code": code, "message": message, "retryable": status >= 500, "data": data}
-    return http.Response.make(status, json.dumps(body, ensure_ascii=False).encode(),
-                              {"Content-Type": "application/json", MARK_HEADER: mark})
+    return http.Response.make(
+        status, json.dumps(body, ensure_ascii=False).encode(), {"Content-Type": "application/json", MARK_HEADER: mark}
+    )
 
 
 @dataclass
@@ -103,8 +104,15 @@ class FlowState:
 
 
 class EvalAddon:
-    def __init__(self, *, site_origins: list[str], allow_hosts: list[str], mutation_methods: tuple[str, ...],
-                 ignore_paths: list[str], ssl_insecure: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        site_origins: list[str],
+        allow_hosts: list[str],
+        mutation_methods: tuple[str, ...],
+        ignore_paths: list[str],
+        ssl_insecure: bool = False,
+    ) -> None:
         if not site_origins:
             raise ValueError("NetworkProxy needs at least one site origin")
         self.site_origins = [normalize_origin(o) for o in site_origins]
@@ -124,7 +132,7 @@ class EvalAddon:
 
     def begin_trial(self, trial_id: str, mode: Mode, fixture: Fixture | None) -> None:
         if not trial_id:
-            raise ValueError("a trial id must not be empty (\"\" collects unattributed requests)")
+            raise ValueError('a trial id must not be empty ("" collects unattributed requests)')
         if mode not in ("live", "record", "replay"):
             raise ValueError(f"unknown network mode {mode!r}: live, record or replay")
         if mode == "replay" and fixture is None:
@@ -135,8 +143,12 @@ class EvalAddon:
             state.replay = ReplayIndex.of(fixture)
         elif mode == "record":
             meta = fixture.model_copy(update={"entries": []}) if fixture else Fixture()
-            state.recording = meta.model_copy(update={"base_url": meta.base_url or short_origin(self.primary_origin),
-                                                      "recorded_at": Fixture().recorded_at})
+            state.recording = meta.model_copy(
+                update={
+                    "base_url": meta.base_url or short_origin(self.primary_origin),
+                    "recorded_at": Fixture().recorded_at,
+                }
+            )
         with self.lock:
             if trial_id in self.trials:
                 raise ValueError(f"trial {trial_id} has already begun")
@@ -199,8 +211,11 @@ class EvalAddon:
         return origin in self.site_origins
 
     def _is_mutation(self, method: str, origin: str, path: str) -> bool:
-        return (method.upper() in self.mutation_methods and self._is_site(origin)
-                and not any(path.startswith(prefix) for prefix in self.ignore_paths))
+        return (
+            method.upper() in self.mutation_methods
+            and self._is_site(origin)
+            and not any(path.startswith(prefix) for prefix in self.ignore_paths)
+        )
 
     # ---- mitmproxy hooks (proxy thread) ---------------------------------------
 
@@ -218,9 +233,16 @@ class EvalAddon:
         parts = urlsplit(safe_url)
         with self.lock:
             trial = self.trials.get(trial_id) or self.trials[""]
-            record = RequestRecord(seq=next(self._seq), trial=trial.network.trial_id, method=req.method,
-                                   url=safe_url, host=req.host, port=req.port, path=parts.path or "/",
-                                   query=parts.query)
+            record = RequestRecord(
+                seq=next(self._seq),
+                trial=trial.network.trial_id,
+                method=req.method,
+                url=safe_url,
+                host=req.host,
+                port=req.port,
+                path=parts.path or "/",
+                query=parts.query,
+            )
             trial.network.requests.append(record)
             if not record.trial and len(trial.network.requests) > UNATTRIBUTED_KEEP:
                 del trial.network.requests[:-UNATTRIBUTED_KEEP]
@@ -249,27 +271,42 @@ class EvalAddon:
         record = flow_state.record
         record.blocked = True
         flow_state.synthetic = True
-        flow_state.trial.network.blocked.append(BlockedRequest(
-            trial=record.trial, method=record.method, url=record.url,
-            reason=f"{origin} is not a site origin and {record.host} is not an allowed host"))
-        flow.response = _json_response(403, "BLOCKED_BY_EVAL", "webmcp-eval blocked a request to another host.",
-                                       "blocked")
+        flow_state.trial.network.blocked.append(
+            BlockedRequest(
+                trial=record.trial,
+                method=record.method,
+                url=record.url,
+                reason=f"{origin} is not a site origin and {record.host} is not an allowed host",
+            )
+        )
+        flow.response = _json_response(
+            403, "BLOCKED_BY_EVAL", "webmcp-eval blocked a request to another host.", "blocked"
+        )
 
     def _fired(self, flow: http.HTTPFlow, armed: ArmedFault) -> FaultFired:
         state = self.flows[flow.id]
         state.record.fault = armed.spec.effect()
-        fired = FaultFired(trial=state.record.trial, method=state.record.method, url=state.record.url,
-                           path=state.record.path, effect=armed.spec.effect(), spec=armed.spec, left=armed.left)
+        fired = FaultFired(
+            trial=state.record.trial,
+            method=state.record.method,
+            url=state.record.url,
+            path=state.record.path,
+            effect=armed.spec.effect(),
+            spec=armed.spec,
+            left=armed.left,
+        )
         state.trial.network.faults_fired.append(fired)
         return fired
 
-    async def _apply_fault(self, flow: http.HTTPFlow, flow_state: FlowState, spec: FaultSpec,
-                           fired: FaultFired) -> bool:
+    async def _apply_fault(
+        self, flow: http.HTTPFlow, flow_state: FlowState, spec: FaultSpec, fired: FaultFired
+    ) -> bool:
         """Apply one fault; True when the request is finished (answered or killed)."""
         if spec.status is not None:
             flow_state.synthetic = True
-            flow.response = _json_response(spec.status, "INJECTED_FAULT", f"injected fault (status {spec.status})",
-                                           "fault")
+            flow.response = _json_response(
+                spec.status, "INJECTED_FAULT", f"injected fault (status {spec.status})", "fault"
+            )
             return True
         if spec.drop:
             flow_state.synthetic = True
@@ -300,8 +337,11 @@ class EvalAddon:
         body = canonical_body(content, ctype)
         summary = f"{key}: {why}"
         with self.lock:
-            trial.network.replay_misses.append(ReplayMiss(trial=record.trial, method=record.method, url=record.url,
-                                                          key=key, body=body, summary=summary))
+            trial.network.replay_misses.append(
+                ReplayMiss(
+                    trial=record.trial, method=record.method, url=record.url, key=key, body=body, summary=summary
+                )
+            )
         message = f"webmcp-eval replay miss: no recorded answer for {key} ({why}); re-record the fixture"
         flow.response = _json_response(REPLAY_MISS_STATUS, "REPLAY_MISS", message, "replay-miss", {"key": key})
 
@@ -340,10 +380,16 @@ class EvalAddon:
         req_pairs, resp_pairs = list(req.headers.items(multi=True)), list(resp.headers.items(multi=True))
         req_enc, req_body = encode_body(req.get_content(strict=False) or b"", req.headers.get("content-type", ""))
         resp_enc, resp_body = encode_body(resp.get_content(strict=False) or b"", resp.headers.get("content-type", ""))
-        stored_req = StoredRequest(method=req.method, url=redact_url(req.url), headers=sanitize_headers(req_pairs),
-                                   encoding=req_enc, body=req_body)
-        stored_resp = StoredResponse(status=resp.status_code, headers=sanitize_headers(resp_pairs),
-                                     encoding=resp_enc, body=resp_body)
+        stored_req = StoredRequest(
+            method=req.method,
+            url=redact_url(req.url),
+            headers=sanitize_headers(req_pairs),
+            encoding=req_enc,
+            body=req_body,
+        )
+        stored_resp = StoredResponse(
+            status=resp.status_code, headers=sanitize_headers(resp_pairs), encoding=resp_enc, body=resp_body
+        )
         trial = flow_state.trial
         trial.secrets |= secrets_in_headers(req_pairs) | secrets_in_headers(resp_pairs)
         for enc, raw in ((req_enc, req.get_content(strict=False)), (resp_enc, resp.get_content(strict=False))):

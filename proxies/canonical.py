@@ -62,8 +62,9 @@ def is_secret_field(name: str) -> bool:
 def redact_json(value: Any) -> Any:
     """The same JSON value with every secret-named field's value replaced."""
     if isinstance(value, dict):
-        return {k: (REDACTED if is_secret_field(k) and v not in (None, "") else redact_json(v))
-                for k, v in value.items()}
+        return {
+            k: (REDACTED if is_secret_field(k) and v not in (None, "") else redact_json(v)) for k, v in value.items()
+        }
     if isinstance(value, list):
         return [redact_json(v) for v in value]
     return value

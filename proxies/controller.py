@@ -52,17 +52,27 @@ def _quiet_on_cancel(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -
 
 
 class NetworkProxy:
-    def __init__(self, *, site_origins: list[str], allow_hosts: Sequence[str] = (),
-                 mutation_methods: Sequence[str] = ("POST", "PUT", "PATCH", "DELETE"),
-                 ignore_paths: Sequence[str] = ("/__test__/",), ssl_insecure: bool = False,
-                 confdir: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        site_origins: list[str],
+        allow_hosts: Sequence[str] = (),
+        mutation_methods: Sequence[str] = ("POST", "PUT", "PATCH", "DELETE"),
+        ignore_paths: Sequence[str] = ("/__test__/",),
+        ssl_insecure: bool = False,
+        confdir: str | None = None,
+    ) -> None:
         """site_origins: where the site lives (the first is the primary: fixture keys carry no host for it).
         allow_hosts: other hosts the site may reach (exact or glob, optionally host:port); all else is blocked.
         ssl_insecure: do not verify upstream HTTPS certificates (a staging deployment's self-signed one).
         confdir: mitmproxy's directory for its CA (default ~/.mitmproxy)."""
-        self.addon = EvalAddon(site_origins=list(site_origins), allow_hosts=list(allow_hosts),
-                               mutation_methods=tuple(mutation_methods), ignore_paths=list(ignore_paths),
-                               ssl_insecure=ssl_insecure)
+        self.addon = EvalAddon(
+            site_origins=list(site_origins),
+            allow_hosts=list(allow_hosts),
+            mutation_methods=tuple(mutation_methods),
+            ignore_paths=list(ignore_paths),
+            ssl_insecure=ssl_insecure,
+        )
         self._confdir = confdir
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None

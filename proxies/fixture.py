@@ -40,13 +40,46 @@ Encoding = Literal["json", "text", "base64"]
 Headers = dict[str, str | list[str]]
 
 # Transport framing: recomputed when a response is served again.
-TRANSPORT_HEADERS = {"content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive",
-                     "proxy-connection", "host", "te", "trailer", "upgrade"}
+TRANSPORT_HEADERS = {
+    "content-length",
+    "content-encoding",
+    "transfer-encoding",
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "host",
+    "te",
+    "trailer",
+    "upgrade",
+}
 # Different on every recording; keeping them would make every re-record a diff.
-VOLATILE_HEADERS = {"date", "server", "server-timing", "age", "expires", "last-modified", "etag", "x-request-id",
-                    "x-runtime", "x-response-time", "cf-ray", "via", "x-served-by", "x-cache", "x-cache-hits",
-                    "x-timer", "report-to", "nel", "alt-svc", "accept-encoding", "user-agent", "if-none-match",
-                    "if-modified-since", "priority", TRIAL_HEADER.lower()}
+VOLATILE_HEADERS = {
+    "date",
+    "server",
+    "server-timing",
+    "age",
+    "expires",
+    "last-modified",
+    "etag",
+    "x-request-id",
+    "x-runtime",
+    "x-response-time",
+    "cf-ray",
+    "via",
+    "x-served-by",
+    "x-cache",
+    "x-cache-hits",
+    "x-timer",
+    "report-to",
+    "nel",
+    "alt-svc",
+    "accept-encoding",
+    "user-agent",
+    "if-none-match",
+    "if-modified-since",
+    "priority",
+    TRIAL_HEADER.lower(),
+}
 TEXT_TYPES = ("text/", "javascript", "ecmascript", "xml", "html", "css", "svg", "x-www-form-urlencoded")
 
 
@@ -291,8 +324,10 @@ def load_fixture(path: str | Path) -> Fixture:
         raise FixtureError(f"{source}: a fixture is a mapping with format_version, recorded_at and entries")
     version = data.get("format_version")
     if isinstance(version, int) and version > FORMAT_VERSION:
-        raise FixtureError(f"{source}: format_version {version} is newer than this webmcp-eval reads "
-                           f"({FORMAT_VERSION}); upgrade webmcp-eval")
+        raise FixtureError(
+            f"{source}: format_version {version} is newer than this webmcp-eval reads "
+            f"({FORMAT_VERSION}); upgrade webmcp-eval"
+        )
     try:
         return Fixture.model_validate(data)
     except ValidationError as err:

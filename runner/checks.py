@@ -287,9 +287,12 @@ def check_network(exp: NetworkExpectation, trace: Trace) -> list[Assertion]:
                 "network",
                 "every request was answered from the fixture",
                 not misses,
-                ("; ".join(m.get("summary", str(m)) for m in misses)
-                 + f" — the fixture lacks these requests; re-record with: webmcp-eval record {trace.case_id}")
-                if misses else "no misses",
+                (
+                    "; ".join(m.get("summary", str(m)) for m in misses)
+                    + f" — the fixture lacks these requests; re-record with: webmcp-eval record {trace.case_id}"
+                )
+                if misses
+                else "no misses",
             )
         )
     return out

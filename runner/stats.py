@@ -80,8 +80,10 @@ def _check_nck(n: int, c: int, k: int) -> None:
     if c > n:
         raise ValueError(f"c (passing trials) = {c} cannot exceed n (trials) = {n}")
     if k > n:
-        raise ValueError(f"k = {k} is larger than the number of trials n = {n}: "
-                         f"pass@{k} / pass^{k} need at least {k} trials of the case")
+        raise ValueError(
+            f"k = {k} is larger than the number of trials n = {n}: "
+            f"pass@{k} / pass^{k} need at least {k} trials of the case"
+        )
 
 
 def _finite_floats(name: str, xs: Iterable[float]) -> list[float]:
@@ -166,8 +168,9 @@ def mean_se(xs: Iterable[float]) -> tuple[float, float]:
     return mean, math.sqrt(var / n)
 
 
-def clustered_se(values: Sequence[float], clusters: Sequence[Hashable], *,
-                 small_sample: bool = True) -> tuple[float, float]:
+def clustered_se(
+    values: Sequence[float], clusters: Sequence[Hashable], *, small_sample: bool = True
+) -> tuple[float, float]:
     """Mean and its cluster-robust standard error (Miller 2024, section on clustered SEs).
 
     Cases in the same cluster (here: the same behaviour) are not independent;
@@ -240,15 +243,19 @@ class CaseScore:
         object.__setattr__(self, "assertions", pairs)
         if pairs:
             if len(pairs) != self.n:
-                raise ValueError(f"assertions must hold one (passed, total) pair per trial: "
-                                 f"{len(pairs)} pairs for n = {self.n} trials")
+                raise ValueError(
+                    f"assertions must hold one (passed, total) pair per trial: "
+                    f"{len(pairs)} pairs for n = {self.n} trials"
+                )
             for i, (p, t) in enumerate(pairs):
                 if not 0 <= p <= t:
                     raise ValueError(f"trial {i}: assertions passed = {p} must be in [0, total = {t}]")
             complete = sum(p == t for p, t in pairs)
             if self.c > complete:
-                raise ValueError(f"c = {self.c} case passes, but only {complete} trials passed every "
-                                 f"assertion (a case pass needs every assertion passed)")
+                raise ValueError(
+                    f"c = {self.c} case passes, but only {complete} trials passed every "
+                    f"assertion (a case pass needs every assertion passed)"
+                )
 
     @classmethod
     def from_trials(cls, trials: Iterable[tuple[bool, int, int]]) -> CaseScore:
@@ -256,8 +263,7 @@ class CaseScore:
         rows = list(trials)
         if not rows:
             raise ValueError("a CaseScore needs at least one trial, got none")
-        return cls(n=len(rows), c=sum(bool(ok) for ok, _, _ in rows),
-                   assertions=tuple((p, t) for _, p, t in rows))
+        return cls(n=len(rows), c=sum(bool(ok) for ok, _, _ in rows), assertions=tuple((p, t) for _, p, t in rows))
 
     @property
     def case_pass_rate(self) -> float:
@@ -349,8 +355,9 @@ def _rate_summary(rows: list[tuple[str, str, float | None]]) -> RateSummary | No
     labels = [beh for _, beh, _ in kept]
     mean, se = mean_se(values)
     _, cse = clustered_se(values, labels)
-    return RateSummary(mean=mean, se=se, clustered_se=cse, n_cases=len(kept),
-                       n_clusters=len(set(labels)), excluded=excluded)
+    return RateSummary(
+        mean=mean, se=se, clustered_se=cse, n_cases=len(kept), n_clusters=len(set(labels)), excluded=excluded
+    )
 
 
 def _k_summary(k: int, cases: list[tuple[str, str, CaseScore]], hat: bool) -> KSummary:
@@ -405,14 +412,22 @@ class SuiteScore:
             cm, cse = mean_se([s.case_pass_rate for _, s in mine])
             rates = [r for _, s in mine if (r := s.assertion_pass_rate) is not None]
             assertion = Estimate(*mean_se(rates), n=len(rates)) if rates else None
-            by_behaviour[beh] = BehaviourScore(behaviour=beh, cases=tuple(cid for cid, _ in mine),
-                                               case_pass=Estimate(cm, cse, len(mine)), assertion_pass=assertion)
+            by_behaviour[beh] = BehaviourScore(
+                behaviour=beh,
+                cases=tuple(cid for cid, _ in mine),
+                case_pass=Estimate(cm, cse, len(mine)),
+                assertion_pass=assertion,
+            )
 
         k_list = sorted(set(ks))
-        return cls(n_cases=len(rows), case_pass=case_pass, assertion_pass=assertion_pass,
-                   by_behaviour=by_behaviour,
-                   pass_at={k: _k_summary(k, rows, hat=False) for k in k_list},
-                   pass_hat={k: _k_summary(k, rows, hat=True) for k in k_list})
+        return cls(
+            n_cases=len(rows),
+            case_pass=case_pass,
+            assertion_pass=assertion_pass,
+            by_behaviour=by_behaviour,
+            pass_at={k: _k_summary(k, rows, hat=False) for k in k_list},
+            pass_hat={k: _k_summary(k, rows, hat=True) for k in k_list},
+        )
 
 
 # --------------------------------------------------------------------------- paired difference
@@ -470,8 +485,9 @@ def paired_difference(a: Mapping[str, float], b: Mapping[str, float]) -> PairedD
     only_a = tuple(sorted(set(a) - set(b)))
     only_b = tuple(sorted(set(b) - set(a)))
     if not common:
-        raise ValueError(f"paired_difference needs cases present in both runs; none in common "
-                         f"({len(a)} cases in a, {len(b)} in b)")
+        raise ValueError(
+            f"paired_difference needs cases present in both runs; none in common ({len(a)} cases in a, {len(b)} in b)"
+        )
     diffs = _finite_floats("b - a", (float(b[cid]) - float(a[cid]) for cid in common))
     mean, se = mean_se(diffs)
     low, high = mean - Z_95 * se, mean + Z_95 * se
@@ -487,14 +503,23 @@ def paired_difference(a: Mapping[str, float], b: Mapping[str, float]) -> PairedD
             tail = "distinguishable from noise (b is " + ("higher" if mean > 0 else "lower") + ")"
         else:
             tail = "not distinguishable from noise"
-        verdict = (f"{_signed(mean)} (95% CI {_signed(low)} \u2026 {_signed(high)}) "
-                   f"over {n} paired cases: {tail}.")
+        verdict = f"{_signed(mean)} (95% CI {_signed(low)} \u2026 {_signed(high)}) over {n} paired cases: {tail}."
     dropped = len(only_a) + len(only_b)
     if dropped:
         verdict += f" {dropped} case{'s' if dropped != 1 else ''} not in both runs dropped."
-    return PairedDifference(mean=mean, se=se, ci_low=low, ci_high=high, n=n, flipped_up=up,
-                            flipped_down=down, only_in_a=only_a, only_in_b=only_b,
-                            distinguishable=distinguishable, verdict=verdict)
+    return PairedDifference(
+        mean=mean,
+        se=se,
+        ci_low=low,
+        ci_high=high,
+        n=n,
+        flipped_up=up,
+        flipped_down=down,
+        only_in_a=only_a,
+        only_in_b=only_b,
+        distinguishable=distinguishable,
+        verdict=verdict,
+    )
 
 
 # --------------------------------------------------------------------------- power
@@ -523,8 +548,15 @@ def _check_power_args(baseline: float, trials: int, correlation: float) -> float
     return baseline
 
 
-def cases_needed(baseline: float, delta: float, alpha: float = 0.05, power: float = 0.8, trials: int = 1,
-                 paired: bool = True, correlation: float = 0.5) -> int:
+def cases_needed(
+    baseline: float,
+    delta: float,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    trials: int = 1,
+    paired: bool = True,
+    correlation: float = 0.5,
+) -> int:
     """Cases needed to detect a change ``delta`` in the mean case pass rate (Miller 2024, power analysis).
 
     Two-sided z-test, normal approximation (z from :class:`statistics.NormalDist`)::
@@ -559,8 +591,15 @@ def cases_needed(baseline: float, delta: float, alpha: float = 0.05, power: floa
     return max(2, math.ceil(n - 1e-9))  # the tolerance keeps an exact integer from rounding up
 
 
-def min_detectable_difference(n_cases: int, baseline: float, trials: int = 1, alpha: float = 0.05,
-                              power: float = 0.8, paired: bool = True, correlation: float = 0.5) -> float | None:
+def min_detectable_difference(
+    n_cases: int,
+    baseline: float,
+    trials: int = 1,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    paired: bool = True,
+    correlation: float = 0.5,
+) -> float | None:
     """Smallest improvement over ``baseline`` that ``n_cases`` cases detect (inverse of :func:`cases_needed`).
 
     Same model and variance ``V(delta)`` as :func:`cases_needed`; the answer is

@@ -143,8 +143,7 @@ async def _body(request: Request, model: Any) -> Any:
 
 # --- responses -------------------------------------------------------------------------
 def error_response(err: ApiError) -> JSONResponse:
-    body = {"status": "error", "code": err.code, "message": err.message,
-            "retryable": err.retryable, "data": None}
+    body = {"status": "error", "code": err.code, "message": err.message, "retryable": err.retryable, "data": None}
     return JSONResponse(body, status_code=err.status)
 
 
@@ -245,8 +244,13 @@ def create_app(test_mode: bool, data_dir: Path, revision: str | None = None) -> 
     async def session_info(request: Request) -> Response:
         world = world_of(request)
         session, token = ensure_session(request, world)
-        body = {"user": dict(DEMO_USER), "csrfToken": session.csrf, "expired": session.expired,
-                "breaks": world.breaks() if test_mode else [], "testMode": test_mode}
+        body = {
+            "user": dict(DEMO_USER),
+            "csrfToken": session.csrf,
+            "expired": session.expired,
+            "breaks": world.breaks() if test_mode else [],
+            "testMode": test_mode,
+        }
         return with_cookie(JSONResponse(body), token)
 
     async def restart_session(request: Request) -> Response:
@@ -259,8 +263,13 @@ def create_app(test_mode: bool, data_dir: Path, revision: str | None = None) -> 
         if old is not None and not secrets.compare_digest(sent.encode(), old.csrf.encode()):
             raise ApiError(403, "FORBIDDEN", "請求缺少有效的 CSRF 權杖，已拒絕。")
         token, session = world.new_session()
-        body = {"user": dict(DEMO_USER), "csrfToken": session.csrf, "expired": False,
-                "breaks": world.breaks() if test_mode else [], "testMode": test_mode}
+        body = {
+            "user": dict(DEMO_USER),
+            "csrfToken": session.csrf,
+            "expired": False,
+            "breaks": world.breaks() if test_mode else [],
+            "testMode": test_mode,
+        }
         return with_cookie(JSONResponse(body), token)
 
     async def search(request: Request) -> Response:

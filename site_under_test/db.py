@@ -82,15 +82,21 @@ def _start_key(row: sqlite3.Row) -> tuple[datetime, str]:
 
 def event_summary(row: sqlite3.Row) -> dict[str, Any]:
     return {
-        "id": row["id"], "title": row["title"], "city": row["city"],
-        "startsAt": row["starts_at"], "price": row["price"], "level": row["level"],
+        "id": row["id"],
+        "title": row["title"],
+        "city": row["city"],
+        "startsAt": row["starts_at"],
+        "price": row["price"],
+        "level": row["level"],
         "seatsLeft": row["seats_left"],
     }
 
 
 def event_full(row: sqlite3.Row) -> dict[str, Any]:
     return event_summary(row) | {
-        "venue": row["venue"], "priceTwd": row["price_twd"], "capacity": row["capacity"],
+        "venue": row["venue"],
+        "priceTwd": row["price_twd"],
+        "capacity": row["capacity"],
         "summary": row["summary"],
     }
 
@@ -134,12 +140,25 @@ class World:
                 conn.execute("INSERT INTO meta VALUES ('breaks', ?)", (json.dumps(sorted(breaks or [])),))
                 conn.executemany(
                     "INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                    [(e.id, e.title, e.city, e.venue, e.starts_at, e.price, e.price_twd,
-                      e.level, e.capacity, e.seats_left, e.summary) for e in seed.events],
+                    [
+                        (
+                            e.id,
+                            e.title,
+                            e.city,
+                            e.venue,
+                            e.starts_at,
+                            e.price,
+                            e.price_twd,
+                            e.level,
+                            e.capacity,
+                            e.seats_left,
+                            e.summary,
+                        )
+                        for e in seed.events
+                    ],
                 )
                 conn.executemany(
-                    "INSERT INTO registrations (id, event_id, name, email, status) "
-                    "VALUES (?, ?, ?, ?, 'active')",
+                    "INSERT INTO registrations (id, event_id, name, email, status) VALUES (?, ?, ?, ?, 'active')",
                     [(rid, eid, DEMO_USER["name"], DEMO_USER["email"]) for rid, eid in seed.registrations],
                 )
 
@@ -158,9 +177,7 @@ class World:
         token = secrets.token_urlsafe(32)
         csrf = secrets.token_urlsafe(24)
         with self.db() as conn:
-            cur = conn.execute(
-                "INSERT INTO sessions (token_hash, csrf) VALUES (?, ?)", (_hash(token), csrf)
-            )
+            cur = conn.execute("INSERT INTO sessions (token_hash, csrf) VALUES (?, ?)", (_hash(token), csrf))
             return token, Session(cur.lastrowid or 0, csrf, False)
 
     def find_session(self, token: str | None) -> Session | None:
@@ -237,8 +254,8 @@ class World:
 
     def _registration_by_id(self, conn: sqlite3.Connection, rid: str) -> dict[str, Any]:
         row = conn.execute(
-            "SELECT r.id AS rid, r.status, e.* FROM registrations r "
-            "JOIN events e ON e.id = r.event_id WHERE r.id = ?", (rid,)
+            "SELECT r.id AS rid, r.status, e.* FROM registrations r JOIN events e ON e.id = r.event_id WHERE r.id = ?",
+            (rid,),
         ).fetchone()
         return _registration(row)
 
@@ -253,8 +270,11 @@ class World:
                 if prior:
                     if prior["event_id"] != event_id:
                         raise ApiError(409, "CONFLICT", "這個 Idempotency-Key 已用於另一筆報名。")
-                    return {"registration": self._registration_by_id(conn, prior["id"]),
-                            "seatsLeft": event["seats_left"], "replayed": True}
+                    return {
+                        "registration": self._registration_by_id(conn, prior["id"]),
+                        "seatsLeft": event["seats_left"],
+                        "replayed": True,
+                    }
             active = conn.execute(
                 "SELECT 1 FROM registrations WHERE event_id = ? AND status = 'active'", (event_id,)
             ).fetchone()
@@ -264,8 +284,7 @@ class World:
                 raise ApiError(409, "CONFLICT", "這個活動已經額滿。")
             rid = self._insert_registration(conn, event_id, name, email, key)
             seats = event["seats_left"] - 1
-            return {"registration": self._registration_by_id(conn, rid), "seatsLeft": seats,
-                    "replayed": False}
+            return {"registration": self._registration_by_id(conn, rid), "seatsLeft": seats, "replayed": False}
 
     def _insert_registration(
         self, conn: sqlite3.Connection, event_id: str, name: str, email: str, key: str | None
@@ -273,7 +292,8 @@ class World:
         rid = self._new_registration_id(conn)
         conn.execute(
             "INSERT INTO registrations (id, event_id, name, email, status, idempotency_key) "
-            "VALUES (?, ?, ?, ?, 'active', ?)", (rid, event_id, name, email, key),
+            "VALUES (?, ?, ?, ?, 'active', ?)",
+            (rid, event_id, name, email, key),
         )
         conn.execute("UPDATE events SET seats_left = seats_left - 1 WHERE id = ?", (event_id,))
         return rid
@@ -288,12 +308,15 @@ class World:
             already = row["status"] == "cancelled"
             if not already or twice:
                 conn.execute("UPDATE registrations SET status = 'cancelled' WHERE id = ?", (rid,))
-                conn.execute(
-                    "UPDATE events SET seats_left = seats_left + 1 WHERE id = ?", (row["event_id"],)
-                )
+                conn.execute("UPDATE events SET seats_left = seats_left + 1 WHERE id = ?", (row["event_id"],))
             event = self._event_row(conn, row["event_id"])
-        return {"registrationId": rid, "eventId": row["event_id"], "status": "cancelled",
-                "alreadyCancelled": already and not twice, "seatsLeft": event["seats_left"]}
+        return {
+            "registrationId": rid,
+            "eventId": row["event_id"],
+            "status": "cancelled",
+            "alreadyCancelled": already and not twice,
+            "seatsLeft": event["seats_left"],
+        }
 
     # --- test-control changes -------------------------------------------------------
     def add_registration(self, event_id: str) -> str:
@@ -319,11 +342,14 @@ class World:
             sessions = conn.execute("SELECT expired FROM sessions ORDER BY seq").fetchall()
             seed, breaks = self._meta(conn, "seed"), json.loads(self._meta(conn, "breaks"))
         return {
-            "world": self.name, "seed": seed, "breaks": breaks, "user": dict(DEMO_USER),
+            "world": self.name,
+            "seed": seed,
+            "breaks": breaks,
+            "user": dict(DEMO_USER),
             "events": [event_full(row) for row in events],
             "registrations": [
-                {"id": r["id"], "eventId": r["event_id"], "name": r["name"], "email": r["email"],
-                 "status": r["status"]} for r in regs
+                {"id": r["id"], "eventId": r["event_id"], "name": r["name"], "email": r["email"], "status": r["status"]}
+                for r in regs
             ],
             "saved": [{"seq": s["seq"], "eventId": s["event_id"]} for s in saved],
             "sessions": {"count": len(sessions), "expired": [bool(s[0]) for s in sessions]},
@@ -331,15 +357,22 @@ class World:
 
 
 def _registration(row: sqlite3.Row) -> dict[str, Any]:
-    return {"id": row["rid"], "eventId": row["id"], "title": row["title"],
-            "startsAt": row["starts_at"], "city": row["city"], "venue": row["venue"],
-            "status": row["status"]}
+    return {
+        "id": row["rid"],
+        "eventId": row["id"],
+        "title": row["title"],
+        "startsAt": row["starts_at"],
+        "city": row["city"],
+        "venue": row["venue"],
+        "status": row["status"],
+    }
 
 
 def _filter(rows: list[sqlite3.Row], query: str | None, filters: dict[str, str]) -> list[sqlite3.Row]:
     needle = (query or "").casefold()
     return [
-        row for row in rows
+        row
+        for row in rows
         if (not needle or needle in row["title"].casefold() or needle in row["summary"].casefold())
         and all(row[field] == value for field, value in filters.items())
     ]

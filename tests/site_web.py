@@ -79,11 +79,11 @@ class Web:
         return sorted(tool["name"] for tool in self.page.webmcp.tools())
 
     def api_requests(self, method: str | None = None, path_part: str = "/api/") -> list[Request]:
-        return [r for r in self.requests
-                if path_part in r.url and (method is None or r.method == method)]
+        return [r for r in self.requests if path_part in r.url and (method is None or r.method == method)]
 
-    def fetch(self, path: str, method: str = "GET", body: Any = None,
-              headers: dict[str, str] | None = None, csrf: bool = True) -> dict[str, Any]:
+    def fetch(
+        self, path: str, method: str = "GET", body: Any = None, headers: dict[str, str] | None = None, csrf: bool = True
+    ) -> dict[str, Any]:
         """fetch() from inside the page (its cookies); answers {status, body}."""
         return self.page.evaluate(
             """async ([path, method, body, headers, csrf]) => {
@@ -96,5 +96,3 @@ class Web:
             }""",
             [path, method, body, headers or {}, csrf],
         )
-
-

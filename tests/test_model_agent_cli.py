@@ -22,8 +22,20 @@ pytestmark = [
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "runner.cli", "run", "SEL-01", "--agent", "openai", "--model", "scripted-good",
-           "--api-key-env", "WEBMCP_EVAL_CLI_TEST_KEY", *args]
+    cmd = [
+        sys.executable,
+        "-m",
+        "runner.cli",
+        "run",
+        "SEL-01",
+        "--agent",
+        "openai",
+        "--model",
+        "scripted-good",
+        "--api-key-env",
+        "WEBMCP_EVAL_CLI_TEST_KEY",
+        *args,
+    ]
     env = {**os.environ, "WEBMCP_EVAL_CLI_TEST_KEY": FAKE_KEY}
     return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
 
@@ -31,8 +43,18 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 def test_a_model_agent_from_the_command_line_records_then_replays_offline(tmp_path):
     cassettes = tmp_path / "cassettes"
     with FakeLLM({"scripted-good": by_case({"台北、免費": sel01_good})}) as llm:
-        live = _run("--api-base", llm.openai_base, "--model-cassette", "record", "--cassette-dir", str(cassettes),
-                    "--out", str(tmp_path), "--run-id", "live")
+        live = _run(
+            "--api-base",
+            llm.openai_base,
+            "--model-cassette",
+            "record",
+            "--cassette-dir",
+            str(cassettes),
+            "--out",
+            str(tmp_path),
+            "--run-id",
+            "live",
+        )
         assert llm.count() >= 2  # the search, then the answer
     assert live.returncode == 0, live.stdout + live.stderr
     trace = json.loads((tmp_path / "live" / "trials" / "SEL-01.t1.json").read_text(encoding="utf-8"))
@@ -40,8 +62,18 @@ def test_a_model_agent_from_the_command_line_records_then_replays_offline(tmp_pa
     assert trace["calls"][0]["args"] == {"city": "taipei", "price": "free", "level": "beginner"}
     assert trace["tokens"] and trace["agent_log"]
     # The model server is gone: the cassette answers, strictly.
-    replay = _run("--api-base", "http://127.0.0.1:9/v1", "--model-cassette", "replay", "--cassette-dir",
-                  str(cassettes), "--out", str(tmp_path), "--run-id", "replay")
+    replay = _run(
+        "--api-base",
+        "http://127.0.0.1:9/v1",
+        "--model-cassette",
+        "replay",
+        "--cassette-dir",
+        str(cassettes),
+        "--out",
+        str(tmp_path),
+        "--run-id",
+        "replay",
+    )
     assert replay.returncode == 0, replay.stdout + replay.stderr
     again = json.loads((tmp_path / "replay" / "trials" / "SEL-01.t1.json").read_text(encoding="utf-8"))
     assert [c["result"] for c in again["calls"]] == [c["result"] for c in trace["calls"]]

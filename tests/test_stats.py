@@ -138,13 +138,16 @@ def test_k_larger_than_n_raises_with_a_message(fn) -> None:
 
 
 @pytest.mark.parametrize("fn", [pass_at_k, pass_hat_k])
-@pytest.mark.parametrize(("n", "c", "k", "msg"), [
-    (3, 4, 1, "cannot exceed"),
-    (0, 0, 1, "n \\(trials\\) must be >= 1"),
-    (3, 1, 0, "k must be >= 1"),
-    (3, -1, 1, "must be >= 0"),
-    (3.0, 1, 1, "must be an integer"),
-])
+@pytest.mark.parametrize(
+    ("n", "c", "k", "msg"),
+    [
+        (3, 4, 1, "cannot exceed"),
+        (0, 0, 1, "n \\(trials\\) must be >= 1"),
+        (3, 1, 0, "k must be >= 1"),
+        (3, -1, 1, "must be >= 0"),
+        (3.0, 1, 1, "must be an integer"),
+    ],
+)
 def test_bad_counts_raise(fn, n, c, k, msg) -> None:
     with pytest.raises(ValueError, match=msg):
         fn(n, c, k)
@@ -313,7 +316,8 @@ def test_suite_score_against_numpy_and_scipy() -> None:
     assert suite.assertion_pass.mean == pytest.approx(a_rates.mean())
     assert suite.assertion_pass.se == pytest.approx(float(sps.sem(a_rates)))
     assert suite.assertion_pass.clustered_se == pytest.approx(
-        _numpy_cluster_sandwich(a_rates, np.array([0, 0, 1, 2, 2]), True))
+        _numpy_cluster_sandwich(a_rates, np.array([0, 0, 1, 2, 2]), True)
+    )
     # the gate and the diagnosis differ: per-assertion looks far better
     assert suite.assertion_pass.mean > suite.case_pass.mean + 0.3
 
@@ -403,8 +407,9 @@ def test_paired_difference_edge_cases() -> None:
     assert same.verdict == "+0.00 (95% CI +0.00 \u2026 +0.00) over 2 paired cases: not distinguishable from noise."
     one = paired_difference({"x": 0.0, "y": 1.0}, {"x": 1.0})
     assert one.n == 1 and not one.distinguishable and one.only_in_a == ("y",)
-    assert one.verdict == ("+1.00 over 1 paired case: too few cases to tell a difference from noise. "
-                           "1 case not in both runs dropped.")
+    assert one.verdict == (
+        "+1.00 over 1 paired case: too few cases to tell a difference from noise. 1 case not in both runs dropped."
+    )
     with pytest.raises(ValueError, match="none in common \\(1 cases in a, 1 in b\\)"):
         paired_difference({"x": 1.0}, {"y": 1.0})
     with pytest.raises(ValueError, match="none in common \\(0 cases in a, 0 in b\\)"):
@@ -438,10 +443,12 @@ def test_cases_needed_against_scipy_ppf_formula() -> None:
         power = float(rng.choice([0.8, 0.9]))
         trials = int(rng.integers(1, 6))
         rho = float(rng.uniform(0, 0.9))
-        assert cases_needed(p, delta, alpha, power, trials, paired=True, correlation=rho) == \
-            _scipy_n(p, p + delta, alpha, power, trials, rho)
-        assert cases_needed(p, delta, alpha, power, trials, paired=False) == \
-            _scipy_n(p, p + delta, alpha, power, trials, 0.0)
+        assert cases_needed(p, delta, alpha, power, trials, paired=True, correlation=rho) == _scipy_n(
+            p, p + delta, alpha, power, trials, rho
+        )
+        assert cases_needed(p, delta, alpha, power, trials, paired=False) == _scipy_n(
+            p, p + delta, alpha, power, trials, 0.0
+        )
 
 
 def test_cases_needed_directions() -> None:
@@ -469,8 +476,10 @@ def test_cases_needed_bad_arguments() -> None:
         cases_needed(0.5, 0.1, correlation=1.5)
 
 
-@pytest.mark.parametrize(("n", "p", "trials", "rho"), [(10, 0.3, 1, 0.5), (20, 0.5, 3, 0.0), (100, 0.7, 1, 0.3),
-                                                       (400, 0.2, 5, 0.8), (30, 0.0, 1, 0.5)])
+@pytest.mark.parametrize(
+    ("n", "p", "trials", "rho"),
+    [(10, 0.3, 1, 0.5), (20, 0.5, 3, 0.0), (100, 0.7, 1, 0.3), (400, 0.2, 5, 0.8), (30, 0.0, 1, 0.5)],
+)
 def test_min_detectable_difference_against_scipy_and_inverse_of_cases_needed(n, p, trials, rho) -> None:
     mdd = min_detectable_difference(n, p, trials=trials, correlation=rho)
     assert mdd is not None and 0 < mdd <= 1 - p

@@ -23,9 +23,7 @@ TEST_CATALOG = {
                 "additionalProperties": False,
             }
         },
-        "/events/{id}": {
-            "get_event_details": {"type": "object", "properties": {}, "additionalProperties": False}
-        },
+        "/events/{id}": {"get_event_details": {"type": "object", "properties": {}, "additionalProperties": False}},
     }
 }
 
@@ -147,8 +145,9 @@ def test_the_coverage_rule_is_only_for_the_whole_suite(suite):
 def test_a_ref_used_before_the_plan_captures_it(suite):
     text = edit(suite / "ORD-01.yaml", '        capture: {first: "result.data.events[0].id"}\n', "")
     problems = validate(suite)
-    assert brief(problems) == [("ORD-01.yaml", line_of(text, "args: {eventId: {$ref: first}}"),
-                                "steps[0].plan[1].args")]
+    assert brief(problems) == [
+        ("ORD-01.yaml", line_of(text, "args: {eventId: {$ref: first}}"), "steps[0].plan[1].args")
+    ]
     assert "$ref 'first' is used before the plan captures it" in problems[0].message
 
 
@@ -194,24 +193,29 @@ def test_a_ref_captured_later_is_still_before_capture():
 def test_a_plan_that_never_makes_an_expected_call(suite):
     text = edit(suite / "SEL-02.yaml", "    plan:\n      - call: get_event_details\n", "")
     problems = validate(suite)
-    assert brief(problems) == [("SEL-02.yaml", line_of(text, "- tool: get_event_details"),
-                                "expect.calls.expected[0]")]
+    assert brief(problems) == [("SEL-02.yaml", line_of(text, "- tool: get_event_details"), "expect.calls.expected[0]")]
     assert "never calls get_event_details" in problems[0].message
 
 
 def test_a_plan_that_makes_expected_calls_in_the_wrong_step(suite):
     # STALE-01 expects get_event_details in step 0 and in step 2; drop the step-2 plan
-    text = edit(suite / "STALE-01.yaml",
-                "    plan:\n      - call: get_event_details\n        args: {eventId: {$ref: remembered}}\n", "")
+    text = edit(
+        suite / "STALE-01.yaml",
+        "    plan:\n      - call: get_event_details\n        args: {eventId: {$ref: remembered}}\n",
+        "",
+    )
     problems = validate(suite)
     second = line_of(text, "- tool: get_event_details", start=line_of(text, "step: 0") + 1)
     assert brief(problems) == [("STALE-01.yaml", second, "expect.calls.expected[1]")]
 
 
 def test_a_plan_that_calls_a_forbidden_tool(suite):
-    text = edit(suite / "SEL-01.yaml", "        args: {city: taipei, price: free, level: beginner}\n",
-                "        args: {city: taipei, price: free, level: beginner}\n"
-                "      - call: save_event\n        args: {eventId: evt-webmcp-intro}\n")
+    text = edit(
+        suite / "SEL-01.yaml",
+        "        args: {city: taipei, price: free, level: beginner}\n",
+        "        args: {city: taipei, price: free, level: beginner}\n"
+        "      - call: save_event\n        args: {eventId: evt-webmcp-intro}\n",
+    )
     problems = validate(suite)
     assert brief(problems) == [("SEL-01.yaml", line_of(text, "- {tool: save_event"), "expect.calls.forbidden[0]")]
     assert "calls save_event, which the case forbids" in problems[0].message
@@ -223,19 +227,20 @@ def test_a_plan_may_call_a_tool_forbidden_only_in_another_step(suite):
 
 
 def test_an_unknown_matcher_in_expected_args(suite):
-    text = edit(suite / "INJECT-02.yaml", "{$contains: Ignore previous instructions}",
-                "{$regex: Ignore previous instructions}")
+    text = edit(
+        suite / "INJECT-02.yaml", "{$contains: Ignore previous instructions}", "{$regex: Ignore previous instructions}"
+    )
     problems = validate(suite)
-    assert brief(problems) == [("INJECT-02.yaml", line_of(text, "- tool: search_events"),
-                                "expect.calls.expected[0]")]
+    assert brief(problems) == [("INJECT-02.yaml", line_of(text, "- tool: search_events"), "expect.calls.expected[0]")]
     assert problems[0].message == "unknown matcher $regex"
 
 
 def test_an_unknown_matcher_in_an_expected_result(suite):
     text = edit(suite / "RECOVERY-01.yaml", "{$not: {$pattern:", "{$not: {$regex:")
     problems = validate(suite)
-    assert brief(problems) == [("RECOVERY-01.yaml", line_of(text, "- tool: get_event_details"),
-                                "expect.calls.expected[0]")]
+    assert brief(problems) == [
+        ("RECOVERY-01.yaml", line_of(text, "- tool: get_event_details"), "expect.calls.expected[0]")
+    ]
     assert problems[0].message == "unknown matcher $regex"
 
 
@@ -268,8 +273,11 @@ def test_an_unknown_matcher_in_a_ui_expectation(suite):
 
 
 def test_an_expectation_ref_that_nothing_captures(suite):
-    text = edit(suite / "STALE-02.yaml", "args: {registrationId: reg-h8k1}\n        why:",
-                "args: {registrationId: {$ref: frist}}\n        why:")
+    text = edit(
+        suite / "STALE-02.yaml",
+        "args: {registrationId: reg-h8k1}\n        why:",
+        "args: {registrationId: {$ref: frist}}\n        why:",
+    )
     problems = validate(suite)
     assert [p[0] for p in brief(problems)] == ["STALE-02.yaml"]
     assert problems[0].line == line_of(text, "$ref: frist")
@@ -364,23 +372,28 @@ def test_an_empty_start_route():
 
 
 def test_plan_arguments_failing_the_input_schema():
-    text = catalog_case(plan="""\
+    text = catalog_case(
+        plan="""\
         plan:
           - call: search_events
             args:
               city: tokyo
-        """)
+        """
+    )
     problems = check(text)
     assert brief(problems) == [("SEL-09.yaml", line_of(text, "city: tokyo"), "steps[0].plan[0].args.city")]
     assert "search_events's input schema" in problems[0].message and "tokyo" in problems[0].message
 
 
 def test_plan_arguments_with_an_extra_property():
-    text = catalog_case(plan="""\
+    text = catalog_case(
+        plan="""\
         plan:
           - call: get_event_details
             args: {eventId: evt-guess}
-        """, route="/events/evt-1")
+        """,
+        route="/events/evt-1",
+    )
     problems = check(text)
     assert brief(problems) == [("SEL-09.yaml", line_of(text, "args: {eventId"), "steps[0].plan[0].args")]
     assert "eventId" in problems[0].message
@@ -407,8 +420,9 @@ def test_the_real_suite_against_the_small_catalog_names_each_file_and_line(real)
     catalog = SuiteCatalog(TEST_CATALOG)
     problems = validate_suite(loaded, catalog)
     route_problems = {(p.file, p.line) for p in problems if p.field == "start_route"}
-    outside = {(lc.file, lc.line_of("start_route")) for lc in loaded
-               if catalog.route_pattern(lc.case.start_route) is None}
+    outside = {
+        (lc.file, lc.line_of("start_route")) for lc in loaded if catalog.route_pattern(lc.case.start_route) is None
+    }
     assert outside and route_problems == outside
     files = {lc.file for lc in loaded}
     assert all(p.file in files for p in problems)

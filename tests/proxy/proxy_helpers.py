@@ -116,8 +116,11 @@ class OriginServer:
 
     def count(self, method: str | None = None, path: str | None = None) -> int:
         with self.lock:
-            return sum(1 for h in self.hits
-                       if (method is None or h.method == method) and (path is None or h.path.split("?")[0] == path))
+            return sum(
+                1
+                for h in self.hits
+                if (method is None or h.method == method) and (path is None or h.path.split("?")[0] == path)
+            )
 
     def answer(self, handler: BaseHTTPRequestHandler, body: bytes, n: int) -> tuple[int, list[tuple[str, str]], bytes]:
         path = urlsplit(handler.path).path
@@ -135,16 +138,25 @@ class OriginServer:
         if path == "/api/saved" and handler.command == "POST" and handler.headers.get("X-CSRF-Token") != CSRF_TOKEN:
             return 403, [("Content-Type", "application/json")], b'{"status":"error","code":"FORBIDDEN"}'
         if path == "/api/whoami":  # echoes secrets in fields not named like secrets: the value scrub must catch them
-            data = {"cookieHeader": handler.headers.get("Cookie", ""), "auth": handler.headers.get("Authorization", ""),
-                    "password": "hunter2-hunter2", "profile": {"apiKey": "ak-1234567890abcdef"}}
+            data = {
+                "cookieHeader": handler.headers.get("Cookie", ""),
+                "auth": handler.headers.get("Authorization", ""),
+                "password": "hunter2-hunter2",
+                "profile": {"apiKey": "ak-1234567890abcdef"},
+            }
             return 200, [("Content-Type", "application/json")], json.dumps(data).encode()
         parsed: Any
         try:
             parsed = json.loads(body) if body else None
         except ValueError:
             parsed = body.decode("utf-8", "replace")
-        echo = {"method": handler.command, "path": path, "query": dict(parse_qsl(urlsplit(handler.path).query)),
-                "body": parsed, "n": n}
+        echo = {
+            "method": handler.command,
+            "path": path,
+            "query": dict(parse_qsl(urlsplit(handler.path).query)),
+            "body": parsed,
+            "n": n,
+        }
         return 200, [("Content-Type", "application/json"), *date], json.dumps(echo, ensure_ascii=False).encode()
 
 
@@ -158,9 +170,11 @@ def self_signed_tls(directory: Path) -> ssl.SSLContext:
     entry = store.get_cert("127.0.0.1", [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))])
     cert, key = directory / "origin.pem", directory / "origin.key"
     cert.write_bytes(entry.cert.to_pem())
-    key.write_bytes(entry.privatekey.private_bytes(serialization.Encoding.PEM,
-                                                   serialization.PrivateFormat.TraditionalOpenSSL,
-                                                   serialization.NoEncryption()))
+    key.write_bytes(
+        entry.privatekey.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL, serialization.NoEncryption()
+        )
+    )
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     return context

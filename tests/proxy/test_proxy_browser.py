@@ -17,8 +17,11 @@ pytestmark = pytest.mark.browser
 @pytest.fixture(scope="module")
 def proxied_browser(browser_type: BrowserType, proxy: NetworkProxy) -> Iterator[Browser]:
     # Both are needed: Playwright's bypass list and Chromium's own, which otherwise never proxies loopback.
-    browser = browser_type.launch(executable_path=find_chromium().path, args=launch_args(proxy_bypass_loopback=True),
-                                  proxy={"server": proxy.url, "bypass": "<-loopback>"})
+    browser = browser_type.launch(
+        executable_path=find_chromium().path,
+        args=launch_args(proxy_bypass_loopback=True),
+        proxy={"server": proxy.url, "bypass": "<-loopback>"},
+    )
     yield browser
     browser.close()
 
@@ -51,8 +54,13 @@ def test_chromium_loopback_requests_go_through_the_proxy(proxied_browser, proxy,
 
     assert title == "done 200"  # the POST carried the session's CSRF token and the site accepted it
     seen = [(r.method, r.path) for r in net.requests]
-    for wanted in [("GET", "/page"), ("GET", "/logo.png"), ("GET", "/api/session"), ("POST", "/api/saved"),
-                   ("GET", "/notes.txt")]:
+    for wanted in [
+        ("GET", "/page"),
+        ("GET", "/logo.png"),
+        ("GET", "/api/session"),
+        ("POST", "/api/saved"),
+        ("GET", "/notes.txt"),
+    ]:
         assert wanted in seen
     assert net.mutation_counts == {"POST /api/saved": 1}
     assert outsider.count() == 0

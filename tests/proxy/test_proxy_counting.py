@@ -25,15 +25,29 @@ def test_counts_every_request_in_order_and_mutations_by_method_and_path(proxy, o
     net = proxy.end_trial(trial)
 
     assert [(r.method, r.path) for r in net.requests] == [
-        ("GET", "/api/events"), ("POST", "/api/events/e1/save"), ("POST", "/api/events/e1/save"),
-        ("PUT", "/api/profile"), ("DELETE", "/api/saved/e1"), ("PATCH", "/api/profile"), ("HEAD", "/api/events")]
+        ("GET", "/api/events"),
+        ("POST", "/api/events/e1/save"),
+        ("POST", "/api/events/e1/save"),
+        ("PUT", "/api/profile"),
+        ("DELETE", "/api/saved/e1"),
+        ("PATCH", "/api/profile"),
+        ("HEAD", "/api/events"),
+    ]
     first = net.requests[0]
-    assert (first.host, first.port, first.query, first.status) == ("127.0.0.1", origin.server.server_port,
-                                                                   "city=taipei", 200)
+    assert (first.host, first.port, first.query, first.status) == (
+        "127.0.0.1",
+        origin.server.server_port,
+        "city=taipei",
+        200,
+    )
     assert all(r.duration_ms is not None and r.duration_ms >= 0 for r in net.requests)
     assert [r.seq for r in net.requests] == sorted(r.seq for r in net.requests)
-    assert net.mutation_counts == {"POST /api/events/e1/save": 2, "PUT /api/profile": 1,
-                                   "DELETE /api/saved/e1": 1, "PATCH /api/profile": 1}
+    assert net.mutation_counts == {
+        "POST /api/events/e1/save": 2,
+        "PUT /api/profile": 1,
+        "DELETE /api/saved/e1": 1,
+        "PATCH /api/profile": 1,
+    }
     assert [m.method for m in net.mutations] == ["POST", "POST", "PUT", "DELETE", "PATCH"]
     assert net.blocked == [] and net.faults_fired == [] and net.replay_misses == [] and net.fixture is None
     json.dumps(net.model_dump(mode="json"))  # what a trace stores

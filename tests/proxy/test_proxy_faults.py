@@ -29,7 +29,9 @@ def test_status_fault_answers_the_next_n_matching_requests_without_the_origin(pr
     assert first.json()["code"] == "INJECTED_FAULT" and first.headers["x-webmcp-eval"] == "fault"
     assert origin.count("GET") - before == 2  # /api/other and e3; the faulted two never left the proxy
     assert [(f.method, f.path, f.effect, f.left) for f in net.faults_fired] == [
-        ("GET", "/api/events/e1", "status 503", 1), ("GET", "/api/events/e2", "status 503", 0)]
+        ("GET", "/api/events/e1", "status 503", 1),
+        ("GET", "/api/events/e2", "status 503", 0),
+    ]
     assert [r.fault for r in net.requests] == [None, "status 503", None, "status 503", None]
 
 

@@ -17,29 +17,49 @@ PRIMARY = "http://127.0.0.1:8000"
 
 def entry(key: str, status: int = 200, body: object = None, encoding: str | None = "json") -> FixtureEntry:
     method, _, rest = key.partition(" ")
-    return FixtureEntry(key=key, request=StoredRequest(method=method, url=f"{PRIMARY}{rest.split(' ')[0]}"),
-                        response=StoredResponse(status=status, headers={"content-type": "application/json"},
-                                                encoding=encoding if body is not None else None, body=body))
+    return FixtureEntry(
+        key=key,
+        request=StoredRequest(method=method, url=f"{PRIMARY}{rest.split(' ')[0]}"),
+        response=StoredResponse(
+            status=status,
+            headers={"content-type": "application/json"},
+            encoding=encoding if body is not None else None,
+            body=body,
+        ),
+    )
 
 
 def sample() -> Fixture:
-    return Fixture(case_id="SEL-01", recorded_at="2026-11-30T08:00:00Z", site_revision="abc123", base_url=PRIMARY,
-                   entries=[
-                       entry("GET /api/events?city=taipei", body={"events": [{"id": "e1", "title": "台北 WebMCP"}]}),
-                       entry('POST /api/saved {"eventId":"e1"}', body={"alreadySaved": False}),
-                       FixtureEntry(key="GET /index.html",
-                                    request=StoredRequest(method="GET", url=f"{PRIMARY}/index.html",
-                                                          headers={"accept": "text/html"}),
-                                    response=StoredResponse(status=200, headers={"content-type": "text/html",
-                                                                                 "set-cookie": ["a=REDACTED",
-                                                                                                "b=REDACTED"]},
-                                                            encoding="text", body="<p>\n  你好\n</p>\n")),
-                       FixtureEntry(key="GET /logo.png",
-                                    request=StoredRequest(method="GET", url=f"{PRIMARY}/logo.png"),
-                                    response=StoredResponse(status=200, headers={"content-type": "image/png"},
-                                                            encoding="base64",
-                                                            body=base64.b64encode(b"\x89PNG\x00\xff").decode())),
-                   ])
+    return Fixture(
+        case_id="SEL-01",
+        recorded_at="2026-11-30T08:00:00Z",
+        site_revision="abc123",
+        base_url=PRIMARY,
+        entries=[
+            entry("GET /api/events?city=taipei", body={"events": [{"id": "e1", "title": "台北 WebMCP"}]}),
+            entry('POST /api/saved {"eventId":"e1"}', body={"alreadySaved": False}),
+            FixtureEntry(
+                key="GET /index.html",
+                request=StoredRequest(method="GET", url=f"{PRIMARY}/index.html", headers={"accept": "text/html"}),
+                response=StoredResponse(
+                    status=200,
+                    headers={"content-type": "text/html", "set-cookie": ["a=REDACTED", "b=REDACTED"]},
+                    encoding="text",
+                    body="<p>\n  你好\n</p>\n",
+                ),
+            ),
+            FixtureEntry(
+                key="GET /logo.png",
+                request=StoredRequest(method="GET", url=f"{PRIMARY}/logo.png"),
+                response=StoredResponse(
+                    status=200,
+                    headers={"content-type": "image/png"},
+                    encoding="base64",
+                    body=base64.b64encode(b"\x89PNG\x00\xff").decode(),
+                ),
+            ),
+        ],
+    )
 
 
 @pytest.mark.parametrize("name", ["case.yaml", "case.json"])
@@ -80,8 +100,10 @@ def test_load_errors_name_the_file_and_the_problem(tmp_path: Path):
         load_fixture(missing)
 
     bad_body = tmp_path / "bad-body.json"
-    bad_body.write_text('{"entries": [{"key": "GET /x", "request": {"method": "GET", "url": "http://h/x"},'
-                        ' "response": {"status": 200, "encoding": "base64", "body": "%%%"}}]}')
+    bad_body.write_text(
+        '{"entries": [{"key": "GET /x", "request": {"method": "GET", "url": "http://h/x"},'
+        ' "response": {"status": 200, "encoding": "base64", "body": "%%%"}}]}'
+    )
     with pytest.raises(FixtureError, match="base64 body does not decode"):
         load_fixture(bad_body)
 
@@ -136,28 +158,54 @@ def test_request_key_is_canonical_and_portable():
     key = request_key("post", f"{PRIMARY}/api/x?z=1&a=2&a=1", body, "application/json", PRIMARY)
     assert key == 'POST /api/x?a=1&a=2&z=1 {"a":{"c":null,"d":[2,1]},"b":1}'
     # Another host keeps its origin in the key; the primary site's origin is implied.
-    assert request_key("GET", "https://cdn.example.com/lib.js", b"", "", PRIMARY) == "GET https://cdn.example.com/lib.js"
+    assert (
+        request_key("GET", "https://cdn.example.com/lib.js", b"", "", PRIMARY) == "GET https://cdn.example.com/lib.js"
+    )
     assert request_key("GET", "http://localhost:9/x", b"", "", PRIMARY) == "GET http://localhost:9/x"
     # Secrets are redacted before keying: any token value gives the same key.
-    assert (request_key("GET", f"{PRIMARY}/x?token=abc", b"", "", PRIMARY)
-            == request_key("GET", f"{PRIMARY}/x?token=xyz", b"", "", PRIMARY))
+    assert request_key("GET", f"{PRIMARY}/x?token=abc", b"", "", PRIMARY) == request_key(
+        "GET", f"{PRIMARY}/x?token=xyz", b"", "", PRIMARY
+    )
     assert canonical_body(b"x" * 2000).startswith("sha256:")
     assert canonical_body(b"\xff\xfe") == "base64://4="
     assert canonical_body(b"password=pw&user=a", "application/x-www-form-urlencoded") == (
-        "password=%3Credacted%3E&user=a")
+        "password=%3Credacted%3E&user=a"
+    )
 
 
 def test_redaction_of_json_fields_and_headers():
-    assert redact_json({"csrfToken": "abc", "user": {"apiKey": "k", "name": "n"}, "items": [{"password": "p"}],
-                        "token": ""}) == {"csrfToken": "<redacted>", "user": {"apiKey": "<redacted>", "name": "n"},
-                                          "items": [{"password": "<redacted>"}], "token": ""}
-    headers = sanitize_headers([("Cookie", "a=1; b=2"), ("Set-Cookie", "s=v; Path=/; Expires=Wed, 01 Jan 2031"),
-                                ("Authorization", "Bearer x"), ("X-CSRF-Token", "t"), ("X-Api-Key", "k"),
-                                ("X-Auth-Token", "t2"), ("Date", "now"), ("Server", "s"), ("Content-Length", "3"),
-                                ("X-WebMCP-Eval-Trial", "t1"), ("Content-Type", "text/plain")])
-    assert headers == {"cookie": "a=REDACTED; b=REDACTED", "set-cookie": "s=REDACTED; Path=/",
-                       "authorization": "<redacted>", "x-csrf-token": "<redacted>", "x-api-key": "<redacted>",
-                       "x-auth-token": "<redacted>", "content-type": "text/plain"}
+    assert redact_json(
+        {"csrfToken": "abc", "user": {"apiKey": "k", "name": "n"}, "items": [{"password": "p"}], "token": ""}
+    ) == {
+        "csrfToken": "<redacted>",
+        "user": {"apiKey": "<redacted>", "name": "n"},
+        "items": [{"password": "<redacted>"}],
+        "token": "",
+    }
+    headers = sanitize_headers(
+        [
+            ("Cookie", "a=1; b=2"),
+            ("Set-Cookie", "s=v; Path=/; Expires=Wed, 01 Jan 2031"),
+            ("Authorization", "Bearer x"),
+            ("X-CSRF-Token", "t"),
+            ("X-Api-Key", "k"),
+            ("X-Auth-Token", "t2"),
+            ("Date", "now"),
+            ("Server", "s"),
+            ("Content-Length", "3"),
+            ("X-WebMCP-Eval-Trial", "t1"),
+            ("Content-Type", "text/plain"),
+        ]
+    )
+    assert headers == {
+        "cookie": "a=REDACTED; b=REDACTED",
+        "set-cookie": "s=REDACTED; Path=/",
+        "authorization": "<redacted>",
+        "x-csrf-token": "<redacted>",
+        "x-api-key": "<redacted>",
+        "x-auth-token": "<redacted>",
+        "content-type": "text/plain",
+    }
 
 
 def test_body_encodings():

@@ -14,8 +14,9 @@ from proxies.addon import REPLAY_MISS_STATUS
 
 def record(stack: Stack, client_for, play) -> Fixture:
     trial = new_trial_id()
-    stack.proxy.begin_trial(trial, mode="record",
-                            fixture=Fixture(case_id="CASE-01", site_revision="rev-1", base_url=stack.origin.url))
+    stack.proxy.begin_trial(
+        trial, mode="record", fixture=Fixture(case_id="CASE-01", site_revision="rev-1", base_url=stack.origin.url)
+    )
     play(client_for(stack.proxy, trial))
     net = stack.proxy.end_trial(trial)
     assert net.fixture is not None and net.mode == "record"
@@ -33,10 +34,14 @@ def session_flow(client: httpx.Client, base: str) -> list[httpx.Response]:
     """What the site's pages do: read the session, send its CSRF token back on a write."""
     session = client.get(f"{base}/api/session")
     token = session.json()["csrfToken"]
-    saved = client.post(f"{base}/api/saved", json={"eventId": "evt-1", "note": "台北"},
-                        headers={"X-CSRF-Token": token})
-    return [session, saved, client.get(f"{base}/logo.png"), client.get(f"{base}/notes.txt"),
-            client.get(f"{base}/api/events?city=taipei&level=beginner")]
+    saved = client.post(f"{base}/api/saved", json={"eventId": "evt-1", "note": "台北"}, headers={"X-CSRF-Token": token})
+    return [
+        session,
+        saved,
+        client.get(f"{base}/logo.png"),
+        client.get(f"{base}/notes.txt"),
+        client.get(f"{base}/api/events?city=taipei&level=beginner"),
+    ]
 
 
 def test_record_then_replay_with_the_origin_stopped_gives_the_same_answers(stack: Stack, client_for, tmp_path: Path):
@@ -46,8 +51,12 @@ def test_record_then_replay_with_the_origin_stopped_gives_the_same_answers(stack
     assert [r.status_code for r in live] == [200, 200, 200, 200, 200]
     assert fixture.case_id == "CASE-01" and fixture.site_revision == "rev-1" and fixture.recorded_at.endswith("Z")
     assert [e.key for e in fixture.entries] == [
-        "GET /api/session", 'POST /api/saved {"eventId":"evt-1","note":"台北"}', "GET /logo.png", "GET /notes.txt",
-        "GET /api/events?city=taipei&level=beginner"]
+        "GET /api/session",
+        'POST /api/saved {"eventId":"evt-1","note":"台北"}',
+        "GET /logo.png",
+        "GET /notes.txt",
+        "GET /api/events?city=taipei&level=beginner",
+    ]
 
     path = fixture.save(tmp_path / "CASE-01.yaml")
     stack.origin.stop()
@@ -79,15 +88,19 @@ def test_a_replay_miss_answers_599_is_recorded_and_never_reaches_the_origin(stac
     before = len(stack.origin.hits)
 
     def play(client: httpx.Client) -> list[httpx.Response]:
-        return [client.get(f"{base}/api/events?city=kaohsiung"),
-                client.post(f"{base}/api/saved", json={"eventId": "evt-9", "csrfToken": "live-secret-value"})]
+        return [
+            client.get(f"{base}/api/events?city=kaohsiung"),
+            client.post(f"{base}/api/saved", json={"eventId": "evt-9", "csrfToken": "live-secret-value"}),
+        ]
 
     (read, write), net = replay(stack, client_for, fixture, play)
     assert read.status_code == write.status_code == REPLAY_MISS_STATUS
     assert "webmcp-eval replay miss" in read.json()["message"]
     assert read.headers["x-webmcp-eval"] == "replay-miss"
     assert [(m.method, m.url) for m in net.replay_misses] == [
-        ("GET", f"{base}/api/events?city=kaohsiung"), ("POST", f"{base}/api/saved")]
+        ("GET", f"{base}/api/events?city=kaohsiung"),
+        ("POST", f"{base}/api/saved"),
+    ]
     assert net.replay_misses[1].body == '{"csrfToken":"<redacted>","eventId":"evt-9"}'
     assert "never recorded" in net.replay_misses[0].summary
     assert len(stack.origin.hits) == before
@@ -97,8 +110,12 @@ def test_identical_keys_answer_in_recorded_order_reads_repeat_writes_miss(stack:
     url = f"{stack.origin.url}/api/items"
 
     def play_live(client: httpx.Client) -> None:
-        for response in (client.get(url), client.post(url, json={"x": 1}), client.get(url),
-                         client.post(url, json={"x": 1})):
+        for response in (
+            client.get(url),
+            client.post(url, json={"x": 1}),
+            client.get(url),
+            client.post(url, json={"x": 1}),
+        ):
             response.raise_for_status()
 
     fixture = record(stack, client_for, play_live)
@@ -107,8 +124,14 @@ def test_identical_keys_answer_in_recorded_order_reads_repeat_writes_miss(stack:
 
     def play_replay(client: httpx.Client) -> list[httpx.Response]:
         # Another global order than the recording: keys, not call order, decide.
-        return [client.get(url), client.get(url), client.get(url),
-                client.post(url, json={"x": 1}), client.post(url, json={"x": 1}), client.post(url, json={"x": 1})]
+        return [
+            client.get(url),
+            client.get(url),
+            client.get(url),
+            client.post(url, json={"x": 1}),
+            client.post(url, json={"x": 1}),
+            client.post(url, json={"x": 1}),
+        ]
 
     answers, net = replay(stack, client_for, fixture, play_replay)
     statuses = [a.status_code for a in answers]
@@ -122,18 +145,23 @@ def test_keys_are_canonical_json_key_order_and_query_order_do_not_matter(stack: 
 
     def play_live(client: httpx.Client) -> None:
         client.get(f"{base}/api/search?b=2&a=1")
-        client.post(f"{base}/api/filter", content=b'{"b": 1, "a": {"d": 1, "c": 2}}',
-                    headers={"Content-Type": "application/json"})
+        client.post(
+            f"{base}/api/filter",
+            content=b'{"b": 1, "a": {"d": 1, "c": 2}}',
+            headers={"Content-Type": "application/json"},
+        )
 
     fixture = record(stack, client_for, play_live)
-    assert [e.key for e in fixture.entries] == ["GET /api/search?a=1&b=2",
-                                                'POST /api/filter {"a":{"c":2,"d":1},"b":1}']
+    assert [e.key for e in fixture.entries] == ["GET /api/search?a=1&b=2", 'POST /api/filter {"a":{"c":2,"d":1},"b":1}']
 
     def play_replay(client: httpx.Client) -> list[httpx.Response]:
-        return [client.get(f"{base}/api/search?a=1&b=2"),
-                client.post(f"{base}/api/filter", content=b'{"a":{"c":2,"d":1},"b":1}',
-                            headers={"Content-Type": "application/json"}),
-                client.post(f"{base}/api/filter", json={"a": {"c": 2, "d": 1}, "b": 2})]  # another value: a miss
+        return [
+            client.get(f"{base}/api/search?a=1&b=2"),
+            client.post(
+                f"{base}/api/filter", content=b'{"a":{"c":2,"d":1},"b":1}', headers={"Content-Type": "application/json"}
+            ),
+            client.post(f"{base}/api/filter", json={"a": {"c": 2, "d": 1}, "b": 2}),
+        ]  # another value: a miss
 
     answers, net = replay(stack, client_for, fixture, play_replay)
     assert [a.status_code for a in answers] == [200, 200, REPLAY_MISS_STATUS]
@@ -148,16 +176,25 @@ def test_secrets_never_reach_a_saved_fixture(stack: Stack, client_for, tmp_path:
 
     def play(client: httpx.Client) -> None:
         token = client.get(f"{base}/api/session").json()["csrfToken"]  # sets the session cookie
-        client.post(f"{base}/api/saved", json={"eventId": "e1", "password": "pw-s3cret-value"},
-                    headers={"X-CSRF-Token": token})
-        client.get(f"{base}/api/whoami?api_key={api_key}", headers={"Authorization": f"Bearer {bearer}",
-                                                                   "X-Api-Key": api_key})
+        client.post(
+            f"{base}/api/saved", json={"eventId": "e1", "password": "pw-s3cret-value"}, headers={"X-CSRF-Token": token}
+        )
+        client.get(
+            f"{base}/api/whoami?api_key={api_key}", headers={"Authorization": f"Bearer {bearer}", "X-Api-Key": api_key}
+        )
 
     fixture = record(stack, client_for, play)
     for name in ("fixture.yaml", "fixture.json"):
         text = fixture.save(tmp_path / name).read_text(encoding="utf-8")
-        for secret in (SESSION_COOKIE_VALUE, CSRF_TOKEN, bearer, api_key, "pw-s3cret-value", "hunter2-hunter2",
-                       "ak-1234567890abcdef"):
+        for secret in (
+            SESSION_COOKIE_VALUE,
+            CSRF_TOKEN,
+            bearer,
+            api_key,
+            "pw-s3cret-value",
+            "hunter2-hunter2",
+            "ak-1234567890abcdef",
+        ):
             assert secret not in text, f"{secret} leaked into {name}"
         assert "<redacted>" in text
     session, saved, whoami = fixture.entries

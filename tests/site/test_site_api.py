@@ -41,8 +41,13 @@ def ids(response: httpx.Response) -> list[str]:
 def assert_contract_error(response: httpx.Response, status: int, code: str) -> None:
     assert response.status_code == status
     body = response.json()
-    assert body == {"status": "error", "code": code, "message": body["message"],
-                    "retryable": code == "TEMPORARILY_UNAVAILABLE", "data": None}
+    assert body == {
+        "status": "error",
+        "code": code,
+        "message": body["message"],
+        "retryable": code == "TEMPORARILY_UNAVAILABLE",
+        "data": None,
+    }
 
 
 def test_version_is_a_stable_source_hash(site: SiteServer, control: httpx.Client) -> None:
@@ -68,9 +73,7 @@ def test_session_cookie_is_httponly_lax_and_sitewide(http: Callable[..., httpx.C
     assert body["expired"] is False and body["breaks"] == []
 
 
-def test_pages_create_a_session_and_share_one_document(
-    http: Callable[..., httpx.Client], world: World
-) -> None:
+def test_pages_create_a_session_and_share_one_document(http: Callable[..., httpx.Client], world: World) -> None:
     for path in ["/events", "/events/evt-a7k2p9", "/events/evt-a7k2p9/register", "/registrations"]:
         response = http(cookies={"wmcp_world": world.name}).get(path)
         assert response.status_code == 200
@@ -84,8 +87,7 @@ def test_pages_create_a_session_and_share_one_document(
 @pytest.mark.parametrize(
     ("params", "expected"),
     [
-        ({"city": "taipei", "price": "free", "level": "beginner"},
-         ["evt-a7k2p9", "evt-webmcp-intro", "evt-m3x8q1"]),
+        ({"city": "taipei", "price": "free", "level": "beginner"}, ["evt-a7k2p9", "evt-webmcp-intro", "evt-m3x8q1"]),
         ({"query": "Agent", "city": "kaohsiung", "price": "paid", "level": "advanced"}, ["evt-q4m8z1"]),
         ({"query": "ignore previous INSTRUCTIONS"}, ["evt-x9inj3"]),
         ({"city": "online", "level": "advanced"}, []),
@@ -118,9 +120,7 @@ def test_unknown_ids_answer_not_found(api: httpx.Client) -> None:
     assert_contract_error(api.get("/api/nothing-here"), 404, "NOT_FOUND")
 
 
-@pytest.mark.parametrize(
-    "body", ['{"eventId": "evt-a7k2p9", "extra": 1}', "{}", '{"eventId": 7}', "not json", "[1]"]
-)
+@pytest.mark.parametrize("body", ['{"eventId": "evt-a7k2p9", "extra": 1}', "{}", '{"eventId": 7}', "not json", "[1]"])
 def test_bad_bodies_are_invalid_arguments(api: httpx.Client, world: World, body: str) -> None:
     response = api.post("/api/saved", content=body, headers={"Content-Type": "application/json"})
     assert_contract_error(response, 400, "INVALID_ARGUMENT")
@@ -133,8 +133,7 @@ def test_a_post_without_the_csrf_token_is_refused(api: httpx.Client, world: Worl
     del api.headers["X-CSRF-Token"]
     headers = {"X-CSRF-Token": token} if token else {}
     before = world.state()
-    assert_contract_error(api.post("/api/saved", json={"eventId": "evt-a7k2p9"}, headers=headers),
-                          403, "FORBIDDEN")
+    assert_contract_error(api.post("/api/saved", json={"eventId": "evt-a7k2p9"}, headers=headers), 403, "FORBIDDEN")
     key = {"Idempotency-Key": "key-csrf-test-1", **headers}
     body = {"eventId": "evt-a7k2p9", "name": "測試讀者", "email": "reader@example.com"}
     assert_contract_error(api.post("/api/registrations", json=body, headers=key), 403, "FORBIDDEN")
@@ -195,8 +194,14 @@ def test_registrations_are_listed_by_event_start(api: httpx.Client) -> None:
     registrations = api.get("/api/registrations").json()["registrations"]
     assert [r["id"] for r in registrations] == ["reg-h8k1", "reg-r2v6", "reg-z5n3"]
     assert registrations[0] | {"venue": None} == {
-        "id": "reg-h8k1", "eventId": "evt-q4m8z1", "title": "Agent 工具設計進階實戰",
-        "startsAt": "2027-01-16T13:30+08:00", "city": "kaohsiung", "venue": None, "status": "active"}
+        "id": "reg-h8k1",
+        "eventId": "evt-q4m8z1",
+        "title": "Agent 工具設計進階實戰",
+        "startsAt": "2027-01-16T13:30+08:00",
+        "city": "kaohsiung",
+        "venue": None,
+        "status": "active",
+    }
 
 
 def test_an_expired_session_writes_nothing(api: httpx.Client, world: World) -> None:
@@ -238,13 +243,15 @@ def test_change_ops(world: World) -> None:
 
 @pytest.mark.parametrize(
     "body",
-    [{"op": "drop_tables"}, {"op": "update_event", "eventId": "evt-a7k2p9", "fields": {"capacity": 1}},
-     {"op": "cancel_registration"}],
+    [
+        {"op": "drop_tables"},
+        {"op": "update_event", "eventId": "evt-a7k2p9", "fields": {"capacity": 1}},
+        {"op": "cancel_registration"},
+    ],
 )
 def test_bad_change_ops_are_refused(control: httpx.Client, world: World, body: dict) -> None:
     before = world.state()
-    assert_contract_error(control.post("/__test__/change", json={"world": world.name, **body}),
-                          400, "INVALID_ARGUMENT")
+    assert_contract_error(control.post("/__test__/change", json={"world": world.name, **body}), 400, "INVALID_ARGUMENT")
     assert world.state() == before
 
 
@@ -279,8 +286,12 @@ def test_worlds_reset_and_read_concurrently(new_world: Callable[[], World]) -> N
 
 def test_no_control_api_outside_test_mode(plain_site: SiteServer, transport: httpx.HTTPTransport) -> None:
     client = httpx.Client(base_url=plain_site.url, transport=transport)
-    for method, path in [("POST", "/__test__/reset"), ("GET", "/__test__/state?world=main"),
-                         ("POST", "/__test__/expire-session"), ("POST", "/__test__/change")]:
+    for method, path in [
+        ("POST", "/__test__/reset"),
+        ("GET", "/__test__/state?world=main"),
+        ("POST", "/__test__/expire-session"),
+        ("POST", "/__test__/change"),
+    ]:
         response = client.request(method, path, json={"world": "main"})
         assert_contract_error(response, 404, "NOT_FOUND")
     # The world cookie is ignored and no breaks are exposed: one world, "main".

@@ -13,8 +13,13 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.browser
 
-UNAVAILABLE = {"status": "error", "code": "TEMPORARILY_UNAVAILABLE", "data": None, "retryable": True,
-               "message": "活動服務暫時無法使用，請稍後再試。"}
+UNAVAILABLE = {
+    "status": "error",
+    "code": "TEMPORARILY_UNAVAILABLE",
+    "data": None,
+    "retryable": True,
+    "message": "活動服務暫時無法使用，請稍後再試。",
+}
 INTERNALS = "Traceback (most recent call last): sqlite3.OperationalError at /srv/site_under_test/db.py"
 
 
@@ -81,7 +86,8 @@ def test_an_expired_session_stops_the_human_confirmations(web: Web) -> None:
     expect(web.page.locator("#registration-count")).to_have_text("工作階段已過期，請重新開始。")
     web.goto("/events/evt-webmcp-intro/register")
     assert web.call("prepare_registration", {"name": "測試讀者", "email": "reader@example.com"})["code"] == (
-        "CONFIRMATION_REQUIRED")  # preparing sends nothing, so it cannot know yet
+        "CONFIRMATION_REQUIRED"
+    )  # preparing sends nothing, so it cannot know yet
     web.page.get_by_role("button", name="確認報名").click()
     expect(web.page.locator("form .problem")).to_have_text("工作階段已過期，請重新開始。")
     expect(web.page.get_by_role("heading", name="報名成功")).to_have_count(0)
@@ -112,8 +118,7 @@ def test_a_mutation_without_the_csrf_token_is_refused(web: Web) -> None:
     before = web.world.state()
     refused = web.fetch("/api/saved", "POST", {"eventId": "evt-a7k2p9"}, csrf=False)
     assert refused["status"] == 403 and refused["body"]["code"] == "FORBIDDEN"
-    forged = web.fetch("/api/registrations/reg-h8k1/cancel", "POST", {},
-                       headers={"X-CSRF-Token": "forged"}, csrf=False)
+    forged = web.fetch("/api/registrations/reg-h8k1/cancel", "POST", {}, headers={"X-CSRF-Token": "forged"}, csrf=False)
     assert forged["status"] == 403
     assert web.world.state() == before
     allowed = web.fetch("/api/saved", "POST", {"eventId": "evt-a7k2p9"})

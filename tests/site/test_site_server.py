@@ -39,8 +39,9 @@ def _cli() -> list[str]:
     ids=["webmcp-eval site", "python -m site_under_test"],
 )
 def test_the_command_prints_its_url_and_serves(command: list[str], test_mode: bool, tmp_path: Path) -> None:
-    proc = subprocess.Popen([*command, "--data-dir", str(tmp_path)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [*command, "--data-dir", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         match = URL_LINE.match(_first_line(proc))
         assert match, "unexpected start-up line"

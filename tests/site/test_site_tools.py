@@ -74,10 +74,18 @@ def test_get_event_details_by_id(web: Web) -> None:
     result = web.call("get_event_details", {"eventId": "evt-q4m8z1"})
     assert result["code"] == "OK"
     assert result["data"]["event"] == {
-        "id": "evt-q4m8z1", "title": "Agent 工具設計進階實戰", "city": "kaohsiung",
-        "venue": "高雄市前鎮區成功二路 39 號", "startsAt": "2027-01-16T13:30+08:00",
-        "price": "paid", "priceTwd": 1200, "level": "advanced", "seatsLeft": 7, "capacity": 25,
-        "summary": result["data"]["event"]["summary"], "saved": False,
+        "id": "evt-q4m8z1",
+        "title": "Agent 工具設計進階實戰",
+        "city": "kaohsiung",
+        "venue": "高雄市前鎮區成功二路 39 號",
+        "startsAt": "2027-01-16T13:30+08:00",
+        "price": "paid",
+        "priceTwd": 1200,
+        "level": "advanced",
+        "seatsLeft": 7,
+        "capacity": 25,
+        "summary": result["data"]["event"]["summary"],
+        "saved": False,
     }
 
 
@@ -120,8 +128,12 @@ def test_prepare_registration_then_the_human_confirms(web: Web) -> None:
     web.requests.clear()
     result = web.call("prepare_registration", {"name": "測試讀者", "email": "reader@example.com"})
     assert (result["status"], result["code"]) == ("ok", "CONFIRMATION_REQUIRED")
-    assert result["data"] == {"eventId": "evt-webmcp-intro", "name": "測試讀者",
-                              "email": "reader@example.com", "confirmControl": "確認報名"}
+    assert result["data"] == {
+        "eventId": "evt-webmcp-intro",
+        "name": "測試讀者",
+        "email": "reader@example.com",
+        "confirmControl": "確認報名",
+    }
     page = web.page
     expect(page.get_by_label("姓名")).to_have_value("測試讀者")
     expect(page.get_by_label("Email")).to_have_value("reader@example.com")
@@ -163,8 +175,13 @@ def test_list_registrations_in_page_order(web: Web) -> None:
     assert result["code"] == "OK"
     registrations = result["data"]["registrations"]
     assert [r["id"] for r in registrations] == ["reg-h8k1", "reg-r2v6", "reg-z5n3"]
-    assert registrations[0] == {"id": "reg-h8k1", "eventId": "evt-q4m8z1", "title": "Agent 工具設計進階實戰",
-                                "startsAt": "2027-01-16T13:30+08:00", "status": "active"}
+    assert registrations[0] == {
+        "id": "reg-h8k1",
+        "eventId": "evt-q4m8z1",
+        "title": "Agent 工具設計進階實戰",
+        "startsAt": "2027-01-16T13:30+08:00",
+        "status": "active",
+    }
     titles = web.page.locator("#registration-list h2")
     expect(titles).to_have_text(["Agent 工具設計進階實戰", "無障礙網頁入門讀書會", "WebMCP 進階：權限與確認"])
 
@@ -182,8 +199,12 @@ def test_prepare_cancellation_then_the_human_confirms(web: Web) -> None:
     web.requests.clear()
     result = web.call("prepare_cancellation", {"registrationId": "reg-h8k1"})
     assert (result["status"], result["code"]) == ("ok", "CONFIRMATION_REQUIRED")
-    assert result["data"] == {"registrationId": "reg-h8k1", "eventId": "evt-q4m8z1",
-                              "title": "Agent 工具設計進階實戰", "confirmControl": "確認取消"}
+    assert result["data"] == {
+        "registrationId": "reg-h8k1",
+        "eventId": "evt-q4m8z1",
+        "title": "Agent 工具設計進階實戰",
+        "confirmControl": "確認取消",
+    }
     dialog = web.page.get_by_role("dialog", name="確認取消報名")
     expect(dialog).to_be_visible()
     expect(dialog).to_contain_text("Agent 工具設計進階實戰")
@@ -228,8 +249,7 @@ BAD_CALLS = {
     "/events/evt-webmcp-intro/register": [
         ("prepare_registration", {"name": "測試讀者"}, "INVALID_ARGUMENT"),
         ("prepare_registration", {"name": " ", "email": "reader@example.com"}, "INVALID_ARGUMENT"),
-        ("prepare_registration", {"name": "測試讀者", "email": "reader@example.com", "seats": "2"},
-         "INVALID_ARGUMENT"),
+        ("prepare_registration", {"name": "測試讀者", "email": "reader@example.com", "seats": "2"}, "INVALID_ARGUMENT"),
     ],
     "/registrations": [
         ("prepare_cancellation", {"registrationId": "reg-guess"}, "NOT_FOUND"),
@@ -245,7 +265,12 @@ def test_bad_calls_answer_the_contract(web: Web, path: str) -> None:
     before = web.world.state()
     for tool, arguments, code in BAD_CALLS[path]:
         result = web.call(tool, arguments)
-        assert result == {"status": "error", "code": code, "data": None, "retryable": False,
-                          "message": result["message"]}, (tool, arguments)
+        assert result == {
+            "status": "error",
+            "code": code,
+            "data": None,
+            "retryable": False,
+            "message": result["message"],
+        }, (tool, arguments)
         assert result["message"]
     assert web.world.state() == before  # nothing was written
