@@ -112,6 +112,7 @@ class TrialPage:
     cdp: CDPSession | None = None
     cdp_events: list[dict[str, Any]] = field(default_factory=list)
     crashed: str | None = None
+    crash_event: asyncio.Event = field(default_factory=asyncio.Event)  # set when the renderer dies
 
     async def setup(self, base_url: str, world_cookie: tuple[str, str] | None) -> None:
         if world_cookie:
@@ -126,6 +127,7 @@ class TrialPage:
 
     def _crash(self, why: str) -> None:
         self.crashed = why
+        self.crash_event.set()  # operations on a crashed page can hang: the trial stops waiting at once
 
     async def _start_witness(self) -> None:
         """Record the DevTools WebMCP domain's events; absent on browsers without it."""
@@ -151,3 +153,11 @@ class TrialPage:
     async def close(self) -> None:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.context.close(), timeout=10)
+
+    async def stop_tracing(self, path: str | None) -> bool:
+        """Stop Playwright's tracing (saving it to path); False when the page could not say."""
+        try:
+            await asyncio.wait_for(self.context.tracing.stop(path=path), timeout=15)
+            return True
+        except Exception:
+            return False

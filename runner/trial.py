@@ -109,6 +109,7 @@ class Trial:
         self.tp: TrialPage | None = None
         self.fixture: Fixture | None = None
         self.recorded: Fixture | None = None
+        self._crash_watch = asyncio.Event()
         self.site: HookTape = HookTape(env.site, "live", None)
         self.human_windows: list[tuple[int, int]] = []  # shim seq ranges of the human's clicks
         self.trace = Trace(
@@ -137,7 +138,7 @@ class Trial:
     async def run(self) -> Trace:
         error: str | None = None
         try:
-            await asyncio.wait_for(self._play(), timeout=TRIAL_TIMEOUT_S)
+            await self._play_watched()
         except TimeoutError:
             error = f"the trial did not finish within {TRIAL_TIMEOUT_S} s"
         except TrialAborted as err:
@@ -159,6 +160,25 @@ class Trial:
         write_trace(self.trace, self.env.out_dir / "trials")
         return self.trace
 
+    async def _play_watched(self) -> None:
+        """Play the trial, but stop at once when the renderer crashes or time runs out."""
+        self._crash_watch = asyncio.Event()
+        play = asyncio.ensure_future(self._play())
+        crash = asyncio.ensure_future(self._crash_watch.wait())
+        try:
+            done, _ = await asyncio.wait({play, crash}, timeout=TRIAL_TIMEOUT_S, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            crash.cancel()
+        if play in done:
+            play.result()  # re-raise what the trial raised
+            return
+        play.cancel()
+        with contextlib.suppress(BaseException):
+            await play
+        if self._crash_reason():
+            raise TrialAborted(self._crash_reason() or "the page crashed")
+        raise TimeoutError
+
     async def _close_page(self) -> None:
         """Close the context; keep Playwright's own trace.zip when --trace asks for it."""
         assert self.tp
@@ -167,13 +187,12 @@ class Trial:
         )
         if self.env.options.playwright_trace != "off":
             path = self.env.out_dir / "playwright" / f"{self.trial_id}.zip"
-            with contextlib.suppress(PlaywrightError):
-                if keep:
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    await self.tp.context.tracing.stop(path=str(path))
+            if keep:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                if await self.tp.stop_tracing(str(path)):
                     self.trace.playwright_trace = f"../playwright/{path.name}"
-                else:
-                    await self.tp.context.tracing.stop()
+            else:
+                await self.tp.stop_tracing(None)
         await self.tp.close()
 
     def _agent_report(self) -> None:
@@ -228,6 +247,7 @@ class Trial:
         self.tp = await self.env.session.open_trial(
             self.trial_id, site.config.base_url, world_cookie=cookie, clock_start=self.clock
         )
+        self.tp.crash_event = self._crash_watch  # the watcher above hears the crash
         if self.env.options.playwright_trace != "off":
             await self.tp.context.tracing.start(screenshots=True, snapshots=True, title=self.trial_id)
         mark("context_ms")

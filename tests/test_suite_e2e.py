@@ -7,6 +7,7 @@ broken assertion (a check that cannot fail is a defect).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 from runner_support import CASES, ROOT, in_thread, play
 
+from runner.agents import ReferenceAgent
 from runner.trace import Trace, read_traces
 
 pytestmark = pytest.mark.browser
@@ -249,3 +251,31 @@ def test_headed_run_stops_at_the_confirmation_point_and_holds(tmp_path):
     assert "stopped at the confirmation point (button '確認報名'); holding 300 ms" in out.stdout
     (trace,) = read_traces(tmp_path / "headed")
     assert trace.confirmation and not trace.confirmation.pressed_by_agent and not trace.confirmation.pressed_by_human
+
+
+class CrashingAgent:
+    """Crashes the page's renderer during its turn (as Chromium does after many WebMCP navigations)."""
+
+    name, model, evidence_kind = "crasher", None, "deterministic"
+
+    def start_trial(self) -> None:
+        pass
+
+    async def turn(self, step, host) -> str:
+        cdp = await host.page.context.new_cdp_session(host.page)
+        with contextlib.suppress(Exception):  # the session dies with the renderer
+            await cdp.send("Page.crash")
+        await host.call("search_events", {"city": "taipei"})
+        return "done"
+
+    def report(self) -> dict:
+        return {}
+
+
+def test_a_crashed_renderer_is_a_not_run_trial_and_the_run_goes_on(tmp_path):
+    agents = iter([CrashingAgent(), ReferenceAgent()])
+    crashed, after = _run(tmp_path, ("SEL-01", "SEL-02"), agent_factory=lambda: next(agents))
+    assert crashed.verdict == "not_run"
+    assert "crash" in crashed.verdict_reason.lower()
+    assert after.verdict == "passed", after.verdict_reason  # the next trial gets a fresh context and runs
+    assert (tmp_path / "run" / "trials" / "SEL-01.t1.json").is_file()
