@@ -279,3 +279,20 @@ def test_a_crashed_renderer_is_a_not_run_trial_and_the_run_goes_on(tmp_path):
     assert "crash" in crashed.verdict_reason.lower()
     assert after.verdict == "passed", after.verdict_reason  # the next trial gets a fresh context and runs
     assert (tmp_path / "run" / "trials" / "SEL-01.t1.json").is_file()
+
+
+def test_an_already_running_site_with_a_site_config_gets_every_check(tmp_path):
+    """--base-url plus --site-config (the README's example): hooks present, so nothing is left not_run."""
+    import yaml
+
+    from runner.site import load_site_config
+    from site_under_test.server import SiteServer
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    (tmp_path / "site.yaml").write_text(readme.split("```yaml\n")[1].split("```")[0], encoding="utf-8")
+    with SiteServer(test_mode=True) as site:
+        config = load_site_config(tmp_path / "site.yaml", site.url)
+        assert yaml.safe_load((tmp_path / "site.yaml").read_text(encoding="utf-8"))["hooks"]
+        (trace,) = _run(tmp_path, ("ORD-02",), site_config=config)
+    assert trace.verdict == "passed", trace.verdict_reason
+    assert trace.state.available and trace.base_url == site.url
