@@ -15,14 +15,14 @@ import binascii
 import difflib
 import hashlib
 import json
-import os
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from runner.trace import write_atomic  # the one atomic writer, shared with the traces
 
 from .canonical import (
     REDACTED,
@@ -284,20 +284,9 @@ def _format_of(path: Path) -> Literal["yaml", "json"]:
 
 
 def save_fixture(fixture: Fixture, path: str | Path) -> Path:
-    """Write atomically (temp file in the same directory, then os.replace)."""
+    """Write atomically (temp file in the same directory, fsync, then os.replace)."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    text = dumps_fixture(fixture, _format_of(target))
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(target, dumps_fixture(fixture, _format_of(target)))
     return target
 
 

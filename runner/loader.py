@@ -107,10 +107,19 @@ def _field_path(loc: Iterable[Any]) -> str:
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts).lstrip(".")
 
 
+def _parse_yaml(text: str) -> tuple[yaml.Node | None, Any]:
+    """One parse gives both the node tree (for line numbers) and the data."""
+    loader = yaml.SafeLoader(text)
+    try:
+        root = loader.get_single_node()
+        return root, (loader.construct_document(root) if root is not None else None)
+    finally:
+        loader.dispose()
+
+
 def parse_case(text: str, file: str) -> LoadedCase:
     try:
-        root = yaml.compose(text)
-        data = yaml.safe_load(text)
+        root, data = _parse_yaml(text)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = mark.line + 1 if mark else 1

@@ -162,7 +162,6 @@ class Trial:
 
     async def _play_watched(self) -> None:
         """Play the trial, but stop at once when the renderer crashes or time runs out."""
-        self._crash_watch = asyncio.Event()
         play = asyncio.ensure_future(self._play())
         crash = asyncio.ensure_future(self._crash_watch.wait())
         try:
