@@ -41,7 +41,8 @@ def call_matches(expected: ExpectedCall, call: ToolCall, captures: dict[str, Any
     if expected.step is not None and call.step != expected.step:
         return False, f"made during step {call.step}, expected step {expected.step}"
     if call.refused:
-        return False, f"refused: {call.error}"
+        why = call.error or ""
+        return False, why if why.startswith("refused") else f"refused: {why}"
     for name, matcher in expected.args.items():
         ok, why = match(matcher, call.args.get(name, MISSING), captures)
         if not ok:

@@ -21,9 +21,12 @@ from runner.trace import ToolCall, ToolInfo
 
 SHIM_JS = (Path(__file__).with_name("shim.js")).read_text(encoding="utf-8")
 CALL_TIMEOUT_MS = 15_000
-# A page that has registered nothing yet may still be loading its scripts (slow
-# under load); only after this long without a registration is "no tools" the answer.
+# A page without tools (none registered yet, or all just withdrawn by a route
+# change) may still be loading its scripts or the new route's data, slow under
+# load; only after this long without a registration is "no tools" the answer.
 NO_TOOLS_GRACE_S = 3.0
+# A request older than this is a long poll or a stream, not the route loading.
+LOADING_REQUEST_S = 5.0
 
 
 class ShimLog:
@@ -78,6 +81,27 @@ class ToolHost:
         self.clock_start = clock_start
         self.calls: list[ToolCall] = []
         self.step = 0
+        # The page's requests in flight: a route change commonly withdraws its
+        # tools, fetches the new route's data, then registers the new tools, so
+        # a quiet registration log means nothing while that fetch is open.
+        self._in_flight: dict[int, float] = {}
+        self._network_t = time.monotonic()
+        page.on("request", self._request_started)
+        page.on("requestfinished", self._request_ended)
+        page.on("requestfailed", self._request_ended)
+
+    def _request_started(self, request: Any) -> None:
+        self._in_flight[id(request)] = self._network_t = time.monotonic()
+
+    def _request_ended(self, request: Any) -> None:
+        self._in_flight.pop(id(request), None)
+        self._network_t = time.monotonic()
+
+    def _loading(self, now: float, settle_s: float) -> bool:
+        """A request of the page is open (or just ended, so its result may still be rendering)."""
+        if now - self._network_t < settle_s:
+            return True
+        return any(now - t < LOADING_REQUEST_S for t in self._in_flight.values())
 
     @property
     def path(self) -> str:
@@ -103,7 +127,10 @@ class ToolHost:
 
         After a (re)load the shim reports ``loaded`` first; registrations that
         follow belong to the new document, so an old document's quiet log does
-        not count as settled.
+        not count as settled. Settled means: no registration change and no
+        request of the page for ``settle_ms``, and, while the catalog is empty,
+        no change for ``NO_TOOLS_GRACE_S``. At the deadline it returns anyway;
+        the catalog then is whatever the page offers.
         """
         deadline = time.monotonic() + timeout_ms / 1000
         while time.monotonic() < deadline:
@@ -119,12 +146,13 @@ class ToolHost:
         changes = [
             e for e in self.log.of_type("register", "unregister", "register_error") if e.get("document") == document
         ]
+        now = time.monotonic()
         last = changes[-1]["host_t"] if changes else loaded[-1]["host_t"]
-        if not changes and time.monotonic() - last < NO_TOOLS_GRACE_S:
-            return False  # a new document that has not registered anything yet: give it time
-        if time.monotonic() - last < settle_s:
+        if now - last < settle_s or self._loading(now, settle_s):
             return False
         active = {r["name"] for r in self.log.active_registrations()}
+        if not active and now - last < NO_TOOLS_GRACE_S:
+            return False  # nothing registered (yet, or since the route changed): give it time
         return not names or set(names) <= active
 
     def _ms(self) -> float:

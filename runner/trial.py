@@ -307,7 +307,7 @@ class Trial:
         else:
             await self._action(step)
         self._raise_if_crashed()
-        await tp.host.wait_for_tools(timeout_ms=2000)
+        await tp.host.wait_for_tools()
         record.route_after = tp.host.route()
         record.catalog_after = [t.name for t in await tp.host.catalog()]
         record.stale_registrations = [

@@ -7,6 +7,7 @@ broken assertion (a check that cannot fail is a defect).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -18,9 +19,10 @@ import time
 from pathlib import Path
 
 import pytest
-from runner_support import CASES, ROOT, in_thread, play
+from runner_support import CASES, ROOT, in_thread, play, suite_cases
 
 from runner.agents import ReferenceAgent
+from runner.run import RunOptions, run_suite
 from runner.trace import Trace, read_traces
 
 pytestmark = pytest.mark.browser
@@ -296,3 +298,25 @@ def test_an_already_running_site_with_a_site_config_gets_every_check(tmp_path):
         (trace,) = _run(tmp_path, ("ORD-02",), site_config=config)
     assert trace.verdict == "passed", trace.verdict_reason
     assert trace.state.available and trace.base_url == site.url
+
+
+def test_a_route_whose_data_loads_slowly_is_waited_for_before_the_next_step(tmp_path):
+    """STALE-01 with /events' data fetch held up 1.5 s by the proxy.
+
+    The route change withdraws the old tools at once and registers the new ones
+    only when the data arrives; a quiet registration log while that fetch is open
+    is not a settled catalog, or the next call is refused against an empty one.
+    """
+    import yaml
+
+    case = yaml.safe_load((CASES / "STALE-01.yaml").read_text(encoding="utf-8"))
+    navigate = case["steps"].index({"action": "navigate", "to": "/events"})
+    case["steps"].insert(navigate, {"action": "fault", "method": "GET", "path": "/api/events", "delay_ms": 1500})
+    for call in case["expect"]["calls"]["expected"]:
+        call["step"] += call["step"] >= navigate  # the later steps moved down by one
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "STALE-01.yaml").write_text(yaml.safe_dump(case, allow_unicode=True), encoding="utf-8")
+    options = RunOptions(out_root=tmp_path, run_id="run")
+    (trace,) = in_thread(asyncio.run, run_suite(suite_cases(directory=tmp_path / "cases"), options)).traces
+    assert trace.verdict == "passed", trace.verdict_reason
+    assert set(trace.steps[navigate + 1].catalog_after) == {"get_event_details", "save_event", "search_events"}
