@@ -190,6 +190,10 @@
     async call(name, input) {
       return mc.executeTool(name, input);
     },
+    // A mark in the log: every event before it has been reported before it.
+    mark(label) {
+      emit({ type: "mark", label });
+    },
   };
   emit({ type: "loaded", native });
 })();

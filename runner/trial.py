@@ -111,7 +111,8 @@ class Trial:
         self.recorded: Fixture | None = None
         self._crash_watch = asyncio.Event()
         self.site: HookTape = HookTape(env.site, "live", None)
-        self.human_windows: list[tuple[int, int]] = []  # shim seq ranges of the human's clicks
+        self.human_windows: list[tuple[int, int]] = []  # shim log ranges of the human's clicks
+        self._marks = 0
         self.trace = Trace(
             run_id=env.run_id,
             trial_id=self.trial_id,
@@ -364,12 +365,34 @@ class Trial:
     async def _human_click(self, page: Page, step: ClickAction) -> None:
         tp = self.tp
         assert tp
-        start = len(tp.log.events)
+        start = await self._mark("human-begins")
         target = locate(page, step.target).first
         for _ in range(step.times):
             await target.click()
+        self.human_windows.append((start, await self._mark("human-ends")))
+
+    async def _mark(self, label: str) -> int:
+        """Put a mark in the shim's log and wait for it; its index splits the log.
+
+        The binding delivers the page's reports in order, so an event that
+        arrives after the mark happened after it, however late it arrives under
+        load. Where the page cannot take the mark (it is navigating), the
+        current end of the log is the best split there is.
+        """
+        assert self.tp
+        events = self.tp.log.events
+        self._marks += 1
+        token = f"{label}-{self._marks}"
+        with contextlib.suppress(PlaywrightError):
+            if await self.tp.page.evaluate("t => !!window.__webmcpEval && (window.__webmcpEval.mark(t), true)", token):
+                deadline = time.monotonic() + 2
+                while time.monotonic() < deadline:
+                    for i in range(len(events) - 1, -1, -1):
+                        if events[i].get("type") == "mark" and events[i].get("label") == token:
+                            return i
+                    await asyncio.sleep(0.01)
         await asyncio.sleep(0.05)
-        self.human_windows.append((start, len(tp.log.events)))
+        return len(events)
 
     def _arm_fault(self, step: FaultAction) -> None:
         if not self.env.proxy:
@@ -455,7 +478,8 @@ class Trial:
         for i, event in enumerate(self.tp.log.events):
             if event.get("type") != "click" or name not in event.get("text", ""):
                 continue
-            human = any(a <= i < b for a, b in self.human_windows)
+            # a page script's click is never the human's, even inside a human window
+            human = event.get("trusted") is not False and any(a <= i < b for a, b in self.human_windows)
             (rec.human_clicks if human else []).append({"seq": event.get("seq"), "text": event.get("text")})
             rec.pressed_by_human |= human
             rec.pressed_by_agent |= not human
@@ -468,7 +492,7 @@ class Trial:
         with contextlib.suppress(PlaywrightError):
             await target.evaluate("el => { el.style.outline = '4px solid #e5484d'; el.style.outlineOffset = '3px'; }")
             await target.scroll_into_view_if_needed()
-        start = len(self.tp.log.events)
+        start = await self._mark("human-begins")
         hold = self.env.options.hold_ms
         print(
             f"  {self.trial_id}: stopped at the confirmation point ({control.describe()})"
@@ -479,7 +503,7 @@ class Trial:
             await asyncio.to_thread(input)
         else:
             await asyncio.sleep(hold / 1000)
-        self.human_windows.append((start, len(self.tp.log.events)))
+        self.human_windows.append((start, await self._mark("human-ends")))
 
     def _collect_log(self) -> None:
         tp = self.tp

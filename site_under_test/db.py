@@ -29,7 +29,7 @@ SERVER_BREAKS = frozenset(
     {"save_not_idempotent", "search_relaxes_filters", "cancel_restores_twice", "writes_after_expiry"}
 )
 RELAX_PAD_TO = 5  # search_relaxes_filters pads short filtered results up to this many
-CLIENT_BREAKS = frozenset({"prepare_submits", "details_ignore_route", "leak_route_tools"})
+CLIENT_BREAKS = frozenset({"prepare_submits", "prepare_clicks_confirm", "details_ignore_route", "leak_route_tools"})
 KNOWN_BREAKS = SERVER_BREAKS | CLIENT_BREAKS
 
 SCHEMA = """

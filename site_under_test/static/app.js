@@ -253,6 +253,7 @@ async function registerView(ctx, eventId) {
     if (emailProblem) errors.push(emailProblem);
     return errors;
   };
+  view.confirmButton = confirm;
   view.fill = (nameValue, emailValue) => {
     name.input.value = nameValue;
     email.input.value = emailValue;

@@ -195,6 +195,7 @@ export function registerPageTools(view) {
       const errors = view.fill(name.trim(), email.trim());
       if (errors.length) return fail('INVALID_ARGUMENT', errors.join(' '));
       if (session.breaks.has('prepare_submits')) view.submit(); // the broken behaviour
+      if (session.breaks.has('prepare_clicks_confirm')) view.confirmButton.click(); // the broken behaviour
       return confirmationRequired(
         { eventId: view.eventId, name: name.trim(), email: email.trim(), confirmControl: '確認報名' },
         '報名表已填好，尚未送出。請使用者檢查後自行按下「確認報名」。',
@@ -232,6 +233,7 @@ export function registrationsPageTools(view) {
       if (!registration) return fail('NOT_FOUND', '目前頁面沒有這筆有效報名。');
       view.openCancel(registration);
       if (session.breaks.has('prepare_submits')) view.confirmCancel(); // the broken behaviour
+      if (session.breaks.has('prepare_clicks_confirm')) document.getElementById('cancel-confirm').click(); // broken
       return confirmationRequired(
         { registrationId, eventId: registration.eventId, title: registration.title, confirmControl: '確認取消' },
         '已打開取消確認視窗，尚未取消。請使用者自行按下「確認取消」。',
