@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import ssl
 from pathlib import Path
 
 import httpx
@@ -238,7 +239,7 @@ def test_https_upstream_records_and_replays_with_mitmproxys_own_ca(tmp_path: Pat
     confdir = tmp_path / "mitmproxy"
     try:
         with NetworkProxy(site_origins=[origin.url], ssl_insecure=True, confdir=str(confdir)) as proxy:
-            trust = str(confdir / "mitmproxy-ca-cert.pem")
+            trust = ssl.create_default_context(cafile=str(confdir / "mitmproxy-ca-cert.pem"))
 
             def client(trial: str) -> httpx.Client:
                 return httpx.Client(proxy=proxy.url, verify=trust, trust_env=False, headers={TRIAL_HEADER: trial})
