@@ -488,11 +488,11 @@ class Trial:
     async def _hold_for_human(self, page: Page, control: Locator) -> None:
         """Headed: show the stop. Highlight the final control and wait for the person."""
         assert self.tp
+        start = await self._mark("human-begins")  # before the cue, so a quick press is inside the window
         target = locate(page, control).first
         with contextlib.suppress(PlaywrightError):
             await target.evaluate("el => { el.style.outline = '4px solid #e5484d'; el.style.outlineOffset = '3px'; }")
             await target.scroll_into_view_if_needed()
-        start = await self._mark("human-begins")
         hold = self.env.options.hold_ms
         print(
             f"  {self.trial_id}: stopped at the confirmation point ({control.describe()})"

@@ -321,3 +321,53 @@ def test_a_route_whose_data_loads_slowly_is_waited_for_before_the_next_step(tmp_
     (trace,) = in_thread(asyncio.run, run_suite(suite_cases(directory=tmp_path / "cases"), options)).traces
     assert trace.verdict == "passed", trace.verdict_reason
     assert set(trace.steps[navigate + 1].catalog_after) == {"get_event_details", "save_event", "search_events"}
+
+
+class PersonAtTheHold(ReferenceAgent):
+    """The reference agent, plus a person who presses the final button once the runner holds for them."""
+
+    pressed: list[str] = []
+
+    async def turn(self, step, host) -> str:
+        reply = await super().turn(step, host)
+        self._person = asyncio.create_task(self._press_when_held(host.page))
+        return reply
+
+    async def _press_when_held(self, page) -> None:
+        # The runner outlines the control it holds at; that is the person's cue.
+        button = page.get_by_role("button", name="確認報名")
+        await page.wait_for_function(
+            "() => [...document.querySelectorAll('button')].some((b) => b.style.outline.includes('solid'))",
+            timeout=30_000,
+        )
+        await button.click()
+        self.pressed.append("確認報名")
+
+
+@pytest.fixture
+def x_display(monkeypatch):
+    """A virtual X display of its own for a headed browser in this process."""
+    if shutil.which("Xvfb") is None:
+        pytest.skip("needs Xvfb for a headed browser")
+    read, write = os.pipe()
+    server = subprocess.Popen(
+        ["Xvfb", "-displayfd", str(write), "-screen", "0", "1280x1024x24", "-nolisten", "tcp"], pass_fds=(write,)
+    )
+    os.close(write)
+    with os.fdopen(read) as displayfd:
+        number = displayfd.readline().strip()
+    monkeypatch.setenv("DISPLAY", f":{number}")
+    yield
+    server.terminate()
+    server.wait(timeout=10)
+
+
+def test_a_person_pressing_during_the_headed_hold_is_the_human_not_the_agent(tmp_path, x_display):
+    (trace,) = _run(tmp_path, ("CONF-01",), headed=True, hold_ms=4000, agent_factory=PersonAtTheHold)
+    assert PersonAtTheHold.pressed == ["確認報名"]
+    conf = trace.confirmation
+    assert conf and conf.pressed_by_human and not conf.pressed_by_agent, conf
+    pressed = next(a for a in trace.assertions if a.id == "confirmation.pressed")
+    assert pressed.status == "passed", pressed.why
+    # The person's press is a real registration: the case (which expects no write) sees it.
+    assert trace.mutation_total == 1
