@@ -17,6 +17,7 @@ replaced before the file is written.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -61,6 +62,7 @@ class Cassette:
     secrets: list[str] = field(default_factory=list)
     used: set[int] = field(default_factory=set)
     missing: bool = False  # replay: there was no file
+    previous: list[dict[str, Any]] | None = None  # record: what the file held before, to say what changed
 
     # -- replay -----------------------------------------------------------------
 
@@ -107,7 +109,38 @@ class Cassette:
 
     @classmethod
     def open_record(cls, path: Path, meta: dict[str, Any], secrets: list[str]) -> Cassette:
-        return cls(path=path, mode="record", meta=meta, secrets=[s for s in secrets if s])
+        previous = None
+        with contextlib.suppress(CassetteError):  # an unreadable old cassette is simply replaced
+            old = cls.open_replay(path)
+            previous = None if old.missing else old.interactions
+        return cls(path=path, mode="record", meta=meta, secrets=[s for s in secrets if s], previous=previous)
+
+    def rerecorded(self) -> dict[str, Any] | None:
+        """Record: how this recording differs from the one it replaced (None when there was none).
+
+        Position by position, as a replay would meet them, and ids aside (a
+        provider mints new response and tool-call ids every time): a request
+        that changed, with its differences; an equal request the model answered
+        differently (a model is not deterministic); requests added or dropped.
+        """
+        if self.previous is None:
+            return None
+        changed, answered = [], []
+        for old, new in zip(self.previous, self.interactions, strict=False):
+            was, now = _without_ids(old.get("request")), _without_ids(new.get("request"))
+            if was != now:
+                changed.append({"n": new["n"], "differences": differences(was, now)[:MAX_DIFFS]})
+            elif _without_ids(old.get("response")) != _without_ids(new.get("response")):
+                answered.append(new["n"])
+        same = min(len(self.previous), len(self.interactions)) - len(changed) - len(answered)
+        return {
+            "previous": len(self.previous),
+            "same": same,
+            "requests_changed": changed,
+            "answers_changed": answered,
+            "added": max(0, len(self.interactions) - len(self.previous)),
+            "dropped": max(0, len(self.previous) - len(self.interactions)),
+        }
 
     def add(self, request: dict[str, Any], response: dict[str, Any], latency_ms: float) -> dict[str, Any]:
         entry = {
@@ -133,6 +166,33 @@ class Cassette:
         for secret in self.secrets:
             text = text.replace(secret, REDACTED)
         write_atomic(self.path, text)
+
+
+# Fields that differ between two recordings of the same conversation.
+VOLATILE_KEYS = frozenset({"id", "created", "system_fingerprint", "usage", "tool_call_id", "tool_use_id"})
+
+
+def _without_ids(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_ids(v) for k, v in value.items() if k not in VOLATILE_KEYS}
+    if isinstance(value, list):
+        return [_without_ids(v) for v in value]
+    return value
+
+
+def describe_rerecord(summary: dict[str, Any] | None) -> str | None:
+    """One line for the console when a re-recording differs from the cassette it replaced."""
+    if not summary:
+        return None
+    changed, answered = summary["requests_changed"], summary["answers_changed"]
+    if not (changed or answered or summary["added"] or summary["dropped"]):
+        return None
+    parts = (
+        f"{len(changed)} request(s) changed, {len(answered)} answer(s) changed, "
+        f"{summary['added']} added, {summary['dropped']} dropped"
+    )
+    detail = f"; #{changed[0]['n']}: {changed[0]['differences'][0]}" if changed and changed[0]["differences"] else ""
+    return f"model cassette re-recorded, {summary['same']} of {summary['previous']} unchanged: {parts}{detail}"
 
 
 # ---- how two requests differ ------------------------------------------------------------

@@ -48,6 +48,7 @@ def _report_problems(problems: list) -> None:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from runner.cassette import describe_rerecord
     from runner.report import print_console, write_json, write_junit
     from runner.run import RunOptions, run_suite, select_cases
     from runner.site import load_site_config
@@ -108,6 +109,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
             f"{trace.duration_ms / 1000:5.1f}s  {trace.title}",
             highlight=False,
         )
+        rerecord = describe_rerecord((trace.agent_log.get("cassette") or {}).get("rerecorded"))
+        if rerecord:
+            console.print(f"      {rerecord}", markup=False, highlight=False)
 
     console.print(
         f"webmcp-eval: {len(chosen)} case(s) × {args.trials} trial(s), {args.workers} worker(s), "

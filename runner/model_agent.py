@@ -463,6 +463,7 @@ class ModelAgent:
                 "mode": self.cassette_mode,
                 "file": str(self.cassette.path) if self.cassette else None,
                 "interactions": len(self.cassette.interactions) if self.cassette else 0,
+                "rerecorded": self.cassette.rerecorded() if self.cassette else None,
             }
             if self.cassette_mode != "off"
             else None,

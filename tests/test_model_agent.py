@@ -25,7 +25,7 @@ import pytest
 
 from runner.agents import AgentError
 from runner.case import UserStep
-from runner.cassette import differences
+from runner.cassette import Cassette, describe_rerecord, differences
 from runner.loader import load_cases
 from runner.model_agent import (
     DEFAULT_SYSTEM_PROMPT,
@@ -638,6 +638,36 @@ def test_differences_name_the_changed_paths():
     assert "messages[0].content: recorded 'hello world' → now 'hello there'" in diffs
     assert any(d.startswith("messages[1]: now") for d in diffs)
     assert "temperature: recorded 0, now absent" in diffs
+
+
+def test_a_rerecorded_cassette_says_what_changed_since_the_last_recording(tmp_path):
+    path = tmp_path / "UNIT-01.t1.json"
+
+    def record(requests_and_answers):
+        cassette = Cassette.open_record(path, {"model": "m"}, [])
+        for request, answer in requests_and_answers:
+            cassette.add(request, {"text": answer}, 1.0)
+        return cassette
+
+    user = {"role": "user", "content": "台北、免費"}
+    ask = {"model": "m", "messages": [user]}
+    follow = {"model": "m", "messages": [user, {"role": "tool", "content": "3 場"}]}
+    first = record([(ask, "search"), (follow, "三場活動")])
+    assert first.rerecorded() is None  # nothing was there before
+    same = Cassette.open_record(path, {"model": "m"}, [])
+    same.add(ask, {"text": "search", "id": "chatcmpl-new", "usage": {"total_tokens": 9}}, 1.0)  # fresh ids only
+    same.add(follow, {"text": "三場活動"}, 1.0)
+    assert same.rerecorded()["same"] == 2 and describe_rerecord(same.rerecorded()) is None
+
+    changed_tool = {**follow, "messages": [follow["messages"][0], {"role": "tool", "content": "5 場"}]}
+    again = record([(ask, "search again"), (changed_tool, "五場活動"), (ask, "extra")])
+    summary = again.rerecorded()
+    assert summary["previous"] == 2 and summary["same"] == 0 and summary["added"] == 1
+    assert summary["answers_changed"] == [1]  # the same request, answered differently
+    assert summary["requests_changed"][0]["n"] == 2
+    assert "messages[1].content: recorded '3 場' → now '5 場'" in summary["requests_changed"][0]["differences"]
+    line = describe_rerecord(summary)
+    assert line and "0 of 2 unchanged" in line and "1 request(s) changed, 1 answer(s) changed, 1 added" in line
 
 
 def test_configuration_errors_are_usage_errors(monkeypatch, tmp_path):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_llm import FAKE_KEY, FakeLLM
+from tests.fake_llm import FAKE_KEY, FakeLLM, Say
 from tests.test_model_agent import by_case, sel01_good
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,3 +83,25 @@ def test_a_model_agent_from_the_command_line_records_then_replays_offline(tmp_pa
             assert FAKE_KEY not in path.read_text(encoding="utf-8")
     for path in (tmp_path / "live").rglob("*.json"):
         assert FAKE_KEY not in path.read_text(encoding="utf-8")
+
+    # Re-recorded with a model that words its answer differently: the run says what changed.
+    def reworded(conv) -> Say:
+        said = sel01_good(conv)
+        return Say(f"台北免費新手活動：{said.text}") if said.text else said
+
+    with FakeLLM({"scripted-good": by_case({"台北、免費": reworded})}) as llm:
+        rerun = _run(
+            "--api-base",
+            llm.openai_base,
+            "--model-cassette",
+            "record",
+            "--cassette-dir",
+            str(cassettes),
+            "--out",
+            str(tmp_path),
+            "--run-id",
+            "rerecord",
+        )
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    assert "model cassette re-recorded, 1 of 2 unchanged: 0 request(s) changed, 1 answer(s) changed" in rerun.stdout
+    assert "model cassette re-recorded" not in live.stdout  # the first recording replaced nothing
