@@ -480,7 +480,8 @@ class Trial:
                 continue
             # a page script's click is never the human's, even inside a human window
             human = event.get("trusted") is not False and any(a <= i < b for a, b in self.human_windows)
-            (rec.human_clicks if human else []).append({"seq": event.get("seq"), "text": event.get("text")})
+            if human:
+                rec.human_clicks.append({"seq": event.get("seq"), "text": event.get("text")})
             rec.pressed_by_human |= human
             rec.pressed_by_agent |= not human
         self.trace.confirmation = rec

@@ -21,7 +21,8 @@ pytestmark = [
 ]
 
 
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
+def _run(api_base: str, cassette: str, cassettes: Path, out: Path, run_id: str) -> subprocess.CompletedProcess[str]:
+    """`webmcp-eval run SEL-01` with the scripted model, a cassette mode and a run directory of its own."""
     cmd = [
         sys.executable,
         "-m",
@@ -34,7 +35,8 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
         "scripted-good",
         "--api-key-env",
         "WEBMCP_EVAL_CLI_TEST_KEY",
-        *args,
+        *("--api-base", api_base, "--model-cassette", cassette, "--cassette-dir", str(cassettes)),
+        *("--out", str(out), "--run-id", run_id),
     ]
     env = {**os.environ, "WEBMCP_EVAL_CLI_TEST_KEY": FAKE_KEY}
     return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
@@ -43,18 +45,7 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 def test_a_model_agent_from_the_command_line_records_then_replays_offline(tmp_path):
     cassettes = tmp_path / "cassettes"
     with FakeLLM({"scripted-good": by_case({"台北、免費": sel01_good})}) as llm:
-        live = _run(
-            "--api-base",
-            llm.openai_base,
-            "--model-cassette",
-            "record",
-            "--cassette-dir",
-            str(cassettes),
-            "--out",
-            str(tmp_path),
-            "--run-id",
-            "live",
-        )
+        live = _run(llm.openai_base, "record", cassettes, tmp_path, "live")
         assert llm.count() >= 2  # the search, then the answer
     assert live.returncode == 0, live.stdout + live.stderr
     trace = json.loads((tmp_path / "live" / "trials" / "SEL-01.t1.json").read_text(encoding="utf-8"))
@@ -62,18 +53,7 @@ def test_a_model_agent_from_the_command_line_records_then_replays_offline(tmp_pa
     assert trace["calls"][0]["args"] == {"city": "taipei", "price": "free", "level": "beginner"}
     assert trace["tokens"] and trace["agent_log"]
     # The model server is gone: the cassette answers, strictly.
-    replay = _run(
-        "--api-base",
-        "http://127.0.0.1:9/v1",
-        "--model-cassette",
-        "replay",
-        "--cassette-dir",
-        str(cassettes),
-        "--out",
-        str(tmp_path),
-        "--run-id",
-        "replay",
-    )
+    replay = _run("http://127.0.0.1:9/v1", "replay", cassettes, tmp_path, "replay")
     assert replay.returncode == 0, replay.stdout + replay.stderr
     again = json.loads((tmp_path / "replay" / "trials" / "SEL-01.t1.json").read_text(encoding="utf-8"))
     assert [c["result"] for c in again["calls"]] == [c["result"] for c in trace["calls"]]
@@ -90,18 +70,7 @@ def test_a_model_agent_from_the_command_line_records_then_replays_offline(tmp_pa
         return Say(f"台北免費新手活動：{said.text}") if said.text else said
 
     with FakeLLM({"scripted-good": by_case({"台北、免費": reworded})}) as llm:
-        rerun = _run(
-            "--api-base",
-            llm.openai_base,
-            "--model-cassette",
-            "record",
-            "--cassette-dir",
-            str(cassettes),
-            "--out",
-            str(tmp_path),
-            "--run-id",
-            "rerecord",
-        )
+        rerun = _run(llm.openai_base, "record", cassettes, tmp_path, "rerecord")
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     assert "model cassette re-recorded, 1 of 2 unchanged: 0 request(s) changed, 1 answer(s) changed" in rerun.stdout
     assert "model cassette re-recorded" not in live.stdout  # the first recording replaced nothing
