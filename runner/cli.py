@@ -21,6 +21,7 @@ from rich.console import Console
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_NOT_RUN = 0, 1, 2, 3
 DEFAULT_CASES = "cases"
+MARKDOWN_HELP = "also write a Markdown summary here (a pull-request comment, $GITHUB_STEP_SUMMARY)"
 # Wide enough for the report when output is a file or a CI log (rich would use 80).
 console = Console(stderr=False, width=None if sys.stdout.isatty() else 160)
 errors = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
@@ -48,9 +49,8 @@ def _report_problems(problems: list) -> None:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from runner.cassette import describe_rerecord
-    from runner.report import print_console, write_json, write_junit
-    from runner.run import RunOptions, run_suite, select_cases
+    from runner.results import RunInput, RunPlan, build_results
+    from runner.run import RunOptions, new_run_id, run_suite, select_cases
     from runner.site import load_site_config
 
     case_args = [a for a in args.cases if Path(a).exists()]
@@ -83,7 +83,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     options = RunOptions(
         agent_factory=agent_factory,
         out_root=Path(args.out),
-        run_id=args.run_id,
+        run_id=args.run_id or new_run_id(),
         trials=args.trials,
         workers=args.workers,
         headed=args.headed,
@@ -97,22 +97,18 @@ def _cmd_run(args: argparse.Namespace) -> int:
         fixtures=fixtures,
         playwright_trace=args.trace,
     )
-    total = len(chosen) * args.trials
-    done = 0
+    from runner.trial import trial_id_for
 
-    def progress(trace) -> None:
-        nonlocal done
-        done += 1
-        style = {"passed": "green", "failed": "bold red", "not_run": "yellow"}[trace.verdict]
-        console.print(
-            f"[{done:>3}/{total}] [{style}]{trace.verdict:<7}[/] {trace.trial_id:<16} "
-            f"{trace.duration_ms / 1000:5.1f}s  {trace.title}",
-            highlight=False,
-        )
-        rerecord = describe_rerecord((trace.agent_log.get("cassette") or {}).get("rerecorded"))
-        if rerecord:
-            console.print(f"      {rerecord}", markup=False, highlight=False)
-
+    out_dir = options.out_root / options.run_id
+    who = {
+        "agent": args.agent,
+        "model": args.model,
+        "evidence_kind": "deterministic" if args.agent == "reference" else "agent",
+    }
+    plan = RunPlan.of(options.run_id, [(lc.case.id, lc.file) for lc in chosen], args.trials, trial_id_for, **who)
+    run_info = {"run_id": options.run_id}  # summary.json's header; the site's version joins it after the run
+    reporters = _reporters(args, out_dir, ("json", "junit", "html"), progress=True, json_extra=run_info)
+    reporters.begin(plan)
     console.print(
         f"webmcp-eval: {len(chosen)} case(s) × {args.trials} trial(s), {args.workers} worker(s), "
         f"{'headed' if args.headed else 'headless'}, "
@@ -121,27 +117,22 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from runner.browser import ChromiumNotFound
 
     try:
-        result = asyncio.run(run_suite(chosen, options, on_trial=progress))
+        result = asyncio.run(run_suite(chosen, options, on_trial=reporters.trial_done))
     except ChromiumNotFound as err:
         errors.print(str(err), markup=False)
         return EXIT_NOT_RUN
     except KeyboardInterrupt:
         errors.print("interrupted: the traces written so far are complete and kept")
         return 130
-    print_console(result.traces, result.out_dir, console)
+    run_info["site"] = result.site_info
+    try:
+        plan = RunPlan.read(out_dir) or plan
+    except ValueError as err:
+        errors.print(f"warning: {err}; the plan of this invocation is used", markup=False, highlight=False)
+    code = _end_reports(reporters, build_results([RunInput(result.traces, plan)]))
     if fixtures is not None:
         _print_fixture_news(fixtures)
-    write_json(result.traces, result.out_dir / "summary.json", {"run_id": result.run_id, "site": result.site_info})
-    write_junit(result.traces, result.out_dir / "junit.xml")
-    from runner.html_report import write_html
-
-    html = write_html(result.traces, result.out_dir / "report.html")
-    console.print(f"HTML report: {html}", highlight=False)
-    if args.json:
-        write_json(result.traces, Path(args.json), {"run_id": result.run_id, "site": result.site_info})
-    if args.junit:
-        write_junit(result.traces, Path(args.junit))
-    return _exit_for(result.traces)
+    return code
 
 
 def _agent_factory(args: argparse.Namespace):  # noqa: ANN202 - Callable[[], Agent]
@@ -181,27 +172,83 @@ def read_run_id(run_dir: Path) -> str:
         return run_dir.name
 
 
-def _traces_of(run_dir: str) -> list:
+def _run_input(run_dir: str):  # noqa: ANN202 - runner.results.RunInput
+    """A run directory's traces and plan; SystemExit with one line when it has neither or they are unreadable."""
+    from runner.results import RunInput, RunPlan
     from runner.trace import read_traces
 
     path = Path(run_dir)
-    found = read_traces(path) if path.is_dir() else []
-    if not found:
+    if not path.is_dir():
+        raise SystemExit(f"{run_dir}: not a run directory")
+    try:
+        plan = RunPlan.read(path)
+        found = read_traces(path)
+    except ValueError as err:
+        raise SystemExit(f"{run_dir}: {err}") from err
+    if not found and plan is None:
         raise SystemExit(f"{run_dir}: no traces (expected {path / 'trials'}/*.json)")
-    return found
+    return RunInput(found, plan, run_id=read_run_id(path) if plan is None else plan.run_id)
+
+
+def _reporters(
+    args: argparse.Namespace,
+    out_dir: Path,
+    defaults: tuple[str, ...],
+    *,
+    progress: bool = False,
+    json_extra: dict | None = None,
+    trace_dirs: dict | None = None,
+):  # noqa: ANN202 - runner.reporters.Reporters
+    """The one way reporters are made: ``defaults`` (json, junit, html) go into out_dir, plus what the flags ask."""
+    from runner.reporters import ReportTargets, build_reporters
+
+    default_path = {"json": out_dir / "summary.json", "junit": out_dir / "junit.xml", "html": out_dir / "report.html"}
+
+    def paths(name: str) -> list[Path]:
+        flag = getattr(args, name, None)
+        return ([default_path[name]] if name in defaults else []) + ([Path(flag)] if flag else [])
+
+    return build_reporters(
+        ReportTargets(
+            console=console,
+            progress=progress,
+            out_dir=out_dir,
+            json=paths("json"),
+            junit=paths("junit"),
+            html=paths("html"),
+            markdown=[Path(args.markdown)] if getattr(args, "markdown", None) else [],
+            json_extra=json_extra if json_extra is not None else {},
+            trace_dirs=trace_dirs,
+        )
+    )
+
+
+def _end_reports(reporters, results) -> int:  # noqa: ANN001 - runner.reporters.Reporters, runner.results.Results
+    """Render every view of the results; the exit code says what the results (and the writing) came to."""
+    problems = reporters.end(results)
+    for line in problems:
+        errors.print(line, markup=False, highlight=False)
+    if problems:
+        return EXIT_INVALID
+    counts = results.counts
+    return EXIT_FAILED if counts.failed else EXIT_NOT_RUN if counts.not_run or counts.missing else EXIT_OK
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
     """Paired per-case differences between two runs (two revisions, two models)."""
     from runner.compare import compare_runs
+    from runner.results import build_results
 
     try:
-        a, b = _traces_of(args.run_a), _traces_of(args.run_b)
+        a, b = _run_input(args.run_a), _run_input(args.run_b)
     except SystemExit as err:
-        errors.print(str(err))
+        errors.print(str(err), markup=False, highlight=False)
         return EXIT_INVALID
-    result = compare_runs(a, b, label_a=args.run_a, label_b=args.run_b)
+    result = compare_runs(build_results([a]), build_results([b]), label_a=args.run_a, label_b=args.run_b)
     console.print(result.text(), markup=False, highlight=False, soft_wrap=True)
+    if not result.comparable:
+        errors.print("compare: the runs share no kind of evidence; deterministic and agent runs are never paired")
+        return EXIT_INVALID
     return EXIT_OK
 
 
@@ -222,6 +269,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     """Re-run recorded traces against their fixtures (offline) or a live deployment, and compare."""
     from runner.fixtures import FixtureStore
     from runner.replay import ReplayOutcome, TraceAgent, case_of, result_diffs
+    from runner.report import VERDICT_STYLE
     from runner.run import RunOptions, run_suite
     from runner.trace import read_trace
 
@@ -253,7 +301,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         (replayed,) = asyncio.run(run_suite([loaded], options)).traces
         outcome = ReplayOutcome(recorded, replayed, result_diffs(recorded, replayed))
         written = outcome.write(out)
-        style = {"passed": "green", "failed": "bold red", "not_run": "yellow"}[replayed.verdict]
+        style = VERDICT_STYLE[replayed.verdict]
         same = "same as recorded" if outcome.same_verdict else f"recorded: {recorded.verdict}"
         console.print(f"[{style}]{replayed.verdict}[/] {recorded.trial_id} ({same}) → {written}", highlight=False)
         if outcome.diffs:
@@ -288,33 +336,19 @@ def _exit_for(traces: list) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    """Rebuild the reports from traces alone; several run directories merge into one."""
-    from runner.report import print_console, write_json, write_junit
-    from runner.trace import read_traces
+    """Rebuild the reports from traces alone; several run directories merge into one, each series apart."""
+    from runner.results import build_results
 
-    traces = []
-    for d in map(Path, args.run_dirs):
-        if not d.is_dir():
-            errors.print(f"{d}: not a run directory")
-            return EXIT_INVALID
-        found = read_traces(d)
-        if not found:
-            errors.print(f"{d}: no traces under {d / 'trials'}")
-            return EXIT_INVALID
-        traces += found
-    out = Path(args.run_dirs[0]) if len(args.run_dirs) == 1 else Path(args.out or "traces/merged")
-    print_console(traces, out, console)
-    if args.html or len(args.run_dirs) > 1:
-        from runner.html_report import write_html
-
-        dirs = {read_run_id(Path(d)): Path(d) / "trials" for d in args.run_dirs}
-        html = write_html(traces, Path(args.html) if args.html else out / "report.html", trace_dirs=dirs)
-        console.print(f"HTML report: {html}", highlight=False)
-    if args.json:
-        write_json(traces, Path(args.json))
-    if args.junit:
-        write_junit(traces, Path(args.junit))
-    return _exit_for(traces)
+    try:
+        runs = [_run_input(d) for d in args.run_dirs]
+    except SystemExit as err:
+        errors.print(str(err), markup=False, highlight=False)
+        return EXIT_INVALID
+    merged = len(args.run_dirs) > 1
+    out = Path(args.out or "traces/merged") if merged else Path(args.run_dirs[0])
+    dirs = {read_run_id(Path(d)): Path(d) / "trials" for d in args.run_dirs}
+    reporters = _reporters(args, out, ("html",) if merged and not args.html else (), trace_dirs=dirs)
+    return _end_reports(reporters, build_results(runs))
 
 
 # ---- validate, schema, site --------------------------------------------------
@@ -379,6 +413,7 @@ def _add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--out", default="traces", help="where run directories go (default traces/)")
     run.add_argument("--run-id", help="name of the run directory (default: a timestamp)")
     run.add_argument("--junit", help="also write JUnit XML here")
+    run.add_argument("--markdown", metavar="FILE", help=MARKDOWN_HELP)
     run.add_argument("--json", help="also write the JSON summary here")
     agent = run.add_argument_group("agents (default: the reference agent, deterministic evidence)")
     agent.add_argument(
@@ -460,6 +495,7 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--junit", help="write JUnit XML here")
     rep.add_argument("--json", help="write the JSON summary here")
     rep.add_argument("--html", help="write the HTML report here (default: <run dir>/report.html when merging)")
+    rep.add_argument("--markdown", metavar="FILE", help=MARKDOWN_HELP)
     rep.set_defaults(func=_cmd_report)
 
     rp = sub.add_parser("replay", help="re-run recorded traces offline against their fixtures, and compare")

@@ -39,8 +39,23 @@ from urllib.parse import quote
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
-from runner.compare import CostSummary, series_key, series_label, tokens_total
-from runner.report import suite_score
+from runner.results import (
+    CaseResult,
+    CostSummary,
+    Counts,
+    Results,
+    SeriesKey,
+    SeriesResult,
+    TrialFigures,
+    money,
+    num,
+    pct,
+    pts,
+    results_of,
+    seconds,
+    series_key,
+    series_label,
+)
 from runner.stats import Z_95, SuiteScore
 from runner.trace import Assertion, Trace, write_atomic
 
@@ -96,41 +111,9 @@ def _short_json(value: Any, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def pct(value: float | None, digits: int = 1) -> str:
-    return "—" if value is None else f"{value * 100:.{digits}f}%"
-
-
-def pts(value: float | None) -> str:
-    """A standard error of a rate, in percentage points."""
-    return "—" if value is None else f"{value * 100:.1f}"
-
-
 def urlpath(path: str) -> str:
     """A relative path as a URL path: percent-encoded, so no part of it reads as a scheme (``javascript:``)."""
     return quote(path, safe="/")
-
-
-def secs(ms: float | None) -> str:
-    if ms is None:
-        return "—"
-    return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
-
-
-def num(value: float | None, digits: int = 1) -> str:
-    if value is None:
-        return "—"
-    return f"{value:.0f}" if float(value).is_integer() else f"{value:.{digits}f}"
-
-
-def money(value: float | None) -> str:
-    return "—" if value is None else f"${value:.4f}"
-
-
-def signed(value: float | None) -> str:
-    if value is None:
-        return "—"
-    r = round(value, 2) or 0.0
-    return f"{r:+.2f}".replace("-", "\u2212")
 
 
 # --------------------------------------------------------------------------- the chart
@@ -236,15 +219,37 @@ def _chart(label: str, score: SuiteScore) -> Chart:
 
 @dataclass
 class SeriesView:
-    key: tuple[str, ...]
+    """A column of evidence: a series of the results, or an empty one the report still shows."""
+
+    key: SeriesKey
     label: str
     kind: str
     traces: list[Trace]
     score: SuiteScore | None
     chart: Chart | None
     cost: CostSummary
-    counts: dict[str, int]
+    counts: Any  # runner.results.Counts
     is_model: bool
+    result: SeriesResult | None = None
+
+    @classmethod
+    def of(cls, s: SeriesResult) -> SeriesView:
+        return cls(
+            key=s.key,
+            label=s.label,
+            kind=s.kind,
+            traces=s.traces,
+            score=s.score,
+            chart=_chart(s.label, s.score) if s.score else None,
+            cost=s.cost,
+            counts=s.counts,
+            is_model=s.is_model,
+            result=s,
+        )
+
+    @classmethod
+    def empty(cls, key: SeriesKey, label: str) -> SeriesView:
+        return cls(key, label, key[0], [], None, None, CostSummary.of([]), Counts(), False)
 
 
 @dataclass
@@ -258,18 +263,8 @@ class TrialLink:
 class Cell:
     verdict: str
     absent: bool = False  # no trials of this kind for the case: not_run
-    n: int = 0
-    passed: int = 0
-    failed: int = 0
-    not_run: int = 0
-    assertions_passed: int = 0
-    assertions_total: int = 0
-    cost: CostSummary | None = None
+    case: CaseResult | None = None
     trials: list[TrialLink] = field(default_factory=list)
-
-    @property
-    def ran(self) -> int:
-        return self.passed + self.failed
 
 
 @dataclass
@@ -282,23 +277,12 @@ class CaseRow:
     rank: tuple[int, int, str]
 
 
-def _cell(trials: list[Trace], anchors: dict[int, str]) -> Cell:
-    if not trials:
+def _cell(case: CaseResult | None, anchors: dict[int, str]) -> Cell:
+    if case is None:
         return Cell(verdict="not_run", absent=True)
-    counts = {v: sum(t.verdict == v for t in trials) for v in RANK}
-    verdict = "failed" if counts["failed"] else "not_run" if not counts["passed"] else "passed"
-    ran = [t for t in trials if t.verdict != "not_run"]
-    return Cell(
-        verdict=verdict,
-        n=len(trials),
-        passed=counts["passed"],
-        failed=counts["failed"],
-        not_run=counts["not_run"],
-        assertions_passed=sum(t.assertions_passed for t in ran),
-        assertions_total=sum(sum(a.status != "not_run" for a in t.assertions) for t in ran),
-        cost=CostSummary.of(trials),
-        trials=[TrialLink(anchors[id(t)], t.trial_id, t.verdict) for t in _trial_order(trials)],
-    )
+    trials = [f.trace for f in case.trials]
+    links = [TrialLink(anchors[id(t)], t.trial_id, t.verdict) for t in _trial_order(trials)]
+    return Cell(verdict=case.verdict, case=case, trials=links)
 
 
 def _trial_order(traces: Sequence[Trace]) -> list[Trace]:
@@ -514,7 +498,10 @@ def _trace_dir(t: Trace, report_dir: Path, trace_dirs: Path | Mapping[str, Path]
     return next((c for c in candidates if c.is_dir()), candidates[0])
 
 
-def _trial_view(t: Trace, anchor: str, report_dir: Path, trace_dirs: Path | Mapping[str, Path] | None) -> TrialView:
+def _trial_view(
+    f: TrialFigures, anchor: str, report_dir: Path, trace_dirs: Path | Mapping[str, Path] | None
+) -> TrialView:
+    t = f.trace
     tdir = _trace_dir(t, report_dir, trace_dirs)
     uri, note = (None, "no screenshot was taken")
     if t.ui.screenshot:
@@ -535,10 +522,10 @@ def _trial_view(t: Trace, anchor: str, report_dir: Path, trace_dirs: Path | Mapp
     return TrialView(
         trace=t,
         anchor=anchor,
-        series_label=series_label(series_key(t)),
+        series_label=series_label(f.series),
         assertions=assertions,
         failed=[a for a in t.assertions if a.status == "failed"],
-        counted=sum(a.status != "not_run" for a in t.assertions),
+        counted=f.assertions_counted,
         steps=_steps(t),
         calls=_calls(t),
         state_diff=rows,
@@ -549,7 +536,7 @@ def _trial_view(t: Trace, anchor: str, report_dir: Path, trace_dirs: Path | Mapp
         screenshot_uri=uri,
         screenshot_note=note,
         playwright_trace=_playwright_trace(t, tdir, report_dir),
-        tokens=tokens_total(t),
+        tokens=f.tokens,
         extras=extras,
     )
 
@@ -587,10 +574,9 @@ def _environment() -> Environment:
     env.filters.update(
         pct=pct,
         pts=pts,
-        secs=secs,
+        secs=seconds,
         num=num,
         money=money,
-        signed=signed,
         short_json=_short_json,
         urlpath=urlpath,
         json=_json,
@@ -603,8 +589,47 @@ def _uniq(values: Sequence[Any]) -> list[str]:
     return sorted({str(v) for v in values if v not in (None, "")})
 
 
+def _columns(results: Results) -> list[SeriesView]:
+    """The results' series; deterministic and agent columns always show, empty when there is no such trial."""
+    views = [SeriesView.of(s) for s in results.series]
+    if results.get("deterministic") is None:
+        views.insert(0, SeriesView.empty(("deterministic",), "deterministic"))
+    if not any(v.kind == "agent" for v in views):
+        views.append(SeriesView.empty(("agent", "", ""), "agent"))  # the agent column: not_run for every case
+    return views
+
+
+def _case_rows(results: Results, columns: list[SeriesView], anchors: dict[int, str]) -> list[CaseRow]:
+    rows = []
+    for cid in results.case_ids:
+        found = [v.result.case(cid) if v.result else None for v in columns]
+        cells = [_cell(c, anchors) for c in found]
+        first = next(c for c in found if c is not None)
+        any_failed = any(c.verdict == "failed" for c in cells)
+        any_not_run = any(c.verdict == "not_run" and not c.absent for c in cells)
+        rank = (0 if any_failed else 1 if any_not_run else 2, 0, cid)
+        rows.append(CaseRow(cid, first.behaviour, first.title, first.case_file, cells, rank))
+    return sorted(rows, key=lambda r: r.rank)
+
+
+def _meta(traces: Sequence[Trace]) -> dict[str, list[str]]:
+    browsers = [
+        " ".join(filter(None, [t.browser.get("name"), t.browser.get("version")])) or t.browser.get("path", "")
+        for t in traces
+    ]
+    return {
+        "runs": _uniq([t.run_id for t in traces]),
+        "sites": _uniq([f"{t.site_name} @ {t.site_revision}" if t.site_revision else t.site_name for t in traces]),
+        "base URLs": _uniq([t.base_url for t in traces]),
+        "network modes": _uniq([t.network_mode for t in traces]),
+        "WebMCP paths": _uniq([t.webmcp_path for t in traces]),
+        "browsers": _uniq(browsers),
+        "agents": _uniq([f"{t.agent} ({t.model})" if t.model else t.agent for t in traces]),
+    }
+
+
 def render_html(
-    traces: Sequence[Trace],
+    results: Results | Sequence[Trace],
     title: str = "webmcp-eval report",
     *,
     report_dir: Path | None = None,
@@ -613,78 +638,12 @@ def render_html(
 ) -> str:
     """The report as one HTML string (see :func:`write_html`)."""
     report_dir = report_dir or Path.cwd()
-    traces = list(traces)
-    anchors = _anchors(traces)
-
-    groups: dict[tuple[str, ...], list[Trace]] = defaultdict(list)
-    for t in traces:
-        groups[series_key(t)].append(t)
-    keys = sorted(groups, key=lambda k: (k[0] != "deterministic", k))
-    if ("deterministic",) not in groups:
-        keys.insert(0, ("deterministic",))
-    if not any(k[0] == "agent" for k in keys):
-        keys.append(("agent", "", ""))  # the agent column: not_run for every case
-    series: list[SeriesView] = []
-    for k in keys:
-        mine = groups.get(k, [])
-        score = suite_score(mine) if mine else None
-        label = "agent" if k == ("agent", "", "") else series_label(k)
-        series.append(
-            SeriesView(
-                key=k,
-                label=label,
-                kind=k[0],
-                traces=mine,
-                score=score,
-                chart=_chart(label, score) if score else None,
-                cost=CostSummary.of(mine),
-                counts={v: sum(t.verdict == v for t in mine) for v in RANK},
-                is_model=k[0] == "agent" and any(t.tokens or t.cost_usd is not None or t.model for t in mine),
-            )
-        )
-
-    by_case: dict[str, dict[tuple[str, ...], list[Trace]]] = defaultdict(lambda: defaultdict(list))
-    first: dict[str, Trace] = {}
-    for t in traces:
-        by_case[t.case_id][series_key(t)].append(t)
-        first.setdefault(t.case_id, t)
-    rows = []
-    for cid, per in by_case.items():
-        cells = [_cell(per.get(s.key, []), anchors) for s in series]
-        any_failed = any(c.verdict == "failed" for c in cells)
-        any_not_run = any(c.verdict == "not_run" and not c.absent for c in cells)
-        t0 = first[cid]
-        rows.append(
-            CaseRow(
-                case_id=cid,
-                behaviour=t0.behaviour,
-                title=t0.title,
-                case_file=t0.case_file,
-                cells=cells,
-                rank=(0 if any_failed else 1 if any_not_run else 2, 0, cid),
-            )
-        )
-    rows.sort(key=lambda r: r.rank)
-
-    ordered = _trial_order(traces)
-    trials = [_trial_view(t, anchors[id(t)], report_dir, trace_dirs) for t in ordered]
-    problems = [tv for tv in trials if tv.trace.verdict != "passed"]
-
-    meta = {
-        "runs": _uniq([t.run_id for t in traces]),
-        "sites": _uniq([f"{t.site_name} @ {t.site_revision}" if t.site_revision else t.site_name for t in traces]),
-        "base URLs": _uniq([t.base_url for t in traces]),
-        "network modes": _uniq([t.network_mode for t in traces]),
-        "WebMCP paths": _uniq([t.webmcp_path for t in traces]),
-        "browsers": _uniq(
-            [
-                " ".join(filter(None, [t.browser.get("name"), t.browser.get("version")])) or t.browser.get("path", "")
-                for t in traces
-            ]
-        ),
-        "agents": _uniq([f"{t.agent} ({t.model})" if t.model else t.agent for t in traces]),
-    }
-    counts = {v: sum(t.verdict == v for t in traces) for v in RANK}
+    results = results if isinstance(results, Results) else results_of(results)
+    anchors = _anchors(results.traces)
+    columns = _columns(results)
+    figures = {id(f.trace): f for f in results.trials}
+    ordered = _trial_order(results.traces)
+    trials = [_trial_view(figures[id(t)], anchors[id(t)], report_dir, trace_dirs) for t in ordered]
     script_hash = base64.b64encode(hashlib.sha256(SCRIPT.encode("utf-8")).digest()).decode("ascii")
     return (
         _environment()
@@ -692,15 +651,15 @@ def render_html(
         .render(
             title=title,
             generated_at=generated_at or datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
-            traces=traces,
-            series=series,
-            rows=rows,
+            traces=results.traces,
+            series=columns,
+            rows=_case_rows(results, columns, anchors),
             trials=trials,
-            problems=problems,
-            meta=meta,
-            counts=counts,
-            n_cases=len(by_case),
-            total_cost=CostSummary.of(traces),
+            problems=[tv for tv in trials if tv.trace.verdict != "passed"],
+            meta=_meta(results.traces),
+            counts=results.counts,
+            completeness=results.completeness,
+            n_cases=len(results.case_ids),
             script=Markup(SCRIPT),
             script_hash=script_hash,
             z=Z_95,
@@ -709,13 +668,13 @@ def render_html(
 
 
 def write_html(
-    traces: list[Trace],
+    results: Results | Sequence[Trace],
     path: Path,
     title: str = "webmcp-eval report",
     *,
     trace_dirs: Path | Mapping[str, Path] | None = None,
 ) -> Path:
-    """Write the self-contained HTML report of ``traces`` to ``path`` (atomically) and return the path.
+    """Write the self-contained HTML report of the results (or traces) to ``path`` (atomically) and return the path.
 
     Screenshots are embedded when their file exists relative to the trial's
     trace directory: ``trace_dirs`` (one directory, or one per run id), else
@@ -725,6 +684,6 @@ def write_html(
     trace files are relative to the report.
     """
     path = Path(path)
-    html = render_html(traces, title, report_dir=path.parent, trace_dirs=trace_dirs)
+    html = render_html(results, title, report_dir=path.parent, trace_dirs=trace_dirs)
     write_atomic(path, html)
     return path

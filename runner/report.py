@@ -1,66 +1,40 @@
-"""Reports built from traces alone: console table, JSON summary, JUnit XML.
+"""The console report, ``summary.json`` and JUnit XML, rendered from :class:`runner.results.Results`.
 
-The case pass rate (every assertion passed: the gate) and the per-assertion
-pass rate (the diagnosis) always stand side by side (seed 003).
+Nothing is computed here: every figure comes from the results layer. The case
+pass rate (every assertion passed: the gate) and the per-assertion pass rate
+(the diagnosis) always stand side by side (seed 003), per series: deterministic
+and agent evidence are never pooled.
 """
 
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from runner.stats import CaseScore, SuiteScore
-from runner.trace import Trace, write_atomic
+from runner.results import (
+    CaseResult,
+    Results,
+    SeriesResult,
+    TrialFigures,
+    money,
+    num,
+    pct,
+    seconds,
+    series_label,
+)
+from runner.stats import RateSummary, SuiteScore
+from runner.trace import write_atomic
 
 VERDICT_STYLE = {"passed": "green", "failed": "bold red", "not_run": "yellow"}
 
 
-def summarise(traces: list[Trace]) -> dict[str, Any]:
-    by_verdict: dict[str, int] = defaultdict(int)
-    for t in traces:
-        by_verdict[t.verdict] += 1
-    ran = [t for t in traces if t.verdict != "not_run"]
-    assertions = [a for t in ran for a in t.assertions if a.status != "not_run"]
-    return {
-        "trials": len(traces),
-        "passed": by_verdict["passed"],
-        "failed": by_verdict["failed"],
-        "not_run": by_verdict["not_run"],
-        "case_pass_rate": (by_verdict["passed"] / len(ran)) if ran else None,
-        "assertion_pass_rate": (sum(a.status == "passed" for a in assertions) / len(assertions))
-        if assertions
-        else None,
-        "assertions": {"passed": sum(a.status == "passed" for a in assertions), "total": len(assertions)},
-        "tool_calls": sum(len(t.calls) for t in traces),
-        "mutations": sum(t.mutation_total for t in traces),
-        "duration_ms": round(sum(t.duration_ms for t in traces), 1),
-    }
-
-
-def suite_score(traces: list[Trace]) -> SuiteScore | None:
-    """Per-case scores over the trials that ran (not_run is no evidence), then the suite's."""
-    by_case: dict[str, list[Trace]] = defaultdict(list)
-    for t in traces:
-        if t.verdict != "not_run":
-            by_case[t.case_id].append(t)
-    if not by_case:
-        return None
-    rows = []
-    for case_id, trials in by_case.items():
-        score = CaseScore.from_trials(
-            (t.verdict == "passed", t.assertions_passed, sum(a.status != "not_run" for a in t.assertions))
-            for t in trials
-        )
-        rows.append((case_id, trials[0].behaviour, score))
-    max_n = max(s.n for _, _, s in rows)
-    ks = [k for k in (3, 5) if k <= max_n]  # pass@1 is the case pass rate itself
-    return SuiteScore.from_cases(rows, ks=ks)
+# --------------------------------------------------------------------------- console
 
 
 def score_line(score: SuiteScore | None) -> str:
@@ -68,9 +42,9 @@ def score_line(score: SuiteScore | None) -> str:
         return "no trial ran: no scores"
     cp, ap = score.case_pass, score.assertion_pass
     text = (
-        f"case pass rate {_pct(cp.mean)} ± {cp.se * 100:.1f} (clustered by behaviour ± {cp.clustered_se * 100:.1f})"
+        f"case pass rate {pct(cp.mean)} ± {cp.se * 100:.1f} (clustered by behaviour ± {cp.clustered_se * 100:.1f})"
         f" · per-assertion pass rate "
-        + (f"{_pct(ap.mean)} ± {ap.se * 100:.1f}" if ap else "—")
+        + (f"{pct(ap.mean)} ± {ap.se * 100:.1f}" if ap else "—")
         + f" · over {score.n_cases} case(s)"
     )
     for k, at in score.pass_at.items():
@@ -80,183 +54,269 @@ def score_line(score: SuiteScore | None) -> str:
     return text
 
 
-def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{value * 100:.1f}%"
+def counts_text(s: SeriesResult | Results) -> str:
+    c = s.counts
+    text = f"{c.passed} passed, {c.failed} failed, {c.not_run} not_run"
+    return text + (f", {c.missing} missing" if c.missing else "")
 
 
-def _tokens(t: Trace) -> int:
-    return sum(t.tokens.values()) if t.tokens else 0
+def series_lines(s: SeriesResult) -> list[str]:
+    """One series: counts, assertions and cost; then both rates with their errors and pass@k; then by behaviour."""
+    lines = [
+        f"{s.label}: {counts_text(s)} · {s.assertions_passed}/{s.assertions_counted} assertions passed"
+        f" · {s.cost.tool_calls} tool calls · {seconds(s.cost.wall_ms)} of trials",
+        "  " + score_line(s.score),
+    ]
+    if s.score and len(s.score.by_behaviour) > 1:
+        parts = [f"{b} {pct(v.case_pass.mean)}" for b, v in sorted(s.score.by_behaviour.items())]
+        lines.append("  by behaviour (case pass rate): " + " · ".join(parts))
+    return lines
 
 
-def _cost_cells(trials: list[Trace]) -> tuple[str, str]:
-    """Tokens and money per trial, or a dash when no model spent any."""
-    tokens = [_tokens(t) for t in trials]
-    money = [t.cost_usd for t in trials if t.cost_usd is not None]
-    tok = f"{sum(tokens) / len(trials):.0f}" if any(tokens) else "—"
-    usd = f"${sum(money) / len(money):.4f}" if money else "—"
-    return tok, usd
+def _cost_cells(cost: Any) -> tuple[str, str]:
+    return num(cost.tokens_per_trial, 0), money(cost.cost_per_trial)
 
 
-def _trial_table(traces: list[Trace]) -> Table:
-    table = Table(title=f"webmcp-eval — {len(traces)} trial(s)", title_justify="left")
-    for col in (
-        "case",
-        "behaviour",
-        "evidence",
-        "verdict",
-        "assertions",
-        "mutations",
-        "tool calls",
-        "time",
-        "tokens",
-        "cost",
-    ):
-        table.add_column(col, justify="right" if col not in ("case", "behaviour", "evidence", "verdict") else "left")
-    for t in traces:
-        counted = [a for a in t.assertions if a.status != "not_run"]
-        not_counted = len(t.assertions) - len(counted)
+def _assertion_cell(f: TrialFigures) -> str:
+    extra = f" (+{f.assertions_not_run} not run)" if f.assertions_not_run else ""
+    return f"{f.assertions_passed}/{f.assertions_counted}{extra}"
+
+
+def _trial_table(results: Results) -> Table:
+    table = Table(title=f"webmcp-eval — {len(results.trials)} trial(s)", title_justify="left")
+    cols = ("case", "behaviour", "evidence", "verdict", "assertions", "mutations", "tool calls", "time")
+    for col in (*cols, "tokens", "cost"):
+        table.add_column(col, justify="left" if col in cols[:4] else "right")
+    for f in results.trials:
+        t = f.trace
         table.add_row(
-            t.case_id,
-            t.behaviour,
-            t.evidence_kind,
+            escape(t.case_id),
+            escape(t.behaviour),
+            escape(series_label(f.series)),
             f"[{VERDICT_STYLE[t.verdict]}]{t.verdict}[/]",
-            f"{t.assertions_passed}/{len(counted)}" + (f" (+{not_counted} not run)" if not_counted else ""),
-            str(t.mutation_total) if t.network.available else "—",
-            str(len(t.calls)),
-            f"{t.duration_ms / 1000:.1f}s",
-            *_cost_cells([t]),
+            _assertion_cell(f),
+            num(f.mutations),
+            str(f.tool_calls),
+            seconds(t.duration_ms),
+            num(f.tokens, 0),
+            money(t.cost_usd),
         )
     return table
 
 
-def _case_table(traces: list[Trace], ks: list[int]) -> Table:
-    """Several trials per case: one row per case, with both rates and pass@k / pass^k."""
-    by_case: dict[tuple[str, str], list[Trace]] = defaultdict(list)
-    for t in traces:
-        by_case[(t.case_id, t.evidence_kind)].append(t)
-    table = Table(title=f"webmcp-eval — {len(by_case)} case(s) × trials", title_justify="left")
+def _case_cells(s: SeriesResult, c: CaseResult, ks: list[int]) -> list[str]:
+    cells = [
+        escape(c.case_id),
+        escape(c.behaviour),
+        escape(s.label),
+        f"{c.counts.passed}/{c.counts.ran}",
+        str(c.counts.not_run) + (f" (+{c.counts.missing} missing)" if c.counts.missing else ""),
+        pct(c.case_pass_rate),
+        pct(c.assertion_pass_rate),
+    ]
+    for table in (c.pass_at, c.pass_hat):
+        cells += ["—" if table[k] is None else f"{table[k]:.2f}" for k in ks]
+    cost = c.cost
+    return [*cells, num(cost.tool_calls_per_trial), seconds(cost.wall_ms_per_trial), *_cost_cells(cost)]
+
+
+def _case_table(results: Results) -> Table:
+    """Several trials per case: one row per case and series, with both rates and pass@k / pass^k."""
+    ks = sorted({k for s in results.series for k in s.ks})
+    rows = sum(len(s.cases) for s in results.series)
+    table = Table(title=f"webmcp-eval — {rows} case(s) × trials", title_justify="left")
     cols = ["case", "behaviour", "evidence", "passed", "not run", "case pass", "per-assertion"]
     cols += [f"pass@{k}" for k in ks] + [f"pass^{k}" for k in ks] + ["tool calls", "time", "tokens", "cost"]
     for col in cols:
         table.add_column(col, justify="left" if col in ("case", "behaviour", "evidence") else "right")
-    for (case_id, kind), trials in by_case.items():
-        ran = [t for t in trials if t.verdict != "not_run"]
-        score = suite_score(ran)
-        case = score.by_behaviour[trials[0].behaviour] if score else None
-        passed = sum(t.verdict == "passed" for t in ran)
-        cells = [
-            case_id,
-            trials[0].behaviour,
-            kind,
-            f"{passed}/{len(ran)}",
-            str(len(trials) - len(ran)),
-            _pct(case.case_pass.mean) if case else "—",
-            _pct(case.assertion_pass.mean) if case and case.assertion_pass else "—",
-        ]
-        for table_of in ("pass_at", "pass_hat"):
-            for k in ks:
-                summary = getattr(score, table_of)[k] if score else None
-                cells.append(f"{summary.mean:.2f}" if summary and summary.mean is not None else "—")
-        n = len(trials)
-        cells += [
-            f"{sum(len(t.calls) for t in trials) / n:.1f}",
-            f"{sum(t.duration_ms for t in trials) / n / 1000:.1f}s",
-            *_cost_cells(trials),
-        ]
-        table.add_row(*cells)
+    for s in results.series:
+        for c in s.cases:
+            table.add_row(*_case_cells(s, c, ks))
     return table
 
 
-def print_console(traces: list[Trace], out_dir: Path, console: Console | None = None) -> None:
+def print_console(results: Results, out_dir: Path | None = None, console: Console | None = None) -> None:
     console = console or Console()
-    repeated = len({(t.case_id, t.evidence_kind) for t in traces}) < len(traces)
-    score = suite_score(traces)
-    ks = sorted(score.pass_at) if score else []
-    console.print(_case_table(traces, ks) if repeated else _trial_table(traces))
-    _print_problems(traces, console)
-    s = summarise(traces)
+    console.print(_case_table(results) if results.repeated else _trial_table(results))
+    _print_problems(results, console)
     console.print(
-        f"[bold]{s['passed']} passed[/], [bold red]{s['failed']} failed[/], [yellow]{s['not_run']} not_run[/] · "
-        f"case pass rate {_pct(s['case_pass_rate'])} · per-assertion pass rate {_pct(s['assertion_pass_rate'])} "
-        f"({s['assertions']['passed']}/{s['assertions']['total']}) · {s['tool_calls']} tool calls · "
-        f"{s['duration_ms'] / 1000:.1f}s of trials"
+        f"[bold]{results.counts.passed} passed[/], [bold red]{results.counts.failed} failed[/], "
+        f"[yellow]{results.counts.not_run} not_run[/]"
+        + (f", [yellow]{results.counts.missing} missing[/]" if results.counts.missing else "")
+        + f" · {len(results.trials)} trial(s) in {len(results.series)} series"
     )
-    console.print(score_line(score), highlight=False)
-    if score and len(score.by_behaviour) > 1:
-        parts = [f"{b} {_pct(v.case_pass.mean)}" for b, v in sorted(score.by_behaviour.items())]
-        console.print("by behaviour (case pass rate): " + " · ".join(parts), highlight=False)
-    console.print(f"traces and reports: {out_dir}")
+    style = "default" if results.completeness.state == "complete" else "yellow"
+    console.print(results.completeness.text(), markup=False, highlight=False, style=style)
+    for s in results.series:
+        for line in series_lines(s):
+            console.print(line, markup=False, highlight=False)
+    if out_dir is not None:
+        console.print(f"traces and reports: {out_dir}", markup=False, highlight=False)
 
 
-def _print_problems(traces: list[Trace], console: Console) -> None:
-    bad = [t for t in traces if t.verdict != "passed"]
+def _print_problems(results: Results, console: Console) -> None:
+    bad = results.problems
     if not bad:
         return
     console.print("[bold]Why[/]")
-    for t in bad:
-        console.print(f"  [{VERDICT_STYLE[t.verdict]}]{t.trial_id} {t.verdict}[/] ({t.case_file})")
+    for f in bad:
+        t = f.trace
+        console.print(f"  [{VERDICT_STYLE[t.verdict]}]{escape(t.trial_id)} {t.verdict}[/] ({escape(t.case_file)})")
         # A trial that could not run has only partial evidence: show why, not its half-made assertions.
-        shown = [a for a in t.assertions if a.status == "failed"] if t.verdict == "failed" else []
-        for a in shown:
-            console.print(f"    ✗ {a.description}: {a.why}", markup=False, highlight=False)
-        if t.verdict == "not_run":
+        if t.verdict == "failed":
+            for a in t.assertions:
+                if a.status == "failed":
+                    console.print(f"    ✗ {a.description}: {a.why}", markup=False, highlight=False)
+        else:
             console.print(f"    – {t.verdict_reason}", markup=False, highlight=False)
 
 
-def write_json(traces: list[Trace], path: Path, extra: dict[str, Any] | None = None) -> None:
-    data = {
-        "summary": summarise(traces),
-        **(extra or {}),
-        "trials": [
-            {
-                "trial_id": t.trial_id,
-                "case_id": t.case_id,
-                "behaviour": t.behaviour,
-                "evidence_kind": t.evidence_kind,
-                "agent": t.agent,
-                "verdict": t.verdict,
-                "reason": t.verdict_reason,
-                "assertions_passed": t.assertions_passed,
-                "assertions_total": len(t.assertions),
-                "tool_calls": len(t.calls),
-                "mutations": t.mutation_total,
-                "duration_ms": t.duration_ms,
-                "tokens": dict(t.tokens),
-                "cost_usd": t.cost_usd,
-                "trace": f"trials/{t.trial_id}.json",
-            }
-            for t in traces
-        ],
+# --------------------------------------------------------------------------- summary.json
+
+
+def _rate(r: RateSummary | None) -> dict[str, Any] | None:
+    if r is None:
+        return None
+    return {
+        "mean": r.mean,
+        "se": r.se,
+        "clustered_se": r.clustered_se,
+        "n_cases": r.n_cases,
+        "n_clusters": r.n_clusters,
     }
-    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
-def write_junit(traces: list[Trace], path: Path) -> None:
-    """JUnit XML: one testcase per trial; failed → <failure>, not_run → <skipped>."""
-    s = summarise(traces)
-    suite = ET.Element(
+def _case_json(c: CaseResult) -> dict[str, Any]:
+    return {
+        "case_id": c.case_id,
+        "behaviour": c.behaviour,
+        **c.counts.as_dict(),
+        "case_pass_rate": c.case_pass_rate,
+        "assertion_pass_rate": c.assertion_pass_rate,
+        "assertions": {"passed": c.assertions_passed, "counted": c.assertions_counted},
+        "pass_at": {str(k): v for k, v in c.pass_at.items() if v is not None},
+        "pass_hat": {str(k): v for k, v in c.pass_hat.items() if v is not None},
+        "cost": c.cost.as_dict(),
+        "missing": list(c.missing),
+    }
+
+
+def series_json(s: SeriesResult) -> dict[str, Any]:
+    score = s.score
+    return {
+        "key": list(s.key),
+        "label": s.label,
+        "evidence_kind": s.kind,
+        **s.counts.as_dict(),
+        "case_pass_rate": _rate(score.case_pass) if score else None,
+        "assertion_pass_rate": _rate(score.assertion_pass) if score else None,
+        "assertions": {"passed": s.assertions_passed, "counted": s.assertions_counted},
+        "pass_at": {str(k): {"mean": v.mean, "se": v.se, "n_cases": v.n_cases} for k, v in score.pass_at.items()}
+        if score
+        else {},
+        "pass_hat": {str(k): {"mean": v.mean, "se": v.se, "n_cases": v.n_cases} for k, v in score.pass_hat.items()}
+        if score
+        else {},
+        "by_behaviour": {
+            b: {"case_pass_rate": v.case_pass.mean, "n_cases": v.case_pass.n} for b, v in score.by_behaviour.items()
+        }
+        if score
+        else {},
+        "cost": s.cost.as_dict(),
+        "cases": [_case_json(c) for c in s.cases],
+    }
+
+
+def _trial_json(f: TrialFigures) -> dict[str, Any]:
+    t = f.trace
+    return {
+        "trial_id": t.trial_id,
+        "run_id": t.run_id,
+        "case_id": t.case_id,
+        "behaviour": t.behaviour,
+        "series": series_label(f.series),
+        "evidence_kind": t.evidence_kind,
+        "agent": t.agent,
+        "model": t.model,
+        "verdict": t.verdict,
+        "reason": t.verdict_reason,
+        "assertions_passed": f.assertions_passed,
+        "assertions_counted": f.assertions_counted,
+        "assertions_not_run": f.assertions_not_run,
+        "tool_calls": f.tool_calls,
+        "mutations": f.mutations,
+        "duration_ms": t.duration_ms,
+        "tokens": f.tokens,
+        "cost_usd": t.cost_usd,
+        "trace": f"trials/{t.trial_id}.json",
+    }
+
+
+def summary_json(results: Results, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The JSON summary: counts over everything; every rate only per series."""
+    return {
+        "summary": {**results.counts.as_dict(), "completeness": results.completeness.state},
+        **(extra or {}),
+        "completeness": results.completeness.as_dict(),
+        "series": [series_json(s) for s in results.series],
+        "trials": [_trial_json(f) for f in results.trials],
+    }
+
+
+def write_json(results: Results, path: Path, extra: dict[str, Any] | None = None) -> None:
+    write_atomic(path, json.dumps(summary_json(results, extra), indent=2, ensure_ascii=False) + "\n")
+
+
+# --------------------------------------------------------------------------- JUnit
+
+
+def _suite(parent: ET.Element, s: SeriesResult) -> None:
+    suite = ET.SubElement(
+        parent,
         "testsuite",
-        name="webmcp-eval",
-        tests=str(len(traces)),
-        failures=str(s["failed"]),
-        skipped=str(s["not_run"]),
+        name=f"webmcp-eval.{s.label}",
+        tests=str(s.counts.trials + s.counts.missing),
+        failures=str(s.counts.failed),
+        skipped=str(s.counts.not_run + s.counts.missing),
         errors="0",
-        time=f"{s['duration_ms'] / 1000:.3f}",
+        time=f"{s.cost.wall_ms / 1000:.3f}",
     )
-    for t in traces:
-        tc = ET.SubElement(
-            suite,
-            "testcase",
-            classname=f"webmcp-eval.{t.behaviour}",
-            name=t.trial_id,
-            file=t.case_file,
-            time=f"{t.duration_ms / 1000:.3f}",
-        )
-        if t.verdict == "failed":
-            failed = [a for a in t.assertions if a.status == "failed"]
-            node = ET.SubElement(tc, "failure", message=t.verdict_reason[:500])
-            node.text = "\n".join(f"{a.id}: {a.description}: {a.why}" for a in failed)
-        elif t.verdict == "not_run":
-            ET.SubElement(tc, "skipped", message=t.verdict_reason[:500])
-    ET.indent(suite)
-    write_atomic(path, ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n")
+    for c in s.cases:
+        for f in c.trials:
+            t = f.trace
+            tc = ET.SubElement(
+                suite,
+                "testcase",
+                classname=f"webmcp-eval.{t.behaviour}",
+                name=t.trial_id,
+                file=t.case_file,
+                time=f"{t.duration_ms / 1000:.3f}",
+            )
+            if t.verdict == "failed":
+                failed = [a for a in t.assertions if a.status == "failed"]
+                node = ET.SubElement(tc, "failure", message=t.verdict_reason[:500])
+                node.text = "\n".join(f"{a.id}: {a.description}: {a.why}" for a in failed)
+            elif t.verdict == "not_run":
+                ET.SubElement(tc, "skipped", message=t.verdict_reason[:500])
+        for trial_id in c.missing:
+            tc = ET.SubElement(suite, "testcase", classname=f"webmcp-eval.{c.behaviour or 'unknown'}", name=trial_id)
+            tc.set("file", c.case_file)
+            ET.SubElement(tc, "skipped", message="planned, but no trace: the run is incomplete")
+
+
+def write_junit(results: Results, path: Path) -> None:
+    """JUnit XML: one testsuite per series, one testcase per trial; failed → <failure>, not_run → <skipped>."""
+    c = results.counts
+    root = ET.Element(
+        "testsuites",
+        name="webmcp-eval",
+        tests=str(c.trials + c.missing),
+        failures=str(c.failed),
+        skipped=str(c.not_run + c.missing),
+        errors="0",
+        time=f"{sum(f.trace.duration_ms for f in results.trials) / 1000:.3f}",
+    )
+    for s in results.series:
+        _suite(root, s)
+    ET.indent(root)
+    write_atomic(path, ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n")

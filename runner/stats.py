@@ -56,6 +56,7 @@ __all__ = [
     "paired_difference",
     "pass_at_k",
     "pass_hat_k",
+    "signed",
 ]
 
 Z_95 = 1.96
@@ -455,7 +456,8 @@ class PairedDifference:
         return self.only_in_a + self.only_in_b
 
 
-def _signed(x: float) -> str:
+def signed(x: float) -> str:
+    """A difference with its sign and two decimals (a real minus sign, never "-0.00")."""
     r = round(x, 2)
     if r == 0:
         r = 0.0  # no "-0.00"
@@ -496,14 +498,14 @@ def paired_difference(a: Mapping[str, float], b: Mapping[str, float]) -> PairedD
     down = tuple(cid for cid, d in zip(common, diffs, strict=True) if d < 0)
     if n < 2:
         distinguishable = False
-        verdict = f"{_signed(mean)} over 1 paired case: too few cases to tell a difference from noise."
+        verdict = f"{signed(mean)} over 1 paired case: too few cases to tell a difference from noise."
     else:
         distinguishable = low > 0 or high < 0
         if distinguishable:
             tail = "distinguishable from noise (b is " + ("higher" if mean > 0 else "lower") + ")"
         else:
             tail = "not distinguishable from noise"
-        verdict = f"{_signed(mean)} (95% CI {_signed(low)} \u2026 {_signed(high)}) over {n} paired cases: {tail}."
+        verdict = f"{signed(mean)} (95% CI {signed(low)} \u2026 {signed(high)}) over {n} paired cases: {tail}."
     dropped = len(only_a) + len(only_b)
     if dropped:
         verdict += f" {dropped} case{'s' if dropped != 1 else ''} not in both runs dropped."

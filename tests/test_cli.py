@@ -100,3 +100,9 @@ def test_every_command_has_help():
         out = cli(command, "--help")
         assert out.returncode == 0, f"{command} --help: {out.stderr}"
         assert "usage: webmcp-eval" in out.stdout
+
+
+def test_markdown_summary_is_offered_by_run_and_report():
+    for command in ("run", "record", "report"):
+        out = cli(command, "--help")
+        assert out.returncode == 0 and "--markdown FILE" in out.stdout and "Markdown summary" in out.stdout
