@@ -47,11 +47,11 @@ from runner.results import (
     SeriesKey,
     SeriesResult,
     TrialFigures,
+    as_results,
     money,
     num,
     pct,
     pts,
-    results_of,
     seconds,
     series_key,
     series_label,
@@ -638,7 +638,7 @@ def render_html(
 ) -> str:
     """The report as one HTML string (see :func:`write_html`)."""
     report_dir = report_dir or Path.cwd()
-    results = results if isinstance(results, Results) else results_of(results)
+    results = as_results(results)
     anchors = _anchors(results.traces)
     columns = _columns(results)
     figures = {id(f.trace): f for f in results.trials}

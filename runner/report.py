@@ -9,6 +9,7 @@ and agent evidence are never pooled.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
@@ -22,14 +23,16 @@ from runner.results import (
     Results,
     SeriesResult,
     TrialFigures,
+    as_results,
     money,
     num,
     pct,
+    pts,
     seconds,
     series_label,
 )
 from runner.stats import RateSummary, SuiteScore
-from runner.trace import write_atomic
+from runner.trace import Trace, write_atomic
 
 VERDICT_STYLE = {"passed": "green", "failed": "bold red", "not_run": "yellow"}
 
@@ -42,9 +45,9 @@ def score_line(score: SuiteScore | None) -> str:
         return "no trial ran: no scores"
     cp, ap = score.case_pass, score.assertion_pass
     text = (
-        f"case pass rate {pct(cp.mean)} ± {cp.se * 100:.1f} (clustered by behaviour ± {cp.clustered_se * 100:.1f})"
+        f"case pass rate {pct(cp.mean)} ± {pts(cp.se)} (clustered by behaviour ± {pts(cp.clustered_se)})"
         f" · per-assertion pass rate "
-        + (f"{pct(ap.mean)} ± {ap.se * 100:.1f}" if ap else "—")
+        + (f"{pct(ap.mean)} ± {pts(ap.se)}" if ap else "—")
         + f" · over {score.n_cases} case(s)"
     )
     for k, at in score.pass_at.items():
@@ -135,7 +138,10 @@ def _case_table(results: Results) -> Table:
     return table
 
 
-def print_console(results: Results, out_dir: Path | None = None, console: Console | None = None) -> None:
+def print_console(
+    results: Results | Sequence[Trace], out_dir: Path | None = None, console: Console | None = None
+) -> None:
+    results = as_results(results)
     console = console or Console()
     console.print(_case_table(results) if results.repeated else _trial_table(results))
     _print_problems(results, console)
@@ -263,8 +269,8 @@ def summary_json(results: Results, extra: dict[str, Any] | None = None) -> dict[
     }
 
 
-def write_json(results: Results, path: Path, extra: dict[str, Any] | None = None) -> None:
-    write_atomic(path, json.dumps(summary_json(results, extra), indent=2, ensure_ascii=False) + "\n")
+def write_json(results: Results | Sequence[Trace], path: Path, extra: dict[str, Any] | None = None) -> None:
+    write_atomic(path, json.dumps(summary_json(as_results(results), extra), indent=2, ensure_ascii=False) + "\n")
 
 
 # --------------------------------------------------------------------------- JUnit
@@ -304,8 +310,9 @@ def _suite(parent: ET.Element, s: SeriesResult) -> None:
             ET.SubElement(tc, "skipped", message="planned, but no trace: the run is incomplete")
 
 
-def write_junit(results: Results, path: Path) -> None:
+def write_junit(results: Results | Sequence[Trace], path: Path) -> None:
     """JUnit XML: one testsuite per series, one testcase per trial; failed → <failure>, not_run → <skipped>."""
+    results = as_results(results)
     c = results.counts
     root = ET.Element(
         "testsuites",

@@ -46,6 +46,7 @@ from runner.trace import Trace
 
 __all__ = [
     "PLAN_FILE",
+    "as_results",
     "CaseResult",
     "Completeness",
     "CostSummary",
@@ -622,3 +623,8 @@ def build_results(runs: Sequence[RunInput]) -> Results:
 def results_of(traces: Sequence[Trace], plan: RunPlan | None = None) -> Results:
     """The results of one run's traces (completeness unknown without its plan)."""
     return build_results([RunInput(list(traces), plan)])
+
+
+def as_results(results_or_traces: Results | Sequence[Trace]) -> Results:
+    """Results as they are, or the results of one run's traces (what every view accepts)."""
+    return results_or_traces if isinstance(results_or_traces, Results) else results_of(results_or_traces)
