@@ -183,8 +183,8 @@ def _run_input(run_dir: str):  # noqa: ANN202 - runner.results.RunInput
     try:
         plan = RunPlan.read(path)
         found = read_traces(path)
-    except ValueError as err:
-        raise SystemExit(f"{run_dir}: {err}") from err
+    except (OSError, ValueError) as err:
+        raise SystemExit(f"{run_dir}: {str(err).splitlines()[0]}") from err
     if not found and plan is None:
         raise SystemExit(f"{run_dir}: no traces (expected {path / 'trials'}/*.json)")
     return RunInput(found, plan, run_id=read_run_id(path) if plan is None else plan.run_id)
