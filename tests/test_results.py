@@ -372,3 +372,53 @@ def test_compare_refuses_to_pair_deterministic_with_agent(mixed_dirs) -> None:
     assert out.returncode == 2
     assert "share no kind of evidence" in out.stdout and "never paired" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+# --------------------------------------------------------------------------- reporters
+
+
+def test_reporters_hear_begin_every_trial_and_end_and_one_that_cannot_write_stops_none(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from runner.reporters import Reporters, ReportTargets, build_reporters
+
+    class Recorder:  # a new view is one class with these three methods
+        def __init__(self) -> None:
+            self.events: list[str] = []
+
+        def begin(self, plan: RunPlan | None) -> None:
+            self.events.append(f"begin {len(plan.trials)}")
+
+        def trial_done(self, trace: Trace) -> None:
+            self.events.append(trace.trial_id)
+
+        def end(self, results) -> None:
+            self.events.append(f"end {results.counts.trials}")
+
+    console = Console(record=True, width=200)
+    (tmp_path / "a-file").write_text("", encoding="utf-8")
+    built = build_reporters(
+        ReportTargets(
+            console=console,
+            progress=True,
+            markdown=[tmp_path / "a-file" / "s.md", tmp_path / "s.md"],
+            json=[tmp_path / "s.json"],
+        )
+    )
+    recorder = Recorder()
+    reporters = Reporters([*built.reporters, recorder])
+    traces = agent_traces()
+    reporters.begin(plan("agent", AGENT_PLAN, **AGENT))
+    for t in traces:
+        reporters.trial_done(t)
+    problems = reporters.end(build_results([RunInput(traces, plan("agent", AGENT_PLAN, **AGENT))]))
+    assert recorder.events == ["begin 5", "A.t1", "A.t2", "C.t1", "D.t1", "end 4"]
+    assert len(problems) == 1 and "a-file" in problems[0]  # the others were still written
+    assert (tmp_path / "s.json").is_file()
+    out = console.export_text()
+    assert "[  1/5] failed  A.t1" in out and "[  4/5] failed  D.t1" in out
+    md = (tmp_path / "s.md").read_text(encoding="utf-8")
+    assert md.startswith("## ❌ webmcp-eval: 2 passed, 2 failed, 0 not_run, 1 missing\n")
+    assert "_incomplete: 4 of 5 trials (1 planned trial(s) have no trace: C.t2)_" in md
+    assert "| agent openai (m1) | 2 passed, 2 failed, 0 not_run, 1 missing | 50.0% ± 0.0 | 55.6% ± 7.4 | 3 |" in md
+    assert "- **D.t1** failed (cases/D.yaml): a0: why 0" in md
