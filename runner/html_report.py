@@ -48,6 +48,8 @@ from runner.results import (
     SeriesResult,
     TrialFigures,
     as_results,
+    interval,
+    interval_text,
     money,
     num,
     pct,
@@ -168,10 +170,10 @@ def _bar(kind: str, y: float, mean: float | None, se: float | None, n: int, what
     bar.x = CHART_LEFT
     bar.width = CHART_PLOT * mean
     se = se or 0.0
-    bar.lo, bar.hi = max(0.0, mean - Z_95 * se), min(1.0, mean + Z_95 * se)
+    bar.lo, bar.hi = interval(mean, se)
     bar.lo_x, bar.hi_x = CHART_LEFT + CHART_PLOT * bar.lo, CHART_LEFT + CHART_PLOT * bar.hi
-    interval = f"95% CI {pct(bar.lo, 0)}–{pct(bar.hi, 0)}" if se > 0 else ("SE unknown (1 case)" if n == 1 else "SE 0")
-    bar.text = f"{pct(mean, 0)}  [{interval}]" if se > 0 else f"{pct(mean, 0)}  ({interval})"
+    ci = f"95% CI {pct(bar.lo, 0)}–{pct(bar.hi, 0)}" if se > 0 else ("SE unknown (1 case)" if n == 1 else "SE 0")
+    bar.text = f"{pct(mean, 0)}  [{ci}]" if se > 0 else f"{pct(mean, 0)}  ({ci})"
     bar.tooltip = f"{what}: {name} {pct(mean)} ± {pts(Z_95 * se)} pts (1.96·SE), over {n} case(s)"
     return bar
 
@@ -577,6 +579,7 @@ def _environment() -> Environment:
         secs=seconds,
         num=num,
         money=money,
+        interval=lambda rate: interval_text(rate.mean, rate.clustered_se),
         short_json=_short_json,
         urlpath=urlpath,
         json=_json,

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from runner.stats import CaseScore, SuiteScore, signed
+from runner.stats import Z_95, CaseScore, SuiteScore, signed
 from runner.trace import Trace
 
 __all__ = [
@@ -60,6 +60,8 @@ __all__ = [
     "SeriesResult",
     "TrialFigures",
     "build_results",
+    "interval",
+    "interval_text",
     "money",
     "num",
     "pct",
@@ -105,6 +107,16 @@ def num(value: float | None, digits: int = 1) -> str:
 
 def money(value: float | None) -> str:
     return "—" if value is None else f"${value:.4f}"
+
+
+def interval(mean: float, se: float) -> tuple[float, float]:
+    """The 95% interval of a rate, mean ± 1.96·SE (normal approximation), kept within [0, 1]."""
+    return max(0.0, mean - Z_95 * se), min(1.0, mean + Z_95 * se)
+
+
+def interval_text(mean: float, se: float) -> str:
+    low, high = interval(mean, se)
+    return f"{pct(low)} … {pct(high)}"
 
 
 # --------------------------------------------------------------------------- series, per trial

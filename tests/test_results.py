@@ -16,7 +16,7 @@ import pytest
 
 from runner.compare import compare_runs
 from runner.report import summary_json
-from runner.results import Counts, RunInput, RunPlan, build_results, results_of, tokens_total
+from runner.results import Counts, RunInput, RunPlan, build_results, interval_text, results_of, tokens_total
 from runner.trace import Assertion, ToolCall, Trace, write_trace
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -333,6 +333,8 @@ def test_console_json_junit_html_and_markdown_agree_on_a_mixed_run(mixed_dirs, t
         assert f"{js[label]['case_pass_rate']['clustered_se'] * 100:.1f}" == case_se
         card = html.split(f'class="card series" data-series="{label}"', 1)[1].split('<div class="card', 1)[0]
         assert f">{case}</td>" in card and f">{assertion}</td>" in card and f">{case_se}</td>" in card
+        rate = js[label]["case_pass_rate"]
+        assert f"<td>{interval_text(rate['mean'], rate['clustered_se'])}</td>" in card
         assert f"| {case} ± {case_se} | {assertion} ± " in md
     assert (
         "case pass rate 88.9% ± 11.1 (clustered by behaviour ± 14.8) · per-assertion pass rate 96.3% ± 3.7" in console
