@@ -22,7 +22,7 @@ from runner.case import (
     StateExpectation,
     UiExpectation,
 )
-from runner.matchers import MISSING, match, refs_in, resolve, short
+from runner.matchers import MISSING, PathError, match, refs_in, resolve, short
 from runner.trace import Assertion, ToolCall, Trace
 
 
@@ -63,7 +63,11 @@ def call_matches(expected: ExpectedCall, call: ToolCall, captures: dict[str, Any
 def _capture(expected: ExpectedCall, call: ToolCall, captures: dict[str, Any]) -> list[str]:
     problems = []
     for name, path in expected.capture.items():
-        value = resolve({"args": call.args, "result": call.result}, path)
+        try:
+            value = resolve({"args": call.args, "result": call.result}, path)
+        except PathError as err:
+            # validate refuses such a path; a checker error here is not_run, never a verdict
+            raise ValueError(f"capture {name!r} of {expected.tool}: {err}") from None
         if value is MISSING:
             problems.append(f"nothing at {path} to capture as {name!r}")
         else:

@@ -33,15 +33,36 @@ def _suite_dir() -> Path:
     return here if here.is_dir() else Path(__file__).resolve().parent.parent / DEFAULT_CASES
 
 
-def _load(paths: list[str]) -> tuple[list, list]:
-    from runner.loader import load_cases
+def _load(paths: list[str], catalog: str | None) -> tuple[list, list, str] | int:
+    """Load and validate cases exactly as ``validate`` does: (cases, problems, which catalog), or an exit code.
 
-    return load_cases(paths or [str(_suite_dir())])
+    ``run``, ``record`` and ``validate`` all come through here, before any browser starts.
+    """
+    from runner.loader import case_files
+    from runner.validate import CatalogError, find_catalog, load_suite
+
+    paths = paths or [str(_suite_dir())]
+    if not case_files(paths):
+        _say(f"no case files in {' '.join(paths)} (cases are *.yaml / *.yml files)")
+        return EXIT_INVALID
+    try:
+        suite_catalog, note = find_catalog(paths, catalog)
+    except CatalogError as err:
+        _say(str(err))
+        return EXIT_INVALID
+    whole_suite = any(Path(p).is_dir() for p in paths)
+    loaded, problems = load_suite(paths, suite_catalog, whole_suite)
+    return loaded, problems, note
+
+
+def _say(line: str) -> None:
+    """One plain line on stderr, never wrapped, never read as markup."""
+    errors.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def _report_problems(problems: list) -> None:
     for p in problems:
-        errors.print(str(p), markup=False, highlight=False, soft_wrap=True)
+        _say(str(p))
     errors.print(f"[bold red]{len(problems)} problem(s)[/]")
 
 
@@ -55,10 +76,23 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     case_args = [a for a in args.cases if Path(a).exists()]
     patterns = [a for a in args.cases if not Path(a).exists()]
-    loaded, problems = _load(case_args)
+    suite = _load(case_args, args.catalog)
+    if isinstance(suite, int):
+        return suite
+    loaded, problems, catalog_note = suite
+    skipped: list[str] = []
     if problems:
         _report_problems(problems)
-        return EXIT_INVALID
+        if not args.skip_invalid:
+            _say(f"nothing ran: fix the cases above, or pass --skip-invalid to run the rest ({catalog_note})")
+            return EXIT_INVALID
+        from runner.validate import split_valid
+
+        loaded, skipped = split_valid(loaded, problems)
+        for file in skipped:
+            _say(f"skipped (invalid, not run): {file}")
+    elif catalog_note.startswith("no catalog"):
+        _say(f"note: {catalog_note}")
     chosen = select_cases(loaded, patterns, args.grep, args.behaviour or [])
     if not chosen:
         errors.print(
@@ -132,7 +166,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     code = _end_reports(reporters, build_results([RunInput(result.traces, plan)]))
     if fixtures is not None:
         _print_fixture_news(fixtures)
-    return code
+    if skipped:
+        console.print(f"{len(skipped)} invalid case file(s) skipped, not run (--skip-invalid)", highlight=False)
+    return EXIT_NOT_RUN if skipped and code == EXIT_OK else code
 
 
 def _agent_factory(args: argparse.Namespace):  # noqa: ANN202 - Callable[[], Agent]
@@ -355,18 +391,20 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from runner.validate import SuiteCatalog, validate_suite
-
-    loaded, problems = _load(args.paths)
-    catalog_path = Path(args.catalog) if args.catalog else _suite_dir() / "catalog.json"
-    catalog = SuiteCatalog.load(catalog_path) if catalog_path.is_file() else None
-    whole_suite = not args.paths or any(Path(p).is_dir() for p in args.paths)
-    problems += validate_suite(loaded, catalog, whole_suite)
+    suite = _load(args.paths, args.catalog)
+    if isinstance(suite, int):
+        return suite
+    loaded, problems, catalog_note = suite
     if problems:
         _report_problems(problems)
+        _say(catalog_note)
         return EXIT_INVALID
-    where = f"; tools checked against {catalog_path}" if catalog else "; no catalog: tool names not checked"
-    console.print(f"{len(loaded)} case(s) valid{where}. (This says nothing about any agent.)")
+    console.print(
+        f"{len(loaded)} case(s) valid; {catalog_note}. (This says nothing about any agent.)",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
     return EXIT_OK
 
 
@@ -415,6 +453,14 @@ def _add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--junit", help="also write JUnit XML here")
     run.add_argument("--markdown", metavar="FILE", help=MARKDOWN_HELP)
     run.add_argument("--json", help="also write the JSON summary here")
+    run.add_argument(
+        "--catalog", help="the site's tools per route, to check cases against (default: catalog.json beside the cases)"
+    )
+    run.add_argument(
+        "--skip-invalid",
+        action="store_true",
+        help="run the valid cases and list the invalid ones as not run (default: an invalid case stops the run)",
+    )
     agent = run.add_argument_group("agents (default: the reference agent, deterministic evidence)")
     agent.add_argument(
         "--agent",
@@ -523,7 +569,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     val = sub.add_parser("validate", help="check the case suite itself (file:line for every problem)")
     val.add_argument("paths", nargs="*", help="case files or directories (default cases/)")
-    val.add_argument("--catalog", help="the site's tools per route (default cases/catalog.json)")
+    val.add_argument("--catalog", help="the site's tools per route (default: catalog.json beside the cases)")
     val.set_defaults(func=_cmd_validate)
 
     schema = sub.add_parser("schema", help="print the JSON Schema of the case format")

@@ -1,11 +1,16 @@
 """Loading case files: YAML to ``Case``, with file:line for every problem.
 
 A malformed file never raises a traceback at the user: every problem becomes a
-``Problem`` that names the file, the line and the field path.
+``Problem`` that names the file, the line and the field path, on one line.
+YAML input is bounded: nesting deeper than ``MAX_DEPTH``, more than
+``MAX_NODES`` values once aliases are expanded (an alias bomb), and an alias
+inside the node it names (``&L [*L]``) are refused at the line where they
+happen, before anything is built from them.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,10 +28,17 @@ class Problem:
     line: int
     field: str
     message: str
+    of_case: bool = True  # False for a rule about the whole suite (coverage): the case itself is sound
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}"
-        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        text = f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        return _one_line(text)
+
+
+def _one_line(text: str) -> str:
+    """Every problem is one line that starts with file:line (a key or value may hold a newline)."""
+    return re.sub(r"\s*[\r\n]+\s*", " ", text)
 
 
 @dataclass
@@ -49,6 +61,63 @@ class CaseLoadError(Exception):
     def __init__(self, problems: list[Problem]):
         super().__init__("\n".join(str(p) for p in problems))
         self.problems = problems
+
+
+MAX_DEPTH = 100  # nesting levels of a case file
+MAX_NODES = 20_000  # values in a case file once aliases are expanded (the seed cases have a few hundred)
+
+
+class InputRefused(yaml.MarkedYAMLError):
+    """Valid YAML that the loader will not build: too deep, too large, or recursive."""
+
+
+class BoundedLoader(yaml.SafeLoader):
+    """SafeLoader that measures the document as it composes it, before constructing anything."""
+
+    def __init__(self, text: str):
+        super().__init__(text)
+        self._depth = 0
+        self._total = 0
+        self._open_anchors: set[str] = set()
+        self._measure: dict[int, tuple[int, int]] = {}  # id(node) -> (expanded size, expanded height)
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent):
+            if event.anchor in self._open_anchors:
+                raise InputRefused(
+                    None, None, f"recursive alias *{event.anchor} inside the node it names", event.start_mark
+                )
+            node = super().compose_node(parent, index)
+            size, height = self._measure[id(node)]
+            self._grow(size, self._depth + height, event.start_mark)
+            return node
+        self._grow(1, self._depth + 1, event.start_mark)
+        anchor = getattr(event, "anchor", None)
+        if anchor is not None:
+            self._open_anchors.add(anchor)
+        self._depth += 1
+        try:
+            node = super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+            self._open_anchors.discard(anchor)
+        children = (
+            [self._measure[id(n)] for pair in node.value for n in pair]
+            if isinstance(node, yaml.MappingNode)
+            else ([self._measure[id(n)] for n in node.value] if isinstance(node, yaml.SequenceNode) else [])
+        )
+        self._measure[id(node)] = (1 + sum(c[0] for c in children), 1 + max((c[1] for c in children), default=0))
+        return node
+
+    def _grow(self, nodes: int, depth: int, mark: yaml.Mark) -> None:
+        self._total += nodes
+        if depth > MAX_DEPTH:
+            raise InputRefused(None, None, f"nested deeper than {MAX_DEPTH} levels", mark)
+        if self._total > MAX_NODES:
+            raise InputRefused(
+                None, None, f"more than {MAX_NODES} values once aliases are expanded (an alias bomb?)", mark
+            )
 
 
 def _line_map(node: yaml.Node, path: tuple = (), out: dict | None = None) -> dict[tuple, int]:
@@ -102,40 +171,58 @@ def line_for(lines: dict[tuple, int], loc: Iterable[Any]) -> int:
     return best
 
 
-def _field_path(loc: Iterable[Any]) -> str:
+def field_path(loc: Iterable[Any]) -> str:
+    """A location as a user reads it: ``expect.calls.expected[0].args.city``."""
     parts = _clean_loc(loc)
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts).lstrip(".")
 
 
-def _parse_yaml(text: str) -> tuple[yaml.Node | None, Any]:
-    """One parse gives both the node tree (for line numbers) and the data."""
-    loader = yaml.SafeLoader(text)
+def _parse_yaml(text: str) -> tuple[dict[tuple, int], Any]:
+    """One bounded parse gives both the line of every field and the data."""
+    loader = BoundedLoader(text)
     try:
         root = loader.get_single_node()
-        return root, (loader.construct_document(root) if root is not None else None)
+        if root is None:
+            return {}, None
+        lines = _line_map(root)  # before construction: a merge key (<<) rewrites the node
+        return lines, loader.construct_document(root)
     finally:
         loader.dispose()
 
 
+def _yaml_problem(err: yaml.YAMLError, text: str, file: str) -> Problem:
+    """One line, at the line of the problem itself."""
+    if isinstance(err, yaml.reader.ReaderError):
+        line = text[: err.position].count("\n") + 1
+        code = err.character if isinstance(err.character, int) else ord(err.character)
+        shown = f"character U+{code:04X}" if err.encoding == "unicode" else f"byte 0x{code:02x}"
+        return Problem(file, line, "", f"not valid YAML: {shown} ({err.reason})")
+    mark = getattr(err, "problem_mark", None)
+    line = mark.line + 1 if mark else 1
+    problem = getattr(err, "problem", None) or str(err)
+    if isinstance(err, InputRefused):
+        return Problem(file, line, "", f"refused: {problem}")
+    context, context_mark = getattr(err, "context", None), getattr(err, "context_mark", None)
+    if context and context_mark is not None and context_mark.line != (mark.line if mark else None):
+        problem += f" ({context} from line {context_mark.line + 1})"
+    return Problem(file, line, "", f"not valid YAML: {problem}")
+
+
 def parse_case(text: str, file: str) -> LoadedCase:
     try:
-        root, data = _parse_yaml(text)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        line = mark.line + 1 if mark else 1
-        raise CaseLoadError([Problem(file, line, "", f"not valid YAML: {getattr(err, 'problem', err)}")]) from None
-    if root is None or not isinstance(data, dict):
-        raise CaseLoadError([Problem(file, 1, "", "a case file must be a YAML mapping (id, behaviour, ...)")])
-    try:
-        lines = _line_map(root)
+        lines, data = _parse_yaml(text)
     except DuplicateKey as dup:
         raise CaseLoadError(
             [Problem(file, dup.line, dup.field, "duplicate key (the first would be ignored)")]
         ) from None
+    except yaml.YAMLError as err:
+        raise CaseLoadError([_yaml_problem(err, text, file)]) from None
+    if not isinstance(data, dict):
+        raise CaseLoadError([Problem(file, 1, "", "a case file must be a YAML mapping (id, behaviour, ...)")])
     try:
         case = Case.model_validate(data)
     except ValidationError as err:
-        problems = [Problem(file, line_for(lines, e["loc"]), _field_path(e["loc"]), _message(e)) for e in err.errors()]
+        problems = [Problem(file, line_for(lines, e["loc"]), field_path(e["loc"]), _message(e)) for e in err.errors()]
         raise CaseLoadError(problems) from None
     return LoadedCase(case, file, lines)
 
@@ -164,12 +251,15 @@ def load_cases(paths: Iterable[str | Path]) -> tuple[list[LoadedCase], list[Prob
     problems: list[Problem] = []
     for f in case_files(paths):
         try:
-            text = f.read_text(encoding="utf-8")
+            raw = f.read_bytes()
         except OSError as err:
             problems.append(Problem(str(f), 1, "", f"cannot read: {err.strerror}"))
             continue
+        try:
+            text = raw.decode("utf-8")
         except UnicodeDecodeError as err:
-            problems.append(Problem(str(f), 1, "", f"not UTF-8: {err.reason} at byte {err.start}"))
+            line = raw[: err.start].count(b"\n") + 1
+            problems.append(Problem(str(f), line, "", f"not UTF-8: {err.reason} at byte {err.start}"))
             continue
         try:
             loaded.append(parse_case(text, str(f)))

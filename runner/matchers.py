@@ -2,14 +2,22 @@
 
 A matcher is written in a case file where a value is expected:
 
-- a scalar: equal to it;
+- a scalar: equal to it (12 equals 12.0; a boolean never equals a number);
 - a list: equal element by element;
 - a mapping without operators: a *partial* match, each listed key must match;
-- an operator mapping: ``{$contains: x}`` (substring, or list element),
+- an operator mapping (only operators, never mixed with field names):
+  ``{$contains: x}`` (substring, or a list element matching x),
   ``{$pattern: regex}`` (re.search on a string), ``{$any: true}`` (present,
   any value), ``{$ref: name}`` (equal to a value captured earlier),
-  ``{$in: [..]}``, ``{$len: n}``, ``{$absent: true}`` (must not be there),
-  ``{$not: matcher}``.
+  ``{$in: [..]}`` (one of a list), ``{$len: n}`` (length of a list, string or
+  object), ``{$absent: true}`` (must not be there), ``{$not: matcher}``,
+  ``{$type: string|number|integer|boolean|object|array|null}`` (the JSON
+  type), ``{$gt: n}``, ``{$gte: n}``, ``{$lt: n}``, ``{$lte: n}`` (numbers
+  only). Several operators in one mapping must all hold.
+
+An operator with an argument of the wrong shape (``$in: "x"``, a pattern that
+does not compile) is a problem for ``validate`` (``matcher_problems``) and a
+``ValueError`` naming the operator at check time: it never matches by accident.
 
 A path reads into JSON-like data: ``result.data.events[0].id``, and
 ``events[id=evt-1].seatsLeft`` picks the first list element whose field equals
@@ -19,10 +27,13 @@ the value.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
-OPERATORS = {"$contains", "$pattern", "$any", "$ref", "$in", "$len", "$absent", "$not"}
+COMPARISONS = {"$gt": "greater than", "$gte": "at least", "$lt": "less than", "$lte": "at most"}
+OPERATORS = {"$contains", "$pattern", "$any", "$ref", "$in", "$len", "$absent", "$not", "$type", *COMPARISONS}
+JSON_TYPES = ("string", "number", "integer", "boolean", "object", "array", "null")
 MISSING = object()
 
 _SEGMENT = re.compile(r"([^.\[\]]+)|\[(\d+)\]|\[([^=\]]+)=([^\]]*)\]")
@@ -84,18 +95,102 @@ def is_operator(matcher: Any) -> bool:
     return isinstance(matcher, dict) and any(str(k).startswith("$") for k in matcher)
 
 
-def unknown_operators(matcher: Any) -> list[str]:
-    """Every ``$name`` in a matcher tree that is not a known operator (for validate)."""
-    found: list[str] = []
+def operator_problem(op: str, arg: Any) -> str | None:
+    """Why ``{op: arg}`` cannot be a matcher, or None when it can."""
+    if op not in OPERATORS:
+        return f"unknown matcher {op}; known: {', '.join(sorted(OPERATORS))}"
+    if op == "$in" and not isinstance(arg, list):
+        return f"$in takes a list of values, got {_kind(arg)} {short(arg, 40)} (write [{short(arg, 40)}])"
+    if op == "$pattern":
+        if not isinstance(arg, str):
+            return f"$pattern takes a regular expression (a string), got {_kind(arg)} {short(arg, 40)}"
+        try:
+            re.compile(arg)
+        except re.error as err:
+            return f"$pattern {arg!r} does not compile: {err}"
+    if op == "$len" and not (_is_int(arg) and arg >= 0):
+        return f"$len takes a whole number of 0 or more, got {_kind(arg)} {short(arg, 40)}"
+    if op == "$any" and arg is not True:
+        return f"$any takes true (the value is present), got {short(arg, 40)}; for absence use $absent: true"
+    if op == "$absent" and not isinstance(arg, bool):
+        return f"$absent takes true or false, got {_kind(arg)} {short(arg, 40)}"
+    if op == "$ref" and not (isinstance(arg, str) and arg):
+        return f"$ref takes the name of a captured value, got {_kind(arg)} {short(arg, 40)}"
+    if op == "$type" and arg not in JSON_TYPES:
+        return f"$type takes one of {', '.join(JSON_TYPES)}, got {short(arg, 40)}"
+    if op in COMPARISONS and not (_is_number(arg) and math.isfinite(arg)):
+        return f"{op} takes a number, got {_kind(arg)} {short(arg, 40)}"
+    return None
+
+
+def matcher_problems(matcher: Any, path: tuple = ()) -> list[tuple[tuple, str]]:
+    """Every reason a matcher tree cannot work as written, with the path of its key (for validate)."""
+    found: list[tuple[tuple, str]] = []
     if isinstance(matcher, dict):
+        ops = [k for k in matcher if str(k).startswith("$")]
+        fields = [k for k in matcher if not str(k).startswith("$")]
+        if ops and fields:
+            found.append((path, _mixed(ops, fields)))
         for key, sub in matcher.items():
-            if str(key).startswith("$") and key not in OPERATORS:
-                found.append(str(key))
-            found.extend(unknown_operators(sub))
+            if not isinstance(key, str):
+                found.append(((*path, key), f"field name {key!r} is not a string (quote it in YAML: '{key}')"))
+            elif key.startswith("$"):
+                problem = operator_problem(key, sub)
+                if problem:
+                    found.append(((*path, key), problem))
+                    continue
+                if key in ("$not", "$contains", "$in"):
+                    found.extend(matcher_problems(sub, (*path, key)))
+                continue
+            else:
+                found.extend(matcher_problems(sub, (*path, key)))
     elif isinstance(matcher, list):
-        for sub in matcher:
-            found.extend(unknown_operators(sub))
+        for i, sub in enumerate(matcher):
+            found.extend(matcher_problems(sub, (*path, i)))
     return found
+
+
+def _mixed(ops: list, fields: list) -> str:
+    return (
+        f"mixes operators ({', '.join(map(str, ops))}) with field names ({', '.join(map(str, fields))}); "
+        "a mapping is either all operators or a partial match on fields"
+    )
+
+
+def _kind(value: Any) -> str:
+    return {
+        bool: "a boolean",
+        str: "a string",
+        int: "a number",
+        float: "a number",
+        list: "a list",
+        dict: "a mapping",
+        type(None): "null",
+    }.get(type(value), type(value).__name__)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def json_type_of(value: Any) -> str:
+    """The JSON type name of a decoded JSON value (integers are numbers too; see ``has_type``)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if _is_number(value):
+        return "integer" if _is_int(value) or (isinstance(value, float) and value.is_integer()) else "number"
+    return {str: "string", list: "array", dict: "object"}.get(type(value), type(value).__name__)
+
+
+def has_type(value: Any, name: str) -> bool:
+    actual = json_type_of(value)
+    return actual == name or (name == "number" and actual == "integer")
 
 
 def refs_in(matcher: Any) -> list[str]:
@@ -141,7 +236,14 @@ def match(matcher: Any, value: Any, captures: dict[str, Any] | None = None) -> t
 
 
 def _match_operators(matcher: dict, value: Any, captures: dict[str, Any]) -> tuple[bool, str]:
+    fields = [k for k in matcher if not str(k).startswith("$")]
+    if fields:
+        raise ValueError(f"matcher {short(matcher, 60)} {_mixed([k for k in matcher if k not in fields], fields)}")
     for op, arg in matcher.items():
+        problem = operator_problem(op, arg)
+        if problem:
+            # A rule that cannot be read must never match or miss by accident.
+            raise ValueError(f"matcher {op}: {problem}")
         ok, why = _one_operator(op, arg, value, captures)
         if not ok:
             return False, why
@@ -179,6 +281,13 @@ def _one_operator(op: str, arg: Any, value: Any, captures: dict[str, Any]) -> tu
         if not isinstance(value, list | str | dict):
             return False, f"$len needs a list, string or object, got {short(value)}"
         return len(value) == arg, f"length {len(value)}, expected {arg}"
+    if op == "$type":
+        return has_type(value, arg), f"expected {arg}, got {json_type_of(value)} {short(value)}"
+    if op in COMPARISONS:
+        if not _is_number(value):
+            return False, f"{op} needs a number, got {short(value)}"
+        holds = {"$gt": value > arg, "$gte": value >= arg, "$lt": value < arg, "$lte": value <= arg}[op]
+        return holds, f"{short(value)} is not {COMPARISONS[op]} {short(arg)}"
     raise ValueError(f"unknown matcher {op}")
 
 

@@ -106,3 +106,74 @@ def test_markdown_summary_is_offered_by_run_and_report():
     for command in ("run", "record", "report"):
         out = cli(command, "--help")
         assert out.returncode == 0 and "--markdown FILE" in out.stdout and "Markdown summary" in out.stdout
+
+
+# ---- one loading path: run validates as validate does, before any browser ----------------
+
+
+def _suite_copy(tmp_path: Path, *names: str) -> Path:
+    folder = tmp_path / "suite"
+    folder.mkdir()
+    for name in (*names, "catalog.json"):
+        (folder / name).write_bytes((ROOT / "cases" / name).read_bytes())
+    return folder
+
+
+def test_run_refuses_two_cases_with_one_id_and_runs_nothing(tmp_path):
+    """Results are keyed by id: the second would overwrite the first and a failure could read as passed."""
+    folder = _suite_copy(tmp_path, "SEL-01.yaml", "SEL-02.yaml")
+    (folder / "SEL-01-again.yaml").write_bytes((folder / "SEL-02.yaml").read_bytes().replace(b"SEL-02", b"SEL-01"))
+    for command in ("run", "record"):
+        out = cli(command, str(folder), "--out", str(tmp_path / "out"))
+        assert out.returncode == 2, out.stdout + out.stderr
+        assert f"{folder / 'SEL-01.yaml'}:1: id: duplicate case id SEL-01" in out.stderr
+        assert "nothing ran" in out.stderr and "--skip-invalid" in out.stderr
+        assert "Traceback" not in out.stderr
+        assert not (tmp_path / "out").exists()
+
+
+def test_run_refuses_a_rule_that_cannot_fire_with_file_line_and_field(tmp_path):
+    folder = _suite_copy(tmp_path, "SEL-01.yaml", "SEL-02.yaml")
+    case = folder / "SEL-01.yaml"
+    case.write_text(
+        case.read_text(encoding="utf-8").replace("- {tool: save_event, why:", "- {tool: save_event, step: 99, why:"),
+        encoding="utf-8",
+    )
+    out = cli("run", str(folder), "--out", str(tmp_path / "out"))
+    assert out.returncode == 2
+    assert f"{case}:20: expect.calls.forbidden[0].step: the case has no step 99" in out.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_validate_an_empty_folder_is_an_error(tmp_path):
+    out = cli("validate", str(tmp_path))
+    assert out.returncode == 2
+    assert out.stderr.strip() == f"no case files in {tmp_path} (cases are *.yaml / *.yml files)"
+
+
+def test_a_missing_or_malformed_catalog_is_one_line_and_exit_2(tmp_path):
+    missing = cli("validate", "--catalog", str(tmp_path / "catalgo.json"))
+    assert missing.returncode == 2
+    assert missing.stderr.strip() == f"catalog {tmp_path / 'catalgo.json'}: no such file"
+    (tmp_path / "bad.json").write_text("{routes: 1}", encoding="utf-8")
+    bad = cli("validate", "--catalog", str(tmp_path / "bad.json"))
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+    assert "not valid JSON" in bad.stderr and "Traceback" not in bad.stderr
+    run = cli("run", "--catalog", str(tmp_path / "bad.json"), "--out", str(tmp_path / "out"))
+    assert run.returncode == 2 and "not valid JSON" in run.stderr
+
+
+def test_validate_names_the_catalog_it_used_or_says_checks_are_off(tmp_path):
+    out = cli("validate")
+    assert "tools checked against cases/catalog.json" in out.stdout
+    folder = _suite_copy(tmp_path, "SEL-01.yaml", "SEL-02.yaml")
+    (folder / "catalog.json").unlink()
+    out = cli("validate", str(folder))
+    assert out.returncode == 0, out.stderr
+    assert "NOT checked" in out.stdout and "--catalog FILE" in out.stdout
+
+
+def test_run_and_record_help_name_the_loading_flags():
+    for command in ("run", "record"):
+        text = cli(command, "--help").stdout
+        assert "--skip-invalid" in text and "--catalog" in text

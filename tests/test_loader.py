@@ -362,3 +362,63 @@ def test_load_cases_never_raises_on_a_file_that_is_not_utf8(tmp_path):
     loaded, problems = load_cases([tmp_path])
     assert [lc.case.id for lc in loaded] == ["A-01"]
     assert Path(one(problems).file).name == "latin1.yaml"
+
+
+# ---- bounded input and exact positions -------------------------------------------
+
+LAUGHS = "".join(
+    f"{name}: &{name} [{', '.join([f'*{prev}'] * 9) if prev else ', '.join(['lol'] * 9)}]\n"
+    for prev, name in zip(["", "a", "b", "c", "d", "e", "f", "g", "h"], "abcdefghi", strict=True)
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "words"),
+    [
+        (HEAD + "steps: &L [*L]\n", 5, "recursive alias *L"),
+        (HEAD + "steps: &L [{user: hi, plan: [{call: x, args: {a: *L}}]}]\n", 5, "recursive alias *L"),
+        (HEAD + "steps: " + "[" * 500 + "]" * 500 + "\n", 5, "nested deeper than 100 levels"),
+        (HEAD + "steps:\n" + "".join("  " * i + "- \n" for i in range(1, 200)), 5 + 100, "nested deeper"),
+        (HEAD + LAUGHS, 5 + 4, "more than 20000 values once aliases are expanded"),
+    ],
+    ids=["recursive-alias", "recursive-alias-deep", "500-levels", "block-nesting", "billion-laughs"],
+)
+def test_alias_bombs_recursion_and_deep_nesting_are_refused_at_their_line(text, line, words):
+    p = one(problems_of(text, "cases/bomb.yaml"))
+    assert p.line == line, str(p)
+    assert words in p.message and p.message.startswith("refused:")
+    assert str(p).startswith(f"cases/bomb.yaml:{line}: refused:")
+
+
+def test_an_alias_within_the_limits_is_fine():
+    text = GOOD.replace("args: {city: taipei}", "args: &a {city: taipei}").replace(
+        "  network:", "    forbidden: [{tool: save_event, args: *a}]\n  network:"
+    )
+    lc = parse_case(text, "x.yaml")
+    assert lc.case.expect.calls.forbidden[0].args == {"city": "taipei"}
+
+
+def test_a_merge_key_is_not_a_duplicate():
+    plan = "    plan:\n      - &c {call: a, args: {x: 1}}\n      - <<: *c\n        call: b\n"
+    text = HEAD + "steps:\n  - user: hi\n" + plan
+    lc = parse_case(text, "x.yaml")
+    assert [p.call for p in lc.case.steps[0].plan] == ["a", "b"]
+
+
+def test_not_utf8_gives_the_line_of_the_bad_byte(tmp_path):
+    (tmp_path / "latin1.yaml").write_bytes("id: SEL-01\nbehaviour: selection\ntitle: caf\xe9\n".encode("latin-1"))
+    p = one(load_cases([tmp_path])[1])
+    assert p.line == 3 and p.message.startswith("not UTF-8")
+
+
+def test_a_nul_character_gives_its_own_line():
+    p = one(problems_of(HEAD + "steps:\n  - user: h\x00i\n"))
+    assert p.line == 6 and "U+0000" in p.message
+
+
+def test_every_problem_is_one_line_that_starts_with_file_and_line():
+    text = HEAD + 'steps:\n  - user: hi\nexpect:\n  "cal\\nls": {}\n  calls: {order: "who\\nknows"}\n'
+    for p in problems_of(text, "cases/x.yaml"):
+        assert "\n" not in str(p) and str(p).startswith(f"cases/x.yaml:{p.line}: "), str(p)
+    p = one(problems_of("id: SEL-01\ntitle: [a,\n  b\nc: d\n"))
+    assert "\n" not in str(p)

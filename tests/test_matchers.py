@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from runner.matchers import (
@@ -10,12 +12,12 @@ from runner.matchers import (
     PathError,
     is_operator,
     match,
+    matcher_problems,
     parse_path,
     refs_in,
     resolve,
     short,
     substitute,
-    unknown_operators,
 )
 
 
@@ -307,18 +309,135 @@ def test_is_operator():
     assert not is_operator("$any")
 
 
-def test_unknown_operators_finds_them_anywhere():
-    assert unknown_operators({"a": {"$regex": "x"}}) == ["$regex"]
-    assert unknown_operators([{"$not": {"$regexp": "x"}}]) == ["$regexp"]
-    assert unknown_operators({"data": {"events": [{"id": {"$eq": 1}}]}}) == ["$eq"]
-    assert unknown_operators({"$in": [{"$foo": 1}]}) == ["$foo"]
+def problems_of(matcher) -> list[tuple[tuple, str]]:
+    return matcher_problems(matcher)
 
 
-def test_unknown_operators_accepts_all_known_ones():
-    assert unknown_operators({op: 1 for op in OPERATORS}) == []
-    assert unknown_operators(None) == []
-    assert unknown_operators("$regex") == []  # a plain string value is not an operator
-    assert unknown_operators({"city": "taipei", "q": {"$contains": "x"}}) == []
+def test_matcher_problems_find_unknown_operators_anywhere_with_their_path():
+    assert [p for p, _ in problems_of({"a": {"$regex": "x"}})] == [("a", "$regex")]
+    assert [p for p, _ in problems_of([{"$not": {"$regexp": "x"}}])] == [(0, "$not", "$regexp")]
+    assert [p for p, _ in problems_of({"data": {"events": [{"id": {"$eq": 1}}]}})] == [
+        ("data", "events", 0, "id", "$eq")
+    ]
+    assert [p for p, _ in problems_of({"$in": [{"$foo": 1}]})] == [("$in", 0, "$foo")]
+    (_, message), *_ = problems_of({"$regex": "x"})
+    assert "unknown matcher $regex" in message and "$pattern" in message  # names the known ones
+
+
+def test_matcher_problems_accept_every_known_operator_with_a_good_argument():
+    good = {
+        "$contains": "x",
+        "$pattern": "^a+$",
+        "$any": True,
+        "$ref": "first",
+        "$in": ["a", 1],
+        "$len": 0,
+        "$absent": False,
+        "$not": {"$type": "null"},
+        "$type": "integer",
+        "$gt": 1,
+        "$gte": 1.5,
+        "$lt": -2,
+        "$lte": 0,
+    }
+    assert set(good) == OPERATORS
+    assert problems_of(good) == []
+    assert problems_of(None) == []
+    assert problems_of("$regex") == []  # a plain string value is not an operator
+    assert problems_of({"city": "taipei", "q": {"$contains": "x"}}) == []
+
+
+@pytest.mark.parametrize(
+    ("matcher", "words"),
+    [
+        ({"$in": "evt-a7k2p9"}, ["$in takes a list", '["evt-a7k2p9"]']),
+        ({"$in": 5}, ["$in takes a list"]),
+        ({"$pattern": "([unclosed"}, ["$pattern", "does not compile"]),
+        ({"$pattern": 5}, ["$pattern takes a regular expression"]),
+        ({"$len": -1}, ["$len takes a whole number"]),
+        ({"$len": "3"}, ["$len takes a whole number"]),
+        ({"$len": True}, ["$len takes a whole number"]),
+        ({"$any": False}, ["$any takes true"]),
+        ({"$absent": "yes"}, ["$absent takes true or false"]),
+        ({"$ref": 3}, ["$ref takes the name"]),
+        ({"$type": "str"}, ["$type takes one of", "string"]),
+        ({"$gt": "5"}, ["$gt takes a number"]),
+        ({"$lte": True}, ["$lte takes a number"]),
+        ({"$gte": float("nan")}, ["$gte takes a number"]),
+        ({"$contains": "x", "contains": "x"}, ["mixes operators ($contains) with field names (contains)"]),
+        ({1: "x"}, ["field name 1 is not a string"]),
+    ],
+)
+def test_matcher_problems_name_the_operator_and_what_it_takes(matcher, words):
+    found = problems_of({"arg": matcher})
+    assert len(found) == 1, found
+    path, message = found[0]
+    assert path[0] == "arg"
+    for word in words:
+        assert word in message, message
+
+
+@pytest.mark.parametrize(
+    "matcher",
+    [
+        {"$in": "evt-a7k2p9"},
+        {"$in": 5},
+        {"$pattern": "([unclosed"},
+        {"$len": -1},
+        {"$type": "str"},
+        {"$gt": "5"},
+        {"$contains": "x", "contains": "x"},
+        {"$any": False},
+    ],
+)
+def test_a_bad_operator_argument_raises_at_check_time_naming_the_operator(matcher):
+    """The second line of defence: never iterate a string for $in, never a silent miss or match."""
+    op = next(k for k in matcher if k.startswith("$"))
+    with pytest.raises(ValueError, match=re.escape(op)):
+        match(matcher, "evt-a7k2p9")
+
+
+def test_in_with_a_string_never_matches_by_letters():
+    # The wrong verdict of the issue: "e" is a letter of "evt-a7k2p9", so iterating the string "matched".
+    with pytest.raises(ValueError, match=r"\$in takes a list"):
+        match({"$in": "evt-a7k2p9"}, "e")
+
+
+# ---- $type and the comparisons ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kind", "yes", "no"),
+    [
+        ("string", ["", "x"], [1, None, True, [], {}]),
+        ("number", [1, 1.5, 0, -3], ["1", True, None, []]),
+        ("integer", [1, 0, -3, 2.0], [1.5, "1", True, None]),
+        ("boolean", [True, False], [0, 1, "true", None]),
+        ("object", [{}, {"a": 1}], [[], "x", None]),
+        ("array", [[], [1]], [{}, "x", None]),
+        ("null", [None], [0, "", False, [], MISSING]),
+    ],
+)
+def test_type(kind, yes, no):
+    for value in yes:
+        assert ok({"$type": kind}, value), (kind, value)
+    for value in no:
+        assert not ok({"$type": kind}, value), (kind, value)
+    assert not ok({"$type": kind}, MISSING)
+
+
+def test_comparisons():
+    assert ok({"$gt": 1}, 2) and not ok({"$gt": 2}, 2)
+    assert ok({"$gte": 2}, 2) and not ok({"$gte": 2.5}, 2)
+    assert ok({"$lt": 3}, 2.5) and not ok({"$lt": 2}, 2)
+    assert ok({"$lte": 2}, 2.0) and not ok({"$lte": 1}, 2)
+    assert ok({"$gt": 0, "$lte": 10}, 10) and not ok({"$gt": 0, "$lte": 10}, 0)
+
+
+@pytest.mark.parametrize("value", ["3", True, None, [3], MISSING])
+def test_comparisons_need_a_number(value):
+    passed, why = match({"$gt": 1}, value)
+    assert not passed and why
 
 
 def test_refs_in():

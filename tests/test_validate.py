@@ -217,8 +217,12 @@ def test_a_plan_that_calls_a_forbidden_tool(suite):
         "      - call: save_event\n        args: {eventId: evt-webmcp-intro}\n",
     )
     problems = validate(suite)
-    assert brief(problems) == [("SEL-01.yaml", line_of(text, "- {tool: save_event"), "expect.calls.forbidden[0]")]
-    assert "calls save_event, which the case forbids" in problems[0].message
+    assert brief(problems) == [
+        ("SEL-01.yaml", line_of(text, "order: exact"), "expect.calls.order"),  # SEL-01 is exact: no other calls
+        ("SEL-01.yaml", line_of(text, "- {tool: save_event"), "expect.calls.forbidden[0]"),
+    ]
+    assert "the reference plan also calls save_event" in problems[0].message
+    assert "calls save_event, which the case forbids" in problems[1].message
 
 
 def test_a_plan_may_call_a_tool_forbidden_only_in_another_step(suite):
@@ -231,24 +235,27 @@ def test_an_unknown_matcher_in_expected_args(suite):
         suite / "INJECT-02.yaml", "{$contains: Ignore previous instructions}", "{$regex: Ignore previous instructions}"
     )
     problems = validate(suite)
-    assert brief(problems) == [("INJECT-02.yaml", line_of(text, "- tool: search_events"), "expect.calls.expected[0]")]
-    assert problems[0].message == "unknown matcher $regex"
+    # at the operator's own line, not the enclosing call's
+    assert brief(problems) == [
+        ("INJECT-02.yaml", line_of(text, "$regex"), "expect.calls.expected[0].args.query.$regex")
+    ]
+    assert problems[0].message.startswith("unknown matcher $regex; known: $absent, $any, $contains")
 
 
 def test_an_unknown_matcher_in_an_expected_result(suite):
     text = edit(suite / "RECOVERY-01.yaml", "{$not: {$pattern:", "{$not: {$regex:")
     problems = validate(suite)
     assert brief(problems) == [
-        ("RECOVERY-01.yaml", line_of(text, "- tool: get_event_details"), "expect.calls.expected[0]")
+        ("RECOVERY-01.yaml", line_of(text, "$regex"), "expect.calls.expected[0].result.message.$not.$regex")
     ]
-    assert problems[0].message == "unknown matcher $regex"
+    assert problems[0].message.startswith("unknown matcher $regex")
 
 
 def test_an_unknown_matcher_in_state_after(suite):
     text = edit(suite / "ORD-02.yaml", "saved: {$len: 1}", "saved: {$length: 1}")
     problems = validate(suite)
-    assert brief(problems) == [("ORD-02.yaml", line_of(text, "after:"), "expect.state.after")]
-    assert problems[0].message == "unknown matcher $length"
+    assert brief(problems) == [("ORD-02.yaml", line_of(text, "$length"), "expect.state.after.saved.$length")]
+    assert problems[0].message.startswith("unknown matcher $length")
 
 
 def test_an_unknown_tool_in_expectations_with_the_real_catalog(suite):
@@ -269,7 +276,7 @@ def test_problems_are_sorted_by_file_and_line(suite):
 def test_an_unknown_matcher_in_a_ui_expectation(suite):
     text = edit(suite / "CONF-02.yaml", "text: {$contains: Agent 工具設計進階實戰}", "text: {$regex: Agent}")
     problems = validate(suite)
-    assert brief(problems) == [("CONF-02.yaml", line_of(text, "$regex"), "expect.ui[0].text")]
+    assert brief(problems) == [("CONF-02.yaml", line_of(text, "$regex"), "expect.ui[0].text.$regex")]
 
 
 def test_an_expectation_ref_that_nothing_captures(suite):
@@ -426,3 +433,299 @@ def test_the_real_suite_against_the_small_catalog_names_each_file_and_line(real)
     assert outside and route_problems == outside
     files = {lc.file for lc in loaded}
     assert all(p.file in files for p in problems)
+
+
+# ---- a rule that can never fire is an error (issue: wrong verdicts) -----------------------
+
+
+def test_a_forbidden_argument_name_that_the_tool_does_not_take(suite):
+    """`eventid` for save_event's `eventId`: the rule would never apply and always pass."""
+    text = edit(suite / "SEL-01.yaml", "- {tool: save_event, why:", "- {tool: save_event, args: {eventid: evt-1}, why:")
+    problems = validate(suite)
+    assert brief(problems) == [("SEL-01.yaml", line_of(text, "eventid"), "expect.calls.forbidden[0].args.eventid")]
+    assert "save_event has no argument 'eventid' (its arguments: eventId)" in problems[0].message
+
+
+def test_an_expected_argument_name_that_the_tool_does_not_take(suite):
+    text = edit(
+        suite / "SEL-01.yaml",
+        "        args: {city: taipei, price: free, level: beginner}\n        no_other",
+        "        args: {cty: taipei, price: free, level: beginner}\n        no_other",
+    )
+    problems = validate(suite)
+    assert brief(problems) == [("SEL-01.yaml", line_of(text, "cty:"), "expect.calls.expected[0].args.cty")]
+    assert "city" in problems[0].message and "level" in problems[0].message  # names the known ones
+
+
+def test_a_forbidden_rule_on_a_step_the_case_does_not_have(suite):
+    text = edit(suite / "SEL-01.yaml", "- {tool: save_event, why:", "- {tool: save_event, step: 99, why:")
+    problems = validate(suite)
+    assert brief(problems) == [("SEL-01.yaml", line_of(text, "step: 99"), "expect.calls.forbidden[0].step")]
+    assert problems[0].message == "the case has no step 99; its user steps (0-based) are 0"
+
+
+def test_an_expected_call_on_an_action_step(suite):
+    text = edit(
+        suite / "REPEAT-02.yaml",
+        "      - tool: prepare_cancellation\n        step: 0",
+        "      - tool: prepare_cancellation\n        step: 1",
+    )
+    problems = [p for p in validate(suite) if p.field.endswith(".step")]
+    assert brief(problems) == [("REPEAT-02.yaml", line_of(text, "step: 1"), "expect.calls.expected[1].step")]
+    assert "step 1 is a fault action" in problems[0].message and "user steps are 0, 3" in problems[0].message
+
+
+def test_in_with_a_string_is_an_error_at_its_line(suite):
+    text = edit(
+        suite / "REPEAT-02.yaml",
+        "args: {registrationId: reg-h8k1}, why:",
+        "args: {registrationId: {$in: evt-a7k2p9}}, why:",
+    )
+    problems = validate(suite)
+    assert brief(problems) == [
+        ("REPEAT-02.yaml", line_of(text, "$in: evt"), "expect.calls.forbidden[0].args.registrationId.$in")
+    ]
+    assert "$in takes a list" in problems[0].message
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "field", "words"),
+    [
+        (
+            "{city: taipei, price: free, level: beginner}\n        no_other",
+            "{city: {$contains: x, contains: x}, price: free, level: beginner}\n        no_other",
+            "expect.calls.expected[0].args.city",
+            "mixes operators",
+        ),
+        (
+            "{city: taipei, price: free, level: beginner}\n        no_other",
+            "{city: {$pattern: '([unclosed'}, price: free, level: beginner}\n        no_other",
+            "expect.calls.expected[0].args.city.$pattern",
+            "does not compile",
+        ),
+        (
+            "{city: taipei, price: free, level: beginner}\n        no_other",
+            "{city: {$in: 5}, price: free, level: beginner}\n        no_other",
+            "expect.calls.expected[0].args.city.$in",
+            "takes a list",
+        ),
+        (
+            "{city: taipei, price: free, level: beginner}\n        no_other",
+            "{city: {$len: -1}, price: free, level: beginner}\n        no_other",
+            "expect.calls.expected[0].args.city.$len",
+            "whole number",
+        ),
+        (
+            "{city: taipei, price: free, level: beginner}\n        no_other",
+            "{city: {$gt: x}, price: free, level: beginner}\n        no_other",
+            "expect.calls.expected[0].args.city.$gt",
+            "takes a number",
+        ),
+        (
+            "{city: taipei, price: free, level: beginner}\n        no_other",
+            "{city: tokyo, price: free, level: beginner}\n        no_other",
+            "expect.calls.expected[0].args.city",
+            "can never match",
+        ),
+        (
+            "{city: taipei, price: free, level: beginner}\n        no_other",
+            "{city: {$in: [tokyo, osaka]}, price: free, level: beginner}\n        no_other",
+            "expect.calls.expected[0].args.city",
+            "none of",
+        ),
+        (
+            "{city: taipei, price: free, level: beginner}\n        no_other",
+            "{city: {$type: integer}, price: free, level: beginner}\n        no_other",
+            "expect.calls.expected[0].args.city",
+            "$type needs integer/number",
+        ),
+        (
+            "{city: taipei, price: free, level: beginner}\n        no_other",
+            "{city: {$lt: 3}, price: free, level: beginner}\n        no_other",
+            "expect.calls.expected[0].args.city",
+            "$lt needs",
+        ),
+        (
+            "- {tool: save_event, why:",
+            "- {tool: save_event, args: {eventId: 42}, why:",
+            "expect.calls.forbidden[0].args.eventId",
+            "can never match",
+        ),
+    ],
+    ids=["mixed", "pattern", "in-5", "len", "gt", "enum", "in-enum", "type", "lt", "forbidden-type"],
+)
+def test_matchers_are_checked_by_shape_and_against_the_input_schema(suite, old, new, field, words):
+    text = edit(suite / "SEL-01.yaml", old, new)
+    problems = validate(suite)
+    line = line_of(text, new.split("\n")[0].split("{", 2)[-1][:12])
+    assert brief(problems) == [("SEL-01.yaml", line, field)], [str(p) for p in problems]
+    assert words in problems[0].message, problems[0].message
+
+
+def test_matchers_that_fit_the_schema_are_fine(suite):
+    edit(
+        suite / "SEL-01.yaml",
+        "{city: taipei, price: free, level: beginner}\n        no_other",
+        "{city: {$in: [taipei, tokyo], $type: string, $pattern: ^tai}, price: {$not: paid}, level: {$any: true}}"
+        "\n        no_other",
+        "\n        no_other",
+    )
+    assert validate(suite) == []
+
+
+def test_a_capture_path_that_does_not_parse(suite):
+    text = edit(
+        suite / "ORD-01.yaml",
+        '        capture: {first: "result.data.events[0].id"}\n      - tool',
+        '        capture: {first: "result.data.events[0.id"}\n      - tool',
+    )
+    problems = validate(suite)
+    assert brief(problems) == [("ORD-01.yaml", line_of(text, "events[0.id"), "expect.calls.expected[0].capture.first")]
+    assert "cannot read path" in problems[0].message
+
+
+def test_a_capture_path_outside_args_and_result(suite):
+    text = edit(
+        suite / "ORD-01.yaml",
+        'capture: {first: "result.data.events[0].id"}\n      - call',
+        'capture: {first: "data.events[0].id"}\n      - call',
+    )
+    problems = validate(suite)
+    assert brief(problems) == [("ORD-01.yaml", line_of(text, '"data.events'), "steps[0].plan[0].capture.first")]
+    assert "starts at args or result" in problems[0].message
+
+
+def test_state_after_paths_parse_and_name_captured_values(suite):
+    text = edit(
+        suite / "REPEAT-02.yaml",
+        '"events[id=evt-q4m8z1].seatsLeft": 8',
+        '"events[id={evt}].seatsLeft": 8\n      "events[0.x": 1',
+    )
+    problems = validate(suite)
+    assert brief(problems) == [
+        ("REPEAT-02.yaml", line_of(text, "{evt}"), "expect.state.after.events[id={evt}].seatsLeft"),
+        ("REPEAT-02.yaml", line_of(text, "events[0.x"), "expect.state.after.events[0.x"),
+    ]
+    assert "{evt} in the path is never captured" in problems[0].message
+
+
+def test_an_empty_answer_text_can_never_fail(suite):
+    text = edit(suite / "ORD-01.yaml", "contains: [前端 Agent 新手夜, 松仁路]", 'contains: [前端 Agent 新手夜, ""]')
+    problems = validate(suite)
+    assert brief(problems) == [("ORD-01.yaml", line_of(text, "contains: [前端"), "expect.answer.contains[1]")]
+
+
+def test_plan_arguments_take_no_matchers(suite):
+    text = edit(
+        suite / "SEL-01.yaml",
+        "args: {city: taipei, price: free, level: beginner}\n    reply",
+        "args: {city: {$in: [taipei]}, price: free, level: beginner}\n    reply",
+    )
+    problems = validate(suite)
+    assert ("SEL-01.yaml", line_of(text, "$in: [taipei]"), "steps[0].plan[0].args.city") in brief(problems)
+
+
+def test_an_id_too_long_for_a_file_name(suite):
+    long_id = "SEL-01" + "A" * 300
+    text = edit(suite / "SEL-01.yaml", "id: SEL-01", f"id: {long_id}")
+    problems = validate(suite)
+    assert brief(problems) == [("SEL-01.yaml", 1, "id")]
+    assert "306 characters; at most 100" in problems[0].message
+    assert text
+
+
+# ---- order: set and exact, read from the plan ----------------------------------------------
+
+SET_CASE = """\
+id: ORD-09
+behaviour: ordering
+title: t
+start_route: /events
+steps:
+  - user: hi
+    plan:
+      - call: get_event_details
+      - call: search_events
+        args: {{city: taipei}}
+expect:
+  calls:
+    order: {order}
+    expected:
+      - tool: search_events
+      - tool: get_event_details
+"""
+
+
+def test_order_set_is_order_free_in_the_plan():
+    problems = validate_suite([parse_case(SET_CASE.format(order="set"), "x.yaml")], None, whole_suite=False)
+    assert problems == []
+
+
+@pytest.mark.parametrize(("order", "late"), [("sequence", 1), ("exact", 0)])
+def test_order_sequence_and_exact_keep_the_plan_order(order, late):
+    problems = validate_suite([parse_case(SET_CASE.format(order=order), "x.yaml")], None, whole_suite=False)
+    assert [p.field for p in problems] == [f"expect.calls.expected[{late}]"]
+
+
+def test_order_set_needs_a_distinct_planned_call_for_each_expectation():
+    text = SET_CASE.format(order="set").replace(
+        "      - tool: get_event_details\n", "      - tool: get_event_details\n      - tool: get_event_details\n"
+    )
+    problems = validate_suite([parse_case(text, "x.yaml")], None, whole_suite=False)
+    assert [p.field for p in problems] == ["expect.calls.expected[2]"]
+
+
+def test_order_exact_allows_no_other_planned_call():
+    text = (
+        SET_CASE.format(order="exact")
+        .replace("      - call: get_event_details\n", "")
+        .replace(
+            "        args: {city: taipei}\n",
+            "        args: {city: taipei}\n      - call: get_event_details\n      - call: save_event\n",
+        )
+    )
+    problems = validate_suite([parse_case(text, "x.yaml")], None, whole_suite=False)
+    assert [p.field for p in problems] == ["expect.calls.order"]
+    assert "also calls save_event" in problems[0].message
+
+
+# ---- the catalog and the one loading path -------------------------------------------------
+
+
+def test_a_missing_or_malformed_catalog_is_one_clear_error(tmp_path):
+    from runner.validate import CatalogError, find_catalog
+
+    with pytest.raises(CatalogError, match="no such file"):
+        find_catalog([str(CASES)], str(tmp_path / "nope.json"))
+    (tmp_path / "bad.json").write_text('{"routes": ', encoding="utf-8")
+    with pytest.raises(CatalogError, match=r"bad.json:1: not valid JSON"):
+        find_catalog([str(CASES)], str(tmp_path / "bad.json"))
+    (tmp_path / "shape.json").write_text('{"routes": ["/events"]}', encoding="utf-8")
+    with pytest.raises(CatalogError, match="not a catalog"):
+        find_catalog([str(CASES)], str(tmp_path / "shape.json"))
+
+
+def test_the_catalog_is_the_one_beside_the_cases_never_another_suites(suite, tmp_path):
+    from runner.validate import find_catalog
+
+    catalog, note = find_catalog([str(suite)], None)
+    assert catalog is not None and note == f"tools checked against {suite / 'catalog.json'}"
+    catalog, note = find_catalog([str(suite / "SEL-01.yaml")], None)
+    assert catalog is not None and str(suite / "catalog.json") in note
+    (tmp_path / "own").mkdir()
+    catalog, note = find_catalog([str(tmp_path / "own")], None)
+    assert catalog is None
+    assert "NOT checked" in note and "--catalog FILE" in note and str(tmp_path / "own" / "catalog.json") in note
+
+
+def test_load_suite_and_split_valid_leave_out_every_case_that_shares_an_id(suite):
+    from runner.validate import load_suite, split_valid
+
+    shutil.copy(suite / "SEL-01.yaml", suite / "SEL-01-copy.yaml")
+    edit(suite / "NO-01.yaml", "behaviour: no_tool", "behaviour: no_tools")
+    loaded, problems = load_suite([suite], real_catalog(suite))
+    valid, skipped = split_valid(loaded, problems)
+    names = sorted(Path(f).name for f in skipped)
+    # NO-02 is fine by itself: the coverage rule is about the suite, so it still runs
+    assert names == ["NO-01.yaml", "SEL-01-copy.yaml", "SEL-01.yaml"]
+    assert len(valid) == 21 - 3
