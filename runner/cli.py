@@ -86,11 +86,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if not args.skip_invalid:
             _say(f"nothing ran: fix the cases above, or pass --skip-invalid to run the rest ({catalog_note})")
             return EXIT_INVALID
-        from runner.validate import split_valid
-
-        loaded, skipped = split_valid(loaded, problems)
-        for file in skipped:
-            _say(f"skipped (invalid, not run): {file}")
+        loaded, skipped = _skip_invalid(loaded, problems, patterns, args)
     elif catalog_note.startswith("no catalog"):
         _say(f"note: {catalog_note}")
     chosen = select_cases(loaded, patterns, args.grep, args.behaviour or [])
@@ -169,6 +165,22 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if skipped:
         console.print(f"{len(skipped)} invalid case file(s) skipped, not run (--skip-invalid)", highlight=False)
     return EXIT_NOT_RUN if skipped and code == EXIT_OK else code
+
+
+def _skip_invalid(loaded: list, problems: list, patterns: list[str], args: argparse.Namespace) -> tuple[list, list]:
+    """--skip-invalid: the valid cases, and the invalid files this selection would have run (its not-run ones)."""
+    from runner.run import select_cases
+    from runner.validate import split_valid
+
+    valid, invalid_files = split_valid(loaded, problems)
+    skipped = invalid_files
+    if patterns or args.grep or args.behaviour:
+        # A file that did not even load has no id: only a run of everything counts it.
+        invalid = [lc for lc in loaded if lc.file in invalid_files]
+        skipped = [lc.file for lc in select_cases(invalid, patterns, args.grep, args.behaviour or [])]
+    for file in skipped:
+        _say(f"skipped (invalid, not run): {file}")
+    return valid, skipped
 
 
 def _agent_factory(args: argparse.Namespace):  # noqa: ANN202 - Callable[[], Agent]

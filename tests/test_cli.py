@@ -177,3 +177,24 @@ def test_run_and_record_help_name_the_loading_flags():
     for command in ("run", "record"):
         text = cli(command, "--help").stdout
         assert "--skip-invalid" in text and "--catalog" in text
+
+
+def test_skip_invalid_runs_the_rest_and_lists_the_invalid_as_not_run(tmp_path):
+    """A real run (browser, site, proxy) of the one valid case; the invalid one is listed, exit 3."""
+    folder = _suite_copy(tmp_path, "SEL-01.yaml")
+    bad = folder / "SEL-03.yaml"
+    bad.write_text(
+        (folder / "SEL-01.yaml")
+        .read_text(encoding="utf-8")
+        .replace("id: SEL-01", "id: SEL-03")
+        .replace("- {tool: save_event, why:", "- {tool: save_event, args: {eventId: {$in: evt-a7k2p9}}, why:"),
+        encoding="utf-8",
+    )
+    out = cli("run", str(folder), "--skip-invalid", "--out", str(tmp_path / "out"), "--run-id", "r")
+    assert out.returncode == 3, out.stdout + out.stderr
+    assert f"{bad}:20: expect.calls.forbidden[0].args.eventId.$in: $in takes a list" in out.stderr
+    assert f"skipped (invalid, not run): {bad}" in out.stderr
+    assert "1 invalid case file(s) skipped, not run" in out.stdout
+    trials = sorted(p.name for p in (tmp_path / "out" / "r" / "trials").glob("*.json"))
+    assert trials == ["SEL-01.t1.json"]
+    assert "Traceback" not in out.stderr

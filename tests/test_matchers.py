@@ -467,3 +467,56 @@ def test_short():
     assert short({"b": 1, "a": "台北"}) == '{"a": "台北", "b": 1}'
     text = short("x" * 200, limit=20)
     assert len(text) == 20 and text.endswith("…")
+
+
+# ---- the second line of defence: the checks never judge with a rule they cannot read ---------
+
+
+def _calls_case(forbidden: str):
+    from runner.loader import parse_case
+
+    text = (
+        "id: X-01\nbehaviour: selection\ntitle: t\nstart_route: /events\nsteps:\n  - user: hi\n"
+        f"expect:\n  calls:\n    forbidden:\n      - {forbidden}\n"
+    )
+    return parse_case(text, "x.yaml").case
+
+
+def _trace_with(*calls):
+    from runner.trace import ToolCall, Trace
+
+    made = [ToolCall(index=i, step=0, tool=t, args=a) for i, (t, a) in enumerate(calls)]
+    return Trace(run_id="r", trial_id="X-01.t1", case_id="X-01", behaviour="selection", start_route="/", calls=made)
+
+
+def test_a_forbidden_in_with_a_string_is_a_checker_error_not_a_pass():
+    """Before: $in iterated "evt-a7k2p9" letter by letter, the call did not match, and the rule passed."""
+    from runner.checks import check_calls
+
+    case = _calls_case("{tool: save_event, args: {eventId: {$in: evt-a7k2p9}}}")
+    trace = _trace_with(("save_event", {"eventId": "evt-a7k2p9"}))
+    with pytest.raises(ValueError, match=r"\$in takes a list"):
+        check_calls(case.expect.calls, trace)
+
+
+def test_a_forbidden_rule_with_a_list_fires():
+    from runner.checks import check_calls
+
+    case = _calls_case("{tool: save_event, args: {eventId: {$in: [evt-a7k2p9]}}}")
+    trace = _trace_with(("save_event", {"eventId": "evt-a7k2p9"}))
+    (forbidden,) = [a for a in check_calls(case.expect.calls, trace)[0] if a.kind == "forbidden"]
+    assert forbidden.status == "failed" and "called at #0" in forbidden.why
+
+
+def test_a_capture_path_that_cannot_be_read_is_a_checker_error():
+    from runner.checks import check_calls
+    from runner.loader import parse_case
+
+    text = (
+        "id: X-01\nbehaviour: selection\ntitle: t\nstart_route: /events\nsteps:\n  - user: hi\n"
+        "expect:\n  calls:\n    expected:\n      - tool: search_events\n"
+        '        capture: {first: "result.data.events[0.id"}\n'
+    )
+    case = parse_case(text, "x.yaml").case
+    with pytest.raises(ValueError, match=r"capture 'first' of search_events: cannot read path"):
+        check_calls(case.expect.calls, _trace_with(("search_events", {})))
