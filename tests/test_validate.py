@@ -568,7 +568,6 @@ def test_matchers_that_fit_the_schema_are_fine(suite):
         "{city: taipei, price: free, level: beginner}\n        no_other",
         "{city: {$in: [taipei, tokyo], $type: string, $pattern: ^tai}, price: {$not: paid}, level: {$any: true}}"
         "\n        no_other",
-        "\n        no_other",
     )
     assert validate(suite) == []
 
