@@ -12,7 +12,7 @@ import re
 from typing import Any, Protocol
 
 from runner.case import UserStep
-from runner.matchers import MISSING, resolve, substitute
+from runner.matchers import MISSING, resolve, short, substitute
 from runner.toolhost import ToolHost
 
 
@@ -43,9 +43,11 @@ class ReferenceAgent:
 
     def __init__(self) -> None:
         self.captures: dict[str, Any] = {}
+        self.missed: dict[str, str] = {}  # capture name -> why the plan's call gave nothing to capture
 
     def start_trial(self) -> None:
         self.captures = {}
+        self.missed = {}
 
     def report(self) -> dict[str, Any]:
         return {}
@@ -55,13 +57,28 @@ class ReferenceAgent:
             try:
                 args = substitute(planned.args, self.captures)
             except KeyError as err:
-                raise AgentError(str(err)) from None
+                raise AgentError(self._why_missing(err)) from None
             call = await host.call(planned.call, args)
             for name, path in planned.capture.items():
                 value = resolve({"args": call.args, "result": call.result}, path)
                 if value is not MISSING:
                     self.captures[name] = value
+                    self.missed.pop(name, None)
+                else:
+                    outcome = call.error or f"it answered {short(call.result, 160)}"
+                    self.missed[name] = f"the plan's {call.tool} call gave nothing at {path} ({outcome})"
         return _fill_reply(step.reply, self.captures)
+
+    def _why_missing(self, err: KeyError) -> str:
+        """The plan needs a value an earlier call failed to give: the site did not answer as planned.
+
+        For the reference agent that is never the agent's failure (the plan is
+        the case's own), so the trial is not_run with the call's own outcome.
+        """
+        for name, why in self.missed.items():
+            if repr(name) in str(err):
+                return f"the site did not answer as the case's reference plan expects: {why}, so {name!r} is unknown"
+        return str(err).strip("\"'")
 
 
 def _fill_reply(reply: str, captures: dict[str, Any]) -> str:

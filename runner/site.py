@@ -62,6 +62,18 @@ class HookMissing(Exception):
     """The site has no hook for this; the checks that need it are not_run."""
 
 
+class SiteUnavailable(Exception):
+    """A hook of the site could not be reached or failed: the trial cannot run (not_run)."""
+
+
+def _hook_failure(hook: str, url: str, err: httpx.HTTPError) -> SiteUnavailable:
+    if isinstance(err, httpx.HTTPStatusError):
+        what = f"answered HTTP {err.response.status_code}"
+    else:
+        what = f"could not be reached ({type(err).__name__}: {str(err).strip() or 'no answer'})"
+    return SiteUnavailable(f"setup: the site's {hook} hook at {url} {what}; check that the site is running there")
+
+
 class SiteClient:
     """Calls the site's hooks directly (not through the proxy: it is the runner's own traffic)."""
 
@@ -79,9 +91,15 @@ class SiteClient:
         path = getattr(self.config.hooks, hook)
         if path is None:
             raise HookMissing(hook)
-        response = await self.http.post(path, json=body)
-        response.raise_for_status()
+        try:
+            response = await self.http.post(path, json=body)
+            response.raise_for_status()
+        except httpx.HTTPError as err:
+            raise _hook_failure(hook, self._url(path), err) from None
         return response.json() if response.content else None
+
+    def _url(self, path: str) -> str:
+        return self.config.base_url.rstrip("/") + path
 
     async def reset(self, world: str, seed: str, breaks: list[str]) -> None:
         await self._post("reset", {"world": world, "seed": seed, "breaks": breaks})
@@ -89,9 +107,16 @@ class SiteClient:
     async def state(self, world: str) -> Any:
         if self.config.hooks.state is None:
             raise HookMissing("state")
-        response = await self.http.get(self.config.hooks.state, params={"world": world})
-        response.raise_for_status()
-        return response.json()
+        try:
+            response = await self.http.get(self.config.hooks.state, params={"world": world})
+            response.raise_for_status()
+        except httpx.HTTPError as err:
+            raise _hook_failure("state", self._url(self.config.hooks.state), err) from None
+        try:
+            return response.json()
+        except ValueError:
+            url = self._url(self.config.hooks.state)
+            raise SiteUnavailable(f"setup: the site's state hook at {url} answered something not JSON") from None
 
     async def expire_session(self, world: str) -> None:
         await self._post("expire_session", {"world": world})

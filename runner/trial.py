@@ -22,11 +22,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Locator as PwLocator
 from playwright.async_api import Page
 
+from proxies.canonical import DEFAULT_PORTS
 from proxies.fixture import Fixture
 from runner import checks
 from runner.agents import Agent, AgentError
@@ -46,7 +48,7 @@ from runner.fixtures import FixtureMissing, HookTape
 from runner.loader import LoadedCase
 from runner.model_agent import agent_assertions
 from runner.session import BrowserSession, TrialPage
-from runner.site import HookMissing, SiteClient
+from runner.site import HookMissing, SiteClient, SiteUnavailable
 from runner.trace import (
     ConfirmationRecord,
     NetworkRecord,
@@ -112,6 +114,8 @@ class Trial:
         self._crash_watch = asyncio.Event()
         self.site: HookTape = HookTape(env.site, "live", None)
         self.human_windows: list[tuple[int, int]] = []  # shim log ranges of the human's clicks
+        self._page_errors: list[str] = []  # uncaught errors of the page (setup failures name the first)
+        self._site_unanswered: list[Any] = []  # the proxy's records of site requests that got no answer
         self._marks = 0
         self.trace = Trace(
             run_id=env.run_id,
@@ -142,7 +146,7 @@ class Trial:
             await self._play_watched()
         except TimeoutError:
             error = f"the trial did not finish within {TRIAL_TIMEOUT_S} s"
-        except TrialAborted as err:
+        except (TrialAborted, SiteUnavailable) as err:
             error = str(err)
         except (PlaywrightError, AgentError) as err:
             error = self._crash_reason() or f"{type(err).__name__}: {str(err).strip().splitlines()[0]}"
@@ -150,9 +154,11 @@ class Trial:
             error = f"harness error: {type(err).__name__}: {err}"
         self._agent_report()
         await self._finish_network()
-        # A model agent adds its own: a budget that ran out, a cassette miss in replay.
-        self.trace.assertions = checks.evaluate(self.case, self.trace) + agent_assertions(self.trace.agent_log)
-        self.trace.verdict, self.trace.verdict_reason = checks.verdict(self.trace.assertions, error)  # type: ignore[assignment]
+        site_down = self._site_stopped_answering()
+        if site_down and not (error or "").startswith("setup:"):
+            # whatever else went wrong followed from it: the site's failure, never the agent's
+            error = site_down + (f" (then: {error})" if error else "")
+        self._judge(error)
         if self.tp:
             await self._close_page()
         self.trace.duration_ms = self._ms()
@@ -160,6 +166,16 @@ class Trial:
         self._store_recording()
         write_trace(self.trace, self.env.out_dir / "trials")
         return self.trace
+
+    def _judge(self, error: str | None) -> None:
+        """Assertions and verdict; a check that raises makes the trial not_run, never the run's end."""
+        try:
+            # A model agent adds its own: a budget that ran out, a cassette miss in replay.
+            self.trace.assertions = checks.evaluate(self.case, self.trace) + agent_assertions(self.trace.agent_log)
+        except Exception as err:
+            self.trace.assertions = []
+            error = error or f"checker error: {type(err).__name__}: {err}"
+        self.trace.verdict, self.trace.verdict_reason = checks.verdict(self.trace.assertions, error)  # type: ignore[assignment]
 
     async def _play_watched(self) -> None:
         """Play the trial, but stop at once when the renderer crashes or time runs out."""
@@ -248,13 +264,15 @@ class Trial:
             self.trial_id, site.config.base_url, world_cookie=cookie, clock_start=self.clock
         )
         self.tp.crash_event = self._crash_watch  # the watcher above hears the crash
+        self.tp.page.on("pageerror", lambda err: self._page_errors.append(str(err).strip().splitlines()[0]))
         if self.env.options.playwright_trace != "off":
             await self.tp.context.tracing.start(screenshots=True, snapshots=True, title=self.trial_id)
         mark("context_ms")
-        await self.tp.page.goto(case.start_route, wait_until="load")
+        await self._open_start_route()
         mark("goto_ms")
         await self.tp.host.wait_for_tools()
         mark("tools_ms")
+        await self._require_tools()
         self.trace.webmcp_path = self.tp.host.path  # type: ignore[assignment]
         self.trace.timings["setup_ms"] = self._ms()
         before = await self._state()
@@ -271,6 +289,63 @@ class Trial:
             self.trace.state.available = True
             self.trace.state.before, self.trace.state.after = before, after
             self.trace.state.diff = checks.state_diff(before, after)
+
+    async def _open_start_route(self) -> None:
+        """Open the case's start route; a site that is down or errs there is a setup failure."""
+        assert self.tp
+        route, base = self.case.start_route, self.site.config.base_url
+        check = f"check that the site is running at {base} and that --base-url is right"
+        try:
+            response = await self.tp.page.goto(route, wait_until="load")
+        except PlaywrightError as err:
+            if self._crash_reason():
+                raise
+            raise TrialAborted(f"setup: could not open the start route {route}: {_first_line(err)}; {check}") from None
+        if response is None or response.status < 400:
+            return
+        from proxies.addon import REPLAY_MISS_STATUS  # mitmproxy is heavy: only here, when it is needed
+
+        status = f"HTTP {response.status} {response.status_text}".strip()
+        if response.status == REPLAY_MISS_STATUS:
+            why = f"no recorded answer for it in the fixture; re-record it with: webmcp-eval record {self.case.id}"
+        elif response.status in (502, 503, 504) and self.env.proxy:
+            why = f"the proxy could not get an answer from the site; {check}"
+        else:
+            why = check
+        raise TrialAborted(f"setup: the start route {route} answered {status}: {why}")
+
+    async def _require_tools(self) -> None:
+        """No tools at the start route after the wait: nothing an agent could use, so not_run."""
+        assert self.tp
+        try:
+            tools = await self.tp.host.catalog()
+        except PlaywrightError as err:
+            raise TrialAborted(f"setup: could not read the page's tools: {_first_line(err)}") from None
+        if tools:
+            return
+        route = self.case.start_route
+        if self._page_errors:
+            raise TrialAborted(
+                f"setup: the page at {route} threw an error before the first step ({self._page_errors[0]}) "
+                "and registered no WebMCP tools; check the page's scripts in a browser console"
+            )
+        raise TrialAborted(
+            f"setup: no WebMCP tools were registered at the start route {route} within the wait; check that "
+            f"the route exists at {self.site.config.base_url}, that it registers its tools "
+            "(document.modelContext.registerTool) and that --base-url is right"
+        )
+
+    def _site_stopped_answering(self) -> str | None:
+        """Requests to the site that got no answer at all (not a fault the case armed): the site went away."""
+        lost = self._site_unanswered
+        if not lost:
+            return None
+        first = lost[0]
+        return (
+            f"the site stopped answering during the trial: {len(lost)} request(s) to it got no answer "
+            f"(first: {first.method} {first.path}: {first.error}); check that the site is running at "
+            f"{self.site.config.base_url}"
+        )
 
     def _proxy_mode(self) -> dict[str, Any]:
         mode = self.env.options.network_mode if self.fixture is not None else "live"
@@ -534,6 +609,11 @@ class Trial:
             replay_misses=[_slim(m) for m in net.replay_misses],
         )
         self.recorded = getattr(net, "fixture", None)
+        site = urlsplit(self.site.config.base_url)
+        address = (site.hostname, site.port or DEFAULT_PORTS.get(site.scheme))
+        self._site_unanswered = [
+            r for r in net.requests if r.error and not r.fault and not r.blocked and (r.host, r.port) == address
+        ]
 
     def _store_recording(self) -> None:
         """Keep a recording only of a trial that ran: a half-played trial is no fixture."""
@@ -568,3 +648,8 @@ def compare_witness(
     for call, n in (cdp - shim).items():
         record.disagreements.append(f"DevTools saw {n}× {call}; the shim did not")
     return record
+
+
+def _first_line(err: Exception) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
