@@ -22,17 +22,7 @@ import httpx
 from mitmproxy import http
 from mitmproxy.proxy.server_hooks import ServerConnectionHookData
 
-from .canonical import (
-    TRIAL_HEADER,
-    canonical_body,
-    normalize_origin,
-    redact_url,
-    request_key,
-    scrub,
-    secrets_in_headers,
-    secrets_in_json,
-    short_origin,
-)
+from .canonical import TRIAL_HEADER, canonical_body, normalize_origin, request_key, short_origin
 from .fixture import (
     Fixture,
     FixtureEntry,
@@ -51,6 +41,7 @@ from .models import (
     RequestRecord,
     TrialNetwork,
 )
+from .redaction import redact_url, scrub, secrets_in_headers, secrets_in_json
 from .replay import ReplayIndex
 
 MARK_HEADER = "X-WebMCP-Eval"  # on every answer the proxy makes up itself

@@ -24,15 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from runner.trace import write_atomic  # the one atomic writer, shared with the traces
 
-from .canonical import (
-    REDACTED,
-    REDACTED_COOKIE,
-    TRIAL_HEADER,
-    is_secret_header,
-    parse_json,
-    redact_json,
-    redact_query,
-)
+from .canonical import TRIAL_HEADER, parse_json
+from .redaction import REDACTED, is_secret_header, redact_cookie, redact_json, redact_query
 
 FORMAT_VERSION = 1
 
@@ -121,17 +114,6 @@ def decode_body(encoding: Encoding | None, body: Any) -> bytes:
     return base64.b64decode(body)
 
 
-def _redact_cookie(value: str, *, set_cookie: bool) -> str:
-    """Keep cookie names (a reviewer sees what was set) but never their values."""
-    if set_cookie:
-        first, *attrs = [p.strip() for p in value.split(";")]
-        name = first.split("=", 1)[0]
-        kept = [a for a in attrs if a.split("=", 1)[0].strip().lower() not in ("expires", "max-age")]
-        return "; ".join([f"{name}={REDACTED_COOKIE}", *kept])
-    names = [p.split("=", 1)[0].strip() for p in value.split(";") if p.strip()]
-    return "; ".join(f"{n}={REDACTED_COOKIE}" for n in names)
-
-
 def sanitize_headers(pairs: list[tuple[str, str]]) -> Headers:
     """Stored headers: lower-case names, no transport/volatile ones, secrets redacted."""
     out: Headers = {}
@@ -140,7 +122,7 @@ def sanitize_headers(pairs: list[tuple[str, str]]) -> Headers:
         if name in TRANSPORT_HEADERS or name in VOLATILE_HEADERS or name.startswith("sec-ch-"):
             continue
         if name in ("cookie", "set-cookie"):
-            value = _redact_cookie(value, set_cookie=name == "set-cookie")
+            value = redact_cookie(value, set_cookie=name == "set-cookie")
         elif is_secret_header(name):
             value = REDACTED
         previous = out.get(name)

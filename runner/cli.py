@@ -6,20 +6,28 @@ every trial, with a trace of the evidence.
 
 Exit codes: 0 every trial passed; 1 some trial failed; 2 invalid input or
 usage (a broken case file, an unknown option); 3 some trial could not run
-(harness error, crashed browser, missing site hook) and none failed.
+(harness error, crashed browser, missing site hook, an incomplete run) and
+none failed; 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import fnmatch
 import json
+import os
+import re
 import sys
+from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from rich.console import Console
 
-EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_NOT_RUN = 0, 1, 2, 3
+EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_NOT_RUN, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 DEFAULT_CASES = "cases"
 MARKDOWN_HELP = "also write a Markdown summary here (a pull-request comment, $GITHUB_STEP_SUMMARY)"
 # Wide enough for the report when output is a file or a CI log (rich would use 80).
@@ -60,6 +68,15 @@ def _say(line: str) -> None:
     errors.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
+class UsageError(Exception):
+    """A mistake on the command line: one line on stderr that says what to do, exit 2."""
+
+
+def _one_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
 def _report_problems(problems: list) -> None:
     for p in problems:
         _say(str(p))
@@ -70,36 +87,35 @@ def _report_problems(problems: list) -> None:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from runner.results import RunInput, RunPlan, build_results
-    from runner.run import RunOptions, new_run_id, run_suite, select_cases
-    from runner.site import load_site_config
+    from runner.run import RunOptions, new_run_id
 
-    case_args = [a for a in args.cases if Path(a).exists()]
-    patterns = [a for a in args.cases if not Path(a).exists()]
-    suite = _load(case_args, args.catalog)
-    if isinstance(suite, int):
-        return suite
-    loaded, problems, catalog_note = suite
+    _check_run_args(args)
+    site_config = _site_config(args)
     skipped: list[str] = []
-    if problems:
-        _report_problems(problems)
-        if not args.skip_invalid:
-            _say(f"nothing ran: fix the cases above, or pass --skip-invalid to run the rest ({catalog_note})")
-            return EXIT_INVALID
-        loaded, skipped = _skip_invalid(loaded, problems, patterns, args)
-    elif catalog_note.startswith("no catalog"):
-        _say(f"note: {catalog_note}")
-    chosen = select_cases(loaded, patterns, args.grep, args.behaviour or [])
-    if not chosen:
-        errors.print(
-            "No case matches the selection " + " ".join(args.cases + ([f"--grep {args.grep}"] if args.grep else []))
-        )
-        return EXIT_INVALID
-    site_config = load_site_config(Path(args.site_config), args.base_url) if args.site_config else None
+    if args.resume:
+        chosen, only_trials, run_dir = _resume_selection(args)
+        out_root, run_id = run_dir.parent, run_dir.name
+    else:
+        case_args = [a for a in args.cases if Path(a).exists()]
+        patterns = [a for a in args.cases if not Path(a).exists()]
+        if args.last_failed:
+            case_args, patterns = _last_failed(args, patterns)
+        suite = _load(case_args, args.catalog)
+        if isinstance(suite, int):
+            return suite
+        loaded, problems, catalog_note = suite
+        if problems:
+            _report_problems(problems)
+            if not args.skip_invalid:
+                _say(f"nothing ran: fix the cases above, or pass --skip-invalid to run the rest ({catalog_note})")
+                return EXIT_INVALID
+            loaded, skipped = _skip_invalid(loaded, problems, patterns, args)
+        elif catalog_note.startswith("no catalog"):
+            _say(f"note: {catalog_note}")
+        chosen = _select(args, loaded, patterns)
+        only_trials, out_root, run_id = None, Path(args.out), args.run_id or new_run_id()
+        _check_writable_dir(out_root, "--out")
     mode = args.network
-    if mode != "live" and args.no_proxy:
-        errors.print(f"--network {mode} needs the proxy; drop --no-proxy")
-        return EXIT_INVALID
     fixtures = None
     if mode != "live":
         from runner.fixtures import FixtureStore
@@ -108,12 +124,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     try:
         agent_factory = _agent_factory(args)
     except ValueError as err:
-        errors.print(f"invalid agent options: {err}", markup=False)
-        return EXIT_INVALID
+        raise UsageError(f"invalid agent options: {err}") from None
     options = RunOptions(
         agent_factory=agent_factory,
-        out_root=Path(args.out),
-        run_id=args.run_id or new_run_id(),
+        out_root=out_root,
+        run_id=run_id,
         trials=args.trials,
         workers=args.workers,
         headed=args.headed,
@@ -126,40 +141,62 @@ def _cmd_run(args: argparse.Namespace) -> int:
         network_mode=mode,
         fixtures=fixtures,
         playwright_trace=args.trace,
+        only_trials=only_trials,
     )
+    if args.resume:
+        _check_same_agent(run_dir, agent_factory)
+    return _play(args, chosen, options, fixtures, skipped)
+
+
+def _play(args: argparse.Namespace, chosen: list, options, fixtures, skipped: list[str]) -> int:  # noqa: ANN001
+    """Play the trials with progress lines, then the reports; Ctrl-C keeps what ran and says how to go on."""
+    from runner.browser import ChromiumNotFound
+    from runner.results import RunInput, RunPlan, build_results
+    from runner.run import run_suite
     from runner.trial import trial_id_for
 
     out_dir = options.out_root / options.run_id
-    who = {
-        "agent": args.agent,
-        "model": args.model,
-        "evidence_kind": "deterministic" if args.agent == "reference" else "agent",
-    }
-    plan = RunPlan.of(options.run_id, [(lc.case.id, lc.file) for lc in chosen], args.trials, trial_id_for, **who)
-    run_info = {"run_id": options.run_id}  # summary.json's header; the site's version joins it after the run
-    reporters = _reporters(args, out_dir, ("json", "junit", "html"), progress=True, json_extra=run_info)
+    resuming = options.only_trials is not None
+    if resuming:
+        plan = RunPlan.read(out_dir)
+    else:
+        who = {
+            "agent": args.agent,
+            "model": args.model,
+            "evidence_kind": "deterministic" if args.agent == "reference" else "agent",
+        }
+        cases = [(lc.case.id, lc.file) for lc in chosen]
+        plan = RunPlan.of(options.run_id, cases, options.trials, trial_id_for, **who)
+    run_info: dict = {"run_id": options.run_id}  # summary.json's header; the site's version joins it after the run
+    reporters = _reporters(args, out_dir, ("json", "junit", "html"), progress=not resuming, json_extra=run_info)
     reporters.begin(plan)
-    console.print(
-        f"webmcp-eval: {len(chosen)} case(s) × {args.trials} trial(s), {args.workers} worker(s), "
-        f"{'headed' if args.headed else 'headless'}, "
-        f"site {args.base_url or 'embedded demo site (test mode)'}"
+    if resuming:
+        reporters.reporters.insert(0, _ResumeProgress(len(options.only_trials)))
+    what = (
+        f"{len(options.only_trials)} planned trial(s) of {out_dir}"
+        if resuming
+        else f"{len(chosen)} case(s) × {options.trials} trial(s)"
     )
-    from runner.browser import ChromiumNotFound
-
+    console.print(
+        f"webmcp-eval: {what}, {options.workers} worker(s), {'headed' if options.headed else 'headless'}, "
+        f"site {options.base_url or 'embedded demo site (test mode)'}",
+        markup=False,
+        highlight=False,
+    )
     try:
         result = asyncio.run(run_suite(chosen, options, on_trial=reporters.trial_done))
     except ChromiumNotFound as err:
         errors.print(str(err), markup=False)
         return EXIT_NOT_RUN
     except KeyboardInterrupt:
-        errors.print("interrupted: the traces written so far are complete and kept")
-        return 130
+        return _interrupted(out_dir)
     run_info["site"] = result.site_info
     try:
         plan = RunPlan.read(out_dir) or plan
     except ValueError as err:
         errors.print(f"warning: {err}; the plan of this invocation is used", markup=False, highlight=False)
-    code = _end_reports(reporters, build_results([RunInput(result.traces, plan)]))
+    traces = _planned_traces(out_dir) if resuming else result.traces
+    code = _end_reports(reporters, build_results([RunInput(traces, plan)]))
     if fixtures is not None:
         _print_fixture_news(fixtures)
     if skipped:
@@ -181,6 +218,215 @@ def _skip_invalid(loaded: list, problems: list, patterns: list[str], args: argpa
     for file in skipped:
         _say(f"skipped (invalid, not run): {file}")
     return valid, skipped
+
+
+class _ResumeProgress:
+    """Progress of a resumed run: [done/to play] over the trials this invocation plays."""
+
+    def __init__(self, total: int) -> None:
+        from runner.reporters import ProgressReporter
+
+        self.inner = ProgressReporter(console)
+        self.inner.total = total
+
+    def begin(self, plan) -> None:  # noqa: ANN001
+        return None
+
+    def trial_done(self, trace) -> None:  # noqa: ANN001
+        self.inner.trial_done(trace)
+
+    def end(self, results) -> None:  # noqa: ANN001
+        return None
+
+
+def _interrupted(out_dir: Path) -> int:
+    """Ctrl-C: keep every trace written, write a partial report marked incomplete, say how to go on (one line)."""
+    from runner.reporters import ReportTargets, build_reporters
+    from runner.results import RunInput, RunPlan, build_results
+
+    try:
+        plan = RunPlan.read(out_dir)
+        traces = _planned_traces(out_dir)
+    except (OSError, ValueError):
+        plan, traces = None, []
+    results = build_results([RunInput(traces, plan)])
+    files = ReportTargets(
+        out_dir=out_dir,
+        json=[out_dir / "summary.json"],
+        junit=[out_dir / "junit.xml"],
+        html=[out_dir / "report.html"],
+        json_extra={"run_id": out_dir.name},
+    )
+    build_reporters(files).end(results)  # files only: the one line below is all the console gets
+    errors.print(
+        f"interrupted: {results.completeness.text().split(' (')[0]}, their traces kept in {out_dir}; "
+        f"go on with: webmcp-eval run --resume {out_dir}",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+    return EXIT_INTERRUPTED
+
+
+def _planned_traces(run_dir: Path) -> list:
+    """The run's traces, in plan order when it has a plan (a trace outside the plan is not this run's)."""
+    from runner.plan import read_plan
+    from runner.trace import read_traces
+
+    traces = read_traces(run_dir) if (run_dir / "trials").is_dir() else []
+    plan = read_plan(run_dir)
+    if plan is None:
+        return traces
+    by_id = {t.trial_id: t for t in traces}
+    return [by_id[p["trial_id"]] for p in plan["trials"] if p["trial_id"] in by_id]
+
+
+def _check_run_args(args: argparse.Namespace) -> None:
+    """Everything about the command line that can be checked before any case loads or browser starts."""
+    if args.resume:
+        if args.cases or args.grep or args.behaviour or args.last_failed or args.run_id or args.trials is not None:
+            raise UsageError(
+                "--resume plays the plan of RUN_DIR as it is: "
+                "drop case selections, --last-failed, --run-id and --trials"
+            )
+    elif args.rerun_not_run:
+        raise UsageError("--rerun-not-run goes with --resume RUN_DIR")
+    args.trials = args.trials if args.trials is not None else 1
+    if args.network != "live" and args.no_proxy:
+        raise UsageError(f"--network {args.network} needs the proxy; drop --no-proxy")
+    if args.chromium and not Path(args.chromium).is_file():
+        raise UsageError(f"--chromium {args.chromium}: no such file; give the path of a Chromium binary")
+    for flag, value in (("--json", args.json), ("--junit", args.junit)):
+        if value:
+            _check_writable_file(Path(value), flag)
+
+
+def _check_writable_dir(path: Path, flag: str) -> None:
+    """The directory exists (made now if need be) and takes files."""
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{flag} {path}: is a file, not a directory; give a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UsageError(
+            f"{flag} {path}: cannot create it ({err.strerror or err}); give a writable directory"
+        ) from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise UsageError(f"{flag} {path}: not writable; give a writable directory")
+
+
+def _check_writable_file(path: Path, flag: str) -> None:
+    if path.is_dir():
+        raise UsageError(f"{flag} {path}: is a directory; give a file path")
+    parent = path.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"{flag} {path}: its directory {parent} does not exist or is not writable")
+
+
+def _site_config(args: argparse.Namespace):  # noqa: ANN202 - SiteConfig | None
+    from runner.site import SiteConfigError, load_site_config
+
+    if not args.site_config:
+        return None
+    try:
+        return load_site_config(Path(args.site_config), args.base_url)
+    except SiteConfigError as err:
+        raise UsageError(f"--site-config {err}") from None
+
+
+def _select(args: argparse.Namespace, loaded: list, patterns: list[str]) -> list:
+    from runner.run import select_cases
+
+    chosen = select_cases(loaded, patterns, args.grep, args.behaviour or [])
+    if not chosen:
+        asked = " ".join(args.cases + ([f"--grep {args.grep}"] if args.grep else []))
+        raise UsageError(f"No case matches the selection {asked}; `webmcp-eval validate` lists the suite's cases")
+    return chosen
+
+
+def _resume_selection(args: argparse.Namespace) -> tuple[list, set[str], Path]:
+    """The planned cases, and the planned trials that have no trace (or, when asked, say not_run)."""
+    from runner.plan import PlanError, missing_trials, read_plan
+
+    run_dir = Path(args.resume)
+    if not run_dir.is_dir():
+        raise UsageError(f"--resume {run_dir}: not a run directory")
+    try:
+        plan = read_plan(run_dir)
+    except PlanError as err:
+        raise UsageError(str(err)) from None
+    if plan is None:
+        raise UsageError(f"--resume {run_dir}: no plan.json there (not a run directory, or a run made before plans)")
+    try:
+        traces = _planned_traces(run_dir)
+    except (OSError, ValueError) as err:
+        raise UsageError(f"--resume {run_dir}: a trace cannot be read: {_one_line(err)}") from None
+    todo = missing_trials(plan, traces, rerun_not_run=args.rerun_not_run)
+    files = list(dict.fromkeys(c["file"] for c in plan["cases"]))
+    suite = _load(files, getattr(args, "catalog", None))
+    if isinstance(suite, int):
+        raise UsageError(f"--resume {run_dir}: the planned case files {', '.join(files)} cannot be loaded")
+    loaded, problems, _note = suite
+    if problems:
+        _report_problems(problems)
+        raise UsageError(f"--resume {run_dir}: the planned case files no longer load; fix them and resume again")
+    by_id = {lc.case.id: lc for lc in loaded}
+    gone = [c["id"] for c in plan["cases"] if c["id"] not in by_id]
+    if gone:
+        raise UsageError(f"--resume {run_dir}: planned case(s) {', '.join(gone)} no longer in {', '.join(files)}")
+    args.trials = plan["trials_per_case"]
+    return [by_id[c["id"]] for c in plan["cases"]], {t["trial_id"] for t in todo}, run_dir
+
+
+def _check_same_agent(run_dir: Path, agent_factory) -> None:  # noqa: ANN001 - Callable[[], Agent]
+    """A resumed run must be played by the agent its plan names: evidence kinds never mix."""
+    from runner.plan import read_plan
+
+    plan = read_plan(run_dir)
+    assert plan is not None
+    agent = agent_factory()
+    if (agent.name, agent.model) != (plan["agent"], plan["model"]):
+        model = f" --model {plan['model']}" if plan["model"] else ""
+        raise UsageError(f"--resume {run_dir}: planned for --agent {plan['agent']}{model}; resume with the same agent")
+
+
+def _last_failed(args: argparse.Namespace, patterns: list[str]) -> tuple[list[str], list[str]]:
+    """The case files and ids of the failed cases of the latest run under --out."""
+    from runner.plan import PlanError, read_plan
+
+    latest = _latest_run(Path(args.out))
+    try:
+        traces = _planned_traces(latest)
+        plan = read_plan(latest)
+    except (OSError, ValueError, PlanError) as err:
+        raise UsageError(f"--last-failed: the latest run {latest} cannot be read: {_one_line(err)}") from None
+    failed = list(dict.fromkeys(t.case_id for t in traces if t.verdict == "failed"))
+    if not failed:
+        raise UsageError(f"--last-failed: the latest run {latest} has no failed case; nothing to rerun")
+    files = {c["id"]: c["file"] for c in plan["cases"]} if plan else {t.case_id: t.case_file for t in traces}
+    console.print(f"--last-failed: {len(failed)} failed case(s) of {latest}: {', '.join(failed)}", markup=False)
+    ids = [f for f in failed if not patterns or any(fnmatch.fnmatchcase(f, p.upper()) for p in patterns)]
+    if not ids:
+        raise UsageError(f"--last-failed: none of the failed cases of {latest} matches {' '.join(patterns)}")
+    return list(dict.fromkeys(files[i] for i in ids if i in files)), ids
+
+
+def _latest_run(out: Path) -> Path:
+    """The run under out planned last (a run without a plan counts by its files' time)."""
+    from runner.plan import PlanError, read_plan
+
+    runs = [d for d in out.iterdir() if (d / "trials").is_dir()] if out.is_dir() else []
+    if not runs:
+        raise UsageError(f"--last-failed: no run under {out}; give the --out the runs went to")
+
+    def when(run: Path) -> float:
+        with contextlib.suppress(PlanError, ValueError):
+            plan = read_plan(run)
+            if plan:
+                return datetime.fromisoformat(plan["created_at"]).timestamp()
+        return (run / "trials").stat().st_mtime
+
+    return max(runs, key=when)
 
 
 def _agent_factory(args: argparse.Namespace):  # noqa: ANN202 - Callable[[], Agent]
@@ -396,7 +642,13 @@ def _cmd_report(args: argparse.Namespace) -> int:
     out = Path(args.out or "traces/merged") if merged else Path(args.run_dirs[0])
     dirs = {read_run_id(Path(d)): Path(d) / "trials" for d in args.run_dirs}
     reporters = _reporters(args, out, ("html",) if merged and not args.html else (), trace_dirs=dirs)
-    return _end_reports(reporters, build_results(runs))
+    code = _end_reports(reporters, build_results(runs))
+    for d, run in zip(args.run_dirs, runs, strict=True):
+        traced = {t.trial_id for t in run.traces}
+        if run.plan and any(t.trial_id not in traced for t in run.plan.trials):
+            hint = f"{d} is incomplete; run the rest: webmcp-eval run --resume {d}"
+            errors.print(hint, markup=False, highlight=False, soft_wrap=True)
+    return code
 
 
 # ---- validate, schema, site --------------------------------------------------
@@ -425,43 +677,129 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 
     text = json.dumps(case_json_schema(), indent=2, ensure_ascii=False) + "\n"
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        try:
+            Path(args.output).write_text(text, encoding="utf-8")
+        except OSError as err:
+            raise UsageError(
+                f"-o {args.output}: cannot write it ({err.strerror or err}); give a writable path"
+            ) from None
     else:
         sys.stdout.write(text)
     return EXIT_OK
 
 
 def _cmd_site(args: argparse.Namespace) -> int:
-    from site_under_test.server import run_site
+    from site_under_test.server import SiteStartError, run_site
 
-    run_site(host=args.host, port=args.port, test_mode=args.test_mode, data_dir=args.data_dir)
+    if args.data_dir and Path(args.data_dir).exists() and not Path(args.data_dir).is_dir():
+        raise UsageError(f"--data-dir {args.data_dir}: is a file; give a directory (it is made if missing)")
+    try:
+        run_site(host=args.host, port=args.port, test_mode=args.test_mode, data_dir=args.data_dir)
+    except SiteStartError as err:
+        raise UsageError(str(err)) from None
     return EXIT_OK
 
 
 # ---- parser --------------------------------------------------------------------
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line that says what to do (exit 2), not the whole usage."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_INVALID, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def _number(kind: Callable[[str], float], low: float, high: float | None = None, *, above: bool = False):  # noqa: ANN202
+    """An argparse type: a number from low (exclusive when above) to high, with a one-line reason when not."""
+    bound = f"greater than {low:g}" if above else f"at least {low:g}"
+    if high is not None:
+        bound = f"from {low:g} to {high:g}"
+    word = "a whole number" if kind is int else "a number"
+
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {word}") from None
+        if value != value or value < low or (above and value == low) or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"{text} is out of range: give {word} {bound}")
+        return value
+
+    return parse
+
+
+POSITIVE = _number(int, 1)
+NON_NEGATIVE = _number(int, 0)
+PORT = _number(int, 0, 65535)
+MILLISECONDS = _number(float, 0)
+DAYS = _number(float, 0)
+SECONDS = _number(float, 0, above=True)
+
+
+def _regex(text: str) -> str:
+    try:
+        re.compile(text)
+    except re.error as err:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a valid regular expression ({err})") from None
+    return text
+
+
+def _run_id(text: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9_.-]{1,100}", text) or text in (".", ".."):
+        raise argparse.ArgumentTypeError(f"{text!r}: use up to 100 letters, digits, '.', '_' or '-'")
+    return text
+
+
+def _base_url(text: str) -> str:
+    """http(s)://host[:port][/path]: the site to run against."""
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError when the port is out of range
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a usable URL ({err})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a URL like http://127.0.0.1:8000")
+    return text
+
+
 def _add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("cases", nargs="*", help="case IDs or globs (SEL-01, 'CONF-*'), or case files/directories")
-    run.add_argument("-g", "--grep", help="only cases whose id or title matches this regex")
+    run.add_argument("-g", "--grep", type=_regex, help="only cases whose id or title matches this regex")
     run.add_argument("-b", "--behaviour", action="append", help="only cases of this behaviour (repeatable)")
-    run.add_argument("--trials", type=int, default=1, help="trials per case, each from clean state (default 1)")
-    run.add_argument("-j", "--workers", type=int, default=1, help="trials in parallel (default 1)")
+    run.add_argument("--trials", type=POSITIVE, default=None, help="trials per case, each from clean state (default 1)")
+    run.add_argument("-j", "--workers", type=POSITIVE, default=1, help="trials in parallel (default 1)")
     run.add_argument("--headed", action="store_true", help="show the browser; hold at confirmation points")
-    run.add_argument("--slowmo", type=float, default=None, metavar="MS", help="slow every browser action by MS")
+    run.add_argument("--slowmo", type=MILLISECONDS, default=None, metavar="MS", help="slow every browser action by MS")
     run.add_argument(
         "--hold-ms",
-        type=int,
+        type=NON_NEGATIVE,
         default=None,
         metavar="MS",
         help="headed: hold MS at a confirmation point (default: until Enter)",
     )
-    run.add_argument("--base-url", help="an already running or deployed site instead of the embedded one")
+    run.add_argument(
+        "--base-url", type=_base_url, help="an already running or deployed site instead of the embedded one"
+    )
     run.add_argument("--site-config", help="YAML naming the site's hooks (reset, state, ...) and mutation rules")
     run.add_argument("--no-proxy", action="store_true", help="no proxy: network checks become not_run")
     run.add_argument("--chromium", help="the Chromium binary (else $WEBMCP_EVAL_CHROMIUM, Playwright's, system)")
     run.add_argument("--out", default="traces", help="where run directories go (default traces/)")
-    run.add_argument("--run-id", help="name of the run directory (default: a timestamp)")
+    run.add_argument("--run-id", type=_run_id, help="name of the run directory (default: a timestamp)")
+    again = run.add_argument_group("running again")
+    again.add_argument(
+        "--resume",
+        metavar="RUN_DIR",
+        help="play only the planned trials of RUN_DIR that have no trace, into RUN_DIR; its report covers the plan",
+    )
+    again.add_argument(
+        "--rerun-not-run", action="store_true", help="with --resume: also play again the trials that were not_run"
+    )
+    again.add_argument(
+        "--last-failed",
+        action="store_true",
+        help="run again only the cases that failed in the latest run under --out (a new run)",
+    )
     run.add_argument("--junit", help="also write JUnit XML here")
     run.add_argument("--markdown", metavar="FILE", help=MARKDOWN_HELP)
     run.add_argument("--json", help="also write the JSON summary here")
@@ -495,9 +833,9 @@ def _add_run_arguments(run: argparse.ArgumentParser) -> None:
         help="record every model exchange per trial, or replay them strictly (offline)",
     )
     agent.add_argument("--cassette-dir", default="cassettes", help="where cassettes live (default cassettes/)")
-    agent.add_argument("--max-steps", type=int, default=16, help="model requests per trial (default 16)")
-    agent.add_argument("--max-seconds", type=float, default=90.0, help="agent time per trial (default 90)")
-    agent.add_argument("--max-tokens", type=int, default=200_000, help="tokens per trial (default 200000)")
+    agent.add_argument("--max-steps", type=POSITIVE, default=16, help="model requests per trial (default 16)")
+    agent.add_argument("--max-seconds", type=SECONDS, default=90.0, help="agent time per trial (default 90)")
+    agent.add_argument("--max-tokens", type=POSITIVE, default=200_000, help="tokens per trial (default 200000)")
     agent.add_argument("--prices", help="YAML/JSON price table: model-prefix: {input, output} USD per 1M tokens")
     run.add_argument(
         "--trace",
@@ -508,7 +846,7 @@ def _add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--fixtures", default="fixtures", help="record/replay fixture directory (default fixtures/)")
     run.add_argument(
         "--max-fixture-age",
-        type=float,
+        type=DAYS,
         default=30.0,
         metavar="DAYS",
         help="warn when a replayed fixture is older than this (default 30)",
@@ -516,9 +854,7 @@ def _add_run_arguments(run: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="webmcp-eval", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = Parser(prog="webmcp-eval", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = sub.add_parser(
@@ -560,7 +896,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("traces", nargs="+", help="trace files (…/trials/<CASE>.t1.json)")
     rp.add_argument("--fixtures", help="fixture directory (default: the fixtures/ beside the trace's trials/)")
     rp.add_argument("--live", action="store_true", help="against a live deployment instead (needs --base-url)")
-    rp.add_argument("--base-url", help="the deployment for --live")
+    rp.add_argument("--base-url", type=_base_url, help="the deployment for --live")
     rp.add_argument("--out", default="traces/replays", help="where replay results go (default traces/replays)")
     rp.add_argument("--chromium", help="the Chromium binary")
     rp.set_defaults(func=_cmd_replay)
@@ -573,8 +909,8 @@ def build_parser() -> argparse.ArgumentParser:
     pw = sub.add_parser("power", help="cases and trials needed to detect a difference; the smallest detectable one")
     pw.add_argument("--baseline", type=float, required=True, help="the baseline case pass rate, e.g. 0.7")
     pw.add_argument("--delta", type=float, help="the difference to detect, e.g. 0.1")
-    pw.add_argument("--cases", type=int, help="the suite's size: report the smallest detectable difference")
-    pw.add_argument("--trials", type=int, default=1, help="trials per case (default 1)")
+    pw.add_argument("--cases", type=POSITIVE, help="the suite's size: report the smallest detectable difference")
+    pw.add_argument("--trials", type=POSITIVE, default=1, help="trials per case (default 1)")
     pw.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     pw.add_argument("--power", type=float, default=0.8, help="wanted power (default 0.8)")
     pw.set_defaults(func=_cmd_power)
@@ -590,7 +926,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     site = sub.add_parser("site", help="serve the demo events site")
     site.add_argument("--host", default="127.0.0.1", help="bind address (default: loopback only)")
-    site.add_argument("--port", type=int, default=8000, help="port; 0 picks a free one")
+    site.add_argument("--port", type=PORT, default=8000, help="port; 0 picks a free one")
     site.add_argument("--test-mode", action="store_true", help="enable worlds and the /__test__ control API")
     site.add_argument("--data-dir", default=None, help="where the SQLite files live (default: a temp dir)")
     site.set_defaults(func=_cmd_site)
@@ -603,7 +939,25 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exit_:
         return EXIT_INVALID if exit_.code not in (0, None) else EXIT_OK
-    return args.func(args)
+    try:
+        return args.func(args)
+    except UsageError as err:
+        errors.print(f"webmcp-eval {args.command}: {err}", markup=False, highlight=False, soft_wrap=True)
+        return EXIT_INVALID
+    except KeyboardInterrupt:
+        errors.print("interrupted", markup=False, highlight=False)
+        return EXIT_INTERRUPTED
+    except Exception as err:  # a bug of ours: one line for the user, the traceback only when asked
+        if os.environ.get("WEBMCP_EVAL_DEBUG"):
+            raise
+        errors.print(
+            f"webmcp-eval {args.command}: internal error: {type(err).__name__}: {_one_line(err)} "
+            "(WEBMCP_EVAL_DEBUG=1 shows the traceback)",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+        return EXIT_NOT_RUN
 
 
 if __name__ == "__main__":

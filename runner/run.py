@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import fnmatch
 import json
+import logging
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from urllib.parse import urlsplit
 
 from runner.agents import Agent, ReferenceAgent
 from runner.loader import LoadedCase
+from runner.plan import RunPlan, make_plan, trial_id_for, write_plan
 from runner.session import BrowserSession
 from runner.site import SiteClient, SiteConfig, demo_site_config
 from runner.trace import Trace, write_atomic
@@ -46,6 +48,8 @@ class RunOptions:
     agent_factory: Callable[[], Agent] = ReferenceAgent
     breaks: list[str] = field(default_factory=list)  # extra site breaks for every case (tests)
     playwright_trace: str = "off"
+    # --resume: play only these planned trials into the existing run directory (its plan stays)
+    only_trials: set[str] | None = None
 
 
 @dataclass
@@ -137,6 +141,10 @@ async def run_suite(
     if replay_url:
         options.base_url = replay_url
     out_dir.mkdir(parents=True, exist_ok=True)
+    # The first trial's agent, made now: its name, model and evidence kind go into the plan.
+    first_agent = options.agent_factory()
+    if options.only_trials is None:
+        write_plan(out_dir, _plan_of(run_id, cases, options, first_agent))
     with _embedded_site(options) as config, _proxy(options, config) as proxy:
         site = SiteClient(config)
         try:
@@ -164,16 +172,40 @@ async def run_suite(
                     ),
                 )
                 _write_run_info(out_dir, run_id, options, config, site_info, session.describe())
-                traces = await _play_all(cases, options, env, on_trial)
+                try:
+                    traces = await _play_all(cases, options, env, on_trial, first_agent)
+                except BaseException:
+                    # Interrupted (Ctrl-C) or broken: the browser closes under requests the embedded
+                    # site is still answering; their errors are noise now, not news about the site.
+                    logging.getLogger("uvicorn.error").disabled = True
+                    raise
         finally:
             await site.aclose()
     return RunResult(run_id, out_dir, traces, site_info)
 
 
+def _plan_of(run_id: str, cases: list[LoadedCase], options: RunOptions, probe: Agent) -> RunPlan:
+    return make_plan(
+        run_id,
+        [(lc.case.id, lc.file) for lc in cases],
+        options.trials,
+        agent=probe.name,
+        model=probe.model,
+        evidence_kind="deterministic" if probe.evidence_kind == "deterministic" else "agent",
+    )
+
+
 async def _play_all(
-    cases: list[LoadedCase], options: RunOptions, env: RunEnv, on_trial: Callable[[Trace], None] | None
+    cases: list[LoadedCase],
+    options: RunOptions,
+    env: RunEnv,
+    on_trial: Callable[[Trace], None] | None,
+    first_agent: Agent,
 ) -> list[Trace]:
+    agents = [first_agent]  # the agent the plan was written for plays the first trial
     jobs = [(lc, i) for lc in cases for i in range(options.trials)]
+    if options.only_trials is not None:
+        jobs = [(lc, i) for lc, i in jobs if trial_id_for(lc.case.id, i) in options.only_trials]
     queue: asyncio.Queue[tuple[LoadedCase, int]] = asyncio.Queue()
     for job in jobs:
         queue.put_nowait(job)
@@ -188,7 +220,7 @@ async def _play_all(
             if options.breaks:
                 broken = lc.case.model_copy(update={"breaks": [*lc.case.breaks, *options.breaks]})
                 lc = LoadedCase(broken, lc.file, lc.lines)
-            trial = Trial(lc, index, env, options.agent_factory())
+            trial = Trial(lc, index, env, agents.pop() if agents else options.agent_factory())
             trace = await trial.run()
             results[(trace.case_id, index)] = trace
             if on_trial:

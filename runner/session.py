@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +30,33 @@ from runner.browser import ChromiumChoice, launch
 from runner.toolhost import SHIM_JS, ShimLog, ToolHost
 
 TRIAL_HEADER = "X-WebMCP-Eval-Trial"
+
+
+@contextlib.contextmanager
+def _driver_in_its_own_session() -> Iterator[None]:
+    """Start Playwright's driver outside the terminal's process group.
+
+    Ctrl-C in a terminal signals the whole foreground process group: a driver
+    that dies with it takes the browser down under the running trials
+    (TargetClosedError tracebacks and pages of browser logs). Apart, the driver
+    lives on while the runner stops the trials and closes the browser in order.
+    Playwright spawns the driver with ``asyncio.create_subprocess_exec`` and no
+    way to ask for this, so the call is wrapped just while it starts.
+    """
+    if os.name != "posix":
+        yield
+        return
+    spawn = asyncio.create_subprocess_exec
+
+    async def spawn_apart(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
+        kwargs.setdefault("start_new_session", True)
+        return await spawn(*args, **kwargs)
+
+    asyncio.create_subprocess_exec = spawn_apart  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        asyncio.create_subprocess_exec = spawn  # type: ignore[assignment]
 
 
 class BrowserSession:
@@ -51,7 +80,8 @@ class BrowserSession:
 
     async def __aenter__(self) -> BrowserSession:
         self._pw_cm = async_playwright()
-        self.playwright = await self._pw_cm.__aenter__()
+        with _driver_in_its_own_session():
+            self.playwright = await self._pw_cm.__aenter__()
         await self._launch()
         return self
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 
 class Hooks(BaseModel):
@@ -50,12 +50,55 @@ def demo_site_config(base_url: str) -> SiteConfig:
     )
 
 
+class SiteConfigError(ValueError):
+    """A site config that cannot be used; the message is one line naming the file (and line, field)."""
+
+
 def load_site_config(path: Path, base_url: str | None) -> SiteConfig:
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    config = SiteConfig.model_validate(data)
+    """The site config at path; SiteConfigError (one line: file, line, field, what to do) when it is unusable."""
+    if path.is_dir():
+        raise SiteConfigError(f"{path}: is a directory; --site-config takes a YAML file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SiteConfigError(f"{path}: no such file; --site-config takes a YAML file") from None
+    except UnicodeDecodeError as err:
+        line = path.read_bytes()[: err.start].count(b"\n") + 1
+        raise SiteConfigError(f"{path}:{line}: not UTF-8 text; save the site config as UTF-8") from None
+    except OSError as err:
+        raise SiteConfigError(f"{path}: cannot read it ({err.strerror or err})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark else ""
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise SiteConfigError(f"{path}{line}: not valid YAML ({problem})") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise SiteConfigError(f"{path}:1: a site config must be a YAML mapping (key: value), not {type(data).__name__}")
+    try:
+        config = SiteConfig.model_validate(data)
+    except ValidationError as err:
+        first = err.errors()[0]
+        field = ".".join(str(p) for p in first["loc"])
+        line = _line_of(text, str(first["loc"][0])) if first["loc"] else 1
+        more = f" (and {err.error_count() - 1} more)" if err.error_count() > 1 else ""
+        message = "unknown key" if first["type"] == "extra_forbidden" else first["msg"]
+        keys = "the README's site config example lists the keys"
+        raise SiteConfigError(f"{path}:{line}: {field}: {message}{more}; {keys}") from None
     if base_url:
         config.base_url = base_url
     return config
+
+
+def _line_of(text: str, key: str) -> int:
+    """The line of a top-level key (1 when it cannot be found)."""
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.startswith(f"{key}:") or line.startswith(f"'{key}'") or line.startswith(f'"{key}"'):
+            return number
+    return 1
 
 
 class HookMissing(Exception):

@@ -47,6 +47,7 @@ from runner.case import (
 from runner.fixtures import FixtureMissing, HookTape
 from runner.loader import LoadedCase
 from runner.model_agent import agent_assertions
+from runner.plan import trial_id_for
 from runner.session import BrowserSession, TrialPage
 from runner.site import HookMissing, SiteClient, SiteUnavailable
 from runner.trace import (
@@ -84,10 +85,6 @@ class RunEnv:
     site_info: dict[str, Any] = field(default_factory=dict)
     options: TrialOptions = field(default_factory=TrialOptions)
     fixtures: Any = None  # record/replay fixture store, when not live
-
-
-def trial_id_for(case_id: str, index: int) -> str:
-    return f"{case_id}.t{index + 1}"
 
 
 def locate(page: Page, target: Locator) -> PwLocator:
@@ -183,6 +180,11 @@ class Trial:
         crash = asyncio.ensure_future(self._crash_watch.wait())
         try:
             done, _ = await asyncio.wait({play, crash}, timeout=TRIAL_TIMEOUT_S, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:  # the run was interrupted: stop playing, leave no orphan task
+            play.cancel()
+            with contextlib.suppress(BaseException):
+                await play
+            raise
         finally:
             crash.cancel()
         if play in done:
@@ -205,7 +207,7 @@ class Trial:
             path = self.env.out_dir / "playwright" / f"{self.trial_id}.zip"
             if keep:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                if await self.tp.stop_tracing(str(path)):
+                if await self.tp.stop_tracing(str(path)) and await _redacted(path):
                     self.trace.playwright_trace = f"../playwright/{path.name}"
             else:
                 await self.tp.stop_tracing(None)
@@ -626,6 +628,18 @@ class Trial:
             )
             return
         store.store(self.case.id, self.recorded, self.site.tape)
+
+
+async def _redacted(zip_path: Path) -> bool:
+    """Secrets out of a kept trace.zip (the fixtures' rules); a zip that cannot be cleaned is not kept."""
+    from runner.playwright_trace import redact_trace_zip
+
+    try:
+        await asyncio.to_thread(redact_trace_zip, zip_path)
+        return True
+    except Exception:  # a zip Playwright left broken: better none than one with cookies in it
+        zip_path.unlink(missing_ok=True)
+        return False
 
 
 def _slim(item: Any) -> dict[str, Any]:

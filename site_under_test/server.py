@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import errno
 import shutil
 import socket
 import tempfile
@@ -16,6 +17,10 @@ import uvicorn
 from .app import create_app
 
 
+class SiteStartError(Exception):
+    """The site cannot start: the address is taken or invalid, or the data directory is unusable."""
+
+
 def _bind(host: str, port: int) -> socket.socket:
     """Bind and listen ourselves so the real port is known before uvicorn starts;
     connections made before uvicorn accepts simply wait in the backlog."""
@@ -23,9 +28,13 @@ def _bind(host: str, port: int) -> socket.socket:
     # IPPROTO_TCP explicitly: asyncio only sets TCP_NODELAY on sockets that say so,
     # and without it every response waits ~40 ms for a delayed ACK.
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(128)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
     return sock
 
 
@@ -45,10 +54,21 @@ def run_site(
     data_dir: str | Path | None = None,
     revision: str | None = None,
 ) -> None:
-    """Serve until Ctrl-C. Without data_dir the data lives in a fresh temp dir, removed on stop."""
+    """Serve until Ctrl-C. Without data_dir the data lives in a fresh temp dir, removed on stop.
+
+    Raises SiteStartError (one line, what to do) when the address or the data directory cannot be used.
+    """
+    try:
+        sock = _bind(host, port)
+    except OSError as err:
+        hint = "pick another --port (0 picks a free one)" if err.errno == errno.EADDRINUSE else "check --host"
+        raise SiteStartError(f"cannot listen on {host}:{port} ({err.strerror or err}); {hint}") from None
     temp = None if data_dir else tempfile.mkdtemp(prefix="webmcp-site-")
-    app = create_app(test_mode=test_mode, data_dir=Path(data_dir or temp), revision=revision)
-    sock = _bind(host, port)
+    try:
+        app = create_app(test_mode=test_mode, data_dir=Path(data_dir or temp), revision=revision)
+    except OSError as err:
+        sock.close()
+        raise SiteStartError(f"--data-dir {data_dir}: cannot use it ({err.strerror or err})") from None
     real_port = sock.getsockname()[1]
     suffix = " (test mode)" if test_mode else ""
     print(f"webmcp-eval demo site: {_url(host, real_port)}/events{suffix}", flush=True)

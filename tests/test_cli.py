@@ -14,8 +14,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    # generous: on a loaded shared machine even an argparse error can take tens of seconds
     return subprocess.run(
-        [sys.executable, "-m", "runner.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "runner.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=600
     )
 
 
@@ -198,3 +199,89 @@ def test_skip_invalid_runs_the_rest_and_lists_the_invalid_as_not_run(tmp_path):
     trials = sorted(p.name for p in (tmp_path / "out" / "r" / "trials").glob("*.json"))
     assert trials == ["SEL-01.t1.json"]
     assert "Traceback" not in out.stderr
+
+
+# ---- every CLI mistake: one line, exit 2, never a traceback -----------------------
+
+
+def _cli_probes(tmp_path: Path, busy_port: int) -> list[list[str]]:
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x\n", encoding="utf-8")
+    configs = {
+        "not-yaml.yaml": b"hooks: [unclosed\n",
+        "wrong-types.yaml": b"hooks: [1, 2]\nmutation_methods: 5\n",
+        "unknown-key.yaml": b"world_cookie: w\nbase_ur: http://x\n",
+        "not-utf8.yaml": b"world_cookie: \xff\xfe\n",
+        "a-list.yaml": b"- reset\n",
+    }
+    for name, content in configs.items():
+        (tmp_path / name).write_bytes(content)
+    out = ["--out", str(tmp_path / "out")]
+    return [
+        ["run", "[/x]", *out],
+        ["run", "--grep", "[", *out],
+        ["run", "SEL-01", "--base-url", "http://127.0.0.1:99999", *out],
+        ["run", "SEL-01", "--base-url", "not a url", *out],
+        ["run", "SEL-01", "--trials", "0", *out],
+        ["run", "SEL-01", "--trials", "-1", *out],
+        ["run", "SEL-01", "--trials", "two", *out],
+        ["run", "SEL-01", "-j", "0", *out],
+        ["run", "SEL-01", "--hold-ms", "-1", *out],
+        ["run", "SEL-01", "--slowmo", "-5", *out],
+        ["run", "SEL-01", "--max-fixture-age", "nan", *out],
+        ["run", "SEL-01", "--max-steps", "0", *out],
+        ["run", "SEL-01", "--max-seconds", "0", *out],
+        ["run", "SEL-01", "--run-id", "../escape", *out],
+        ["run", "SEL-01", "--site-config", str(tmp_path / "missing.yaml"), *out],
+        ["run", "SEL-01", "--site-config", str(tmp_path), *out],
+        *[["run", "SEL-01", "--site-config", str(tmp_path / name), *out] for name in configs],
+        ["run", "SEL-01", "--out", str(a_file)],
+        ["run", "SEL-01", "--out", str(a_file / "under-a-file")],
+        ["run", "SEL-01", "--junit", str(tmp_path / "no-such-dir" / "junit.xml"), *out],
+        ["run", "SEL-01", "--chromium", str(tmp_path / "no-chromium"), *out],
+        ["run", "--resume", str(tmp_path / "no-run"), *out],
+        ["run", "--resume", str(tmp_path), *out],
+        ["run", "--resume", str(tmp_path), "SEL-01"],
+        ["run", "SEL-01", "--rerun-not-run", *out],
+        ["run", "SEL-01", "--last-failed", "--out", str(tmp_path / "no-runs-here")],
+        ["report", str(tmp_path / "no-run")],
+        ["site", "--port", "99999"],
+        ["site", "--port", str(busy_port)],
+        ["site", "--port", "0", "--data-dir", str(a_file)],
+        ["schema", "-o", str(a_file / "case.schema.json")],
+        ["power", "--baseline", "0.5", "--cases", "0"],
+    ]
+
+
+def test_every_cli_mistake_is_one_line_and_exit_2(tmp_path):
+    import socket
+    from concurrent.futures import ThreadPoolExecutor
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        probes = _cli_probes(tmp_path, busy.getsockname()[1])
+        with ThreadPoolExecutor(4) as pool:
+            results = list(pool.map(lambda argv: cli(*argv), probes))
+    bad = []
+    for argv, out in zip(probes, results, strict=True):
+        lines = out.stderr.strip().splitlines()
+        if out.returncode != 2 or len(lines) != 1 or "Traceback" in out.stderr + out.stdout:
+            bad.append(f"{' '.join(argv)} -> exit {out.returncode}, stderr: {out.stderr!r}")
+    assert not bad, "\n".join(bad)
+    assert not (tmp_path / "out").exists(), "a rejected command wrote nothing"
+
+
+def test_cli_mistakes_say_what_is_wrong_and_where(tmp_path):
+    (tmp_path / "unknown-key.yaml").write_text("world_cookie: w\nbase_ur: http://x\n", encoding="utf-8")
+    out = cli("run", "SEL-01", "--site-config", str(tmp_path / "unknown-key.yaml"), "--out", str(tmp_path))
+    assert f"{tmp_path / 'unknown-key.yaml'}:2: base_ur: unknown key" in out.stderr
+    assert "--trials: 0 is out of range: give a whole number at least 1" in cli("run", "--trials", "0").stderr
+    assert "not a valid regular expression" in cli("run", "--grep", "[").stderr
+    assert "No case matches the selection [/x]" in cli("run", "[/x]", "--out", str(tmp_path)).stderr
+
+
+def test_the_new_run_flags_have_help():
+    run_help = cli("run", "--help").stdout
+    for flag in ("--resume", "--rerun-not-run", "--last-failed"):
+        assert flag in run_help

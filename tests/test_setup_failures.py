@@ -132,9 +132,9 @@ def test_a_reference_capture_that_found_nothing_names_the_call_outcome():
     )
     agent = ReferenceAgent()
     agent.start_trial()
-    asyncio.run(agent.turn(step_one, Host()))
+    in_thread(asyncio.run, agent.turn(step_one, Host()))  # pytest-playwright may hold this thread's loop
     with pytest.raises(AgentError) as caught:
-        asyncio.run(agent.turn(step_two, Host()))
+        in_thread(asyncio.run, agent.turn(step_two, Host()))
     why = str(caught.value)
     assert "search_events call gave nothing at result.data.events[0].id" in why
     assert '"status": "error"' in why

@@ -1,0 +1,121 @@
+"""Secret redaction: which headers, fields and values are secrets, and what replaces them.
+
+One set of rules for everything the runner keeps: fixtures (record/replay),
+traces, and the Playwright trace.zip files kept with ``--trace``. Secret
+headers (cookies, Authorization, CSRF and token headers) lose their values;
+JSON, form and query fields named like tokens, keys, secrets or passwords hold
+``<redacted>``; and every secret value seen anywhere is scrubbed wherever else
+it appears (a CSRF token echoed in a page, a session id in a URL).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+REDACTED = "<redacted>"
+# Cookie values must stay valid cookie octets, so no angle brackets there.
+REDACTED_COOKIE = "REDACTED"
+
+# Header names whose values are secrets wherever they appear.
+SECRET_HEADERS = {"cookie", "set-cookie", "authorization", "proxy-authorization", "x-csrf-token"}
+SECRET_HEADER_PATTERN = re.compile(r"api[-_]?key|token|secret", re.I)
+# JSON fields, query parameters and form fields whose values are secrets.
+SECRET_FIELD_PATTERN = re.compile(r"token|api[-_]?key|secret|password|passwd|csrf", re.I)
+
+
+def is_secret_header(name: str) -> bool:
+    lower = name.lower()
+    return lower in SECRET_HEADERS or bool(SECRET_HEADER_PATTERN.search(lower))
+
+
+def is_secret_field(name: str) -> bool:
+    return bool(SECRET_FIELD_PATTERN.search(name))
+
+
+def redact_json(value: Any) -> Any:
+    """The same JSON value with every secret-named field's value replaced."""
+    if isinstance(value, dict):
+        return {
+            k: (REDACTED if is_secret_field(k) and v not in (None, "") else redact_json(v)) for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [redact_json(v) for v in value]
+    return value
+
+
+def redact_pairs(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    return [(k, REDACTED if is_secret_field(k) and v else v) for k, v in pairs]
+
+
+def redact_query(query: str) -> str:
+    """The query string with secret parameters redacted (order kept); unchanged when it has none."""
+    pairs = parse_qsl(query, keep_blank_values=True)
+    redacted = redact_pairs(pairs)
+    return query if redacted == pairs else urlencode(redacted)
+
+
+def redact_url(url: str) -> str:
+    parts = urlsplit(url)
+    query = redact_query(parts.query)
+    return url if query == parts.query else urlunsplit(parts._replace(query=query))
+
+
+def redact_cookie(value: str, *, set_cookie: bool) -> str:
+    """Keep cookie names (a reviewer sees what was set) but never their values."""
+    if set_cookie:
+        first, *attrs = [p.strip() for p in value.split(";")]
+        name = first.split("=", 1)[0]
+        kept = [a for a in attrs if a.split("=", 1)[0].strip().lower() not in ("expires", "max-age")]
+        return "; ".join([f"{name}={REDACTED_COOKIE}", *kept])
+    names = [p.split("=", 1)[0].strip() for p in value.split(";") if p.strip()]
+    return "; ".join(f"{n}={REDACTED_COOKIE}" for n in names)
+
+
+MIN_SECRET = 8  # shorter values are too likely to occur by chance in other text
+
+
+def secrets_in_headers(pairs: list[tuple[str, str]]) -> set[str]:
+    """Secret values carried by headers: cookie values, tokens, credentials."""
+    found: set[str] = set()
+    for name, value in pairs:
+        lower = name.lower()
+        if lower in ("cookie", "set-cookie"):
+            parts = value.split(";") if lower == "cookie" else value.split(";")[:1]
+            found.update(p.split("=", 1)[1].strip() for p in parts if "=" in p)
+        elif is_secret_header(lower):
+            found.add(value.strip())
+            if " " in value.strip():  # "Bearer abc...": the credential alone may appear elsewhere
+                found.add(value.strip().split(" ", 1)[1])
+    return {s for s in found if len(s) >= MIN_SECRET}
+
+
+def secrets_in_json(value: Any) -> set[str]:
+    found: set[str] = set()
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if is_secret_field(k) and isinstance(v, str) and len(v) >= MIN_SECRET:
+                found.add(v)
+            else:
+                found |= secrets_in_json(v)
+    elif isinstance(value, list):
+        for v in value:
+            found |= secrets_in_json(v)
+    return found
+
+
+def scrub(value: Any, secrets: set[str]) -> Any:
+    """Replace every known secret value inside strings (recursively for JSON values)."""
+    if not secrets:
+        return value
+    if isinstance(value, str):
+        for secret in sorted(secrets, key=len, reverse=True):
+            if secret in value:
+                value = value.replace(secret, REDACTED)
+        return value
+    if isinstance(value, dict):
+        return {k: scrub(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [scrub(v, secrets) for v in value]
+    return value
