@@ -103,6 +103,7 @@ class EvalAddon:
         mutation_methods: tuple[str, ...],
         ignore_paths: list[str],
         ssl_insecure: bool = False,
+        block_other_hosts: bool = True,
     ) -> None:
         if not site_origins:
             raise ValueError("NetworkProxy needs at least one site origin")
@@ -110,6 +111,7 @@ class EvalAddon:
         self.primary_origin = self.site_origins[0]
         self.site_addresses = {(urlsplit(o).hostname, urlsplit(o).port) for o in self.site_origins}
         self.allow_hosts = [h.lower() for h in allow_hosts]
+        self.block_other_hosts = block_other_hosts
         self.mutation_methods = {m.upper() for m in mutation_methods}
         self.ignore_paths = list(ignore_paths)
         self.ssl_insecure = ssl_insecure
@@ -195,6 +197,8 @@ class EvalAddon:
     # ---- policy -----------------------------------------------------------------
 
     def _host_allowed(self, host: str, port: int | None) -> bool:
+        if not self.block_other_hosts:
+            return True
         host = host.lower()
         return any(fnmatchcase(host, pattern) or fnmatchcase(f"{host}:{port}", pattern) for pattern in self.allow_hosts)
 
@@ -202,11 +206,10 @@ class EvalAddon:
         return origin in self.site_origins
 
     def _is_mutation(self, method: str, origin: str, path: str) -> bool:
-        return (
-            method.upper() in self.mutation_methods
-            and self._is_site(origin)
-            and not any(path.startswith(prefix) for prefix in self.ignore_paths)
-        )
+        """A write to the site (outside the ignored paths), or a write that leaves for another host."""
+        if method.upper() not in self.mutation_methods:
+            return False
+        return not self._is_site(origin) or not any(path.startswith(prefix) for prefix in self.ignore_paths)
 
     # ---- mitmproxy hooks (proxy thread) ---------------------------------------
 
@@ -218,6 +221,8 @@ class EvalAddon:
 
     async def request(self, flow: http.HTTPFlow) -> None:
         req = flow.request
+        if self._our_preflight(flow):
+            return
         trial_id = req.headers.pop(TRIAL_HEADER, "")  # never reaches upstream
         origin = normalize_origin(req.url)
         safe_url = redact_url(req.url)  # records end up in traces: no tokens in query strings
@@ -239,14 +244,17 @@ class EvalAddon:
                 del trial.network.requests[:-UNATTRIBUTED_KEEP]
                 del trial.network.blocked[:-UNATTRIBUTED_KEEP]
             flow_state = self.flows[flow.id] = FlowState(trial, record)
-            if not self._is_site(origin) and not self._host_allowed(req.host, req.port):
+            record.outbound = not self._is_site(origin)
+            if record.outbound and not self._host_allowed(req.host, req.port):
                 self._block(flow, flow_state, origin)
                 return
             if self._is_mutation(req.method, origin, record.path):
                 record.mutation = True
                 trial.network.mutations.append(record)
+                # another host's write is keyed by its host too: "POST //cdn.example:443/share"
+                where = f"//{req.host}:{req.port}{record.path}" if record.outbound else record.path
                 counts = trial.network.mutation_counts
-                counts[f"{req.method} {record.path}"] = counts.get(f"{req.method} {record.path}", 0) + 1
+                counts[f"{req.method} {where}"] = counts.get(f"{req.method} {where}", 0) + 1
             armed = trial.take_fault(req.method, record.path)
             fired = self._fired(flow, armed) if armed else None
         if fired is not None and armed is not None and await self._apply_fault(flow, flow_state, armed.spec, fired):
@@ -257,6 +265,56 @@ class EvalAddon:
             # A conditional request could be answered 304, which replays as an empty page.
             for name in ("if-none-match", "if-modified-since"):
                 req.headers.pop(name, None)
+
+    def _our_preflight(self, flow: http.HTTPFlow) -> bool:
+        """Keep the trial header out of the page's CORS: a preflight only it caused is answered here.
+
+        The header goes on every request of a trial's context, so a cross-origin
+        request that is simple (a web font, a plain GET) gets a CORS preflight it
+        would never have had, which most hosts refuse. When our header is all the
+        preflight asks about, the proxy allows it itself (the real response's CORS
+        headers still decide); otherwise the host answers the preflight without
+        our header in it, and the proxy adds the header to what it allows.
+        """
+        req = flow.request
+        asked = req.headers.get("access-control-request-headers")
+        if req.method != "OPTIONS" or asked is None:
+            return False
+        names = [n.strip() for n in asked.split(",") if n.strip()]
+        others = [n for n in names if n.lower() != TRIAL_HEADER.lower()]
+        if len(others) == len(names):
+            return False  # the page's own preflight: not ours to touch
+        method = req.headers.get("access-control-request-method", "GET").upper()
+        if not others and method in ("GET", "HEAD", "POST"):
+            origin = req.headers.get("origin", "*")
+            flow.response = http.Response.make(
+                204,
+                b"",
+                {
+                    "Access-Control-Allow-Origin": origin,
+                    "Access-Control-Allow-Credentials": "true",
+                    "Access-Control-Allow-Methods": method,
+                    "Access-Control-Allow-Headers": TRIAL_HEADER,
+                    "Vary": "Origin",
+                    MARK_HEADER: "preflight",
+                },
+            )
+            return True
+        if others:
+            req.headers["access-control-request-headers"] = ", ".join(others)
+        else:
+            del req.headers["access-control-request-headers"]
+        flow.metadata["webmcp_eval_preflight"] = True
+        return False
+
+    @staticmethod
+    def _allow_our_header(flow: http.HTTPFlow) -> None:
+        response = flow.response
+        if response is None or not flow.metadata.get("webmcp_eval_preflight"):
+            return
+        allowed = response.headers.get("access-control-allow-headers")
+        if allowed is not None and allowed.strip() != "*":
+            response.headers["access-control-allow-headers"] = f"{allowed}, {TRIAL_HEADER}"
 
     def _block(self, flow: http.HTTPFlow, flow_state: FlowState, origin: str) -> None:
         record = flow_state.record
@@ -337,6 +395,7 @@ class EvalAddon:
         flow.response = _json_response(REPLAY_MISS_STATUS, "REPLAY_MISS", message, "replay-miss", {"key": key})
 
     async def response(self, flow: http.HTTPFlow) -> None:
+        self._allow_our_header(flow)
         flow_state = self.flows.pop(flow.id, None)
         if flow_state is None or flow.response is None:
             return

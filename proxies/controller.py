@@ -61,9 +61,11 @@ class NetworkProxy:
         ignore_paths: Sequence[str] = ("/__test__/",),
         ssl_insecure: bool = False,
         confdir: str | None = None,
+        block_other_hosts: bool = True,
     ) -> None:
         """site_origins: where the site lives (the first is the primary: fixture keys carry no host for it).
         allow_hosts: other hosts the site may reach (exact or glob, optionally host:port); all else is blocked.
+        block_other_hosts: False passes every other host through (still recorded, its writes counted).
         ssl_insecure: do not verify upstream HTTPS certificates (a staging deployment's self-signed one).
         confdir: mitmproxy's directory for its CA (default ~/.mitmproxy)."""
         self.addon = EvalAddon(
@@ -72,6 +74,7 @@ class NetworkProxy:
             mutation_methods=tuple(mutation_methods),
             ignore_paths=list(ignore_paths),
             ssl_insecure=ssl_insecure,
+            block_other_hosts=block_other_hosts,
         )
         self._confdir = confdir
         self._thread: threading.Thread | None = None

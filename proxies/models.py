@@ -64,6 +64,7 @@ class RequestRecord(BaseModel):
     status: int | None = None  # None: no response (dropped, failed upstream)
     duration_ms: float | None = None
     mutation: bool = False
+    outbound: bool = False  # to another host than the site's
     blocked: bool = False
     fault: str | None = None  # the fault effect applied, if any
     replay: Literal["hit", "miss"] | None = None

@@ -13,7 +13,16 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    field_validator,
+    model_validator,
+)
 
 BEHAVIOURS: dict[str, str] = {
     "selection": "SEL — natural language maps to the right tool",
@@ -75,9 +84,24 @@ class UserStep(Strict):
     reply: str = Field(default="", description="reference agent: the answer to give")
 
 
+ROUTE_HELP = (
+    "a route under the site's base URL: '/' or './' is the base itself; '/cart', './cart' and 'cart' "
+    "all resolve under the base path (http://host/demo/ + cart); never a full URL"
+)
+
+
+def _route(value: str) -> str:
+    if re.match(r"[A-Za-z][A-Za-z0-9+.-]*://|//", value):
+        raise ValueError(f"{value!r} is a full URL; a route is a path under the base URL (--base-url), e.g. /cart")
+    return value
+
+
+Route = Annotated[str, AfterValidator(_route), Field(description=ROUTE_HELP)]
+
+
 class NavigateAction(Strict):
     action: Literal["navigate"]
-    to: str
+    to: Route
 
 
 class ReloadAction(Strict):
@@ -221,9 +245,16 @@ class ConfirmationExpectation(Strict):
 
 class NetworkExpectation(Strict):
     mutations: dict[str, int] = Field(
-        default_factory=dict, description='"METHOD /path" (glob) or "total" -> expected count'
+        default_factory=dict,
+        description='"METHOD /path" (glob) on the site, "METHOD //host:port/path" on another host, '
+        'or "total" -> expected count',
     )
-    outbound_blocked: int | None = 0
+    outbound: int | None = Field(
+        default=None,
+        ge=0,
+        description="requests to other hosts than the site's (passed or blocked); "
+        "none: not asserted unless the site config asks",
+    )
 
     @field_validator("mutations")
     @classmethod
@@ -247,7 +278,7 @@ class Case(Strict):
     id: str = Field(pattern=r"^[A-Z]+-\d{2}[A-Z0-9-]*$")
     behaviour: str
     title: str
-    start_route: str = Field(pattern=r"^/")
+    start_route: Route
     seed: str = "default"
     breaks: list[str] = Field(default_factory=list, description="site faults switched on (test mode only)")
     steps: list[Step] = Field(min_length=1)

@@ -226,7 +226,11 @@ def _forbidden(exp: CallExpectations, calls: list[ToolCall], captures: dict[str,
 
 def _stale(trace: Trace) -> Assertion:
     """No registration outlived its route, and no call ran on such a registration."""
-    registered_on = {r["instance"]: r.get("route") for r in trace.registrations if r.get("type") == "register"}
+    # instances count per document: a multi-page site numbers each page's tools from 1 again
+    registered_on = {
+        (r.get("document"), r["instance"]): r.get("route") for r in trace.registrations if r.get("type") == "register"
+    }
+    by_instance = {instance: route for (_, instance), route in registered_on.items()}  # traces before documents
     problems = []
     for step in trace.steps:
         for reg in step.stale_registrations:
@@ -235,7 +239,12 @@ def _stale(trace: Trace) -> Assertion:
                 f"(registered on {reg.get('route')}) is still registered"
             )
     for call in trace.calls:
-        origin = registered_on.get(call.instance) if call.instance is not None else None
+        if call.instance is None:
+            origin = None
+        elif call.document is None:
+            origin = by_instance.get(call.instance)
+        else:
+            origin = registered_on.get((call.document, call.instance))
         if origin and call.route and origin != call.route:
             problems.append(f"call #{call.index} {call.tool} on {call.route} ran a handler registered on {origin}")
     return _a(
@@ -248,6 +257,11 @@ def _stale(trace: Trace) -> Assertion:
 
 
 # ---- network, UI, state, answer, confirmation -------------------------------
+
+
+def _where(m: dict[str, Any]) -> str:
+    """A mutation's place as mutation keys name it: the path, or //host:port/path on another host."""
+    return f"//{m.get('host')}:{m.get('port')}{m['path']}" if m.get("outbound") else m["path"]
 
 
 def check_network(exp: NetworkExpectation, trace: Trace) -> list[Assertion]:
@@ -263,25 +277,31 @@ def check_network(exp: NetworkExpectation, trace: Trace) -> list[Assertion]:
         else:
             method, _, pattern = key.partition(" ")
             seen = [
-                m for m in net.mutations if fnmatchcase(m["method"], method.upper()) and fnmatchcase(m["path"], pattern)
+                m for m in net.mutations if fnmatchcase(m["method"], method.upper()) and fnmatchcase(_where(m), pattern)
             ]
-        listing = ", ".join(f"{m['method']} {m['path']}" for m in seen) or "none"
+        listing = ", ".join(f"{m['method']} {_where(m)}" for m in seen) or "none"
         out.append(
             _a(f"network.mutations[{key}]", "network", desc, len(seen) == expected, f"{len(seen)} seen: {listing}")
         )
-    if exp.outbound_blocked is not None:
-        desc = f"{exp.outbound_blocked} request(s) to other hosts"
+    outbound = exp.outbound if exp.outbound is not None else net.outbound_expected
+    if outbound is not None:
+        desc = f"{outbound} request(s) to other hosts"
+        if exp.outbound is None:
+            desc += " (the site config asks it of every case)"
         if not net.available:
-            out.append(_a("network.outbound", "network", desc, None, "no proxy: outbound requests were not seen"))
+            out.append(_a("network.outbound", "network", desc, None, "no proxy: requests to other hosts were not seen"))
         else:
-            urls = ", ".join(b.get("url", "?") for b in net.blocked) or "none"
+            urls = ", ".join(
+                f"{r.get('method', '?')} {r.get('url', '?')}" + (" (blocked)" if r.get("blocked") else "")
+                for r in net.outbound
+            )
             out.append(
                 _a(
                     "network.outbound",
                     "network",
                     desc,
-                    len(net.blocked) == exp.outbound_blocked,
-                    f"{len(net.blocked)} blocked: {urls}",
+                    len(net.outbound) == outbound,
+                    f"{len(net.outbound)} seen: {urls or 'none'}",
                 )
             )
     if trace.network_mode == "replay":

@@ -124,6 +124,7 @@ def _proxy(options: RunOptions, config: SiteConfig) -> Iterator[Any]:
         allow_hosts=config.allow_hosts,
         mutation_methods=tuple(config.mutation_methods),
         ignore_paths=config.ignore_paths,
+        block_other_hosts=config.block_other_hosts,
     )
     proxy.start()
     try:

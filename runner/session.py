@@ -116,7 +116,13 @@ class BrowserSession:
         return {"path": self.choice.path, "source": self.choice.source, "version": self.browser.version}
 
     async def open_trial(
-        self, trial_id: str, base_url: str, *, world_cookie: tuple[str, str] | None, clock_start: float
+        self,
+        trial_id: str,
+        base_url: str,
+        *,
+        world_cookie: tuple[str, str] | None,
+        clock_start: float,
+        settle_ms: int = 100,
     ) -> TrialPage:
         browser = await self.ensure_browser()
         headers = {TRIAL_HEADER: trial_id} if self.proxy_url else {}
@@ -127,7 +133,7 @@ class BrowserSession:
             viewport={"width": 1280, "height": 900},
             locale="zh-TW",
         )
-        trial = TrialPage(context=context, log=ShimLog(), clock_start=clock_start)
+        trial = TrialPage(context=context, log=ShimLog(), clock_start=clock_start, settle_ms=settle_ms)
         await trial.setup(base_url, world_cookie)
         return trial
 
@@ -137,6 +143,7 @@ class TrialPage:
     context: BrowserContext
     log: ShimLog
     clock_start: float
+    settle_ms: int = 100  # the site's quiet window for its tools (SiteConfig.settle_ms)
     page: Page = field(init=False)
     host: ToolHost = field(init=False)
     cdp: CDPSession | None = None
@@ -152,7 +159,7 @@ class TrialPage:
         self.page = await self.context.new_page()
         self.page.set_default_timeout(10_000)  # a missing control fails the step fast, not after 30 s
         self.page.on("crash", lambda _page: self._crash("the page crashed (renderer process gone)"))
-        self.host = ToolHost(self.page, self.log, self.clock_start)
+        self.host = ToolHost(self.page, self.log, self.clock_start, settle_ms=self.settle_ms)
         await self._start_witness()
 
     def _crash(self, why: str) -> None:

@@ -3,17 +3,24 @@
 The embedded demo site gives every hook (reset a world to a seed, dump its
 state, expire its session, change data). A deployed site may give none: then
 the checks that need a hook are ``not_run``, never ``passed``. A small YAML
-site config (``--site-config``) names the hooks a deployment has.
+site config (``--site-config``) names the hooks a deployment has; the same
+mapping can sit unchanged inside a suite's own config file.
+
+Routes resolve under the base URL's path, as static hosting expects: with the
+base ``http://host/demo/`` the routes ``/``, ``./`` and ``""`` are the base
+itself, and ``/cart.html``, ``./cart.html`` and ``cart.html`` all mean
+``http://host/demo/cart.html``. Hook paths follow the same rule.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import urljoin, urlsplit
 
 import httpx
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 
 class Hooks(BaseModel):
@@ -22,17 +29,60 @@ class Hooks(BaseModel):
     state: str | None = Field(default=None, description="GET ?world=W -> canonical JSON")
     expire_session: str | None = Field(default=None, description="POST {world}")
     change: str | None = Field(default=None, description="POST {world, op, ...}")
+    state_js: str | None = Field(
+        default=None,
+        description="a JavaScript expression evaluated in the page before and after the steps: "
+        "the state of a site that keeps it in the page (localStorage, a JS object)",
+    )
+
+    @model_validator(mode="after")
+    def _one_state(self) -> Hooks:
+        if self.state and self.state_js:
+            raise ValueError("give the state either by HTTP (state) or in the page (state_js), not both")
+        return self
 
 
 class SiteConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     base_url: str = ""
     world_cookie: str | None = Field(default=None, description="cookie that picks an isolated world")
-    version_path: str | None = "/api/version"
+    version_path: str | None = Field(default=None, description="GET -> JSON with the site's revision")
     hooks: Hooks = Field(default_factory=Hooks)
     mutation_methods: list[str] = Field(default_factory=lambda: ["POST", "PUT", "PATCH", "DELETE"])
     ignore_paths: list[str] = Field(default_factory=list, description="requests never counted as mutations")
-    allow_hosts: list[str] = Field(default_factory=list, description="other hosts the browser may reach")
+    block_other_hosts: bool = Field(
+        default=False,
+        description="answer requests to other hosts (not in allow_hosts) with 403 instead of passing them on; "
+        "either way every such request is recorded in the trace",
+    )
+    allow_hosts: list[str] = Field(
+        default_factory=list, description="with block_other_hosts: other hosts the browser may still reach"
+    )
+    outbound: int | None = Field(
+        default=None,
+        ge=0,
+        description="every case asserts this many requests to other hosts unless it says otherwise "
+        "(none: only cases that ask assert it)",
+    )
+    settle_ms: int = Field(
+        default=100,
+        ge=0,
+        le=10_000,
+        description="how long the page's tools and requests must stay quiet to count as settled; "
+        "raise it for a site that registers tools in stages, after timers",
+    )
+
+    def url_for(self, route: str) -> str:
+        return resolve_route(self.base_url, route)
+
+
+def resolve_route(base_url: str, route: str) -> str:
+    """A case route as a URL under the base URL's path (see the module doc); a full URL stays as it is."""
+    if "://" in route:
+        return route
+    parts = urlsplit(base_url)
+    base_dir = parts.path if parts.path.endswith("/") else parts.path + "/"
+    return urljoin(f"{parts.scheme}://{parts.netloc}{base_dir}", route.lstrip("/") if route.startswith("/") else route)
 
 
 def demo_site_config(base_url: str) -> SiteConfig:
@@ -40,6 +90,8 @@ def demo_site_config(base_url: str) -> SiteConfig:
     return SiteConfig(
         base_url=base_url,
         world_cookie="wmcp_world",
+        version_path="/api/version",
+        block_other_hosts=True,  # nothing of the demo leaves the machine
         hooks=Hooks(
             reset="/__test__/reset",
             state="/__test__/state",
@@ -122,12 +174,13 @@ class SiteClient:
 
     def __init__(self, config: SiteConfig):
         self.config = config
-        self.http = httpx.AsyncClient(base_url=config.base_url.rstrip("/"), timeout=15, trust_env=False)
+        self.http = httpx.AsyncClient(timeout=15, trust_env=False)
 
     async def aclose(self) -> None:
         await self.http.aclose()
 
     def has(self, hook: str) -> bool:
+        """An HTTP hook of the site (state_js is read in the page by the trial, not here)."""
         return getattr(self.config.hooks, hook) is not None
 
     async def _post(self, hook: str, body: dict[str, Any]) -> Any:
@@ -135,14 +188,14 @@ class SiteClient:
         if path is None:
             raise HookMissing(hook)
         try:
-            response = await self.http.post(path, json=body)
+            response = await self.http.post(self._url(path), json=body)
             response.raise_for_status()
         except httpx.HTTPError as err:
             raise _hook_failure(hook, self._url(path), err) from None
         return response.json() if response.content else None
 
     def _url(self, path: str) -> str:
-        return self.config.base_url.rstrip("/") + path
+        return self.config.url_for(path)
 
     async def reset(self, world: str, seed: str, breaks: list[str]) -> None:
         await self._post("reset", {"world": world, "seed": seed, "breaks": breaks})
@@ -151,7 +204,7 @@ class SiteClient:
         if self.config.hooks.state is None:
             raise HookMissing("state")
         try:
-            response = await self.http.get(self.config.hooks.state, params={"world": world})
+            response = await self.http.get(self._url(self.config.hooks.state), params={"world": world})
             response.raise_for_status()
         except httpx.HTTPError as err:
             raise _hook_failure("state", self._url(self.config.hooks.state), err) from None
@@ -171,7 +224,7 @@ class SiteClient:
         if not self.config.version_path:
             return {}
         try:
-            response = await self.http.get(self.config.version_path)
+            response = await self.http.get(self.config.url_for(self.config.version_path))
             return response.json() if response.status_code == 200 else {}
         except (httpx.HTTPError, ValueError):
             return {}

@@ -75,8 +75,9 @@ def _tool_info(raw: dict[str, Any]) -> ToolInfo:
 
 
 class ToolHost:
-    def __init__(self, page: Page, log: ShimLog, clock_start: float):
+    def __init__(self, page: Page, log: ShimLog, clock_start: float, settle_ms: int = 100):
         self.page = page
+        self.settle_ms = settle_ms
         self.log = log
         self.clock_start = clock_start
         self.calls: list[ToolCall] = []
@@ -121,7 +122,7 @@ class ToolHost:
         return [_tool_info(t) for t in raw]
 
     async def wait_for_tools(
-        self, names: list[str] | None = None, timeout_ms: int = 5000, settle_ms: int = 100
+        self, names: list[str] | None = None, timeout_ms: int = 5000, settle_ms: int | None = None
     ) -> None:
         """Wait until the current document has registered its tools and they settle.
 
@@ -132,9 +133,10 @@ class ToolHost:
         no change for ``NO_TOOLS_GRACE_S``. At the deadline it returns anyway;
         the catalog then is whatever the page offers.
         """
-        deadline = time.monotonic() + timeout_ms / 1000
+        settle_s = (self.settle_ms if settle_ms is None else settle_ms) / 1000
+        deadline = time.monotonic() + max(timeout_ms / 1000, 2 * settle_s)
         while time.monotonic() < deadline:
-            if self._settled(settle_ms / 1000, names):
+            if self._settled(settle_s, names):
                 return
             await asyncio.sleep(0.03)
 
@@ -189,6 +191,7 @@ class ToolHost:
         for event in self.log.events[seen:]:
             if event.get("name") == name and event["type"] in ("call", "refused"):
                 record.instance = event.get("instance")
+                record.document = event.get("document")
                 if event["type"] == "refused":
                     record.refused = True
                 break

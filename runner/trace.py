@@ -43,6 +43,7 @@ class ToolCall(BaseModel):
     in_catalog: bool = True
     route: str = ""
     instance: int | None = None  # the shim's registration instance that ran it
+    document: str | None = None  # the document that registered it (instances count per document)
     started_ms: float = 0.0  # since the trial started
     duration_ms: float = 0.0
 
@@ -76,6 +77,10 @@ class NetworkRecord(BaseModel):
     mutations: list[dict[str, Any]] = Field(default_factory=list)
     mutation_counts: dict[str, int] = Field(default_factory=dict)
     blocked: list[dict[str, Any]] = Field(default_factory=list)
+    # every request to another host than the site's (a font CDN, an analytics beacon, a leak),
+    # whether it passed or was blocked; an assertion only where the case or the site asks
+    outbound: list[dict[str, Any]] = Field(default_factory=list)
+    outbound_expected: int | None = None  # the site's (suite's) default ask, for cases that say nothing
     faults_fired: list[dict[str, Any]] = Field(default_factory=list)
     replay_misses: list[dict[str, Any]] = Field(default_factory=list)
     available: bool = True  # False when the proxy was off: network checks are not_run
@@ -93,6 +98,7 @@ class StateRecord(BaseModel):
     before: Any = None
     after: Any = None
     diff: list[dict[str, Any]] = Field(default_factory=list)
+    source: str = ""  # "http" (the site's state hook) or "page" (the site's state_js, read in the page)
 
 
 class ConfirmationRecord(BaseModel):

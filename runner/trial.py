@@ -263,7 +263,11 @@ class Trial:
             self.env.proxy.begin_trial(self.trial_id, **self._proxy_mode())
         cookie = (site.config.world_cookie, self.world) if site.config.world_cookie else None
         self.tp = await self.env.session.open_trial(
-            self.trial_id, site.config.base_url, world_cookie=cookie, clock_start=self.clock
+            self.trial_id,
+            site.config.base_url,
+            world_cookie=cookie,
+            clock_start=self.clock,
+            settle_ms=site.config.settle_ms,
         )
         self.tp.crash_event = self._crash_watch  # the watcher above hears the crash
         self.tp.page.on("pageerror", lambda err: self._page_errors.append(str(err).strip().splitlines()[0]))
@@ -298,7 +302,7 @@ class Trial:
         route, base = self.case.start_route, self.site.config.base_url
         check = f"check that the site is running at {base} and that --base-url is right"
         try:
-            response = await self.tp.page.goto(route, wait_until="load")
+            response = await self.tp.page.goto(self.site.config.url_for(route), wait_until="load")
         except PlaywrightError as err:
             if self._crash_reason():
                 raise
@@ -354,8 +358,19 @@ class Trial:
         return {"mode": mode, "fixture": self.fixture}
 
     async def _state(self) -> Any:
+        """The site's state: its state hook over HTTP, or its state_js expression read in the page."""
+        expression = self.site.config.hooks.state_js
+        if expression:
+            assert self.tp
+            self.trace.state.source = "page"
+            try:
+                # a function, not a bare string: CDP runs it whatever the page's CSP says of eval
+                return await self.tp.page.evaluate(f"async () => ({expression}\n)")
+            except PlaywrightError as err:
+                raise TrialAborted(f"the site's state_js could not be read: {_first_line(err)}") from None
         if not self.site.has("state"):
             return None
+        self.trace.state.source = "http"
         try:
             return await self.site.state(self.world)
         except FixtureMissing as err:
@@ -432,12 +447,14 @@ class Trial:
 
     async def _navigate(self, page: Page, step: NavigateAction) -> None:
         """Go where the user goes: by the page's own link when it has one (same document)."""
-        link = page.locator(f'a[href="{step.to}"]')
-        if await link.count():
-            await link.first.click()
-            await page.wait_for_url(f"**{step.to}")
+        url = self.site.config.url_for(step.to)
+        links = page.locator("a[href]")
+        index = await page.evaluate("u => [...document.querySelectorAll('a[href]')].findIndex(a => a.href === u)", url)
+        if index >= 0:
+            await links.nth(index).click()
+            await page.wait_for_url(url)
         else:
-            await page.goto(step.to, wait_until="load")
+            await page.goto(url, wait_until="load")
 
     async def _human_click(self, page: Page, step: ClickAction) -> None:
         tp = self.tp
@@ -595,8 +612,9 @@ class Trial:
 
     async def _finish_network(self) -> None:
         proxy = self.env.proxy
+        expected = self.env.site.config.outbound
         if not proxy:
-            self.trace.network = NetworkRecord(available=False)
+            self.trace.network = NetworkRecord(available=False, outbound_expected=expected)
             return
         try:
             net = proxy.end_trial(self.trial_id)
@@ -607,6 +625,8 @@ class Trial:
             mutations=[_slim(m) for m in net.mutations],
             mutation_counts=dict(net.mutation_counts),
             blocked=[_slim(b) for b in net.blocked],
+            outbound=[_outbound(r) for r in net.requests if getattr(r, "outbound", False)],
+            outbound_expected=expected,
             faults_fired=[_slim(f) for f in net.faults_fired],
             replay_misses=[_slim(m) for m in net.replay_misses],
         )
@@ -642,9 +662,19 @@ async def _redacted(zip_path: Path) -> bool:
         return False
 
 
+def _outbound(request: Any) -> dict[str, Any]:
+    keep = ("method", "url", "host", "port", "path", "status", "blocked", "mutation", "outbound", "error")
+    return {k: getattr(request, k) for k in keep}
+
+
 def _slim(item: Any) -> dict[str, Any]:
     data = item.model_dump() if hasattr(item, "model_dump") else dict(item) if not isinstance(item, dict) else item
     return json.loads(json.dumps(data, default=str))
+
+
+def _first_line(err: Exception) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
 
 
 def compare_witness(

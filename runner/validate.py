@@ -217,8 +217,6 @@ def _at(lc: LoadedCase, loc: tuple, message: str) -> Problem:
 def _case_problems(lc: LoadedCase, catalog: SuiteCatalog | None) -> list[Problem]:
     case, out = lc.case, []
     out += _id_problems(lc)
-    if not case.start_route.strip("/"):
-        out.append(_at(lc, ("start_route",), "the start route is empty"))
     if catalog is not None and catalog.route_pattern(case.start_route) is None:
         out.append(_at(lc, ("start_route",), f"{case.start_route} is not a route of the site"))
     out += _plan_problems(lc, catalog)

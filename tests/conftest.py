@@ -18,6 +18,7 @@ import httpx
 import pytest
 from playwright.sync_api import Page
 from site_web import Web, World, join_world
+from static_server import StaticSite, static_site
 
 from runner.browser import find_chromium, launch_args
 from site_under_test.server import SiteServer
@@ -82,3 +83,10 @@ def world(new_world: Callable[[], World]) -> World:
 def web(page: Page, site: SiteServer, world: World) -> Web:
     join_world(page.context, site, world)
     return Web(page, site, world)
+
+
+@pytest.fixture(scope="session")
+def static_shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StaticSite]:
+    """The second test site (tests/static_site/): a static shop under /demo/ and its CDN, for the run."""
+    with static_site(tmp_path_factory.mktemp("static-shop")) as served:
+        yield served

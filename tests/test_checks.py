@@ -771,26 +771,45 @@ def test_a_malformed_mutation_key_never_passes():
     assert a["network.mutations[/api/saved]"].status != "passed"
 
 
-def test_outbound_blocked():
-    blocked = [{"url": "https://collector.invalid/steal?x=1", "method": "GET"}]
-    a = network_of("network: {}\n", make_trace(network=net(blocked=blocked)))
-    assert a["network.outbound"].status == "failed"
-    assert "collector.invalid" in a["network.outbound"].why
-    assert network_of("network: {}\n", make_trace(network=net()))["network.outbound"].status == "passed"
-    assert "network.outbound" not in network_of(
-        "network:\n  outbound_blocked: null\n", make_trace(network=net(blocked=blocked))
-    )
-    assert (
-        network_of("network:\n  outbound_blocked: 1\n", make_trace(network=net(blocked=blocked)))[
-            "network.outbound"
-        ].status
-        == "passed"
-    )
+def test_outbound_requests_are_asserted_only_when_asked():
+    font = {"method": "GET", "url": "https://fonts.example/leaf.woff2", "status": 200, "blocked": False}
+    leak = {"method": "GET", "url": "https://collector.invalid/steal?x=1", "status": 403, "blocked": True}
+    with_both = make_trace(network=net(outbound=[font, leak]))
+    assert "network.outbound" not in network_of("network: {}\n", with_both)  # recorded, not asserted
+    a = network_of("network:\n  outbound: 0\n", with_both)["network.outbound"]
+    assert a.status == "failed" and "collector.invalid" in a.why and "(blocked)" in a.why and "fonts.example" in a.why
+    assert network_of("network:\n  outbound: 0\n", make_trace(network=net()))["network.outbound"].status == "passed"
+    assert network_of("network:\n  outbound: 2\n", with_both)["network.outbound"].status == "passed"
+
+
+def test_the_site_config_can_ask_every_case_for_its_outbound_requests():
+    font = {"method": "GET", "url": "https://fonts.example/leaf.woff2"}
+    asked = make_trace(network=net(outbound=[font], outbound_expected=0))
+    a = network_of("network: {}\n", asked)["network.outbound"]
+    assert a.status == "failed" and "site config" in a.description
+    # a case that says otherwise wins
+    assert network_of("network:\n  outbound: 1\n", asked)["network.outbound"].status == "passed"
+    none_left = NetworkRecord(available=False, outbound_expected=0)
+    assert network_of("network: {}\n", make_trace(network=none_left))["network.outbound"].status == "not_run"
+
+
+def test_a_write_to_another_host_is_keyed_by_that_host():
+    shared = {"method": "POST", "path": "/share", "host": "cdn.example", "port": 443, "outbound": True}
+    own = mutation("POST", "/share")
+    trace = make_trace(network=net(shared, own))
+    a = network_of('network:\n  mutations: {"POST /share": 1, "POST //cdn.example:*/share": 1, total: 2}\n', trace)
+    assert {k: v.status for k, v in a.items()} == {
+        "network.mutations[POST /share]": "passed",
+        "network.mutations[POST //cdn.example:*/share]": "passed",
+        "network.mutations[total]": "passed",
+    }
+    b = network_of('network:\n  mutations: {"POST //*/share": 0}\n', trace)["network.mutations[POST //*/share]"]
+    assert b.status == "failed" and "//cdn.example:443/share" in b.why
 
 
 def test_network_unavailable_is_not_run_never_passed():
     trace = make_trace(network=NetworkRecord(available=False))
-    a = network_of('network:\n  mutations: {"POST /api/saved": 0, total: 0}\n', trace)
+    a = network_of('network:\n  mutations: {"POST /api/saved": 0, total: 0}\n  outbound: 0\n', trace)
     assert statuses(a.values()) == {
         "network.mutations[POST /api/saved]": "not_run",
         "network.mutations[total]": "not_run",
@@ -1188,6 +1207,7 @@ calls:
       result: {code: CONFIRMATION_REQUIRED}
 network:
   mutations: {"POST /api/registrations": 0, total: 0}
+  outbound: 0
 ui:
   - target: {label: 姓名}
     value: 測試讀者
@@ -1267,7 +1287,7 @@ def test_evaluate_a_correct_trial_passes():
             {"network": net(mutation("POST", "/api/registrations"))},
             "network.mutations[POST /api/registrations]",
         ),
-        ("leaked", {"network": net(blocked=[{"url": "https://collector.invalid/"}])}, "network.outbound"),
+        ("leaked", {"network": net(outbound=[{"url": "https://collector.invalid/"}])}, "network.outbound"),
         (
             "wrong form",
             {
@@ -1342,4 +1362,4 @@ def test_evaluate_passes_captures_to_the_state_check():
 
 def test_evaluate_a_case_without_state_or_answer_has_no_such_assertions():
     kinds = {a.kind for a in evaluate(case("calls:\n  max_calls: 0\n"), make_trace())}
-    assert kinds == {"calls", "catalog", "stale", "network"}
+    assert kinds == {"calls", "catalog", "stale"}  # nothing asked of the network: no network assertion

@@ -83,7 +83,7 @@ def test_defaults_of_a_minimal_case():
     calls = case.expect.calls
     assert calls.order == "sequence" and calls.only_active_catalog and calls.no_stale_tools
     assert calls.max_calls is None
-    assert case.expect.network.outbound_blocked == 0  # outbound requests are checked unless switched off
+    assert case.expect.network.outbound is None  # requests to other hosts: recorded, asserted only when asked
     assert case.expect.state is None and case.expect.answer is None and case.expect.confirmation is None
     assert not case.writes
 
@@ -209,7 +209,7 @@ def test_missing_field_of_an_action():
 
 
 def test_every_problem_of_a_file_is_reported():
-    text = "id: sel-1\nbehaviour: selection\ntitle: t\nstart_route: events\nsteps: []\nbogus: 1\n"
+    text = "id: sel-1\nbehaviour: selection\ntitle: t\nstart_route: http://x/events\nsteps: []\nbogus: 1\n"
     fields = {p.field: p.line for p in problems_of(text)}
     assert fields == {"id": 1, "start_route": 4, "steps": 5, "bogus": 6}
 

@@ -73,7 +73,9 @@ def test_custom_mutation_methods_and_ignore_paths(origin, client_for):
     assert addon._is_mutation("POST", addon.primary_origin, "/api/x")
     assert not addon._is_mutation("DELETE", addon.primary_origin, "/api/x")
     assert not addon._is_mutation("POST", addon.primary_origin, "/internal/reset")
-    assert not addon._is_mutation("POST", "http://127.0.0.1:1", "/api/x")
+    assert addon._is_mutation("POST", "http://127.0.0.1:1", "/api/x")  # a write that leaves for another host
+    assert addon._is_mutation("POST", "http://127.0.0.1:1", "/internal/x")  # ignore_paths are the site's own
+    assert not addon._is_mutation("GET", "http://127.0.0.1:1", "/api/x")
 
 
 def test_trial_header_is_stripped_before_the_origin(proxy, origin, client_for):
@@ -158,8 +160,8 @@ def test_outbound_guard_blocks_other_hosts_and_records_them(proxy, origin, outsi
     assert anonymous.status_code == 403
     assert outsider.count() == 0  # never forwarded, not even unattributed traffic
     assert [(b.trial, b.method, b.url) for b in net.blocked] == [(trial, "POST", f"{outsider.url}/collect?u=1")]
-    assert net.requests[0].blocked and net.requests[0].status == 403
-    assert net.mutations == []  # another host's POST is not a site mutation
+    assert net.requests[0].blocked and net.requests[0].outbound and net.requests[0].status == 403
+    assert net.mutations == []  # blocked: it never reached the other host
     assert any(b.url.endswith("/pixel.gif") for b in proxy.snapshot("").blocked)
 
 
@@ -169,7 +171,11 @@ def test_allowed_hosts_pass_through(proxy, allowed: OriginServer, client_for):
     answer = client_for(proxy, trial).post(f"{allowed.url}/api/analytics", json={})
     net = proxy.end_trial(trial)
     assert answer.status_code == 200 and allowed.count("POST", "/api/analytics") == 1
-    assert net.blocked == [] and net.mutations == []
+    assert net.blocked == [] and net.requests[0].outbound
+    # it reached the other host: a write like any other, keyed by that host
+    port = allowed.server.server_port
+    assert [m.url for m in net.mutations] == [f"{allowed.url}/api/analytics"]
+    assert net.mutation_counts == {f"POST //127.0.0.1:{port}/api/analytics": 1}
 
 
 def test_records_for_traces_hold_no_query_secrets(proxy, origin, client_for):
@@ -180,3 +186,30 @@ def test_records_for_traces_hold_no_query_secrets(proxy, origin, client_for):
     assert "ak-9f8e7d6c5b4a" not in net.model_dump_json()
     assert net.mutations[0].query == "api_key=%3Credacted%3E&x=1"
     assert origin.hits[-1].path == "/api/hook?api_key=ak-9f8e7d6c5b4a&x=1"  # upstream gets the real request
+
+
+def test_a_cors_preflight_only_the_trial_header_caused_is_answered_by_the_proxy(proxy, allowed, client_for):
+    """A web font from another host is a simple CORS request: our header must not cost it a preflight."""
+    client = client_for(proxy, None)
+    before = len(allowed.hits)
+    asked = {"Origin": "http://site.example", "Access-Control-Request-Method": "GET"}
+    ours = client.options(
+        f"{allowed.url}/font.woff2", headers={**asked, "Access-Control-Request-Headers": TRIAL_HEADER.lower()}
+    )
+    assert ours.status_code == 204 and ours.headers["x-webmcp-eval"] == "preflight"
+    assert ours.headers["access-control-allow-origin"] == "http://site.example"
+    assert TRIAL_HEADER.lower() in ours.headers["access-control-allow-headers"].lower()
+    assert len(allowed.hits) == before  # the other host never saw a preflight it was never meant to get
+
+    # the page's own preflight goes to the host, without our header in it
+    theirs = client.options(
+        f"{allowed.url}/api/x", headers={**asked, "Access-Control-Request-Headers": f"content-type, {TRIAL_HEADER}"}
+    )
+    assert theirs.status_code != 204 or theirs.headers.get("x-webmcp-eval") != "preflight"
+    hit = allowed.hits[-1]
+    assert hit.method == "OPTIONS"
+    assert {k.lower(): v for k, v in hit.headers.items()}["access-control-request-headers"] == "content-type"
+
+    # a preflight without our header is the page's business alone
+    client.options(f"{allowed.url}/api/y", headers={**asked, "Access-Control-Request-Headers": "x-custom"})
+    assert {k.lower(): v for k, v in allowed.hits[-1].headers.items()}["access-control-request-headers"] == "x-custom"
