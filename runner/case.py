@@ -206,6 +206,11 @@ class CallExpectations(Strict):
     max_calls: int | None = None
     only_active_catalog: bool = Field(default=True, description="every call named a tool of the active catalog")
     no_stale_tools: bool = Field(default=True, description="no registration outlived the route it belongs to")
+    witness_agrees: bool = Field(
+        default=False,
+        description="the DevTools WebMCP domain saw the same calls as the shim (a disagreement is "
+        "always a warning in the trace; this makes it an assertion)",
+    )
 
 
 class UiExpectation(Strict):

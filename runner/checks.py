@@ -163,7 +163,23 @@ def check_calls(exp: CallExpectations, trace: Trace) -> tuple[list[Assertion], d
         )
     if exp.no_stale_tools:
         out.append(_stale(trace))
+    if exp.witness_agrees:
+        out.append(_witness(trace))
     return out, captures
+
+
+def _witness(trace: Trace) -> Assertion:
+    """The second witness (DevTools' WebMCP domain) saw the calls the shim logged, and no others."""
+    w = trace.witness
+    desc = "DevTools saw the same tool calls as the shim"
+    if not w.available:
+        return _a(
+            "calls.witness", "witness", desc, None, "the browser has no DevTools WebMCP domain: no second witness"
+        )
+    seen = sum(e.get("event") == "toolInvoked" for e in w.events)
+    return _a(
+        "calls.witness", "witness", desc, not w.disagreements, "; ".join(w.disagreements) or f"{seen} call(s), the same"
+    )
 
 
 def _set_assignment(expected: list[ExpectedCall], calls: list[ToolCall]) -> dict[int, int]:
@@ -395,6 +411,9 @@ def _under(path: str, prefix: str) -> bool:
     return path == prefix or path.startswith(prefix + ".") or path.startswith(prefix + "[")
 
 
+NO_STATE = "the site has no state hook (state over HTTP, or state_js in the page): state was not read"
+
+
 def check_state(exp: StateExpectation, trace: Trace, captures: dict[str, Any]) -> list[Assertion]:
     st = trace.state
     out = []
@@ -407,7 +426,7 @@ def check_state(exp: StateExpectation, trace: Trace, captures: dict[str, Any]) -
         wanted.append((f"state.after[{path}]", f"after: {path} matches {short(matcher, 50)}", (path, matcher)))
     for id_, desc, detail in wanted:
         if not st.available:
-            out.append(_a(id_, "state", desc, None, "the site has no state hook: state was not read"))
+            out.append(_a(id_, "state", desc, None, NO_STATE))
             continue
         changes = [d["path"] for d in st.diff]
         if id_ == "state.unchanged":

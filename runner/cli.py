@@ -672,6 +672,26 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_tools(args: argparse.Namespace) -> int:
+    """What a page registers, per route (runner/catalog.py does the reading)."""
+    from runner.browser import ChromiumNotFound
+    from runner.catalog import list_tools, tools_json, tools_text
+
+    if "://" not in args.url:
+        errors.print(f"{args.url}: not a URL (e.g. http://127.0.0.1:8000/demo/)", markup=False)
+        return EXIT_INVALID
+    if not 0 <= args.settle_ms <= 10_000:
+        errors.print(f"--settle-ms {args.settle_ms}: give 0 to 10000 ms", markup=False)
+        return EXIT_INVALID
+    try:
+        listing = asyncio.run(list_tools(args.url, args.route, chromium=args.chromium, settle_ms=args.settle_ms))
+    except ChromiumNotFound as err:
+        errors.print(str(err), markup=False)
+        return EXIT_NOT_RUN
+    sys.stdout.write(tools_json(listing) if args.json else tools_text(listing))
+    return EXIT_NOT_RUN if any(r.error for r in listing) else EXIT_OK
+
+
 def _cmd_schema(args: argparse.Namespace) -> int:
     from runner.case import case_json_schema
 
@@ -919,6 +939,23 @@ def build_parser() -> argparse.ArgumentParser:
     val.add_argument("paths", nargs="*", help="case files or directories (default cases/)")
     val.add_argument("--catalog", help="the site's tools per route (default: catalog.json beside the cases)")
     val.set_defaults(func=_cmd_validate)
+
+    tools = sub.add_parser(
+        "tools",
+        help="list the WebMCP tools a page registers, per route",
+        description="Open URL (and each --route under it) in Chromium and list every tool the page registers: "
+        "name, description, input schema, annotations (readOnlyHint, untrustedContentHint, ...), imperative "
+        "(registerTool) or declarative (<form toolname>), and the native or polyfill WebMCP path. "
+        "Exit 3 when a page cannot be opened.",
+    )
+    tools.add_argument("url", help="the page, or the base URL the routes resolve under (e.g. http://host/demo/)")
+    tools.add_argument("--route", action="append", help="a route under URL, e.g. / or cart.html (repeatable)")
+    tools.add_argument("--json", action="store_true", help="print JSON instead of text")
+    tools.add_argument(
+        "--settle-ms", type=int, default=100, help="quiet time that counts as settled (raise it for late tools)"
+    )
+    tools.add_argument("--chromium", help="the Chromium binary")
+    tools.set_defaults(func=_cmd_tools)
 
     schema = sub.add_parser("schema", help="print the JSON Schema of the case format")
     schema.add_argument("-o", "--output", help="write it to this file")

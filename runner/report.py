@@ -145,6 +145,7 @@ def print_console(
     console = console or Console()
     console.print(_case_table(results) if results.repeated else _trial_table(results))
     _print_problems(results, console)
+    _print_warnings(results, console)
     console.print(
         f"[bold]{results.counts.passed} passed[/], [bold red]{results.counts.failed} failed[/], "
         f"[yellow]{results.counts.not_run} not_run[/]"
@@ -175,6 +176,17 @@ def _print_problems(results: Results, console: Console) -> None:
                     console.print(f"    ✗ {a.description}: {a.why}", markup=False, highlight=False)
         else:
             console.print(f"    – {t.verdict_reason}", markup=False, highlight=False)
+
+
+def _print_warnings(results: Results, console: Console) -> None:
+    """What is worth a look though no assertion asked (a shim/DevTools disagreement)."""
+    warned = [f.trace for f in results.trials if f.trace.warnings]
+    if not warned:
+        return
+    console.print("[bold yellow]Warnings[/]")
+    for t in warned:
+        for warning in t.warnings:
+            console.print(f"  ⚠ {t.trial_id}: {warning}", markup=False, highlight=False)
 
 
 # --------------------------------------------------------------------------- summary.json

@@ -1,8 +1,11 @@
 // webmcp-eval shim: installed as an init script, so it runs before any page
 // script. It wraps the WebMCP registration API to log every registration,
 // unregistration (signal abort) and call, with arguments, result or error,
-// timing, route and registration instance. Where the browser has no native
-// WebMCP it provides a spec-shaped polyfill, so the runner still works there.
+// timing, route and registration instance. Declarative tools (<form toolname>)
+// are registered by the browser itself: the shim watches those forms and the
+// toolactivated event, and logs them the same way (declarative: true). Where
+// the browser has no native WebMCP it provides a spec-shaped polyfill, so the
+// runner still works there.
 // Events go to the runner through the exposed binding __webmcpEvalReport
 // (they survive reloads that way) and stay in window.__webmcpEval.log.
 (() => {
@@ -161,6 +164,117 @@
       /* not fatal */
     }
   }
+
+  // ---- declarative tools: <form toolname=… tooldescription=…> --------------------
+  // Chromium registers such a form as a tool when it is in the document and
+  // withdraws it when the form or its toolname goes. When an agent calls it the
+  // browser fills the fields, fires toolactivated on document.modelContext and,
+  // with toolautosubmit, submits the form; the page answers through the submit
+  // event's respondWith(), or the form navigates and the answer is empty.
+  const forms = new Map(); // form -> {instance, name}
+  const pending = new Map(); // form -> the call in progress on it
+
+  function formArgs(form) {
+    // The fields as the agent's input: typed as Chromium types the form's schema.
+    const args = {};
+    for (const el of form.elements) {
+      const type = (el.type || "").toLowerCase();
+      if (!el.name || el.disabled || ["submit", "button", "reset", "file", "image"].includes(type)) continue;
+      if (type === "checkbox") args[el.name] = el.checked;
+      else if (type === "radio") {
+        if (el.checked) args[el.name] = el.value;
+      } else if (el.value !== "") args[el.name] = type === "number" || type === "range" ? Number(el.value) : el.value;
+    }
+    return args;
+  }
+
+  function withdrawForm(form) {
+    const known = forms.get(form);
+    forms.delete(form);
+    if (known && active.delete(known.instance)) {
+      emit({ type: "unregister", instance: known.instance, name: known.name, declarative: true });
+    }
+  }
+
+  function scanForms() {
+    const present = new Set(document.querySelectorAll("form[toolname]"));
+    for (const form of forms.keys()) {
+      if (!present.has(form) || forms.get(form).name !== form.getAttribute("toolname")) withdrawForm(form);
+    }
+    for (const form of present) {
+      if (forms.has(form)) continue;
+      const instance = nextInstance++;
+      const name = form.getAttribute("toolname");
+      forms.set(form, { instance, name });
+      active.set(instance, { name, route: location.pathname });
+      emit({
+        type: "register",
+        instance,
+        name,
+        description: form.getAttribute("tooldescription") || "",
+        inputSchema: null, // the browser builds it from the fields: the catalog has it
+        annotations: form.hasAttribute("toolautosubmit") ? { autosubmit: true } : null,
+        declarative: true,
+      });
+    }
+  }
+
+  new MutationObserver(scanForms).observe(document, {
+    childList: true,
+    subtree: true,
+    attributes: true,
+    attributeFilter: ["toolname"],
+  });
+  document.addEventListener("DOMContentLoaded", scanForms);
+
+  function settle(form, event) {
+    const call = pending.get(form);
+    if (!call) return;
+    pending.delete(form);
+    emit({ ...event, callId: call.callId, instance: call.instance, name: call.name, ms: now() - call.started, declarative: true });
+  }
+
+  if (native && typeof mc.addEventListener === "function") {
+    mc.addEventListener("toolactivated", (ev) => {
+      scanForms(); // a form added in this very task may not have been seen yet
+      for (const [form, known] of forms) {
+        if (known.name !== ev.toolName) continue;
+        const call = { callId: `${known.instance}.${seq}`, instance: known.instance, name: known.name, started: now() };
+        pending.set(form, call);
+        emit({ type: "call", callId: call.callId, instance: call.instance, name: call.name, args: clone(formArgs(form)), declarative: true });
+        return;
+      }
+    });
+  }
+
+  const submitProto = window.SubmitEvent && SubmitEvent.prototype;
+  if (submitProto && typeof submitProto.respondWith === "function") {
+    const respondWith = submitProto.respondWith;
+    submitProto.respondWith = function (answer) {
+      const form = this.target;
+      if (pending.has(form)) {
+        pending.get(form).answered = true;
+        Promise.resolve(answer).then(
+          (value) => settle(form, { type: "result", result: clone(value) }),
+          (err) => settle(form, { type: "error", error: String(err) }),
+        );
+      }
+      return respondWith.call(this, answer);
+    };
+  }
+  window.addEventListener(
+    "submit",
+    (ev) => {
+      const form = ev.target;
+      // respondWith() is only allowed while the event is dispatched: after it, an
+      // unanswered call has its answer, empty, and the form may be navigating away.
+      setTimeout(() => {
+        const call = pending.get(form);
+        if (call && !call.answered) settle(form, { type: "result", result: null, submitted: !ev.defaultPrevented });
+      }, 0);
+    },
+    true,
+  );
 
   // Clicks, so the runner can tell a human's (scripted) click from one the
   // page or the agent made on the confirmation control.

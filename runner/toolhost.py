@@ -119,7 +119,9 @@ class ToolHost:
             raw = await self.page.webmcp.tools()
         else:
             raw = await self.page.evaluate("window.__webmcpEval ? window.__webmcpEval.tools() : []")
-        return [_tool_info(t) for t in raw]
+        # the native listing has no annotations: the shim saw them when the page registered the tool
+        registered = {r["name"]: r.get("annotations") for r in self.log.active_registrations()}
+        return [_tool_info({**t, "annotations": t.get("annotations") or registered.get(t.get("name"))}) for t in raw]
 
     async def wait_for_tools(
         self, names: list[str] | None = None, timeout_ms: int = 5000, settle_ms: int | None = None

@@ -149,6 +149,7 @@ class Trace(BaseModel):
     confirmation: ConfirmationRecord | None = None
     witness: WitnessRecord = Field(default_factory=WitnessRecord)
     assertions: list[Assertion] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)  # worth a look, not an assertion (e.g. the witness disagrees)
     verdict: Verdict = "not_run"
     verdict_reason: str = ""
     tokens: dict[str, int] = Field(default_factory=dict)

@@ -609,6 +609,8 @@ class Trial:
             if e.get("type") in ("register", "unregister", "register_error", "refused", "loaded")
         ]
         self.trace.witness = compare_witness(tp.log.events, tp.cdp_events, tp.cdp is not None)
+        # a disagreement is shown wherever the trial is, asserted only where the case asks (witness_agrees)
+        self.trace.warnings += [f"shim and DevTools disagree: {d}" for d in self.trace.witness.disagreements]
 
     async def _finish_network(self) -> None:
         proxy = self.env.proxy
@@ -680,20 +682,40 @@ def _first_line(err: Exception) -> str:
 def compare_witness(
     shim_events: list[dict[str, Any]], cdp_events: list[dict[str, Any]], available: bool
 ) -> WitnessRecord:
-    """The shim and the DevTools domain should have seen the same calls; list where they did not."""
+    """The shim and the DevTools domain should have seen the same calls; list where they did not.
+
+    An imperative call agrees when name and arguments are equal. A declarative
+    (form) call agrees when the form held every value DevTools saw the agent
+    send: the shim reads the filled form, whose other fields keep their defaults.
+    """
     record = WitnessRecord(available=available, events=cdp_events)
     if not available:
         return record
-    key = lambda name, args: f"{name} {json.dumps(args or {}, sort_keys=True, ensure_ascii=False)}"  # noqa: E731
-    shim = Counter(key(e["name"], e.get("args")) for e in shim_events if e.get("type") in ("call", "refused"))
-    cdp = Counter(key(e.get("toolName"), e.get("input")) for e in cdp_events if e.get("event") == "toolInvoked")
-    for call, n in (shim - cdp).items():
+    shim = [e for e in shim_events if e.get("type") in ("call", "refused")]
+    cdp = [e for e in cdp_events if e.get("event") == "toolInvoked"]
+    unseen_by_cdp: Counter[str] = Counter()
+    for event in shim:
+        same = next((c for c in cdp if _same_call(event, c)), None)
+        if same is None:
+            unseen_by_cdp[_call_key(event["name"], event.get("args"))] += 1
+        else:
+            cdp.remove(same)
+    unseen_by_shim = Counter(_call_key(c.get("toolName"), c.get("input")) for c in cdp)
+    for call, n in unseen_by_cdp.items():
         record.disagreements.append(f"the shim saw {n}× {call}; DevTools did not")
-    for call, n in (cdp - shim).items():
+    for call, n in unseen_by_shim.items():
         record.disagreements.append(f"DevTools saw {n}× {call}; the shim did not")
     return record
 
 
-def _first_line(err: Exception) -> str:
-    text = str(err).strip()
-    return text.splitlines()[0] if text else type(err).__name__
+def _call_key(name: Any, args: Any) -> str:
+    return f"{name} {json.dumps(args or {}, sort_keys=True, ensure_ascii=False)}"
+
+
+def _same_call(shim: dict[str, Any], cdp: dict[str, Any]) -> bool:
+    if shim.get("name") != cdp.get("toolName"):
+        return False
+    sent, seen = cdp.get("input") or {}, shim.get("args") or {}
+    if shim.get("declarative") and isinstance(sent, dict):
+        return all(k in seen and seen[k] == v for k, v in sent.items())
+    return _call_key("", seen) == _call_key("", sent)

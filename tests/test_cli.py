@@ -97,7 +97,7 @@ def test_schema_validates_every_case_file(tmp_path):
 
 
 def test_every_command_has_help():
-    for command in ("run", "record", "replay", "report", "compare", "power", "validate", "schema", "site"):
+    for command in ("run", "record", "replay", "report", "compare", "power", "validate", "schema", "site", "tools"):
         out = cli(command, "--help")
         assert out.returncode == 0, f"{command} --help: {out.stderr}"
         assert "usage: webmcp-eval" in out.stdout

@@ -80,21 +80,31 @@ def _no_outbound(data: dict[str, Any]) -> None:
     data["expect"]["network"] = {"outbound": 0}
 
 
+def _a_topic_the_form_cannot_hold(data: dict[str, Any]) -> None:
+    data["steps"][0]["plan"][0]["args"]["topic"] = "weekly"  # not an option of the form's select
+
+
+def _left_stale(data: dict[str, Any]) -> None:
+    data["start_route"] = "/?break=stale"  # the shop's deliberate bug: the form outlives its route
+
+
 @pytest.fixture(scope="module")
 def shop_run(tmp_path_factory: pytest.TempPathFactory, static_shop: StaticSite) -> dict[str, Trace]:
-    """The shop's three cases and four variants that must fail, in one run through the proxy."""
+    """The shop's own cases and variants that must fail, in one run through the proxy."""
     cases = [
         *shop_cases().values(),
         variant("SHOP-01", "SHOP-11", _wrong_quantity),
         variant("SHOP-01", "SHOP-12", _shares_the_cart),
         variant("SHOP-01", "SHOP-13", _outside_the_catalog),
         variant("SHOP-02", "SHOP-14", _no_outbound),
+        variant("SHOP-02", "SHOP-15", _a_topic_the_form_cannot_hold),
+        variant("SHOP-04", "SHOP-16", _left_stale),
     ]
     return play_shop(tmp_path_factory.mktemp("shop"), static_shop, cases, workers=2)
 
 
 def test_the_shops_own_cases_pass_on_a_static_site_under_a_sub_path(shop_run, static_shop):
-    for case_id in ("SHOP-01", "SHOP-02", "SHOP-03"):
+    for case_id in ("SHOP-01", "SHOP-02", "SHOP-03", "SHOP-04"):
         trace = shop_run[case_id]
         assert trace.verdict == "passed", f"{case_id}: {trace.verdict_reason}"
         assert trace.webmcp_path == "native"
@@ -164,6 +174,55 @@ def test_a_case_that_asks_for_no_outbound_requests_fails_on_the_font(shop_run):
     assert "fonts.css" in why(trace, "network.outbound")
 
 
+def test_a_declarative_form_tool_is_logged_like_an_imperative_one(shop_run):
+    trace = shop_run["SHOP-02"]
+    (registered,) = [r for r in trace.registrations if r.get("name") == "subscribe_newsletter"][:1]
+    assert registered["type"] == "register" and registered["declarative"] and registered["route"] == "/demo/"
+    (call,) = trace.calls
+    assert (call.instance, call.document) == (registered["instance"], registered["document"])
+    assert call.result == {"status": "ok", "data": {"subscribed": "ann@example.com", "topic": "offers"}}
+    # the page replaces the form once it is done: the tool is withdrawn, and the shim says so
+    withdrawn = [r for r in trace.registrations if r.get("type") == "unregister" and r.get("declarative")]
+    assert [r["instance"] for r in withdrawn] == [registered["instance"]]
+    assert "subscribe_newsletter" in trace.steps[0].catalog
+    assert "subscribe_newsletter" not in trace.steps[0].catalog_after
+    assert statuses(trace)["calls.witness"] == "passed" and not trace.witness.disagreements
+    assert not trace.warnings
+
+
+def test_a_call_the_page_never_got_is_a_witness_warning_and_where_asked_a_failure(shop_run):
+    trace = shop_run["SHOP-15"]
+    # the browser refuses a value the form cannot hold before the page hears of the call
+    assert "calls.witness" in failed(trace)
+    assert "DevTools saw 1× subscribe_newsletter" in why(trace, "calls.witness")
+    assert any("shim and DevTools disagree" in w for w in trace.warnings)
+    assert trace.calls[0].error and "weekly" in trace.calls[0].error
+
+
+def test_a_form_tool_left_behind_by_a_client_side_route_is_stale(shop_run):
+    assert statuses(shop_run["SHOP-04"])["calls.stale"] == "passed"
+    trace = shop_run["SHOP-16"]
+    assert failed(trace) == {"calls.stale"}
+    assert "subscribe_newsletter (registered on /demo/) is still registered" in why(trace, "calls.stale")
+
+
+def test_warnings_reach_the_console_and_the_html_report(shop_run, tmp_path):
+    from rich.console import Console
+
+    from runner.html_report import write_html
+    from runner.report import print_console
+
+    traces = [shop_run["SHOP-02"], shop_run["SHOP-15"]]
+    console = Console(record=True, width=200)
+    print_console(traces, tmp_path, console)
+    text = console.export_text()
+    assert "Warnings" in text and "SHOP-15.t1: shim and DevTools disagree" in text
+    assert "SHOP-02.t1: shim" not in text
+    html = write_html(traces, tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "⚠ 2 warning(s)" in html and "DevTools saw 1× subscribe_newsletter" in html
+    assert "requests to other hosts" in html and "fonts.css" in html
+
+
 def test_without_the_proxy_only_the_network_assertions_are_not_run(tmp_path, static_shop):
     cases = shop_cases()
     traces = play_shop(tmp_path, static_shop, [cases["SHOP-01"], cases["SHOP-02"]], proxy=False)
@@ -226,3 +285,29 @@ def test_state_is_given_one_way_only():
 
     with pytest.raises(ValidationError, match="not both"):
         SiteConfig.model_validate({"hooks": {"state": "/s", "state_js": "1"}})
+
+
+def test_tools_lists_what_each_route_registers(static_shop):
+    import json
+    import subprocess
+    import sys
+
+    from runner_support import ROOT
+
+    cmd = [sys.executable, "-m", "runner.cli", "tools", static_shop.url, "--route", "/", "--route", "cart.html"]
+    out = subprocess.run([*cmd, "--json", "--settle-ms", "1000"], cwd=ROOT, capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr
+    shop, cart = json.loads(out.stdout)["routes"]
+    assert (shop["url"], shop["path"], cart["url"]) == (static_shop.url, "native", static_shop.url + "cart.html")
+    tools = {t["name"]: t for t in shop["tools"]}
+    assert set(tools) == {"list_products", "add_to_cart", "share_cart", "subscribe_newsletter"}  # the late ones too
+    assert tools["list_products"]["annotations"] == {"readOnlyHint": True}
+    assert tools["add_to_cart"]["kind"] == "imperative"
+    assert tools["add_to_cart"]["input_schema"]["required"] == ["product_id"]
+    form = tools["subscribe_newsletter"]
+    assert form["kind"] == "declarative" and form["annotations"] == {"autosubmit": True}
+    assert form["input_schema"]["properties"]["topic"]["enum"] == ["news", "offers"]  # built by the browser
+    assert [t["name"] for t in cart["tools"]] == ["view_cart"]
+
+    text = subprocess.run([*cmd[:5], "--route", "missing.html"], cwd=ROOT, capture_output=True, text=True, timeout=180)
+    assert text.returncode == 3 and "missing.html: could not open the page: HTTP 404" in text.stdout

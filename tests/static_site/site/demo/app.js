@@ -1,8 +1,13 @@
 // Leaf & Cup: a static tea shop with WebMCP tools and no server state.
 // The cart lives in localStorage; tools register late: two after the tea list
 // is fetched, one after a timer; the newsletter form is a declarative tool.
+// The Offers link is a client-side route (history.pushState): it withdraws the
+// shop's tools and the form and registers its own. `?break=stale` leaves the
+// form registered there: a deliberate stale tool, for the stale check to catch.
 (() => {
   const mc = document.modelContext;
+  const breakStale = new URLSearchParams(location.search).get('break') === 'stale';
+  const shopTools = new AbortController(); // the shop route's tools go with the route
   const ok = (data) => ({ status: 'ok', data });
   const fail = (code, message) => ({ status: 'error', code, message });
   const CDN = '__CDN__';
@@ -59,7 +64,7 @@
         inputSchema: { type: 'object', properties: {} },
         annotations: { readOnlyHint: true },
         execute: async () => ok({ products }),
-      });
+      }, { signal: shopTools.signal });
       mc.registerTool({
         name: 'add_to_cart',
         description: 'Put a tea into the cart.',
@@ -72,7 +77,7 @@
           required: ['product_id'],
         },
         execute: async (input) => addToCart(input || {}),
-      });
+      }, { signal: shopTools.signal });
     });
 
   // Registered a while after load, as pages do once a widget has initialised.
@@ -86,8 +91,28 @@
         const response = await fetch(`${CDN}/share`, { method: 'POST', body: JSON.stringify(cart.read()) });
         return ok({ shared: response.status < 500, status: response.status });
       },
-    });
+    }, { signal: shopTools.signal });
   }, 400);
+
+  function showOffers() {
+    shopTools.abort();
+    if (!breakStale) document.getElementById('newsletter')?.remove();
+    document.getElementById('shop').hidden = true;
+    document.getElementById('offers').hidden = false;
+    mc.registerTool({
+      name: 'list_offers',
+      description: 'The offers of the week.',
+      inputSchema: { type: 'object', properties: {} },
+      annotations: { readOnlyHint: true },
+      execute: async () => ok({ offers: ['Oolong: second bag half price'] }),
+    });
+  }
+
+  document.getElementById('offers-link').addEventListener('click', (event) => {
+    event.preventDefault();
+    history.pushState({}, '', 'offers.html');
+    showOffers();
+  });
 
   document.getElementById('newsletter').addEventListener('submit', (event) => {
     event.preventDefault();
@@ -99,5 +124,7 @@
     localStorage.setItem('subscriptions', JSON.stringify(subscriptions));
     document.getElementById('status').textContent = `Subscribed ${email} to ${topic}`;
     if (event.agentInvoked) event.respondWith(Promise.resolve(ok({ subscribed: email, topic })));
+    // done: the form (and so its tool) makes way for a thank-you
+    setTimeout(() => form.replaceWith(Object.assign(document.createElement('p'), { textContent: 'Thank you!' })), 0);
   });
 })();
