@@ -554,8 +554,9 @@ class Trial:
             obs["visible"] = obs["count"] > 0 and await first.is_visible()
             if obs["count"]:
                 obs["text"] = (await first.inner_text(timeout=2000)).strip()
+                # not an input: it raises at once; an input on a loaded machine may need more than 0.5 s
                 with contextlib.suppress(PlaywrightError):
-                    obs["value"] = await first.input_value(timeout=500)
+                    obs["value"] = await first.input_value(timeout=2000)
         except PlaywrightError as err:
             obs["error"] = f"could not observe {target.describe()}: {str(err).splitlines()[0]}"
         return obs
