@@ -58,6 +58,19 @@ def _json_response(status: int, code: str, message: str, mark: str, data: Any = 
     )
 
 
+def _call_rewrite(rewrite: Any, phase: str, flow: http.HTTPFlow) -> None:
+    """A rewriter's own bug must not take the proxy down; the flow then goes on unchanged."""
+    method = getattr(rewrite, phase, None)
+    if method is None:
+        return
+    try:
+        method(flow)
+    except Exception as err:  # noqa: BLE001 - reported on the rewriter, the trial goes on
+        errors = getattr(rewrite, "errors", None)
+        if isinstance(errors, list):
+            errors.append(f"{phase} {flow.request.method} {flow.request.path}: {type(err).__name__}: {err}")
+
+
 @dataclass
 class ArmedFault:
     spec: FaultSpec
@@ -72,6 +85,7 @@ class TrialState:
     recording: Fixture | None = None  # record mode: metadata; entries are built at the end
     recorded: list[tuple[int, FixtureEntry]] = field(default_factory=list)
     secrets: set[str] = field(default_factory=set)
+    rewrite: Any = None  # request(flow) / response(flow): the trial's traffic changed on purpose (mutate)
 
     @property
     def mode(self) -> Mode:
@@ -123,14 +137,14 @@ class EvalAddon:
 
     # ---- controller side (any thread) ---------------------------------------
 
-    def begin_trial(self, trial_id: str, mode: Mode, fixture: Fixture | None) -> None:
+    def begin_trial(self, trial_id: str, mode: Mode, fixture: Fixture | None, rewrite: Any = None) -> None:
         if not trial_id:
             raise ValueError('a trial id must not be empty ("" collects unattributed requests)')
         if mode not in ("live", "record", "replay"):
             raise ValueError(f"unknown network mode {mode!r}: live, record or replay")
         if mode == "replay" and fixture is None:
             raise ValueError(f"trial {trial_id}: replay mode needs a fixture")
-        state = TrialState(TrialNetwork(trial_id=trial_id, mode=mode))
+        state = TrialState(TrialNetwork(trial_id=trial_id, mode=mode), rewrite=rewrite)
         if mode == "replay":
             assert fixture is not None
             state.replay = ReplayIndex.of(fixture)
@@ -257,6 +271,8 @@ class EvalAddon:
                 counts[f"{req.method} {where}"] = counts.get(f"{req.method} {where}", 0) + 1
             armed = trial.take_fault(req.method, record.path)
             fired = self._fired(flow, armed) if armed else None
+        if trial.rewrite is not None:  # after counting: the page's request is what the trial saw
+            _call_rewrite(trial.rewrite, "request", flow)
         if fired is not None and armed is not None and await self._apply_fault(flow, flow_state, armed.spec, fired):
             return
         if trial.mode == "replay":
@@ -399,6 +415,8 @@ class EvalAddon:
         flow_state = self.flows.pop(flow.id, None)
         if flow_state is None or flow.response is None:
             return
+        if flow_state.trial.rewrite is not None and not flow_state.record.blocked:
+            _call_rewrite(flow_state.trial.rewrite, "response", flow)
         if flow_state.duplicate is not None and flow_state.trial.mode != "replay":
             status, error = await self._send_duplicate(flow)
             with self.lock:

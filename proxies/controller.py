@@ -164,10 +164,13 @@ class NetworkProxy:
 
     # ---- trials -------------------------------------------------------------------
 
-    def begin_trial(self, trial_id: str, *, mode: Mode = "live", fixture: Fixture | None = None) -> None:
+    def begin_trial(
+        self, trial_id: str, *, mode: Mode = "live", fixture: Fixture | None = None, rewrite: Any = None
+    ) -> None:
         """Start counting for trial_id. record: fixture (optional) gives case_id/site_revision;
-        replay: fixture is required and is the only source of answers."""
-        self.addon.begin_trial(trial_id, mode, fixture)
+        replay: fixture is required and is the only source of answers. rewrite: an object with
+        ``request(flow)`` / ``response(flow)`` that may change the trial's traffic (mutation testing)."""
+        self.addon.begin_trial(trial_id, mode, fixture, rewrite)
 
     def arm_fault(self, trial_id: str, fault: FaultSpec) -> None:
         self.addon.arm_fault(trial_id, fault)

@@ -46,13 +46,18 @@ class Strict(BaseModel):
 
 
 class Locator(Strict):
-    """How a person finds a control: by role and accessible name, label or text."""
+    """How a person finds a control: by role and accessible name, label or text.
+
+    ``within`` scopes it to another element (a dialog, a form, a result region),
+    so an assertion speaks of that element and not of the text anywhere on the page.
+    """
 
     role: str | None = None
     name: str | None = None
     label: str | None = None
     text: str | None = None
     exact: bool = True
+    within: Locator | None = Field(default=None, description="only inside this element (e.g. {role: dialog})")
 
     @model_validator(mode="after")
     def _one_way(self) -> Locator:
@@ -61,11 +66,17 @@ class Locator(Strict):
         return self
 
     def describe(self) -> str:
+        inside = f" within {self.within.describe()}" if self.within else ""
         if self.role:
-            return f"{self.role} {self.name!r}" if self.name else self.role
+            return (f"{self.role} {self.name!r}" if self.name else self.role) + inside
         if self.label:
-            return f"label {self.label!r}"
-        return f"text {self.text!r}"
+            return f"label {self.label!r}{inside}"
+        return f"text {self.text!r}{inside}"
+
+    @property
+    def page_wide_text(self) -> bool:
+        """A text search over the whole page: it passes wherever the text appears."""
+        return self.text is not None and self.within is None
 
 
 class PlanCall(Strict):
@@ -242,10 +253,21 @@ class AnswerExpectation(Strict):
 
 
 class ConfirmationExpectation(Strict):
-    """The human confirmation point: the control is there for the human and nobody pressed it."""
+    """The human confirmation point: the control is there for the human and nobody pressed it.
+
+    The control must also be actionable by a person: visible to the eye, enabled,
+    named, and the control the final action goes through (the submit control of
+    its form, or a control of the open dialog).
+    """
 
     control: Locator
     pressed: bool = False
+
+
+class UntrustedExpectation(Strict):
+    """Untrusted content (results of tools marked untrustedContentHint) is shown as text, never as markup."""
+
+    as_text: bool = True
 
 
 class NetworkExpectation(Strict):
@@ -277,6 +299,9 @@ class Expectations(Strict):
     state: StateExpectation | None = None
     answer: AnswerExpectation | None = None
     confirmation: ConfirmationExpectation | None = None
+    untrusted: UntrustedExpectation | None = Field(
+        default=None, description="untrusted text with markup in it is rendered as text: no element is made of it"
+    )
 
 
 class Case(Strict):

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from fnmatch import fnmatchcase
 from typing import Any
 
+from runner import probes
 from runner.case import (
     AnswerExpectation,
     CallExpectations,
@@ -21,6 +22,7 @@ from runner.case import (
     NetworkExpectation,
     StateExpectation,
     UiExpectation,
+    UntrustedExpectation,
 )
 from runner.matchers import MISSING, PathError, match, refs_in, resolve, short
 from runner.trace import Assertion, ToolCall, Trace
@@ -524,6 +526,7 @@ def check_confirmation(exp: ConfirmationExpectation, trace: Trace) -> list[Asser
             "visible" if rec.visible else ("found but hidden" if rec.found else "not found"),
         )
     ]
+    out.append(_actionable(exp, rec))
     pressed = rec.pressed_by_agent
     desc = f"{name} was pressed only by the human" if not exp.pressed else f"{name} was pressed"
     ok = (not pressed) if not exp.pressed else (pressed or rec.pressed_by_human)
@@ -541,6 +544,40 @@ def check_confirmation(exp: ConfirmationExpectation, trace: Trace) -> list[Asser
     return out
 
 
+def _actionable(exp: ConfirmationExpectation, rec: Any) -> Assertion:
+    """Present is not usable: a person must see it, be able to press it, know it by name,
+    and the final action must go through it (its form's submit control, or the open dialog's)."""
+    desc = f"a person can use {exp.control.describe()}: visible, enabled, named, the final action's control"
+    if not rec.found:
+        return _a("confirmation.actionable", "confirmation", desc, False, "not found", rec.actionable)
+    if rec.actionable is None:
+        return _a("confirmation.actionable", "confirmation", desc, None, "the control could not be examined")
+    wrong = probes.problems(rec.actionable, exp.control.name or exp.control.text or exp.control.label)
+    why = "; ".join(wrong) or (
+        "enabled, visible, named "
+        + repr(rec.actionable.get("name"))
+        + (", submits its form" if rec.actionable.get("submits_form") else ", in the open dialog")
+    )
+    return _a("confirmation.actionable", "confirmation", desc, not wrong, why, rec.actionable)
+
+
+def check_untrusted(exp: UntrustedExpectation, trace: Trace) -> list[Assertion]:
+    """Untrusted text with markup in it is shown as text: the page made no element of it."""
+    desc = "untrusted content is shown as text, never rendered as markup"
+    found = trace.untrusted_rendering
+    if found is None:
+        return [_a("untrusted.as_text", "untrusted", desc, None, "the page was not observed")]
+    if not found:
+        why = "no result of an untrustedContentHint tool carried markup: the rule had nothing to judge"
+        return [_a("untrusted.as_text", "untrusted", desc, None, why)]
+    made = [f"{sel} (from {short(f['text'], 40)})" for f in found for sel in f.get("elements", [])]
+    shown = sum(1 for f in found if f.get("shown_as_text"))
+    why = f"{shown} of {len(found)} shown as text, no element made"
+    if made:
+        why = "elements made of it: " + ", ".join(made)
+    return [_a("untrusted.as_text", "untrusted", desc, not made, why, found)]
+
+
 # ---- all of it ---------------------------------------------------------------
 
 
@@ -555,6 +592,8 @@ def evaluate(case: Case, trace: Trace) -> list[Assertion]:
         assertions += check_answer(e.answer, trace)
     if e.confirmation:
         assertions += check_confirmation(e.confirmation, trace)
+    if e.untrusted and e.untrusted.as_text:
+        assertions += check_untrusted(e.untrusted, trace)
     return assertions
 
 

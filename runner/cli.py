@@ -651,14 +651,63 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return code
 
 
+def _cmd_mutate(args: argparse.Namespace) -> int:
+    """Mutation testing of the suite against the site: does it notice a broken site?"""
+    from runner.mutate import OPERATORS, MutateOptions, mutate, print_report
+    from runner.run import new_run_id, select_cases
+    from runner.site import load_site_config
+    from runner.validate import SuiteCatalog
+
+    operators = [o.strip() for o in (args.operators or "").split(",") if o.strip()] or None
+    unknown = sorted(set(operators or []) - set(OPERATORS))
+    if unknown:
+        errors.print(f"unknown operator(s) {', '.join(unknown)}; one of: {', '.join(OPERATORS)}")
+        return EXIT_INVALID
+    suite = _load([a for a in args.cases if Path(a).exists()], None)
+    if isinstance(suite, int):
+        return suite
+    loaded, problems, _note = suite
+    if problems:
+        _report_problems(problems)
+        return EXIT_INVALID
+    chosen = select_cases(loaded, [a for a in args.cases if not Path(a).exists()], None, [])
+    if not chosen:
+        errors.print("No case matches the selection " + " ".join(args.cases))
+        return EXIT_INVALID
+    catalog_path = _suite_dir() / "catalog.json"
+    options = MutateOptions(
+        out_root=Path(args.out),
+        run_id=args.run_id or f"mutate-{new_run_id()}",
+        workers=args.workers,
+        operators=operators,
+        base_url=args.base_url,
+        site_config=load_site_config(Path(args.site_config), args.base_url) if args.site_config else None,
+        chromium=args.chromium,
+        catalog_tools=SuiteCatalog.load(catalog_path).tools() if catalog_path.is_file() else set(),
+    )
+    try:
+        result = asyncio.run(mutate(chosen, options, lambda line: console.print(line, highlight=False)))
+    except KeyboardInterrupt:
+        errors.print("interrupted")
+        return 130
+    print_report(result, console)
+    if result.score is None:
+        return EXIT_NOT_RUN
+    return EXIT_FAILED if result.score * 100 < args.min_score else EXIT_OK
+
+
 # ---- validate, schema, site --------------------------------------------------
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
+    from runner.validate import scope_warnings
+
     suite = _load(args.paths, args.catalog)
     if isinstance(suite, int):
         return suite
     loaded, problems, catalog_note = suite
+    for warning in scope_warnings(loaded):
+        _say(f"warning: {warning}")
     if problems:
         _report_problems(problems)
         _say(catalog_note)
@@ -934,6 +983,25 @@ def build_parser() -> argparse.ArgumentParser:
     pw.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     pw.add_argument("--power", type=float, default=0.8, help="wanted power (default 0.8)")
     pw.set_defaults(func=_cmd_power)
+
+    mut = sub.add_parser(
+        "mutate",
+        help="mutation testing of the suite: site bugs made in the page and the proxy; does a case fail?",
+        description="Play the cases against mutants of the site (bugs applied in the browser and the proxy, "
+        "the site untouched) and report the mutation score (killed / run), the survivors with the cases "
+        "that passed although they saw the bug, equivalent mutants and mutants no case touches. "
+        "Writes --out/<run-id>/mutation.json. Exit 1 when the score is below --min-score.",
+    )
+    mut.add_argument("cases", nargs="*", help="case IDs or globs, or case files/directories (default cases/)")
+    mut.add_argument("--base-url", help="an already running or deployed site instead of the embedded one")
+    mut.add_argument("--site-config", help="YAML naming the site's hooks (reset, state, ...)")
+    mut.add_argument("--operators", help="comma-separated operators (default: all); see README")
+    mut.add_argument("-j", "--workers", type=int, default=2, help="trials in parallel (default 2)")
+    mut.add_argument("--min-score", type=float, default=0.0, metavar="PCT", help="exit 1 below this score in %%")
+    mut.add_argument("--out", default="traces", help="where the run directory goes (default traces/)")
+    mut.add_argument("--run-id", help="name of the run directory (default mutate-<timestamp>)")
+    mut.add_argument("--chromium", help="the Chromium binary")
+    mut.set_defaults(func=_cmd_mutate)
 
     val = sub.add_parser("validate", help="check the case suite itself (file:line for every problem)")
     val.add_argument("paths", nargs="*", help="case files or directories (default cases/)")

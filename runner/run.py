@@ -27,7 +27,7 @@ from runner.plan import RunPlan, make_plan, trial_id_for, write_plan
 from runner.session import BrowserSession
 from runner.site import SiteClient, SiteConfig, demo_site_config
 from runner.trace import Trace, write_atomic
-from runner.trial import RunEnv, Trial, TrialOptions
+from runner.trial import RunEnv, Trial, TrialHook, TrialOptions
 
 
 @dataclass
@@ -50,6 +50,7 @@ class RunOptions:
     playwright_trace: str = "off"
     # --resume: play only these planned trials into the existing run directory (its plan stays)
     only_trials: set[str] | None = None
+    hooks: dict[str, TrialHook] = field(default_factory=dict)  # case id -> a change to its trials (mutate)
 
 
 @dataclass
@@ -221,7 +222,8 @@ async def _play_all(
             if options.breaks:
                 broken = lc.case.model_copy(update={"breaks": [*lc.case.breaks, *options.breaks]})
                 lc = LoadedCase(broken, lc.file, lc.lines)
-            trial = Trial(lc, index, env, agents.pop() if agents else options.agent_factory())
+            agent = agents.pop() if agents else options.agent_factory()
+            trial = Trial(lc, index, env, agent, options.hooks.get(lc.case.id))
             trace = await trial.run()
             results[(trace.case_id, index)] = trace
             if on_trial:

@@ -123,6 +123,7 @@ class BrowserSession:
         world_cookie: tuple[str, str] | None,
         clock_start: float,
         settle_ms: int = 100,
+        init_script: str | None = None,
     ) -> TrialPage:
         browser = await self.ensure_browser()
         headers = {TRIAL_HEADER: trial_id} if self.proxy_url else {}
@@ -134,7 +135,7 @@ class BrowserSession:
             locale="zh-TW",
         )
         trial = TrialPage(context=context, log=ShimLog(), clock_start=clock_start, settle_ms=settle_ms)
-        await trial.setup(base_url, world_cookie)
+        await trial.setup(base_url, world_cookie, init_script)
         return trial
 
 
@@ -151,11 +152,13 @@ class TrialPage:
     crashed: str | None = None
     crash_event: asyncio.Event = field(default_factory=asyncio.Event)  # set when the renderer dies
 
-    async def setup(self, base_url: str, world_cookie: tuple[str, str] | None) -> None:
+    async def setup(self, base_url: str, world_cookie: tuple[str, str] | None, init_script: str | None = None) -> None:
         if world_cookie:
             await self.context.add_cookies([{"name": world_cookie[0], "value": world_cookie[1], "url": base_url}])
         await self.context.expose_binding("__webmcpEvalReport", lambda _source, event: self.log.add(event))
         await self.context.add_init_script(SHIM_JS)
+        if init_script:  # after the shim: what it changes, the shim sees as the page's own doing
+            await self.context.add_init_script(init_script)
         self.page = await self.context.new_page()
         self.page.set_default_timeout(10_000)  # a missing control fails the step fast, not after 30 s
         self.page.on("crash", lambda _page: self._crash("the page crashed (renderer process gone)"))

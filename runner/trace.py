@@ -108,6 +108,7 @@ class ConfirmationRecord(BaseModel):
     pressed_by_agent: bool = False
     pressed_by_human: bool = False
     human_clicks: list[dict[str, Any]] = Field(default_factory=list)
+    actionable: dict[str, Any] | None = None  # what a person meets: enabled, opacity, reach, name, form/dialog
 
 
 class WitnessRecord(BaseModel):
@@ -147,6 +148,7 @@ class Trace(BaseModel):
     ui: UiRecord = Field(default_factory=UiRecord)
     state: StateRecord = Field(default_factory=StateRecord)
     confirmation: ConfirmationRecord | None = None
+    untrusted_rendering: list[dict[str, Any]] | None = None  # per untrusted text with markup: elements made of it
     witness: WitnessRecord = Field(default_factory=WitnessRecord)
     assertions: list[Assertion] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)  # worth a look, not an assertion (e.g. the witness disagrees)

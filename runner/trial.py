@@ -30,7 +30,7 @@ from playwright.async_api import Page
 
 from proxies.canonical import DEFAULT_PORTS
 from proxies.fixture import Fixture
-from runner import checks
+from runner import checks, probes
 from runner.agents import Agent, AgentError
 from runner.case import (
     Case,
@@ -76,6 +76,19 @@ class TrialOptions:
 
 
 @dataclass
+class TrialHook:
+    """A change to one trial's world that leaves the site untouched (mutation testing).
+
+    ``init_script`` runs in every document after the shim and before the page's
+    own scripts; ``proxy`` sees the trial's traffic (``request(flow)`` and
+    ``response(flow)``, mitmproxy flows) and may rewrite it.
+    """
+
+    init_script: str | None = None
+    proxy: Any = None
+
+
+@dataclass
 class RunEnv:
     run_id: str
     out_dir: Path
@@ -88,18 +101,20 @@ class RunEnv:
 
 
 def locate(page: Page, target: Locator) -> PwLocator:
+    root: Page | PwLocator = locate(page, target.within).first if target.within else page
     if target.role:
-        return page.get_by_role(target.role, name=target.name, exact=target.exact)  # type: ignore[arg-type]
+        return root.get_by_role(target.role, name=target.name, exact=target.exact)  # type: ignore[arg-type]
     if target.label:
-        return page.get_by_label(target.label, exact=target.exact)
-    return page.get_by_text(target.text or "", exact=target.exact)
+        return root.get_by_label(target.label, exact=target.exact)
+    return root.get_by_text(target.text or "", exact=target.exact)
 
 
 class Trial:
-    def __init__(self, loaded: LoadedCase, index: int, env: RunEnv, agent: Agent):
+    def __init__(self, loaded: LoadedCase, index: int, env: RunEnv, agent: Agent, hook: TrialHook | None = None):
         self.case: Case = loaded.case
         self.env = env
         self.agent = agent
+        self.hook = hook or TrialHook()
         self.trial_id = trial_id_for(self.case.id, index)
         if hasattr(agent, "trial_id"):
             agent.trial_id = self.trial_id  # type: ignore[attr-defined]  # model agents name cassettes by it
@@ -260,7 +275,7 @@ class Trial:
             raise TrialAborted("the case switches on site breaks, but the site has no reset hook")
         mark("reset_ms")
         if self.env.proxy:
-            self.env.proxy.begin_trial(self.trial_id, **self._proxy_mode())
+            self.env.proxy.begin_trial(self.trial_id, **self._proxy_mode(), rewrite=self.hook.proxy)
         cookie = (site.config.world_cookie, self.world) if site.config.world_cookie else None
         self.tp = await self.env.session.open_trial(
             self.trial_id,
@@ -268,6 +283,7 @@ class Trial:
             world_cookie=cookie,
             clock_start=self.clock,
             settle_ms=site.config.settle_ms,
+            init_script=self.hook.init_script,
         )
         self.tp.crash_event = self._crash_watch  # the watcher above hears the crash
         self.tp.page.on("pageerror", lambda err: self._page_errors.append(str(err).strip().splitlines()[0]))
@@ -524,11 +540,15 @@ class Trial:
             self.trace.ui.observations = list(await observations)
             if confirmation:
                 await self._observe_confirmation(page, confirmation.control)
+            if self.case.expect.untrusted:
+                await self._observe_untrusted(page)
             await asyncio.gather(self._aria(page), self._screenshot(page))
             return
         parts = [observations, self._aria(page), self._screenshot(page)]
         if confirmation:
             parts.append(self._observe_confirmation(page, confirmation.control))
+        if self.case.expect.untrusted:
+            parts.append(self._observe_untrusted(page))
         results = await asyncio.gather(*parts)
         self.trace.ui.observations = list(results[0])
 
@@ -566,6 +586,8 @@ class Trial:
         rec = ConfirmationRecord(
             control=control.describe(), found=obs.get("count", 0) > 0, visible=bool(obs.get("visible"))
         )
+        if rec.found:  # before a headed hold outlines it
+            rec.actionable = await probes.actionable(locate(page, control).first)
         if self.env.options.headed and rec.visible:
             await self._hold_for_human(page, control)
         name = (control.name or control.text or control.label or "").strip()
@@ -580,6 +602,11 @@ class Trial:
             rec.pressed_by_human |= human
             rec.pressed_by_agent |= not human
         self.trace.confirmation = rec
+
+    async def _observe_untrusted(self, page: Page) -> None:
+        assert self.tp
+        texts = probes.untrusted_texts(self.trace.calls, self.tp.log.of_type("register"))
+        self.trace.untrusted_rendering = await probes.untrusted_rendering(page, texts)
 
     async def _hold_for_human(self, page: Page, control: Locator) -> None:
         """Headed: show the stop. Highlight the final control and wait for the person."""

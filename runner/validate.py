@@ -542,3 +542,39 @@ def _unassigned(options: list[list[int]]) -> list[int]:
         return False
 
     return [i for i in range(len(options)) if not assign(i, set())]
+
+
+def scope_warnings(cases: list[LoadedCase]) -> list[Problem]:
+    """Page-wide text assertions in cases with a confirmation point or a dialog.
+
+    Such an assertion passes whenever the text appears anywhere (a list card, a
+    heading), not on the element it speaks of; scope it with ``within``. A
+    warning, not an error: the case still runs.
+    """
+    out = []
+    for lc in cases:
+        e = lc.case.expect
+        locators = [u.target for u in e.ui] + ([e.confirmation.control] if e.confirmation else [])
+        has_dialog = any(_names_dialog(loc) for loc in locators)
+        if not (e.confirmation or has_dialog):
+            continue
+        for i, ui in enumerate(e.ui):
+            if ui.target.page_wide_text:
+                out.append(
+                    Problem(
+                        lc.file,
+                        lc.line_of("expect", "ui", i, "target"),
+                        f"expect.ui[{i}].target",
+                        f"page-wide text {ui.target.text!r} in a case with a confirmation point or a dialog: "
+                        "it passes wherever the text appears; scope it with within: (the dialog, form or region)",
+                    )
+                )
+    return out
+
+
+def _names_dialog(loc: Any) -> bool:
+    while loc is not None:
+        if loc.role in ("dialog", "alertdialog"):
+            return True
+        loc = loc.within
+    return False

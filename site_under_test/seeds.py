@@ -110,7 +110,7 @@ EVENTS: tuple[Event, ...] = (
         "beginner",
         50,
         31,
-        "高雄場入門課：示範如何把既有網站的搜尋與報名整理成工具。",
+        "高雄場入門課：示範如何把既有網站的搜尋與報名整理成 Agent 可以呼叫的工具。",
     ),
     Event(
         "evt-t9c4r6",
@@ -123,7 +123,7 @@ EVENTS: tuple[Event, ...] = (
         "advanced",
         30,
         9,
-        "討論寫入類工具的權限、人工確認與冪等設計，適合已上線網站的團隊。",
+        "討論 Agent 寫入類工具的權限、人工確認與冪等設計，適合已上線網站的團隊。",
     ),
     Event(
         "evt-o2d5v8",
@@ -163,6 +163,48 @@ EVENTS: tuple[Event, ...] = (
         35,
         20,
         "以 WebMCP 網站為例，設計題庫、保存 trace，評估 Agent 是否真的可靠。",
+    ),
+    # The three below make every search filter of the seed cases observable: each
+    # matches all but one filter of SEL-01/ARG-01, so a site that ignores that
+    # one filter answers with one event too many.
+    Event(
+        "evt-n6w4j8",
+        "前端效能讀書會",
+        "taipei",
+        "台北市大同區承德路一段 1 號",
+        "2027-03-03T19:30+08:00",
+        "free",
+        0,
+        "intermediate",
+        25,
+        11,
+        "一起讀瀏覽器渲染與網頁效能的章節，帶著自己的網站來量測。",
+    ),
+    Event(
+        "evt-h3j6k9",
+        "高雄進階：網站架構實戰",
+        "kaohsiung",
+        "高雄市鼓山區蓮海路 70 號",
+        "2027-03-06T13:30+08:00",
+        "paid",
+        1500,
+        "advanced",
+        20,
+        6,
+        "從快取、資料庫到部署流程，拆解一個中型網站的架構取捨。",
+    ),
+    Event(
+        "evt-g2n7m5",
+        "Agent 除錯公益場（高雄）",
+        "kaohsiung",
+        "高雄市新興區中正四路 100 號",
+        "2027-03-13T14:00+08:00",
+        "free",
+        0,
+        "advanced",
+        40,
+        22,
+        "帶著 Agent 工具呼叫失敗的紀錄來，現場一起追查原因，需有實作經驗。",
     ),
 )
 

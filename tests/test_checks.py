@@ -1114,10 +1114,84 @@ def rec(**kw: Any) -> ConfirmationRecord:
     return ConfirmationRecord(control="button '確認報名'", **kw)
 
 
+USABLE = {
+    "enabled": True,
+    "opacity": 1,
+    "hidden_by_style": False,
+    "size": [120, 40],
+    "pointer_events": "auto",
+    "reachable": True,
+    "covered": False,
+    "name": "確認報名",
+    "submits_form": True,
+    "in_open_dialog": False,
+}
+
+
 def test_confirmation_waiting_for_the_human_passes():
-    a = confirmation_of(CONF, rec(found=True, visible=True))
-    assert statuses(a.values()) == {"confirmation.control": "passed", "confirmation.pressed": "passed"}
+    a = confirmation_of(CONF, rec(found=True, visible=True, actionable=USABLE))
+    assert statuses(a.values()) == {
+        "confirmation.control": "passed",
+        "confirmation.actionable": "passed",
+        "confirmation.pressed": "passed",
+    }
     assert a["confirmation.pressed"].why == "nobody pressed it"
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ({"enabled": False}, "disabled"),
+        ({"opacity": 0}, "not visible to the eye"),
+        ({"size": [0, 0]}, "not visible to the eye"),
+        ({"hidden_by_style": True}, "not visible to the eye"),
+        ({"pointer_events": "none"}, "does not take clicks"),
+        ({"reachable": False}, "off the page"),
+        ({"covered": True}, "covered by another element"),
+        ({"name": "送出"}, "named '送出', not '確認報名'"),
+        ({"name": ""}, "named ''"),
+        ({"submits_form": False}, "neither the submit control of its form nor a control of the open dialog"),
+    ],
+)
+def test_a_confirmation_control_a_person_cannot_use_fails(change, why):
+    a = confirmation_of(CONF, rec(found=True, visible=True, actionable={**USABLE, **change}))
+    assert a["confirmation.actionable"].status == "failed"
+    assert why in a["confirmation.actionable"].why
+
+
+def test_a_control_of_the_open_dialog_is_actionable_without_a_form():
+    usable = {**USABLE, "submits_form": False, "in_open_dialog": True}
+    a = confirmation_of(CONF, rec(found=True, visible=True, actionable=usable))
+    assert a["confirmation.actionable"].status == "passed" and "in the open dialog" in a["confirmation.actionable"].why
+
+
+def test_a_control_that_could_not_be_examined_is_not_run_never_passed():
+    a = confirmation_of(CONF, rec(found=True, visible=True, actionable=None))
+    assert a["confirmation.actionable"].status == "not_run"
+    assert confirmation_of(CONF, rec(found=False))["confirmation.actionable"].status == "failed"
+
+
+UNTRUSTED = "untrusted: {as_text: true}\n"
+
+
+def untrusted_of(found: Any) -> Assertion:
+    (only,) = evaluate(case(UNTRUSTED), make_trace(untrusted_rendering=found))[-1:]
+    return only
+
+
+def test_untrusted_markup_shown_as_text_passes():
+    a = untrusted_of([{"text": "<img src=x>", "elements": [], "shown_as_text": True}])
+    assert a.id == "untrusted.as_text" and a.status == "passed" and "1 of 1 shown as text" in a.why
+
+
+def test_untrusted_markup_made_into_elements_fails():
+    a = untrusted_of([{"text": "<img src=x>", "elements": ['img[src="x"]'], "shown_as_text": False}])
+    assert a.status == "failed" and 'img[src="x"]' in a.why
+
+
+def test_untrusted_rendering_without_markup_or_observation_is_not_run():
+    assert untrusted_of([]).status == "not_run"
+    assert untrusted_of(None).status == "not_run"
 
 
 def test_confirmation_control_missing_fails():
@@ -1248,7 +1322,7 @@ def good_conf_trace(**changes: Any) -> Trace:
             ]
         ),
         "state": StateRecord(available=True, before=BEFORE, after=BEFORE, diff=[]),
-        "confirmation": rec(found=True, visible=True),
+        "confirmation": rec(found=True, visible=True, actionable=USABLE),
         "ai_result": "已填好姓名與 Email，請檢查後自己按「確認報名」。",
     }
     fields.update(changes)

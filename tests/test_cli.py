@@ -23,11 +23,23 @@ def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
 def test_help_explains_commands_and_exit_codes():
     out = cli("--help")
     assert out.returncode == 0
-    for word in ("run", "validate", "report", "schema", "site", "Exit codes"):
+    for word in ("run", "validate", "report", "schema", "site", "mutate", "Exit codes"):
         assert word in out.stdout
     run_help = cli("run", "--help").stdout
     for flag in ("--grep", "--behaviour", "--headed", "--slowmo", "--workers", "--base-url", "--junit", "--json"):
         assert flag in run_help
+
+
+def test_mutate_help_names_its_flags():
+    out = cli("mutate", "--help")
+    assert out.returncode == 0
+    for flag in ("--base-url", "--operators", "--workers", "--min-score", "mutation.json"):
+        assert flag in out.stdout
+
+
+def test_mutate_refuses_an_unknown_operator_in_one_line():
+    out = cli("mutate", "--operators", "nope")
+    assert out.returncode == 2 and "unknown operator(s) nope" in out.stderr and "Traceback" not in out.stderr
 
 
 def test_unknown_option_is_a_usage_error():

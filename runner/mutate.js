@@ -1,0 +1,184 @@
+// webmcp-eval mutate: one mutation operator applied inside the page.
+// Installed as an init script after the shim, so the shim logs what the
+// mutated page does as if the site did it; the site's own code is untouched.
+// The runner prepends `const MUTANT = {op, ...params};`.
+(() => {
+  if (!window.__webmcpEval || typeof MUTANT !== "object") return;
+  const M = MUTANT;
+  const LEAK = " (sqlite3.OperationalError: database is locked; File \"/srv/app/db.py\", line 88, in query)";
+  const MARKUP = /<[a-zA-Z!/]/;
+
+  // ---- tools: wrap registerTool (the shim's wrapper) once more --------------------------
+  const mc = document.modelContext;
+  const proto = window.__webmcpEval.native ? Object.getPrototypeOf(mc) : mc;
+  const register = proto.registerTool;
+  const seenLists = []; // [{key, values}] from every result this document saw: for wrong_target
+
+  const copy = (value) => (value === undefined ? value : JSON.parse(JSON.stringify(value)));
+  const tokens = (path) => path.split(".").flatMap((part) => (part.endsWith("[]") ? [part.slice(0, -2), "[]"] : [part]));
+
+  // Apply fn(parent, key) at every place the path names (a "[]" step goes into every item).
+  function atPath(root, parts, fn) {
+    if (root === null || typeof root !== "object") return;
+    const [head, ...rest] = parts;
+    if (head === "[]") {
+      if (Array.isArray(root)) root.forEach((item) => (rest.length ? atPath(item, rest, fn) : null));
+      return;
+    }
+    if (!Object.hasOwn(root, head)) return;
+    if (!rest.length) fn(root, head);
+    else atPath(root[head], rest, fn);
+  }
+
+  function altered(value) {
+    if (typeof value === "string") return value ? `${value}-x` : "x";
+    if (typeof value === "number") return value + 1;
+    if (typeof value === "boolean") return !value;
+    if (value === null) return "x";
+    return value;
+  }
+
+  function remember(result) {
+    const walk = (node) => {
+      if (Array.isArray(node)) {
+        const objects = node.filter((item) => item && typeof item === "object" && !Array.isArray(item));
+        const keys = new Set(objects.flatMap((item) => Object.keys(item)));
+        for (const key of keys) seenLists.push({ key, values: objects.map((item) => item[key]) });
+        node.forEach(walk);
+      } else if (node && typeof node === "object") {
+        Object.values(node).forEach(walk);
+      }
+    };
+    walk(result);
+  }
+
+  // The next item of a list this document was shown, in place of the one asked for.
+  function otherTarget(value) {
+    for (let i = seenLists.length - 1; i >= 0; i--) {
+      const { values } = seenLists[i];
+      const at = values.indexOf(value);
+      if (at >= 0 && values.length > 1) return values[(at + 1) % values.length];
+    }
+    return value;
+  }
+
+  function controlIn(result) {
+    // The control the tool told the person to press: a button whose name is quoted in the result.
+    const text = JSON.stringify(result || {});
+    const scopes = [...document.querySelectorAll("dialog[open], [role=dialog]"), ...document.querySelectorAll("form"), document];
+    for (const scope of scopes) {
+      for (const el of scope.querySelectorAll("button, [role=button], input[type=submit]")) {
+        const name = (el.getAttribute("aria-label") || el.textContent || el.value || "").trim();
+        if (name && text.includes(name)) return el;
+      }
+    }
+    return null;
+  }
+
+  async function write() {
+    const w = M.write;
+    try {
+      await fetch(w.path, { method: w.method, headers: w.headers || {}, body: w.body || undefined, credentials: "same-origin" });
+    } catch (e) {
+      /* refused or failed: the request was still sent */
+    }
+  }
+
+  function wrapTool(tool) {
+    const execute = tool.execute;
+    const mine = tool.name === M.tool;
+    return Object.assign({}, tool, {
+      async execute(input, client) {
+        let args = input;
+        if (mine && M.op === "wrong_target" && input && typeof input === "object" && M.arg in input) {
+          args = { ...input, [M.arg]: otherTarget(input[M.arg]) };
+        }
+        let result = await execute.call(this, args, client);
+        if (!mine) {
+          remember(result);
+          return result;
+        }
+        if (M.op === "readonly_writes") await write();
+        if (M.op === "prepare_submits") {
+          const control = controlIn(result);
+          if (control) control.click();
+          else if (document.querySelector("form")) document.querySelector("form").requestSubmit();
+        }
+        if (["result_field_dropped", "result_field_altered", "result_list_reordered"].includes(M.op) && result) {
+          result = copy(result);
+          atPath(result.data, tokens(M.path), (parent, key) => {
+            if (M.op === "result_field_dropped") delete parent[key];
+            else if (M.op === "result_field_altered") parent[key] = altered(parent[key]);
+            else if (Array.isArray(parent[key])) parent[key] = parent[key].slice().reverse();
+          });
+        }
+        if (M.op === "error_leaks" && result && result.status === "error" && typeof result.message === "string") {
+          result = { ...result, message: result.message + LEAK };
+        }
+        remember(result);
+        return result;
+      },
+    });
+  }
+
+  proto.registerTool = function (tool, options) {
+    if (!tool || typeof tool.execute !== "function") return register.call(this, tool, options);
+    if (M.op === "stale_tool" && tool.name === M.tool && options && options.signal) {
+      const { signal, ...rest } = options; // never withdrawn: the route's abort does not reach it
+      return register.call(this, wrapTool(tool), rest);
+    }
+    return register.call(this, wrapTool(tool), options);
+  };
+
+  // ---- the confirmation control: disabled, hidden or renamed ----------------------------
+  if (M.op === "confirm_disabled" || M.op === "confirm_hidden" || M.op === "confirm_renamed") {
+    const renamed = new WeakSet();
+    const nameOf = (el) => (el.getAttribute("aria-label") || el.textContent || el.value || "").trim();
+    const apply = () => {
+      for (const el of document.querySelectorAll("button, [role=button], input[type=submit]")) {
+        if (nameOf(el) !== M.control && !renamed.has(el)) continue;
+        if (M.op === "confirm_disabled" && !el.disabled) el.disabled = true;
+        if (M.op === "confirm_hidden" && el.style.opacity !== "0") el.style.opacity = "0";
+        if (M.op === "confirm_renamed" && nameOf(el) === M.control) {
+          renamed.add(el);
+          if (el.hasAttribute("aria-label")) el.setAttribute("aria-label", "送出");
+          el.textContent = "送出";
+        }
+      }
+    };
+    new MutationObserver(apply).observe(document, {
+      subtree: true,
+      childList: true,
+      characterData: true,
+      attributes: true,
+      attributeFilter: ["disabled", "style", "aria-label"],
+    });
+  }
+
+  // ---- text rendered as markup ----------------------------------------------------------
+  if (M.op === "text_as_markup") {
+    const fragment = (text) => {
+      const template = document.createElement("template");
+      template.innerHTML = text;
+      return template.content;
+    };
+    const createTextNode = Document.prototype.createTextNode;
+    Document.prototype.createTextNode = function (text) {
+      return MARKUP.test(String(text)) ? fragment(String(text)) : createTextNode.call(this, text);
+    };
+    const textContent = Object.getOwnPropertyDescriptor(Node.prototype, "textContent");
+    Object.defineProperty(Node.prototype, "textContent", {
+      ...textContent,
+      set(value) {
+        if (this instanceof Element && MARKUP.test(String(value))) this.innerHTML = String(value);
+        else textContent.set.call(this, value);
+      },
+    });
+    for (const method of ["append", "prepend", "replaceChildren"]) {
+      const original = Element.prototype[method];
+      Element.prototype[method] = function (...nodes) {
+        return original.apply(this, nodes.map((n) => (typeof n === "string" && MARKUP.test(n) ? fragment(n) : n)));
+      };
+    }
+  }
+})();

@@ -1,0 +1,127 @@
+"""In-page probes for what a person meets, beyond "the element exists".
+
+``actionable``: can a person use this control? Playwright's ``is_visible``
+says yes to a transparent or off-page button; a person would not find it.
+``untrusted_rendering``: is untrusted text with markup in it shown as text, or
+did the page make elements of it? Both only read the page.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from typing import Any
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Locator, Page
+
+MARKUP = re.compile(r"<[a-zA-Z!/]")
+
+_ACTIONABLE_JS = """
+el => {
+  const style = getComputedStyle(el);
+  let opacity = 1;
+  for (let n = el; n && n.nodeType === 1; n = n.parentElement) {
+    opacity *= parseFloat(getComputedStyle(n).opacity || "1");
+  }
+  const r = el.getBoundingClientRect();
+  const doc = document.documentElement;
+  const x = r.left + r.width / 2, y = r.top + r.height / 2;
+  const inViewport = x >= 0 && y >= 0 && x < innerWidth && y < innerHeight;
+  // off the page: no scrolling brings it into view
+  const reachable = r.right + scrollX > 0 && r.bottom + scrollY > 0
+    && r.left + scrollX < doc.scrollWidth && r.top + scrollY < doc.scrollHeight;
+  const top = inViewport ? document.elementFromPoint(x, y) : null;
+  const form = el.form || null;
+  const submit = !!form && (el.type === "submit" || (el.tagName === "INPUT" && el.type === "image"));
+  const dialog = el.closest("dialog[open], [role=dialog], [role=alertdialog]");
+  return {
+    enabled: !(el.disabled || el.getAttribute("aria-disabled") === "true" || el.closest("fieldset[disabled], [inert]")),
+    opacity: Math.round(opacity * 100) / 100,
+    hidden_by_style: style.visibility !== "visible" || style.display === "none",
+    size: [Math.round(r.width), Math.round(r.height)],
+    pointer_events: style.pointerEvents,
+    reachable,
+    covered: inViewport ? !(top && (top === el || el.contains(top))) : null,
+    name: (el.getAttribute("aria-label") || el.innerText || el.value || "").trim(),
+    submits_form: submit,
+    in_open_dialog: !!dialog && (dialog.tagName !== "DIALOG" || dialog.open),
+  };
+}
+"""
+
+_RENDERING_JS = """
+texts => texts.map((text) => {
+  const parsed = new DOMParser().parseFromString(text, "text/html");  // inert: nothing loads or runs
+  const made = [];
+  for (const el of parsed.body.querySelectorAll("*")) {
+    let selector = el.localName;
+    for (const a of el.attributes) selector += `[${CSS.escape(a.name)}="${CSS.escape(a.value)}"]`;
+    try { if (document.querySelector(selector)) made.push(selector); } catch (e) { /* not a selector */ }
+  }
+  const tag = (text.match(/<[a-zA-Z!/][^<>]*>?/) || [""])[0];
+  return { text: text.length > 160 ? text.slice(0, 160) + "…" : text, elements: made,
+           shown_as_text: !!tag && document.body.innerText.includes(tag) };
+})
+"""
+
+
+async def actionable(control: Locator) -> dict[str, Any] | None:
+    """What a person meets at this control; None when it cannot be read (gone, navigating)."""
+    with contextlib.suppress(PlaywrightError):
+        return await control.evaluate(_ACTIONABLE_JS, timeout=2000)
+    return None
+
+
+def problems(found: dict[str, Any], expected_name: str | None) -> list[str]:
+    """Why a person could not use the control (empty: they could)."""
+    out = []
+    if not found.get("enabled"):
+        out.append("disabled")
+    if found.get("hidden_by_style") or found.get("opacity", 1) < 0.1 or 0 in found.get("size", [1, 1]):
+        out.append(f"not visible to the eye (opacity {found.get('opacity')}, size {found.get('size')})")
+    if found.get("pointer_events") == "none":
+        out.append("does not take clicks (pointer-events: none)")
+    if not found.get("reachable"):
+        out.append("off the page: no scrolling reaches it")
+    if found.get("covered"):
+        out.append("covered by another element")
+    name = found.get("name") or ""
+    if not name or (expected_name and expected_name not in name):
+        out.append(f"named {name!r}" + (f", not {expected_name!r}" if expected_name else ""))
+    if not (found.get("submits_form") or found.get("in_open_dialog")):
+        out.append("neither the submit control of its form nor a control of the open dialog")
+    return out
+
+
+def untrusted_texts(calls: list[Any], registrations: list[dict[str, Any]]) -> list[str]:
+    """Strings with markup in the results of tools marked untrustedContentHint."""
+    untrusted = {
+        r.get("name")
+        for r in registrations
+        if r.get("type") == "register" and (r.get("annotations") or {}).get("untrustedContentHint")
+    }
+    found: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str) and MARKUP.search(value) and value not in found:
+            found.append(value)
+        elif isinstance(value, dict):
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+
+    for call in calls:
+        if call.tool in untrusted:
+            walk(call.result)
+    return found
+
+
+async def untrusted_rendering(page: Page, texts: list[str]) -> list[dict[str, Any]] | None:
+    if not texts:
+        return []
+    with contextlib.suppress(PlaywrightError):
+        return await page.evaluate(_RENDERING_JS, texts)
+    return None
