@@ -684,6 +684,8 @@ def _cmd_mutate(args: argparse.Namespace) -> int:
         site_config=load_site_config(Path(args.site_config), args.base_url) if args.site_config else None,
         chromium=args.chromium,
         catalog_tools=SuiteCatalog.load(catalog_path).tools() if catalog_path.is_file() else set(),
+        baseline_runs=args.baseline_runs,
+        confirm_kills=not args.no_confirm,
     )
     try:
         result = asyncio.run(mutate(chosen, options, lambda line: console.print(line, highlight=False)))
@@ -998,6 +1000,12 @@ def build_parser() -> argparse.ArgumentParser:
     mut.add_argument("--operators", help="comma-separated operators (default: all); see README")
     mut.add_argument("-j", "--workers", type=int, default=2, help="trials in parallel (default 2)")
     mut.add_argument("--min-score", type=float, default=0.0, metavar="PCT", help="exit 1 below this score in %%")
+    mut.add_argument(
+        "--baseline-runs", type=int, default=2, help="unmutated runs; what differs between them is noise (default 2)"
+    )
+    mut.add_argument(
+        "--no-confirm", action="store_true", help="count a failing case as a kill at once (default: play it again)"
+    )
     mut.add_argument("--out", default="traces", help="where the run directory goes (default traces/)")
     mut.add_argument("--run-id", help="name of the run directory (default mutate-<timestamp>)")
     mut.add_argument("--chromium", help="the Chromium binary")

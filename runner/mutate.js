@@ -31,7 +31,11 @@
   }
 
   function altered(value) {
-    if (typeof value === "string") return value ? `${value}-x` : "x";
+    if (typeof value === "string") {
+      // reversed: a wrong value that no substring or prefix check mistakes for the right one
+      const reversed = [...value].reverse().join("");
+      return reversed !== value ? reversed : `${value}-x`;
+    }
     if (typeof value === "number") return value + 1;
     if (typeof value === "boolean") return !value;
     if (value === null) return "x";

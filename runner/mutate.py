@@ -78,6 +78,7 @@ class CaseRun:
     failed: list[str]  # assertions that failed or could not run
     fired: int | None = None  # proxy operators count their rewrites
     trace: str = ""
+    flaky: str | None = None  # a first play that failed and did not fail again: not a kill
 
 
 @dataclass
@@ -137,7 +138,7 @@ def observable(trace: Trace) -> dict[str, Any]:
         "aria": trace.ui.aria_snapshot,
         "url": trace.ui.url,
         "confirmation": trace.confirmation.model_dump() if trace.confirmation else None,
-        "rendering": getattr(trace, "rendering", None),
+        "rendering": trace.untrusted_rendering,
     }
 
 
@@ -419,6 +420,7 @@ class MutateOptions:
     chromium: str | None = None
     catalog_tools: set[str] = field(default_factory=set)
     baseline_runs: int = 2
+    confirm_kills: bool = True  # a failing case is played again: only a repeated failure kills
 
 
 @dataclass
@@ -500,7 +502,7 @@ async def baseline(cases: list[LoadedCase], options: MutateOptions, config: Site
 async def mutate(cases: list[LoadedCase], options: MutateOptions, progress: Callable[[str], None]) -> MutationResult:
     out_dir = options.out_root / options.run_id
     out_dir.mkdir(parents=True, exist_ok=True)
-    with _site(options) as config:
+    with _Site(options) as config:
         progress(f"baseline: {len(cases)} case(s) × {options.baseline_runs}")
         base = await baseline(cases, options, config)
         failed = {b.id: b.trace.verdict_reason for b in base if b.trace.verdict != "passed"}
@@ -515,13 +517,22 @@ async def mutate(cases: list[LoadedCase], options: MutateOptions, progress: Call
         while pending:
             round_no += 1
             jobs = [(m, pending[m.id].pop(0)) for m in mutants if m.id in pending]
-            hooks = [m.hook() for m, _ in jobs]
-            pairs = [(by_id[c].case, m.id, h) for (m, c), h in zip(jobs, hooks, strict=True)]
             progress(f"round {round_no}: {len(jobs)} trial(s)")
-            traces = await _play(pairs, options, f"round-{round_no}", config)
-            for (m, case_id), hook in zip(jobs, hooks, strict=True):
-                trace = traces[f"{case_id}-{m.id}"]
-                _judge(m, by_id[case_id], trace, hook)
+            played = await _play_jobs(jobs, by_id, options, f"round-{round_no}", config)
+            failing = [(m, c) for m, c in jobs if played[(m.id, c)][0].verdict != "passed"]
+            if options.confirm_kills and failing:
+                progress(f"round {round_no}: {len(failing)} kill(s) to confirm")
+                again = await _play_jobs(failing, by_id, options, f"round-{round_no}-confirm", config)
+            else:
+                again = {}
+            for m, case_id in jobs:
+                trace, hook = played[(m.id, case_id)]
+                second = again.get((m.id, case_id))
+                if second is not None and second[0].verdict == "passed":
+                    # a failure that does not repeat is the machine, not the mutant
+                    _judge(m, by_id[case_id], second[0], second[1], flaky=f"{trace.verdict}: {trace.verdict_reason}")
+                else:
+                    _judge(m, by_id[case_id], trace, hook)
                 if m.status == "killed" or not pending[m.id]:
                     del pending[m.id]
         for m in mutants:
@@ -532,18 +543,28 @@ async def mutate(cases: list[LoadedCase], options: MutateOptions, progress: Call
     return result
 
 
-def _judge(m: Mutant, b: Baseline, trace: Trace, hook: TrialHook) -> None:
+async def _play_jobs(
+    jobs: list[tuple[Mutant, str]], by_id: dict[str, Baseline], options: MutateOptions, run_id: str, config: SiteConfig
+) -> dict[tuple[str, str], tuple[Trace, TrialHook]]:
+    """Each (mutant, case) once, in one run, with a fresh hook each."""
+    hooks = [m.hook() for m, _ in jobs]
+    pairs = [(by_id[c].case, m.id, h) for (m, c), h in zip(jobs, hooks, strict=True)]
+    traces = await _play(pairs, options, run_id, config)
+    return {(m.id, c): (traces[f"{c}-{m.id}"], h) for (m, c), h in zip(jobs, hooks, strict=True)}
+
+
+def _judge(m: Mutant, b: Baseline, trace: Trace, hook: TrialHook, flaky: str | None = None) -> None:
     diff = differences(b.observed, observable(trace), b.noise)
     bad = [f"{a.id}: {a.why}" for a in trace.assertions if a.status != "passed"]
     if trace.verdict == "not_run" and not bad:
         bad = [trace.verdict_reason]
     fired = getattr(hook.proxy, "fired", None)
-    m.runs.append(CaseRun(b.id, trace.verdict, diff, bad, fired, f"{trace.run_id}/trials/{trace.trial_id}.json"))
+    m.runs.append(CaseRun(b.id, trace.verdict, diff, bad, fired, f"{trace.run_id}/trials/{trace.trial_id}.json", flaky))
     if trace.verdict != "passed":
         m.status = "killed"
 
 
-class _site:
+class _Site:
     """The embedded demo site (test mode), started once for every round; or the given one."""
 
     def __init__(self, options: MutateOptions):

@@ -193,3 +193,10 @@ def test_the_score_counts_killed_over_run_and_leaves_out_equivalent_and_unseen(t
     assert result.run == 4 and result.score == 0.75
     data = result.to_json()
     assert data["equivalent"] == 1 and data["unseen"] == 1 and len(data["mutants"]) == 6
+
+
+def test_a_failure_that_does_not_repeat_is_not_a_kill():
+    b = baseline([SEARCH])
+    m = Mutant("M001", "result_field_dropped", "t", {}, ["SEL-01"])
+    _judge(m, b, mutated(b.trace, run_id="again"), TrialHook(), flaky="not_run: the page did not answer")
+    assert m.status == "pending" and m.runs[0].flaky == "not_run: the page did not answer"

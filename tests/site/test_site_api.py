@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from site_under_test.app import create_app, source_revision
+from site_under_test.seeds import EVENTS
 from site_under_test.server import SiteServer
 
 if TYPE_CHECKING:
@@ -265,7 +266,7 @@ def test_reset_checks_names_seeds_and_breaks(control: httpx.Client, http: Callab
 def test_seed_empty_has_no_registrations(world: World) -> None:
     world.reset(seed="empty")
     state = world.state()
-    assert state["seed"] == "empty" and state["registrations"] == [] and len(state["events"]) == 10
+    assert state["seed"] == "empty" and state["registrations"] == [] and len(state["events"]) == len(EVENTS)
 
 
 def test_worlds_reset_and_read_concurrently(new_world: Callable[[], World]) -> None:
