@@ -155,6 +155,7 @@ class Baseline:
     trace: Trace
     exchanges: list[dict[str, Any]]
     noise: set[str]
+    flaky: str | None = None  # it failed once unmutated, then passed
 
     @property
     def id(self) -> str:
@@ -428,6 +429,7 @@ class MutationResult:
     mutants: list[Mutant]
     baseline_failed: dict[str, str]  # case -> why it was left out
     out_dir: Path
+    baseline_flaky: dict[str, str] = field(default_factory=dict)  # case -> its failure before it passed
 
     def count(self, status: str) -> int:
         return sum(1 for m in self.mutants if m.status == status)
@@ -449,6 +451,7 @@ class MutationResult:
             "equivalent": self.count("equivalent"),
             "unseen": self.count("unseen"),
             "baseline_failed": self.baseline_failed,
+            "baseline_flaky": self.baseline_flaky,
             "operators": {name: {"side": op.side, "what": op.what} for name, op in OPERATORS.items()},
             "mutants": [asdict(m) for m in self.mutants],
         }
@@ -477,25 +480,39 @@ async def _play(
 
 
 async def baseline(cases: list[LoadedCase], options: MutateOptions, config: SiteConfig) -> list[Baseline]:
-    observed: list[dict[str, Trace]] = []
+    """``baseline_runs`` passing runs of every case; a case that fails is played again (twice at most).
+
+    A case that cannot pass unmutated is left out (its mutants would die of the case, not the bug).
+    """
+    wanted = max(1, options.baseline_runs)
+    passing: dict[str, list[Trace]] = {lc.case.id: [] for lc in cases}
+    failing: dict[str, Trace] = {}
     observers: dict[str, proxy_ops.Observer] = {}
-    for n in range(max(1, options.baseline_runs)):
-        pairs = []
-        for lc in cases:
-            observer = proxy_ops.Observer()
-            observers.setdefault(lc.case.id, observer)
-            pairs.append((lc, f"B{n + 1}", TrialHook(proxy=observer if n == 0 else proxy_ops.Observer())))
-        observed.append(await _play(pairs, options, f"baseline-{n + 1}", config))
+    for attempt in range(1, wanted + 3):
+        todo = [lc for lc in cases if len(passing[lc.case.id]) < wanted]
+        if not todo or attempt > wanted and len(todo) == len(cases):
+            break
+        fresh = {lc.case.id: proxy_ops.Observer() for lc in todo}
+        pairs = [(lc, f"B{attempt}", TrialHook(proxy=fresh[lc.case.id])) for lc in todo]
+        played = await _play(pairs, options, f"baseline-{attempt}", config)
+        for lc in todo:
+            trace = played[f"{lc.case.id}-B{attempt}"]
+            if trace.verdict == "passed":
+                passing[lc.case.id].append(trace)
+                observers.setdefault(lc.case.id, fresh[lc.case.id])
+            else:
+                failing[lc.case.id] = trace
     out = []
     for lc in cases:
-        first = observed[0][f"{lc.case.id}-B1"]
+        runs = passing[lc.case.id]
+        if not runs:
+            out.append(Baseline(lc, failing[lc.case.id], [], set()))
+            continue
         noise: set[str] = set()
-        for n, run in enumerate(observed[1:], 2):
-            other = run[f"{lc.case.id}-B{n}"]
-            noise |= set(differences(observable(first), observable(other), set()))
-            if other.verdict != "passed":
-                first = other  # a case that does not pass every time is left out below
-        out.append(Baseline(lc, first, observers[lc.case.id].exchanges, noise))
+        for other in runs[1:]:
+            noise |= set(differences(observable(runs[0]), observable(other), set()))
+        flaky = f"failed once unmutated ({failing[lc.case.id].verdict_reason})" if lc.case.id in failing else None
+        out.append(Baseline(lc, runs[0], observers[lc.case.id].exchanges, noise, flaky))
     return out
 
 
@@ -538,7 +555,7 @@ async def mutate(cases: list[LoadedCase], options: MutateOptions, progress: Call
         for m in mutants:
             if m.status == "pending":
                 m.status = "survived" if any(r.differs for r in m.runs) else "equivalent"
-    result = MutationResult(mutants, failed, out_dir)
+    result = MutationResult(mutants, failed, out_dir, {b.id: b.flaky for b in usable if b.flaky})
     write_atomic(out_dir / "mutation.json", json.dumps(result.to_json(), indent=2, ensure_ascii=False) + "\n")
     return result
 
@@ -605,6 +622,8 @@ def print_report(result: MutationResult, console: Any) -> None:
     console.print(table)
     for case, why in result.baseline_failed.items():
         console.print(f"[yellow]left out[/] {case}: it does not pass unmutated ({why})", highlight=False)
+    for case, why in result.baseline_flaky.items():
+        console.print(f"[yellow]flaky[/] {case}: {why}", markup=False, highlight=False)
     survivors = [m for m in result.mutants if m.status == "survived"]
     if survivors:
         console.print("[bold]survivors: the cases saw the bug and passed[/]")

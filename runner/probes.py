@@ -69,7 +69,7 @@ texts => texts.map((text) => {
 async def actionable(control: Locator) -> dict[str, Any] | None:
     """What a person meets at this control; None when it cannot be read (gone, navigating)."""
     with contextlib.suppress(PlaywrightError):
-        return await control.evaluate(_ACTIONABLE_JS, timeout=2000)
+        return await control.evaluate(_ACTIONABLE_JS, timeout=10_000)
     return None
 
 

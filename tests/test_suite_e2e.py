@@ -251,7 +251,8 @@ def test_headed_run_stops_at_the_confirmation_point_and_holds(tmp_path):
     ]
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "stopped at the confirmation point (button '確認報名'); holding 300 ms" in out.stdout
+    control = "button '確認報名' within form '報名：WebMCP 入門工作坊'"
+    assert f"stopped at the confirmation point ({control}); holding 300 ms" in out.stdout
     (trace,) = read_traces(tmp_path / "headed")
     assert trace.confirmation and not trace.confirmation.pressed_by_agent and not trace.confirmation.pressed_by_human
 

@@ -1,0 +1,57 @@
+"""CI gate: the seed suite's mutation score must not drop below the README's figure.
+
+It plays a lean part of ``webmcp-eval mutate`` (every operator but the three
+per-field ones, on the cases those operators can see; one baseline run; a kill
+is not played twice: a flaky kill can only raise the score, never fail the
+gate), about 55 trials. The full command, with the per-field operators, is what
+the README's full figure comes from.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+from runner_support import ROOT, in_thread, suite_cases
+
+from runner.mutate import OPERATORS, MutateOptions, mutate, summary_line
+from runner.validate import SuiteCatalog
+
+pytestmark = [pytest.mark.browser, pytest.mark.mutation]
+
+FIELD_OPERATORS = {"result_field_dropped", "result_field_altered", "result_list_reordered"}
+GATE_OPERATORS = [name for name in OPERATORS if name not in FIELD_OPERATORS]
+# The cases the gate's operators can see (the others would only add baseline time).
+GATE_CASES = (
+    "SEL-01", "SEL-02", "ARG-01", "ARG-02", "ORD-01", "ORD-02", "STALE-01", "STALE-02", "REPEAT-01",
+    "REPEAT-02", "CONF-01", "CONF-02", "INJECT-01", "INJECT-02", "RECOVERY-01", "RECOVERY-02", "AMB-02",
+)  # fmt: skip
+
+
+def committed_score() -> float:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"CI gate[\s\S]{0,400}?mutation score \*\*(\d+(?:\.\d+)?)%\*\*", readme)
+    assert found, "README.md must state the CI gate's mutation score as: CI gate … mutation score **NN.N%**"
+    return float(found.group(1))
+
+
+def test_the_readme_states_the_gate_figure():
+    assert 0 < committed_score() <= 100
+
+
+def test_the_seed_suite_keeps_its_mutation_score(tmp_path):
+    options = MutateOptions(
+        out_root=tmp_path,
+        run_id="gate",
+        workers=2,
+        operators=GATE_OPERATORS,
+        baseline_runs=1,
+        catalog_tools=SuiteCatalog.load(ROOT / "cases" / "catalog.json").tools(),
+    )
+    result = in_thread(asyncio.run, mutate(suite_cases(*GATE_CASES), options, lambda _line: None))
+    assert not result.baseline_failed, f"cases that do not pass unmutated: {result.baseline_failed}"
+    survivors = [f"{m.id} {m.operator} {m.target} passed in {[r.case for r in m.runs]}" for m in result.mutants
+                 if m.status == "survived"]  # fmt: skip
+    assert result.score is not None
+    assert result.score * 100 >= committed_score(), summary_line(result) + "\n" + "\n".join(survivors)
