@@ -152,9 +152,10 @@ def test_run_refuses_a_rule_that_cannot_fire_with_file_line_and_field(tmp_path):
         case.read_text(encoding="utf-8").replace("- {tool: save_event, why:", "- {tool: save_event, step: 99, why:"),
         encoding="utf-8",
     )
+    line = next(n for n, text in enumerate(case.read_text(encoding="utf-8").splitlines(), 1) if "step: 99" in text)
     out = cli("run", str(folder), "--out", str(tmp_path / "out"))
     assert out.returncode == 2
-    assert f"{case}:20: expect.calls.forbidden[0].step: the case has no step 99" in out.stderr
+    assert f"{case}:{line}: expect.calls.forbidden[0].step: the case has no step 99" in out.stderr
     assert not (tmp_path / "out").exists()
 
 
@@ -203,9 +204,10 @@ def test_skip_invalid_runs_the_rest_and_lists_the_invalid_as_not_run(tmp_path):
         .replace("- {tool: save_event, why:", "- {tool: save_event, args: {eventId: {$in: evt-a7k2p9}}, why:"),
         encoding="utf-8",
     )
+    line = next(n for n, text in enumerate(bad.read_text(encoding="utf-8").splitlines(), 1) if "$in: evt" in text)
     out = cli("run", str(folder), "--skip-invalid", "--out", str(tmp_path / "out"), "--run-id", "r")
     assert out.returncode == 3, out.stdout + out.stderr
-    assert f"{bad}:20: expect.calls.forbidden[0].args.eventId.$in: $in takes a list" in out.stderr
+    assert f"{bad}:{line}: expect.calls.forbidden[0].args.eventId.$in: $in takes a list" in out.stderr
     assert f"skipped (invalid, not run): {bad}" in out.stderr
     assert "1 invalid case file(s) skipped, not run" in out.stdout
     trials = sorted(p.name for p in (tmp_path / "out" / "r" / "trials").glob("*.json"))
