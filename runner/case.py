@@ -244,12 +244,33 @@ class StateExpectation(Strict):
         return self
 
 
+class RubricCriterion(Strict):
+    """One criterion in words, judged per trial by a grader (a model, checked against people's labels)."""
+
+    id: str = Field(pattern=r"^[a-z][a-z0-9_]*$", description="stable name, e.g. says_cannot_know")
+    criterion: str = Field(min_length=1, description="what a passing trial does, in words a person can judge")
+
+
 class AnswerExpectation(Strict):
     contains: list[str] = Field(default_factory=list)
     contains_any: list[list[str]] = Field(
         default_factory=list, description="each inner list: at least one of these must appear"
     )
     not_contains: list[str] = Field(default_factory=list)
+    rubric: list[RubricCriterion] = Field(
+        default_factory=list,
+        description="criteria in words for what code cannot check; judged by a model grader (run --grader) "
+        "that sees the whole trace, and by people (webmcp-eval label)",
+    )
+
+    @field_validator("rubric")
+    @classmethod
+    def _unique_ids(cls, value: list[RubricCriterion]) -> list[RubricCriterion]:
+        ids = [c.id for c in value]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise ValueError(f"rubric criterion id(s) used twice: {', '.join(dupes)}")
+        return value
 
 
 class ConfirmationExpectation(Strict):
@@ -313,6 +334,11 @@ class Case(Strict):
     breaks: list[str] = Field(default_factory=list, description="site faults switched on (test mode only)")
     steps: list[Step] = Field(min_length=1)
     expect: Expectations = Field(default_factory=Expectations)
+    purpose: Literal["capability", "regression"] | None = Field(
+        default=None,
+        description="capability: a task agents are still learning; regression: one they should always pass "
+        "(reports show the two groups apart)",
+    )
     notes: str = ""
 
     @property

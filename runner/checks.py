@@ -598,7 +598,12 @@ def evaluate(case: Case, trace: Trace) -> list[Assertion]:
 
 
 def verdict(assertions: list[Assertion], harness_error: str | None = None) -> tuple[str, str]:
-    """passed only when every assertion passed; not_run when evidence is missing."""
+    """passed only when every assertion passed; not_run when evidence is missing.
+
+    Assertions with ``gates=False`` (a model grader without enough agreement
+    with people's labels) are shown but do not decide.
+    """
+    assertions = [a for a in assertions if a.gates]
     if harness_error:
         return "not_run", harness_error
     failed = [a for a in assertions if a.status == "failed"]

@@ -125,6 +125,18 @@ def _cmd_run(args: argparse.Namespace) -> int:
         agent_factory = _agent_factory(args)
     except ValueError as err:
         raise UsageError(f"invalid agent options: {err}") from None
+    try:
+        grader = _grader(args)
+    except ValueError as err:
+        raise UsageError(f"invalid grader options: {err}") from None
+    if grader is not None:
+        console.print(
+            f"model grader {grader.id}: "
+            + ("gates the verdict" if grader.gate.gates else "advisory only")
+            + f" ({grader.gate.why})",
+            markup=False,
+            highlight=False,
+        )
     options = RunOptions(
         agent_factory=agent_factory,
         out_root=out_root,
@@ -142,6 +154,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         fixtures=fixtures,
         playwright_trace=args.trace,
         only_trials=only_trials,
+        grader=grader,
     )
     if args.resume:
         _check_same_agent(run_dir, agent_factory)
@@ -165,6 +178,9 @@ def _play(args: argparse.Namespace, chosen: list, options, fixtures, skipped: li
             "model": args.model,
             "evidence_kind": "deterministic" if args.agent == "reference" else "agent",
         }
+        if args.harness:  # the harness names itself (program and version): the plan's series must match its traces
+            probe = options.agent_factory()
+            who = {"agent": probe.name, "model": probe.model, "evidence_kind": probe.evidence_kind}
         cases = [(lc.case.id, lc.file) for lc in chosen]
         plan = RunPlan.of(options.run_id, cases, options.trials, trial_id_for, **who)
     run_info: dict = {"run_id": options.run_id}  # summary.json's header; the site's version joins it after the run
@@ -197,6 +213,7 @@ def _play(args: argparse.Namespace, chosen: list, options, fixtures, skipped: li
         errors.print(f"warning: {err}; the plan of this invocation is used", markup=False, highlight=False)
     traces = _planned_traces(out_dir) if resuming else result.traces
     code = _end_reports(reporters, build_results([RunInput(traces, plan)]))
+    _print_graders_and_health(traces, out_dir, args.health_min_trials)
     if fixtures is not None:
         _print_fixture_news(fixtures)
     if skipped:
@@ -429,10 +446,56 @@ def _latest_run(out: Path) -> Path:
     return max(runs, key=when)
 
 
+def _grader(args: argparse.Namespace):  # noqa: ANN202 - runner.grader.ModelGrader | None
+    """The model grader from the flags, gated by the suite's labels (runner/labels.py)."""
+    if not args.grader:
+        return None
+    from runner.grader import Gate, make_grader
+    from runner.labels import gate_for
+
+    grader = make_grader(
+        args.grader,
+        args.grader_model or "",
+        api_base=args.grader_api_base,
+        api_key_env=args.grader_api_key_env,
+        cassette_mode=args.grader_cassette,
+        cassette_dir=Path(args.grader_cassette_dir),
+        prices=args.prices,
+    )
+    grader.gate = Gate(*gate_for(Path(args.labels) if args.labels else _suite_dir() / "labels.json", grader.id))
+    return grader
+
+
+def _print_graders_and_health(traces: list, out_dir: Path, min_trials: int) -> None:
+    """Model-grader evidence apart from the code checks, then suite health (written to health.json too)."""
+    from runner.health import health_lines, suite_health
+    from runner.trace import write_atomic
+
+    judged = [(t, a) for t in traces for a in t.assertions if a.grader == "model"]
+    if judged:
+        console.print("[bold]model grader[/] (rubric criteria; kept apart from code-checked assertions)")
+        for t, a in judged:
+            mark = a.status + ("" if a.gates else ", advisory")
+            console.print(f"  {t.trial_id:<16} {a.id:<36} {mark:<18} {a.why}", markup=False, highlight=False)
+    health = suite_health(traces, min_trials)
+    lines = health_lines(health)
+    if lines:
+        console.print(f"[bold]suite health[/] (flags need ≥ {min_trials} trials that ran)")
+        for line in lines:
+            console.print(f"  {line}", markup=False, highlight=False)
+    write_atomic(out_dir / "health.json", json.dumps(health.to_json(), indent=2, ensure_ascii=False) + "\n")
+
+
 def _agent_factory(args: argparse.Namespace):  # noqa: ANN202 - Callable[[], Agent]
-    """The reference agent, or a model agent (OpenAI-compatible or Anthropic) from the flags."""
+    """The reference agent, a model agent (OpenAI-compatible or Anthropic) or an external harness."""
     from runner.agents import ReferenceAgent
 
+    if args.harness:
+        if args.agent != "reference":
+            raise ValueError("--harness is the agent: drop --agent")
+        from runner.harness import make_harness_factory
+
+        return make_harness_factory(args.harness, timeout_s=args.max_seconds)
     if args.agent == "reference":
         return ReferenceAgent
     if not args.model:
@@ -698,6 +761,95 @@ def _cmd_mutate(args: argparse.Namespace) -> int:
     return EXIT_FAILED if result.score * 100 < args.min_score else EXIT_OK
 
 
+# ---- label, calibrate, mcp ----------------------------------------------------
+
+
+def _labels_path(args: argparse.Namespace) -> Path:
+    return Path(args.labels) if args.labels else _suite_dir() / "labels.json"
+
+
+def _cmd_label(args: argparse.Namespace) -> int:
+    """Walk failing and sampled trials in the terminal; people's pass/fail per rubric criterion."""
+    from runner.labels import LabelsFile, label_trials, trials_to_label
+
+    path = _labels_path(args)
+    try:
+        labels = LabelsFile.load(path)
+        traces = [t for d in args.run_dirs for t in _run_input(d).traces]
+    except (ValueError, SystemExit) as err:
+        errors.print(str(err), markup=False)
+        return EXIT_INVALID
+    chosen = trials_to_label(traces, args.sample, args.seed)
+    if not chosen:
+        errors.print("no trial with rubric criteria to label in " + " ".join(args.run_dirs))
+        return EXIT_INVALID
+    console.print(f"{len(chosen)} trial(s) to label (failing ones first, then a sample); labels go to {path}")
+    try:
+        done = label_trials(chosen, labels, path, input, lambda text: console.print(text, markup=False), args.labeller)
+    except (EOFError, KeyboardInterrupt):
+        done = None
+    console.print(f"labels saved in {path}" + (f" ({done} trial(s) labelled now)" if done is not None else ""))
+    return EXIT_OK
+
+
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    """Agreement of model graders with people's labels; re-grades the labelled trials with --grader."""
+    from runner.labels import LabelsFile, calibrate, calibration_text, graders_in
+
+    path = _labels_path(args)
+    try:
+        labels = LabelsFile.load(path)
+        grader = _grader(args)
+    except ValueError as err:
+        errors.print(str(err), markup=False)
+        return EXIT_INVALID
+    if not labels.trials:
+        errors.print(f"no labels in {path}: label trials first (webmcp-eval label RUN_DIR)")
+        return EXIT_INVALID
+    if grader is not None:
+        from runner.grader import regrade
+
+        asyncio.run(regrade(grader, labels))
+        labels.save(path)
+    ids = [grader.id] if grader is not None else graders_in(labels)
+    if not ids:
+        errors.print(f"{path}: no model grader has judged the labelled trials; calibrate with --grader")
+        return EXIT_INVALID
+    n = sum(len(t.labels) for t in labels.trials)
+    console.print(
+        f"{path}: {len(labels.trials)} labelled trial(s), {n} labelled criteria; suite threshold "
+        f"kappa ≥ {labels.min_kappa:g} over ≥ {labels.min_labels} labels",
+        highlight=False,
+    )
+    results = [calibrate(labels, g) for g in ids]
+    for cal in results:
+        console.print(calibration_text(cal), markup=False, highlight=False)
+    return EXIT_OK if all(c.gates for c in results) else EXIT_FAILED
+
+
+def _cmd_mcp(args: argparse.Namespace) -> int:
+    """Serve the live page's active catalog as an MCP server (stdio or streamable HTTP)."""
+    from runner.mcp_bridge import BridgeConfigError, serve_page
+
+    try:
+        return asyncio.run(
+            serve_page(
+                args.base_url,
+                args.route,
+                args.transport,
+                args.host,
+                args.port,
+                chromium=args.chromium,
+                log_path=args.log,
+            )
+        )
+    except BridgeConfigError as err:
+        errors.print(str(err), markup=False)
+        return EXIT_INVALID
+    except KeyboardInterrupt:
+        return 130
+
+
 # ---- validate, schema, site --------------------------------------------------
 
 
@@ -908,6 +1060,36 @@ def _add_run_arguments(run: argparse.ArgumentParser) -> None:
     agent.add_argument("--max-seconds", type=SECONDS, default=90.0, help="agent time per trial (default 90)")
     agent.add_argument("--max-tokens", type=POSITIVE, default=200_000, help="tokens per trial (default 200000)")
     agent.add_argument("--prices", help="YAML/JSON price table: model-prefix: {input, output} USD per 1M tokens")
+    agent.add_argument(
+        "--harness",
+        metavar="COMMAND",
+        help="an external agent harness as the trial's agent, through the MCP bridge: a command line with "
+        "{prompt} and {mcp_config} placeholders, run once per user message; its final answer is its output",
+    )
+    graders = run.add_argument_group("model grader (rubric criteria; default: not judged)")
+    graders.add_argument("--grader", choices=["openai", "anthropic"], help="judge rubric criteria with this provider")
+    graders.add_argument("--grader-model", help="the grader's model name")
+    graders.add_argument("--grader-api-base", help="the grader's endpoint (OpenAI-compatible or Anthropic)")
+    graders.add_argument("--grader-api-key-env", help="environment variable with the grader's key")
+    graders.add_argument(
+        "--grader-cassette",
+        choices=["off", "record", "replay"],
+        default="off",
+        help="record the grader's exchanges per trial, or replay them strictly (offline)",
+    )
+    graders.add_argument(
+        "--grader-cassette-dir", default="cassettes/grader", help="grader cassettes' directory (cassettes/grader)"
+    )
+    graders.add_argument(
+        "--labels", help="people's labels that calibrate the grader (default: labels.json beside the cases)"
+    )
+    run.add_argument(
+        "--health-min-trials",
+        type=int,
+        default=5,
+        metavar="N",
+        help="flag cases with 0%% (broken task?) or 100%% (saturated) only over at least N trials (default 5)",
+    )
     run.add_argument(
         "--trace",
         choices=["off", "on", "retain-on-failure"],
@@ -1010,6 +1192,53 @@ def build_parser() -> argparse.ArgumentParser:
     mut.add_argument("--run-id", help="name of the run directory (default mutate-<timestamp>)")
     mut.add_argument("--chromium", help="the Chromium binary")
     mut.set_defaults(func=_cmd_mutate)
+    lab = sub.add_parser(
+        "label",
+        help="label trials against their rubric in the terminal (failing ones, then a sample)",
+        description="Walk the failing trials with rubric criteria, then a seeded sample of the others, "
+        "and ask pass/fail per criterion; labels are saved after every trial into the labels file beside "
+        "the suite. Trials already labelled are skipped.",
+    )
+    lab.add_argument("run_dirs", nargs="+", help="run directories (traces/<run-id>)")
+    lab.add_argument("--labels", help="the labels file (default: labels.json beside the cases)")
+    lab.add_argument("--sample", type=int, default=5, help="passing trials to sample besides the failing ones (5)")
+    lab.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
+    lab.add_argument("--labeller", default="", help="who labels (kept with each label)")
+    lab.set_defaults(func=_cmd_label)
+
+    cal = sub.add_parser(
+        "calibrate",
+        help="agreement of a model grader with people's labels: Cohen's kappa, confusion matrix, per criterion",
+        description="Without --grader: the agreement of every model grader whose verdicts the labels file "
+        "holds. With --grader: re-grade the labelled trials with it (cassettes work as in run) and keep its "
+        "verdicts in the labels file. Exit 0 when every grader shown may gate a run (kappa at or above the "
+        "suite's min_kappa over enough labels), 1 when one may not, 2 without labels.",
+    )
+    cal.add_argument("--labels", help="the labels file (default: labels.json beside the cases)")
+    cal.add_argument("--grader", choices=["openai", "anthropic"], help="re-grade the labelled trials with it")
+    cal.add_argument("--grader-model", help="the grader's model name")
+    cal.add_argument("--grader-api-base", help="the grader's endpoint")
+    cal.add_argument("--grader-api-key-env", help="environment variable with the grader's key")
+    cal.add_argument("--grader-cassette", choices=["off", "record", "replay"], default="off", help="grader cassettes")
+    cal.add_argument("--grader-cassette-dir", default="cassettes/grader", help="where grader cassettes live")
+    cal.add_argument("--prices", help="YAML/JSON price table for the grader's cost")
+    cal.set_defaults(func=_cmd_calibrate)
+
+    mcp = sub.add_parser(
+        "mcp",
+        help="serve a live page's WebMCP tools as an MCP server (stdio or streamable HTTP)",
+        description="Open the page at --base-url + --route in Chromium with the shim and the DevTools "
+        "witness, and serve its active catalog over MCP; the tool list is re-announced when the page's "
+        "catalog changes, and every call goes through the page.",
+    )
+    mcp.add_argument("--base-url", required=True, help="the site, e.g. http://127.0.0.1:8000")
+    mcp.add_argument("--route", default="/", help="the page to open (default /)")
+    mcp.add_argument("--transport", choices=["stdio", "http"], default="stdio", help="stdio or streamable HTTP")
+    mcp.add_argument("--host", default="127.0.0.1", help="HTTP: bind address (default loopback)")
+    mcp.add_argument("--port", type=int, default=8765, help="HTTP: port; 0 picks a free one (default 8765)")
+    mcp.add_argument("--chromium", help="the Chromium binary")
+    mcp.add_argument("--log", help="on exit, write the shim's log of registrations and calls here (JSON)")
+    mcp.set_defaults(func=_cmd_mcp)
 
     val = sub.add_parser("validate", help="check the case suite itself (file:line for every problem)")
     val.add_argument("paths", nargs="*", help="case files or directories (default cases/)")

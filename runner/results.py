@@ -160,13 +160,16 @@ class TrialFigures:
 
     @classmethod
     def of(cls, trace: Trace) -> TrialFigures:
-        counted = sum(a.status != "not_run" for a in trace.assertions)
+        # A model grader's verdicts are another kind of evidence: never pooled with the code checks' rate
+        # (the console lists them apart; runner/grader.py). The verdict itself counts them where they gate.
+        checked = [a for a in trace.assertions if a.grader == "code"]
+        counted = sum(a.status != "not_run" for a in checked)
         return cls(
             trace=trace,
             series=series_key(trace),
-            assertions_passed=trace.assertions_passed,
+            assertions_passed=sum(a.status == "passed" for a in checked),
             assertions_counted=counted,
-            assertions_not_run=len(trace.assertions) - counted,
+            assertions_not_run=len(checked) - counted,
             tokens=tokens_total(trace),
             tool_calls=len(trace.calls),
             mutations=trace.mutation_total if trace.network.available else None,

@@ -51,6 +51,7 @@ class RunOptions:
     # --resume: play only these planned trials into the existing run directory (its plan stays)
     only_trials: set[str] | None = None
     hooks: dict[str, TrialHook] = field(default_factory=dict)  # case id -> a change to its trials (mutate)
+    grader: Any = None  # runner.grader.ModelGrader, when rubric criteria are to be judged
 
 
 @dataclass
@@ -166,6 +167,7 @@ async def run_suite(
                     proxy=proxy,
                     site_info=site_info,
                     fixtures=options.fixtures,
+                    grader=options.grader,
                     options=TrialOptions(
                         headed=options.headed,
                         hold_ms=options.hold_ms,

@@ -70,6 +70,9 @@ class Assertion(BaseModel):
     status: Status
     why: str = ""  # the reason it passed, failed or could not run
     evidence: Any = None
+    # Who judged it: code (the checks), a model grader (rubric criteria) or a person. Reports keep them apart.
+    grader: Literal["code", "model", "human"] = "code"
+    gates: bool = True  # False: shown, but not part of the verdict (a model grader not calibrated well enough)
 
 
 class NetworkRecord(BaseModel):
@@ -158,6 +161,8 @@ class Trace(BaseModel):
     cost_usd: float | None = None
     playwright_trace: str | None = None  # Playwright's trace.zip, relative to the trace file (--trace)
     agent_log: dict[str, Any] = Field(default_factory=dict)  # model agents: system prompt, turns, usage
+    harness: dict[str, Any] = Field(default_factory=dict)  # external harness: command, version, per-step output
+    grader: dict[str, Any] = Field(default_factory=dict)  # model grader: who, verdicts, reasoning, tokens, cost
     started_at: str = ""
     duration_ms: float = 0.0
     timings: dict[str, float] = Field(default_factory=dict)

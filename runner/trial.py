@@ -98,6 +98,7 @@ class RunEnv:
     site_info: dict[str, Any] = field(default_factory=dict)
     options: TrialOptions = field(default_factory=TrialOptions)
     fixtures: Any = None  # record/replay fixture store, when not live
+    grader: Any = None  # runner.grader.ModelGrader: judges the rubric criteria
 
 
 def locate(page: Page, target: Locator) -> PwLocator:
@@ -170,7 +171,7 @@ class Trial:
         if site_down and not (error or "").startswith("setup:"):
             # whatever else went wrong followed from it: the site's failure, never the agent's
             error = site_down + (f" (then: {error})" if error else "")
-        self._judge(error)
+        await self._judge(error)
         if self.tp:
             await self._close_page()
         self.trace.duration_ms = self._ms()
@@ -179,11 +180,14 @@ class Trial:
         write_trace(self.trace, self.env.out_dir / "trials")
         return self.trace
 
-    def _judge(self, error: str | None) -> None:
+    async def _judge(self, error: str | None) -> None:
         """Assertions and verdict; a check that raises makes the trial not_run, never the run's end."""
         try:
             # A model agent adds its own: a budget that ran out, a cassette miss in replay.
             self.trace.assertions = checks.evaluate(self.case, self.trace) + agent_assertions(self.trace.agent_log)
+            if self.env.grader is not None and error is None:
+                rubric, self.trace.grader = await self.env.grader.grade_trial(self.case, self.trace)
+                self.trace.assertions += rubric
         except Exception as err:
             self.trace.assertions = []
             error = error or f"checker error: {type(err).__name__}: {err}"
@@ -233,6 +237,7 @@ class Trial:
         self.trace.tokens = dict(report.get("tokens") or {})
         self.trace.cost_usd = report.get("cost_usd")
         self.trace.agent_log = dict(report.get("log") or {})
+        self.trace.harness = dict(report.get("harness") or {})
 
     def _phase_timer(self):  # noqa: ANN202 - returns mark(name)
         """mark(name) stores the ms since the previous mark in the trace's timings."""

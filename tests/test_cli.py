@@ -299,3 +299,28 @@ def test_the_new_run_flags_have_help():
     run_help = cli("run", "--help").stdout
     for flag in ("--resume", "--rerun-not-run", "--last-failed"):
         assert flag in run_help
+
+
+def test_grader_label_calibrate_and_mcp_have_help_and_flags():
+    for command, words in (
+        ("label", ("--labels", "--sample", "--seed")),
+        ("calibrate", ("--labels", "--grader", "--grader-cassette", "kappa")),
+        ("mcp", ("--base-url", "--route", "--transport", "--port", "--log")),
+        ("run", ("--grader", "--grader-model", "--grader-cassette", "--labels", "--harness", "--health-min-trials")),
+    ):
+        out = cli(command, "--help")
+        assert out.returncode == 0, f"{command} --help: {out.stderr}"
+        for word in words:
+            assert word in out.stdout, (command, word)
+
+
+def test_calibrate_prints_kappa_for_the_committed_labels():
+    out = cli("calibrate")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "Cohen's kappa" in out.stdout and "confusion" in out.stdout and "may gate a run" in out.stdout
+
+
+def test_calibrate_without_labels_and_a_bad_grader_option_are_usage_errors(tmp_path):
+    assert cli("calibrate", "--labels", str(tmp_path / "none.json")).returncode == 2
+    out = cli("run", "SEL-01", "--grader", "openai", "--out", str(tmp_path))
+    assert out.returncode == 2 and "needs --grader-model" in out.stderr and "Traceback" not in out.stderr

@@ -1,0 +1,55 @@
+"""Suite health: broken tasks, saturated cases, and capability apart from regression."""
+
+from __future__ import annotations
+
+from runner.health import BROKEN, SATURATED, health_lines, suite_health
+from runner.trace import Trace
+
+
+def _trials(case: str, verdicts: str, kind: str = "agent", purpose: str | None = None) -> list[Trace]:
+    """One trace per letter: p passed, f failed, n not_run."""
+    names = {"p": "passed", "f": "failed", "n": "not_run"}
+    return [
+        Trace(
+            run_id="r",
+            trial_id=f"{case}.t{i + 1}",
+            case_id=case,
+            behaviour="selection",
+            start_route="/",
+            evidence_kind=kind,  # type: ignore[arg-type]
+            agent="openai" if kind == "agent" else "reference",
+            model="m" if kind == "agent" else None,
+            case={"purpose": purpose} if purpose else {},
+            verdict=names[v],  # type: ignore[arg-type]
+        )
+        for i, v in enumerate(verdicts)
+    ]
+
+
+def test_zero_percent_over_enough_trials_is_probably_a_broken_task():
+    health = suite_health(_trials("A-01", "fffff") + _trials("B-01", "ffff") + _trials("C-01", "ffffp"), 5)
+    flags = {c.case_id: c.flag for c in health.cases}
+    assert flags == {"A-01": BROKEN, "B-01": None, "C-01": None}  # B-01: 4 trials are not enough to say
+
+
+def test_not_run_is_no_evidence_either_way():
+    health = suite_health(_trials("A-01", "fffnn") + _trials("B-01", "pppnnnn"), 3)
+    assert {c.case_id: (c.ran, c.flag) for c in health.cases} == {"A-01": (3, BROKEN), "B-01": (3, SATURATED)}
+
+
+def test_every_agent_trial_passing_is_saturated_but_the_reference_agent_passing_is_not():
+    traces = _trials("A-01", "ppppp") + _trials("B-01", "ppppp", kind="deterministic")
+    traces += _trials("C-01", "pppp") + _trials("C-01", "f", kind="deterministic")
+    assert {c.case_id: c.flag for c in suite_health(traces, 5).cases} == {"A-01": SATURATED, "B-01": None, "C-01": None}
+
+
+def test_capability_and_regression_are_shown_apart():
+    traces = _trials("A-01", "ppfff", purpose="capability") + _trials("B-01", "ppppp", purpose="regression")
+    traces += _trials("C-01", "pf")
+    health = suite_health(traces, 5)
+    assert health.groups() == {"capability": (1, 2, 5), "regression": (1, 5, 5), "unlabelled": (1, 1, 2)}
+    lines = health_lines(health)
+    assert "capability: 1 case(s), 2/5 trials passed (40%)" in lines
+    assert "regression: 1 case(s), 5/5 trials passed (100%)" in lines
+    assert any(line.startswith("B-01: saturated: regression only (5/5") for line in lines)
+    assert health.to_json()["groups"]["capability"] == {"cases": 1, "passed": 2, "trials": 5}
