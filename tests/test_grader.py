@@ -232,3 +232,16 @@ def test_the_label_command_walks_the_trials_in_the_terminal(recorded, tmp_path):
     assert first.labeller == "" and first.record["final_answer"] and first.graders
     again = subprocess.run(cmd, cwd=root, input="q\n", capture_output=True, text=True, timeout=60)
     assert f"== {first.trial} " not in again.stdout and f"== {second.trial} " not in again.stdout  # labelled: skipped
+
+
+def test_the_results_layer_keeps_model_grader_verdicts_out_of_the_code_checks_rate():
+    from runner.results import TrialFigures
+    from runner.trace import Assertion
+
+    trace = Trace(run_id="r", trial_id="NO-02.t1", case_id="NO-02", behaviour="no_tool", start_route="/events")
+    trace.assertions = [
+        Assertion(id="calls.max", kind="calls", description="d", status="passed"),
+        Assertion(id="answer.rubric.x", kind="rubric", description="d", status="failed", grader="model"),
+    ]
+    figures = TrialFigures.of(trace)
+    assert (figures.assertions_passed, figures.assertions_counted, figures.assertions_not_run) == (1, 1, 0)
