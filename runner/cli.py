@@ -23,6 +23,7 @@ import sys
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from rich.console import Console
@@ -41,26 +42,31 @@ def _suite_dir() -> Path:
     return here if here.is_dir() else Path(__file__).resolve().parent.parent / DEFAULT_CASES
 
 
-def _load(paths: list[str], catalog: str | None) -> tuple[list, list, str] | int:
-    """Load and validate cases exactly as ``validate`` does: (cases, problems, which catalog), or an exit code.
+def _load(paths: list[str], catalog: str | None, suite_dir: str | None = None) -> tuple[list, list, str, Any] | int:
+    """Load and validate cases exactly as ``validate`` does: (cases, problems, which config and catalog, suite).
 
-    ``run``, ``record`` and ``validate`` all come through here, before any browser starts.
+    ``run``, ``record`` and ``validate`` all come through here, before any browser starts;
+    the suite (runner/suite.py) is the folder the cases come from, or ``--suite DIR``.
     """
-    from runner.loader import case_files
+    from runner.suite import SuiteError, find_suite
     from runner.validate import CatalogError, find_catalog, load_suite
 
-    paths = paths or [str(_suite_dir())]
-    if not case_files(paths):
-        _say(f"no case files in {' '.join(paths)} (cases are *.yaml / *.yml files)")
-        return EXIT_INVALID
+    paths = paths or [suite_dir or str(_suite_dir())]
     try:
-        suite_catalog, note = find_catalog(paths, catalog)
-    except CatalogError as err:
+        suite = find_suite([Path(p) for p in paths], Path(suite_dir) if suite_dir else None)
+        if not suite.case_files([Path(p) for p in paths]):
+            _say(
+                f"no case files in {' '.join(paths)} (cases are *.yaml / *.yml files; "
+                "suite.yaml and the files it ignores are not cases)"
+            )
+            return EXIT_INVALID
+        suite_catalog, note = find_catalog(paths, catalog, suite)
+    except (SuiteError, CatalogError) as err:
         _say(str(err))
         return EXIT_INVALID
     whole_suite = any(Path(p).is_dir() for p in paths)
-    loaded, problems = load_suite(paths, suite_catalog, whole_suite)
-    return loaded, problems, note
+    loaded, problems = load_suite(paths, suite_catalog, whole_suite, suite)
+    return loaded, problems, f"{suite.describe()}; {note}", suite
 
 
 def _say(line: str) -> None:
@@ -90,31 +96,32 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from runner.run import RunOptions, new_run_id
 
     _check_run_args(args)
-    site_config = _site_config(args)
     skipped: list[str] = []
     if args.resume:
-        chosen, only_trials, run_dir = _resume_selection(args)
+        chosen, only_trials, run_dir, suite = _resume_selection(args)
         out_root, run_id = run_dir.parent, run_dir.name
     else:
         case_args = [a for a in args.cases if Path(a).exists()]
         patterns = [a for a in args.cases if not Path(a).exists()]
         if args.last_failed:
             case_args, patterns = _last_failed(args, patterns)
-        suite = _load(case_args, args.catalog)
-        if isinstance(suite, int):
-            return suite
-        loaded, problems, catalog_note = suite
+        loaded_suite = _load(case_args, args.catalog, args.suite)
+        if isinstance(loaded_suite, int):
+            return loaded_suite
+        loaded, problems, catalog_note, suite = loaded_suite
         if problems:
             _report_problems(problems)
             if not args.skip_invalid:
                 _say(f"nothing ran: fix the cases above, or pass --skip-invalid to run the rest ({catalog_note})")
                 return EXIT_INVALID
             loaded, skipped = _skip_invalid(loaded, problems, patterns, args)
-        elif catalog_note.startswith("no catalog"):
+        elif "no catalog" in catalog_note:
             _say(f"note: {catalog_note}")
         chosen = _select(args, loaded, patterns)
         only_trials, out_root, run_id = None, Path(args.out), args.run_id or new_run_id()
         _check_writable_dir(out_root, "--out")
+        console.print(catalog_note, markup=False, highlight=False, soft_wrap=True)
+    site_config = _site_config(args, suite)
     mode = args.network
     fixtures = None
     if mode != "live":
@@ -195,7 +202,7 @@ def _play(args: argparse.Namespace, chosen: list, options, fixtures, skipped: li
     )
     console.print(
         f"webmcp-eval: {what}, {options.workers} worker(s), {'headed' if options.headed else 'headless'}, "
-        f"site {options.base_url or 'embedded demo site (test mode)'}",
+        f"site {_site_shown(options)}",
         markup=False,
         highlight=False,
     )
@@ -340,15 +347,19 @@ def _check_writable_file(path: Path, flag: str) -> None:
         raise UsageError(f"{flag} {path}: its directory {parent} does not exist or is not writable")
 
 
-def _site_config(args: argparse.Namespace):  # noqa: ANN202 - SiteConfig | None
-    from runner.site import SiteConfigError, load_site_config
+def _site_config(args: argparse.Namespace, suite: Any):  # noqa: ANN202 - SiteConfig | None
+    """--site-config, else the suite's own site (runner/suite.py); None: the embedded demo or a bare --base-url."""
+    from runner.suite import SuiteError, site_for_run
 
-    if not args.site_config:
-        return None
     try:
-        return load_site_config(Path(args.site_config), args.base_url)
-    except SiteConfigError as err:
-        raise UsageError(f"--site-config {err}") from None
+        return site_for_run(suite, args.base_url, args.site_config)
+    except SuiteError as err:
+        raise UsageError(str(err)) from None
+
+
+def _site_shown(options: Any) -> str:
+    config = options.site_config
+    return options.base_url or (config.base_url if config else "") or "embedded demo site (test mode)"
 
 
 def _select(args: argparse.Namespace, loaded: list, patterns: list[str]) -> list:
@@ -361,7 +372,7 @@ def _select(args: argparse.Namespace, loaded: list, patterns: list[str]) -> list
     return chosen
 
 
-def _resume_selection(args: argparse.Namespace) -> tuple[list, set[str], Path]:
+def _resume_selection(args: argparse.Namespace) -> tuple[list, set[str], Path, Any]:
     """The planned cases, and the planned trials that have no trace (or, when asked, say not_run)."""
     from runner.plan import PlanError, missing_trials, read_plan
 
@@ -380,10 +391,10 @@ def _resume_selection(args: argparse.Namespace) -> tuple[list, set[str], Path]:
         raise UsageError(f"--resume {run_dir}: a trace cannot be read: {_one_line(err)}") from None
     todo = missing_trials(plan, traces, rerun_not_run=args.rerun_not_run)
     files = list(dict.fromkeys(c["file"] for c in plan["cases"]))
-    suite = _load(files, getattr(args, "catalog", None))
-    if isinstance(suite, int):
+    loaded_suite = _load(files, getattr(args, "catalog", None))
+    if isinstance(loaded_suite, int):
         raise UsageError(f"--resume {run_dir}: the planned case files {', '.join(files)} cannot be loaded")
-    loaded, problems, _note = suite
+    loaded, problems, _note, suite = loaded_suite
     if problems:
         _report_problems(problems)
         raise UsageError(f"--resume {run_dir}: the planned case files no longer load; fix them and resume again")
@@ -392,7 +403,7 @@ def _resume_selection(args: argparse.Namespace) -> tuple[list, set[str], Path]:
     if gone:
         raise UsageError(f"--resume {run_dir}: planned case(s) {', '.join(gone)} no longer in {', '.join(files)}")
     args.trials = plan["trials_per_case"]
-    return [by_id[c["id"]] for c in plan["cases"]], {t["trial_id"] for t in todo}, run_dir
+    return [by_id[c["id"]] for c in plan["cases"]], {t["trial_id"] for t in todo}, run_dir, suite
 
 
 def _check_same_agent(run_dir: Path, agent_factory) -> None:  # noqa: ANN001 - Callable[[], Agent]
@@ -729,7 +740,7 @@ def _cmd_mutate(args: argparse.Namespace) -> int:
     suite = _load([a for a in args.cases if Path(a).exists()], None)
     if isinstance(suite, int):
         return suite
-    loaded, problems, _note = suite
+    loaded, problems, _note, _suite = suite
     if problems:
         _report_problems(problems)
         return EXIT_INVALID
@@ -856,10 +867,10 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
 def _cmd_validate(args: argparse.Namespace) -> int:
     from runner.validate import scope_warnings
 
-    suite = _load(args.paths, args.catalog)
+    suite = _load(args.paths, args.catalog, args.suite)
     if isinstance(suite, int):
         return suite
-    loaded, problems, catalog_note = suite
+    loaded, problems, catalog_note, _ = suite
     for warning in scope_warnings(loaded):
         _say(f"warning: {warning}")
     if problems:
@@ -1028,6 +1039,12 @@ def _add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--json", help="also write the JSON summary here")
     run.add_argument(
         "--catalog", help="the site's tools per route, to check cases against (default: catalog.json beside the cases)"
+    )
+    run.add_argument(
+        "--suite",
+        metavar="DIR",
+        help="the suite folder (its suite.yaml, catalog and cases) to take the cases from; "
+        "default: the folder of the cases given, else cases/",
     )
     run.add_argument(
         "--skip-invalid",
@@ -1243,6 +1260,7 @@ def build_parser() -> argparse.ArgumentParser:
     val = sub.add_parser("validate", help="check the case suite itself (file:line for every problem)")
     val.add_argument("paths", nargs="*", help="case files or directories (default cases/)")
     val.add_argument("--catalog", help="the site's tools per route (default: catalog.json beside the cases)")
+    val.add_argument("--suite", metavar="DIR", help="the suite folder (default: the folder of the paths given)")
     val.set_defaults(func=_cmd_validate)
 
     tools = sub.add_parser(

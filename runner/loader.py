@@ -10,6 +10,7 @@ happen, before anything is built from them.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -235,21 +236,35 @@ def _message(error: dict[str, Any]) -> str:
     return error["msg"]
 
 
-def case_files(paths: Iterable[str | Path]) -> list[Path]:
+CASE_SUFFIXES = (".yaml", ".yml")
+# Files a suite folder holds that are never cases (runner.suite reads suite.yaml).
+NOT_CASES = frozenset({"suite.yaml", "suite.yml", "site.yaml", "site.yml"})
+
+
+def is_case_file(path: Path, ignore: Iterable[str] = ()) -> bool:
+    """A YAML file of a suite folder that is a case: not the suite's config, not one it ignores."""
+    if path.suffix not in CASE_SUFFIXES or path.name in NOT_CASES:
+        return False
+    return not any(fnmatch.fnmatch(path.name, pattern) for pattern in ignore)
+
+
+def case_files(paths: Iterable[str | Path], ignore: Iterable[str] = ()) -> list[Path]:
+    """A folder gives its case files (see ``is_case_file``); a file given by name is read as a case."""
     files: list[Path] = []
+    ignore = list(ignore)
     for p in map(Path, paths):
         if p.is_dir():
-            files.extend(sorted(p.glob("*.yaml")) + sorted(p.glob("*.yml")))
+            files.extend(sorted(f for f in p.iterdir() if f.is_file() and is_case_file(f, ignore)))
         else:
             files.append(p)
     return files
 
 
-def load_cases(paths: Iterable[str | Path]) -> tuple[list[LoadedCase], list[Problem]]:
+def load_cases(paths: Iterable[str | Path], ignore: Iterable[str] = ()) -> tuple[list[LoadedCase], list[Problem]]:
     """Load every case; return the good ones and the problems of the bad ones."""
     loaded: list[LoadedCase] = []
     problems: list[Problem] = []
-    for f in case_files(paths):
+    for f in case_files(paths, ignore):
         try:
             raw = f.read_bytes()
         except OSError as err:

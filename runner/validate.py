@@ -28,6 +28,7 @@ import jsonschema
 from runner.case import BEHAVIOURS, UserStep
 from runner.loader import LoadedCase, Problem, field_path, load_cases
 from runner.matchers import COMPARISONS, PathError, is_operator, matcher_problems, parse_path, refs_in
+from runner.suite import Suite, find_suite, shown_path
 
 MIN_CASES_PER_BEHAVIOUR = 2
 MAX_ID_LENGTH = 100  # ids name trace, fixture and screenshot files
@@ -105,21 +106,22 @@ class SuiteCatalog:
         return [s["properties"][name] for s in self.schemas(tool) if name in (s.get("properties") or {})]
 
 
-def find_catalog(paths: list[str], explicit: str | None) -> tuple[SuiteCatalog | None, str]:
+def find_catalog(paths: list[str], explicit: str | None, suite: Suite | None = None) -> tuple[SuiteCatalog | None, str]:
     """The catalog for these case paths, and a line that says which one (or that there is none).
 
-    ``--catalog FILE`` must exist and parse (else CatalogError); otherwise the
-    ``catalog.json`` beside the cases, never one from another suite.
+    ``--catalog FILE`` must exist and parse (else CatalogError); then the one
+    the suite's ``suite.yaml`` names (it must exist too); then the
+    ``catalog.json`` in the suite's folder, never one from another suite.
     """
     if explicit:
         catalog = SuiteCatalog.load(Path(explicit))
         return catalog, f"tools checked against {explicit}"
-    folders = list(dict.fromkeys(p if p.is_dir() else p.parent for p in map(Path, paths)))
-    for folder in folders:
-        candidate = folder / CATALOG_FILE
-        if candidate.is_file():
-            return SuiteCatalog.load(candidate), f"tools checked against {candidate}"
-    looked = ", ".join(str(f / CATALOG_FILE) for f in folders) or CATALOG_FILE
+    suite = suite if suite is not None else find_suite([Path(p) for p in paths])
+    candidate, named = suite.catalog_path()
+    if candidate is not None and (named or candidate.is_file()):
+        shown = shown_path(candidate)
+        return SuiteCatalog.load(candidate), f"tools checked against {shown}"
+    looked = str(shown_path(candidate)) if candidate is not None else CATALOG_FILE
     return None, (
         f"no catalog (looked for {looked}): tool names, arguments and routes are NOT checked; "
         f"turn the checks on with --catalog FILE or a {CATALOG_FILE} beside the cases"
@@ -127,11 +129,13 @@ def find_catalog(paths: list[str], explicit: str | None) -> tuple[SuiteCatalog |
 
 
 def load_suite(
-    paths: Iterable[str | Path], catalog: SuiteCatalog | None, whole_suite: bool = True
+    paths: Iterable[str | Path], catalog: SuiteCatalog | None, whole_suite: bool = True, suite: Suite | None = None
 ) -> tuple[list[LoadedCase], list[Problem]]:
     """Load and validate cases: the cases that loaded, and every problem of every file."""
-    loaded, problems = load_cases(paths)
-    return loaded, problems + validate_suite(loaded, catalog, whole_suite)
+    suite = suite if suite is not None else Suite(None)
+    loaded, problems = load_cases(paths, suite.config.ignore)
+    rules = (suite.behaviours, suite.config.min_cases_per_behaviour)
+    return loaded, problems + validate_suite(loaded, catalog, whole_suite, rules)
 
 
 def split_valid(loaded: list[LoadedCase], problems: list[Problem]) -> tuple[list[LoadedCase], list[str]]:
@@ -150,11 +154,16 @@ def split_valid(loaded: list[LoadedCase], problems: list[Problem]) -> tuple[list
     return valid, skipped
 
 
-def validate_suite(cases: list[LoadedCase], catalog: SuiteCatalog | None, whole_suite: bool = True) -> list[Problem]:
-    """All problems; ``whole_suite`` adds the coverage rule (two cases per behaviour)."""
+def validate_suite(
+    cases: list[LoadedCase],
+    catalog: SuiteCatalog | None,
+    whole_suite: bool = True,
+    rules: tuple[dict[str, str], int] = (BEHAVIOURS, MIN_CASES_PER_BEHAVIOUR),
+) -> list[Problem]:
+    """All problems; ``whole_suite`` adds the coverage rule (``rules``: the suite's behaviours, cases each)."""
     problems: list[Problem] = []
     problems += _duplicates(cases)
-    problems += _behaviours(cases, whole_suite)
+    problems += _behaviours(cases, whole_suite, *rules)
     for lc in cases:
         problems += _case_problems(lc, catalog)
     return sorted(problems, key=lambda p: (p.file, p.line))
@@ -178,23 +187,23 @@ def _duplicates(cases: list[LoadedCase]) -> list[Problem]:
     return out
 
 
-def _behaviours(cases: list[LoadedCase], whole_suite: bool) -> list[Problem]:
+def _behaviours(cases: list[LoadedCase], whole_suite: bool, behaviours: dict[str, str], least: int) -> list[Problem]:
     by: dict[str, list[LoadedCase]] = defaultdict(list)
     out = []
     for lc in cases:
-        if lc.case.behaviour not in BEHAVIOURS:
+        if lc.case.behaviour not in behaviours:
             out.append(
                 Problem(
                     lc.file,
                     lc.line_of("behaviour"),
                     "behaviour",
-                    f"unknown behaviour {lc.case.behaviour!r}; one of: {', '.join(BEHAVIOURS)}",
+                    f"unknown behaviour {lc.case.behaviour!r}; one of: {', '.join(behaviours)}",
                 )
             )
         else:
             by[lc.case.behaviour].append(lc)
     for behaviour, group in by.items():
-        if whole_suite and len(group) < MIN_CASES_PER_BEHAVIOUR:
+        if whole_suite and len(group) < least:
             lc = group[0]
             out.append(
                 Problem(
@@ -202,7 +211,7 @@ def _behaviours(cases: list[LoadedCase], whole_suite: bool) -> list[Problem]:
                     lc.line_of("behaviour"),
                     "behaviour",
                     f"behaviour {behaviour} has {len(group)} case(s); the suite needs at least "
-                    f"{MIN_CASES_PER_BEHAVIOUR} per behaviour",
+                    f"{least} per behaviour (min_cases_per_behaviour)",
                     of_case=False,
                 )
             )

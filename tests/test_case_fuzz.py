@@ -32,7 +32,7 @@ import yaml
 
 from runner import checks
 from runner.case import Case, UserStep
-from runner.loader import LoadedCase, Problem
+from runner.loader import LoadedCase, Problem, case_files
 from runner.matchers import COMPARISONS, MISSING, is_operator, match, parse_path, resolve, substitute
 from runner.trace import ToolCall, Trace
 from runner.validate import SuiteCatalog, load_suite
@@ -447,7 +447,7 @@ def judge(variant: LoadedCase, original: Case, figures: Figures, label: str) -> 
 def run_fuzz(tmp: Path, variants_per_seed: int = VARIANTS_PER_SEED, seed: int = 9) -> Figures:
     rng = random.Random(seed)
     figures = Figures()
-    for source in sorted(CASES.glob("*.yaml")):
+    for source in case_files([CASES]):
         text = source.read_text(encoding="utf-8")
         original = load_suite([source], CATALOG, whole_suite=False)[0][0].case
         for n in range(variants_per_seed):
@@ -478,7 +478,7 @@ def run_fuzz(tmp: Path, variants_per_seed: int = VARIANTS_PER_SEED, seed: int = 
 
 def test_the_seed_cases_pass_on_their_own_plan_trace():
     """The synthetic trace is sound: every seed's reference plan satisfies its own call checks."""
-    for source in sorted(CASES.glob("*.yaml")):
+    for source in case_files([CASES]):
         (lc,), problems = load_suite([source], CATALOG, whole_suite=False)
         assert not problems
         assertions = checks.evaluate(lc.case, plan_trace(lc.case))

@@ -10,6 +10,8 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from runner.loader import case_files
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -96,7 +98,7 @@ def test_schema_validates_every_case_file(tmp_path):
     out = cli("schema", "-o", str(tmp_path / "case.schema.json"))
     assert out.returncode == 0
     schema = json.loads((tmp_path / "case.schema.json").read_text(encoding="utf-8"))
-    for path in sorted((ROOT / "cases").glob("*.yaml")):
+    for path in case_files([ROOT / "cases"]):
         jsonschema.validate(yaml.safe_load(path.read_text(encoding="utf-8")), schema)
     broken = yaml.safe_load((ROOT / "cases" / "SEL-01.yaml").read_text(encoding="utf-8"))
     broken["expect"]["calls"]["order"] = "whenever"
@@ -162,7 +164,10 @@ def test_run_refuses_a_rule_that_cannot_fire_with_file_line_and_field(tmp_path):
 def test_validate_an_empty_folder_is_an_error(tmp_path):
     out = cli("validate", str(tmp_path))
     assert out.returncode == 2
-    assert out.stderr.strip() == f"no case files in {tmp_path} (cases are *.yaml / *.yml files)"
+    assert out.stderr.strip() == (
+        f"no case files in {tmp_path} (cases are *.yaml / *.yml files; "
+        "suite.yaml and the files it ignores are not cases)"
+    )
 
 
 def test_a_missing_or_malformed_catalog_is_one_line_and_exit_2(tmp_path):

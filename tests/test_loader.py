@@ -209,7 +209,7 @@ def test_missing_field_of_an_action():
 
 
 def test_every_problem_of_a_file_is_reported():
-    text = "id: sel-1\nbehaviour: selection\ntitle: t\nstart_route: http://x/events\nsteps: []\nbogus: 1\n"
+    text = "id: ''\nbehaviour: selection\ntitle: t\nstart_route: http://x/events\nsteps: []\nbogus: 1\n"
     fields = {p.field: p.line for p in problems_of(text)}
     assert fields == {"id": 1, "start_route": 4, "steps": 5, "bogus": 6}
 
