@@ -118,10 +118,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
         elif "no catalog" in catalog_note:
             _say(f"note: {catalog_note}")
         chosen = _select(args, loaded, patterns)
+        site_config = _site_config(args, suite)  # before anything is written
         only_trials, out_root, run_id = None, Path(args.out), args.run_id or new_run_id()
         _check_writable_dir(out_root, "--out")
         console.print(catalog_note, markup=False, highlight=False, soft_wrap=True)
-    site_config = _site_config(args, suite)
+    if args.resume:
+        site_config = _site_config(args, suite)
     mode = args.network
     fixtures = None
     if mode != "live":
