@@ -164,6 +164,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         playwright_trace=args.trace,
         only_trials=only_trials,
         grader=grader,
+        shard=args.shard,
+        durations=_durations(args),
     )
     if args.resume:
         _check_same_agent(run_dir, agent_factory)
@@ -192,6 +194,13 @@ def _play(args: argparse.Namespace, chosen: list, options, fixtures, skipped: li
             who = {"agent": probe.name, "model": probe.model, "evidence_kind": probe.evidence_kind}
         cases = [(lc.case.id, lc.file) for lc in chosen]
         plan = RunPlan.of(options.run_id, cases, options.trials, trial_id_for, **who)
+        if options.shard:
+            from dataclasses import replace
+
+            from runner.shard import shard_of
+
+            mine = set(shard_of([t.trial_id for t in plan.trials], *options.shard, options.durations))
+            plan = replace(plan, trials=tuple(t for t in plan.trials if t.trial_id in mine))
     run_info: dict = {"run_id": options.run_id}  # summary.json's header; the site's version joins it after the run
     reporters = _reporters(args, out_dir, ("json", "junit", "html"), progress=not resuming, json_extra=run_info)
     reporters.begin(plan)
@@ -202,6 +211,8 @@ def _play(args: argparse.Namespace, chosen: list, options, fixtures, skipped: li
         if resuming
         else f"{len(chosen)} case(s) × {options.trials} trial(s)"
     )
+    if options.shard and not resuming:
+        what += f", shard {options.shard[0]}/{options.shard[1]}: {len(plan.trials)} trial(s)"
     console.print(
         f"webmcp-eval: {what}, {options.workers} worker(s), {'headed' if options.headed else 'headless'}, "
         f"site {_site_shown(options)}",
@@ -317,6 +328,10 @@ def _check_run_args(args: argparse.Namespace) -> None:
             )
     elif args.rerun_not_run:
         raise UsageError("--rerun-not-run goes with --resume RUN_DIR")
+    if args.resume and args.shard:
+        raise UsageError("--resume plays the shard its RUN_DIR was planned for: drop --shard")
+    if args.durations and not args.shard:
+        raise UsageError("--durations balances --shard i/n: give both")
     args.trials = args.trials if args.trials is not None else 1
     if args.network != "live" and args.no_proxy:
         raise UsageError(f"--network {args.network} needs the proxy; drop --no-proxy")
@@ -325,6 +340,26 @@ def _check_run_args(args: argparse.Namespace) -> None:
     for flag, value in (("--json", args.json), ("--junit", args.junit)):
         if value:
             _check_writable_file(Path(value), flag)
+
+
+def _durations(args: argparse.Namespace) -> dict[str, float] | None:
+    from runner.shard import ShardError, read_durations
+
+    if not args.durations:
+        return None
+    try:
+        return read_durations(args.durations)
+    except ShardError as err:
+        raise UsageError(str(err)) from None
+
+
+def _shard(text: str) -> tuple[int, int]:
+    from runner.shard import ShardError, parse_shard
+
+    try:
+        return parse_shard(text)
+    except ShardError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def _check_writable_dir(path: Path, flag: str) -> None:
@@ -708,18 +743,32 @@ def _exit_for(traces: list) -> int:
 def _cmd_report(args: argparse.Namespace) -> int:
     """Rebuild the reports from traces alone; several run directories merge into one, each series apart."""
     from runner.results import build_results
+    from runner.shard import ShardError, merge
 
     try:
-        runs = [_run_input(d) for d in args.run_dirs]
+        inputs = [_run_input(d) for d in args.run_dirs]
     except SystemExit as err:
         errors.print(str(err), markup=False, highlight=False)
         return EXIT_INVALID
+    runs = inputs
+    sharded = len(inputs) > 1 and any(r.plan and r.plan.shard for r in inputs)
+    if sharded:
+        try:
+            runs = [merge(list(zip(args.run_dirs, inputs, strict=True)))]
+        except ShardError as err:
+            errors.print(f"cannot merge: {err}", markup=False, highlight=False, soft_wrap=True)
+            return EXIT_INVALID
     merged = len(args.run_dirs) > 1
     out = Path(args.out or "traces/merged") if merged else Path(args.run_dirs[0])
     dirs = {read_run_id(Path(d)): Path(d) / "trials" for d in args.run_dirs}
-    reporters = _reporters(args, out, ("html",) if merged and not args.html else (), trace_dirs=dirs)
+    defaults = ("json", "junit", "html") if sharded else ("html",) if merged and not args.html else ()
+    reporters = _reporters(args, out, defaults, trace_dirs=dirs)
     code = _end_reports(reporters, build_results(runs))
-    for d, run in zip(args.run_dirs, runs, strict=True):
+    if len(inputs) == 1 and inputs[0].plan and inputs[0].plan.shard:
+        index, count, whole = inputs[0].plan.shard
+        note = f"{args.run_dirs[0]} is shard {index}/{count} of a {whole}-trial plan: merge all {count} with report"
+        errors.print(note, markup=False, highlight=False, soft_wrap=True)
+    for d, run in zip(args.run_dirs, inputs, strict=True):
         traced = {t.trial_id for t in run.traces}
         if run.plan and any(t.trial_id not in traced for t in run.plan.trials):
             hint = f"{d} is incomplete; run the rest: webmcp-eval run --resume {d}"
@@ -1036,6 +1085,18 @@ def _add_run_arguments(run: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run again only the cases that failed in the latest run under --out (a new run)",
     )
+    scale = run.add_argument_group("sharding")
+    scale.add_argument(
+        "--shard",
+        type=_shard,
+        metavar="i/n",
+        help="play only shard i of n of the planned (case, trial) pairs; the same split on every machine",
+    )
+    scale.add_argument(
+        "--durations",
+        metavar="RUN_DIR_OR_FILE",
+        help="balance --shard by trial durations from an earlier run directory (or a JSON id -> ms file)",
+    )
     run.add_argument("--junit", help="also write JUnit XML here")
     run.add_argument("--markdown", metavar="FILE", help=MARKDOWN_HELP)
     run.add_argument("--json", help="also write the JSON summary here")
@@ -1156,7 +1217,11 @@ def build_parser() -> argparse.ArgumentParser:
     rec.set_defaults(func=_cmd_run, network="record")
 
     rep = sub.add_parser("report", help="rebuild reports from the traces of one or more run directories")
-    rep.add_argument("run_dirs", nargs="+", help="run directories (e.g. traces/<run-id>, or CI shards to merge)")
+    rep.add_argument(
+        "run_dirs",
+        nargs="+",
+        help="run directories (e.g. traces/<run-id>), or all shards of one plan (run --shard i/n): merged into one run",
+    )
     rep.add_argument("--out", help="where a merged report goes (default traces/merged)")
     rep.add_argument("--junit", help="write JUnit XML here")
     rep.add_argument("--json", help="write the JSON summary here")

@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NotRequired
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError, with_config
 from typing_extensions import TypedDict  # pydantic validates only this TypedDict on Python < 3.12
@@ -35,6 +35,13 @@ class PlannedTrial(TypedDict):
 
 
 @with_config(ConfigDict(extra="forbid"))
+class ShardInfo(TypedDict):
+    index: int  # 1-based
+    count: int
+    planned_trials: int  # trials in the whole plan, all shards together
+
+
+@with_config(ConfigDict(extra="forbid"))
 class RunPlan(TypedDict):
     run_id: str
     created_at: str  # ISO 8601, UTC
@@ -44,6 +51,8 @@ class RunPlan(TypedDict):
     agent: str
     model: str | None
     evidence_kind: Literal["deterministic", "agent"]
+    plan_hash: NotRequired[str]  # the whole plan's identity (runner.shard.plan_hash), the same in every shard
+    shard: NotRequired[ShardInfo]  # this run plays only its part of the plan
 
 
 _PLAN = TypeAdapter(RunPlan)

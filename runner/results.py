@@ -314,6 +314,8 @@ class RunPlan:
     model: str | None = None
     evidence_kind: str = "deterministic"
     created_at: str = ""
+    plan_hash: str = ""  # the whole plan's identity, the same in every shard of it
+    shard: tuple[int, int, int] | None = None  # (index, count, trials in the whole plan) of a shard's run
 
     @classmethod
     def from_json(cls, data: Any) -> RunPlan:
@@ -330,6 +332,8 @@ class RunPlan:
                 model=data.get("model"),
                 evidence_kind=str(data.get("evidence_kind") or "deterministic"),
                 created_at=str(data.get("created_at") or ""),
+                plan_hash=str(data.get("plan_hash") or ""),
+                shard=_shard_info(data.get("shard")),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as err:
             raise ValueError(f"not a run plan ({type(err).__name__}: {err})") from err
@@ -359,6 +363,12 @@ class RunPlan:
         if self.evidence_kind == "deterministic":
             return ("deterministic",)
         return (self.evidence_kind, self.agent, self.model or "")
+
+
+def _shard_info(data: Any) -> tuple[int, int, int] | None:
+    if data is None:
+        return None
+    return int(data["index"]), int(data["count"]), int(data["planned_trials"])
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from runner.agents import Agent, ReferenceAgent
 from runner.loader import LoadedCase
 from runner.plan import RunPlan, make_plan, trial_id_for, write_plan
 from runner.session import BrowserSession
+from runner.shard import plan_hash, shard_of
 from runner.site import SiteClient, SiteConfig, demo_site_config
 from runner.trace import Trace, write_atomic
 from runner.trial import RunEnv, Trial, TrialHook, TrialOptions
@@ -52,6 +53,8 @@ class RunOptions:
     only_trials: set[str] | None = None
     hooks: dict[str, TrialHook] = field(default_factory=dict)  # case id -> a change to its trials (mutate)
     grader: Any = None  # runner.grader.ModelGrader, when rubric criteria are to be judged
+    shard: tuple[int, int] | None = None  # (i, n): play only shard i of n of the plan
+    durations: dict[str, float] | None = None  # trial id -> ms from an earlier run: balances the shards
 
 
 @dataclass
@@ -147,7 +150,10 @@ async def run_suite(
     # The first trial's agent, made now: its name, model and evidence kind go into the plan.
     first_agent = options.agent_factory()
     if options.only_trials is None:
-        write_plan(out_dir, _plan_of(run_id, cases, options, first_agent))
+        plan = _plan_of(run_id, cases, options, first_agent)
+        write_plan(out_dir, plan)
+        if options.shard:
+            options.only_trials = {t["trial_id"] for t in plan["trials"]}
     with _embedded_site(options) as config, _proxy(options, config) as proxy:
         site = SiteClient(config)
         try:
@@ -189,7 +195,7 @@ async def run_suite(
 
 
 def _plan_of(run_id: str, cases: list[LoadedCase], options: RunOptions, probe: Agent) -> RunPlan:
-    return make_plan(
+    plan = make_plan(
         run_id,
         [(lc.case.id, lc.file) for lc in cases],
         options.trials,
@@ -197,6 +203,24 @@ def _plan_of(run_id: str, cases: list[LoadedCase], options: RunOptions, probe: A
         model=probe.model,
         evidence_kind="deterministic" if probe.evidence_kind == "deterministic" else "agent",
     )
+    plan["plan_hash"] = plan_hash(
+        [Path(lc.file) for lc in cases],
+        [lc.case.id for lc in cases],
+        options.trials,
+        agent=probe.name,
+        model=probe.model,
+        base_url=options.base_url,
+        network_mode=options.network_mode,
+        proxy=options.proxy,
+        breaks=options.breaks,
+    )
+    if options.shard:
+        index, count = options.shard
+        mine = set(shard_of([t["trial_id"] for t in plan["trials"]], index, count, options.durations))
+        whole = len(plan["trials"])
+        plan["trials"] = [t for t in plan["trials"] if t["trial_id"] in mine]
+        plan["shard"] = {"index": index, "count": count, "planned_trials": whole}
+    return plan
 
 
 async def _play_all(

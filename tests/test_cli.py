@@ -329,3 +329,14 @@ def test_calibrate_without_labels_and_a_bad_grader_option_are_usage_errors(tmp_p
     assert cli("calibrate", "--labels", str(tmp_path / "none.json")).returncode == 2
     out = cli("run", "SEL-01", "--grader", "openai", "--out", str(tmp_path))
     assert out.returncode == 2 and "needs --grader-model" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_the_shard_flags_have_help():
+    run_help = cli("run", "--help").stdout
+    for flag in ("--shard", "--durations"):
+        assert flag in run_help
+    assert "merge" in cli("report", "--help").stdout
+    bad = cli("run", "--shard", "3/2")
+    assert bad.returncode == 2 and "i must be between 1 and n" in bad.stderr and "Traceback" not in bad.stderr
+    alone = cli("run", "SEL-01", "--durations", "traces")
+    assert alone.returncode == 2 and "--durations balances --shard" in alone.stderr
