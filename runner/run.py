@@ -173,6 +173,7 @@ async def run_suite(
                     proxy=proxy,
                     site_info=site_info,
                     fixtures=options.fixtures,
+                    shard=options.shard,
                     grader=options.grader,
                     options=TrialOptions(
                         headed=options.headed,

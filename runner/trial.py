@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import time
 from collections import Counter
@@ -98,7 +99,21 @@ class RunEnv:
     site_info: dict[str, Any] = field(default_factory=dict)
     options: TrialOptions = field(default_factory=TrialOptions)
     fixtures: Any = None  # record/replay fixture store, when not live
+    shard: tuple[int, int] | None = None  # (i, n) of a --shard run: part of every world's name
     grader: Any = None  # runner.grader.ModelGrader: judges the rubric criteria
+
+
+def world_id(run_id: str, shard: tuple[int, int] | None, trial_id: str) -> str:
+    """The server-side world of one trial: run, shard and trial, so shards sharing one site never meet.
+
+    At most 64 characters; a long run id is shortened to a digest rather than cut, so two runs stay apart.
+    """
+    part = f"-s{shard[0]}of{shard[1]}" if shard else ""
+    world = f"{run_id}{part}-{trial_id}".replace(".", "-")
+    if len(world) > 64:
+        digest = hashlib.sha256(run_id.encode()).hexdigest()[:12]
+        world = f"{digest}{part}-{trial_id}".replace(".", "-")[-64:]
+    return world
 
 
 def locate(page: Page, target: Locator) -> PwLocator:
@@ -119,7 +134,7 @@ class Trial:
         self.trial_id = trial_id_for(self.case.id, index)
         if hasattr(agent, "trial_id"):
             agent.trial_id = self.trial_id  # type: ignore[attr-defined]  # model agents name cassettes by it
-        self.world = f"{env.run_id}-{self.trial_id}".replace(".", "-")[-64:]
+        self.world = world_id(env.run_id, env.shard, self.trial_id)
         self.clock = time.monotonic()
         self.tp: TrialPage | None = None
         self.fixture: Fixture | None = None

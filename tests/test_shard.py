@@ -18,6 +18,7 @@ from runner.plan import make_plan, write_plan
 from runner.results import RunInput, RunPlan
 from runner.shard import ShardError, merge, parse_shard, plan_hash, read_durations, shard_of, split
 from runner.trace import Trace, write_trace
+from runner.trial import world_id
 
 IDS = [f"C{c:02d}.t{t}" for c in range(7) for t in (1, 2, 3)]
 
@@ -195,3 +196,12 @@ def test_two_shards_merged_equal_the_unsharded_run_trial_for_trial(tmp_path):
     assert other.returncode == 0, other.stdout + other.stderr
     foreign = cli("report", str(tmp_path / "o1"), str(tmp_path / "s2"), "--out", str(tmp_path / "f"))
     assert foreign.returncode == 2 and "different plans" in foreign.stderr
+
+
+def test_worlds_are_named_by_run_shard_and_trial():
+    assert world_id("ci-7", None, "SEL-01.t1") == "ci-7-SEL-01-t1"
+    assert world_id("ci-7", (2, 4), "SEL-01.t1") == "ci-7-s2of4-SEL-01-t1"
+    assert world_id("ci-7", (1, 4), "SEL-01.t1") != world_id("ci-7", (2, 4), "SEL-01.t1")
+    long_a, long_b = "a" * 70 + "-one", "a" * 70 + "-two"
+    a, b = world_id(long_a, (1, 2), "SEL-01.t1"), world_id(long_b, (1, 2), "SEL-01.t1")
+    assert a != b and len(a) <= 64 and a.endswith("-s1of2-SEL-01-t1")
