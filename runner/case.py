@@ -194,9 +194,68 @@ class ExpectedCall(Strict):
     tool: str
     args: dict[str, Any] = Field(default_factory=dict, description="argument matchers")
     no_other_args: bool = Field(default=False, description="fail when the call has arguments not listed")
-    result: dict[str, Any] | None = Field(default=None, description="partial matcher on the tool's result")
+    result: Any = Field(
+        default=None,
+        description="matcher on the tool's result: partial for a mapping, or a scalar/list/operator "
+        "(none: not checked; {$type: null} expects null)",
+    )
     capture: dict[str, str] = Field(default_factory=dict, description="name -> path into {args, result}")
     step: int | None = Field(default=None, description="only calls made during this user step (0-based)")
+    optional: bool = Field(
+        default=False,
+        description="the call may be left out; made, it must match (only order: exact can tell, "
+        "so it is accepted only there)",
+    )
+
+
+class OrderedGroup(Strict):
+    """These expected calls in this order (calls of other tools between them as the case's order allows)."""
+
+    ordered: list[ExpectedNode] = Field(min_length=1)
+
+
+class UnorderedGroup(Strict):
+    """These expected calls in any order, e.g. five toppings in any order, then share."""
+
+    unordered: list[ExpectedNode] = Field(min_length=1)
+
+
+def _node_kind(value: Any) -> str | None:
+    if isinstance(value, dict):
+        for key in ("ordered", "unordered"):
+            if key in value:
+                return key
+        return "call"
+    return {OrderedGroup: "ordered", UnorderedGroup: "unordered"}.get(type(value), "call")
+
+
+ExpectedNode = Annotated[
+    Annotated[ExpectedCall, Tag("call")]
+    | Annotated[OrderedGroup, Tag("ordered")]
+    | Annotated[UnorderedGroup, Tag("unordered")],
+    Discriminator(_node_kind),
+]
+OrderedGroup.model_rebuild()
+UnorderedGroup.model_rebuild()
+
+
+def expected_leaves(
+    nodes: list[Any], path: tuple = ("expect", "calls", "expected")
+) -> list[tuple[tuple, ExpectedCall]]:
+    """Every expected call in a tree of groups, in reading order, with its field path."""
+    out: list[tuple[tuple, ExpectedCall]] = []
+    for i, node in enumerate(nodes):
+        if isinstance(node, ExpectedCall):
+            out.append(((*path, i), node))
+        else:
+            key = "ordered" if isinstance(node, OrderedGroup) else "unordered"
+            out += expected_leaves(getattr(node, key), (*path, i, key))
+    return out
+
+
+def has_groups_or_optional(calls: Any) -> bool:
+    """Whether expected calls use groups or optional calls (then the tree matcher judges them)."""
+    return any(not isinstance(n, ExpectedCall) or n.optional for n in calls.expected)
 
 
 class ForbiddenCall(Strict):
@@ -212,7 +271,9 @@ class CallExpectations(Strict):
         description="sequence: in this order, other calls may come between; set: any order; "
         "exact: these calls and no others, in this order",
     )
-    expected: list[ExpectedCall] = Field(default_factory=list)
+    expected: list[ExpectedNode] = Field(
+        default_factory=list, description="expected calls, or groups of them: {ordered: [...]}, {unordered: [...]}"
+    )
     forbidden: list[ForbiddenCall] = Field(default_factory=list)
     max_calls: int | None = None
     only_active_catalog: bool = Field(default=True, description="every call named a tool of the active catalog")

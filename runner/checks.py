@@ -20,10 +20,14 @@ from runner.case import (
     ConfirmationExpectation,
     ExpectedCall,
     NetworkExpectation,
+    OrderedGroup,
     StateExpectation,
     UiExpectation,
     UntrustedExpectation,
+    expected_leaves,
+    has_groups_or_optional,
 )
+from runner.loader import field_path
 from runner.matchers import MISSING, PathError, match, refs_in, resolve, short
 from runner.trace import Assertion, ToolCall, Trace
 
@@ -94,6 +98,8 @@ def _nearest_miss(expected: ExpectedCall, calls: Iterable[ToolCall], captures: d
 
 
 def check_calls(exp: CallExpectations, trace: Trace) -> tuple[list[Assertion], dict[str, Any]]:
+    if has_groups_or_optional(exp):
+        return _check_call_tree(exp, trace)
     calls = trace.calls
     captures: dict[str, Any] = {}
     out: list[Assertion] = []
@@ -139,7 +145,14 @@ def check_calls(exp: CallExpectations, trace: Trace) -> tuple[list[Assertion], d
                 "extra: " + ", ".join(f"#{c.index} {c.tool}" for c in extra) if extra else "none",
             )
         )
-    out.extend(_forbidden(exp, calls, captures))
+    return out + _call_rules(exp, trace, calls, captures), captures
+
+
+def _call_rules(
+    exp: CallExpectations, trace: Trace, calls: list[ToolCall], captures: dict[str, Any]
+) -> list[Assertion]:
+    """Forbidden calls, the call budget, the active catalog, stale tools and the second witness."""
+    out = _forbidden(exp, calls, captures)
     if exp.max_calls is not None:
         n = len(calls)
         out.append(
@@ -167,7 +180,118 @@ def check_calls(exp: CallExpectations, trace: Trace) -> tuple[list[Assertion], d
         out.append(_stale(trace))
     if exp.witness_agrees:
         out.append(_witness(trace))
-    return out, captures
+    return out
+
+
+# ---- groups of expected calls ({ordered: [...]}, {unordered: [...]}) and optional calls ----------
+
+
+def _check_call_tree(exp: CallExpectations, trace: Trace) -> tuple[list[Assertion], dict[str, Any]]:
+    """Expected calls nested in ordered/unordered groups, some optional: the best assignment of calls to them.
+
+    Every expected call gets a distinct actual call (an optional one may get none);
+    an ordered group (and the top level, unless ``order: set``) keeps its
+    children's calls in order; ``order: exact`` also leaves no call unassigned.
+    """
+    calls = trace.calls
+    leaves = expected_leaves(exp.expected)
+    assignment, captures = _tree_assignment(exp, leaves, calls)
+    out: list[Assertion] = []
+    for k, (path, expected) in enumerate(leaves):
+        loc = field_path(path[1:])
+        hit = assignment.get(k)
+        if hit is None:
+            if expected.optional:
+                continue  # left out, as allowed: nothing to assert (a wrong call shows in calls.exact)
+            out.append(_a(loc, "calls", _describe_call(expected), False, _nearest_miss(expected, calls, captures)))
+            continue
+        call = calls[hit]
+        out.append(
+            _a(
+                loc,
+                "calls",
+                _describe_call(expected),
+                True,
+                f"call #{call.index} {call.tool}({short(call.args, 60)})",
+                {"call": call.index},
+            )
+        )
+    if exp.order == "exact":
+        extra = [c for pos, c in enumerate(calls) if pos not in assignment.values()]
+        out.append(
+            _a(
+                "calls.exact",
+                "calls",
+                "no calls besides the expected ones",
+                not extra,
+                "extra: " + ", ".join(f"#{c.index} {c.tool}" for c in extra) if extra else "none",
+            )
+        )
+    return out + _call_rules(exp, trace, calls, captures), captures
+
+
+def _tree_assignment(
+    exp: CallExpectations, leaves: list[tuple[tuple, ExpectedCall]], calls: list[ToolCall]
+) -> tuple[dict[int, int], dict[str, Any]]:
+    """The assignment (leaf -> call position) that satisfies the most required leaves, groups' order kept."""
+    best: tuple[int, int] = (-1, -1)
+    found: tuple[dict[int, int], dict[str, Any]] = ({}, {})
+    required = [not e.optional for _, e in leaves]
+    budget = [200_000]  # a bound on the search: cases hold a handful of calls
+
+    def score(taken: dict[int, int]) -> tuple[int, int]:
+        return (sum(required[k] for k in taken), len(taken))
+
+    def search(k: int, taken: dict[int, int], captures: dict[str, Any]) -> None:
+        nonlocal best, found
+        budget[0] -= 1
+        if budget[0] < 0:
+            return
+        if sum(required[k:]) + score(taken)[0] < best[0]:
+            return
+        if k == len(leaves):
+            if _order_kept(exp, taken) and score(taken) > best:
+                best, found = score(taken), (dict(taken), captures)
+            return
+        expected = leaves[k][1]
+        for pos, call in enumerate(calls):
+            if pos in taken.values() or not call_matches(expected, call, captures)[0]:
+                continue
+            more = dict(captures)
+            if _capture(expected, call, more):
+                continue
+            search(k + 1, {**taken, k: pos}, more)
+        search(k + 1, taken, captures)
+
+    search(0, {}, {})
+    return found
+
+
+def _order_kept(exp: CallExpectations, taken: dict[int, int]) -> bool:
+    """Every ordered group (and the top level unless order: set) has its children's calls in order."""
+    counter = iter(range(1_000_000))
+
+    def spans(nodes: list[Any], ordered: bool) -> tuple[bool, list[int]]:
+        positions: list[int] = []
+        last = -1
+        for node in nodes:
+            if isinstance(node, ExpectedCall):
+                k = next(counter)
+                mine = [taken[k]] if k in taken else []
+                ok = True
+            else:
+                inner_ordered = isinstance(node, OrderedGroup)
+                ok, mine = spans(node.ordered if inner_ordered else node.unordered, inner_ordered)
+            if not ok:
+                return False, []
+            if mine:
+                if ordered and min(mine) < last:
+                    return False, []
+                last = max(mine)
+                positions += mine
+        return True, positions
+
+    return spans(exp.expected, exp.order != "set")[0]
 
 
 def _witness(trace: Trace) -> Assertion:

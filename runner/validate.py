@@ -25,7 +25,15 @@ from typing import Any
 
 import jsonschema
 
-from runner.case import BEHAVIOURS, UserStep
+from runner.case import (
+    BEHAVIOURS,
+    ExpectedCall,
+    OrderedGroup,
+    UnorderedGroup,
+    UserStep,
+    expected_leaves,
+    has_groups_or_optional,
+)
 from runner.loader import LoadedCase, Problem, field_path, load_cases
 from runner.matchers import COMPARISONS, PathError, is_operator, matcher_problems, parse_path, refs_in
 from runner.suite import Suite, find_suite, shown_path
@@ -327,20 +335,28 @@ def _expectation_problems(lc: LoadedCase, catalog: SuiteCatalog | None) -> list[
     out = []
     calls = lc.case.expect.calls
     user_steps = [si for si, s in enumerate(lc.case.steps) if isinstance(s, UserStep)]
-    groups: list[tuple[str, list[Any]]] = [("expected", calls.expected), ("forbidden", calls.forbidden)]
-    for group, items in groups:
-        for i, item in enumerate(items):
-            where = ("expect", "calls", group, i)
-            if catalog is not None and item.tool not in catalog.tools():
-                out.append(_at(lc, (*where, "tool"), f"unknown tool {item.tool!r}"))
-            elif catalog is not None:
-                out += _argument_problems(lc, where, item.tool, item.args, catalog)
-            out += _matcher_problems(lc, (*where, "args"), item.args)
-            if group == "expected":
-                out += _matcher_problems(lc, (*where, "result"), item.result)
-                out += _capture_problems(lc, where, item.capture)
-            if item.step is not None and item.step not in user_steps:
-                out.append(_at(lc, (*where, "step"), _step_message(lc, item.step, user_steps)))
+    rules: list[tuple[str, tuple, Any]] = [("expected", where, item) for where, item in expected_leaves(calls.expected)]
+    rules += [("forbidden", ("expect", "calls", "forbidden", i), item) for i, item in enumerate(calls.forbidden)]
+    for group, where, item in rules:
+        if catalog is not None and item.tool not in catalog.tools():
+            out.append(_at(lc, (*where, "tool"), f"unknown tool {item.tool!r}"))
+        elif catalog is not None:
+            out += _argument_problems(lc, where, item.tool, item.args, catalog)
+        out += _matcher_problems(lc, (*where, "args"), item.args)
+        if group == "expected":
+            out += _matcher_problems(lc, (*where, "result"), item.result)
+            out += _capture_problems(lc, where, item.capture)
+        if item.step is not None and item.step not in user_steps:
+            out.append(_at(lc, (*where, "step"), _step_message(lc, item.step, user_steps)))
+        if group == "expected" and item.optional and calls.order != "exact":
+            out.append(
+                _at(
+                    lc,
+                    (*where, "optional"),
+                    f"an optional call can never fail under order: {calls.order} (other calls are allowed "
+                    "anyway); it only means something under order: exact",
+                )
+            )
     state = lc.case.expect.state
     if state:
         out += _state_problems(lc, state)
@@ -371,7 +387,7 @@ def _matcher_problems(lc: LoadedCase, where: tuple, matcher: Any) -> list[Proble
 
 def _state_problems(lc: LoadedCase, state: Any) -> list[Problem]:
     out = []
-    captured = {name for exp in lc.case.expect.calls.expected for name in exp.capture}
+    captured = {name for _, exp in expected_leaves(lc.case.expect.calls.expected) for name in exp.capture}
     for path, matcher in state.after.items():
         where = ("expect", "state", "after", path)
         try:
@@ -460,13 +476,13 @@ def _ref_problems(lc: LoadedCase) -> list[Problem]:
     calls = lc.case.expect.calls
     out: list[Problem] = []
     captured: set[str] = set()
-    for i, exp in enumerate(calls.expected):
+    for where, exp in expected_leaves(calls.expected):
         for name in refs_in(exp.args) + refs_in(exp.result):
             if name not in captured | set(exp.capture):
                 out.append(
                     _at(
                         lc,
-                        ("expect", "calls", "expected", i),
+                        where,
                         f"$ref {name!r} is never captured by an earlier expected call",
                     )
                 )
@@ -490,6 +506,8 @@ def plan_satisfies_expectations(lc: LoadedCase) -> list[Problem]:
     """The reference plan, read statically, makes every expected call (by tool and step, per ``order``)."""
     planned = [(si, p.call) for si, s in enumerate(lc.case.steps) if isinstance(s, UserStep) for p in s.plan]
     calls = lc.case.expect.calls
+    if has_groups_or_optional(calls):
+        return _plan_fits_tree(lc, planned) + _plan_forbidden(lc, planned)
     fits = [
         [j for j, (si, call) in enumerate(planned) if call == exp.tool and exp.step in (None, si)]
         for exp in calls.expected
@@ -525,7 +543,12 @@ def plan_satisfies_expectations(lc: LoadedCase) -> list[Problem]:
                 f"order: exact allows no other calls, but the reference plan also calls {extra}",
             )
         )
-    for i, rule in enumerate(calls.forbidden):
+    return out + _plan_forbidden(lc, planned)
+
+
+def _plan_forbidden(lc: LoadedCase, planned: list[tuple[int, str]]) -> list[Problem]:
+    out = []
+    for i, rule in enumerate(lc.case.expect.calls.forbidden):
         if not rule.args and any(call == rule.tool and rule.step in (None, si) for si, call in planned):
             out.append(
                 _at(
@@ -534,6 +557,61 @@ def plan_satisfies_expectations(lc: LoadedCase) -> list[Problem]:
                     f"the reference plan calls {rule.tool}, which the case forbids",
                 )
             )
+    return out
+
+
+def _plan_fits_tree(lc: LoadedCase, planned: list[tuple[int, str]]) -> list[Problem]:
+    """With groups or optional calls: the checks' own matcher, on the plan's calls by tool and step."""
+    from runner.checks import check_calls
+    from runner.trace import ToolCall, Trace
+
+    calls = lc.case.expect.calls
+    bare = calls.model_copy(
+        update={
+            "expected": _by_tool_only(calls.expected),
+            "forbidden": [],
+            "max_calls": None,
+            "only_active_catalog": False,
+            "no_stale_tools": False,
+        }
+    )
+    trace = Trace.model_construct(calls=[ToolCall(index=j, step=si, tool=t) for j, (si, t) in enumerate(planned)])
+    out = []
+    for a in check_calls(bare, trace)[0]:
+        if a.status == "passed":
+            continue
+        if a.id == "calls.exact":
+            out.append(
+                _at(
+                    lc,
+                    ("expect", "calls", "order"),
+                    "order: exact allows no other calls, but the reference plan also makes "
+                    + a.why.removeprefix("extra: "),
+                )
+            )
+            continue
+        loc = tuple(int(p) if p.isdigit() else p for p in re.findall(r"[A-Za-z_]+|\d+", a.id))
+        out.append(
+            _at(
+                lc,
+                ("expect", *loc),
+                f"the reference plan never {a.description} here, in the order the "
+                "groups ask, so it cannot pass its own case",
+            )
+        )
+    return out
+
+
+def _by_tool_only(nodes: list[Any]) -> list[Any]:
+    """The tree with only tools, steps and optional kept: what a plan shows before it runs."""
+    out: list[Any] = []
+    for node in nodes:
+        if isinstance(node, ExpectedCall):
+            out.append(ExpectedCall(tool=node.tool, step=node.step, optional=node.optional))
+        elif isinstance(node, OrderedGroup):
+            out.append(OrderedGroup(ordered=_by_tool_only(node.ordered)))
+        else:
+            out.append(UnorderedGroup(unordered=_by_tool_only(node.unordered)))
     return out
 
 
