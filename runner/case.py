@@ -89,7 +89,44 @@ class PlanCall(Strict):
     )
 
 
+class HistoryUser(Strict):
+    user: str
+
+
+class HistoryModel(Strict):
+    model: str = Field(description="what the model answered earlier")
+
+
+class HistoryCall(Strict):
+    """An earlier call of the model and the tool's answer (canned: the page is not called)."""
+
+    call: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    result: Any = None
+
+
+def _history_kind(value: Any) -> str | None:
+    if isinstance(value, dict):
+        return next((k for k in ("user", "model", "call") if k in value), None)
+    return {HistoryUser: "user", HistoryModel: "model", HistoryCall: "call"}.get(type(value))
+
+
+HistoryTurn = Annotated[
+    Annotated[HistoryUser, Tag("user")] | Annotated[HistoryModel, Tag("model")] | Annotated[HistoryCall, Tag("call")],
+    Discriminator(
+        _history_kind,
+        custom_error_type="history_kind",
+        custom_error_message="a history turn is {user: text}, {model: text} or {call: tool, args, result}",
+    ),
+]
+
+
 class UserStep(Strict):
+    history: list[HistoryTurn] = Field(
+        default_factory=list,
+        description="earlier turns of the conversation, given to a model agent before this message "
+        "(the reference agent plays its plan and ignores them)",
+    )
     user: str = Field(description="the user's message, as the user would type it")
     plan: list[PlanCall] = Field(default_factory=list, description="reference agent: the calls to make")
     reply: str = Field(default="", description="reference agent: the answer to give")

@@ -47,7 +47,7 @@ from typing import Any
 import yaml
 
 from runner.agents import AgentError
-from runner.case import UserStep
+from runner.case import HistoryModel, HistoryUser, UserStep
 from runner.cassette import Cassette, CassetteError, CassetteMiss, cassette_path, request_key
 from runner.providers import (
     DEFAULT_KEY_ENV,
@@ -229,6 +229,7 @@ class ModelAgent:
             turn_log["reply"] = self._stop_reply()
             turn_log["skipped"] = "the agent had stopped"
             return turn_log["reply"]
+        self._add_history(step)
         self.messages.append({"role": "user", "content": step.user})
         started = time.monotonic()
         try:
@@ -244,6 +245,30 @@ class ModelAgent:
 
     def report(self) -> dict[str, Any]:
         return {"tokens": dict(self.tokens), "cost_usd": self.cost, "log": self.log()}
+
+    def _add_history(self, step: UserStep) -> None:
+        """The case's earlier turns, as the conversation so far (canned calls are not made on the page)."""
+        for n, turn in enumerate(getattr(step, "history", [])):
+            if isinstance(turn, HistoryUser):
+                self.messages.append({"role": "user", "content": turn.user})
+            elif isinstance(turn, HistoryModel):
+                self.messages.append({"role": "assistant", "content": turn.model, "tool_calls": []})
+            else:
+                name = safe_tool_name(turn.call)
+                self.names[name] = turn.call
+                call_id = f"history_{len(self.turns)}_{n}"
+                raw = json.dumps(turn.args, ensure_ascii=False)
+                self.messages.append(
+                    {
+                        "role": "assistant",
+                        "content": "",
+                        "tool_calls": [{"id": call_id, "name": name, "arguments": turn.args, "raw_arguments": raw}],
+                    }
+                )
+                content = turn.result if isinstance(turn.result, str) else json.dumps(turn.result, ensure_ascii=False)
+                self.messages.append(
+                    {"role": "tool", "tool_call_id": call_id, "name": name, "content": content, "is_error": False}
+                )
 
     # -- the loop -----------------------------------------------------------------------
 

@@ -259,6 +259,10 @@ def _plan_problems(lc: LoadedCase, catalog: SuiteCatalog | None) -> list[Problem
     for si, step in enumerate(lc.case.steps):
         if not isinstance(step, UserStep):
             continue
+        for hi, turn in enumerate(step.history):
+            name = getattr(turn, "call", None)
+            if catalog is not None and name is not None and name not in known:
+                out.append(_at(lc, ("steps", si, "history", hi, "call"), f"unknown tool {name!r} in the history"))
         for pi, planned in enumerate(step.plan):
             where = ("steps", si, "plan", pi)
             if catalog is not None and planned.call not in known:

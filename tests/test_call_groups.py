@@ -139,3 +139,15 @@ def test_an_empty_group_is_refused():
         assert "expect.calls.expected[0].unordered" in str(err)
     else:
         raise AssertionError("an empty group was accepted")
+
+
+def test_a_history_call_names_a_tool_of_the_catalog():
+    from runner.validate import SuiteCatalog
+
+    catalog = SuiteCatalog({"routes": {"/events": {"a": {"type": "object"}}}})
+    text = HEAD + "steps:\n  - history:\n      - {user: hi}\n      - {call: %s, result: 3}\n    user: and now?\n"
+    ok = validate_suite([parse_case(text % "a", "g.yaml")], catalog, whole_suite=False)
+    bad = validate_suite([parse_case(text % "nope", "g.yaml")], catalog, whole_suite=False)
+    assert ok == [] and [(p.field, p.message) for p in bad] == [
+        ("steps[0].history[1].call", "unknown tool 'nope' in the history")
+    ]

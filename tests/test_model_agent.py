@@ -716,3 +716,34 @@ def test_the_key_comes_from_the_environment_once_and_is_never_reported(monkeypat
     agent = factory()
     assert agent.provider._api_key == "sk-from-env-1234" and os.environ.get(env) is None
     assert "sk-from-env-1234" not in json.dumps(agent.report()) + repr(agent.provider)
+
+
+def test_history_turns_reach_the_model_as_the_conversation_so_far():
+    """Earlier user/model/tool turns of a case are the conversation before its message; the page is not called."""
+    from runner.case import UserStep as Step
+
+    seen: list[Conversation] = []
+
+    def model(conv: Conversation) -> Say:
+        seen.append(conv)
+        earlier = conv.results(whole=True)
+        return Say("之前的結果：" + json.dumps(earlier[0][1], ensure_ascii=False) if earlier else "沒有歷史")
+
+    step = Step.model_validate(
+        {
+            "history": [
+                {"user": "找活動"},
+                {"call": "ping", "args": {}, "result": {"status": "ok", "n": 3}},
+                {"model": "找到三個"},
+            ],
+            "user": "第一個是什麼？",
+        }
+    )
+    with FakeLLM({"m": model}) as llm:
+        for kind in PROVIDERS:
+            host = FakeHost(TOOLS)
+            reply = _in_thread(asyncio.run, _agent(llm, "m", kind).turn(step, host))
+            assert '"n": 3' in reply and host.calls == []
+            assert seen[-1].users == ["找活動", "第一個是什麼？"]
+        host = FakeHost(TOOLS)
+        assert _in_thread(asyncio.run, _agent(llm, "m").turn(Step(user="hi"), host)) == "沒有歷史"
