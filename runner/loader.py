@@ -142,6 +142,8 @@ def _line_map(node: yaml.Node, path: tuple = (), out: dict | None = None) -> dic
 
 
 STEP_TAGS = {"user", "action"}
+NODE_LISTS, NODE_TAGS = {"expected", "ordered", "unordered"}, {"call", "ordered", "unordered"}
+HISTORY_TAGS = {"user", "model", "call"}
 ACTION_TAGS = {"navigate", "reload", "click", "expire_session", "change", "fault", "wait_for"}
 
 
@@ -154,6 +156,12 @@ def _clean_loc(loc: Iterable[Any]) -> list[Any]:
         if after_step_index and part in STEP_TAGS:
             continue
         if part in ACTION_TAGS and i >= 1 and parts[i - 1] == "action":
+            continue
+        # a union tag sits between a list index and the member's own field (a str); a real path has none
+        after_index = i >= 2 and isinstance(parts[i - 1], int) and i + 1 < len(parts) and isinstance(parts[i + 1], str)
+        if after_index and parts[i - 2] in NODE_LISTS and part in NODE_TAGS:
+            continue  # an expected call or group: which union member pydantic tried
+        if after_index and parts[i - 2] == "history" and part in HISTORY_TAGS:
             continue
         out.append(part)
     return out
