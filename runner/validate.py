@@ -577,6 +577,7 @@ def _plan_fits_tree(lc: LoadedCase, planned: list[tuple[int, str]]) -> list[Prob
             "max_calls": None,
             "only_active_catalog": False,
             "no_stale_tools": False,
+            "witness_agrees": False,
         }
     )
     trace = Trace.model_construct(calls=[ToolCall(index=j, step=si, tool=t) for j, (si, t) in enumerate(planned)])
