@@ -169,6 +169,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     )
     if args.resume:
         _check_same_agent(run_dir, agent_factory)
+        options.shard = _planned_shard(run_dir)  # its worlds keep the shard's name, as in the first play
     return _play(args, chosen, options, fixtures, skipped)
 
 
@@ -441,6 +442,14 @@ def _resume_selection(args: argparse.Namespace) -> tuple[list, set[str], Path, A
         raise UsageError(f"--resume {run_dir}: planned case(s) {', '.join(gone)} no longer in {', '.join(files)}")
     args.trials = plan["trials_per_case"]
     return [by_id[c["id"]] for c in plan["cases"]], {t["trial_id"] for t in todo}, run_dir, suite
+
+
+def _planned_shard(run_dir: Path) -> tuple[int, int] | None:
+    """The (i, n) a resumed run directory was planned as, None for a whole run."""
+    from runner.plan import read_plan
+
+    shard = (read_plan(run_dir) or {}).get("shard")
+    return (shard["index"], shard["count"]) if shard else None
 
 
 def _check_same_agent(run_dir: Path, agent_factory) -> None:  # noqa: ANN001 - Callable[[], Agent]

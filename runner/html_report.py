@@ -59,7 +59,7 @@ from runner.results import (
     series_label,
 )
 from runner.stats import Z_95, SuiteScore
-from runner.trace import Assertion, Trace, write_atomic
+from runner.trace import Assertion, Trace, trace_dir, write_atomic
 
 __all__ = ["render_html", "write_html"]
 
@@ -487,24 +487,11 @@ def _playwright_trace(t: Trace, trace_dir: Path, report_dir: Path) -> str | None
     return None
 
 
-def _trace_dir(t: Trace, report_dir: Path, trace_dirs: Path | Mapping[str, Path] | None) -> Path:
-    if isinstance(trace_dirs, Mapping):
-        if t.run_id in trace_dirs:
-            return Path(trace_dirs[t.run_id])
-    elif trace_dirs is not None:
-        return Path(trace_dirs)
-    candidates = [report_dir / "trials", report_dir / t.run_id / "trials", report_dir.parent / t.run_id / "trials"]
-    for c in candidates:
-        if (c / f"{t.trial_id}.json").is_file():
-            return c
-    return next((c for c in candidates if c.is_dir()), candidates[0])
-
-
 def _trial_view(
     f: TrialFigures, anchor: str, report_dir: Path, trace_dirs: Path | Mapping[str, Path] | None
 ) -> TrialView:
     t = f.trace
-    tdir = _trace_dir(t, report_dir, trace_dirs)
+    tdir = trace_dir(t, report_dir, trace_dirs)
     uri, note = (None, "no screenshot was taken")
     if t.ui.screenshot:
         uri, note = _image_uri((tdir / t.ui.screenshot).resolve())

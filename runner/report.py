@@ -9,7 +9,8 @@ and agent evidence are never pooled.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
@@ -32,7 +33,7 @@ from runner.results import (
     series_label,
 )
 from runner.stats import RateSummary, SuiteScore
-from runner.trace import Trace, write_atomic
+from runner.trace import Trace, trace_dir, write_atomic
 
 VERDICT_STYLE = {"passed": "green", "failed": "bold red", "not_run": "yellow"}
 
@@ -245,7 +246,18 @@ def series_json(s: SeriesResult) -> dict[str, Any]:
     }
 
 
-def _trial_json(f: TrialFigures) -> dict[str, Any]:
+TraceDirs = Path | Mapping[str, Path] | None
+
+
+def _trace_link(t: Trace, report_dir: Path | None, trace_dirs: TraceDirs) -> str:
+    """The trace file's path relative to the report's directory (a merged report points into each shard)."""
+    if report_dir is None:
+        return f"trials/{t.trial_id}.json"
+    path = trace_dir(t, report_dir, trace_dirs) / f"{t.trial_id}.json"
+    return os.path.relpath(path.resolve(), report_dir.resolve()).replace(os.sep, "/")
+
+
+def _trial_json(f: TrialFigures, report_dir: Path | None = None, trace_dirs: TraceDirs = None) -> dict[str, Any]:
     t = f.trace
     return {
         "trial_id": t.trial_id,
@@ -266,23 +278,28 @@ def _trial_json(f: TrialFigures) -> dict[str, Any]:
         "duration_ms": t.duration_ms,
         "tokens": f.tokens,
         "cost_usd": t.cost_usd,
-        "trace": f"trials/{t.trial_id}.json",
+        "trace": _trace_link(t, report_dir, trace_dirs),
     }
 
 
-def summary_json(results: Results, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The JSON summary: counts over everything; every rate only per series."""
+def summary_json(
+    results: Results, extra: dict[str, Any] | None = None, report_dir: Path | None = None, trace_dirs: TraceDirs = None
+) -> dict[str, Any]:
+    """The JSON summary: counts over everything; every rate only per series; trace paths from report_dir."""
     return {
         "summary": {**results.counts.as_dict(), "completeness": results.completeness.state},
         **(extra or {}),
         "completeness": results.completeness.as_dict(),
         "series": [series_json(s) for s in results.series],
-        "trials": [_trial_json(f) for f in results.trials],
+        "trials": [_trial_json(f, report_dir, trace_dirs) for f in results.trials],
     }
 
 
-def write_json(results: Results | Sequence[Trace], path: Path, extra: dict[str, Any] | None = None) -> None:
-    write_atomic(path, json.dumps(summary_json(as_results(results), extra), indent=2, ensure_ascii=False) + "\n")
+def write_json(
+    results: Results | Sequence[Trace], path: Path, extra: dict[str, Any] | None = None, trace_dirs: TraceDirs = None
+) -> None:
+    data = summary_json(as_results(results), extra, path.parent, trace_dirs)
+    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 # --------------------------------------------------------------------------- JUnit

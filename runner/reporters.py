@@ -95,11 +95,13 @@ class ConsoleReporter(_Quiet):
 
 
 class JsonReporter(_Quiet):
-    def __init__(self, path: Path, extra: Mapping[str, Any] | None = None) -> None:
-        self.path, self.extra = path, dict(extra or {})
+    def __init__(
+        self, path: Path, extra: Mapping[str, Any] | None = None, trace_dirs: Path | Mapping[str, Path] | None = None
+    ) -> None:
+        self.path, self.extra, self.trace_dirs = path, dict(extra or {}), trace_dirs
 
     def end(self, results: Results) -> None:
-        write_json(results, self.path, self.extra)
+        write_json(results, self.path, self.extra, self.trace_dirs)
 
 
 class JUnitReporter(_Quiet):
@@ -235,7 +237,7 @@ def build_reporters(targets: ReportTargets) -> Reporters:
         if targets.progress:
             out.append(ProgressReporter(targets.console))
         out.append(ConsoleReporter(targets.console, targets.out_dir))
-    out += [JsonReporter(p, targets.json_extra) for p in targets.json]
+    out += [JsonReporter(p, targets.json_extra, targets.trace_dirs) for p in targets.json]
     out += [JUnitReporter(p) for p in targets.junit]
     out += [HtmlReporter(p, targets.console, targets.trace_dirs) for p in targets.html]
     out += [MarkdownReporter(p) for p in targets.markdown]

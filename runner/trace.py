@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -127,6 +128,7 @@ class Trace(BaseModel):
     run_id: str
     trial_id: str
     trial_index: int = 0
+    world: str = ""  # the server-side world it ran in (run, shard and trial)
     case_id: str
     case_file: str = ""
     case: dict[str, Any] = Field(default_factory=dict)  # the case as it was run, so a trace replays on its own
@@ -210,3 +212,25 @@ def _is_trace_file(path: Path) -> bool:
     if path.name.startswith(".") or path.name in {"summary.json", "run.json"}:
         return False
     return path.parent.name == "trials"
+
+
+def trace_dir(trace: Trace, report_dir: Path, trace_dirs: Path | Mapping[str, Path] | None = None) -> Path:
+    """The directory holding a trace's file, for a report written in report_dir.
+
+    ``trace_dirs`` names it (one directory, or one per run id, as for merged shards); otherwise the
+    usual places around the report are tried.
+    """
+    if isinstance(trace_dirs, Mapping):
+        if trace.run_id in trace_dirs:
+            return Path(trace_dirs[trace.run_id])
+    elif trace_dirs is not None:
+        return Path(trace_dirs)
+    candidates = [
+        report_dir / "trials",
+        report_dir / trace.run_id / "trials",
+        report_dir.parent / trace.run_id / "trials",
+    ]
+    for c in candidates:
+        if (c / f"{trace.trial_id}.json").is_file():
+            return c
+    return next((c for c in candidates if c.is_dir()), candidates[0])

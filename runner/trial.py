@@ -149,6 +149,7 @@ class Trial:
             run_id=env.run_id,
             trial_id=self.trial_id,
             trial_index=index,
+            world=self.world,
             case_id=self.case.id,
             case_file=loaded.file,
             case=loaded.case.model_dump(mode="json", exclude_defaults=True),

@@ -205,3 +205,32 @@ def test_worlds_are_named_by_run_shard_and_trial():
     long_a, long_b = "a" * 70 + "-one", "a" * 70 + "-two"
     a, b = world_id(long_a, (1, 2), "SEL-01.t1"), world_id(long_b, (1, 2), "SEL-01.t1")
     assert a != b and len(a) <= 64 and a.endswith("-s1of2-SEL-01-t1")
+
+
+def test_a_merged_summary_points_at_each_shards_traces(tmp_path):
+    shards = [_shard(tmp_path, f"s{i}", i, 2) for i in (1, 2)]
+    out = cli("report", *(d for d, _ in shards), "--out", str(tmp_path / "m"))
+    assert out.returncode == 0, out.stdout + out.stderr
+    summary = json.loads((tmp_path / "m" / "summary.json").read_text(encoding="utf-8"))
+    paths = [t["trace"] for t in summary["trials"]]
+    assert len(paths) == 4 and all(p.startswith("../s") for p in paths), paths
+    for trial in summary["trials"]:
+        trace = json.loads((tmp_path / "m" / trial["trace"]).read_text(encoding="utf-8"))
+        assert trace["trial_id"] == trial["trial_id"]
+    whole = tmp_path / "s1"  # a shard's own report keeps its own trials/ path
+    assert cli("report", str(whole), "--json", str(whole / "summary.json")).returncode == 0
+    own = json.loads((whole / "summary.json").read_text(encoding="utf-8"))
+    assert {t["trace"] for t in own["trials"]} == {f"trials/{t['trial_id']}.json" for t in own["trials"]}
+
+
+@pytest.mark.browser
+def test_a_resumed_shard_plays_in_the_shards_worlds(tmp_path):
+    first = cli("run", "SEL-01", "--trials", "2", "--shard", "2/2", "--out", str(tmp_path), "--run-id", "ci")
+    assert first.returncode == 0, first.stdout + first.stderr
+    (trace,) = (tmp_path / "ci" / "trials").glob("*.json")
+    before = json.loads(trace.read_text(encoding="utf-8"))
+    assert before["world"] == "ci-s2of2-SEL-01-t2"
+    trace.unlink()
+    resumed = cli("run", "--resume", str(tmp_path / "ci"))
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert json.loads(trace.read_text(encoding="utf-8"))["world"] == "ci-s2of2-SEL-01-t2"
