@@ -52,6 +52,8 @@ def _load(paths: list[str], catalog: str | None, suite_dir: str | None = None) -
     from runner.validate import CatalogError, find_catalog, load_suite
 
     paths = paths or [suite_dir or str(_suite_dir())]
+    if any(_is_evals(p) for p in paths):
+        return _load_evals(paths, catalog)
     try:
         suite = find_suite([Path(p) for p in paths], Path(suite_dir) if suite_dir else None)
         if not suite.case_files([Path(p) for p in paths]):
@@ -67,6 +69,35 @@ def _load(paths: list[str], catalog: str | None, suite_dir: str | None = None) -
     whole_suite = any(Path(p).is_dir() for p in paths)
     loaded, problems = load_suite(paths, suite_catalog, whole_suite, suite)
     return loaded, problems, f"{suite.describe()}; {note}", suite
+
+
+def _is_evals(path: str) -> bool:
+    from runner.evals_json import looks_like_evals
+
+    return looks_like_evals(Path(path))
+
+
+def _load_evals(paths: list[str], catalog: str | None) -> tuple[list, list, str, Any] | int:
+    """A public webmcp-evals file, converted in memory into cases (runner/evals_json.py) and validated."""
+    from runner.evals_json import BEHAVIOURS, load_evals
+    from runner.suite import Suite, SuiteConfig
+    from runner.validate import CatalogError, find_catalog
+
+    if len(paths) > 1:
+        _say(f"an evals.json is a suite of its own: give it alone ({' '.join(paths)})")
+        return EXIT_INVALID
+    path = Path(paths[0])
+    suite = Suite(path.parent.resolve(), SuiteConfig(behaviours=BEHAVIOURS, min_cases_per_behaviour=0))
+    try:
+        suite_catalog, note = find_catalog(paths, catalog, suite)
+    except CatalogError as err:
+        _say(str(err))
+        return EXIT_INVALID
+    loaded, problems, converted = load_evals(path, suite_catalog)
+    for line in converted.notes:
+        _say(f"note: {line}")
+    what = f"{path}: webmcp-evals format, {len(loaded)} eval(s) read as cases (calls in exact order, as there)"
+    return loaded, problems, f"{what}; {note}", suite
 
 
 def _say(line: str) -> None:
@@ -118,6 +149,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         elif "no catalog" in catalog_note:
             _say(f"note: {catalog_note}")
         chosen = _select(args, loaded, patterns)
+        if any(_is_evals(a) for a in case_args) and not (args.base_url or args.site_config):
+            raise UsageError("an evals.json names no site: give --base-url URL (the page the evals are for)")
         site_config = _site_config(args, suite)  # before anything is written
         only_trials, out_root, run_id = None, Path(args.out), args.run_id or new_run_id()
         _check_writable_dir(out_root, "--out")
@@ -946,6 +979,31 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_import(args: argparse.Namespace) -> int:
+    """An evals.json as a suite folder of YAML cases, for editing (runner/evals_json.py converts)."""
+    from runner.evals_json import WEAKER, write_suite
+
+    source, out = Path(args.evals), Path(args.output)
+    if not source.is_file():
+        raise UsageError(f"{source}: no such file (give a webmcp-evals evals.json)")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise UsageError(f"-o {out}: exists and is not an empty folder; give a new one")
+    written, problems, notes = write_suite(source, out, args.base_url)
+    if problems:
+        _report_problems(problems)
+        _say(f"nothing written: fix {source} (an unknown $ operator or key is never ignored)")
+        return EXIT_INVALID
+    console.print(f"{len(written)} case(s) and suite.yaml written to {out}", markup=False, highlight=False)
+    for line in notes:
+        console.print(f"note: {line}", markup=False, highlight=False, soft_wrap=True)
+    console.print("where the webmcp-evals format is weaker, a run here is stricter:", markup=False, highlight=False)
+    for line in WEAKER:
+        console.print(f"  - {line}", markup=False, highlight=False, soft_wrap=True)
+    run = f"webmcp-eval run {out}" + ("" if args.base_url else " --base-url URL")
+    console.print(f"next: webmcp-eval validate {out}; {run}", markup=False, highlight=False, soft_wrap=True)
+    return EXIT_OK
+
+
 def _cmd_tools(args: argparse.Namespace) -> int:
     """What a page registers, per route (runner/catalog.py does the reading)."""
     from runner.browser import ChromiumNotFound
@@ -1058,7 +1116,12 @@ def _base_url(text: str) -> str:
 
 
 def _add_run_arguments(run: argparse.ArgumentParser) -> None:
-    run.add_argument("cases", nargs="*", help="case IDs or globs (SEL-01, 'CONF-*'), or case files/directories")
+    run.add_argument(
+        "cases",
+        nargs="*",
+        help="case IDs or globs (SEL-01, 'CONF-*'), or case files/directories, or one webmcp-evals evals.json "
+        "(with --base-url)",
+    )
     run.add_argument("-g", "--grep", type=_regex, help="only cases whose id or title matches this regex")
     run.add_argument("-b", "--behaviour", action="append", help="only cases of this behaviour (repeatable)")
     run.add_argument("--trials", type=POSITIVE, default=None, help="trials per case, each from clean state (default 1)")
@@ -1334,10 +1397,26 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.set_defaults(func=_cmd_mcp)
 
     val = sub.add_parser("validate", help="check the case suite itself (file:line for every problem)")
-    val.add_argument("paths", nargs="*", help="case files or directories (default cases/)")
+    val.add_argument(
+        "paths", nargs="*", help="case files or directories (default cases/), or one webmcp-evals evals.json"
+    )
     val.add_argument("--catalog", help="the site's tools per route (default: catalog.json beside the cases)")
     val.add_argument("--suite", metavar="DIR", help="the suite folder (default: the folder of the paths given)")
     val.set_defaults(func=_cmd_validate)
+
+    imp = sub.add_parser(
+        "import",
+        help="convert a webmcp-evals evals.json into a suite folder of YAML cases",
+        description="Write one YAML case per eval of a public webmcp-evals evals.json, and suite.yaml, into "
+        "-o DIR: messages become the step (earlier turns its history), expectedCall both the expectation and "
+        "the reference plan, null 'no tool calls'; groups, optional calls and matchers map one to one. "
+        "An unknown $ operator or a misspelled key is an error (exit 2, nothing written). "
+        "run and validate also take an evals.json directly.",
+    )
+    imp.add_argument("evals", help="the evals.json (a JSON array of {name, messages, expectedCall})")
+    imp.add_argument("-o", "--output", required=True, metavar="DIR", help="a new or empty folder for the suite")
+    imp.add_argument("--base-url", help="the site the evals are for, written into suite.yaml")
+    imp.set_defaults(func=_cmd_import)
 
     tools = sub.add_parser(
         "tools",

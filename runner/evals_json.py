@@ -1,0 +1,569 @@
+"""The public webmcp-evals format (``evals.json``), read as our cases.
+
+An ``evals.json`` is a JSON array of evals, each ``{name?, messages,
+expectedCall}``. ``messages`` is the conversation so far: user and model text
+(``type: message``), earlier model calls (``type: functioncall``, ``name``,
+``arguments``) and their answers (``type: functionresponse``, ``name``,
+``response``; the public examples also write an answer as ``functioncall``
+with ``response``). ``expectedCall`` is ``null`` (no tool call), one call, or a
+list of calls and ``{ordered: [...]}`` / ``{unordered: [...]}`` groups; a call
+is ``{functionName, arguments?, result?, optional?, mockOutput?}``, and
+argument values use the matchers ``$pattern``, ``$contains``, ``$gt``,
+``$gte``, ``$lt``, ``$lte``, ``$type`` and ``$any``.
+
+Each eval becomes one case: the last user message is the step's message, the
+messages before it its ``history``; the expected calls become both the
+expectation (``order: exact``: the public tool fails any call beyond the
+expected ones) and the reference plan (each matcher played with a value that
+satisfies it); ``expectedCall: null`` becomes "no tool calls". Groups,
+``optional`` and matchers map one to one. Every problem names the file, the
+line and the JSON path of the eval (``[3].expectedCall[0].arguments.size``);
+an unknown ``$`` operator or a misspelled key is an error, where the public
+tool would silently match anything.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError
+
+from runner.case import Case
+from runner.loader import LoadedCase, Problem
+from runner.matchers import MISSING, is_operator, match
+
+BEHAVIOURS = {
+    "tool_call": "the agent makes the expected tool calls (webmcp-evals expectedCall)",
+    "no_tool_call": "the agent makes no tool call (webmcp-evals expectedCall: null)",
+}
+START_ROUTE = "/"  # the public tool opens one URL: the base URL itself
+WEAKER = (
+    "the public tool shares one browser context between evals (state carries over from one to the next); "
+    "here every case starts at its route with clean state: an eval that needs an earlier one's effect "
+    "must carry it in its messages",
+    "the public tool checks a result only where an expected call gives `result` (older releases never); "
+    "here every run also asserts that each call names a tool the page registered and that no tool outlived "
+    "its route, so a run can fail where the public tool passes",
+    "`mockOutput` is not used: calls reach the real page",
+)
+
+
+class EvalsFormatError(Exception):
+    """A file that is not an evals.json at all (one line for the user)."""
+
+
+# ---- the public format, strictly ------------------------------------------------------------
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TextMessage(_Strict):
+    role: Literal["user", "model"]
+    type: Literal["message"]
+    content: str
+
+
+class CallMessage(_Strict):
+    role: Literal["model"]
+    type: Literal["functioncall"]
+    name: str = Field(min_length=1)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class ResponseMessage(_Strict):
+    role: Literal["user"]
+    type: Literal["functionresponse", "functioncall"]  # the public examples write both
+    name: str = Field(min_length=1)
+    response: Any
+
+
+def _message_kind(value: Any) -> str | None:
+    if not isinstance(value, dict):
+        return {TextMessage: "message", CallMessage: "call", ResponseMessage: "response"}.get(type(value))
+    kind = value.get("type")
+    if kind == "functionresponse" or (kind == "functioncall" and "response" in value):
+        return "response"
+    return {"message": "message", "functioncall": "call"}.get(kind)
+
+
+Message = Annotated[
+    Annotated[TextMessage, Tag("message")]
+    | Annotated[CallMessage, Tag("call")]
+    | Annotated[ResponseMessage, Tag("response")],
+    Discriminator(
+        _message_kind,
+        custom_error_type="message_kind",
+        custom_error_message="a message is {role, type: message, content}, {role: model, type: functioncall, "
+        "name, arguments} or {role: user, type: functionresponse, name, response}",
+    ),
+]
+
+
+class FunctionCall(_Strict):
+    functionName: str = Field(min_length=1)  # noqa: N815 - the public format's own key
+    arguments: dict[str, Any] | None = None
+    result: Any = None
+    optional: bool = False
+    mockOutput: Any = None  # noqa: N815
+
+
+class OrderedGroup(_Strict):
+    ordered: list[Node] = Field(min_length=1)
+
+
+class UnorderedGroup(_Strict):
+    unordered: list[Node] = Field(min_length=1)
+
+
+def _node_kind(value: Any) -> str | None:
+    if isinstance(value, dict):
+        return next((k for k in ("ordered", "unordered") if k in value), "call")
+    return {OrderedGroup: "ordered", UnorderedGroup: "unordered", FunctionCall: "call"}.get(type(value))
+
+
+Node = Annotated[
+    Annotated[FunctionCall, Tag("call")]
+    | Annotated[OrderedGroup, Tag("ordered")]
+    | Annotated[UnorderedGroup, Tag("unordered")],
+    Discriminator(
+        _node_kind,
+        custom_error_type="call_kind",
+        custom_error_message="an expected call is {functionName, arguments}, {ordered: [...]} or {unordered: [...]}",
+    ),
+]
+OrderedGroup.model_rebuild()
+UnorderedGroup.model_rebuild()
+
+
+class Eval(_Strict):
+    name: str | None = None
+    messages: list[Message] = Field(min_length=1)
+    expectedCall: list[Node] | None  # noqa: N815 - required: null is "no call", never a forgotten key
+
+
+_TAGS = {"message", "call", "response", "ordered", "unordered"}
+
+
+# ---- reading: JSON with the line of every value ----------------------------------------------
+
+
+def json_lines(text: str) -> dict[tuple, int]:
+    """The 1-based line of every value of a valid JSON text, by path ((), (0,), (0, 'name'), ...)."""
+    newlines = [i for i, c in enumerate(text) if c == "\n"]
+    scan = json.scanner.make_scanner(json.JSONDecoder())
+    out: dict[tuple, int] = {}
+
+    def line(pos: int) -> int:
+        return bisect.bisect_right(newlines, pos - 1) + 1
+
+    def skip(pos: int) -> int:
+        while pos < len(text) and text[pos] in " \t\r\n":
+            pos += 1
+        return pos
+
+    def value(pos: int, path: tuple) -> int:
+        pos = skip(pos)
+        out.setdefault(path, line(pos))
+        if text[pos] == "{":
+            pos = skip(pos + 1)
+            while text[pos] != "}":
+                key, pos = json.decoder.scanstring(text, pos + 1)
+                out[(*path, key)] = line(pos)
+                pos = skip(value(skip(pos) + 1, (*path, key)))
+                pos = skip(pos + 1) if text[pos] == "," else pos
+            return pos + 1
+        if text[pos] == "[":
+            pos, i = skip(pos + 1), 0
+            while text[pos] != "]":
+                pos = skip(value(pos, (*path, i)))
+                pos, i = (skip(pos + 1) if text[pos] == "," else pos), i + 1
+            return pos + 1
+        return scan(text, pos)[1]
+
+    value(0, ())
+    return out
+
+
+def _json_path(loc: tuple | list) -> str:
+    """``(3, 'expectedCall', 0, 'arguments')`` as ``[3].expectedCall[0].arguments``; union tags dropped."""
+    parts = [p for i, p in enumerate(loc) if not (p in _TAGS and i and isinstance(loc[i - 1], int))]
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts).lstrip(".")
+
+
+def _line(lines: dict[tuple, int], loc: tuple | list) -> int:
+    best, path = lines.get((), 1), ()
+    for part in loc:
+        if (*path, part) in lines:
+            path = (*path, part)
+            best = lines[path]
+    return best
+
+
+def looks_like_evals(path: Path) -> bool:
+    """A .json file given where cases go is read as an evals.json (a catalog is never given there)."""
+    return path.suffix == ".json" and path.is_file()
+
+
+def read_evals(path: Path) -> tuple[list[tuple[int, Eval]], dict[tuple, int], list[Problem]]:
+    """The evals that are well formed (with their index), the line of each value, and every problem."""
+    file = str(path)
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except OSError as err:
+        return [], {}, [Problem(file, 1, "", f"cannot read: {err.strerror}")]
+    except UnicodeDecodeError as err:
+        return [], {}, [Problem(file, 1, "", f"not UTF-8: {err.reason} at byte {err.start}")]
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        return [], {}, [Problem(file, err.lineno, "", f"not valid JSON: {err.msg} (column {err.colno})")]
+    except RecursionError:
+        return [], {}, [Problem(file, 1, "", "refused: nested too deeply")]
+    lines = json_lines(text)
+    if not isinstance(data, list):
+        return (
+            [],
+            lines,
+            [Problem(file, 1, "", "an evals.json is a JSON array of evals ({name, messages, expectedCall})")],
+        )
+    evals: list[tuple[int, Eval]] = []
+    problems: list[Problem] = []
+    for i, item in enumerate(data):  # each eval alone: one broken eval hides no problem of another
+        try:
+            evals.append((i, Eval.model_validate(_one_call_as_list(item))))
+        except ValidationError as err:
+            for e in err.errors():
+                loc = (i, *e["loc"])
+                problems.append(Problem(file, _line(lines, loc), _json_path(loc), _message({**e, "loc": loc})))
+    return evals, lines, problems
+
+
+def _one_call_as_list(item: Any) -> Any:
+    """``expectedCall`` may be one call instead of a list of one."""
+    if isinstance(item, dict) and isinstance(item.get("expectedCall"), dict):
+        return {**item, "expectedCall": [item["expectedCall"]]}
+    return item
+
+
+def _message(error: dict[str, Any]) -> str:
+    if error["type"] == "extra_forbidden":
+        return "unknown field (a misspelled key is never ignored)"
+    if error["type"] == "missing":
+        return "required field is missing" + (
+            " (null means: no tool call)" if error["loc"][-1:] == ("expectedCall",) else ""
+        )
+    return error["msg"]
+
+
+# ---- converting: one eval, one case ----------------------------------------------------------
+
+
+@dataclass
+class Converted:
+    """The cases of one evals.json, with what the conversion noticed."""
+
+    file: str
+    cases: list[LoadedCase] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # per eval: what the import cannot carry over exactly
+    renames: dict[str, dict[tuple, tuple]] = field(default_factory=dict)  # case id -> our path -> JSON path
+
+    def relabel(self, case_id: str, problem: Problem) -> Problem:
+        """A problem found on a converted case, named by the JSON path of the eval it came from."""
+        names = self.renames[case_id]
+        ours = _parse_field(problem.field)
+        for cut in range(len(ours), -1, -1):
+            if ours[:cut] in names:
+                rest = tuple(_THEIR_NAMES.get(p, p) if isinstance(p, str) else p for p in ours[cut:])
+                path = _json_path((*names[ours[:cut]], *rest))
+                return Problem(self.file, problem.line, path, problem.message, problem.of_case)
+        return problem
+
+
+def load_evals(path: Path, catalog: Any = None) -> tuple[list[LoadedCase], list[Problem], Converted]:
+    """Convert and validate as ``validate`` does each case; every problem named by the eval's JSON path."""
+    from runner.validate import validate_suite
+
+    converted = convert(path)
+    problems = list(converted.problems)
+    for lc in converted.cases:
+        found = validate_suite([lc], catalog, whole_suite=False, rules=(BEHAVIOURS, 0))
+        problems += [converted.relabel(lc.case.id, p) for p in found]
+    return converted.cases, sorted(problems, key=lambda p: p.line), converted
+
+
+_THEIR_NAMES = {"tool": "functionName", "args": "arguments"}
+
+
+def _parse_field(text: str) -> tuple:
+    return tuple(int(i) if i else k for i, k in re.findall(r"\[(\d+)\]|([^.\[\]]+)", text))
+
+
+def convert(path: Path) -> Converted:
+    """Every eval of ``path`` as a case; the file's own problems when it cannot be read as evals."""
+    evals, lines, problems = read_evals(path)
+    out = Converted(str(path), problems=problems)
+    used: set[str] = set()
+    for i, ev in evals:
+        case_id = _unique_id(ev, i, used)
+        data, names, case_lines, notes = _case_data(ev, i, case_id, path, lines)
+        out.notes += [f"[{i}] {case_id}: {n}" for n in notes]
+        out.renames[case_id] = names
+        try:
+            case = Case.model_validate(data)
+        except ValidationError as err:  # a value the format allows but a case cannot hold
+            out.problems += [
+                Problem(str(path), lines.get((i,), 1), f"[{i}]", f"cannot be a case: {e['msg']}") for e in err.errors()
+            ]
+            continue
+        out.cases.append(LoadedCase(case, str(path), case_lines))
+    return out
+
+
+def _unique_id(ev: Eval, i: int, used: set[str]) -> str:
+    base = re.sub(r"[^A-Za-z0-9._-]+", "-", (ev.name or "").strip()).strip("-._")[:60] or "eval"
+    base = f"{i + 1:03d}-{base}"
+    case_id, n = base, 2
+    while case_id in used:
+        case_id, n = f"{base}-{n}", n + 1
+    used.add(case_id)
+    return case_id
+
+
+def _case_data(
+    ev: Eval, i: int, case_id: str, path: Path, lines: dict[tuple, int]
+) -> tuple[dict[str, Any], dict[tuple, tuple], dict[tuple, int], list[str]]:
+    """Our case as data, our paths -> the eval's JSON paths, our paths -> lines, and notes."""
+    notes: list[str] = []
+    names: dict[tuple, tuple] = {(): (i,), ("title",): (i, "name"), ("steps", 0): (i, "messages")}
+    history, user, user_at = _history(ev, i, names, notes)
+    names[("steps", 0, "user")] = (i, "messages", user_at)
+    expected = [
+        _node(n, (i, "expectedCall", k), ("expect", "calls", "expected", k), names)
+        for k, n in enumerate(ev.expectedCall or [])
+    ]
+    plan = _plan(ev.expectedCall or [], (i, "expectedCall"), names, notes)
+    calls: dict[str, Any] = {"order": "exact", "expected": expected}
+    if not ev.expectedCall:
+        calls["max_calls"] = 0
+        names[("expect", "calls", "max_calls")] = (i, "expectedCall")
+    names[("expect", "calls", "expected")] = (i, "expectedCall")
+    names[("expect", "calls")] = (i, "expectedCall")
+    step: dict[str, Any] = {"user": user}
+    if history:
+        step = {"history": history, **step}
+    if plan:
+        step["plan"] = plan
+    data = {
+        "id": case_id,
+        "behaviour": "tool_call" if ev.expectedCall else "no_tool_call",
+        "title": ev.name or user[:80] or case_id,
+        "start_route": START_ROUTE,
+        "steps": [step],
+        "expect": {"calls": calls},
+        "notes": f"imported from {path.name} [{i}]",
+    }
+    return data, names, _case_lines(i, names, lines), notes
+
+
+def _case_lines(i: int, names: dict[tuple, tuple], lines: dict[tuple, int]) -> dict[tuple, int]:
+    """Our field paths -> lines of the JSON, down to the keys inside arguments; every prefix present."""
+    mine = {path: line for path, line in lines.items() if path[:1] == (i,)}
+    ours_names = {v: k for k, v in _THEIR_NAMES.items()}
+    out: dict[tuple, int] = {}
+    for ours, theirs in names.items():
+        out.setdefault(ours, _line(lines, theirs))
+        for path, line in mine.items():
+            if len(path) > len(theirs) and path[: len(theirs)] == theirs:
+                rest = tuple(ours_names.get(p, p) if isinstance(p, str) else p for p in path[len(theirs) :])
+                out.setdefault((*ours, *rest), line)
+    for path in list(out):
+        for cut in range(len(path)):
+            out.setdefault(path[:cut], lines.get((i,), 1))
+    return out
+
+
+def _history(ev: Eval, i: int, names: dict, notes: list[str]) -> tuple[list[dict[str, Any]], str, int]:
+    """The messages before the last user message as history turns; that message; its index."""
+    last = max((k for k, m in enumerate(ev.messages) if isinstance(m, TextMessage) and m.role == "user"), default=-1)
+    if last < len(ev.messages) - 1:
+        notes.append(
+            "the conversation does not end with a user message; the turns after the last one are kept "
+            "as history before it"
+        )
+    turns: list[dict[str, Any]] = []
+    for k, m in enumerate(ev.messages):
+        if k == last:
+            continue
+        at = ("steps", 0, "history", len(turns))
+        if isinstance(m, TextMessage):
+            turns.append({m.role: m.content})
+        elif isinstance(m, CallMessage):
+            turns.append({"call": m.name, "args": m.arguments})
+        else:
+            prev = turns[-1] if turns else None
+            if prev is not None and prev.get("call") == m.name and "result" not in prev:
+                prev["result"] = m.response
+                continue
+            turns.append({"call": m.name, "result": m.response})
+            notes.append(
+                f"messages[{k}]: an answer of {m.name} with no call before it; kept as a call with no arguments"
+            )
+        names[at] = (i, "messages", k)
+    return turns, ev.messages[last].content if last >= 0 else "", max(last, 0)
+
+
+def _node(node: Any, theirs: tuple, ours: tuple, names: dict) -> dict[str, Any]:
+    names[ours] = theirs
+    if isinstance(node, OrderedGroup | UnorderedGroup):
+        key = "ordered" if isinstance(node, OrderedGroup) else "unordered"
+        names[(*ours, key)] = (*theirs, key)
+        return {key: [_node(n, (*theirs, key, k), (*ours, key, k), names) for k, n in enumerate(getattr(node, key))]}
+    names[(*ours, "tool")] = (*theirs, "functionName")
+    names[(*ours, "args")] = (*theirs, "arguments")
+    out: dict[str, Any] = {"tool": node.functionName, "args": node.arguments or {}}
+    if "result" in node.model_fields_set:
+        out["result"] = {"$type": "null"} if node.result is None else node.result
+        names[(*ours, "result")] = (*theirs, "result")
+    if node.optional:
+        out["optional"] = True
+        names[(*ours, "optional")] = (*theirs, "optional")
+    return out
+
+
+def _plan(nodes: list[Any], theirs: tuple, names: dict, notes: list[str]) -> list[dict[str, Any]]:
+    """The reference plan: every required call in reading order, each argument a value its matcher accepts."""
+    plan: list[dict[str, Any]] = []
+    for k, node in enumerate(nodes):
+        if isinstance(node, OrderedGroup | UnorderedGroup):
+            key = "ordered" if isinstance(node, OrderedGroup) else "unordered"
+            for call in _plan(getattr(node, key), (*theirs, k, key), names, notes):
+                plan.append(call)
+            continue
+        if node.optional:
+            continue
+        args: dict[str, Any] = {}
+        for name, matcher in (node.arguments or {}).items():
+            value = example(matcher)
+            if value is MISSING:
+                where = _json_path((*theirs, k, "arguments", name))
+                notes.append(
+                    f"{where}: no value is known to satisfy {json.dumps(matcher, ensure_ascii=False)}; the reference "
+                    "plan leaves the argument out (give one in the imported case's plan)"
+                )
+                continue
+            args[name] = value
+        names[("steps", 0, "plan", len(plan))] = (*theirs, k)
+        plan.append({"call": node.functionName, "args": args} if args else {"call": node.functionName})
+    return plan
+
+
+# ---- a value that satisfies a matcher (for the reference plan) -------------------------------
+
+_TYPE_EXAMPLES = {"string": "x", "number": 1, "integer": 1, "boolean": True, "array": [], "object": {}, "null": None}
+
+
+def example(matcher: Any) -> Any:
+    """A value ``matcher`` accepts, or MISSING when none is known (checked with the matcher itself)."""
+    if isinstance(matcher, list):
+        items = [example(m) for m in matcher]
+        value: Any = MISSING if any(v is MISSING for v in items) else items
+    elif isinstance(matcher, dict) and not is_operator(matcher):
+        parts = {k: example(v) for k, v in matcher.items()}
+        value = MISSING if any(v is MISSING for v in parts.values()) else parts
+    elif isinstance(matcher, dict):
+        value = _operator_example(matcher)
+    else:
+        value = matcher
+    if value is MISSING:
+        return MISSING
+    try:
+        return value if match(matcher, value)[0] else MISSING
+    except ValueError:  # an operator that cannot be read: validate names it
+        return MISSING
+
+
+def _operator_example(ops: dict[str, Any]) -> Any:
+    bounds = {k: v for k, v in ops.items() if k in ("$gt", "$gte", "$lt", "$lte") and isinstance(v, int | float)}
+    if bounds:
+        return _number_between(bounds, ops.get("$type") == "integer")
+    if "$contains" in ops:
+        return str(ops["$contains"])
+    if "$pattern" in ops and isinstance(ops["$pattern"], str):
+        return _pattern_example(ops["$pattern"])
+    if "$in" in ops and isinstance(ops["$in"], list) and ops["$in"]:
+        return ops["$in"][0]
+    if "$type" in ops:
+        return _TYPE_EXAMPLES.get(ops["$type"], MISSING)
+    return MISSING  # $any, $ref, $absent, $not, ...: the value cannot be known from the rule
+
+
+def _number_between(bounds: dict[str, float], whole: bool) -> float:
+    low = max([bounds.get("$gte", float("-inf")), bounds.get("$gt", float("-inf"))])
+    high = min([bounds.get("$lte", float("inf")), bounds.get("$lt", float("inf"))])
+    if "$gte" in bounds and bounds["$gte"] >= bounds.get("$gt", float("-inf")):
+        candidate = bounds["$gte"]
+    elif low != float("-inf"):
+        candidate = low + 1
+    elif "$lte" in bounds:
+        candidate = bounds["$lte"]
+    else:
+        candidate = high - 1
+    if candidate >= high and low != float("-inf"):
+        candidate = (low + high) / 2
+    return int(candidate) if whole or float(candidate).is_integer() else candidate
+
+
+def _pattern_example(pattern: str) -> str:
+    """The literal text of a simple pattern (``^Bob.*Smith$`` -> ``Bob Smith``); checked by the caller."""
+    text = re.sub(r"^\(\?[a-z]+\)", "", pattern).removeprefix("^").removesuffix("$")
+    for wild, plain in ((".*", " "), (".+", " x "), (r"\d+", "1"), (r"\d", "1"), (r"\s+", " "), (r"\s*", " ")):
+        text = text.replace(wild, plain)
+    text = re.sub(r"\\(.)", r"\1", text)
+    return re.sub(r" {2,}", " ", text).strip() or "x"
+
+
+# ---- import: the cases as a suite folder ----------------------------------------------------
+
+
+def write_suite(source: Path, out: Path, base_url: str | None) -> tuple[list[Path], list[Problem], list[str]]:
+    """Write ``source``'s evals as YAML cases and suite.yaml into ``out``; nothing when it has problems.
+
+    Returns the case files, the problems (then nothing is written) and the notes on what the
+    conversion could not carry over exactly. The folder written is checked as ``validate`` would.
+    """
+    from runner.suite import SUITE_FILE, SuiteConfig, dump_suite_config
+    from runner.validate import load_suite
+
+    cases, problems, converted = load_evals(source)
+    if problems:
+        return [], problems, converted.notes
+    config = SuiteConfig(
+        site={"base_url": base_url} if base_url else None, behaviours=BEHAVIOURS, min_cases_per_behaviour=0
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    header = f"# Imported from {source.name} by webmcp-eval import: the webmcp-evals format.\n"
+    (out / SUITE_FILE).write_text(header + _yaml(dump_suite_config(config)), encoding="utf-8")
+    written = []
+    for lc in cases:
+        data = lc.case.model_dump(mode="json", exclude_defaults=True)
+        target = out / f"{lc.case.id}.yaml"
+        target.write_text(f"# {lc.case.notes}\n" + _yaml(data), encoding="utf-8")
+        written.append(target)
+    from runner.suite import find_suite
+
+    _, again = load_suite([out], None, True, find_suite([out]))
+    return written, again, converted.notes
+
+
+def _yaml(data: Any) -> str:
+    import yaml
+
+    return yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=100)
