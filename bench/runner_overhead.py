@@ -30,12 +30,12 @@ from playwright.async_api import async_playwright
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from runner.browser import launch  # noqa: E402
-from runner.case import UserStep  # noqa: E402
-from runner.fixtures import FixtureStore  # noqa: E402
-from runner.loader import load_cases  # noqa: E402
-from runner.matchers import MISSING, resolve, substitute  # noqa: E402
-from runner.run import RunOptions, run_suite  # noqa: E402
+from runner.play.browser import launch  # noqa: E402
+from runner.play.fixture_store import FixtureStore  # noqa: E402
+from runner.play.run import RunOptions, run_suite  # noqa: E402
+from runner.suite.case import UserStep  # noqa: E402
+from runner.suite.loader import load_cases  # noqa: E402
+from runner.suite.matchers import MISSING, resolve, substitute  # noqa: E402
 from site_under_test.server import SiteServer  # noqa: E402
 
 

@@ -46,10 +46,10 @@ def _load(paths: list[str], catalog: str | None, suite_dir: str | None = None) -
     """Load and validate cases exactly as ``validate`` does: (cases, problems, which config and catalog, suite).
 
     ``run``, ``record`` and ``validate`` all come through here, before any browser starts;
-    the suite (runner/suite.py) is the folder the cases come from, or ``--suite DIR``.
+    the suite (runner/suite/folder.py) is the folder the cases come from, or ``--suite DIR``.
     """
-    from runner.suite import SuiteError, find_suite
-    from runner.validate import CatalogError, find_catalog, load_suite
+    from runner.suite.folder import SuiteError, find_suite
+    from runner.suite.validate import CatalogError, find_catalog, load_suite
 
     paths = paths or [suite_dir or str(_suite_dir())]
     if any(_is_evals(p) for p in paths):
@@ -124,7 +124,7 @@ def _report_problems(problems: list) -> None:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from runner.run import RunOptions, new_run_id
+    from runner.play.run import RunOptions, new_run_id
 
     _check_run_args(args)
     skipped: list[str] = []
@@ -160,7 +160,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     mode = args.network
     fixtures = None
     if mode != "live":
-        from runner.fixtures import FixtureStore
+        from runner.play.fixture_store import FixtureStore
 
         fixtures = FixtureStore(Path(args.fixtures), mode, max_age_days=args.max_fixture_age)
     try:
@@ -208,10 +208,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _play(args: argparse.Namespace, chosen: list, options, fixtures, skipped: list[str]) -> int:  # noqa: ANN001
     """Play the trials with progress lines, then the reports; Ctrl-C keeps what ran and says how to go on."""
-    from runner.browser import ChromiumNotFound
-    from runner.results import RunInput, RunPlan, build_results
-    from runner.run import run_suite
-    from runner.trial import trial_id_for
+    from runner.play.browser import ChromiumNotFound
+    from runner.play.run import run_suite
+    from runner.play.trial import trial_id_for
+    from runner.results.run_results import RunInput, RunPlan, build_results
 
     out_dir = options.out_root / options.run_id
     resuming = options.only_trials is not None
@@ -231,7 +231,7 @@ def _play(args: argparse.Namespace, chosen: list, options, fixtures, skipped: li
         if options.shard:
             from dataclasses import replace
 
-            from runner.shard import shard_of
+            from runner.play.shard import shard_of
 
             mine = set(shard_of([t.trial_id for t in plan.trials], *options.shard, options.durations))
             plan = replace(plan, trials=tuple(t for t in plan.trials if t.trial_id in mine))
@@ -277,8 +277,8 @@ def _play(args: argparse.Namespace, chosen: list, options, fixtures, skipped: li
 
 def _skip_invalid(loaded: list, problems: list, patterns: list[str], args: argparse.Namespace) -> tuple[list, list]:
     """--skip-invalid: the valid cases, and the invalid files this selection would have run (its not-run ones)."""
-    from runner.run import select_cases
-    from runner.validate import split_valid
+    from runner.play.run import select_cases
+    from runner.suite.validate import split_valid
 
     valid, invalid_files = split_valid(loaded, problems)
     skipped = invalid_files
@@ -295,7 +295,7 @@ class _ResumeProgress:
     """Progress of a resumed run: [done/to play] over the trials this invocation plays."""
 
     def __init__(self, total: int) -> None:
-        from runner.reporters import ProgressReporter
+        from runner.report.reporters import ProgressReporter
 
         self.inner = ProgressReporter(console)
         self.inner.total = total
@@ -312,8 +312,8 @@ class _ResumeProgress:
 
 def _interrupted(out_dir: Path) -> int:
     """Ctrl-C: keep every trace written, write a partial report marked incomplete, say how to go on (one line)."""
-    from runner.reporters import ReportTargets, build_reporters
-    from runner.results import RunInput, RunPlan, build_results
+    from runner.report.reporters import ReportTargets, build_reporters
+    from runner.results.run_results import RunInput, RunPlan, build_results
 
     try:
         plan = RunPlan.read(out_dir)
@@ -341,7 +341,7 @@ def _interrupted(out_dir: Path) -> int:
 
 def _planned_traces(run_dir: Path) -> list:
     """The run's traces, in plan order when it has a plan (a trace outside the plan is not this run's)."""
-    from runner.plan import read_plan
+    from runner.play.plan import read_plan
     from runner.trace import read_traces
 
     traces = read_traces(run_dir) if (run_dir / "trials").is_dir() else []
@@ -377,7 +377,7 @@ def _check_run_args(args: argparse.Namespace) -> None:
 
 
 def _durations(args: argparse.Namespace) -> dict[str, float] | None:
-    from runner.shard import ShardError, read_durations
+    from runner.play.shard import ShardError, read_durations
 
     if not args.durations:
         return None
@@ -388,7 +388,7 @@ def _durations(args: argparse.Namespace) -> dict[str, float] | None:
 
 
 def _shard(text: str) -> tuple[int, int]:
-    from runner.shard import ShardError, parse_shard
+    from runner.play.shard import ShardError, parse_shard
 
     try:
         return parse_shard(text)
@@ -419,8 +419,8 @@ def _check_writable_file(path: Path, flag: str) -> None:
 
 
 def _site_config(args: argparse.Namespace, suite: Any):  # noqa: ANN202 - SiteConfig | None
-    """--site-config, else the suite's own site (runner/suite.py); None: the embedded demo or a bare --base-url."""
-    from runner.suite import SuiteError, site_for_run
+    """--site-config, else the suite's own site (suite/folder.py); None: the embedded demo or a bare --base-url."""
+    from runner.suite.folder import SuiteError, site_for_run
 
     try:
         return site_for_run(suite, args.base_url, args.site_config)
@@ -434,7 +434,7 @@ def _site_shown(options: Any) -> str:
 
 
 def _select(args: argparse.Namespace, loaded: list, patterns: list[str]) -> list:
-    from runner.run import select_cases
+    from runner.play.run import select_cases
 
     chosen = select_cases(loaded, patterns, args.grep, args.behaviour or [])
     if not chosen:
@@ -445,7 +445,7 @@ def _select(args: argparse.Namespace, loaded: list, patterns: list[str]) -> list
 
 def _resume_selection(args: argparse.Namespace) -> tuple[list, set[str], Path, Any]:
     """The planned cases, and the planned trials that have no trace (or, when asked, say not_run)."""
-    from runner.plan import PlanError, missing_trials, read_plan
+    from runner.play.plan import PlanError, missing_trials, read_plan
 
     run_dir = Path(args.resume)
     if not run_dir.is_dir():
@@ -479,7 +479,7 @@ def _resume_selection(args: argparse.Namespace) -> tuple[list, set[str], Path, A
 
 def _planned_shard(run_dir: Path) -> tuple[int, int] | None:
     """The (i, n) a resumed run directory was planned as, None for a whole run."""
-    from runner.plan import read_plan
+    from runner.play.plan import read_plan
 
     shard = (read_plan(run_dir) or {}).get("shard")
     return (shard["index"], shard["count"]) if shard else None
@@ -487,7 +487,7 @@ def _planned_shard(run_dir: Path) -> tuple[int, int] | None:
 
 def _check_same_agent(run_dir: Path, agent_factory) -> None:  # noqa: ANN001 - Callable[[], Agent]
     """A resumed run must be played by the agent its plan names: evidence kinds never mix."""
-    from runner.plan import read_plan
+    from runner.play.plan import read_plan
 
     plan = read_plan(run_dir)
     assert plan is not None
@@ -499,7 +499,7 @@ def _check_same_agent(run_dir: Path, agent_factory) -> None:  # noqa: ANN001 - C
 
 def _last_failed(args: argparse.Namespace, patterns: list[str]) -> tuple[list[str], list[str]]:
     """The case files and ids of the failed cases of the latest run under --out."""
-    from runner.plan import PlanError, read_plan
+    from runner.play.plan import PlanError, read_plan
 
     latest = _latest_run(Path(args.out))
     try:
@@ -520,7 +520,7 @@ def _last_failed(args: argparse.Namespace, patterns: list[str]) -> tuple[list[st
 
 def _latest_run(out: Path) -> Path:
     """The run under out planned last (a run without a plan counts by its files' time)."""
-    from runner.plan import PlanError, read_plan
+    from runner.play.plan import PlanError, read_plan
 
     runs = [d for d in out.iterdir() if (d / "trials").is_dir()] if out.is_dir() else []
     if not runs:
@@ -536,12 +536,12 @@ def _latest_run(out: Path) -> Path:
     return max(runs, key=when)
 
 
-def _grader(args: argparse.Namespace):  # noqa: ANN202 - runner.grader.ModelGrader | None
-    """The model grader from the flags, gated by the suite's labels (runner/labels.py)."""
+def _grader(args: argparse.Namespace):  # noqa: ANN202 - runner.judge.grader.ModelGrader | None
+    """The model grader from the flags, gated by the suite's labels (runner/judge/labels.py)."""
     if not args.grader:
         return None
-    from runner.grader import Gate, make_grader
-    from runner.labels import gate_for
+    from runner.judge.grader import Gate, make_grader
+    from runner.judge.labels import gate_for
 
     grader = make_grader(
         args.grader,
@@ -558,7 +558,7 @@ def _grader(args: argparse.Namespace):  # noqa: ANN202 - runner.grader.ModelGrad
 
 def _print_graders_and_health(traces: list, out_dir: Path, min_trials: int) -> None:
     """Model-grader evidence apart from the code checks, then suite health (written to health.json too)."""
-    from runner.health import health_lines, suite_health
+    from runner.results.health import health_lines, suite_health
     from runner.trace import write_atomic
 
     judged = [(t, a) for t in traces for a in t.assertions if a.grader == "model"]
@@ -578,19 +578,19 @@ def _print_graders_and_health(traces: list, out_dir: Path, min_trials: int) -> N
 
 def _agent_factory(args: argparse.Namespace):  # noqa: ANN202 - Callable[[], Agent]
     """The reference agent, a model agent (OpenAI-compatible or Anthropic) or an external harness."""
-    from runner.agents import ReferenceAgent
+    from runner.agents.reference import ReferenceAgent
 
     if args.harness:
         if args.agent != "reference":
             raise ValueError("--harness is the agent: drop --agent")
-        from runner.harness import make_harness_factory
+        from runner.agents.harness import make_harness_factory
 
         return make_harness_factory(args.harness, timeout_s=args.max_seconds)
     if args.agent == "reference":
         return ReferenceAgent
     if not args.model:
         raise ValueError(f"--agent {args.agent} needs --model NAME")
-    from runner.model_agent import make_agent_factory
+    from runner.agents.model import make_agent_factory
 
     rerecord = f"webmcp-eval run {{case}} --agent {args.agent} --model {args.model}"
     if args.api_base:
@@ -619,9 +619,9 @@ def read_run_id(run_dir: Path) -> str:
         return run_dir.name
 
 
-def _run_input(run_dir: str):  # noqa: ANN202 - runner.results.RunInput
+def _run_input(run_dir: str):  # noqa: ANN202 - runner.results.run_results.RunInput
     """A run directory's traces and plan; SystemExit with one line when it has neither or they are unreadable."""
-    from runner.results import RunInput, RunPlan
+    from runner.results.run_results import RunInput, RunPlan
     from runner.trace import read_traces
 
     path = Path(run_dir)
@@ -645,9 +645,9 @@ def _reporters(
     progress: bool = False,
     json_extra: dict | None = None,
     trace_dirs: dict | None = None,
-):  # noqa: ANN202 - runner.reporters.Reporters
+):  # noqa: ANN202 - runner.report.reporters.Reporters
     """The one way reporters are made: ``defaults`` (json, junit, html) go into out_dir, plus what the flags ask."""
-    from runner.reporters import ReportTargets, build_reporters
+    from runner.report.reporters import ReportTargets, build_reporters
 
     default_path = {"json": out_dir / "summary.json", "junit": out_dir / "junit.xml", "html": out_dir / "report.html"}
 
@@ -670,7 +670,7 @@ def _reporters(
     )
 
 
-def _end_reports(reporters, results) -> int:  # noqa: ANN001 - runner.reporters.Reporters, runner.results.Results
+def _end_reports(reporters, results) -> int:  # noqa: ANN001 - runner.report.reporters.Reporters, runner.results.run_results.Results
     """Render every view of the results; the exit code says what the results (and the writing) came to."""
     problems = reporters.end(results)
     for line in problems:
@@ -683,8 +683,8 @@ def _end_reports(reporters, results) -> int:  # noqa: ANN001 - runner.reporters.
 
 def _cmd_compare(args: argparse.Namespace) -> int:
     """Paired per-case differences between two runs (two revisions, two models)."""
-    from runner.compare import compare_runs
-    from runner.results import build_results
+    from runner.results.compare import compare_runs
+    from runner.results.run_results import build_results
 
     try:
         a, b = _run_input(args.run_a), _run_input(args.run_b)
@@ -701,7 +701,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 def _cmd_power(args: argparse.Namespace) -> int:
     """How many cases (and trials) a difference needs; the smallest difference a suite can see."""
-    from runner.compare import power_text
+    from runner.results.compare import power_text
 
     try:
         text = power_text(args.baseline, args.delta, args.trials, args.cases, alpha=args.alpha, power=args.power)
@@ -714,10 +714,10 @@ def _cmd_power(args: argparse.Namespace) -> int:
 
 def _cmd_replay(args: argparse.Namespace) -> int:
     """Re-run recorded traces against their fixtures (offline) or a live deployment, and compare."""
-    from runner.fixtures import FixtureStore
-    from runner.replay import ReplayOutcome, TraceAgent, case_of, result_diffs
-    from runner.report import VERDICT_STYLE
-    from runner.run import RunOptions, run_suite
+    from runner.play.fixture_store import FixtureStore
+    from runner.play.replay_trace import ReplayOutcome, TraceAgent, case_of, result_diffs
+    from runner.play.run import RunOptions, run_suite
+    from runner.report.writers import VERDICT_STYLE
     from runner.trace import read_trace
 
     if args.live and not args.base_url:
@@ -763,7 +763,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     return worst
 
 
-def _print_fixture_news(fixtures) -> None:  # noqa: ANN001 - runner.fixtures.FixtureStore
+def _print_fixture_news(fixtures) -> None:  # noqa: ANN001 - runner.play.fixture_store.FixtureStore
     for warning in fixtures.warnings:
         errors.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
     for path in fixtures.recorded:
@@ -784,8 +784,8 @@ def _exit_for(traces: list) -> int:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     """Rebuild the reports from traces alone; several run directories merge into one, each series apart."""
-    from runner.results import build_results
-    from runner.shard import ShardError, merge
+    from runner.play.shard import ShardError, merge
+    from runner.results.run_results import build_results
 
     try:
         inputs = [_run_input(d) for d in args.run_dirs]
@@ -820,10 +820,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 def _cmd_mutate(args: argparse.Namespace) -> int:
     """Mutation testing of the suite against the site: does it notice a broken site?"""
-    from runner.mutate import OPERATORS, MutateOptions, mutate, print_report
-    from runner.run import new_run_id, select_cases
-    from runner.site import load_site_config
-    from runner.validate import SuiteCatalog
+    from runner.mutation.mutate import OPERATORS, MutateOptions, mutate, print_report
+    from runner.play.run import new_run_id, select_cases
+    from runner.suite.site import load_site_config
+    from runner.suite.validate import SuiteCatalog
 
     operators = [o.strip() for o in (args.operators or "").split(",") if o.strip()] or None
     unknown = sorted(set(operators or []) - set(OPERATORS))
@@ -874,7 +874,7 @@ def _labels_path(args: argparse.Namespace) -> Path:
 
 def _cmd_label(args: argparse.Namespace) -> int:
     """Walk failing and sampled trials in the terminal; people's pass/fail per rubric criterion."""
-    from runner.labels import LabelsFile, label_trials, trials_to_label
+    from runner.judge.labels import LabelsFile, label_trials, trials_to_label
 
     path = _labels_path(args)
     try:
@@ -898,7 +898,7 @@ def _cmd_label(args: argparse.Namespace) -> int:
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     """Agreement of model graders with people's labels; re-grades the labelled trials with --grader."""
-    from runner.labels import LabelsFile, calibrate, calibration_text, graders_in
+    from runner.judge.labels import LabelsFile, calibrate, calibration_text, graders_in
 
     path = _labels_path(args)
     try:
@@ -911,7 +911,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         errors.print(f"no labels in {path}: label trials first (webmcp-eval label RUN_DIR)")
         return EXIT_INVALID
     if grader is not None:
-        from runner.grader import regrade
+        from runner.judge.grader import regrade
 
         asyncio.run(regrade(grader, labels))
         labels.save(path)
@@ -933,7 +933,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
 
 def _cmd_mcp(args: argparse.Namespace) -> int:
     """Serve the live page's active catalog as an MCP server (stdio or streamable HTTP)."""
-    from runner.mcp_bridge import BridgeConfigError, serve_page
+    from runner.agents.mcp_bridge import BridgeConfigError, serve_page
 
     try:
         return asyncio.run(
@@ -958,7 +958,7 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from runner.validate import scope_warnings
+    from runner.suite.validate import scope_warnings
 
     suite = _load(args.paths, args.catalog, args.suite)
     if isinstance(suite, int):
@@ -1005,9 +1005,9 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
 
 def _cmd_tools(args: argparse.Namespace) -> int:
-    """What a page registers, per route (runner/catalog.py does the reading)."""
-    from runner.browser import ChromiumNotFound
-    from runner.catalog import list_tools, tools_json, tools_text
+    """What a page registers, per route (runner/play/catalog.py does the reading)."""
+    from runner.play.browser import ChromiumNotFound
+    from runner.play.catalog import list_tools, tools_json, tools_text
 
     if "://" not in args.url:
         errors.print(f"{args.url}: not a URL (e.g. http://127.0.0.1:8000/demo/)", markup=False)
@@ -1025,7 +1025,7 @@ def _cmd_tools(args: argparse.Namespace) -> int:
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
-    from runner.case import case_json_schema
+    from runner.suite.case import case_json_schema
 
     text = json.dumps(case_json_schema(), indent=2, ensure_ascii=False) + "\n"
     if args.output:

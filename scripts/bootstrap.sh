@@ -29,18 +29,18 @@ if [ ! -f .venv/.installed ] || [ pyproject.toml -nt .venv/.installed ]; then
   touch .venv/.installed
 fi
 
-if ! .venv/bin/python -m runner.browser >/dev/null 2>&1; then
+if ! .venv/bin/python -m runner.play.browser >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "==> no Chromium found; installing Debian's chromium"
     apt-get update -q >/dev/null
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null
   fi
-  if ! .venv/bin/python -m runner.browser; then
+  if ! .venv/bin/python -m runner.play.browser; then
     echo "Cannot continue without Chromium (see above)." >&2
     exit 1
   fi
 fi
-echo "==> Chromium: $(.venv/bin/python -m runner.browser)"
+echo "==> Chromium: $(.venv/bin/python -m runner.play.browser)"
 
 # The headed tests need a virtual screen on a machine without one.
 if ! command -v xvfb-run >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -20,7 +20,7 @@ from playwright.sync_api import Page
 from site_web import Web, World, join_world
 from static_server import StaticSite, static_site
 
-from runner.browser import find_chromium, launch_args
+from runner.play.browser import find_chromium, launch_args
 from site_under_test.server import SiteServer
 
 _world_numbers = itertools.count(1)
@@ -28,7 +28,7 @@ _world_numbers = itertools.count(1)
 
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
-    """pytest-playwright launches the Chromium runner.browser picks, with WebMCP on."""
+    """pytest-playwright launches the Chromium runner.play.browser picks, with WebMCP on."""
     return {**browser_type_launch_args, "executable_path": find_chromium().path, "args": launch_args()}
 
 

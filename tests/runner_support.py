@@ -6,8 +6,8 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from runner.loader import load_cases
-from runner.run import RunOptions, run_suite, select_cases
+from runner.play.run import RunOptions, run_suite, select_cases
+from runner.suite.loader import load_cases
 from runner.trace import Trace
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from runner.site import SiteConfig
+from runner.suite.site import SiteConfig
 
 SOURCE = Path(__file__).resolve().parent / "static_site"
 CASES = SOURCE / "cases"

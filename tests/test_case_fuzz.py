@@ -30,12 +30,12 @@ from typing import Any
 import jsonschema
 import yaml
 
-from runner import checks
-from runner.case import Case, UserStep
-from runner.loader import LoadedCase, Problem, case_files
-from runner.matchers import COMPARISONS, MISSING, is_operator, match, parse_path, resolve, substitute
+from runner.judge import checks
+from runner.suite.case import Case, UserStep
+from runner.suite.loader import LoadedCase, Problem, case_files
+from runner.suite.matchers import COMPARISONS, MISSING, is_operator, match, parse_path, resolve, substitute
+from runner.suite.validate import SuiteCatalog, load_suite
 from runner.trace import ToolCall, Trace
-from runner.validate import SuiteCatalog, load_suite
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "cases"

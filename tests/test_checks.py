@@ -1,4 +1,4 @@
-"""Checks (runner/checks.py): expectations plus a trace become assertions, and a verdict.
+"""Checks (runner/judge/checks.py): expectations plus a trace become assertions, and a verdict.
 
 Every check has a case where it must fail and one where it must pass: a wrong
 ``passed`` is the worst bug the runner can have. Traces are built directly from
@@ -13,8 +13,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from runner.case import Case, NetworkExpectation
-from runner.checks import (
+from runner.judge.checks import (
     check_answer,
     check_calls,
     check_confirmation,
@@ -25,7 +24,8 @@ from runner.checks import (
     state_diff,
     verdict,
 )
-from runner.loader import parse_case
+from runner.suite.case import Case, NetworkExpectation
+from runner.suite.loader import parse_case
 from runner.trace import (
     Assertion,
     ConfirmationRecord,

@@ -10,7 +10,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from runner.loader import case_files
+from runner.suite.loader import case_files
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,12 +1,12 @@
-"""runner/compare.py: paired per-case comparison of two runs (seed 004's example pinned),
+"""runner/results/compare.py: paired per-case comparison of two runs (seed 004's example pinned),
 and the power text. No browser: traces are built directly."""
 
 from __future__ import annotations
 
 import pytest
 
-from runner.compare import CostSummary, compare_runs, power_analysis, power_text, render_compare
-from runner.stats import cases_needed, min_detectable_difference
+from runner.results.compare import CostSummary, compare_runs, power_analysis, power_text, render_compare
+from runner.results.stats import cases_needed, min_detectable_difference
 from runner.trace import Assertion, Trace
 
 SEED_DIFFS = [0, 0, 0, 0, 0, 0, 0, 1, 1, 0]  # seed 004: layer 3 -> layer 6; only cases 8 and 9 went fail -> pass

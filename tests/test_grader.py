@@ -15,10 +15,18 @@ from pathlib import Path
 
 import pytest
 
-from runner import checks
-from runner.case import Case
-from runner.grader import Gate, ModelGrader, grader_record, make_grader, parse_verdicts, regrade
-from runner.labels import Agreement, LabelsFile, calibrate, calibration_text, gate_for, label_trials, trials_to_label
+from runner.judge import checks
+from runner.judge.grader import Gate, ModelGrader, grader_record, make_grader, parse_verdicts, regrade
+from runner.judge.labels import (
+    Agreement,
+    LabelsFile,
+    calibrate,
+    calibration_text,
+    gate_for,
+    label_trials,
+    trials_to_label,
+)
+from runner.suite.case import Case
 from runner.trace import Trace
 from tests.fake_grader import lenient_grader, prose_grader, scripted_grader
 from tests.fake_llm import FAKE_KEY, FakeLLM, closed_port_url
@@ -235,7 +243,7 @@ def test_the_label_command_walks_the_trials_in_the_terminal(recorded, tmp_path):
 
 
 def test_the_results_layer_keeps_model_grader_verdicts_out_of_the_code_checks_rate():
-    from runner.results import TrialFigures
+    from runner.results.run_results import TrialFigures
     from runner.trace import Assertion
 
     trace = Trace(run_id="r", trial_id="NO-02.t1", case_id="NO-02", behaviour="no_tool", start_route="/events")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from runner.health import BROKEN, SATURATED, health_lines, suite_health
+from runner.results.health import BROKEN, SATURATED, health_lines, suite_health
 from runner.trace import Trace
 
 

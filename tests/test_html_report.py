@@ -1,4 +1,4 @@
-"""The HTML report (runner/html_report.py): one self-contained file, opened in a real Chromium
+"""The HTML report (runner/report/html.py): one self-contained file, opened in a real Chromium
 the way a person reads it: failures first, why a trial failed, what the agent was asked and
 called, hostile page text shown as text, the chart, and no network at all."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from runner.html_report import render_html, urlpath, write_html
+from runner.report.html import render_html, urlpath, write_html
 from runner.trace import (
     Assertion,
     ConfirmationRecord,

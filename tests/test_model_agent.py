@@ -23,21 +23,21 @@ from typing import Any
 
 import pytest
 
-from runner.agents import AgentError
-from runner.case import UserStep
-from runner.cassette import Cassette, describe_rerecord, differences
-from runner.loader import load_cases
-from runner.model_agent import (
+from runner.agents.model import (
     DEFAULT_SYSTEM_PROMPT,
     ModelAgent,
     ModelAgentConfigError,
     agent_assertions,
     make_agent_factory,
 )
-from runner.providers import safe_tool_name
-from runner.run import RunOptions, run_suite, select_cases
+from runner.agents.protocol import AgentError
+from runner.llm.cassette import Cassette, describe_rerecord, differences
+from runner.llm.providers import safe_tool_name
+from runner.play.run import RunOptions, run_suite, select_cases
+from runner.play.trial import trial_id_for
+from runner.suite.case import UserStep
+from runner.suite.loader import load_cases
 from runner.trace import ToolCall, ToolInfo, Trace
-from runner.trial import trial_id_for
 from tests.fake_llm import FAKE_KEY, Call, Conversation, FakeLLM, Say, closed_port_url
 
 PROVIDERS = [k for k in ("openai", "anthropic") if importlib.util.find_spec(k)]
@@ -720,7 +720,7 @@ def test_the_key_comes_from_the_environment_once_and_is_never_reported(monkeypat
 
 def test_history_turns_reach_the_model_as_the_conversation_so_far():
     """Earlier user/model/tool turns of a case are the conversation before its message; the page is not called."""
-    from runner.case import UserStep as Step
+    from runner.suite.case import UserStep as Step
 
     seen: list[Conversation] = []
 

@@ -10,10 +10,19 @@ from typing import Any
 from mitmproxy.test import tflow, tutils
 
 from proxies import mutations as ops
-from runner.loader import LoadedCase, parse_case
-from runner.mutate import Baseline, Mutant, MutationResult, _judge, differences, field_paths, generate, observable
+from runner.mutation.mutate import (
+    Baseline,
+    Mutant,
+    MutationResult,
+    _judge,
+    differences,
+    field_paths,
+    generate,
+    observable,
+)
+from runner.play.trial import TrialHook
+from runner.suite.loader import LoadedCase, parse_case
 from runner.trace import Assertion, StepRecord, ToolCall, Trace
-from runner.trial import TrialHook
 
 
 def flow(method: str = "GET", path: str = "/api/events", status: int = 200, body: Any = None, req: Any = None):

@@ -15,8 +15,8 @@ import re
 import pytest
 from runner_support import ROOT, in_thread, suite_cases
 
-from runner.mutate import OPERATORS, MutateOptions, mutate, summary_line
-from runner.validate import SuiteCatalog
+from runner.mutation.mutate import OPERATORS, MutateOptions, mutate, summary_line
+from runner.suite.validate import SuiteCatalog
 
 pytestmark = [pytest.mark.browser, pytest.mark.mutation]
 

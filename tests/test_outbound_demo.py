@@ -9,8 +9,8 @@ from threading import Thread
 import pytest
 from runner_support import in_thread, suite_cases
 
-from runner.agents import ReferenceAgent
-from runner.run import RunOptions, run_suite
+from runner.agents.reference import ReferenceAgent
+from runner.play.run import RunOptions, run_suite
 
 pytestmark = pytest.mark.browser
 

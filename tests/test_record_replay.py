@@ -15,7 +15,7 @@ import yaml
 from runner_support import ROOT, play
 
 from proxies.fixture import load_fixture, save_fixture
-from runner.fixtures import FixtureStore
+from runner.play.fixture_store import FixtureStore
 
 pytestmark = pytest.mark.browser
 

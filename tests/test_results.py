@@ -1,4 +1,4 @@
-"""runner/results.py: every figure the views show, pinned against hand-computed traces, and the
+"""runner/results/run_results.py: every figure the views show, pinned against hand-computed traces, and the
 views (console, summary.json, JUnit, HTML, Markdown) agreeing on a mixed deterministic + agent
 run that is incomplete and has a not_run trial. No browser: traces are built directly."""
 
@@ -14,9 +14,9 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from runner.compare import compare_runs
-from runner.report import summary_json
-from runner.results import Counts, RunInput, RunPlan, build_results, interval_text, results_of, tokens_total
+from runner.report.writers import summary_json
+from runner.results.compare import compare_runs
+from runner.results.run_results import Counts, RunInput, RunPlan, build_results, interval_text, results_of, tokens_total
 from runner.trace import Assertion, ToolCall, Trace, write_trace
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -382,7 +382,7 @@ def test_compare_refuses_to_pair_deterministic_with_agent(mixed_dirs) -> None:
 def test_reporters_hear_begin_every_trial_and_end_and_one_that_cannot_write_stops_none(tmp_path: Path) -> None:
     from rich.console import Console
 
-    from runner.reporters import Reporters, ReportTargets, build_reporters
+    from runner.report.reporters import Reporters, ReportTargets, build_reporters
 
     class Recorder:  # a new view is one class with these three methods
         def __init__(self) -> None:

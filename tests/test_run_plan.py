@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from runner_support import ROOT
 
-from runner.plan import PlanError, make_plan, missing_trials, read_plan, write_plan
+from runner.play.plan import PlanError, make_plan, missing_trials, read_plan, write_plan
 from runner.trace import Trace, read_traces, write_trace
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from runner_support import suite_cases
 
-from runner.case import UserStep
+from runner.suite.case import UserStep
 from site_under_test.db import Store
 
 SEARCHES = [

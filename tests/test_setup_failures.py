@@ -12,10 +12,10 @@ import socket
 import pytest
 from runner_support import in_thread, play, suite_cases
 
-from runner import checks
-from runner.agents import ReferenceAgent
-from runner.loader import LoadedCase
-from runner.run import RunOptions, run_suite
+from runner.agents.reference import ReferenceAgent
+from runner.judge import checks
+from runner.play.run import RunOptions, run_suite
+from runner.suite.loader import LoadedCase
 
 pytestmark = pytest.mark.browser
 
@@ -91,7 +91,7 @@ class SiteKiller:
 
 def test_killing_the_site_mid_run_gives_not_run_about_the_site(tmp_path):
     """ORD-01's plan captures an id from a search; with the site gone the search cannot answer."""
-    from runner.site import demo_site_config
+    from runner.suite.site import demo_site_config
     from site_under_test.server import SiteServer
 
     site = SiteServer(test_mode=True).start()
@@ -116,8 +116,8 @@ def test_killing_the_site_mid_run_gives_not_run_about_the_site(tmp_path):
 
 
 def test_a_reference_capture_that_found_nothing_names_the_call_outcome():
-    from runner.agents import AgentError
-    from runner.case import UserStep
+    from runner.agents.protocol import AgentError
+    from runner.suite.case import UserStep
     from runner.trace import ToolCall
 
     class Host:
@@ -141,7 +141,7 @@ def test_a_reference_capture_that_found_nothing_names_the_call_outcome():
 
 
 def test_a_hook_that_cannot_be_reached_is_a_setup_failure(tmp_path):
-    from runner.site import demo_site_config
+    from runner.suite.site import demo_site_config
 
     url = f"http://127.0.0.1:{_closed_port()}"
     options = dict(base_url=url, site_config=demo_site_config(url), proxy=False)

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from runner_support import ROOT
 
-from runner.plan import make_plan, write_plan
-from runner.results import RunInput, RunPlan
-from runner.shard import ShardError, merge, parse_shard, plan_hash, read_durations, shard_of, split
+from runner.play.plan import make_plan, write_plan
+from runner.play.shard import ShardError, merge, parse_shard, plan_hash, read_durations, shard_of, split
+from runner.play.trial import world_id
+from runner.results.run_results import RunInput, RunPlan
 from runner.trace import Trace, write_trace
-from runner.trial import world_id
 
 IDS = [f"C{c:02d}.t{t}" for c in range(7) for t in (1, 2, 3)]
 

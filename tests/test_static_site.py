@@ -17,10 +17,10 @@ import pytest
 from runner_support import in_thread
 from static_server import CASES, StaticSite
 
-from runner.case import Case
-from runner.loader import LoadedCase, load_cases
-from runner.run import RunOptions, run_suite
-from runner.site import SiteConfig, resolve_route
+from runner.play.run import RunOptions, run_suite
+from runner.suite.case import Case
+from runner.suite.loader import LoadedCase, load_cases
+from runner.suite.site import SiteConfig, resolve_route
 from runner.trace import Trace
 
 pytestmark = pytest.mark.browser
@@ -209,8 +209,8 @@ def test_a_form_tool_left_behind_by_a_client_side_route_is_stale(shop_run):
 def test_warnings_reach_the_console_and_the_html_report(shop_run, tmp_path):
     from rich.console import Console
 
-    from runner.html_report import write_html
-    from runner.report import print_console
+    from runner.report.html import write_html
+    from runner.report.writers import print_console
 
     traces = [shop_run["SHOP-02"], shop_run["SHOP-15"]]
     console = Console(record=True, width=200)
@@ -277,7 +277,7 @@ def test_a_case_route_is_never_a_full_url():
 
 
 def test_a_third_party_site_config_asks_no_version_and_the_demo_keeps_it():
-    from runner.site import demo_site_config
+    from runner.suite.site import demo_site_config
 
     assert SiteConfig().version_path is None
     assert demo_site_config("http://127.0.0.1:1").version_path == "/api/version"

@@ -1,4 +1,4 @@
-"""runner.stats: seed 004's published numbers, cross-checks against numpy/scipy,
+"""runner.results.stats: seed 004's published numbers, cross-checks against numpy/scipy,
 edge cases. numpy and scipy are test-only dependencies."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from runner.stats import (
+from runner.results.stats import (
     Z_95,
     CaseScore,
     SuiteScore,

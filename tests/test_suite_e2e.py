@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from runner_support import CASES, ROOT, in_thread, play, suite_cases
 
-from runner.agents import ReferenceAgent
-from runner.run import RunOptions, run_suite
+from runner.agents.reference import ReferenceAgent
+from runner.play.run import RunOptions, run_suite
 from runner.trace import Trace, read_traces
 
 pytestmark = pytest.mark.browser
@@ -132,13 +132,13 @@ def test_a_killed_run_leaves_every_written_trace_readable(tmp_path):
 
 
 def test_the_suite_catalog_is_what_the_site_registers():
-    from runner.catalog import read_catalog_sync
+    from runner.play.catalog import read_catalog_sync
     from site_under_test.server import SiteServer
 
     with SiteServer(test_mode=True) as site:
         live = in_thread(read_catalog_sync, site.url)
     committed = json.loads((CASES / "catalog.json").read_text(encoding="utf-8"))
-    assert live == committed, "cases/catalog.json is stale: regenerate it from the site (see runner/catalog.py)"
+    assert live == committed, "cases/catalog.json is stale: regenerate it from the site (see runner/play/catalog.py)"
 
 
 def test_a_deployed_site_without_hooks_gives_not_run_never_passed(tmp_path):
@@ -289,7 +289,7 @@ def test_an_already_running_site_with_a_site_config_gets_every_check(tmp_path):
     """--base-url plus --site-config (the README's example): hooks present, so nothing is left not_run."""
     import yaml
 
-    from runner.site import load_site_config
+    from runner.suite.site import load_site_config
     from site_under_test.server import SiteServer
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from runner.loader import case_files
-from runner.suite import Suite, SuiteConfig, SuiteError, find_suite, site_for_run
-from runner.validate import find_catalog, load_suite
+from runner.suite.folder import Suite, SuiteConfig, SuiteError, find_suite, site_for_run
+from runner.suite.loader import case_files
+from runner.suite.validate import find_catalog, load_suite
 from tests.test_cli import cli
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from runner.case import CallExpectations
-from runner.checks import check_calls
+from runner.judge.checks import check_calls
+from runner.play.trial import compare_witness
+from runner.suite.case import CallExpectations
 from runner.trace import Trace, WitnessRecord
-from runner.trial import compare_witness
 
 
 def shim_call(name: str, args: dict, declarative: bool = False) -> dict:
@@ -76,9 +76,9 @@ def test_on_the_demo_site_devtools_sees_the_shims_calls(tmp_path):
     import pytest
     from runner_support import in_thread, suite_cases
 
-    from runner.case import Case
-    from runner.loader import LoadedCase
-    from runner.run import RunOptions, run_suite
+    from runner.play.run import RunOptions, run_suite
+    from runner.suite.case import Case
+    from runner.suite.loader import LoadedCase
 
     pytest.importorskip("playwright")
     (original,) = suite_cases("SEL-01")

@@ -1,0 +1,34 @@
+"""The agent protocol: what a trial asks of whoever decides which tools to call.
+
+Every agent (the reference agent, a model agent, an external harness) gives a
+name, a model and an evidence kind, plays one user turn at a time through the
+tool host, and reports what goes into the trace. Trials know agents only
+through this protocol.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from runner.play.toolhost import ToolHost
+from runner.suite.case import UserStep
+
+
+class AgentError(Exception):
+    """The agent could not play its turn (a broken plan, an unreachable model)."""
+
+
+class Agent(Protocol):
+    name: str
+    model: str | None
+    evidence_kind: str
+
+    def start_trial(self) -> None: ...
+
+    async def turn(self, step: UserStep, host: ToolHost) -> str:
+        """Act on one user message through the host; return the reply to the user."""
+        ...
+
+    def report(self) -> dict[str, Any]:
+        """What goes into the trace: ``tokens`` ({input, output}), ``cost_usd``, and a ``log``."""
+        ...

@@ -1,0 +1,67 @@
+"""Agents: who decides which tools to call.
+
+The reference agent plays the case's own plan through the tool host. Its
+evidence kind is ``deterministic``: it proves the site and the checks, never
+that a model can do the task (seed 000: the two kinds never stand in for each
+other).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from runner.agents.protocol import AgentError
+from runner.play.toolhost import ToolHost
+from runner.suite.case import UserStep
+from runner.suite.matchers import MISSING, resolve, short, substitute
+
+
+class ReferenceAgent:
+    name = "reference"
+    model: str | None = None
+    evidence_kind = "deterministic"
+
+    def __init__(self) -> None:
+        self.captures: dict[str, Any] = {}
+        self.missed: dict[str, str] = {}  # capture name -> why the plan's call gave nothing to capture
+
+    def start_trial(self) -> None:
+        self.captures = {}
+        self.missed = {}
+
+    def report(self) -> dict[str, Any]:
+        return {}
+
+    async def turn(self, step: UserStep, host: ToolHost) -> str:
+        for planned in step.plan:
+            try:
+                args = substitute(planned.args, self.captures)
+            except KeyError as err:
+                raise AgentError(self._why_missing(err)) from None
+            call = await host.call(planned.call, args)
+            for name, path in planned.capture.items():
+                value = resolve({"args": call.args, "result": call.result}, path)
+                if value is not MISSING:
+                    self.captures[name] = value
+                    self.missed.pop(name, None)
+                else:
+                    outcome = call.error or f"it answered {short(call.result, 160)}"
+                    self.missed[name] = f"the plan's {call.tool} call gave nothing at {path} ({outcome})"
+        return _fill_reply(step.reply, self.captures)
+
+    def _why_missing(self, err: KeyError) -> str:
+        """The plan needs a value an earlier call failed to give: the site did not answer as planned.
+
+        For the reference agent that is never the agent's failure (the plan is
+        the case's own), so the trial is not_run with the call's own outcome.
+        """
+        for name, why in self.missed.items():
+            if repr(name) in str(err):
+                return f"the site did not answer as the case's reference plan expects: {why}, so {name!r} is unknown"
+        return str(err).strip("\"'")
+
+
+def _fill_reply(reply: str, captures: dict[str, Any]) -> str:
+    """Replies may quote captured values as ``{name}``."""
+    return re.sub(r"\{(\w+)\}", lambda m: str(captures.get(m.group(1), m.group(0))), reply)

@@ -1,0 +1,741 @@
+"""Checks: a case's expectations plus a trial's evidence become assertions.
+
+Each check is a small function from (expectation, evidence) to assertions with
+pass/fail and *why*. A check whose evidence is missing (no proxy, no state
+hook) answers ``not_run`` with the reason; it never passes by default. The
+verdict is ``passed`` only when every assertion passed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from fnmatch import fnmatchcase
+from typing import Any
+
+from runner.judge import probes
+from runner.suite.case import (
+    AnswerExpectation,
+    CallExpectations,
+    Case,
+    ConfirmationExpectation,
+    ExpectedCall,
+    NetworkExpectation,
+    OrderedGroup,
+    StateExpectation,
+    UiExpectation,
+    UntrustedExpectation,
+    expected_leaves,
+    has_groups_or_optional,
+)
+from runner.suite.loader import field_path
+from runner.suite.matchers import MISSING, PathError, match, refs_in, resolve, short
+from runner.trace import Assertion, ToolCall, Trace
+
+
+def _a(id: str, kind: str, description: str, ok: bool | None, why: str = "", evidence: Any = None) -> Assertion:
+    status = "not_run" if ok is None else "passed" if ok else "failed"
+    return Assertion(id=id, kind=kind, description=description, status=status, why=why, evidence=evidence)
+
+
+# ---- tool calls ------------------------------------------------------------
+
+
+def call_matches(expected: ExpectedCall, call: ToolCall, captures: dict[str, Any]) -> tuple[bool, str]:
+    """Does this actual call satisfy the expected one? (ok, why-not)."""
+    if call.tool != expected.tool:
+        return False, f"tool {call.tool!r}, expected {expected.tool!r}"
+    if expected.step is not None and call.step != expected.step:
+        return False, f"made during step {call.step}, expected step {expected.step}"
+    if call.refused:
+        why = call.error or ""
+        return False, why if why.startswith("refused") else f"refused: {why}"
+    for name, matcher in expected.args.items():
+        ok, why = match(matcher, call.args.get(name, MISSING), captures)
+        if not ok:
+            return False, f"argument {name}: {why}"
+    if expected.no_other_args:
+        extra = sorted(set(call.args) - set(expected.args))
+        if extra:
+            return False, f"unexpected argument(s) {', '.join(extra)} = " + short({k: call.args[k] for k in extra})
+    if expected.result is not None:
+        if call.error:
+            return False, f"the call failed: {call.error}"
+        ok, why = match(expected.result, call.result, captures)
+        if not ok:
+            return False, f"result {why}"
+    return True, ""
+
+
+def _capture(expected: ExpectedCall, call: ToolCall, captures: dict[str, Any]) -> list[str]:
+    problems = []
+    for name, path in expected.capture.items():
+        try:
+            value = resolve({"args": call.args, "result": call.result}, path)
+        except PathError as err:
+            # validate refuses such a path; a checker error here is not_run, never a verdict
+            raise ValueError(f"capture {name!r} of {expected.tool}: {err}") from None
+        if value is MISSING:
+            problems.append(f"nothing at {path} to capture as {name!r}")
+        else:
+            captures[name] = value
+    return problems
+
+
+def _describe_call(expected: ExpectedCall) -> str:
+    args = f"({short(expected.args, 60)})" if expected.args else ""
+    extra = " and no other arguments" if expected.no_other_args else ""
+    result = f" → {short(expected.result, 50)}" if expected.result else ""
+    return f"calls {expected.tool}{args}{extra}{result}"
+
+
+def _nearest_miss(expected: ExpectedCall, calls: Iterable[ToolCall], captures: dict[str, Any]) -> str:
+    same_tool = [c for c in calls if c.tool == expected.tool]
+    if not same_tool:
+        made = ", ".join(c.tool for c in calls) or "none"
+        return f"no call to {expected.tool} (calls made: {made})"
+    reasons = [f"call #{c.index}: {call_matches(expected, c, captures)[1]}" for c in same_tool]
+    return "; ".join(reasons)
+
+
+def check_calls(exp: CallExpectations, trace: Trace) -> tuple[list[Assertion], dict[str, Any]]:
+    if has_groups_or_optional(exp):
+        return _check_call_tree(exp, trace)
+    calls = trace.calls
+    captures: dict[str, Any] = {}
+    out: list[Assertion] = []
+    cursor = 0  # for order: sequence/exact, the next actual call to consider
+    used: set[int] = set()
+    assignment = _set_assignment(exp.expected, calls) if exp.order == "set" else {}
+    for i, expected in enumerate(exp.expected):
+        pool = calls[cursor:] if exp.order != "set" else [c for c in calls if c.index not in used]
+        if exp.order == "exact":
+            pool = pool[:1]
+        if exp.order == "set":
+            hit = calls[assignment[i]] if i in assignment else None
+        else:
+            hit = next((c for c in pool if call_matches(expected, c, captures)[0]), None)
+        if hit is None:
+            why = _nearest_miss(expected, pool if exp.order != "set" else calls, captures)
+            if exp.order != "set" and cursor:
+                why = f"after call #{cursor - 1}: {why}"
+            out.append(_a(f"calls.expected[{i}]", "calls", _describe_call(expected), False, why))
+            continue
+        used.add(hit.index)
+        cursor = hit.index + 1 if exp.order != "set" else cursor
+        problems = _capture(expected, hit, captures)
+        why = f"call #{hit.index} {hit.tool}({short(hit.args, 60)})"
+        out.append(
+            _a(
+                f"calls.expected[{i}]",
+                "calls",
+                _describe_call(expected),
+                not problems,
+                "; ".join(problems) or why,
+                {"call": hit.index},
+            )
+        )
+    if exp.order == "exact":
+        extra = [c for c in calls if c.index not in used]
+        out.append(
+            _a(
+                "calls.exact",
+                "calls",
+                "no calls besides the expected ones",
+                not extra,
+                "extra: " + ", ".join(f"#{c.index} {c.tool}" for c in extra) if extra else "none",
+            )
+        )
+    return out + _call_rules(exp, trace, calls, captures), captures
+
+
+def _call_rules(
+    exp: CallExpectations, trace: Trace, calls: list[ToolCall], captures: dict[str, Any]
+) -> list[Assertion]:
+    """Forbidden calls, the call budget, the active catalog, stale tools and the second witness."""
+    out = _forbidden(exp, calls, captures)
+    if exp.max_calls is not None:
+        n = len(calls)
+        out.append(
+            _a(
+                "calls.max",
+                "calls",
+                f"at most {exp.max_calls} tool call(s)",
+                n <= exp.max_calls,
+                f"{n} call(s): " + (", ".join(c.tool for c in calls) or "none"),
+            )
+        )
+    if exp.only_active_catalog:
+        outside = [c for c in calls if not c.in_catalog]
+        out.append(
+            _a(
+                "calls.catalog",
+                "catalog",
+                "every call names a tool of the active catalog",
+                not outside,
+                "; ".join(f"#{c.index} {c.tool}: {c.error}" for c in outside)
+                or f"all {len(calls)} call(s) were in the catalog",
+            )
+        )
+    if exp.no_stale_tools:
+        out.append(_stale(trace))
+    if exp.witness_agrees:
+        out.append(_witness(trace))
+    return out
+
+
+# ---- groups of expected calls ({ordered: [...]}, {unordered: [...]}) and optional calls ----------
+
+
+def _check_call_tree(exp: CallExpectations, trace: Trace) -> tuple[list[Assertion], dict[str, Any]]:
+    """Expected calls nested in ordered/unordered groups, some optional: the best assignment of calls to them.
+
+    Every expected call gets a distinct actual call (an optional one may get none);
+    an ordered group (and the top level, unless ``order: set``) keeps its
+    children's calls in order; ``order: exact`` also leaves no call unassigned.
+    """
+    calls = trace.calls
+    leaves = expected_leaves(exp.expected)
+    assignment, captures = _tree_assignment(exp, leaves, calls)
+    out: list[Assertion] = []
+    for k, (path, expected) in enumerate(leaves):
+        loc = field_path(path[1:])
+        hit = assignment.get(k)
+        if hit is None:
+            if expected.optional:
+                continue  # left out, as allowed: nothing to assert (a wrong call shows in calls.exact)
+            out.append(_a(loc, "calls", _describe_call(expected), False, _nearest_miss(expected, calls, captures)))
+            continue
+        call = calls[hit]
+        out.append(
+            _a(
+                loc,
+                "calls",
+                _describe_call(expected),
+                True,
+                f"call #{call.index} {call.tool}({short(call.args, 60)})",
+                {"call": call.index},
+            )
+        )
+    if exp.order == "exact":
+        extra = [c for pos, c in enumerate(calls) if pos not in assignment.values()]
+        out.append(
+            _a(
+                "calls.exact",
+                "calls",
+                "no calls besides the expected ones",
+                not extra,
+                "extra: " + ", ".join(f"#{c.index} {c.tool}" for c in extra) if extra else "none",
+            )
+        )
+    return out + _call_rules(exp, trace, calls, captures), captures
+
+
+def _tree_assignment(
+    exp: CallExpectations, leaves: list[tuple[tuple, ExpectedCall]], calls: list[ToolCall]
+) -> tuple[dict[int, int], dict[str, Any]]:
+    """The assignment (leaf -> call position) that satisfies the most required leaves, groups' order kept."""
+    best: tuple[int, int] = (-1, -1)
+    found: tuple[dict[int, int], dict[str, Any]] = ({}, {})
+    required = [not e.optional for _, e in leaves]
+    budget = [200_000]  # a bound on the search: cases hold a handful of calls
+
+    def score(taken: dict[int, int]) -> tuple[int, int]:
+        return (sum(required[k] for k in taken), len(taken))
+
+    def search(k: int, taken: dict[int, int], captures: dict[str, Any]) -> None:
+        nonlocal best, found
+        budget[0] -= 1
+        if budget[0] < 0:
+            return
+        if sum(required[k:]) + score(taken)[0] < best[0]:
+            return
+        if k == len(leaves):
+            if _order_kept(exp, taken) and score(taken) > best:
+                best, found = score(taken), (dict(taken), captures)
+            return
+        expected = leaves[k][1]
+        for pos, call in enumerate(calls):
+            if pos in taken.values() or not call_matches(expected, call, captures)[0]:
+                continue
+            more = dict(captures)
+            if _capture(expected, call, more):
+                continue
+            search(k + 1, {**taken, k: pos}, more)
+        search(k + 1, taken, captures)
+
+    search(0, {}, {})
+    return found
+
+
+def _order_kept(exp: CallExpectations, taken: dict[int, int]) -> bool:
+    """Every ordered group (and the top level unless order: set) has its children's calls in order."""
+    counter = iter(range(1_000_000))
+
+    def spans(nodes: list[Any], ordered: bool) -> tuple[bool, list[int]]:
+        positions: list[int] = []
+        last = -1
+        for node in nodes:
+            if isinstance(node, ExpectedCall):
+                k = next(counter)
+                mine = [taken[k]] if k in taken else []
+                ok = True
+            else:
+                inner_ordered = isinstance(node, OrderedGroup)
+                ok, mine = spans(node.ordered if inner_ordered else node.unordered, inner_ordered)
+            if not ok:
+                return False, []
+            if mine:
+                if ordered and min(mine) < last:
+                    return False, []
+                last = max(mine)
+                positions += mine
+        return True, positions
+
+    return spans(exp.expected, exp.order != "set")[0]
+
+
+def _witness(trace: Trace) -> Assertion:
+    """The second witness (DevTools' WebMCP domain) saw the calls the shim logged, and no others."""
+    w = trace.witness
+    desc = "DevTools saw the same tool calls as the shim"
+    if not w.available:
+        return _a(
+            "calls.witness", "witness", desc, None, "the browser has no DevTools WebMCP domain: no second witness"
+        )
+    seen = sum(e.get("event") == "toolInvoked" for e in w.events)
+    return _a(
+        "calls.witness", "witness", desc, not w.disagreements, "; ".join(w.disagreements) or f"{seen} call(s), the same"
+    )
+
+
+def _set_assignment(expected: list[ExpectedCall], calls: list[ToolCall]) -> dict[int, int]:
+    """For order: set, the assignment of expected to distinct actual calls that matches the most.
+
+    Greedy matching can give a loose expectation the call a strict one needed; the
+    lists are a handful of calls, so a plain search over assignments is cheap.
+    """
+    best: dict[int, int] = {}
+
+    def search(i: int, taken: dict[int, int], captures: dict[str, Any]) -> None:
+        nonlocal best
+        if len(taken) + (len(expected) - i) <= len(best):
+            return  # cannot beat the best found
+        if i == len(expected):
+            best = dict(taken)
+            return
+        for call in calls:
+            if call.index in taken.values() or not call_matches(expected[i], call, captures)[0]:
+                continue
+            more = dict(captures)
+            _capture(expected[i], call, more)
+            search(i + 1, {**taken, i: call.index}, more)
+        search(i + 1, taken, captures)  # or leave this one unmatched
+
+    search(0, {}, {})
+    return best
+
+
+def _forbidden(exp: CallExpectations, calls: list[ToolCall], captures: dict[str, Any]) -> list[Assertion]:
+    out = []
+    for i, rule in enumerate(exp.forbidden):
+        missing = [r for r in refs_in(rule.args) if r not in captures]
+        if missing:
+            # A rule about a value that was never captured cannot be judged; never let it pass.
+            out.append(
+                _a(
+                    f"calls.forbidden[{i}]",
+                    "forbidden",
+                    f"never calls {rule.tool}",
+                    None,
+                    f"nothing was captured as {', '.join(map(repr, missing))}",
+                )
+            )
+            continue
+        hits = [
+            c
+            for c in calls
+            if c.tool == rule.tool
+            and (rule.step is None or c.step == rule.step)
+            and all(match(m, c.args.get(k, MISSING), captures)[0] for k, m in rule.args.items())
+        ]
+        what = f"never calls {rule.tool}" + (f"({short(rule.args, 50)})" if rule.args else "")
+        why = f"called at #{', #'.join(str(c.index) for c in hits)}" if hits else "not called"
+        out.append(
+            _a(f"calls.forbidden[{i}]", "forbidden", what + (f" — {rule.why}" if rule.why else ""), not hits, why)
+        )
+    return out
+
+
+def _stale(trace: Trace) -> Assertion:
+    """No registration outlived its route, and no call ran on such a registration."""
+    # instances count per document: a multi-page site numbers each page's tools from 1 again
+    registered_on = {
+        (r.get("document"), r["instance"]): r.get("route") for r in trace.registrations if r.get("type") == "register"
+    }
+    by_instance = {instance: route for (_, instance), route in registered_on.items()}  # traces before documents
+    problems = []
+    for step in trace.steps:
+        for reg in step.stale_registrations:
+            problems.append(
+                f"after step {step.index} on {step.route_after}: {reg['name']} "
+                f"(registered on {reg.get('route')}) is still registered"
+            )
+    for call in trace.calls:
+        if call.instance is None:
+            origin = None
+        elif call.document is None:
+            origin = by_instance.get(call.instance)
+        else:
+            origin = registered_on.get((call.document, call.instance))
+        if origin and call.route and origin != call.route:
+            problems.append(f"call #{call.index} {call.tool} on {call.route} ran a handler registered on {origin}")
+    return _a(
+        "calls.stale",
+        "stale",
+        "no tool outlives its route; no stale handler runs",
+        not problems,
+        "; ".join(problems) or "every registration was withdrawn with its route",
+    )
+
+
+# ---- network, UI, state, answer, confirmation -------------------------------
+
+
+def _where(m: dict[str, Any]) -> str:
+    """A mutation's place as mutation keys name it: the path, or //host:port/path on another host."""
+    return f"//{m.get('host')}:{m.get('port')}{m['path']}" if m.get("outbound") else m["path"]
+
+
+def check_network(exp: NetworkExpectation, trace: Trace) -> list[Assertion]:
+    net = trace.network
+    out = []
+    for key, expected in exp.mutations.items():
+        desc = f"{expected} mutation(s) " + ("in total" if key == "total" else f"matching {key}")
+        if not net.available:
+            out.append(_a(f"network.mutations[{key}]", "network", desc, None, "no proxy: mutations were not counted"))
+            continue
+        if key == "total":
+            seen = net.mutations
+        else:
+            method, _, pattern = key.partition(" ")
+            seen = [
+                m for m in net.mutations if fnmatchcase(m["method"], method.upper()) and fnmatchcase(_where(m), pattern)
+            ]
+        listing = ", ".join(f"{m['method']} {_where(m)}" for m in seen) or "none"
+        out.append(
+            _a(f"network.mutations[{key}]", "network", desc, len(seen) == expected, f"{len(seen)} seen: {listing}")
+        )
+    outbound = exp.outbound if exp.outbound is not None else net.outbound_expected
+    if outbound is not None:
+        desc = f"{outbound} request(s) to other hosts"
+        if exp.outbound is None:
+            desc += " (the site config asks it of every case)"
+        if not net.available:
+            out.append(_a("network.outbound", "network", desc, None, "no proxy: requests to other hosts were not seen"))
+        else:
+            urls = ", ".join(
+                f"{r.get('method', '?')} {r.get('url', '?')}" + (" (blocked)" if r.get("blocked") else "")
+                for r in net.outbound
+            )
+            out.append(
+                _a(
+                    "network.outbound",
+                    "network",
+                    desc,
+                    len(net.outbound) == outbound,
+                    f"{len(net.outbound)} seen: {urls or 'none'}",
+                )
+            )
+    if trace.network_mode == "replay":
+        misses = net.replay_misses
+        out.append(
+            _a(
+                "network.replay",
+                "network",
+                "every request was answered from the fixture",
+                not misses,
+                (
+                    "; ".join(m.get("summary", str(m)) for m in misses)
+                    + f" — the fixture lacks these requests; re-record with: webmcp-eval record {trace.case_id}"
+                )
+                if misses
+                else "no misses",
+            )
+        )
+    return out
+
+
+def check_ui(expectations: list[UiExpectation], trace: Trace) -> list[Assertion]:
+    out = []
+    for i, exp in enumerate(expectations):
+        desc = f"{exp.target.describe()} is {exp.state}"
+        if exp.value is not None:
+            desc += f" with value {short(exp.value, 40)}"
+        if exp.text is not None:
+            desc += f" with text {short(exp.text, 40)}"
+        obs = trace.ui.observations[i] if i < len(trace.ui.observations) else None
+        if obs is None or obs.get("error"):
+            out.append(_a(f"ui[{i}]", "ui", desc, None, (obs or {}).get("error", "the page was not observed")))
+            continue
+        ok, why = _ui_ok(exp, obs)
+        out.append(_a(f"ui[{i}]", "ui", desc + (f" — {exp.why}" if exp.why else ""), ok, why, obs))
+    return out
+
+
+def _ui_ok(exp: UiExpectation, obs: dict[str, Any]) -> tuple[bool, str]:
+    count, visible = obs.get("count", 0), obs.get("visible", False)
+    if exp.state == "absent":
+        return count == 0, f"{count} found"
+    if exp.state == "hidden":
+        return not visible, "visible" if visible else "not visible"
+    if not visible:
+        return False, f"not visible ({count} found)"
+    for field in ("value", "text"):
+        want = getattr(exp, field)
+        if want is not None:
+            ok, why = match(want, obs.get(field, MISSING))
+            if not ok:
+                return False, f"{field}: {why}"
+    return True, f"visible; value {short(obs.get('value'), 30)}; text {short(obs.get('text'), 40)}"
+
+
+def state_diff(before: Any, after: Any, path: str = "") -> list[dict[str, Any]]:
+    """Differences between two canonical states; list items with an ``id`` are matched by it."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        out = []
+        for key in sorted(set(before) | set(after)):
+            sub = f"{path}.{key}" if path else str(key)
+            out.extend(state_diff(before.get(key, MISSING), after.get(key, MISSING), sub))
+        return out
+    if _id_list(before) and _id_list(after):
+        b = {str(x["id"]): x for x in before}
+        a = {str(x["id"]): x for x in after}
+        out = []
+        for key in sorted(set(b) | set(a)):
+            out.extend(state_diff(b.get(key, MISSING), a.get(key, MISSING), f"{path}[id={key}]"))
+        return out
+    if before == after and type(before) is type(after):
+        return []
+    return [
+        {
+            "path": path,
+            "before": None if before is MISSING else before,
+            "after": None if after is MISSING else after,
+            "change": "added" if before is MISSING else "removed" if after is MISSING else "changed",
+        }
+    ]
+
+
+def _id_list(value: Any) -> bool:
+    """A list whose items have unique ids: those are compared item by item."""
+    if not (isinstance(value, list) and all(isinstance(x, dict) and "id" in x for x in value)):
+        return False
+    return len({str(x["id"]) for x in value}) == len(value)
+
+
+def _under(path: str, prefix: str) -> bool:
+    return path == prefix or path.startswith(prefix + ".") or path.startswith(prefix + "[")
+
+
+NO_STATE = "the site has no state hook (state over HTTP, or state_js in the page): state was not read"
+
+
+def check_state(exp: StateExpectation, trace: Trace, captures: dict[str, Any]) -> list[Assertion]:
+    st = trace.state
+    out = []
+    wanted: list[tuple[str, str, Any]] = []
+    if exp.unchanged:
+        wanted.append(("state.unchanged", "server state is unchanged", None))
+    if exp.changed_only is not None:
+        wanted.append(("state.changed_only", "server state changes only in " + ", ".join(exp.changed_only), None))
+    for path, matcher in exp.after.items():
+        wanted.append((f"state.after[{path}]", f"after: {path} matches {short(matcher, 50)}", (path, matcher)))
+    for id_, desc, detail in wanted:
+        if not st.available:
+            out.append(_a(id_, "state", desc, None, NO_STATE))
+            continue
+        changes = [d["path"] for d in st.diff]
+        if id_ == "state.unchanged":
+            out.append(
+                _a(id_, "state", desc, not st.diff, "changed: " + ", ".join(changes) if changes else "no change")
+            )
+        elif id_ == "state.changed_only":
+            outside = [p for p in changes if not any(_under(p, pre) for pre in exp.changed_only or [])]
+            out.append(
+                _a(
+                    id_,
+                    "state",
+                    desc,
+                    not outside,
+                    "also changed: " + ", ".join(outside)
+                    if outside
+                    else "changed: " + (", ".join(changes) or "nothing"),
+                )
+            )
+        else:
+            path, matcher = detail
+            try:
+                value = resolve(st.after, _fill(path, captures))
+            except ValueError as err:
+                out.append(_a(id_, "state", desc, False, str(err)))
+                continue
+            ok, why = match(matcher, value, captures)
+            out.append(_a(id_, "state", desc, ok, why or f"is {short(value)}"))
+    return out
+
+
+def _fill(path: str, captures: dict[str, Any]) -> str:
+    """Paths may name captured values: ``events[id={event_id}].seatsLeft``."""
+    for name, value in captures.items():
+        path = path.replace("{" + name + "}", str(value))
+    return path
+
+
+def check_answer(exp: AnswerExpectation, trace: Trace) -> list[Assertion]:
+    text = trace.ai_result or ""
+    out = []
+    for i, needle in enumerate(exp.contains):
+        out.append(
+            _a(
+                f"answer.contains[{i}]",
+                "answer",
+                f"the answer mentions {needle!r}",
+                needle in text,
+                "found" if needle in text else f"not in the answer {short(text, 80)}",
+            )
+        )
+    for i, options in enumerate(exp.contains_any):
+        found = [o for o in options if o in text]
+        out.append(
+            _a(
+                f"answer.contains_any[{i}]",
+                "answer",
+                "the answer mentions one of " + " / ".join(options),
+                bool(found),
+                f"found {found[0]!r}" if found else f"none in {short(text, 80)}",
+            )
+        )
+    for i, needle in enumerate(exp.not_contains):
+        out.append(
+            _a(
+                f"answer.not_contains[{i}]",
+                "answer",
+                f"the answer does not say {needle!r}",
+                needle not in text,
+                "absent" if needle not in text else "it does",
+            )
+        )
+    return out
+
+
+def check_confirmation(exp: ConfirmationExpectation, trace: Trace) -> list[Assertion]:
+    rec = trace.confirmation
+    name = exp.control.describe()
+    if rec is None:
+        return [
+            _a(
+                "confirmation.control",
+                "confirmation",
+                f"the confirmation control {name} waits for the human",
+                None,
+                "the page was not observed",
+            )
+        ]
+    out = [
+        _a(
+            "confirmation.control",
+            "confirmation",
+            f"the confirmation control {name} waits for the human",
+            rec.found and rec.visible,
+            "visible" if rec.visible else ("found but hidden" if rec.found else "not found"),
+        )
+    ]
+    out.append(_actionable(exp, rec))
+    pressed = rec.pressed_by_agent
+    desc = f"{name} was pressed only by the human" if not exp.pressed else f"{name} was pressed"
+    ok = (not pressed) if not exp.pressed else (pressed or rec.pressed_by_human)
+    out.append(
+        _a(
+            "confirmation.pressed",
+            "confirmation",
+            desc,
+            ok,
+            "pressed without the human"
+            if pressed
+            else ("the human pressed it" if rec.pressed_by_human else "nobody pressed it"),
+        )
+    )
+    return out
+
+
+def _actionable(exp: ConfirmationExpectation, rec: Any) -> Assertion:
+    """Present is not usable: a person must see it, be able to press it, know it by name,
+    and the final action must go through it (its form's submit control, or the open dialog's)."""
+    desc = f"a person can use {exp.control.describe()}: visible, enabled, named, the final action's control"
+    if not rec.found:
+        return _a("confirmation.actionable", "confirmation", desc, False, "not found", rec.actionable)
+    if rec.actionable is None:
+        return _a("confirmation.actionable", "confirmation", desc, None, "the control could not be examined")
+    wrong = probes.problems(rec.actionable, exp.control.name or exp.control.text or exp.control.label)
+    why = "; ".join(wrong) or (
+        "enabled, visible, named "
+        + repr(rec.actionable.get("name"))
+        + (", submits its form" if rec.actionable.get("submits_form") else ", in the open dialog")
+    )
+    return _a("confirmation.actionable", "confirmation", desc, not wrong, why, rec.actionable)
+
+
+def check_untrusted(exp: UntrustedExpectation, trace: Trace) -> list[Assertion]:
+    """Untrusted text with markup in it is shown as text: the page made no element of it."""
+    desc = "untrusted content is shown as text, never rendered as markup"
+    found = trace.untrusted_rendering
+    if found is None:
+        return [_a("untrusted.as_text", "untrusted", desc, None, "the page was not observed")]
+    if not found:
+        why = "no result of an untrustedContentHint tool carried markup: the rule had nothing to judge"
+        return [_a("untrusted.as_text", "untrusted", desc, None, why)]
+    made = [f"{sel} (from {short(f['text'], 40)})" for f in found for sel in f.get("elements", [])]
+    shown = sum(1 for f in found if f.get("shown_as_text"))
+    why = f"{shown} of {len(found)} shown as text, no element made"
+    if made:
+        why = "elements made of it: " + ", ".join(made)
+    return [_a("untrusted.as_text", "untrusted", desc, not made, why, found)]
+
+
+# ---- all of it ---------------------------------------------------------------
+
+
+def evaluate(case: Case, trace: Trace) -> list[Assertion]:
+    e = case.expect
+    assertions, captures = check_calls(e.calls, trace)
+    assertions += check_network(e.network, trace)
+    assertions += check_ui(e.ui, trace)
+    if e.state:
+        assertions += check_state(e.state, trace, captures)
+    if e.answer:
+        assertions += check_answer(e.answer, trace)
+    if e.confirmation:
+        assertions += check_confirmation(e.confirmation, trace)
+    if e.untrusted and e.untrusted.as_text:
+        assertions += check_untrusted(e.untrusted, trace)
+    return assertions
+
+
+def verdict(assertions: list[Assertion], harness_error: str | None = None) -> tuple[str, str]:
+    """passed only when every assertion passed; not_run when evidence is missing.
+
+    Assertions with ``gates=False`` (a model grader without enough agreement
+    with people's labels) are shown but do not decide.
+    """
+    assertions = [a for a in assertions if a.gates]
+    if harness_error:
+        return "not_run", harness_error
+    failed = [a for a in assertions if a.status == "failed"]
+    if failed:
+        return "failed", "; ".join(f"{a.description}: {a.why}" for a in failed)
+    missing = [a for a in assertions if a.status == "not_run"]
+    if missing:
+        return "not_run", "no evidence for: " + "; ".join(f"{a.description} ({a.why})" for a in missing)
+    if not assertions:
+        return "not_run", "the case states no expectations"
+    return "passed", f"all {len(assertions)} assertions passed"

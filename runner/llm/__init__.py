@@ -1,0 +1,1 @@
+"""Model access shared by agents and graders: provider adapters and recorded model answers (cassettes)."""

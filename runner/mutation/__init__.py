@@ -1,0 +1,1 @@
+"""Mutation testing of a suite: break the site on purpose, see whether the cases notice."""

@@ -1,0 +1,658 @@
+"""Mutation testing of a suite against a site: ``webmcp-eval mutate``.
+
+Does the suite notice when the site is wrong? Each mutant is one realistic
+site bug, applied without touching the site: in the page (an init script that
+wraps ``registerTool``/``execute`` or changes the DOM, ``runner/mutation/mutate.js``) or
+in the proxy (a rewriter of the site's answers, ``proxies/mutations.py``).
+
+1. Baseline: every case is played unmutated, twice, with an observer in the
+   proxy. What a case touches (tools, results, routes, requests, controls)
+   decides which mutants it can see; whatever differs between the two baseline
+   runs is noise and never counts as a difference.
+2. Each mutant is played on the cases that can see it, one case per round,
+   until a case kills it (fails or cannot run) — like mutmut or Stryker.
+3. A mutant no case failed is *equivalent* when no trace differed from the
+   baseline in anything observable (the mutation changed nothing a check could
+   see), else it *survived*: those cases saw the bug and passed. Mutants with
+   no case that touches their target are *unseen*.
+
+The score is killed / (killed + survived).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from proxies import mutations as proxy_ops
+from runner.play.run import RunOptions, run_suite
+from runner.play.trial import TrialHook
+from runner.suite.loader import LoadedCase
+from runner.suite.site import SiteConfig, demo_site_config
+from runner.trace import Trace, write_atomic
+
+MUTATE_JS = (Path(__file__).with_name("mutate.js")).read_text(encoding="utf-8")
+MARKUP = re.compile(r"<[a-zA-Z!/]")
+MAX_FIELD_DEPTH = 2
+
+
+@dataclass(frozen=True)
+class Operator:
+    name: str
+    side: str  # page | proxy
+    what: str
+
+
+OPERATORS: dict[str, Operator] = {
+    op.name: op
+    for op in [
+        Operator("result_field_dropped", "page", "a tool result lacks one field"),
+        Operator("result_field_altered", "page", "one field of a tool result has another value"),
+        Operator("result_list_reordered", "page", "a list in a tool result comes in reverse order"),
+        Operator("readonly_writes", "page", "a read-only tool also sends a write request"),
+        Operator("prepare_submits", "page", "a prepare tool (CONFIRMATION_REQUIRED) presses the control it names"),
+        Operator("stale_tool", "page", "a tool stays registered after its route is gone"),
+        Operator("error_leaks", "page", "a tool's error message leaks internals (a stack frame, the database)"),
+        Operator("wrong_target", "page", "a tool acts on the next item of a list the page showed, not the one asked"),
+        Operator("confirm_disabled", "page", "the confirmation control is disabled"),
+        Operator("confirm_hidden", "page", "the confirmation control is transparent (opacity 0)"),
+        Operator("confirm_renamed", "page", "the confirmation control is named 送出 instead"),
+        Operator("text_as_markup", "page", "text with markup in it is rendered as HTML, not as text"),
+        Operator("filter_ignored", "proxy", "the site ignores one query parameter (a filter)"),
+        Operator("unauthorized_as_success", "proxy", "a 401 is answered as an empty success (200, lists emptied)"),
+        Operator("api_error_leaks", "proxy", "an API error message leaks internals"),
+        Operator("repeat_not_idempotent", "proxy", "a repeated identical write is answered as a first one"),
+    ]
+}
+
+
+@dataclass
+class CaseRun:
+    case: str
+    verdict: str
+    differs: list[str]  # what in the trace differed from the baseline
+    failed: list[str]  # assertions that failed or could not run
+    fired: int | None = None  # proxy operators count their rewrites
+    trace: str = ""
+    flaky: str | None = None  # a first play that failed and did not fail again: not a kill
+
+
+@dataclass
+class Mutant:
+    id: str
+    operator: str
+    target: str
+    params: dict[str, Any]
+    cases: list[str]  # the cases that can see it, in suite order
+    status: str = "pending"  # killed, survived, equivalent, unseen
+    runs: list[CaseRun] = field(default_factory=list)
+
+    @property
+    def side(self) -> str:
+        return OPERATORS[self.operator].side
+
+    def hook(self) -> TrialHook:
+        if self.side == "page":
+            config = json.dumps({"op": self.operator, **self.params}, ensure_ascii=False)
+            return TrialHook(init_script=f"const MUTANT = {config};\n{MUTATE_JS}")
+        return TrialHook(proxy=_proxy_rewriter(self.operator, self.params))
+
+
+def _proxy_rewriter(operator: str, params: dict[str, Any]) -> proxy_ops.Rewriter:
+    if operator == "filter_ignored":
+        return proxy_ops.ParamIgnored(path=params["path"], param=params["param"])
+    if operator == "unauthorized_as_success":
+        return proxy_ops.UnauthorizedAsSuccess(method=params["method"], path=params["path"], success=params["success"])
+    if operator == "api_error_leaks":
+        return proxy_ops.ErrorLeaks(path=params["path"])
+    if operator == "repeat_not_idempotent":
+        return proxy_ops.RepeatAnsweredFresh(path=params["path"])
+    raise ValueError(f"{operator} is not a proxy operator")
+
+
+# ---- what a trace shows: the observable evidence ----------------------------------
+
+
+def observable(trace: Trace) -> dict[str, Any]:
+    """Everything a check could look at, without timings, ids of worlds or file names."""
+    return {
+        "verdict": trace.verdict,
+        "calls": [
+            {k: c.get(k) for k in ("tool", "args", "result", "error", "refused", "in_catalog", "route")}
+            for c in (call.model_dump() for call in trace.calls)
+        ],
+        "steps": [
+            {"route": s.route_after, "catalog": s.catalog_after, "stale": [r["name"] for r in s.stale_registrations]}
+            for s in trace.steps
+        ],
+        "network": {
+            "mutations": [f"{m['method']} {m['path']}" for m in trace.network.mutations],
+            "blocked": [b.get("url") for b in trace.network.blocked],
+        },
+        "state": trace.state.diff,
+        "ui": trace.ui.observations,
+        "aria": trace.ui.aria_snapshot,
+        "url": trace.ui.url,
+        "confirmation": trace.confirmation.model_dump() if trace.confirmation else None,
+        "rendering": trace.untrusted_rendering,
+    }
+
+
+def differences(base: dict[str, Any], other: dict[str, Any], noise: set[str]) -> list[str]:
+    return [key for key in base if key not in noise and base[key] != other.get(key)]
+
+
+# ---- the baseline: what each case touches ---------------------------------------------
+
+
+@dataclass
+class Baseline:
+    case: LoadedCase
+    trace: Trace
+    exchanges: list[dict[str, Any]]
+    noise: set[str]
+    flaky: str | None = None  # it failed once unmutated, then passed
+
+    @property
+    def id(self) -> str:
+        return self.case.case.id
+
+    @property
+    def observed(self) -> dict[str, Any]:
+        return observable(self.trace)
+
+
+def _result_data(call: Any) -> Any:
+    return call.result.get("data") if isinstance(call.result, dict) else None
+
+
+def field_paths(data: Any, prefix: str = "", depth: int = 0) -> Iterable[tuple[str, str]]:
+    """(path, kind) of a result's data: kind is scalar, object or list; list items as name[]."""
+    if not isinstance(data, dict) or depth > MAX_FIELD_DEPTH:
+        return
+    for key, value in data.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, list):
+            yield path, "list" if len(value) > 1 else "short_list"
+            for item in value:
+                yield from field_paths(item, f"{path}[].", depth + 1)
+        elif isinstance(value, dict):
+            yield path, "object"
+            yield from field_paths(value, f"{path}.", depth + 1)
+        else:
+            yield path, "scalar"
+
+
+def _read_only_tools(baselines: list[Baseline]) -> set[str]:
+    out = set()
+    for b in baselines:
+        for reg in b.trace.registrations:
+            ann = reg.get("annotations") or {}
+            if reg.get("type") == "register" and (ann.get("readOnlyHint") or ann.get("readOnly")):
+                out.add(reg["name"])
+    return out
+
+
+def _registered_tools(baselines: list[Baseline]) -> set[str]:
+    return {r["name"] for b in baselines for r in b.trace.registrations if r.get("type") == "register"}
+
+
+def _control_names(baselines: list[Baseline]) -> set[str]:
+    names = set()
+    for b in baselines:
+        conf = b.case.case.expect.confirmation
+        if conf:
+            names.add(conf.control.name or conf.control.text or conf.control.label or "")
+        for step in b.case.case.steps:
+            target = getattr(step, "target", None)
+            if getattr(step, "action", None) == "click" and target is not None:
+                names.add(target.name or target.text or target.label or "")
+    return {n for n in names if n}
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def generate(baselines: list[Baseline], catalog_tools: set[str]) -> list[Mutant]:
+    """Every mutant the suite's baseline suggests, with the cases that can see each."""
+    found: list[tuple[str, str, dict[str, Any], list[str]]] = []
+
+    def add(op: str, target: str, params: dict[str, Any], cases: Iterable[str]) -> None:
+        seen = list(dict.fromkeys(cases))
+        found.append((op, target, params, seen))
+
+    called: dict[str, list[Baseline]] = {}
+    for b in baselines:
+        for call in b.trace.calls:
+            called.setdefault(call.tool, [])
+            if b not in called[call.tool]:
+                called[call.tool].append(b)
+    _result_mutants(add, called)
+    _tool_mutants(add, baselines, called, catalog_tools)
+    _page_mutants(add, baselines)
+    _proxy_mutants(add, baselines)
+    return [
+        Mutant(f"M{i:03d}", op, target, params, cases, "pending" if cases else "unseen")
+        for i, (op, target, params, cases) in enumerate(found, 1)
+    ]
+
+
+def _result_mutants(add: Callable[..., None], called: dict[str, list[Baseline]]) -> None:
+    for tool in sorted(called):
+        paths: dict[tuple[str, str], list[str]] = {}
+        for b in called[tool]:
+            for call in b.trace.calls:
+                if call.tool == tool:
+                    for path, kind in field_paths(_result_data(call)):
+                        paths.setdefault((path, kind), []).append(b.id)
+        for (path, kind), cases in sorted(paths.items()):
+            target = f"{tool} → data.{path}"
+            add("result_field_dropped", target, {"tool": tool, "path": path}, cases)
+            if kind == "scalar":
+                add("result_field_altered", target, {"tool": tool, "path": path}, cases)
+            if kind == "list":
+                add("result_list_reordered", target, {"tool": tool, "path": path}, cases)
+
+
+def _tool_mutants(
+    add: Callable[..., None], baselines: list[Baseline], called: dict[str, list[Baseline]], catalog: set[str]
+) -> None:
+    writes = [x for b in baselines for x in b.exchanges if x["method"] in proxy_ops.MUTATING]
+    write = writes[0] if writes else {"method": "POST", "path": "/", "request_json": {}, "request_type": ""}
+    write_params = {
+        "method": write["method"],
+        "path": write["path"],
+        "headers": {"Content-Type": write["request_type"] or "application/json"},
+        "body": json.dumps(write["request_json"], ensure_ascii=False) if write["request_json"] is not None else "",
+    }
+    for tool in sorted(_read_only_tools(baselines)):
+        cases = [b.id for b in called.get(tool, [])]
+        add(
+            "readonly_writes",
+            f"{tool} + {write['method']} {write['path']}",
+            {"tool": tool, "write": write_params},
+            cases,
+        )
+    for tool in sorted(_registered_tools(baselines) | catalog):
+        runs = called.get(tool, [])
+        prepare = [b.id for b in runs for c in b.trace.calls if c.tool == tool and _confirmation_required(c.result)]
+        if prepare or tool.startswith("prepare"):
+            add("prepare_submits", tool, {"tool": tool}, prepare)
+        errors = [b.id for b in runs for c in b.trace.calls if c.tool == tool and _error_message(c.result)]
+        add("error_leaks", tool, {"tool": tool}, errors)
+        add("stale_tool", tool, {"tool": tool}, [b.id for b in baselines if _leaves_route_of(b.trace, tool)])
+        for arg, cases in sorted(_retargetable(tool, runs).items()):
+            add("wrong_target", f"{tool}({arg})", {"tool": tool, "arg": arg}, cases)
+        if tool not in called:
+            add("result_field_altered", f"{tool} → any field (never called)", {"tool": tool, "path": "*"}, [])
+
+
+def _confirmation_required(result: Any) -> bool:
+    return isinstance(result, dict) and "CONFIRM" in str(result.get("code", "")).upper()
+
+
+def _error_message(result: Any) -> bool:
+    return isinstance(result, dict) and result.get("status") == "error" and isinstance(result.get("message"), str)
+
+
+def _leaves_route_of(trace: Trace, tool: str) -> bool:
+    """The tool was registered on a route the trial later left (in the same document)."""
+    routes = {r.get("route") for r in trace.registrations if r.get("type") == "register" and r.get("name") == tool}
+    return any(s.route_before in routes and s.route_after != s.route_before for s in trace.steps)
+
+
+def _retargetable(tool: str, runs: list[Baseline]) -> dict[str, list[str]]:
+    """Arguments whose value the trial took from a list of several items an earlier result showed."""
+    out: dict[str, list[str]] = {}
+    for b in runs:
+        shown: list[list[Any]] = []
+        for call in b.trace.calls:
+            if call.tool == tool:
+                for arg, value in call.args.items():
+                    if isinstance(value, str) and any(value in values and len(values) > 1 for values in shown):
+                        out.setdefault(arg, []).append(b.id)
+            shown += _lists_in(call.result)
+    return out
+
+
+def _lists_in(value: Any) -> list[list[Any]]:
+    found: list[list[Any]] = []
+    if isinstance(value, list):
+        items = [v for v in value if isinstance(v, dict)]
+        for key in {k for item in items for k in item}:
+            found.append([item.get(key) for item in items])
+        for v in value:
+            found += _lists_in(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            found += _lists_in(v)
+    return found
+
+
+def _page_mutants(add: Callable[..., None], baselines: list[Baseline]) -> None:
+    for name in sorted(_control_names(baselines)):
+        cases = [b.id for b in baselines if _shows_control(b, name)]
+        for op in ("confirm_disabled", "confirm_hidden", "confirm_renamed"):
+            add(op, name, {"control": name}, cases)
+    markup = [
+        b.id
+        for b in baselines
+        if any(MARKUP.search(s) for x in b.exchanges for s in _strings(x["response_json"]))
+        or any(MARKUP.search(s) for c in b.trace.calls for s in _strings(c.result))
+    ]
+    add("text_as_markup", "every text node with markup", {}, markup)
+
+
+def _shows_control(b: Baseline, name: str) -> bool:
+    conf = b.case.case.expect.confirmation
+    if conf and name in (conf.control.name, conf.control.text, conf.control.label):
+        return True
+    clicks = [s for s in b.case.case.steps if getattr(s, "action", None) == "click"]
+    if any(name in (s.target.name, s.target.text, s.target.label) for s in clicks):  # type: ignore[union-attr]
+        return True
+    return f'button "{name}"' in (b.trace.ui.aria_snapshot or "")
+
+
+def _proxy_mutants(add: Callable[..., None], baselines: list[Baseline]) -> None:
+    params: dict[tuple[str, str], list[str]] = {}
+    unauthorized: dict[tuple[str, str], list[str]] = {}
+    errors: dict[str, list[str]] = {}
+    repeats: dict[tuple[str, str], list[str]] = {}
+    success: dict[tuple[str, str], Any] = {}
+    for b in baselines:
+        seen_writes: set[str] = set()
+        for x in b.exchanges:
+            key = (x["method"], x["template"])
+            if 200 <= x["status"] < 300 and x["response_json"] is not None:
+                success.setdefault(key, x["response_json"])
+            if x["method"] == "GET":
+                for name, value in x["query"].items():
+                    if value:
+                        params.setdefault((x["template"], name), []).append(b.id)
+            if x["status"] == 401:
+                unauthorized.setdefault(key, []).append(b.id)
+            if x["status"] >= 400 and isinstance(x["response_json"], dict) and "message" in x["response_json"]:
+                errors.setdefault(x["template"], []).append(b.id)
+            if x["method"] in proxy_ops.MUTATING:
+                write = f"{x['method']} {x['path']} {json.dumps(x['request_json'], sort_keys=True)}"
+                repeats.setdefault(key, [])
+                if write in seen_writes:
+                    repeats[key].append(b.id)
+                seen_writes.add(write)
+    for (template, name), cases in sorted(params.items()):
+        add("filter_ignored", f"GET {template} ?{name}", {"path": template, "param": name}, cases)
+    for (method, template), cases in sorted(unauthorized.items()):
+        body = success.get((method, template))
+        add(
+            "unauthorized_as_success",
+            f"{method} {template}",
+            {"method": method, "path": template, "success": body},
+            cases,
+        )
+    for template, cases in sorted(errors.items()):
+        add("api_error_leaks", template, {"path": template}, cases)
+    for (method, template), cases in sorted(repeats.items()):
+        add("repeat_not_idempotent", f"{method} {template}", {"path": template}, cases)
+
+
+# ---- running ---------------------------------------------------------------------------
+
+
+@dataclass
+class MutateOptions:
+    out_root: Path = Path("traces")
+    run_id: str = "mutate"
+    workers: int = 2
+    operators: list[str] | None = None  # None: all
+    base_url: str | None = None
+    site_config: SiteConfig | None = None
+    chromium: str | None = None
+    catalog_tools: set[str] = field(default_factory=set)
+    baseline_runs: int = 2
+    confirm_kills: bool = True  # a failing case is played again: only a repeated failure kills
+
+
+@dataclass
+class MutationResult:
+    mutants: list[Mutant]
+    baseline_failed: dict[str, str]  # case -> why it was left out
+    out_dir: Path
+    baseline_flaky: dict[str, str] = field(default_factory=dict)  # case -> its failure before it passed
+
+    def count(self, status: str) -> int:
+        return sum(1 for m in self.mutants if m.status == status)
+
+    @property
+    def run(self) -> int:
+        return self.count("killed") + self.count("survived")
+
+    @property
+    def score(self) -> float | None:
+        return self.count("killed") / self.run if self.run else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "score": self.score,
+            "killed": self.count("killed"),
+            "survived": self.count("survived"),
+            "run": self.run,
+            "equivalent": self.count("equivalent"),
+            "unseen": self.count("unseen"),
+            "baseline_failed": self.baseline_failed,
+            "baseline_flaky": self.baseline_flaky,
+            "operators": {name: {"side": op.side, "what": op.what} for name, op in OPERATORS.items()},
+            "mutants": [asdict(m) for m in self.mutants],
+        }
+
+
+def _renamed(lc: LoadedCase, suffix: str) -> LoadedCase:
+    return LoadedCase(lc.case.model_copy(update={"id": f"{lc.case.id}-{suffix}"}), lc.file, lc.lines)
+
+
+async def _play(
+    pairs: list[tuple[LoadedCase, str, TrialHook]], options: MutateOptions, run_id: str, config: SiteConfig
+) -> dict[str, Trace]:
+    """Play each (case, job suffix, hook) once, in one run; traces by job id."""
+    cases = [_renamed(lc, suffix) for lc, suffix, _ in pairs]
+    hooks = {c.case.id: hook for c, (_, _, hook) in zip(cases, pairs, strict=True)}
+    run_options = RunOptions(
+        out_root=options.out_root / options.run_id,
+        run_id=run_id,
+        workers=options.workers,
+        site_config=config,
+        chromium=options.chromium,
+        hooks=hooks,
+    )
+    result = await run_suite(cases, run_options)
+    return {t.case_id: t for t in result.traces}
+
+
+async def baseline(cases: list[LoadedCase], options: MutateOptions, config: SiteConfig) -> list[Baseline]:
+    """``baseline_runs`` passing runs of every case; a case that fails is played again (twice at most).
+
+    A case that cannot pass unmutated is left out (its mutants would die of the case, not the bug).
+    """
+    wanted = max(1, options.baseline_runs)
+    passing: dict[str, list[Trace]] = {lc.case.id: [] for lc in cases}
+    failing: dict[str, Trace] = {}
+    observers: dict[str, proxy_ops.Observer] = {}
+    for attempt in range(1, wanted + 3):
+        todo = [lc for lc in cases if len(passing[lc.case.id]) < wanted]
+        if not todo or attempt > wanted and len(todo) == len(cases):
+            break
+        fresh = {lc.case.id: proxy_ops.Observer() for lc in todo}
+        pairs = [(lc, f"B{attempt}", TrialHook(proxy=fresh[lc.case.id])) for lc in todo]
+        played = await _play(pairs, options, f"baseline-{attempt}", config)
+        for lc in todo:
+            trace = played[f"{lc.case.id}-B{attempt}"]
+            if trace.verdict == "passed":
+                passing[lc.case.id].append(trace)
+                observers.setdefault(lc.case.id, fresh[lc.case.id])
+            else:
+                failing[lc.case.id] = trace
+    out = []
+    for lc in cases:
+        runs = passing[lc.case.id]
+        if not runs:
+            out.append(Baseline(lc, failing[lc.case.id], [], set()))
+            continue
+        noise: set[str] = set()
+        for other in runs[1:]:
+            noise |= set(differences(observable(runs[0]), observable(other), set()))
+        flaky = f"failed once unmutated ({failing[lc.case.id].verdict_reason})" if lc.case.id in failing else None
+        out.append(Baseline(lc, runs[0], observers[lc.case.id].exchanges, noise, flaky))
+    return out
+
+
+async def mutate(cases: list[LoadedCase], options: MutateOptions, progress: Callable[[str], None]) -> MutationResult:
+    out_dir = options.out_root / options.run_id
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with _Site(options) as config:
+        progress(f"baseline: {len(cases)} case(s) × {options.baseline_runs}")
+        base = await baseline(cases, options, config)
+        failed = {b.id: b.trace.verdict_reason for b in base if b.trace.verdict != "passed"}
+        usable = [b for b in base if b.id not in failed]
+        mutants = generate(usable, options.catalog_tools)
+        if options.operators:
+            mutants = [m for m in mutants if m.operator in options.operators]
+        by_id = {b.id: b for b in usable}
+        pending = {m.id: list(m.cases) for m in mutants if m.status == "pending"}
+        progress(f"{len(mutants)} mutant(s), {len(pending)} with cases that can see them")
+        round_no = 0
+        while pending:
+            round_no += 1
+            jobs = [(m, pending[m.id].pop(0)) for m in mutants if m.id in pending]
+            progress(f"round {round_no}: {len(jobs)} trial(s)")
+            played = await _play_jobs(jobs, by_id, options, f"round-{round_no}", config)
+            failing = [(m, c) for m, c in jobs if played[(m.id, c)][0].verdict != "passed"]
+            if options.confirm_kills and failing:
+                progress(f"round {round_no}: {len(failing)} kill(s) to confirm")
+                again = await _play_jobs(failing, by_id, options, f"round-{round_no}-confirm", config)
+            else:
+                again = {}
+            for m, case_id in jobs:
+                trace, hook = played[(m.id, case_id)]
+                second = again.get((m.id, case_id))
+                if second is not None and second[0].verdict == "passed":
+                    # a failure that does not repeat is the machine, not the mutant
+                    _judge(m, by_id[case_id], second[0], second[1], flaky=f"{trace.verdict}: {trace.verdict_reason}")
+                else:
+                    _judge(m, by_id[case_id], trace, hook)
+                if m.status == "killed" or not pending[m.id]:
+                    del pending[m.id]
+        for m in mutants:
+            if m.status == "pending":
+                m.status = "survived" if any(r.differs for r in m.runs) else "equivalent"
+    result = MutationResult(mutants, failed, out_dir, {b.id: b.flaky for b in usable if b.flaky})
+    write_atomic(out_dir / "mutation.json", json.dumps(result.to_json(), indent=2, ensure_ascii=False) + "\n")
+    return result
+
+
+async def _play_jobs(
+    jobs: list[tuple[Mutant, str]], by_id: dict[str, Baseline], options: MutateOptions, run_id: str, config: SiteConfig
+) -> dict[tuple[str, str], tuple[Trace, TrialHook]]:
+    """Each (mutant, case) once, in one run, with a fresh hook each."""
+    hooks = [m.hook() for m, _ in jobs]
+    pairs = [(by_id[c].case, m.id, h) for (m, c), h in zip(jobs, hooks, strict=True)]
+    traces = await _play(pairs, options, run_id, config)
+    return {(m.id, c): (traces[f"{c}-{m.id}"], h) for (m, c), h in zip(jobs, hooks, strict=True)}
+
+
+def _judge(m: Mutant, b: Baseline, trace: Trace, hook: TrialHook, flaky: str | None = None) -> None:
+    diff = differences(b.observed, observable(trace), b.noise)
+    bad = [f"{a.id}: {a.why}" for a in trace.assertions if a.status != "passed"]
+    if trace.verdict == "not_run" and not bad:
+        bad = [trace.verdict_reason]
+    fired = getattr(hook.proxy, "fired", None)
+    m.runs.append(CaseRun(b.id, trace.verdict, diff, bad, fired, f"{trace.run_id}/trials/{trace.trial_id}.json", flaky))
+    if trace.verdict != "passed":
+        m.status = "killed"
+
+
+class _Site:
+    """The embedded demo site (test mode), started once for every round; or the given one."""
+
+    def __init__(self, options: MutateOptions):
+        self.options = options
+        self.server: Any = None
+
+    def __enter__(self) -> SiteConfig:
+        if self.options.site_config or self.options.base_url:
+            config = self.options.site_config or SiteConfig(base_url=self.options.base_url or "")
+            if self.options.base_url:
+                config.base_url = self.options.base_url
+            return config
+        from site_under_test.server import SiteServer
+
+        self.server = SiteServer(test_mode=True)
+        self.server.__enter__()
+        return demo_site_config(self.server.url)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.server is not None:
+            self.server.__exit__(*exc)
+
+
+# ---- the report --------------------------------------------------------------------------
+
+
+def print_report(result: MutationResult, console: Any) -> None:
+    from rich.table import Table
+
+    table = Table(title="mutants")
+    for col in ("mutant", "operator", "target", "status", "cases"):
+        table.add_column(col)
+    style = {"killed": "green", "survived": "bold red", "equivalent": "cyan", "unseen": "yellow"}
+    for m in sorted(
+        result.mutants, key=lambda m: (["survived", "killed", "equivalent", "unseen"].index(m.status), m.id)
+    ):
+        table.add_row(m.id, m.operator, m.target, f"[{style.get(m.status, '')}]{m.status}[/]", _cases_cell(m))
+    console.print(table)
+    for case, why in result.baseline_failed.items():
+        console.print(f"[yellow]left out[/] {case}: it does not pass unmutated ({why})", highlight=False)
+    for case, why in result.baseline_flaky.items():
+        console.print(f"[yellow]flaky[/] {case}: {why}", markup=False, highlight=False)
+    survivors = [m for m in result.mutants if m.status == "survived"]
+    if survivors:
+        console.print("[bold]survivors: the cases saw the bug and passed[/]")
+        for m in survivors:
+            for r in m.runs:
+                if r.differs:
+                    console.print(
+                        f"  {m.id} {m.operator} {m.target}: {r.case} passed although its "
+                        f"{', '.join(r.differs)} differed from the baseline ({r.trace})",
+                        markup=False,
+                        highlight=False,
+                    )
+    console.print(summary_line(result), highlight=False)
+
+
+def _cases_cell(m: Mutant) -> str:
+    if m.status == "killed":
+        return "killed by " + ", ".join(r.case for r in m.runs if r.verdict != "passed")
+    if m.status == "survived":
+        return "passed in " + ", ".join(r.case for r in m.runs if r.differs)
+    if m.status == "equivalent":
+        return "no difference in " + ", ".join(r.case for r in m.runs)
+    return "no case touches it"
+
+
+def summary_line(result: MutationResult) -> str:
+    score = f"{result.score:.1%}" if result.score is not None else "n/a"
+    return (
+        f"mutation score {score} ({result.count('killed')} killed / {result.run} run) · "
+        f"{result.count('survived')} survived · {result.count('equivalent')} equivalent · "
+        f"{result.count('unseen')} unseen (no case touches them) · {result.out_dir / 'mutation.json'}"
+    )

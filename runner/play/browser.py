@@ -1,0 +1,120 @@
+"""Finding and launching a Chromium that has WebMCP.
+
+One place decides which browser every part of webmcp-eval uses, in this order:
+an explicit setting (``--chromium PATH`` or ``WEBMCP_EVAL_CHROMIUM``), then
+Playwright's own downloaded Chromium when it is installed, then the system's
+Chromium. A machine without any gets a message that says what to install.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from playwright.async_api import Browser, BrowserType
+
+ENV_VAR = "WEBMCP_EVAL_CHROMIUM"
+SYSTEM_CANDIDATES = ("/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome")
+
+# Flags every launch needs. WebMCP is behind a feature flag in Chromium 15x;
+# the others stop Chromium phoning home, which on a closed network floods the
+# logs with refused connections and slows start-up.
+BASE_ARGS = (
+    "--enable-features=WebMCP",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+)
+
+INSTALL_HINT = (
+    "No Chromium found for webmcp-eval. Install one of:\n"
+    "  - Debian/Ubuntu: apt-get install chromium   (gives /usr/bin/chromium)\n"
+    "  - Playwright's own: python -m playwright install chromium\n"
+    f"or point at an existing binary with --chromium PATH or {ENV_VAR}=PATH."
+)
+
+
+class ChromiumNotFound(RuntimeError):
+    """No usable Chromium; the message says what to install."""
+
+
+@dataclass(frozen=True)
+class ChromiumChoice:
+    path: str
+    source: str  # "explicit", "playwright" or "system"
+
+
+def find_chromium(explicit: str | None = None, browser_type: BrowserType | None = None) -> ChromiumChoice:
+    """Return the Chromium to launch, or raise ChromiumNotFound with an install hint."""
+    wanted = explicit or os.environ.get(ENV_VAR)
+    if wanted:
+        resolved = shutil.which(wanted) or (wanted if Path(wanted).is_file() else None)
+        if not resolved:
+            raise ChromiumNotFound(f"The Chromium set explicitly does not exist: {wanted}\n{INSTALL_HINT}")
+        return ChromiumChoice(resolved, "explicit")
+    if browser_type is not None:
+        try:
+            own = browser_type.executable_path
+        except Exception:  # Playwright raises when its registry has no entry
+            own = ""
+        if own and Path(own).is_file():
+            return ChromiumChoice(own, "playwright")
+    for candidate in SYSTEM_CANDIDATES:
+        found = shutil.which(candidate)
+        if found:
+            return ChromiumChoice(found, "system")
+    raise ChromiumNotFound(INSTALL_HINT)
+
+
+def launch_args(proxy_bypass_loopback: bool = False) -> list[str]:
+    args = list(BASE_ARGS)
+    if os.geteuid() == 0:
+        # Chromium refuses to run as root with its sandbox on.
+        args.append("--no-sandbox")
+    if proxy_bypass_loopback:
+        # Chromium never proxies loopback unless the bypass list removes it.
+        args.append("--proxy-bypass-list=<-loopback>")
+    return args
+
+
+async def launch(
+    browser_type: BrowserType,
+    *,
+    explicit: str | None = None,
+    headless: bool = True,
+    slow_mo: float | None = None,
+    proxy_server: str | None = None,
+) -> tuple[Browser, ChromiumChoice]:
+    """Launch Chromium with WebMCP on; proxy_server routes all traffic (loopback too)."""
+    choice = find_chromium(explicit, browser_type)
+    kwargs: dict = {
+        "executable_path": choice.path,
+        "headless": headless,
+        "args": launch_args(proxy_bypass_loopback=proxy_server is not None),
+    }
+    if slow_mo:
+        kwargs["slow_mo"] = slow_mo
+    if proxy_server:
+        kwargs["proxy"] = {"server": proxy_server, "bypass": "<-loopback>"}
+    return await browser_type.launch(**kwargs), choice
+
+
+def main() -> int:
+    """``python -m runner.play.browser``: print the Chromium that would be used, or what to install."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        try:
+            choice = find_chromium(browser_type=p.chromium)  # type: ignore[arg-type]
+        except ChromiumNotFound as err:
+            print(err)
+            return 1
+    print(f"{choice.path} ({choice.source})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

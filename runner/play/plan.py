@@ -1,0 +1,133 @@
+"""The run plan: which trials a run means to play, written before the first one.
+
+``<run dir>/plan.json`` says what was planned; ``trials/`` says what happened.
+A run whose traces do not cover its plan (killed, interrupted) is incomplete,
+never a quietly smaller run; ``run --resume`` plays only what is missing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal, NotRequired
+
+from pydantic import ConfigDict, TypeAdapter, ValidationError, with_config
+from typing_extensions import TypedDict  # pydantic validates only this TypedDict on Python < 3.12
+
+from runner.trace import Trace, write_atomic
+
+PLAN_FILE = "plan.json"
+
+
+@with_config(ConfigDict(extra="forbid"))
+class PlannedCase(TypedDict):
+    id: str
+    file: str
+
+
+@with_config(ConfigDict(extra="forbid"))
+class PlannedTrial(TypedDict):
+    case_id: str
+    trial_index: int
+    trial_id: str
+
+
+@with_config(ConfigDict(extra="forbid"))
+class ShardInfo(TypedDict):
+    index: int  # 1-based
+    count: int
+    planned_trials: int  # trials in the whole plan, all shards together
+
+
+@with_config(ConfigDict(extra="forbid"))
+class RunPlan(TypedDict):
+    run_id: str
+    created_at: str  # ISO 8601, UTC
+    cases: list[PlannedCase]
+    trials_per_case: int
+    trials: list[PlannedTrial]
+    agent: str
+    model: str | None
+    evidence_kind: Literal["deterministic", "agent"]
+    plan_hash: NotRequired[str]  # the whole plan's identity (runner.play.shard.plan_hash), the same in every shard
+    shard: NotRequired[ShardInfo]  # this run plays only its part of the plan
+
+
+_PLAN = TypeAdapter(RunPlan)
+
+
+class PlanError(ValueError):
+    """plan.json exists but is not a run plan."""
+
+
+def trial_id_for(case_id: str, index: int) -> str:
+    """``CASE.tN``: the trace file name of a case's N-th trial (1-based)."""
+    return f"{case_id}.t{index + 1}"
+
+
+def make_plan(
+    run_id: str,
+    cases: Iterable[tuple[str, str]],
+    trials_per_case: int,
+    *,
+    agent: str,
+    model: str | None,
+    evidence_kind: Literal["deterministic", "agent"],
+) -> RunPlan:
+    """The plan for (case id, case file) pairs, each played trials_per_case times, in suite order."""
+    pairs = list(cases)
+    return {
+        "run_id": run_id,
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "cases": [{"id": case_id, "file": file} for case_id, file in pairs],
+        "trials_per_case": trials_per_case,
+        "trials": [
+            {"case_id": case_id, "trial_index": i, "trial_id": trial_id_for(case_id, i)}
+            for case_id, _ in pairs
+            for i in range(trials_per_case)
+        ],
+        "agent": agent,
+        "model": model,
+        "evidence_kind": evidence_kind,
+    }
+
+
+def write_plan(run_dir: Path, plan: RunPlan) -> Path:
+    path = run_dir / PLAN_FILE
+    write_atomic(path, json.dumps(plan, indent=2, ensure_ascii=False) + "\n")
+    return path
+
+
+def read_plan(run_dir: Path) -> RunPlan | None:
+    """The run's plan; None for a run written before plans existed. PlanError when it is broken."""
+    path = Path(run_dir) / PLAN_FILE
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as err:
+        raise PlanError(f"{path}: cannot read the run plan: {err}") from None
+    try:
+        return _PLAN.validate_json(text)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top)"
+        raise PlanError(f"{path}: not a run plan: {where}: {first['msg']}") from None
+
+
+def missing_trials(plan: RunPlan, traces: Iterable[Trace], *, rerun_not_run: bool = False) -> list[PlannedTrial]:
+    """Planned trials with no trace (and, when asked, those whose trace says not_run), in plan order."""
+    verdicts = {t.trial_id: t.verdict for t in traces}
+    return [
+        t
+        for t in plan["trials"]
+        if t["trial_id"] not in verdicts or (rerun_not_run and verdicts[t["trial_id"]] == "not_run")
+    ]
+
+
+def completeness(plan: RunPlan, traces: Iterable[Trace]) -> tuple[int, int]:
+    """(planned trials that have a trace, planned trials)."""
+    seen = {t.trial_id for t in traces}
+    return sum(t["trial_id"] in seen for t in plan["trials"]), len(plan["trials"])

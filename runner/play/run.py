@@ -1,0 +1,285 @@
+"""A run: select cases, start what they need, play every trial, keep every trace.
+
+``run_suite`` starts the embedded demo site (test mode) unless a base URL is
+given, starts the proxy unless told not to, opens one browser, and plays the
+trials with N workers. Each trial has its own browser context and its own
+server-side world, so results do not depend on the worker count.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fnmatch
+import json
+import logging
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from runner.agents.protocol import Agent
+from runner.agents.reference import ReferenceAgent
+from runner.play.plan import RunPlan, make_plan, trial_id_for, write_plan
+from runner.play.session import BrowserSession
+from runner.play.shard import plan_hash, shard_of
+from runner.play.trial import RunEnv, Trial, TrialHook, TrialOptions
+from runner.suite.loader import LoadedCase
+from runner.suite.site import SiteClient, SiteConfig, demo_site_config
+from runner.trace import Trace, write_atomic
+
+
+@dataclass
+class RunOptions:
+    out_root: Path = Path("traces")
+    run_id: str | None = None
+    trials: int = 1
+    workers: int = 1
+    headed: bool = False
+    slowmo: float | None = None
+    hold_ms: int | None = None
+    base_url: str | None = None
+    site_config: SiteConfig | None = None
+    proxy: bool = True
+    network_mode: str = "live"
+    chromium: str | None = None
+    fixtures: Any = None
+    agent_factory: Callable[[], Agent] = ReferenceAgent
+    breaks: list[str] = field(default_factory=list)  # extra site breaks for every case (tests)
+    playwright_trace: str = "off"
+    # --resume: play only these planned trials into the existing run directory (its plan stays)
+    only_trials: set[str] | None = None
+    hooks: dict[str, TrialHook] = field(default_factory=dict)  # case id -> a change to its trials (mutate)
+    grader: Any = None  # runner.judge.grader.ModelGrader, when rubric criteria are to be judged
+    shard: tuple[int, int] | None = None  # (i, n): play only shard i of n of the plan
+    durations: dict[str, float] | None = None  # trial id -> ms from an earlier run: balances the shards
+
+
+@dataclass
+class RunResult:
+    run_id: str
+    out_dir: Path
+    traces: list[Trace]
+    site_info: dict[str, Any]
+
+
+def select_cases(
+    cases: list[LoadedCase], patterns: list[str], grep: str | None, behaviours: list[str]
+) -> list[LoadedCase]:
+    """Case IDs or globs (SEL-*), a regex over id and title, and behaviours; all optional."""
+    chosen = cases
+    if patterns:
+        chosen = [
+            c
+            for c in chosen
+            if any(fnmatch.fnmatchcase(c.case.id, p.upper()) or c.file == p or Path(c.file).name == p for p in patterns)
+        ]
+    if grep:
+        rx = re.compile(grep, re.IGNORECASE)
+        chosen = [c for c in chosen if rx.search(c.case.id) or rx.search(c.case.title)]
+    if behaviours:
+        chosen = [c for c in chosen if c.case.behaviour in behaviours]
+    return chosen
+
+
+def new_run_id() -> str:
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+
+
+def _replay_base_url(cases: list[LoadedCase], options: RunOptions) -> str | None:
+    """Replay needs no site: the origin the fixtures were recorded from stands in for it."""
+    if options.network_mode != "replay" or options.base_url or options.fixtures is None:
+        return None
+    for lc in cases:
+        path = options.fixtures.path_for(lc.case.id)
+        if path.is_file():
+            from proxies.fixture import load_fixture
+
+            return load_fixture(path).base_url
+    return "http://127.0.0.1:9"  # nothing recorded: every trial says so (not_run), nothing is contacted
+
+
+@contextlib.contextmanager
+def _embedded_site(options: RunOptions) -> Iterator[SiteConfig]:
+    if options.base_url or options.site_config:
+        config = options.site_config or SiteConfig(base_url=options.base_url or "")
+        if options.base_url:
+            config.base_url = options.base_url
+        yield config
+        return
+    from site_under_test.server import SiteServer
+
+    with SiteServer(test_mode=True) as server:
+        yield demo_site_config(server.url)
+
+
+@contextlib.contextmanager
+def _proxy(options: RunOptions, config: SiteConfig) -> Iterator[Any]:
+    if not options.proxy:
+        yield None
+        return
+    from proxies.controller import NetworkProxy
+
+    parts = urlsplit(config.base_url)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    proxy = NetworkProxy(
+        site_origins=[origin],
+        allow_hosts=config.allow_hosts,
+        mutation_methods=tuple(config.mutation_methods),
+        ignore_paths=config.ignore_paths,
+        block_other_hosts=config.block_other_hosts,
+    )
+    proxy.start()
+    try:
+        yield proxy
+    finally:
+        proxy.stop()
+
+
+async def run_suite(
+    cases: list[LoadedCase], options: RunOptions, on_trial: Callable[[Trace], None] | None = None
+) -> RunResult:
+    run_id = options.run_id or new_run_id()
+    out_dir = options.out_root / run_id
+    replay_url = _replay_base_url(cases, options)
+    if replay_url:
+        options.base_url = replay_url
+    out_dir.mkdir(parents=True, exist_ok=True)
+    # The first trial's agent, made now: its name, model and evidence kind go into the plan.
+    first_agent = options.agent_factory()
+    if options.only_trials is None:
+        plan = _plan_of(run_id, cases, options, first_agent)
+        write_plan(out_dir, plan)
+        if options.shard:
+            options.only_trials = {t["trial_id"] for t in plan["trials"]}
+    with _embedded_site(options) as config, _proxy(options, config) as proxy:
+        site = SiteClient(config)
+        try:
+            site_info = await site.version() if options.network_mode != "replay" else {}
+            session = BrowserSession(
+                headless=not options.headed,
+                slow_mo=options.slowmo,
+                proxy_url=proxy.url if proxy else None,
+                chromium=options.chromium,
+            )
+            async with session:
+                env = RunEnv(
+                    run_id=run_id,
+                    out_dir=out_dir,
+                    session=session,
+                    site=site,
+                    proxy=proxy,
+                    site_info=site_info,
+                    fixtures=options.fixtures,
+                    shard=options.shard,
+                    grader=options.grader,
+                    options=TrialOptions(
+                        headed=options.headed,
+                        hold_ms=options.hold_ms,
+                        network_mode=options.network_mode,
+                        playwright_trace=options.playwright_trace,
+                    ),
+                )
+                _write_run_info(out_dir, run_id, options, config, site_info, session.describe())
+                try:
+                    traces = await _play_all(cases, options, env, on_trial, first_agent)
+                except BaseException:
+                    # Interrupted (Ctrl-C) or broken: the browser closes under requests the embedded
+                    # site is still answering; their errors are noise now, not news about the site.
+                    logging.getLogger("uvicorn.error").disabled = True
+                    raise
+        finally:
+            await site.aclose()
+    return RunResult(run_id, out_dir, traces, site_info)
+
+
+def _plan_of(run_id: str, cases: list[LoadedCase], options: RunOptions, probe: Agent) -> RunPlan:
+    plan = make_plan(
+        run_id,
+        [(lc.case.id, lc.file) for lc in cases],
+        options.trials,
+        agent=probe.name,
+        model=probe.model,
+        evidence_kind="deterministic" if probe.evidence_kind == "deterministic" else "agent",
+    )
+    plan["plan_hash"] = plan_hash(
+        [Path(lc.file) for lc in cases],
+        [lc.case.id for lc in cases],
+        options.trials,
+        agent=probe.name,
+        model=probe.model,
+        base_url=options.base_url,
+        network_mode=options.network_mode,
+        proxy=options.proxy,
+        breaks=options.breaks,
+    )
+    if options.shard:
+        index, count = options.shard
+        mine = set(shard_of([t["trial_id"] for t in plan["trials"]], index, count, options.durations))
+        whole = len(plan["trials"])
+        plan["trials"] = [t for t in plan["trials"] if t["trial_id"] in mine]
+        plan["shard"] = {"index": index, "count": count, "planned_trials": whole}
+    return plan
+
+
+async def _play_all(
+    cases: list[LoadedCase],
+    options: RunOptions,
+    env: RunEnv,
+    on_trial: Callable[[Trace], None] | None,
+    first_agent: Agent,
+) -> list[Trace]:
+    agents = [first_agent]  # the agent the plan was written for plays the first trial
+    jobs = [(lc, i) for lc in cases for i in range(options.trials)]
+    if options.only_trials is not None:
+        jobs = [(lc, i) for lc, i in jobs if trial_id_for(lc.case.id, i) in options.only_trials]
+    queue: asyncio.Queue[tuple[LoadedCase, int]] = asyncio.Queue()
+    for job in jobs:
+        queue.put_nowait(job)
+    results: dict[tuple[str, int], Trace] = {}
+
+    async def worker() -> None:
+        while True:
+            try:
+                lc, index = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            if options.breaks:
+                broken = lc.case.model_copy(update={"breaks": [*lc.case.breaks, *options.breaks]})
+                lc = LoadedCase(broken, lc.file, lc.lines)
+            agent = agents.pop() if agents else options.agent_factory()
+            trial = Trial(lc, index, env, agent, options.hooks.get(lc.case.id))
+            trace = await trial.run()
+            results[(trace.case_id, index)] = trace
+            if on_trial:
+                on_trial(trace)
+
+    await asyncio.gather(*(worker() for _ in range(max(1, options.workers))))
+    # Report in suite order, whatever order the workers finished in.
+    return [results[(lc.case.id, i)] for lc, i in jobs]
+
+
+def _write_run_info(
+    out_dir: Path,
+    run_id: str,
+    options: RunOptions,
+    config: SiteConfig,
+    site_info: dict[str, Any],
+    browser: dict[str, str],
+) -> None:
+    info = {
+        "run_id": run_id,
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "base_url": config.base_url,
+        "embedded_site": not (options.base_url or options.site_config),
+        "site": site_info,
+        "browser": browser,
+        "trials_per_case": options.trials,
+        "workers": options.workers,
+        "network_mode": options.network_mode if options.proxy else "off",
+        "hooks": config.hooks.model_dump(),
+    }
+    write_atomic(out_dir / "run.json", json.dumps(info, indent=2, ensure_ascii=False) + "\n")

@@ -1,0 +1,203 @@
+"""Browser session: one Chromium per run, one fresh browser context per trial.
+
+A fresh context gives every trial clean cookies and storage; the shim goes in
+as an init script, its events come back through an exposed binding, and the
+DevTools WebMCP domain is recorded as a second witness. A renderer crash is
+caught and reported, never left to hang the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from playwright.async_api import (
+    Browser,
+    BrowserContext,
+    CDPSession,
+    Page,
+    Playwright,
+    async_playwright,
+)
+
+from runner.play.browser import ChromiumChoice, launch
+from runner.play.toolhost import SHIM_JS, ShimLog, ToolHost
+
+TRIAL_HEADER = "X-WebMCP-Eval-Trial"
+
+
+@contextlib.contextmanager
+def _driver_in_its_own_session() -> Iterator[None]:
+    """Start Playwright's driver outside the terminal's process group.
+
+    Ctrl-C in a terminal signals the whole foreground process group: a driver
+    that dies with it takes the browser down under the running trials
+    (TargetClosedError tracebacks and pages of browser logs). Apart, the driver
+    lives on while the runner stops the trials and closes the browser in order.
+    Playwright spawns the driver with ``asyncio.create_subprocess_exec`` and no
+    way to ask for this, so the call is wrapped just while it starts.
+    """
+    if os.name != "posix":
+        yield
+        return
+    spawn = asyncio.create_subprocess_exec
+
+    async def spawn_apart(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
+        kwargs.setdefault("start_new_session", True)
+        return await spawn(*args, **kwargs)
+
+    asyncio.create_subprocess_exec = spawn_apart  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        asyncio.create_subprocess_exec = spawn  # type: ignore[assignment]
+
+
+class BrowserSession:
+    def __init__(
+        self,
+        *,
+        headless: bool = True,
+        slow_mo: float | None = None,
+        proxy_url: str | None = None,
+        chromium: str | None = None,
+    ):
+        self.headless = headless
+        self.slow_mo = slow_mo
+        self.proxy_url = proxy_url
+        self.chromium = chromium
+        self._pw_cm: Any = None
+        self.playwright: Playwright | None = None
+        self.browser: Browser | None = None
+        self.choice: ChromiumChoice | None = None
+        self._relaunch = asyncio.Lock()
+
+    async def __aenter__(self) -> BrowserSession:
+        self._pw_cm = async_playwright()
+        with _driver_in_its_own_session():
+            self.playwright = await self._pw_cm.__aenter__()
+        await self._launch()
+        return self
+
+    async def _launch(self) -> None:
+        assert self.playwright
+        self.browser, self.choice = await launch(
+            self.playwright.chromium,
+            explicit=self.chromium,
+            headless=self.headless,
+            slow_mo=self.slow_mo,
+            proxy_server=self.proxy_url,
+        )
+
+    async def ensure_browser(self) -> Browser:
+        """The browser, relaunched if a crash took it down."""
+        async with self._relaunch:
+            if self.browser is None or not self.browser.is_connected():
+                await self._launch()
+        assert self.browser
+        return self.browser
+
+    async def __aexit__(self, *exc: object) -> None:
+        with contextlib.suppress(Exception):
+            if self.browser:
+                await self.browser.close()
+        if self._pw_cm:
+            await self._pw_cm.__aexit__(*exc)
+
+    def describe(self) -> dict[str, str]:
+        if not self.browser or not self.choice:
+            return {}
+        return {"path": self.choice.path, "source": self.choice.source, "version": self.browser.version}
+
+    async def open_trial(
+        self,
+        trial_id: str,
+        base_url: str,
+        *,
+        world_cookie: tuple[str, str] | None,
+        clock_start: float,
+        settle_ms: int = 100,
+        init_script: str | None = None,
+    ) -> TrialPage:
+        browser = await self.ensure_browser()
+        headers = {TRIAL_HEADER: trial_id} if self.proxy_url else {}
+        context = await browser.new_context(
+            base_url=base_url,
+            extra_http_headers=headers,
+            ignore_https_errors=True,
+            viewport={"width": 1280, "height": 900},
+            locale="zh-TW",
+        )
+        trial = TrialPage(context=context, log=ShimLog(), clock_start=clock_start, settle_ms=settle_ms)
+        await trial.setup(base_url, world_cookie, init_script)
+        return trial
+
+
+@dataclass
+class TrialPage:
+    context: BrowserContext
+    log: ShimLog
+    clock_start: float
+    settle_ms: int = 100  # the site's quiet window for its tools (SiteConfig.settle_ms)
+    page: Page = field(init=False)
+    host: ToolHost = field(init=False)
+    cdp: CDPSession | None = None
+    cdp_events: list[dict[str, Any]] = field(default_factory=list)
+    crashed: str | None = None
+    crash_event: asyncio.Event = field(default_factory=asyncio.Event)  # set when the renderer dies
+
+    async def setup(self, base_url: str, world_cookie: tuple[str, str] | None, init_script: str | None = None) -> None:
+        if world_cookie:
+            await self.context.add_cookies([{"name": world_cookie[0], "value": world_cookie[1], "url": base_url}])
+        await self.context.expose_binding("__webmcpEvalReport", lambda _source, event: self.log.add(event))
+        await self.context.add_init_script(SHIM_JS)
+        if init_script:  # after the shim: what it changes, the shim sees as the page's own doing
+            await self.context.add_init_script(init_script)
+        self.page = await self.context.new_page()
+        self.page.set_default_timeout(10_000)  # a missing control fails the step fast, not after 30 s
+        self.page.on("crash", lambda _page: self._crash("the page crashed (renderer process gone)"))
+        self.host = ToolHost(self.page, self.log, self.clock_start, settle_ms=self.settle_ms)
+        await self._start_witness()
+
+    def _crash(self, why: str) -> None:
+        self.crashed = why
+        self.crash_event.set()  # operations on a crashed page can hang: the trial stops waiting at once
+
+    async def _start_witness(self) -> None:
+        """Record the DevTools WebMCP domain's events; absent on browsers without it."""
+        try:
+            self.cdp = await self.context.new_cdp_session(self.page)
+            for name in ("toolsAdded", "toolsRemoved", "toolInvoked", "toolResponded"):
+                self.cdp.on(f"WebMCP.{name}", lambda params, name=name: self._witness(name, params))
+            await self.cdp.send("WebMCP.enable")
+        except Exception:
+            self.cdp = None
+
+    def _witness(self, name: str, params: dict[str, Any]) -> None:
+        slim = {k: v for k, v in params.items() if k not in ("stackTrace", "frameId")}
+        if "tools" in slim:
+            slim["tools"] = [t.get("name") for t in slim["tools"]]
+        if isinstance(slim.get("input"), str):
+            with contextlib.suppress(ValueError):
+                slim["input"] = json.loads(slim["input"])
+        slim["event"] = name
+        slim["t_ms"] = round((time.monotonic() - self.clock_start) * 1000, 1)
+        self.cdp_events.append(slim)
+
+    async def close(self) -> None:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.context.close(), timeout=10)
+
+    async def stop_tracing(self, path: str | None) -> bool:
+        """Stop Playwright's tracing (saving it to path); False when the page could not say."""
+        try:
+            await asyncio.wait_for(self.context.tracing.stop(path=path), timeout=15)
+            return True
+        except Exception:
+            return False

@@ -1,0 +1,145 @@
+"""Shards: one plan's (case, trial) pairs split across machines, the same split on every machine.
+
+The split depends only on the plan (and, when given, an earlier run's trial durations), never on
+the machine, the clock or the worker count, so ``--shard 1/3`` on one CI runner and ``--shard 2/3``
+on another never overlap and together cover the plan. The plan hash names the whole plan (the
+suite files' contents, the agent, model and settings, trials per case), so shards of different
+plans are never merged as one run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+_SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+
+
+class ShardError(ValueError):
+    """A --shard or --durations value that cannot be used."""
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"i/n"`` (1-based) -> (i, n); ShardError unless 1 <= i <= n."""
+    match = _SHARD.match(text)
+    if not match:
+        raise ShardError(f"--shard {text!r}: expected i/n, e.g. 1/4")
+    index, count = int(match[1]), int(match[2])
+    if count < 1 or not 1 <= index <= count:
+        raise ShardError(f"--shard {text}: i must be between 1 and n (n >= 1)")
+    return index, count
+
+
+def plan_hash(case_files: Iterable[Path], case_ids: Sequence[str], trials_per_case: int, **settings: Any) -> str:
+    """sha256 over the suite files' contents, the chosen cases, trials per case and the settings."""
+    digest = hashlib.sha256()
+    for path in sorted({Path(p) for p in case_files}, key=str):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    who = {"cases": list(case_ids), "trials_per_case": trials_per_case, **settings}
+    digest.update(json.dumps(who, sort_keys=True, default=str).encode())
+    return digest.hexdigest()
+
+
+def split(trial_ids: Sequence[str], count: int, durations: dict[str, float] | None = None) -> list[list[str]]:
+    """``count`` shards of the trial ids, each in plan order.
+
+    With durations: greedy longest-first onto the lightest shard (ties: trial id, then shard
+    number); a trial the earlier run did not have weighs the median known duration. Without:
+    round-robin by plan position, so shard sizes differ by at most one.
+    """
+    if not durations:
+        return [list(trial_ids[k::count]) for k in range(count)]
+    known = sorted(durations[t] for t in trial_ids if t in durations)
+    fallback = known[len(known) // 2] if known else 1.0
+    weight = {t: float(durations.get(t, fallback)) for t in trial_ids}
+    loads = [0.0] * count
+    chosen: list[set[str]] = [set() for _ in range(count)]
+    for trial in sorted(trial_ids, key=lambda t: (-weight[t], t)):
+        lightest = min(range(count), key=lambda k: (loads[k], k))
+        loads[lightest] += weight[trial]
+        chosen[lightest].add(trial)
+    return [[t for t in trial_ids if t in part] for part in chosen]
+
+
+def shard_of(trial_ids: Sequence[str], index: int, count: int, durations: dict[str, float] | None = None) -> list[str]:
+    """The trial ids of shard ``index`` (1-based) of ``count``."""
+    return split(trial_ids, count, durations)[index - 1]
+
+
+def read_durations(source: str | Path) -> dict[str, float]:
+    """Trial id -> duration (ms) from an earlier run directory's traces, or a JSON file of that mapping."""
+    path = Path(source)
+    if path.is_dir():
+        found: dict[str, float] = {}
+        for trace in sorted((path / "trials").glob("*.json")) if (path / "trials").is_dir() else []:
+            data = _json(trace)
+            if isinstance(data, dict) and "trial_id" in data and "duration_ms" in data:
+                found[str(data["trial_id"])] = float(data["duration_ms"])
+        if not found:
+            raise ShardError(f"--durations {source}: no trial traces with durations there")
+        return found
+    data = _json(path)
+    if not isinstance(data, dict) or not all(isinstance(v, int | float) for v in data.values()):
+        raise ShardError(f"--durations {source}: expected a run directory or a JSON object of trial id -> ms")
+    return {str(k): float(v) for k, v in data.items()}
+
+
+def _json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ShardError(f"--durations {path}: cannot read: {err}") from None
+
+
+def merge(runs: Sequence[tuple[str, Any]]) -> Any:
+    """One run from the (directory, RunInput) of every shard of one plan; ShardError names what is wrong.
+
+    The shards must share one plan hash and be exactly shards 1..n of n, each once, covering the
+    whole plan: a missing or duplicated shard is an error, never a silently smaller suite.
+    """
+    from dataclasses import replace
+
+    from runner.results.run_results import RunInput
+
+    if not runs:
+        raise ShardError("no shards to merge")
+    plain = [d for d, r in runs if r.plan is None or r.plan.shard is None]
+    if plain:
+        raise ShardError(f"{plain[0]}: not a shard (its plan.json has no shard); merge only the shards of one plan")
+    hashes: dict[str, list[str]] = {}
+    for d, r in runs:
+        hashes.setdefault(r.plan.plan_hash, []).append(d)
+    if len(hashes) > 1:
+        groups = "; ".join(f"plan {h[:12] or '(none)'}: {', '.join(ds)}" for h, ds in hashes.items())
+        raise ShardError(
+            f"the shards belong to different plans (suite files, agent, model or settings differ): {groups}"
+        )
+    count = runs[0][1].plan.shard[1]
+    by_index: dict[int, list[str]] = {}
+    for d, r in runs:
+        index, n, _ = r.plan.shard
+        if n != count:
+            raise ShardError(f"{d}: shard {index}/{n}, but {runs[0][0]} is a shard of {count}")
+        by_index.setdefault(index, []).append(d)
+    twice = {i: ds for i, ds in by_index.items() if len(ds) > 1}
+    if twice:
+        i, ds = min(twice.items())
+        raise ShardError(f"shard {i}/{count} given twice: {', '.join(ds)}")
+    absent = [i for i in range(1, count + 1) if i not in by_index]
+    if absent:
+        names = ", ".join(f"{i}/{count}" for i in absent)
+        raise ShardError(f"shard(s) {names} missing: the merged report would be a smaller suite than planned")
+    first = runs[0][1].plan
+    order = {cid: k for k, (cid, _) in enumerate(first.cases)}
+    trials = sorted((t for _, r in runs for t in r.plan.trials), key=lambda t: (order.get(t.case_id, 0), t.trial_index))
+    if len(trials) != first.shard[2] or len({t.trial_id for t in trials}) != len(trials):
+        raise ShardError(
+            f"the shards' trials ({len(trials)}) are not the plan's {first.shard[2]}: shards of one plan overlap"
+        )
+    plan = replace(first, trials=tuple(trials), shard=None, run_id=f"merged-{first.plan_hash[:12]}")
+    return RunInput([t for _, r in runs for t in r.traces], plan, run_id=plan.run_id)

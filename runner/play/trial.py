@@ -1,0 +1,770 @@
+"""One trial: a case played once, from clean state, in a fresh browser context.
+
+The flow (DESIGN.md "The flow of one trial"): reset the world to the case's
+seed; open a fresh context with the shim; go to the start route and wait for
+its tools; snapshot server state; play the steps (the agent answers user
+messages, the runner performs the scripted user actions); then collect the
+visible UI, state after, the shim's log, the witness and the proxy's counters;
+turn them into assertions and a verdict; write the trace atomically.
+
+Anything that stops the trial from running (a crashed renderer, a site that is
+down, a timeout) makes it ``not_run`` with the reason; the run goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Locator as PwLocator
+from playwright.async_api import Page
+
+from proxies.canonical import DEFAULT_PORTS
+from proxies.fixture import Fixture
+from runner.agents.model import agent_assertions
+from runner.agents.protocol import Agent, AgentError
+from runner.judge import checks, probes
+from runner.play.fixture_store import FixtureMissing, HookTape
+from runner.play.plan import trial_id_for
+from runner.play.session import BrowserSession, TrialPage
+from runner.suite.case import (
+    Case,
+    ChangeAction,
+    ClickAction,
+    ExpireSessionAction,
+    FaultAction,
+    Locator,
+    NavigateAction,
+    ReloadAction,
+    UserStep,
+    WaitForAction,
+)
+from runner.suite.loader import LoadedCase
+from runner.suite.site import HookMissing, SiteClient, SiteUnavailable
+from runner.trace import (
+    ConfirmationRecord,
+    NetworkRecord,
+    StepRecord,
+    Trace,
+    WitnessRecord,
+    write_trace,
+)
+
+TRIAL_TIMEOUT_S = 120
+
+
+class TrialAborted(Exception):
+    """The trial cannot go on; it becomes not_run with this reason."""
+
+
+@dataclass
+class TrialOptions:
+    headed: bool = False
+    hold_ms: int | None = None  # headed: how long to hold at a confirmation point (None: until Enter)
+    screenshots: bool = True
+    network_mode: str = "live"
+    playwright_trace: str = "off"  # off, on or retain-on-failure
+
+
+@dataclass
+class TrialHook:
+    """A change to one trial's world that leaves the site untouched (mutation testing).
+
+    ``init_script`` runs in every document after the shim and before the page's
+    own scripts; ``proxy`` sees the trial's traffic (``request(flow)`` and
+    ``response(flow)``, mitmproxy flows) and may rewrite it.
+    """
+
+    init_script: str | None = None
+    proxy: Any = None
+
+
+@dataclass
+class RunEnv:
+    run_id: str
+    out_dir: Path
+    session: BrowserSession
+    site: SiteClient
+    proxy: Any | None  # proxies.controller.NetworkProxy
+    site_info: dict[str, Any] = field(default_factory=dict)
+    options: TrialOptions = field(default_factory=TrialOptions)
+    fixtures: Any = None  # record/replay fixture store, when not live
+    shard: tuple[int, int] | None = None  # (i, n) of a --shard run: part of every world's name
+    grader: Any = None  # runner.judge.grader.ModelGrader: judges the rubric criteria
+
+
+def world_id(run_id: str, shard: tuple[int, int] | None, trial_id: str) -> str:
+    """The server-side world of one trial: run, shard and trial, so shards sharing one site never meet.
+
+    At most 64 characters; a long run id is shortened to a digest rather than cut, so two runs stay apart.
+    """
+    part = f"-s{shard[0]}of{shard[1]}" if shard else ""
+    world = f"{run_id}{part}-{trial_id}".replace(".", "-")
+    if len(world) > 64:
+        digest = hashlib.sha256(run_id.encode()).hexdigest()[:12]
+        world = f"{digest}{part}-{trial_id}".replace(".", "-")[-64:]
+    return world
+
+
+def locate(page: Page, target: Locator) -> PwLocator:
+    root: Page | PwLocator = locate(page, target.within).first if target.within else page
+    if target.role:
+        return root.get_by_role(target.role, name=target.name, exact=target.exact)  # type: ignore[arg-type]
+    if target.label:
+        return root.get_by_label(target.label, exact=target.exact)
+    return root.get_by_text(target.text or "", exact=target.exact)
+
+
+class Trial:
+    def __init__(self, loaded: LoadedCase, index: int, env: RunEnv, agent: Agent, hook: TrialHook | None = None):
+        self.case: Case = loaded.case
+        self.env = env
+        self.agent = agent
+        self.hook = hook or TrialHook()
+        self.trial_id = trial_id_for(self.case.id, index)
+        if hasattr(agent, "trial_id"):
+            agent.trial_id = self.trial_id  # type: ignore[attr-defined]  # model agents name cassettes by it
+        self.world = world_id(env.run_id, env.shard, self.trial_id)
+        self.clock = time.monotonic()
+        self.tp: TrialPage | None = None
+        self.fixture: Fixture | None = None
+        self.recorded: Fixture | None = None
+        self._crash_watch = asyncio.Event()
+        self.site: HookTape = HookTape(env.site, "live", None)
+        self.human_windows: list[tuple[int, int]] = []  # shim log ranges of the human's clicks
+        self._page_errors: list[str] = []  # uncaught errors of the page (setup failures name the first)
+        self._site_unanswered: list[Any] = []  # the proxy's records of site requests that got no answer
+        self._marks = 0
+        self.trace = Trace(
+            run_id=env.run_id,
+            trial_id=self.trial_id,
+            trial_index=index,
+            world=self.world,
+            case_id=self.case.id,
+            case_file=loaded.file,
+            case=loaded.case.model_dump(mode="json", exclude_defaults=True),
+            behaviour=self.case.behaviour,
+            title=self.case.title,
+            evidence_kind=agent.evidence_kind,
+            agent=agent.name,
+            model=agent.model,  # type: ignore[arg-type]
+            site_name=env.site_info.get("name", ""),
+            site_revision=env.site_info.get("revision"),
+            base_url=env.site.config.base_url,
+            network_mode=env.options.network_mode,
+            start_route=self.case.start_route,
+            prompt=self.case.user_messages,
+            started_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        )
+
+    # -- the whole trial ------------------------------------------------------
+
+    async def run(self) -> Trace:
+        error: str | None = None
+        try:
+            await self._play_watched()
+        except TimeoutError:
+            error = f"the trial did not finish within {TRIAL_TIMEOUT_S} s"
+        except (TrialAborted, SiteUnavailable) as err:
+            error = str(err)
+        except (PlaywrightError, AgentError) as err:
+            error = self._crash_reason() or f"{type(err).__name__}: {str(err).strip().splitlines()[0]}"
+        except Exception as err:  # a harness bug must not take the run down; the trace says what
+            error = f"harness error: {type(err).__name__}: {err}"
+        self._agent_report()
+        await self._finish_network()
+        site_down = self._site_stopped_answering()
+        if site_down and not (error or "").startswith("setup:"):
+            # whatever else went wrong followed from it: the site's failure, never the agent's
+            error = site_down + (f" (then: {error})" if error else "")
+        await self._judge(error)
+        if self.tp:
+            await self._close_page()
+        self.trace.duration_ms = self._ms()
+        self.trace.browser = self.env.session.describe()
+        self._store_recording()
+        write_trace(self.trace, self.env.out_dir / "trials")
+        return self.trace
+
+    async def _judge(self, error: str | None) -> None:
+        """Assertions and verdict; a check that raises makes the trial not_run, never the run's end."""
+        try:
+            # A model agent adds its own: a budget that ran out, a cassette miss in replay.
+            self.trace.assertions = checks.evaluate(self.case, self.trace) + agent_assertions(self.trace.agent_log)
+            if self.env.grader is not None and error is None:
+                rubric, self.trace.grader = await self.env.grader.grade_trial(self.case, self.trace)
+                self.trace.assertions += rubric
+        except Exception as err:
+            self.trace.assertions = []
+            error = error or f"checker error: {type(err).__name__}: {err}"
+        self.trace.verdict, self.trace.verdict_reason = checks.verdict(self.trace.assertions, error)  # type: ignore[assignment]
+
+    async def _play_watched(self) -> None:
+        """Play the trial, but stop at once when the renderer crashes or time runs out."""
+        play = asyncio.ensure_future(self._play())
+        crash = asyncio.ensure_future(self._crash_watch.wait())
+        try:
+            done, _ = await asyncio.wait({play, crash}, timeout=TRIAL_TIMEOUT_S, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:  # the run was interrupted: stop playing, leave no orphan task
+            play.cancel()
+            with contextlib.suppress(BaseException):
+                await play
+            raise
+        finally:
+            crash.cancel()
+        if play in done:
+            play.result()  # re-raise what the trial raised
+            return
+        play.cancel()
+        with contextlib.suppress(BaseException):
+            await play
+        if self._crash_reason():
+            raise TrialAborted(self._crash_reason() or "the page crashed")
+        raise TimeoutError
+
+    async def _close_page(self) -> None:
+        """Close the context; keep Playwright's own trace.zip when --trace asks for it."""
+        assert self.tp
+        keep = self.env.options.playwright_trace == "on" or (
+            self.env.options.playwright_trace == "retain-on-failure" and self.trace.verdict != "passed"
+        )
+        if self.env.options.playwright_trace != "off":
+            path = self.env.out_dir / "playwright" / f"{self.trial_id}.zip"
+            if keep:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                if await self.tp.stop_tracing(str(path)) and await _redacted(path):
+                    self.trace.playwright_trace = f"../playwright/{path.name}"
+            else:
+                await self.tp.stop_tracing(None)
+        await self.tp.close()
+
+    def _agent_report(self) -> None:
+        report = self.agent.report() or {}
+        self.trace.tokens = dict(report.get("tokens") or {})
+        self.trace.cost_usd = report.get("cost_usd")
+        self.trace.agent_log = dict(report.get("log") or {})
+        self.trace.harness = dict(report.get("harness") or {})
+
+    def _phase_timer(self):  # noqa: ANN202 - returns mark(name)
+        """mark(name) stores the ms since the previous mark in the trace's timings."""
+        last = time.monotonic()
+
+        def mark(name: str) -> None:
+            nonlocal last
+            now = time.monotonic()
+            self.trace.timings[name] = round((now - last) * 1000, 1)
+            last = now
+
+        return mark
+
+    def _ms(self) -> float:
+        return round((time.monotonic() - self.clock) * 1000, 1)
+
+    def _crash_reason(self) -> str | None:
+        return self.tp.crashed if self.tp else None
+
+    def _open_fixture(self) -> None:
+        """record: a fresh fixture to fill; replay: the recorded one (its hooks answer too)."""
+        mode = self.env.options.network_mode
+        store = self.env.fixtures
+        if mode in ("record", "replay") and store is not None:
+            try:
+                self.fixture = store.for_trial(self.case.id, self.env.site_info, self.env.site.config.base_url)
+            except FixtureMissing as err:
+                raise TrialAborted(str(err)) from None
+            if mode == "replay" and self.fixture.site_revision:
+                self.trace.site_revision = self.fixture.site_revision
+        self.site = HookTape(self.env.site, mode if store is not None else "live", self.fixture)
+
+    async def _play(self) -> None:
+        self._open_fixture()
+        site, case = self.site, self.case
+        mark = self._phase_timer()
+        if site.has("reset"):
+            await site.reset(self.world, case.seed, case.breaks)
+        elif case.breaks:
+            raise TrialAborted("the case switches on site breaks, but the site has no reset hook")
+        mark("reset_ms")
+        if self.env.proxy:
+            self.env.proxy.begin_trial(self.trial_id, **self._proxy_mode(), rewrite=self.hook.proxy)
+        cookie = (site.config.world_cookie, self.world) if site.config.world_cookie else None
+        self.tp = await self.env.session.open_trial(
+            self.trial_id,
+            site.config.base_url,
+            world_cookie=cookie,
+            clock_start=self.clock,
+            settle_ms=site.config.settle_ms,
+            init_script=self.hook.init_script,
+        )
+        self.tp.crash_event = self._crash_watch  # the watcher above hears the crash
+        self.tp.page.on("pageerror", lambda err: self._page_errors.append(str(err).strip().splitlines()[0]))
+        if self.env.options.playwright_trace != "off":
+            await self.tp.context.tracing.start(screenshots=True, snapshots=True, title=self.trial_id)
+        mark("context_ms")
+        await self._open_start_route()
+        mark("goto_ms")
+        await self.tp.host.wait_for_tools()
+        mark("tools_ms")
+        await self._require_tools()
+        self.trace.webmcp_path = self.tp.host.path  # type: ignore[assignment]
+        self.trace.timings["setup_ms"] = self._ms()
+        before = await self._state()
+        self.agent.start_trial()
+        for index, step in enumerate(case.steps):
+            await self._step(index, step)
+        mark = self._phase_timer()
+        await self._observe()
+        mark("observe_ms")
+        self._collect_log()
+        after = await self._state()
+        mark("state_after_ms")
+        if before is not None and after is not None:
+            self.trace.state.available = True
+            self.trace.state.before, self.trace.state.after = before, after
+            self.trace.state.diff = checks.state_diff(before, after)
+
+    async def _open_start_route(self) -> None:
+        """Open the case's start route; a site that is down or errs there is a setup failure."""
+        assert self.tp
+        route, base = self.case.start_route, self.site.config.base_url
+        check = f"check that the site is running at {base} and that --base-url is right"
+        try:
+            response = await self.tp.page.goto(self.site.config.url_for(route), wait_until="load")
+        except PlaywrightError as err:
+            if self._crash_reason():
+                raise
+            raise TrialAborted(f"setup: could not open the start route {route}: {_first_line(err)}; {check}") from None
+        if response is None or response.status < 400:
+            return
+        from proxies.addon import REPLAY_MISS_STATUS  # mitmproxy is heavy: only here, when it is needed
+
+        status = f"HTTP {response.status} {response.status_text}".strip()
+        if response.status == REPLAY_MISS_STATUS:
+            why = f"no recorded answer for it in the fixture; re-record it with: webmcp-eval record {self.case.id}"
+        elif response.status in (502, 503, 504) and self.env.proxy:
+            why = f"the proxy could not get an answer from the site; {check}"
+        else:
+            why = check
+        raise TrialAborted(f"setup: the start route {route} answered {status}: {why}")
+
+    async def _require_tools(self) -> None:
+        """No tools at the start route after the wait: nothing an agent could use, so not_run."""
+        assert self.tp
+        try:
+            tools = await self.tp.host.catalog()
+        except PlaywrightError as err:
+            raise TrialAborted(f"setup: could not read the page's tools: {_first_line(err)}") from None
+        if tools:
+            return
+        route = self.case.start_route
+        if self._page_errors:
+            raise TrialAborted(
+                f"setup: the page at {route} threw an error before the first step ({self._page_errors[0]}) "
+                "and registered no WebMCP tools; check the page's scripts in a browser console"
+            )
+        raise TrialAborted(
+            f"setup: no WebMCP tools were registered at the start route {route} within the wait; check that "
+            f"the route exists at {self.site.config.base_url}, that it registers its tools "
+            "(document.modelContext.registerTool) and that --base-url is right"
+        )
+
+    def _site_stopped_answering(self) -> str | None:
+        """Requests to the site that got no answer at all (not a fault the case armed): the site went away."""
+        lost = self._site_unanswered
+        if not lost:
+            return None
+        first = lost[0]
+        return (
+            f"the site stopped answering during the trial: {len(lost)} request(s) to it got no answer "
+            f"(first: {first.method} {first.path}: {first.error}); check that the site is running at "
+            f"{self.site.config.base_url}"
+        )
+
+    def _proxy_mode(self) -> dict[str, Any]:
+        mode = self.env.options.network_mode if self.fixture is not None else "live"
+        return {"mode": mode, "fixture": self.fixture}
+
+    async def _state(self) -> Any:
+        """The site's state: its state hook over HTTP, or its state_js expression read in the page."""
+        expression = self.site.config.hooks.state_js
+        if expression:
+            assert self.tp
+            self.trace.state.source = "page"
+            try:
+                # a function, not a bare string: CDP runs it whatever the page's CSP says of eval
+                return await self.tp.page.evaluate(f"async () => ({expression}\n)")
+            except PlaywrightError as err:
+                raise TrialAborted(f"the site's state_js could not be read: {_first_line(err)}") from None
+        if not self.site.has("state"):
+            return None
+        self.trace.state.source = "http"
+        try:
+            return await self.site.state(self.world)
+        except FixtureMissing as err:
+            raise TrialAborted(str(err)) from None
+
+    # -- steps ------------------------------------------------------------------
+
+    async def _step(self, index: int, step: Any) -> None:
+        tp = self.tp
+        assert tp
+        started = time.monotonic()
+        record = StepRecord(
+            index=index,
+            kind="user" if isinstance(step, UserStep) else "action",
+            input=step.user if isinstance(step, UserStep) else step.model_dump(exclude_defaults=True),
+            route_before=tp.host.route(),
+        )
+        record.catalog = [t.name for t in await tp.host.catalog()]
+        self.trace.steps.append(record)
+        first_call = len(tp.host.calls)
+        if isinstance(step, UserStep):
+            tp.host.step = index
+            record.reply = await self.agent.turn(step, tp.host)
+            self.trace.ai_result = (
+                record.reply if self.trace.ai_result is None else f"{self.trace.ai_result}\n{record.reply}"
+            )
+        else:
+            await self._action(step)
+        self._raise_if_crashed()
+        await tp.host.wait_for_tools()
+        record.route_after = tp.host.route()
+        record.catalog_after = [t.name for t in await tp.host.catalog()]
+        record.stale_registrations = [
+            {"instance": r["instance"], "name": r["name"], "route": r.get("route")}
+            for r in tp.log.active_registrations()
+            if r.get("route") != record.route_after
+        ]
+        self.trace.calls = list(tp.host.calls)
+        record.calls = list(range(first_call, len(tp.host.calls)))
+        record.duration_ms = round((time.monotonic() - started) * 1000, 1)
+
+    def _raise_if_crashed(self) -> None:
+        if self.tp and self.tp.crashed:
+            raise TrialAborted(self.tp.crashed)
+
+    async def _action(self, step: Any) -> None:
+        tp = self.tp
+        assert tp
+        page, site = tp.page, self.site
+        try:
+            if isinstance(step, NavigateAction):
+                await self._navigate(page, step)
+            elif isinstance(step, ReloadAction):
+                await page.reload(wait_until="load")
+            elif isinstance(step, ClickAction):
+                await self._human_click(page, step)
+            elif isinstance(step, ExpireSessionAction):
+                await site.expire_session(self.world)
+            elif isinstance(step, ChangeAction):
+                await site.change(self.world, step.op, step.params)
+            elif isinstance(step, FaultAction):
+                self._arm_fault(step)
+            elif isinstance(step, WaitForAction):
+                if step.target:
+                    await locate(page, step.target).first.wait_for(state="visible", timeout=step.timeout_ms)
+                if step.tools:
+                    await tp.host.wait_for_tools(step.tools, timeout_ms=step.timeout_ms)
+        except FixtureMissing as err:
+            raise TrialAborted(str(err)) from None
+        except HookMissing as err:
+            raise TrialAborted(
+                f"step {step.action} needs the site's {err} hook, which this site does not have"
+            ) from None
+
+    async def _navigate(self, page: Page, step: NavigateAction) -> None:
+        """Go where the user goes: by the page's own link when it has one (same document)."""
+        url = self.site.config.url_for(step.to)
+        links = page.locator("a[href]")
+        index = await page.evaluate("u => [...document.querySelectorAll('a[href]')].findIndex(a => a.href === u)", url)
+        if index >= 0:
+            await links.nth(index).click()
+            await page.wait_for_url(url)
+        else:
+            await page.goto(url, wait_until="load")
+
+    async def _human_click(self, page: Page, step: ClickAction) -> None:
+        tp = self.tp
+        assert tp
+        start = await self._mark("human-begins")
+        target = locate(page, step.target).first
+        for _ in range(step.times):
+            await target.click()
+        self.human_windows.append((start, await self._mark("human-ends")))
+
+    async def _mark(self, label: str) -> int:
+        """Put a mark in the shim's log and wait for it; its index splits the log.
+
+        The binding delivers the page's reports in order, so an event that
+        arrives after the mark happened after it, however late it arrives under
+        load. Where the page cannot take the mark (it is navigating), the
+        current end of the log is the best split there is.
+        """
+        assert self.tp
+        events = self.tp.log.events
+        self._marks += 1
+        token = f"{label}-{self._marks}"
+        with contextlib.suppress(PlaywrightError):
+            if await self.tp.page.evaluate("t => !!window.__webmcpEval && (window.__webmcpEval.mark(t), true)", token):
+                deadline = time.monotonic() + 2
+                while time.monotonic() < deadline:
+                    for i in range(len(events) - 1, -1, -1):
+                        if events[i].get("type") == "mark" and events[i].get("label") == token:
+                            return i
+                    await asyncio.sleep(0.01)
+        await asyncio.sleep(0.05)
+        return len(events)
+
+    def _arm_fault(self, step: FaultAction) -> None:
+        if not self.env.proxy:
+            raise TrialAborted("a fault step needs the proxy, which is off for this run")
+        from proxies.models import FaultSpec
+
+        self.env.proxy.arm_fault(
+            self.trial_id,
+            FaultSpec(
+                method=step.method,
+                path=step.path,
+                times=step.times,
+                status=step.status,
+                delay_ms=step.delay_ms,
+                drop=step.drop,
+                duplicate=step.duplicate,
+            ),
+        )
+
+    # -- evidence after the steps ---------------------------------------------------
+
+    async def _observe(self) -> None:
+        """What the page shows now: the UI expectations, the confirmation point, ARIA and a screenshot.
+
+        These only read the page, so they run together; headed, the confirmation
+        point holds for the person, so the rest waits for it.
+        """
+        tp = self.tp
+        assert tp
+        page = tp.page
+        self.trace.ui.url = page.url
+        observations = asyncio.gather(*(self._observe_one(page, exp.target) for exp in self.case.expect.ui))
+        confirmation = self.case.expect.confirmation
+        if self.env.options.headed:
+            self.trace.ui.observations = list(await observations)
+            if confirmation:
+                await self._observe_confirmation(page, confirmation.control)
+            if self.case.expect.untrusted:
+                await self._observe_untrusted(page)
+            await asyncio.gather(self._aria(page), self._screenshot(page))
+            return
+        parts = [observations, self._aria(page), self._screenshot(page)]
+        if confirmation:
+            parts.append(self._observe_confirmation(page, confirmation.control))
+        if self.case.expect.untrusted:
+            parts.append(self._observe_untrusted(page))
+        results = await asyncio.gather(*parts)
+        self.trace.ui.observations = list(results[0])
+
+    async def _aria(self, page: Page) -> None:
+        with contextlib.suppress(PlaywrightError):
+            self.trace.ui.aria_snapshot = await page.locator("body").aria_snapshot(timeout=5000)
+
+    async def _screenshot(self, page: Page) -> None:
+        if not self.env.options.screenshots:
+            return
+        shot = self.env.out_dir / "screenshots" / f"{self.trial_id}.png"
+        shot.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(PlaywrightError):
+            await page.screenshot(path=str(shot), timeout=10_000)  # the viewport: what a person sees
+            self.trace.ui.screenshot = f"../screenshots/{shot.name}"
+
+    async def _observe_one(self, page: Page, target: Locator) -> dict[str, Any]:
+        loc = locate(page, target)
+        obs: dict[str, Any] = {"target": target.describe()}
+        try:
+            obs["count"] = await loc.count()
+            first = loc.first
+            obs["visible"] = obs["count"] > 0 and await first.is_visible()
+            if obs["count"]:
+                obs["text"] = (await first.inner_text(timeout=2000)).strip()
+                # not an input: it raises at once; an input on a loaded machine may need more than 0.5 s
+                with contextlib.suppress(PlaywrightError):
+                    obs["value"] = await first.input_value(timeout=2000)
+        except PlaywrightError as err:
+            obs["error"] = f"could not observe {target.describe()}: {str(err).splitlines()[0]}"
+        return obs
+
+    async def _observe_confirmation(self, page: Page, control: Locator) -> None:
+        obs = await self._observe_one(page, control)
+        rec = ConfirmationRecord(
+            control=control.describe(), found=obs.get("count", 0) > 0, visible=bool(obs.get("visible"))
+        )
+        if rec.found:  # before a headed hold outlines it
+            rec.actionable = await probes.actionable(locate(page, control).first)
+        if self.env.options.headed and rec.visible:
+            await self._hold_for_human(page, control)
+        name = (control.name or control.text or control.label or "").strip()
+        assert self.tp
+        for i, event in enumerate(self.tp.log.events):
+            if event.get("type") != "click" or name not in event.get("text", ""):
+                continue
+            # a page script's click is never the human's, even inside a human window
+            human = event.get("trusted") is not False and any(a <= i < b for a, b in self.human_windows)
+            if human:
+                rec.human_clicks.append({"seq": event.get("seq"), "text": event.get("text")})
+            rec.pressed_by_human |= human
+            rec.pressed_by_agent |= not human
+        self.trace.confirmation = rec
+
+    async def _observe_untrusted(self, page: Page) -> None:
+        assert self.tp
+        texts = probes.untrusted_texts(self.trace.calls, self.tp.log.of_type("register"))
+        self.trace.untrusted_rendering = await probes.untrusted_rendering(page, texts)
+
+    async def _hold_for_human(self, page: Page, control: Locator) -> None:
+        """Headed: show the stop. Highlight the final control and wait for the person."""
+        assert self.tp
+        start = await self._mark("human-begins")  # before the cue, so a quick press is inside the window
+        target = locate(page, control).first
+        with contextlib.suppress(PlaywrightError):
+            await target.evaluate("el => { el.style.outline = '4px solid #e5484d'; el.style.outlineOffset = '3px'; }")
+            await target.scroll_into_view_if_needed()
+        hold = self.env.options.hold_ms
+        print(
+            f"  {self.trial_id}: stopped at the confirmation point ({control.describe()})"
+            + (f"; holding {hold} ms" if hold is not None else "; press Enter to go on"),
+            flush=True,
+        )
+        if hold is None:
+            await asyncio.to_thread(input)
+        else:
+            await asyncio.sleep(hold / 1000)
+        self.human_windows.append((start, await self._mark("human-ends")))
+
+    def _collect_log(self) -> None:
+        tp = self.tp
+        assert tp
+        self.trace.registrations = [
+            {k: v for k, v in e.items() if k != "host_t"}
+            for e in tp.log.events
+            if e.get("type") in ("register", "unregister", "register_error", "refused", "loaded")
+        ]
+        self.trace.witness = compare_witness(tp.log.events, tp.cdp_events, tp.cdp is not None)
+        # a disagreement is shown wherever the trial is, asserted only where the case asks (witness_agrees)
+        self.trace.warnings += [f"shim and DevTools disagree: {d}" for d in self.trace.witness.disagreements]
+
+    async def _finish_network(self) -> None:
+        proxy = self.env.proxy
+        expected = self.env.site.config.outbound
+        if not proxy:
+            self.trace.network = NetworkRecord(available=False, outbound_expected=expected)
+            return
+        try:
+            net = proxy.end_trial(self.trial_id)
+        except KeyError:
+            return  # the trial never began (it failed before the proxy was told)
+        self.trace.network = NetworkRecord(
+            requests=len(net.requests),
+            mutations=[_slim(m) for m in net.mutations],
+            mutation_counts=dict(net.mutation_counts),
+            blocked=[_slim(b) for b in net.blocked],
+            outbound=[_outbound(r) for r in net.requests if getattr(r, "outbound", False)],
+            outbound_expected=expected,
+            faults_fired=[_slim(f) for f in net.faults_fired],
+            replay_misses=[_slim(m) for m in net.replay_misses],
+        )
+        self.recorded = getattr(net, "fixture", None)
+        site = urlsplit(self.site.config.base_url)
+        address = (site.hostname, site.port or DEFAULT_PORTS.get(site.scheme))
+        self._site_unanswered = [
+            r for r in net.requests if r.error and not r.fault and not r.blocked and (r.host, r.port) == address
+        ]
+
+    def _store_recording(self) -> None:
+        """Keep a recording only of a trial that ran: a half-played trial is no fixture."""
+        store = self.env.fixtures
+        if store is None or self.env.options.network_mode != "record" or self.recorded is None:
+            return
+        if self.trace.verdict == "not_run":
+            store.warnings.append(
+                f"{self.case.id}: not recorded, the trial could not run ({self.trace.verdict_reason})"
+            )
+            return
+        store.store(self.case.id, self.recorded, self.site.tape)
+
+
+async def _redacted(zip_path: Path) -> bool:
+    """Secrets out of a kept trace.zip (the fixtures' rules); a zip that cannot be cleaned is not kept."""
+    from runner.play.playwright_trace import redact_trace_zip
+
+    try:
+        await asyncio.to_thread(redact_trace_zip, zip_path)
+        return True
+    except Exception:  # a zip Playwright left broken: better none than one with cookies in it
+        zip_path.unlink(missing_ok=True)
+        return False
+
+
+def _outbound(request: Any) -> dict[str, Any]:
+    keep = ("method", "url", "host", "port", "path", "status", "blocked", "mutation", "outbound", "error")
+    return {k: getattr(request, k) for k in keep}
+
+
+def _slim(item: Any) -> dict[str, Any]:
+    data = item.model_dump() if hasattr(item, "model_dump") else dict(item) if not isinstance(item, dict) else item
+    return json.loads(json.dumps(data, default=str))
+
+
+def _first_line(err: Exception) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
+def compare_witness(
+    shim_events: list[dict[str, Any]], cdp_events: list[dict[str, Any]], available: bool
+) -> WitnessRecord:
+    """The shim and the DevTools domain should have seen the same calls; list where they did not.
+
+    An imperative call agrees when name and arguments are equal. A declarative
+    (form) call agrees when the form held every value DevTools saw the agent
+    send: the shim reads the filled form, whose other fields keep their defaults.
+    """
+    record = WitnessRecord(available=available, events=cdp_events)
+    if not available:
+        return record
+    shim = [e for e in shim_events if e.get("type") in ("call", "refused")]
+    cdp = [e for e in cdp_events if e.get("event") == "toolInvoked"]
+    unseen_by_cdp: Counter[str] = Counter()
+    for event in shim:
+        same = next((c for c in cdp if _same_call(event, c)), None)
+        if same is None:
+            unseen_by_cdp[_call_key(event["name"], event.get("args"))] += 1
+        else:
+            cdp.remove(same)
+    unseen_by_shim = Counter(_call_key(c.get("toolName"), c.get("input")) for c in cdp)
+    for call, n in unseen_by_cdp.items():
+        record.disagreements.append(f"the shim saw {n}× {call}; DevTools did not")
+    for call, n in unseen_by_shim.items():
+        record.disagreements.append(f"DevTools saw {n}× {call}; the shim did not")
+    return record
+
+
+def _call_key(name: Any, args: Any) -> str:
+    return f"{name} {json.dumps(args or {}, sort_keys=True, ensure_ascii=False)}"
+
+
+def _same_call(shim: dict[str, Any], cdp: dict[str, Any]) -> bool:
+    if shim.get("name") != cdp.get("toolName"):
+        return False
+    sent, seen = cdp.get("input") or {}, shim.get("args") or {}
+    if shim.get("declarative") and isinstance(sent, dict):
+        return all(k in seen and seen[k] == v for k, v in sent.items())
+    return _call_key("", seen) == _call_key("", sent)

@@ -1,0 +1,1 @@
+"""Reports: views that render the results (console, summary.json, JUnit, HTML, Markdown) and the reporter protocol."""

@@ -1,0 +1,244 @@
+"""Reporters: the views of a run, as plug-ins behind one small protocol.
+
+A reporter hears three things: ``begin(plan)`` before the first trial (the
+plan, or None when it is not known), ``trial_done(trace)`` after each trial,
+and ``end(results)`` once, with the :class:`runner.results.run_results.Results` every view
+renders. :class:`Reporters` fans them out; :func:`build_reporters` makes the
+set from what the command line asked for, the same way for ``run`` and for
+``report`` (which only calls ``end``). Adding a view is one new class here and
+one line in :func:`build_reporters`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from rich.console import Console
+from rich.markup import escape
+
+from runner.report.writers import VERDICT_STYLE, counts_text, print_console, write_json, write_junit
+from runner.results.run_results import Results, RunPlan, SeriesResult, money, num, pct, seconds
+from runner.trace import Trace, write_atomic
+
+__all__ = [
+    "ConsoleReporter",
+    "HtmlReporter",
+    "JUnitReporter",
+    "JsonReporter",
+    "MarkdownReporter",
+    "ProgressReporter",
+    "Reporter",
+    "ReportTargets",
+    "Reporters",
+    "build_reporters",
+]
+
+
+class Reporter(Protocol):
+    def begin(self, plan: RunPlan | None) -> None: ...
+
+    def trial_done(self, trace: Trace) -> None: ...
+
+    def end(self, results: Results) -> None: ...
+
+
+class _Quiet:
+    """A reporter that hears everything and says nothing until told otherwise."""
+
+    def begin(self, plan: RunPlan | None) -> None:
+        return None
+
+    def trial_done(self, trace: Trace) -> None:
+        return None
+
+    def end(self, results: Results) -> None:
+        return None
+
+
+class ProgressReporter(_Quiet):
+    """One line per finished trial: [done/planned] verdict, trial, time, title."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.done = 0
+        self.total: int | None = None
+
+    def begin(self, plan: RunPlan | None) -> None:
+        self.total = len(plan.trials) if plan else None
+
+    def trial_done(self, trace: Trace) -> None:
+        from runner.llm.cassette import describe_rerecord
+
+        self.done += 1
+        style = VERDICT_STYLE[trace.verdict]
+        self.console.print(
+            f"[{self.done:>3}/{self.total if self.total is not None else '?'}] [{style}]{trace.verdict:<7}[/] "
+            f"{escape(trace.trial_id):<16} {trace.duration_ms / 1000:5.1f}s  {escape(trace.title)}",
+            highlight=False,
+        )
+        rerecord = describe_rerecord((trace.agent_log.get("cassette") or {}).get("rerecorded"))
+        if rerecord:
+            self.console.print(f"      {rerecord}", markup=False, highlight=False)
+
+
+class ConsoleReporter(_Quiet):
+    """The table, why each trial failed, and the scores per series."""
+
+    def __init__(self, console: Console, out_dir: Path | None) -> None:
+        self.console, self.out_dir = console, out_dir
+
+    def end(self, results: Results) -> None:
+        print_console(results, self.out_dir, self.console)
+
+
+class JsonReporter(_Quiet):
+    def __init__(
+        self, path: Path, extra: Mapping[str, Any] | None = None, trace_dirs: Path | Mapping[str, Path] | None = None
+    ) -> None:
+        self.path, self.extra, self.trace_dirs = path, dict(extra or {}), trace_dirs
+
+    def end(self, results: Results) -> None:
+        write_json(results, self.path, self.extra, self.trace_dirs)
+
+
+class JUnitReporter(_Quiet):
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def end(self, results: Results) -> None:
+        write_junit(results, self.path)
+
+
+class HtmlReporter(_Quiet):
+    def __init__(
+        self, path: Path, console: Console | None = None, trace_dirs: Path | Mapping[str, Path] | None = None
+    ) -> None:
+        self.path, self.console, self.trace_dirs = path, console, trace_dirs
+
+    def end(self, results: Results) -> None:
+        from runner.report.html import write_html
+
+        written = write_html(results, self.path, trace_dirs=self.trace_dirs)
+        if self.console:
+            self.console.print(f"HTML report: {written}", markup=False, highlight=False)
+
+
+class MarkdownReporter(_Quiet):
+    """A Markdown summary for a pull-request comment or a CI job summary ($GITHUB_STEP_SUMMARY)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def end(self, results: Results) -> None:
+        write_atomic(self.path, markdown(results))
+
+
+def _md(text: str) -> str:
+    """Table-safe text: no pipes or line breaks from trace content."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _series_row(s: SeriesResult) -> str:
+    sc = s.score
+    case = f"{pct(sc.case_pass.mean)} ± {sc.case_pass.clustered_se * 100:.1f}" if sc else "—"
+    ap = sc.assertion_pass if sc else None
+    assertion = f"{pct(ap.mean)} ± {ap.clustered_se * 100:.1f}" if ap else "—"
+    ks = " ".join(
+        f"pass@{k} {sc.pass_at[k].mean:.2f} pass^{k} {sc.pass_hat[k].mean:.2f}"
+        for k in s.ks
+        if sc and sc.pass_at[k].mean is not None and sc.pass_hat[k].mean is not None
+    )
+    cost = f"{seconds(s.cost.wall_ms_per_trial)}/trial, {num(s.cost.tool_calls_per_trial)} calls/trial"
+    if s.cost.tokens is not None:
+        cost += f", {num(s.cost.tokens_per_trial, 0)} tokens/trial"
+    if s.cost.cost_usd is not None:
+        cost += f", {money(s.cost.cost_per_trial)}/trial"
+    return (
+        f"| {_md(s.label)} | {counts_text(s)} | {case} | {assertion} | {sc.n_cases if sc else 0} "
+        f"| {ks or '—'} | {cost} |"
+    )
+
+
+def markdown(results: Results) -> str:
+    """The results as Markdown: completeness, one row per series, then why each trial failed."""
+    c = results.counts
+    icon = "❌" if c.failed else "⚠️" if c.not_run or c.missing else "✅"
+    lines = [
+        f"## {icon} webmcp-eval: {counts_text(results)}",
+        "",
+        f"_{_md(results.completeness.text())}_",
+        "",
+        "Case pass rate (every assertion passed: the gate) and per-assertion pass rate (the diagnosis), "
+        "means over cases ± SE clustered by behaviour; each kind of evidence on its own row.",
+        "",
+        "| series | trials | case pass rate | per-assertion | cases | pass@k / pass^k | cost |",
+        "|---|---|---|---|---|---|---|",
+        *(_series_row(s) for s in results.series),
+    ]
+    if results.problems:
+        lines += ["", "### Why", ""]
+        for f in results.problems:
+            t = f.trace
+            why = [f"{a.description}: {a.why}" for a in t.assertions if a.status == "failed"]
+            if t.verdict != "failed" or not why:
+                why = [t.verdict_reason]
+            lines.append(f"- **{_md(t.trial_id)}** {t.verdict} ({_md(t.case_file)}): {_md('; '.join(why))}")
+    return "\n".join(lines) + "\n"
+
+
+@dataclass
+class Reporters:
+    """The multiplexer: every reporter hears every event; a reporter that cannot write does not stop the rest."""
+
+    reporters: list[Reporter] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    def begin(self, plan: RunPlan | None) -> None:
+        for r in self.reporters:
+            r.begin(plan)
+
+    def trial_done(self, trace: Trace) -> None:
+        for r in self.reporters:
+            r.trial_done(trace)
+
+    def end(self, results: Results) -> list[str]:
+        """Render every view; returns what could not be written (one line each)."""
+        for r in self.reporters:
+            try:
+                r.end(results)
+            except OSError as err:
+                where = getattr(r, "path", "")
+                self.problems.append(f"cannot write {where}: {err.strerror or err}")
+        return self.problems
+
+
+@dataclass
+class ReportTargets:
+    """What to render and where, from the command line."""
+
+    console: Console | None = None
+    progress: bool = False
+    out_dir: Path | None = None  # where the console says the traces and reports are
+    json: Sequence[Path] = ()
+    junit: Sequence[Path] = ()
+    html: Sequence[Path] = ()
+    markdown: Sequence[Path] = ()
+    json_extra: Mapping[str, Any] = field(default_factory=dict)
+    trace_dirs: Path | Mapping[str, Path] | None = None
+
+
+def build_reporters(targets: ReportTargets) -> Reporters:
+    """The one place reporters are made, for ``run`` and ``report`` alike."""
+    out: list[Reporter] = []
+    if targets.console is not None:
+        if targets.progress:
+            out.append(ProgressReporter(targets.console))
+        out.append(ConsoleReporter(targets.console, targets.out_dir))
+    out += [JsonReporter(p, targets.json_extra, targets.trace_dirs) for p in targets.json]
+    out += [JUnitReporter(p) for p in targets.junit]
+    out += [HtmlReporter(p, targets.console, targets.trace_dirs) for p in targets.html]
+    out += [MarkdownReporter(p) for p in targets.markdown]
+    return Reporters(out)

@@ -1,0 +1,655 @@
+"""The results of one run or several merged: every figure a report shows, computed once.
+
+Traces (and each run's plan, when it has one) go in; a :class:`Results` comes
+out, and every view renders it without computing anything of its own: the
+console table, ``summary.json``, JUnit, the HTML report, the Markdown summary
+and ``compare``.
+
+Results are keyed by **series**, and a series key starts with the evidence
+kind: ``("deterministic",)`` for the reference agent playing the case's plan,
+``("agent", agent, model)`` for a model driving the tools (a future grader
+kind keys the same way). Evidence of different series is never pooled into
+one rate: there is no figure over all series except the counts of trials.
+
+The rules, one each, used by every view:
+
+* **not_run** trials are no evidence: left out of every rate and of pass@k,
+  counted and shown. A case whose trials all were not_run has no rates.
+* **Assertions counted** are those that ran (passed or failed), in trials that
+  ran; an assertion that could not run is shown as not run, never in a rate.
+* **Case pass rate** of a case: passed / trials that ran (the gate). The
+  **per-assertion pass rate** of a case: passed / counted assertions over its
+  trials that ran (the diagnosis). Suite figures are means over cases, each
+  case weighing the same, with standard errors clustered by behaviour
+  (:mod:`runner.results.stats`).
+* **pass@k / pass^k** for k in 3 and 5, when some case of the series has at
+  least k trials that ran; a case with fewer is left out of that k.
+* **Tokens** of a trial: its ``total`` when the agent gave one, else input +
+  output. **Cost** (time, tool calls, tokens, money) counts every trial,
+  not_run ones too: it is what the run spent.
+* **Completeness**: a run directory with ``plan.json`` is complete when every
+  planned trial has a trace, else "incomplete: N of M trials"; without a plan
+  (runs from before plans) its completeness is unknown, never "complete".
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from runner.results.stats import Z_95, CaseScore, SuiteScore, signed
+from runner.trace import Trace
+
+__all__ = [
+    "PLAN_FILE",
+    "as_results",
+    "CaseResult",
+    "Completeness",
+    "CostSummary",
+    "Counts",
+    "PlannedTrial",
+    "Results",
+    "RunInput",
+    "RunPlan",
+    "RunStatus",
+    "SeriesKey",
+    "SeriesResult",
+    "TrialFigures",
+    "build_results",
+    "interval",
+    "interval_text",
+    "money",
+    "num",
+    "pct",
+    "pts",
+    "results_of",
+    "seconds",
+    "series_key",
+    "series_label",
+    "signed",
+    "tokens_total",
+]
+
+PLAN_FILE = "plan.json"
+PASS_K = (3, 5)  # pass@1 is the case pass rate itself
+VERDICTS = ("passed", "failed", "not_run")
+
+SeriesKey = tuple[str, ...]
+
+
+# --------------------------------------------------------------------------- text forms, one each
+
+
+def pct(value: float | None, digits: int = 1) -> str:
+    """A rate as a percentage, or a dash when there is none."""
+    return "—" if value is None else f"{value * 100:.{digits}f}%"
+
+
+def pts(value: float | None) -> str:
+    """A standard error of a rate, in percentage points."""
+    return "—" if value is None else f"{value * 100:.1f}"
+
+
+def seconds(ms: float | None) -> str:
+    return "—" if ms is None else f"{ms:.0f}ms" if ms < 1000 else f"{ms / 1000:.1f}s"
+
+
+def num(value: float | None, digits: int = 1) -> str:
+    """A count or a mean of counts: whole numbers without decimals."""
+    if value is None:
+        return "—"
+    return f"{value:.0f}" if float(value).is_integer() else f"{value:.{digits}f}"
+
+
+def money(value: float | None) -> str:
+    return "—" if value is None else f"${value:.4f}"
+
+
+def interval(mean: float, se: float) -> tuple[float, float]:
+    """The 95% interval of a rate, mean ± 1.96·SE (normal approximation), kept within [0, 1]."""
+    return max(0.0, mean - Z_95 * se), min(1.0, mean + Z_95 * se)
+
+
+def interval_text(mean: float, se: float) -> str:
+    low, high = interval(mean, se)
+    return f"{pct(low)} … {pct(high)}"
+
+
+# --------------------------------------------------------------------------- series, per trial
+
+
+def series_key(trace: Trace) -> SeriesKey:
+    """Which evidence a trial is: ``("deterministic",)``, or ``(kind, agent, model)`` for any other kind."""
+    if trace.evidence_kind == "deterministic":
+        return ("deterministic",)
+    return (trace.evidence_kind, trace.agent, trace.model or "")
+
+
+def series_label(key: SeriesKey) -> str:
+    if len(key) == 1:
+        return key[0]
+    kind, agent, model = key
+    return f"{kind} {agent}" + (f" ({model})" if model else "")
+
+
+def tokens_total(trace: Trace) -> int | None:
+    """The trial's tokens: ``total`` when the agent gave it, else input + output; None without any."""
+    if not trace.tokens:
+        return None
+    if "total" in trace.tokens:
+        return int(trace.tokens["total"])
+    return int(trace.tokens.get("input", 0)) + int(trace.tokens.get("output", 0))
+
+
+@dataclass(frozen=True)
+class TrialFigures:
+    """What the views show of one trial."""
+
+    trace: Trace
+    series: SeriesKey
+    assertions_passed: int
+    assertions_counted: int  # passed or failed: the assertions that ran
+    assertions_not_run: int
+    tokens: int | None
+    tool_calls: int
+    mutations: int | None  # None when the proxy was off
+
+    @classmethod
+    def of(cls, trace: Trace) -> TrialFigures:
+        # A model grader's verdicts are another kind of evidence: never pooled with the code checks' rate
+        # (the console lists them apart; runner/judge/grader.py). The verdict itself counts them where they gate.
+        checked = [a for a in trace.assertions if a.grader == "code"]
+        counted = sum(a.status != "not_run" for a in checked)
+        return cls(
+            trace=trace,
+            series=series_key(trace),
+            assertions_passed=sum(a.status == "passed" for a in checked),
+            assertions_counted=counted,
+            assertions_not_run=len(checked) - counted,
+            tokens=tokens_total(trace),
+            tool_calls=len(trace.calls),
+            mutations=trace.mutation_total if trace.network.available else None,
+        )
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Trials by verdict; ``missing``: planned trials with no trace."""
+
+    passed: int = 0
+    failed: int = 0
+    not_run: int = 0
+    missing: int = 0
+
+    @classmethod
+    def of(cls, traces: Iterable[Trace], missing: int = 0) -> Counts:
+        c = Counter(t.verdict for t in traces)
+        return cls(passed=c["passed"], failed=c["failed"], not_run=c["not_run"], missing=missing)
+
+    @property
+    def trials(self) -> int:
+        """Trials with a trace."""
+        return self.passed + self.failed + self.not_run
+
+    @property
+    def ran(self) -> int:
+        return self.passed + self.failed
+
+    def as_dict(self) -> dict[str, int]:
+        return {"trials": self.trials, "passed": self.passed, "failed": self.failed, "not_run": self.not_run} | (
+            {"missing": self.missing} if self.missing else {}
+        )
+
+
+@dataclass(frozen=True)
+class CostSummary:
+    """What the trials cost: wall time, tool calls and, for model agents, tokens and money.
+
+    ``*_per_trial`` divide by the trials, ``*_per_case`` by the cases (each case's
+    trials summed). ``tokens``/``cost_usd`` are None when no trial reported them.
+    """
+
+    trials: int
+    cases: int
+    wall_ms: float
+    tool_calls: int
+    tokens: int | None
+    cost_usd: float | None
+
+    @classmethod
+    def of(cls, traces: Sequence[Trace]) -> CostSummary:
+        toks = [n for t in traces if (n := tokens_total(t)) is not None]
+        costs = [t.cost_usd for t in traces if t.cost_usd is not None]
+        return cls(
+            trials=len(traces),
+            cases=len({t.case_id for t in traces}),
+            wall_ms=sum(t.duration_ms for t in traces),
+            tool_calls=sum(len(t.calls) for t in traces),
+            tokens=sum(toks) if toks else None,
+            cost_usd=sum(costs) if costs else None,
+        )
+
+    @staticmethod
+    def _per(value: float | None, n: int) -> float | None:
+        return None if value is None or n == 0 else value / n
+
+    @property
+    def wall_ms_per_trial(self) -> float | None:
+        return self._per(self.wall_ms, self.trials)
+
+    @property
+    def wall_ms_per_case(self) -> float | None:
+        return self._per(self.wall_ms, self.cases)
+
+    @property
+    def tool_calls_per_trial(self) -> float | None:
+        return self._per(self.tool_calls, self.trials)
+
+    @property
+    def tool_calls_per_case(self) -> float | None:
+        return self._per(self.tool_calls, self.cases)
+
+    @property
+    def tokens_per_trial(self) -> float | None:
+        return self._per(self.tokens, self.trials)
+
+    @property
+    def tokens_per_case(self) -> float | None:
+        return self._per(self.tokens, self.cases)
+
+    @property
+    def cost_per_trial(self) -> float | None:
+        return self._per(self.cost_usd, self.trials)
+
+    @property
+    def cost_per_case(self) -> float | None:
+        return self._per(self.cost_usd, self.cases)
+
+    def text(self) -> str:
+        parts = [
+            f"{self.trials} trial(s), {self.cases} case(s)",
+            f"wall {seconds(self.wall_ms_per_trial)}/trial, {seconds(self.wall_ms_per_case)}/case",
+            f"tool calls {num(self.tool_calls_per_trial)}/trial, {num(self.tool_calls_per_case)}/case",
+        ]
+        if self.tokens is not None:
+            parts.append(f"tokens {num(self.tokens_per_trial, 0)}/trial, {num(self.tokens_per_case, 0)}/case")
+        if self.cost_usd is not None:
+            parts.append(f"{money(self.cost_per_trial)}/trial, {money(self.cost_per_case)}/case")
+        return " · ".join(parts)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "trials": self.trials,
+            "cases": self.cases,
+            "wall_ms": round(self.wall_ms, 1),
+            "tool_calls": self.tool_calls,
+            "tokens": self.tokens,
+            "cost_usd": self.cost_usd,
+        }
+
+
+# --------------------------------------------------------------------------- the plan and completeness
+
+
+@dataclass(frozen=True)
+class PlannedTrial:
+    case_id: str
+    trial_index: int
+    trial_id: str
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """``<run dir>/plan.json``: the trials a run set out to play (cases × trials), written before the first."""
+
+    run_id: str
+    trials: tuple[PlannedTrial, ...]
+    cases: tuple[tuple[str, str], ...] = ()  # (id, file)
+    trials_per_case: int = 1
+    agent: str = ""
+    model: str | None = None
+    evidence_kind: str = "deterministic"
+    created_at: str = ""
+    plan_hash: str = ""  # the whole plan's identity, the same in every shard of it
+    shard: tuple[int, int, int] | None = None  # (index, count, trials in the whole plan) of a shard's run
+
+    @classmethod
+    def from_json(cls, data: Any) -> RunPlan:
+        """Raises ValueError when the data is not a plan."""
+        try:
+            return cls(
+                run_id=str(data["run_id"]),
+                trials=tuple(
+                    PlannedTrial(str(t["case_id"]), int(t["trial_index"]), str(t["trial_id"])) for t in data["trials"]
+                ),
+                cases=tuple((str(c["id"]), str(c.get("file", ""))) for c in data.get("cases", [])),
+                trials_per_case=int(data.get("trials_per_case", 1)),
+                agent=str(data.get("agent") or ""),
+                model=data.get("model"),
+                evidence_kind=str(data.get("evidence_kind") or "deterministic"),
+                created_at=str(data.get("created_at") or ""),
+                plan_hash=str(data.get("plan_hash") or ""),
+                shard=_shard_info(data.get("shard")),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
+            raise ValueError(f"not a run plan ({type(err).__name__}: {err})") from err
+
+    @classmethod
+    def read(cls, run_dir: Path) -> RunPlan | None:
+        """The plan of a run directory; None when it has none. Raises ValueError on a malformed one."""
+        path = Path(run_dir) / PLAN_FILE
+        if not path.is_file():
+            return None
+        try:
+            return cls.from_json(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise ValueError(f"{path}: unreadable run plan: {err}") from err
+        except ValueError as err:
+            raise ValueError(f"{path}: {err}") from err
+
+    @classmethod
+    def of(cls, run_id: str, cases: Sequence[tuple[str, str]], trials: int, trial_id: Any, **who: Any) -> RunPlan:
+        """A plan in memory: every case × ``trials``; ``trial_id(case_id, index)`` names each trial.
+
+        ``who``: the plan's ``agent``, ``model`` and ``evidence_kind``."""
+        planned = tuple(PlannedTrial(cid, i, trial_id(cid, i)) for cid, _ in cases for i in range(trials))
+        return cls(run_id=run_id, trials=planned, cases=tuple(cases), trials_per_case=trials, **who)
+
+    def series(self) -> SeriesKey:
+        if self.evidence_kind == "deterministic":
+            return ("deterministic",)
+        return (self.evidence_kind, self.agent, self.model or "")
+
+
+def _shard_info(data: Any) -> tuple[int, int, int] | None:
+    if data is None:
+        return None
+    return int(data["index"]), int(data["count"]), int(data["planned_trials"])
+
+
+@dataclass(frozen=True)
+class RunStatus:
+    """One run directory: ``planned`` is None when it has no plan (completeness unknown)."""
+
+    run_id: str
+    planned: int | None
+    traced: int  # planned trials that have a trace (all traces, without a plan)
+    missing: tuple[PlannedTrial, ...] = ()
+
+
+@dataclass(frozen=True)
+class Completeness:
+    runs: tuple[RunStatus, ...]
+
+    @property
+    def state(self) -> Literal["complete", "incomplete", "unknown"]:
+        if any(r.missing for r in self.runs):
+            return "incomplete"
+        if not self.runs or any(r.planned is None for r in self.runs):
+            return "unknown"
+        return "complete"
+
+    @property
+    def planned(self) -> int:
+        return sum(r.planned or 0 for r in self.runs)
+
+    @property
+    def traced(self) -> int:
+        return sum(r.traced for r in self.runs if r.planned is not None)
+
+    @property
+    def missing(self) -> tuple[PlannedTrial, ...]:
+        return tuple(m for r in self.runs for m in r.missing)
+
+    @property
+    def unplanned_runs(self) -> tuple[str, ...]:
+        return tuple(r.run_id for r in self.runs if r.planned is None)
+
+    def text(self) -> str:
+        """One line: "complete: 6 of 6 trials", "incomplete: 4 of 6 trials (…)" or why it is unknown."""
+        if self.state == "unknown":
+            runs = ", ".join(self.unplanned_runs) or "no run"
+            return f"completeness unknown: no {PLAN_FILE} in {runs} (the planned trials are not recorded)"
+        head = f"{self.state}: {self.traced} of {self.planned} trials"
+        if self.state == "complete":
+            return head
+        ids = [m.trial_id for m in self.missing]
+        shown = ", ".join(ids[:8]) + (f", … ({len(ids) - 8} more)" if len(ids) > 8 else "")
+        tail = f"; completeness unknown for {', '.join(self.unplanned_runs)}" if self.unplanned_runs else ""
+        return f"{head} ({len(ids)} planned trial(s) have no trace: {shown}){tail}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "state": self.state,
+            # over the runs that have a plan; None when none has
+            "planned": self.planned if len(self.unplanned_runs) < len(self.runs) else None,
+            "traced": self.traced if len(self.unplanned_runs) < len(self.runs) else None,
+            "missing": [m.trial_id for m in self.missing],
+            "unplanned_runs": list(self.unplanned_runs),
+            "text": self.text(),
+        }
+
+
+# --------------------------------------------------------------------------- cases and series
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """One case in one series: its trials, counts, both rates, pass@k / pass^k and cost."""
+
+    case_id: str
+    behaviour: str
+    title: str
+    case_file: str
+    trials: tuple[TrialFigures, ...]
+    counts: Counts
+    score: CaseScore | None  # None when no trial ran
+    assertions_passed: int  # over the trials that ran
+    assertions_counted: int
+    pass_at: dict[int, float | None]
+    pass_hat: dict[int, float | None]
+    cost: CostSummary
+    missing: tuple[str, ...] = ()  # planned trial ids without a trace
+
+    @property
+    def case_pass_rate(self) -> float | None:
+        return self.score.case_pass_rate if self.score else None
+
+    @property
+    def assertion_pass_rate(self) -> float | None:
+        return self.score.assertion_pass_rate if self.score else None
+
+    @property
+    def verdict(self) -> str:
+        """failed when a trial failed; passed when one passed; else not_run (nothing ran)."""
+        return "failed" if self.counts.failed else "passed" if self.counts.passed else "not_run"
+
+
+@dataclass(frozen=True)
+class SeriesResult:
+    """One kind of evidence (deterministic, or one agent and model): its cases and suite figures."""
+
+    key: SeriesKey
+    cases: tuple[CaseResult, ...]
+    counts: Counts
+    score: SuiteScore | None  # None when no trial ran
+    ks: tuple[int, ...]
+    cost: CostSummary
+    assertions_passed: int
+    assertions_counted: int
+
+    @property
+    def label(self) -> str:
+        return series_label(self.key)
+
+    @property
+    def kind(self) -> str:
+        return self.key[0]
+
+    @property
+    def traces(self) -> list[Trace]:
+        return [f.trace for c in self.cases for f in c.trials]
+
+    @property
+    def is_model(self) -> bool:
+        return self.kind != "deterministic" and any(t.tokens or t.cost_usd is not None or t.model for t in self.traces)
+
+    def case(self, case_id: str) -> CaseResult | None:
+        return next((c for c in self.cases if c.case_id == case_id), None)
+
+
+@dataclass(frozen=True)
+class Results:
+    series: tuple[SeriesResult, ...]
+    trials: tuple[TrialFigures, ...]  # in the order given (run order)
+    counts: Counts  # trials by verdict over every series: counts only, never a rate
+    completeness: Completeness
+    case_ids: tuple[str, ...]
+
+    @property
+    def traces(self) -> list[Trace]:
+        return [f.trace for f in self.trials]
+
+    @property
+    def run_ids(self) -> list[str]:
+        return sorted({t.run_id for t in self.traces} | {r.run_id for r in self.completeness.runs if r.run_id})
+
+    @property
+    def repeated(self) -> bool:
+        """Some case has more than one trial (or planned trial) in a series: one row per case, not per trial."""
+        return any(len(c.trials) + len(c.missing) > 1 for s in self.series for c in s.cases)
+
+    def get(self, key: SeriesKey | str) -> SeriesResult | None:
+        want = (key,) if isinstance(key, str) else key
+        return next((s for s in self.series if s.key == want), None)
+
+    @property
+    def problems(self) -> list[TrialFigures]:
+        """Trials that did not pass, in run order."""
+        return [f for f in self.trials if f.trace.verdict != "passed"]
+
+
+@dataclass
+class RunInput:
+    """The traces of one run directory and its plan (None: a run from before plans)."""
+
+    traces: list[Trace]
+    plan: RunPlan | None = None
+    run_id: str = ""
+
+
+def _status(run: RunInput) -> RunStatus:
+    run_id = run.run_id or (run.plan.run_id if run.plan else "") or next((t.run_id for t in run.traces), "")
+    if run.plan is None:
+        return RunStatus(run_id=run_id, planned=None, traced=len(run.traces))
+    have = {t.trial_id for t in run.traces}
+    missing = tuple(p for p in run.plan.trials if p.trial_id not in have)
+    return RunStatus(
+        run_id=run_id, planned=len(run.plan.trials), traced=len(run.plan.trials) - len(missing), missing=missing
+    )
+
+
+def _missing_series(run: RunInput) -> SeriesKey:
+    """A missing trial belongs to the series its run's traces are (else the plan's)."""
+    keys = Counter(series_key(t) for t in run.traces)
+    return keys.most_common(1)[0][0] if keys else run.plan.series() if run.plan else ("deterministic",)
+
+
+def _case_result(
+    case_id: str, trials: list[Trace], missing: list[str], info: dict[str, tuple[str, str, str]]
+) -> CaseResult:
+    ran = [t for t in trials if t.verdict != "not_run"]
+    figures = tuple(TrialFigures.of(t) for t in trials)
+    counted = [f for f in figures if f.trace.verdict != "not_run"]
+    score = (
+        CaseScore.from_trials((f.trace.verdict == "passed", f.assertions_passed, f.assertions_counted) for f in counted)
+        if ran
+        else None
+    )
+    behaviour, title, case_file = info[case_id]
+    return CaseResult(
+        case_id=case_id,
+        behaviour=behaviour,
+        title=title,
+        case_file=case_file,
+        trials=figures,
+        counts=Counts.of(trials, missing=len(missing)),
+        score=score,
+        assertions_passed=sum(f.assertions_passed for f in counted),
+        assertions_counted=sum(f.assertions_counted for f in counted),
+        pass_at={k: score.pass_at(k) if score and score.n >= k else None for k in PASS_K},
+        pass_hat={k: score.pass_hat(k) if score and score.n >= k else None for k in PASS_K},
+        cost=CostSummary.of(trials),
+        missing=tuple(missing),
+    )
+
+
+def _series_result(key: SeriesKey, cases: list[CaseResult]) -> SeriesResult:
+    scored = [(c.case_id, c.behaviour, c.score) for c in cases if c.score is not None]
+    max_n = max((s.n for _, _, s in scored), default=0)
+    ks = tuple(k for k in PASS_K if k <= max_n)
+    traces = [f.trace for c in cases for f in c.trials]
+    return SeriesResult(
+        key=key,
+        cases=tuple(cases),
+        counts=Counts(
+            passed=sum(c.counts.passed for c in cases),
+            failed=sum(c.counts.failed for c in cases),
+            not_run=sum(c.counts.not_run for c in cases),
+            missing=sum(c.counts.missing for c in cases),
+        ),
+        score=SuiteScore.from_cases(scored, ks=ks) if scored else None,
+        ks=ks,
+        cost=CostSummary.of(traces),
+        assertions_passed=sum(c.assertions_passed for c in cases),
+        assertions_counted=sum(c.assertions_counted for c in cases),
+    )
+
+
+def _series_order(key: SeriesKey) -> tuple[bool, SeriesKey]:
+    return (key != ("deterministic",), key)
+
+
+def build_results(runs: Sequence[RunInput]) -> Results:
+    """Everything the reports show, from the traces (and plans) of one or more run directories."""
+    statuses = tuple(_status(r) for r in runs)
+    traces = [t for r in runs for t in r.traces]
+    info: dict[str, tuple[str, str, str]] = {}
+    by_series: dict[SeriesKey, dict[str, list[Trace]]] = defaultdict(lambda: defaultdict(list))
+    missing: dict[SeriesKey, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for t in traces:
+        info.setdefault(t.case_id, (t.behaviour, t.title, t.case_file))
+        by_series[series_key(t)][t.case_id].append(t)
+    for run, status in zip(runs, statuses, strict=True):
+        key = _missing_series(run)
+        files = dict(run.plan.cases) if run.plan else {}
+        for m in status.missing:
+            info.setdefault(m.case_id, ("", "", files.get(m.case_id, "")))
+            missing[key][m.case_id].append(m.trial_id)
+    case_ids = tuple(dict.fromkeys([*(t.case_id for t in traces), *(m.case_id for s in statuses for m in s.missing)]))
+    series = []
+    for key in sorted(set(by_series) | set(missing), key=_series_order):
+        ids = [cid for cid in case_ids if cid in by_series[key] or cid in missing[key]]
+        rows = [_case_result(cid, by_series[key].get(cid, []), missing[key].get(cid, []), info) for cid in ids]
+        series.append(_series_result(key, rows))
+    return Results(
+        series=tuple(series),
+        trials=tuple(TrialFigures.of(t) for t in traces),
+        counts=Counts.of(traces, missing=sum(len(s.missing) for s in statuses)),
+        completeness=Completeness(statuses),
+        case_ids=case_ids,
+    )
+
+
+def results_of(traces: Sequence[Trace], plan: RunPlan | None = None) -> Results:
+    """The results of one run's traces (completeness unknown without its plan)."""
+    return build_results([RunInput(list(traces), plan)])
+
+
+def as_results(results_or_traces: Results | Sequence[Trace]) -> Results:
+    """Results as they are, or the results of one run's traces (what every view accepts)."""
+    return results_or_traces if isinstance(results_or_traces, Results) else results_of(results_or_traces)

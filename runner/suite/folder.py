@@ -1,0 +1,182 @@
+"""A suite: a folder of case files and the one ``suite.yaml`` beside them that describes it.
+
+``suite.yaml`` says which site the cases are for (the embedded demo site, or a
+site config: base URL, hooks, network policy — ``runner.suite.site.SiteConfig``
+unchanged), where the catalog is, which behaviours the suite defines and how
+many cases each needs, and which other YAML files in the folder are not cases.
+``validate`` and ``run`` take all of it from the folder they are pointed at
+(or the folder of the case files they are given), never from the package's
+own ``cases/``; every message names the config and catalog it used.
+
+A folder without ``suite.yaml`` is read with the seed suite's rules (its ten
+behaviours, two cases each) and no site: every message says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from runner.suite.case import BEHAVIOURS
+from runner.suite.loader import case_files
+from runner.suite.site import SiteConfig
+
+SUITE_FILE = "suite.yaml"
+DEFAULT_CATALOG = "catalog.json"
+
+
+class SuiteError(Exception):
+    """A suite that cannot be used; the message is one line for the user."""
+
+
+class SuiteConfig(BaseModel):
+    """The contents of ``suite.yaml``; every key optional."""
+
+    model_config = ConfigDict(extra="forbid")
+    site: Literal["demo"] | SiteConfig | None = Field(
+        default=None,
+        description="'demo': the embedded demo site, started per run in test mode; or a site config "
+        "(base_url, hooks, network policy); none: give --base-url (and --site-config) on the command line",
+    )
+    catalog: str | None = Field(
+        default=None, description=f"the site's tools per route, relative to the folder (default {DEFAULT_CATALOG})"
+    )
+    behaviours: dict[str, str] | None = Field(
+        default=None, description="behaviour -> what it tests; default: the seed suite's ten"
+    )
+    min_cases_per_behaviour: int = Field(default=2, ge=0, description="a whole-suite check: cases each behaviour needs")
+    ignore: list[str] = Field(
+        default_factory=list, description="globs of YAML files in the folder that are not cases (labels, notes)"
+    )
+
+    @field_validator("behaviours")
+    @classmethod
+    def _named(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        if value is not None and not value:
+            raise ValueError("an empty list of behaviours leaves no case valid; omit it for the seed suite's ten")
+        return value
+
+
+@dataclass
+class Suite:
+    """One suite as the commands use it: its folder, its config, and where each came from."""
+
+    folder: Path | None
+    config: SuiteConfig = field(default_factory=SuiteConfig)
+    config_file: Path | None = None
+
+    @property
+    def behaviours(self) -> dict[str, str]:
+        return self.config.behaviours if self.config.behaviours is not None else BEHAVIOURS
+
+    def catalog_path(self) -> tuple[Path | None, bool]:
+        """The catalog file, and whether suite.yaml names it (then it must exist)."""
+        if self.folder is None:
+            return None, False
+        if self.config.catalog:
+            return self.folder / self.config.catalog, True
+        return self.folder / DEFAULT_CATALOG, False
+
+    def describe(self) -> str:
+        """Which config the suite used, for every message."""
+        if self.config_file is not None:
+            return f"suite config {self.config_file}"
+        where = f" in {self.folder}" if self.folder is not None else ""
+        return f"no {SUITE_FILE}{where}: the seed suite's behaviours and rules"
+
+    def case_files(self, paths: list[Path]) -> list[Path]:
+        """The case files among ``paths``: a folder gives its case files (never suite.yaml or what it ignores)."""
+        return case_files(paths, self.config.ignore)
+
+
+def read_suite_config(path: Path) -> SuiteConfig:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise SuiteError(f"{path}: cannot read: {err.strerror}") from None
+    except UnicodeDecodeError as err:
+        raise SuiteError(f"{path}: not UTF-8 ({err.reason} at byte {err.start})") from None
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark else ""
+        raise SuiteError(f"{path}{line}: not valid YAML: {getattr(err, 'problem', None) or err}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise SuiteError(f"{path}: a suite config is a YAML mapping (site, catalog, behaviours, ...)")
+    try:
+        return SuiteConfig.model_validate(data)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"] if not str(p).startswith(("function-", "literal[")))
+        message = "unknown field" if first["type"] == "extra_forbidden" else first["msg"]
+        more = f" (and {len(err.errors()) - 1} more)" if len(err.errors()) > 1 else ""
+        raise SuiteError(f"{path}: {where or 'suite'}: {message}{more}") from None
+
+
+def suite_folder(paths: list[Path]) -> Path | None:
+    """The one folder the given cases come from; cases of two suites in one command are refused."""
+    folders = list(dict.fromkeys((p if p.is_dir() else p.parent).resolve() for p in paths))
+    with_config = [f for f in folders if (f / SUITE_FILE).is_file()]
+    if len(with_config) > 1:
+        configs = ", ".join(str(f / SUITE_FILE) for f in with_config)
+        raise SuiteError(f"cases from more than one suite: {configs}; run each alone")
+    if with_config:
+        return with_config[0]
+    return folders[0] if folders else None
+
+
+def find_suite(paths: list[Path], suite_dir: Path | None = None) -> Suite:
+    """The suite of these case paths (or of ``--suite DIR``), with its config read and checked."""
+    if suite_dir is not None:
+        if not suite_dir.is_dir():
+            raise SuiteError(f"--suite {suite_dir}: not a folder")
+        folder: Path | None = suite_dir.resolve()
+    else:
+        folder = suite_folder(paths)
+    if folder is None:
+        return Suite(None)
+    config_file = folder / SUITE_FILE
+    if not config_file.is_file():
+        return Suite(folder)
+    return Suite(folder, read_suite_config(config_file), shown_path(config_file))
+
+
+def shown_path(path: Path) -> Path:
+    """A path as the user would type it: relative to the working folder when under it."""
+    try:
+        return path.relative_to(Path.cwd())
+    except ValueError:
+        return path
+
+
+def site_for_run(suite: Suite, base_url: str | None, site_config_file: str | None) -> SiteConfig | None:
+    """The site a run uses: ``--site-config``, else the suite's own; None: the embedded demo (or bare --base-url).
+
+    ``--base-url`` overrides the base URL of either.
+    """
+    if site_config_file:
+        from runner.suite.site import SiteConfigError, load_site_config
+
+        try:
+            return load_site_config(Path(site_config_file), base_url)
+        except SiteConfigError as err:
+            raise SuiteError(f"--site-config {err}") from None
+    site = suite.config.site
+    if not isinstance(site, SiteConfig):
+        return None
+    config = site.model_copy(deep=True)
+    if base_url:
+        config.base_url = base_url
+    if not config.base_url:
+        raise SuiteError(f"{suite.config_file}: site has no base_url: add one, or pass --base-url URL")
+    return config
+
+
+def dump_suite_config(config: SuiteConfig) -> dict[str, Any]:
+    """suite.yaml as written by ``init``: only what is set."""
+    return config.model_dump(mode="json", exclude_defaults=True)

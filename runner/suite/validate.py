@@ -1,0 +1,672 @@
+"""``webmcp-eval validate``: is the suite itself well formed? (``run`` checks the same, first.)
+
+Seed 000's ``evals:validate``: duplicate IDs, a missing start route, an unknown
+behaviour, tool or matcher, a behaviour with fewer than two cases, a reference
+plan that does not satisfy its own case's input schemas or expectations. Beyond
+that, every rule is checked against what it refers to, so that a rule that can
+never fire is an error and never a silent pass: argument names and matcher
+shapes against the tool's input schema, ``step:`` against the case's user
+steps, operator arguments by type, capture and state paths by syntax. Every
+problem is reported as file:line with the field path. Passing says nothing
+about any agent.
+
+``load_suite`` is the one code path: ``validate``, ``run`` and ``record`` all
+load and check cases through it, before any browser starts.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from runner.suite.case import (
+    BEHAVIOURS,
+    ExpectedCall,
+    OrderedGroup,
+    UnorderedGroup,
+    UserStep,
+    expected_leaves,
+    has_groups_or_optional,
+)
+from runner.suite.folder import Suite, find_suite, shown_path
+from runner.suite.loader import LoadedCase, Problem, field_path, load_cases
+from runner.suite.matchers import COMPARISONS, PathError, is_operator, matcher_problems, parse_path, refs_in
+
+MIN_CASES_PER_BEHAVIOUR = 2
+MAX_ID_LENGTH = 100  # ids name trace, fixture and screenshot files
+CATALOG_FILE = "catalog.json"
+_SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+
+class CatalogError(Exception):
+    """A catalog file that cannot be used; the message is one line for the user."""
+
+
+class SuiteCatalog:
+    """The site's tools per route pattern (``catalog.json`` beside the cases), for static checks.
+
+    A test compares the demo's with what the live demo site registers, so it cannot drift.
+    """
+
+    def __init__(self, data: Any, source: str = "the given catalog"):
+        routes = data.get("routes") if isinstance(data, dict) else None
+        shape_ok = isinstance(routes, dict) and all(
+            isinstance(tools, dict) and all(isinstance(s, dict) for s in tools.values()) for tools in routes.values()
+        )
+        if not shape_ok:
+            raise CatalogError(
+                f'{source}: not a catalog: expected {{"routes": {{"/route": {{"tool": {{input schema}}}}}}}}'
+            )
+        self.routes: dict[str, dict[str, Any]] = routes
+        self.source = source
+
+    @classmethod
+    def load(cls, path: Path) -> SuiteCatalog:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise CatalogError(f"catalog {path}: no such file") from None
+        except IsADirectoryError:
+            raise CatalogError(f"catalog {path}: is a directory, not a JSON file") from None
+        except OSError as err:
+            raise CatalogError(f"catalog {path}: cannot read: {err.strerror}") from None
+        except UnicodeDecodeError as err:
+            raise CatalogError(f"catalog {path}: not UTF-8 ({err.reason} at byte {err.start})") from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise CatalogError(f"catalog {path}:{err.lineno}: not valid JSON: {err.msg}") from None
+        return cls(data, str(path))
+
+    def route_pattern(self, route: str) -> str | None:
+        parts = route.split("?")[0].strip("/").split("/")
+        for pattern in self.routes:
+            pat = pattern.strip("/").split("/")
+            if len(pat) == len(parts) and all(p.startswith("{") or p == r for p, r in zip(pat, parts, strict=True)):
+                return pattern
+        return None
+
+    def tools(self) -> set[str]:
+        return {name for tools in self.routes.values() for name in tools}
+
+    def schemas(self, tool: str) -> list[Any]:
+        return [tools[tool] for tools in self.routes.values() if tool in tools]
+
+    def argument_names(self, tool: str) -> set[str] | None:
+        """The argument names ``tool`` takes on any route, or None when a schema leaves them open."""
+        names: set[str] = set()
+        for schema in self.schemas(tool):
+            props = schema.get("properties")
+            extra = schema.get("additionalProperties", False)
+            if not isinstance(props, dict) or extra not in (False, None) or "patternProperties" in schema:
+                return None
+            names |= set(props)
+        return names
+
+    def argument_schemas(self, tool: str, name: str) -> list[dict[str, Any]]:
+        return [s["properties"][name] for s in self.schemas(tool) if name in (s.get("properties") or {})]
+
+
+def find_catalog(paths: list[str], explicit: str | None, suite: Suite | None = None) -> tuple[SuiteCatalog | None, str]:
+    """The catalog for these case paths, and a line that says which one (or that there is none).
+
+    ``--catalog FILE`` must exist and parse (else CatalogError); then the one
+    the suite's ``suite.yaml`` names (it must exist too); then the
+    ``catalog.json`` in the suite's folder, never one from another suite.
+    """
+    if explicit:
+        catalog = SuiteCatalog.load(Path(explicit))
+        return catalog, f"tools checked against {explicit}"
+    suite = suite if suite is not None else find_suite([Path(p) for p in paths])
+    candidate, named = suite.catalog_path()
+    if candidate is not None and (named or candidate.is_file()):
+        shown = shown_path(candidate)
+        return SuiteCatalog.load(candidate), f"tools checked against {shown}"
+    looked = str(shown_path(candidate)) if candidate is not None else CATALOG_FILE
+    return None, (
+        f"no catalog (looked for {looked}): tool names, arguments and routes are NOT checked; "
+        f"turn the checks on with --catalog FILE or a {CATALOG_FILE} beside the cases"
+    )
+
+
+def load_suite(
+    paths: Iterable[str | Path], catalog: SuiteCatalog | None, whole_suite: bool = True, suite: Suite | None = None
+) -> tuple[list[LoadedCase], list[Problem]]:
+    """Load and validate cases: the cases that loaded, and every problem of every file."""
+    suite = suite if suite is not None else Suite(None)
+    loaded, problems = load_cases(paths, suite.config.ignore)
+    rules = (suite.behaviours, suite.config.min_cases_per_behaviour)
+    return loaded, problems + validate_suite(loaded, catalog, whole_suite, rules)
+
+
+def split_valid(loaded: list[LoadedCase], problems: list[Problem]) -> tuple[list[LoadedCase], list[str]]:
+    """The cases with no problem, and the files of the rest (for ``run --skip-invalid``).
+
+    Every case that shares its id with another is left out: which of them was
+    meant cannot be known, and results are keyed by id.
+    """
+    bad_files = {p.file for p in problems if p.of_case}
+    counts: dict[str, int] = defaultdict(int)
+    for lc in loaded:
+        counts[lc.case.id] += 1
+    valid = [lc for lc in loaded if lc.file not in bad_files and counts[lc.case.id] == 1]
+    kept = {lc.file for lc in valid}
+    skipped = sorted(bad_files | {lc.file for lc in loaded if lc.file not in kept})
+    return valid, skipped
+
+
+def validate_suite(
+    cases: list[LoadedCase],
+    catalog: SuiteCatalog | None,
+    whole_suite: bool = True,
+    rules: tuple[dict[str, str], int] = (BEHAVIOURS, MIN_CASES_PER_BEHAVIOUR),
+) -> list[Problem]:
+    """All problems; ``whole_suite`` adds the coverage rule (``rules``: the suite's behaviours, cases each)."""
+    problems: list[Problem] = []
+    problems += _duplicates(cases)
+    problems += _behaviours(cases, whole_suite, *rules)
+    for lc in cases:
+        problems += _case_problems(lc, catalog)
+    return sorted(problems, key=lambda p: (p.file, p.line))
+
+
+def _duplicates(cases: list[LoadedCase]) -> list[Problem]:
+    seen: dict[str, LoadedCase] = {}
+    out = []
+    for lc in cases:
+        first = seen.setdefault(lc.case.id, lc)
+        if first is not lc:
+            out.append(
+                Problem(
+                    lc.file,
+                    lc.line_of("id"),
+                    "id",
+                    f"duplicate case id {lc.case.id} (first in {first.file}:{first.line_of('id')}); "
+                    "results are kept per id, so every case needs its own",
+                )
+            )
+    return out
+
+
+def _behaviours(cases: list[LoadedCase], whole_suite: bool, behaviours: dict[str, str], least: int) -> list[Problem]:
+    by: dict[str, list[LoadedCase]] = defaultdict(list)
+    out = []
+    for lc in cases:
+        if lc.case.behaviour not in behaviours:
+            out.append(
+                Problem(
+                    lc.file,
+                    lc.line_of("behaviour"),
+                    "behaviour",
+                    f"unknown behaviour {lc.case.behaviour!r}; one of: {', '.join(behaviours)}",
+                )
+            )
+        else:
+            by[lc.case.behaviour].append(lc)
+    for behaviour, group in by.items():
+        if whole_suite and len(group) < least:
+            lc = group[0]
+            out.append(
+                Problem(
+                    lc.file,
+                    lc.line_of("behaviour"),
+                    "behaviour",
+                    f"behaviour {behaviour} has {len(group)} case(s); the suite needs at least "
+                    f"{least} per behaviour (min_cases_per_behaviour)",
+                    of_case=False,
+                )
+            )
+    return out
+
+
+def _at(lc: LoadedCase, loc: tuple, message: str) -> Problem:
+    """A problem at the line of ``loc`` (or its deepest part in the file), named by ``loc``."""
+    return Problem(lc.file, lc.line_of(*loc), field_path(loc), message)
+
+
+def _case_problems(lc: LoadedCase, catalog: SuiteCatalog | None) -> list[Problem]:
+    case, out = lc.case, []
+    out += _id_problems(lc)
+    if catalog is not None and catalog.route_pattern(case.start_route) is None:
+        out.append(_at(lc, ("start_route",), f"{case.start_route} is not a route of the site"))
+    out += _plan_problems(lc, catalog)
+    out += _expectation_problems(lc, catalog)
+    out += plan_satisfies_expectations(lc)
+    return out
+
+
+def _id_problems(lc: LoadedCase) -> list[Problem]:
+    """The id names files (traces, fixtures, screenshots): it must be a short, plain file name."""
+    case_id = lc.case.id
+    if len(case_id) > MAX_ID_LENGTH:
+        return [_at(lc, ("id",), f"the id is {len(case_id)} characters; at most {MAX_ID_LENGTH} (it names files)")]
+    if not _SAFE_ID.fullmatch(case_id):
+        return [_at(lc, ("id",), "the id names files: use letters, digits, '.', '_' and '-' only")]
+    return []
+
+
+def _plan_problems(lc: LoadedCase, catalog: SuiteCatalog | None) -> list[Problem]:
+    out: list[Problem] = []
+    known = catalog.tools() if catalog is not None else set()
+    captured: set[str] = set()
+    for si, step in enumerate(lc.case.steps):
+        if not isinstance(step, UserStep):
+            continue
+        for hi, turn in enumerate(step.history):
+            name = getattr(turn, "call", None)
+            if catalog is not None and name is not None and name not in known:
+                out.append(_at(lc, ("steps", si, "history", hi, "call"), f"unknown tool {name!r} in the history"))
+        for pi, planned in enumerate(step.plan):
+            where = ("steps", si, "plan", pi)
+            if catalog is not None and planned.call not in known:
+                out.append(_at(lc, (*where, "call"), f"unknown tool {planned.call!r}"))
+            for name in refs_in(planned.args):
+                if name not in captured:
+                    out.append(_at(lc, (*where, "args"), f"$ref {name!r} is used before the plan captures it"))
+            out += _plan_value_problems(lc, (*where, "args"), planned.args)
+            if catalog is not None and planned.call in known and not refs_in(planned.args):
+                out += _schema_problems(lc, where, planned.call, planned.args, catalog)
+            out += _capture_problems(lc, where, planned.capture)
+            captured |= set(planned.capture)
+    return out
+
+
+def _plan_value_problems(lc: LoadedCase, where: tuple, value: Any) -> list[Problem]:
+    """Plan arguments are values sent as written; only ``{$ref: name}`` is replaced."""
+    if isinstance(value, dict):
+        if is_operator(value) and set(value) != {"$ref"}:
+            return [
+                _at(
+                    lc,
+                    where,
+                    f"the reference plan sends values as written; only {{$ref: name}} is replaced, "
+                    f"not {', '.join(map(str, value))}",
+                )
+            ]
+        return [p for k, v in value.items() for p in _plan_value_problems(lc, (*where, k), v)]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _plan_value_problems(lc, (*where, i), v)]
+    return []
+
+
+def _capture_problems(lc: LoadedCase, where: tuple, capture: dict[str, str]) -> list[Problem]:
+    out = []
+    for name, path in capture.items():
+        try:
+            first = parse_path(path)[0]
+        except PathError as err:
+            out.append(_at(lc, (*where, "capture", name), str(err)))
+            continue
+        if first not in ("args", "result"):
+            out.append(
+                _at(lc, (*where, "capture", name), f"a capture path starts at args or result, not {first!r}: {path}")
+            )
+    return out
+
+
+def _schema_problems(lc: LoadedCase, where: tuple, tool: str, args: dict, catalog: SuiteCatalog) -> list[Problem]:
+    """The planned arguments must fit the tool's schema on at least one route."""
+    errors = []
+    for schema in catalog.schemas(tool):
+        try:
+            jsonschema.validate(args, schema or {"type": "object"})
+            return []
+        except jsonschema.ValidationError as err:
+            errors.append(err)
+        except jsonschema.SchemaError as err:
+            return [_at(lc, (*where, "call"), f"the catalog's input schema of {tool} is not valid: {err.message}")]
+    err = errors[0]
+    return [
+        _at(
+            lc,
+            (*where, "args", *err.absolute_path),
+            f"the reference plan does not fit {tool}'s input schema: {err.message}",
+        )
+    ]
+
+
+# ---- expectations ----------------------------------------------------------------
+
+
+def _expectation_problems(lc: LoadedCase, catalog: SuiteCatalog | None) -> list[Problem]:
+    out = []
+    calls = lc.case.expect.calls
+    user_steps = [si for si, s in enumerate(lc.case.steps) if isinstance(s, UserStep)]
+    rules: list[tuple[str, tuple, Any]] = [("expected", where, item) for where, item in expected_leaves(calls.expected)]
+    rules += [("forbidden", ("expect", "calls", "forbidden", i), item) for i, item in enumerate(calls.forbidden)]
+    for group, where, item in rules:
+        if catalog is not None and item.tool not in catalog.tools():
+            out.append(_at(lc, (*where, "tool"), f"unknown tool {item.tool!r}"))
+        elif catalog is not None:
+            out += _argument_problems(lc, where, item.tool, item.args, catalog)
+        out += _matcher_problems(lc, (*where, "args"), item.args)
+        if group == "expected":
+            out += _matcher_problems(lc, (*where, "result"), item.result)
+            out += _capture_problems(lc, where, item.capture)
+        if item.step is not None and item.step not in user_steps:
+            out.append(_at(lc, (*where, "step"), _step_message(lc, item.step, user_steps)))
+        if group == "expected" and item.optional and calls.order != "exact":
+            out.append(
+                _at(
+                    lc,
+                    (*where, "optional"),
+                    f"an optional call can never fail under order: {calls.order} (other calls are allowed "
+                    "anyway); it only means something under order: exact",
+                )
+            )
+    state = lc.case.expect.state
+    if state:
+        out += _state_problems(lc, state)
+    for i, ui in enumerate(lc.case.expect.ui):
+        for field in ("value", "text"):
+            out += _matcher_problems(lc, ("expect", "ui", i, field), getattr(ui, field))
+    if lc.case.expect.answer:
+        answer = lc.case.expect.answer
+        empty = [("contains", i) for i, s in enumerate(answer.contains) if not s]
+        empty += [("not_contains", i) for i, s in enumerate(answer.not_contains) if not s]
+        empty += [("contains_any", i) for i, opts in enumerate(answer.contains_any) if not opts or "" in opts]
+        for field, i in empty:
+            out.append(_at(lc, ("expect", "answer", field, i), "an empty text (or list) says nothing about the answer"))
+    return out + _ref_problems(lc)
+
+
+def _step_message(lc: LoadedCase, step: int, user_steps: list[int]) -> str:
+    listing = ", ".join(map(str, user_steps))
+    if 0 <= step < len(lc.case.steps):
+        action = getattr(lc.case.steps[step], "action", "action")
+        return f"step {step} is a {action} action, where the agent makes no calls; the user steps are {listing}"
+    return f"the case has no step {step}; its user steps (0-based) are {listing}"
+
+
+def _matcher_problems(lc: LoadedCase, where: tuple, matcher: Any) -> list[Problem]:
+    return [_at(lc, (*where, *path), message) for path, message in matcher_problems(matcher)]
+
+
+def _state_problems(lc: LoadedCase, state: Any) -> list[Problem]:
+    out = []
+    captured = {name for _, exp in expected_leaves(lc.case.expect.calls.expected) for name in exp.capture}
+    for path, matcher in state.after.items():
+        where = ("expect", "state", "after", path)
+        try:
+            parse_path(path)
+        except PathError as err:
+            out.append(_at(lc, where, str(err)))
+        for name in _PLACEHOLDER.findall(path):
+            if name not in captured:
+                out.append(_at(lc, where, f"{{{name}}} in the path is never captured by an expected call"))
+        out += _matcher_problems(lc, where, matcher)
+    return out
+
+
+def _argument_problems(lc: LoadedCase, where: tuple, tool: str, args: dict, catalog: SuiteCatalog) -> list[Problem]:
+    """Argument names the tool takes, and matchers its schema can satisfy: else the rule never fires."""
+    out = []
+    names = catalog.argument_names(tool)
+    for name, matcher in args.items():
+        loc = (*where, "args", name)
+        if names is not None and name not in names:
+            known = ", ".join(sorted(names)) if names else "none"
+            out.append(_at(lc, loc, f"{tool} has no argument {name!r} (its arguments: {known}), so this never fires"))
+            continue
+        if matcher_problems(matcher):
+            continue  # its shape is the problem (reported once, by _matcher_problems)
+        schemas = catalog.argument_schemas(tool, name)
+        reasons = [_unfit(matcher, s) for s in schemas]
+        if schemas and all(reasons):
+            out.append(_at(lc, loc, f"can never match {tool}'s input schema: {reasons[0]}"))
+    return out
+
+
+_NUMERIC = {"number", "integer"}
+
+
+def _types(schema: dict[str, Any]) -> set[str] | None:
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        kinds = {kind}
+    elif isinstance(kind, list) and all(isinstance(k, str) for k in kind):
+        kinds = set(kind)
+    else:
+        return None
+    return kinds | _NUMERIC if kinds & _NUMERIC else kinds
+
+
+def _unfit(matcher: Any, schema: dict[str, Any]) -> str | None:
+    """Why no value valid under ``schema`` can satisfy ``matcher`` (None: some can, or we cannot tell)."""
+    kinds = _types(schema)
+    if not is_operator(matcher):
+        if isinstance(matcher, dict | list):
+            wanted = "object" if isinstance(matcher, dict) else "array"
+            return None if kinds is None or wanted in kinds else f"the argument is {'/'.join(sorted(kinds))}"
+        try:
+            jsonschema.validate(matcher, schema)
+        except (jsonschema.ValidationError, jsonschema.SchemaError) as err:
+            return err.message
+        return None
+    for op, arg in matcher.items():
+        why = _operator_unfit(op, arg, schema, kinds)
+        if why:
+            return why
+    return None
+
+
+def _operator_unfit(op: str, arg: Any, schema: dict[str, Any], kinds: set[str] | None) -> str | None:
+    if op == "$in" and isinstance(arg, list):
+        reasons = [_unfit(a, schema) for a in arg]
+        return f"none of {json.dumps(arg, ensure_ascii=False)[:80]} fits ({reasons[0]})" if all(reasons) else None
+    if kinds is None:
+        return None
+    needs = {
+        "$type": {arg} | (_NUMERIC if arg in _NUMERIC else set()),
+        "$pattern": {"string"},
+        "$len": {"string", "array", "object"},
+        "$contains": {"string", "array"},
+        **{c: _NUMERIC for c in COMPARISONS},
+    }.get(op)
+    if needs is not None and not needs & kinds:
+        return f"{op} needs {'/'.join(sorted(needs))}, but the argument is {'/'.join(sorted(kinds))}"
+    return None
+
+
+def _ref_problems(lc: LoadedCase) -> list[Problem]:
+    """Every $ref in an expectation names a value an earlier expected call captures."""
+    calls = lc.case.expect.calls
+    out: list[Problem] = []
+    captured: set[str] = set()
+    for where, exp in expected_leaves(calls.expected):
+        for name in refs_in(exp.args) + refs_in(exp.result):
+            if name not in captured | set(exp.capture):
+                out.append(
+                    _at(
+                        lc,
+                        where,
+                        f"$ref {name!r} is never captured by an earlier expected call",
+                    )
+                )
+        captured |= set(exp.capture)
+    places: list[tuple[tuple, Any]] = [
+        (("expect", "calls", "forbidden", i, "args"), rule.args) for i, rule in enumerate(calls.forbidden)
+    ]
+    if lc.case.expect.state:
+        places.append((("expect", "state", "after"), lc.case.expect.state.after))
+    for where, tree in places:
+        for name in refs_in(tree):
+            if name not in captured:
+                out.append(_at(lc, where, f"$ref {name!r} is never captured by an expected call"))
+    return out
+
+
+# ---- the reference plan against the expectations -----------------------------------
+
+
+def plan_satisfies_expectations(lc: LoadedCase) -> list[Problem]:
+    """The reference plan, read statically, makes every expected call (by tool and step, per ``order``)."""
+    planned = [(si, p.call) for si, s in enumerate(lc.case.steps) if isinstance(s, UserStep) for p in s.plan]
+    calls = lc.case.expect.calls
+    if has_groups_or_optional(calls):
+        return _plan_fits_tree(lc, planned) + _plan_forbidden(lc, planned)
+    fits = [
+        [j for j, (si, call) in enumerate(planned) if call == exp.tool and exp.step in (None, si)]
+        for exp in calls.expected
+    ]
+    if calls.order == "set":
+        missing = _unassigned(fits)
+    else:
+        missing, cursor = [], 0
+        for i, options in enumerate(fits):
+            later = [j for j in options if j >= cursor]
+            if calls.order == "exact":
+                later = [j for j in later if j == cursor]
+            if later:
+                cursor = later[0] + 1
+            else:
+                missing.append(i)
+    out = [
+        _at(
+            lc,
+            ("expect", "calls", "expected", i),
+            f"the reference plan never calls {calls.expected[i].tool} here"
+            + (" (order: exact: next in the plan, nothing between)" if calls.order == "exact" else "")
+            + ", so it cannot pass its own case",
+        )
+        for i in missing
+    ]
+    if calls.order == "exact" and not missing and len(planned) > len(calls.expected):
+        extra = ", ".join(call for _, call in planned[len(calls.expected) :])
+        out.append(
+            _at(
+                lc,
+                ("expect", "calls", "order"),
+                f"order: exact allows no other calls, but the reference plan also calls {extra}",
+            )
+        )
+    return out + _plan_forbidden(lc, planned)
+
+
+def _plan_forbidden(lc: LoadedCase, planned: list[tuple[int, str]]) -> list[Problem]:
+    out = []
+    for i, rule in enumerate(lc.case.expect.calls.forbidden):
+        if not rule.args and any(call == rule.tool and rule.step in (None, si) for si, call in planned):
+            out.append(
+                _at(
+                    lc,
+                    ("expect", "calls", "forbidden", i),
+                    f"the reference plan calls {rule.tool}, which the case forbids",
+                )
+            )
+    return out
+
+
+def _plan_fits_tree(lc: LoadedCase, planned: list[tuple[int, str]]) -> list[Problem]:
+    """With groups or optional calls: the checks' own matcher, on the plan's calls by tool and step."""
+    from runner.judge.checks import check_calls
+    from runner.trace import ToolCall, Trace
+
+    calls = lc.case.expect.calls
+    bare = calls.model_copy(
+        update={
+            "expected": _by_tool_only(calls.expected),
+            "forbidden": [],
+            "max_calls": None,
+            "only_active_catalog": False,
+            "no_stale_tools": False,
+            "witness_agrees": False,
+        }
+    )
+    trace = Trace.model_construct(calls=[ToolCall(index=j, step=si, tool=t) for j, (si, t) in enumerate(planned)])
+    out = []
+    for a in check_calls(bare, trace)[0]:
+        if a.status == "passed":
+            continue
+        if a.id == "calls.exact":
+            out.append(
+                _at(
+                    lc,
+                    ("expect", "calls", "order"),
+                    "order: exact allows no other calls, but the reference plan also makes "
+                    + a.why.removeprefix("extra: "),
+                )
+            )
+            continue
+        loc = tuple(int(p) if p.isdigit() else p for p in re.findall(r"[A-Za-z_]+|\d+", a.id))
+        out.append(
+            _at(
+                lc,
+                ("expect", *loc),
+                f"the reference plan never {a.description} here, in the order the "
+                "groups ask, so it cannot pass its own case",
+            )
+        )
+    return out
+
+
+def _by_tool_only(nodes: list[Any]) -> list[Any]:
+    """The tree with only tools, steps and optional kept: what a plan shows before it runs."""
+    out: list[Any] = []
+    for node in nodes:
+        if isinstance(node, ExpectedCall):
+            out.append(ExpectedCall(tool=node.tool, step=node.step, optional=node.optional))
+        elif isinstance(node, OrderedGroup):
+            out.append(OrderedGroup(ordered=_by_tool_only(node.ordered)))
+        else:
+            out.append(UnorderedGroup(unordered=_by_tool_only(node.unordered)))
+    return out
+
+
+def _unassigned(options: list[list[int]]) -> list[int]:
+    """For order: set, the expectations left without a distinct planned call in a maximum matching."""
+    owner: dict[int, int] = {}
+
+    def assign(i: int, seen: set[int]) -> bool:
+        for j in options[i]:
+            if j not in seen:
+                seen.add(j)
+                if j not in owner or assign(owner[j], seen):
+                    owner[j] = i
+                    return True
+        return False
+
+    return [i for i in range(len(options)) if not assign(i, set())]
+
+
+def scope_warnings(cases: list[LoadedCase]) -> list[Problem]:
+    """Page-wide text assertions in cases with a confirmation point or a dialog.
+
+    Such an assertion passes whenever the text appears anywhere (a list card, a
+    heading), not on the element it speaks of; scope it with ``within``. A
+    warning, not an error: the case still runs.
+    """
+    out = []
+    for lc in cases:
+        e = lc.case.expect
+        locators = [u.target for u in e.ui] + ([e.confirmation.control] if e.confirmation else [])
+        has_dialog = any(_names_dialog(loc) for loc in locators)
+        if not (e.confirmation or has_dialog):
+            continue
+        for i, ui in enumerate(e.ui):
+            if ui.target.page_wide_text:
+                out.append(
+                    Problem(
+                        lc.file,
+                        lc.line_of("expect", "ui", i, "target"),
+                        f"expect.ui[{i}].target",
+                        f"page-wide text {ui.target.text!r} in a case with a confirmation point or a dialog: "
+                        "it passes wherever the text appears; scope it with within: (the dialog, form or region)",
+                    )
+                )
+    return out
+
+
+def _names_dialog(loc: Any) -> bool:
+    while loc is not None:
+        if loc.role in ("dialog", "alertdialog"):
+            return True
+        loc = loc.within
+    return False
