@@ -343,7 +343,7 @@ def _case_data(
     """Our case as data, our paths -> the eval's JSON paths, our paths -> lines, and notes."""
     notes: list[str] = []
     names: dict[tuple, tuple] = {(): (i,), ("title",): (i, "name"), ("steps", 0): (i, "messages")}
-    history, user, user_at = _history(ev, i, names, notes)
+    history, user, user_at = _history(ev, i, names)
     names[("steps", 0, "user")] = (i, "messages", user_at)
     expected = [
         _node(n, (i, "expectedCall", k), ("expect", "calls", "expected", k), names)
@@ -390,18 +390,17 @@ def _case_lines(i: int, names: dict[tuple, tuple], lines: dict[tuple, int]) -> d
     return out
 
 
-def _history(ev: Eval, i: int, names: dict, notes: list[str]) -> tuple[list[dict[str, Any]], str, int]:
-    """The messages before the last user message as history turns; that message; its index."""
-    last = max((k for k, m in enumerate(ev.messages) if isinstance(m, TextMessage) and m.role == "user"), default=-1)
-    if last < len(ev.messages) - 1:
-        notes.append(
-            "the conversation does not end with a user message; the turns after the last one are kept "
-            "as history before it"
-        )
+def _history(ev: Eval, i: int, names: dict) -> tuple[list[dict[str, Any]], str, int]:
+    """The messages before the final user message as history turns; that message; its index.
+
+    A conversation that ends otherwise keeps every message as history and has no new message
+    (``user: ''``): after a tool's answer the model goes on from it, as the public tool has it;
+    after a model turn ``validate`` says there is nothing to answer.
+    """
+    final = ev.messages[-1]
+    last = len(ev.messages) - 1 if isinstance(final, TextMessage) and final.role == "user" else len(ev.messages)
     turns: list[dict[str, Any]] = []
-    for k, m in enumerate(ev.messages):
-        if k == last:
-            continue
+    for k, m in enumerate(ev.messages[:last]):
         at = ("steps", 0, "history", len(turns))
         if isinstance(m, TextMessage):
             turns.append({m.role: m.content})
@@ -413,11 +412,9 @@ def _history(ev: Eval, i: int, names: dict, notes: list[str]) -> tuple[list[dict
                 prev["result"] = m.response
                 continue
             turns.append({"call": m.name, "result": m.response})
-            notes.append(
-                f"messages[{k}]: an answer of {m.name} with no call before it; kept as a call with no arguments"
-            )
         names[at] = (i, "messages", k)
-    return turns, ev.messages[last].content if last >= 0 else "", max(last, 0)
+    user = ev.messages[last].content if last < len(ev.messages) else ""
+    return turns, user, min(last, len(ev.messages) - 1)
 
 
 def _node(node: Any, theirs: tuple, ours: tuple, names: dict) -> dict[str, Any]:

@@ -246,3 +246,22 @@ def test_an_imported_case_with_a_wrong_argument_fails(static_shop, tmp_path):
     failed = {a["id"]: a["why"] for a in trace["assertions"] if a["status"] == "failed"}
     assert set(failed) == {"calls.expected[1]", "calls.exact"}, failed
     assert "quantity" in failed["calls.expected[1]"]
+
+
+def test_a_conversation_that_ends_with_a_tools_answer_goes_on_from_it(tmp_path):
+    call = {"role": "model", "type": "functioncall", "name": "apply", "arguments": {"code": "X"}}
+    answer = {"role": "user", "type": "functionresponse", "name": "apply", "response": {"error": "expired"}}
+    said = {"role": "model", "type": "message", "content": "Done."}
+    path = write(
+        tmp_path,
+        [
+            {"messages": [user("apply X"), call, answer], "expectedCall": [{"functionName": "checkout"}]},
+            {"messages": [user("apply X"), said], "expectedCall": None},
+        ],
+    )
+    cases, problems, _ = load_evals(path)
+    step = cases[0].case.steps[0]
+    assert step.user == "" and len(step.history) == 2 and step.history[1].result == {"error": "expired"}
+    assert [(p.field, p.message.split(" (")[0]) for p in problems] == [
+        ("[1].messages", "an empty message only goes on from a history that ends with a tool's answer")
+    ]

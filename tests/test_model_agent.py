@@ -747,3 +747,23 @@ def test_history_turns_reach_the_model_as_the_conversation_so_far():
             assert seen[-1].users == ["找活動", "第一個是什麼？"]
         host = FakeHost(TOOLS)
         assert _in_thread(asyncio.run, _agent(llm, "m").turn(Step(user="hi"), host)) == "沒有歷史"
+
+
+def test_an_empty_message_after_a_tools_answer_lets_the_model_go_on_from_it():
+    """A conversation that ends with a tool's answer (an evals.json mid-trajectory): no new user message is sent."""
+    from runner.case import UserStep as Step
+
+    seen: list[Conversation] = []
+
+    def model(conv: Conversation) -> Say:
+        seen.append(conv)
+        return Say("已處理")
+
+    step = Step.model_validate(
+        {"history": [{"user": "套用折扣碼"}, {"call": "ping", "args": {}, "result": {"error": "expired"}}], "user": ""}
+    )
+    with FakeLLM({"m": model}) as llm:
+        for kind in PROVIDERS:
+            host = FakeHost(TOOLS)
+            assert _in_thread(asyncio.run, _agent(llm, "m", kind).turn(step, host)) == "已處理"
+            assert seen[-1].users == ["套用折扣碼"] and seen[-1].events[-1]["role"] == "tool", seen[-1].events

@@ -230,7 +230,8 @@ class ModelAgent:
             turn_log["skipped"] = "the agent had stopped"
             return turn_log["reply"]
         self._add_history(step)
-        self.messages.append({"role": "user", "content": step.user})
+        if step.user or not step.history:  # '' after a tool's answer: the model goes on from there
+            self.messages.append({"role": "user", "content": step.user})
         started = time.monotonic()
         try:
             reply = await self._loop(host, turn_log, started)

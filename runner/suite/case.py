@@ -127,7 +127,10 @@ class UserStep(Strict):
         description="earlier turns of the conversation, given to a model agent before this message "
         "(the reference agent plays its plan and ignores them)",
     )
-    user: str = Field(description="the user's message, as the user would type it")
+    user: str = Field(
+        description="the user's message, as the user would type it; '' after a history that ends with a "
+        "tool's answer: no new message, the model goes on from that answer"
+    )
     plan: list[PlanCall] = Field(default_factory=list, description="reference agent: the calls to make")
     reply: str = Field(default="", description="reference agent: the answer to give")
 

@@ -28,6 +28,7 @@ import jsonschema
 from runner.suite.case import (
     BEHAVIOURS,
     ExpectedCall,
+    HistoryCall,
     OrderedGroup,
     UnorderedGroup,
     UserStep,
@@ -259,6 +260,15 @@ def _plan_problems(lc: LoadedCase, catalog: SuiteCatalog | None) -> list[Problem
     for si, step in enumerate(lc.case.steps):
         if not isinstance(step, UserStep):
             continue
+        if not step.user.strip() and not (step.history and isinstance(step.history[-1], HistoryCall)):
+            out.append(
+                _at(
+                    lc,
+                    ("steps", si, "user"),
+                    "an empty message only goes on from a history that ends with a tool's answer "
+                    "({call, args, result}); write what the user says",
+                )
+            )
         for hi, turn in enumerate(step.history):
             name = getattr(turn, "call", None)
             if catalog is not None and name is not None and name not in known:
