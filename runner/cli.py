@@ -72,16 +72,16 @@ def _load(paths: list[str], catalog: str | None, suite_dir: str | None = None) -
 
 
 def _is_evals(path: str) -> bool:
-    from runner.evals_json import looks_like_evals
+    from runner.suite.evals_json import looks_like_evals
 
     return looks_like_evals(Path(path))
 
 
 def _load_evals(paths: list[str], catalog: str | None) -> tuple[list, list, str, Any] | int:
-    """A public webmcp-evals file, converted in memory into cases (runner/evals_json.py) and validated."""
-    from runner.evals_json import BEHAVIOURS, load_evals
-    from runner.suite import Suite, SuiteConfig
-    from runner.validate import CatalogError, find_catalog
+    """A public webmcp-evals file, converted in memory into cases (runner/suite/evals_json.py) and validated."""
+    from runner.suite.evals_json import BEHAVIOURS, load_evals
+    from runner.suite.folder import Suite, SuiteConfig
+    from runner.suite.validate import CatalogError, find_catalog
 
     if len(paths) > 1:
         _say(f"an evals.json is a suite of its own: give it alone ({' '.join(paths)})")
@@ -980,8 +980,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
-    """An evals.json as a suite folder of YAML cases, for editing (runner/evals_json.py converts)."""
-    from runner.evals_json import WEAKER, write_suite
+    """An evals.json as a suite folder of YAML cases, for editing (runner/suite/evals_json.py converts)."""
+    from runner.suite.evals_json import WEAKER, write_suite
 
     source, out = Path(args.evals), Path(args.output)
     if not source.is_file():

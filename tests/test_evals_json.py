@@ -12,10 +12,10 @@ import pytest
 import yaml
 from test_checks import make_trace, tc
 
-from runner.case import HistoryCall, HistoryModel, HistoryUser, UnorderedGroup
-from runner.checks import check_calls
-from runner.evals_json import example, json_lines, load_evals
-from runner.matchers import MISSING
+from runner.judge.checks import check_calls
+from runner.suite.case import HistoryCall, HistoryModel, HistoryUser, UnorderedGroup
+from runner.suite.evals_json import example, json_lines, load_evals
+from runner.suite.matchers import MISSING
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOP_EVALS = ROOT / "tests" / "static_site" / "evals.json"
@@ -156,7 +156,7 @@ def test_files_that_are_no_evals(tmp_path):
 
 
 def test_an_argument_that_fits_no_schema_is_named_by_its_json_path(tmp_path):
-    from runner.validate import SuiteCatalog
+    from runner.suite.validate import SuiteCatalog
 
     catalog = SuiteCatalog({"routes": {"/": {"add": {"type": "object", "properties": {"n": {"type": "integer"}}}}}})
     path = write(

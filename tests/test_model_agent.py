@@ -751,7 +751,7 @@ def test_history_turns_reach_the_model_as_the_conversation_so_far():
 
 def test_an_empty_message_after_a_tools_answer_lets_the_model_go_on_from_it():
     """A conversation that ends with a tool's answer (an evals.json mid-trajectory): no new user message is sent."""
-    from runner.case import UserStep as Step
+    from runner.suite.case import UserStep as Step
 
     seen: list[Conversation] = []
 

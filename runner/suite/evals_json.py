@@ -33,9 +33,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError
 
-from runner.case import Case
-from runner.loader import LoadedCase, Problem
-from runner.matchers import MISSING, is_operator, match
+from runner.suite.case import Case
+from runner.suite.loader import LoadedCase, Problem
+from runner.suite.matchers import MISSING, is_operator, match
 
 BEHAVIOURS = {
     "tool_call": "the agent makes the expected tool calls (webmcp-evals expectedCall)",
@@ -289,7 +289,7 @@ class Converted:
 
 def load_evals(path: Path, catalog: Any = None) -> tuple[list[LoadedCase], list[Problem], Converted]:
     """Convert and validate as ``validate`` does each case; every problem named by the eval's JSON path."""
-    from runner.validate import validate_suite
+    from runner.suite.validate import validate_suite
 
     converted = convert(path)
     problems = list(converted.problems)
@@ -536,8 +536,8 @@ def write_suite(source: Path, out: Path, base_url: str | None) -> tuple[list[Pat
     Returns the case files, the problems (then nothing is written) and the notes on what the
     conversion could not carry over exactly. The folder written is checked as ``validate`` would.
     """
-    from runner.suite import SUITE_FILE, SuiteConfig, dump_suite_config
-    from runner.validate import load_suite
+    from runner.suite.folder import SUITE_FILE, SuiteConfig, dump_suite_config
+    from runner.suite.validate import load_suite
 
     cases, problems, converted = load_evals(source)
     if problems:
@@ -554,7 +554,7 @@ def write_suite(source: Path, out: Path, base_url: str | None) -> tuple[list[Pat
         target = out / f"{lc.case.id}.yaml"
         target.write_text(f"# {lc.case.notes}\n" + _yaml(data), encoding="utf-8")
         written.append(target)
-    from runner.suite import find_suite
+    from runner.suite.folder import find_suite
 
     _, again = load_suite([out], None, True, find_suite([out]))
     return written, again, converted.notes
