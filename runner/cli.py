@@ -199,6 +199,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         grader=grader,
         shard=args.shard,
         durations=_durations(args),
+        retries=args.retries,
     )
     if args.resume:
         _check_same_agent(run_dir, agent_factory)
@@ -1083,6 +1084,7 @@ def _number(kind: Callable[[str], float], low: float, high: float | None = None,
 
 POSITIVE = _number(int, 1)
 NON_NEGATIVE = _number(int, 0)
+RETRIES = _number(int, 0, 10)
 PORT = _number(int, 0, 65535)
 MILLISECONDS = _number(float, 0)
 DAYS = _number(float, 0)
@@ -1156,6 +1158,14 @@ def _add_run_arguments(run: argparse.ArgumentParser) -> None:
         "--last-failed",
         action="store_true",
         help="run again only the cases that failed in the latest run under --out (a new run)",
+    )
+    again.add_argument(
+        "--retries",
+        type=RETRIES,
+        default=0,
+        metavar="N",
+        help="play a trial again, up to N times, when it could not run for an infrastructure reason "
+        "(browser crash, lost connection, site unreachable or 5xx); a failed trial is never retried",
     )
     scale = run.add_argument_group("sharding")
     scale.add_argument(

@@ -23,6 +23,20 @@ TRACE_SCHEMA_VERSION = 1
 
 Verdict = Literal["passed", "failed", "not_run"]
 Status = Literal["passed", "failed", "not_run"]
+# Why a trial could not run, as data (runner/play/retry.py retries only "infrastructure"):
+#   infrastructure  the browser crashed or its connection was lost; the site was unreachable or answered 5xx
+#   setup           the site answered, but not as a case needs (4xx, no tools, a page error, state_js)
+#   case            the case asks for what the site or run lacks (a hook, the proxy, a reset for breaks)
+#   fixture         record/replay: no recording to answer from
+#   evidence        the checks lacked evidence for an assertion; or the case states no expectations
+#   checker         a check raised
+#   step            a scripted step could not be performed (a control that is not there)
+#   agent           the agent could not go on (model error, budget, a capture that found nothing)
+#   timeout         the trial did not finish in time
+#   harness         a bug of the runner itself
+NotRunKind = Literal[
+    "infrastructure", "setup", "case", "fixture", "evidence", "checker", "step", "agent", "timeout", "harness"
+]
 
 
 class ToolInfo(BaseModel):
@@ -159,6 +173,9 @@ class Trace(BaseModel):
     warnings: list[str] = Field(default_factory=list)  # worth a look, not an assertion (e.g. the witness disagrees)
     verdict: Verdict = "not_run"
     verdict_reason: str = ""
+    not_run_kind: NotRunKind | None = None  # set exactly when the verdict is not_run
+    attempt: int = 1  # --retries: which attempt this is; earlier ones are kept under attempts/
+    earlier_attempts: list[dict[str, Any]] = Field(default_factory=list)  # attempt, verdict, reason, kind, trace
     tokens: dict[str, int] = Field(default_factory=dict)
     cost_usd: float | None = None
     playwright_trace: str | None = None  # Playwright's trace.zip, relative to the trace file (--trace)

@@ -27,12 +27,17 @@ CASES = SOURCE / "cases"
 
 class _Quiet(SimpleHTTPRequestHandler):
     seen: list[tuple[str, str]]
+    fail_once: set[str]
 
     def log_message(self, *args: object) -> None:  # keep test output clean
         pass
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's naming
         self.seen.append(("GET", self.path))
+        if self.path in self.fail_once:  # a server having a bad moment: 503 this once, then as usual
+            self.fail_once.discard(self.path)
+            self.send_error(503, "Service Unavailable")
+            return
         super().do_GET()
 
     def end_headers(self) -> None:
@@ -58,6 +63,7 @@ class StaticSite:
     cdn_port: int = 0
     site_seen: list[tuple[str, str]] = field(default_factory=list)
     cdn_seen: list[tuple[str, str]] = field(default_factory=list)
+    fail_once: set[str] = field(default_factory=set)  # site paths that answer 503 the next time only
 
     @property
     def url(self) -> str:
@@ -74,8 +80,8 @@ class StaticSite:
         return SiteConfig.model_validate({**data, "base_url": self.url, **changes})
 
 
-def _serve(directory: Path, seen: list[tuple[str, str]]) -> ThreadingHTTPServer:
-    handler = type("Handler", (_Quiet,), {"seen": seen})
+def _serve(directory: Path, seen: list[tuple[str, str]], fail_once: set[str] | None = None) -> ThreadingHTTPServer:
+    handler = type("Handler", (_Quiet,), {"seen": seen, "fail_once": fail_once if fail_once is not None else set()})
     server = ThreadingHTTPServer(("127.0.0.1", 0), partial(handler, directory=str(directory)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
@@ -91,7 +97,7 @@ def static_site(tmp: Path) -> Iterator[StaticSite]:
     for path in (tmp / "site").rglob("*"):
         if path.suffix in (".html", ".js", ".css"):
             path.write_text(path.read_text(encoding="utf-8").replace("__CDN__", site.cdn), encoding="utf-8")
-    server = _serve(tmp / "site", site.site_seen)
+    server = _serve(tmp / "site", site.site_seen, site.fail_once)
     site.site_port = server.server_address[1]
     try:
         yield site

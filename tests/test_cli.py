@@ -340,3 +340,11 @@ def test_the_shard_flags_have_help():
     assert bad.returncode == 2 and "i must be between 1 and n" in bad.stderr and "Traceback" not in bad.stderr
     alone = cli("run", "SEL-01", "--durations", "traces")
     assert alone.returncode == 2 and "--durations balances --shard" in alone.stderr
+
+
+def test_the_retries_flag_has_help_and_a_range():
+    run_help = cli("run", "--help").stdout
+    assert "--retries" in run_help and "never retried" in run_help
+    for bad in ("-1", "11", "x"):
+        out = cli("run", "SEL-01", "--retries", bad)
+        assert out.returncode == 2 and "--retries" in out.stderr and "Traceback" not in out.stderr, out.stderr

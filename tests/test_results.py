@@ -220,6 +220,7 @@ def test_summary_json_counts_assertions_that_ran() -> None:
         "failed": 3,
         "not_run": 1,
         "missing": 1,
+        "retried": 0,
         "completeness": "incomplete",
     }
     assert data["run_id"] == "x" and data["completeness"]["missing"] == ["C.t2"]

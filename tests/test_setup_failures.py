@@ -39,6 +39,7 @@ def test_a_check_that_raises_is_not_run_and_the_run_goes_on(tmp_path, monkeypatc
     broken, after = play(tmp_path, ("SEL-01", "SEL-02"))
     assert broken.verdict == "not_run"
     assert broken.verdict_reason == "checker error: ValueError: a matcher fell over"
+    assert broken.not_run_kind == "checker"  # never retried: it would fall over again
     assert (tmp_path / "run" / "trials" / "SEL-01.t1.json").is_file()
     assert after.verdict == "passed", after.verdict_reason
 
@@ -49,6 +50,7 @@ def test_an_unreachable_site_without_hooks_is_not_run_never_failed(tmp_path, pro
     (trace,) = play(tmp_path, ("SEL-01",), base_url=url, proxy=proxy)
     assert trace.verdict == "not_run", trace.verdict_reason
     assert trace.verdict_reason.startswith("setup: ")
+    assert trace.not_run_kind == "infrastructure"  # --retries plays it again
     assert "/events" in trace.verdict_reason and f"check that the site is running at {url}" in trace.verdict_reason
     if proxy:
         assert "502" in trace.verdict_reason
@@ -64,6 +66,7 @@ def test_a_start_route_without_tools_is_not_run_with_what_to_check(tmp_path):
         (trace,) = in_thread(asyncio.run, run_suite([no_tools], options)).traces
     assert trace.verdict == "not_run", trace.verdict_reason
     assert "no WebMCP tools were registered at the start route /api/version" in trace.verdict_reason
+    assert trace.not_run_kind == "setup"
     assert "registerTool" in trace.verdict_reason
 
 
@@ -110,6 +113,7 @@ def test_killing_the_site_mid_run_gives_not_run_about_the_site(tmp_path):
     assert [t.verdict for t in traces] == ["not_run", "not_run"], [t.verdict_reason for t in traces]
     during, after = traces
     assert "the site stopped answering during the trial" in during.verdict_reason
+    assert during.not_run_kind == after.not_run_kind == "infrastructure"
     assert f"check that the site is running at {url}" in during.verdict_reason
     assert "before it was captured" not in during.verdict_reason
     assert after.verdict_reason.startswith("setup: the site's reset hook at ")

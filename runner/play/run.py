@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 from runner.agents.protocol import Agent
 from runner.agents.reference import ReferenceAgent
 from runner.play.plan import RunPlan, make_plan, trial_id_for, write_plan
+from runner.play.retry import retryable, set_aside
 from runner.play.session import BrowserSession
 from runner.play.shard import plan_hash, shard_of
 from runner.play.trial import RunEnv, Trial, TrialHook, TrialOptions
@@ -56,6 +57,7 @@ class RunOptions:
     grader: Any = None  # runner.judge.grader.ModelGrader, when rubric criteria are to be judged
     shard: tuple[int, int] | None = None  # (i, n): play only shard i of n of the plan
     durations: dict[str, float] | None = None  # trial id -> ms from an earlier run: balances the shards
+    retries: int = 0  # attempts after the first for a trial that could not run for an infrastructure reason
 
 
 @dataclass
@@ -250,9 +252,7 @@ async def _play_all(
             if options.breaks:
                 broken = lc.case.model_copy(update={"breaks": [*lc.case.breaks, *options.breaks]})
                 lc = LoadedCase(broken, lc.file, lc.lines)
-            agent = agents.pop() if agents else options.agent_factory()
-            trial = Trial(lc, index, env, agent, options.hooks.get(lc.case.id))
-            trace = await trial.run()
+            trace = await _attempts(lc, index, env, options, agents)
             results[(trace.case_id, index)] = trace
             if on_trial:
                 on_trial(trace)
@@ -260,6 +260,17 @@ async def _play_all(
     await asyncio.gather(*(worker() for _ in range(max(1, options.workers))))
     # Report in suite order, whatever order the workers finished in.
     return [results[(lc.case.id, i)] for lc, i in jobs]
+
+
+async def _attempts(lc: LoadedCase, index: int, env: RunEnv, options: RunOptions, agents: list[Agent]) -> Trace:
+    """Play one trial, and again (up to --retries times) while the machinery kept it from running."""
+    earlier: list[dict[str, Any]] = []
+    while True:
+        agent = agents.pop() if agents else options.agent_factory()
+        trace = await Trial(lc, index, env, agent, options.hooks.get(lc.case.id), earlier).run()
+        if len(earlier) >= options.retries or not retryable(trace):
+            return trace
+        earlier.append(set_aside(trace, env.out_dir))
 
 
 def _write_run_info(
@@ -279,6 +290,7 @@ def _write_run_info(
         "browser": browser,
         "trials_per_case": options.trials,
         "workers": options.workers,
+        "retries": options.retries,
         "network_mode": options.network_mode if options.proxy else "off",
         "hooks": config.hooks.model_dump(),
     }

@@ -54,6 +54,7 @@ from runner.suite.site import HookMissing, SiteClient, SiteUnavailable
 from runner.trace import (
     ConfirmationRecord,
     NetworkRecord,
+    NotRunKind,
     StepRecord,
     Trace,
     WitnessRecord,
@@ -64,7 +65,11 @@ TRIAL_TIMEOUT_S = 120
 
 
 class TrialAborted(Exception):
-    """The trial cannot go on; it becomes not_run with this reason."""
+    """The trial cannot go on; it becomes not_run with this reason and kind (runner.trace.NotRunKind)."""
+
+    def __init__(self, message: str, kind: NotRunKind) -> None:
+        super().__init__(message)
+        self.kind: NotRunKind = kind
 
 
 @dataclass
@@ -126,12 +131,23 @@ def locate(page: Page, target: Locator) -> PwLocator:
 
 
 class Trial:
-    def __init__(self, loaded: LoadedCase, index: int, env: RunEnv, agent: Agent, hook: TrialHook | None = None):
+    def __init__(
+        self,
+        loaded: LoadedCase,
+        index: int,
+        env: RunEnv,
+        agent: Agent,
+        hook: TrialHook | None = None,
+        earlier_attempts: list[dict[str, Any]] | None = None,
+    ):
+        attempt = len(earlier_attempts or []) + 1  # --retries: the attempts before this one (runner/play/retry.py)
         self.case: Case = loaded.case
         self.env = env
         self.agent = agent
         self.hook = hook or TrialHook()
         self.trial_id = trial_id_for(self.case.id, index)
+        # a retried trial's screenshot and trace.zip are named for their attempt: no attempt overwrites another's
+        self.artifact = self.trial_id if attempt == 1 else f"{self.trial_id}.a{attempt}"
         if hasattr(agent, "trial_id"):
             agent.trial_id = self.trial_id  # type: ignore[attr-defined]  # model agents name cassettes by it
         self.world = world_id(env.run_id, env.shard, self.trial_id)
@@ -150,6 +166,8 @@ class Trial:
             trial_id=self.trial_id,
             trial_index=index,
             world=self.world,
+            attempt=attempt,
+            earlier_attempts=list(earlier_attempts or []),
             case_id=self.case.id,
             case_file=loaded.file,
             case=loaded.case.model_dump(mode="json", exclude_defaults=True),
@@ -171,14 +189,21 @@ class Trial:
 
     async def run(self) -> Trace:
         error: str | None = None
+        kind: NotRunKind = "harness"
         try:
             await self._play_watched()
         except TimeoutError:
-            error = f"the trial did not finish within {TRIAL_TIMEOUT_S} s"
-        except (TrialAborted, SiteUnavailable) as err:
-            error = str(err)
+            error, kind = f"the trial did not finish within {TRIAL_TIMEOUT_S} s", "timeout"
+        except TrialAborted as err:
+            error, kind = str(err), err.kind
+        except SiteUnavailable as err:
+            error, kind = str(err), err.kind  # type: ignore[assignment]
         except (PlaywrightError, AgentError) as err:
-            error = self._crash_reason() or f"{type(err).__name__}: {str(err).strip().splitlines()[0]}"
+            error = self._crash_reason() or self._lost_browser() or f"{type(err).__name__}: {_first_line(err)}"
+            if self._crash_reason() or self._lost_browser():
+                kind = "infrastructure"
+            else:
+                kind = "agent" if isinstance(err, AgentError) else "step"
         except Exception as err:  # a harness bug must not take the run down; the trace says what
             error = f"harness error: {type(err).__name__}: {err}"
         self._agent_report()
@@ -186,8 +211,8 @@ class Trial:
         site_down = self._site_stopped_answering()
         if site_down and not (error or "").startswith("setup:"):
             # whatever else went wrong followed from it: the site's failure, never the agent's
-            error = site_down + (f" (then: {error})" if error else "")
-        await self._judge(error)
+            error, kind = site_down + (f" (then: {error})" if error else ""), "infrastructure"
+        await self._judge(error, kind)
         if self.tp:
             await self._close_page()
         self.trace.duration_ms = self._ms()
@@ -196,7 +221,7 @@ class Trial:
         write_trace(self.trace, self.env.out_dir / "trials")
         return self.trace
 
-    async def _judge(self, error: str | None) -> None:
+    async def _judge(self, error: str | None, kind: NotRunKind = "harness") -> None:
         """Assertions and verdict; a check that raises makes the trial not_run, never the run's end."""
         try:
             # A model agent adds its own: a budget that ran out, a cassette miss in replay.
@@ -206,8 +231,11 @@ class Trial:
                 self.trace.assertions += rubric
         except Exception as err:
             self.trace.assertions = []
-            error = error or f"checker error: {type(err).__name__}: {err}"
+            if error is None:
+                error, kind = f"checker error: {type(err).__name__}: {err}", "checker"
         self.trace.verdict, self.trace.verdict_reason = checks.verdict(self.trace.assertions, error)  # type: ignore[assignment]
+        if self.trace.verdict == "not_run":
+            self.trace.not_run_kind = kind if error else "evidence"
 
     async def _play_watched(self) -> None:
         """Play the trial, but stop at once when the renderer crashes or time runs out."""
@@ -229,7 +257,7 @@ class Trial:
         with contextlib.suppress(BaseException):
             await play
         if self._crash_reason():
-            raise TrialAborted(self._crash_reason() or "the page crashed")
+            raise TrialAborted(self._crash_reason() or "the page crashed", "infrastructure")
         raise TimeoutError
 
     async def _close_page(self) -> None:
@@ -239,7 +267,7 @@ class Trial:
             self.env.options.playwright_trace == "retain-on-failure" and self.trace.verdict != "passed"
         )
         if self.env.options.playwright_trace != "off":
-            path = self.env.out_dir / "playwright" / f"{self.trial_id}.zip"
+            path = self.env.out_dir / "playwright" / f"{self.artifact}.zip"
             if keep:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 if await self.tp.stop_tracing(str(path)) and await _redacted(path):
@@ -273,6 +301,13 @@ class Trial:
     def _crash_reason(self) -> str | None:
         return self.tp.crashed if self.tp else None
 
+    def _lost_browser(self) -> str | None:
+        """The connection to the browser is gone (it crashed, or a remote one went away)."""
+        browser = self.env.session.browser
+        if browser is not None and not browser.is_connected():
+            return "the connection to the browser was lost (it crashed or its server went away)"
+        return None
+
     def _open_fixture(self) -> None:
         """record: a fresh fixture to fill; replay: the recorded one (its hooks answer too)."""
         mode = self.env.options.network_mode
@@ -281,7 +316,7 @@ class Trial:
             try:
                 self.fixture = store.for_trial(self.case.id, self.env.site_info, self.env.site.config.base_url)
             except FixtureMissing as err:
-                raise TrialAborted(str(err)) from None
+                raise TrialAborted(str(err), "fixture") from None
             if mode == "replay" and self.fixture.site_revision:
                 self.trace.site_revision = self.fixture.site_revision
         self.site = HookTape(self.env.site, mode if store is not None else "live", self.fixture)
@@ -293,7 +328,7 @@ class Trial:
         if site.has("reset"):
             await site.reset(self.world, case.seed, case.breaks)
         elif case.breaks:
-            raise TrialAborted("the case switches on site breaks, but the site has no reset hook")
+            raise TrialAborted("the case switches on site breaks, but the site has no reset hook", "case")
         mark("reset_ms")
         if self.env.proxy:
             self.env.proxy.begin_trial(self.trial_id, **self._proxy_mode(), rewrite=self.hook.proxy)
@@ -343,19 +378,22 @@ class Trial:
         except PlaywrightError as err:
             if self._crash_reason():
                 raise
-            raise TrialAborted(f"setup: could not open the start route {route}: {_first_line(err)}; {check}") from None
+            message = f"setup: could not open the start route {route}: {_first_line(err)}; {check}"
+            raise TrialAborted(message, "infrastructure") from None
         if response is None or response.status < 400:
             return
         from proxies.addon import REPLAY_MISS_STATUS  # mitmproxy is heavy: only here, when it is needed
 
         status = f"HTTP {response.status} {response.status_text}".strip()
+        kind: NotRunKind = "infrastructure" if response.status >= 500 else "setup"  # a 5xx may pass; a 4xx stays
         if response.status == REPLAY_MISS_STATUS:
             why = f"no recorded answer for it in the fixture; re-record it with: webmcp-eval record {self.case.id}"
+            kind = "fixture"
         elif response.status in (502, 503, 504) and self.env.proxy:
             why = f"the proxy could not get an answer from the site; {check}"
         else:
             why = check
-        raise TrialAborted(f"setup: the start route {route} answered {status}: {why}")
+        raise TrialAborted(f"setup: the start route {route} answered {status}: {why}", kind)
 
     async def _require_tools(self) -> None:
         """No tools at the start route after the wait: nothing an agent could use, so not_run."""
@@ -363,19 +401,21 @@ class Trial:
         try:
             tools = await self.tp.host.catalog()
         except PlaywrightError as err:
-            raise TrialAborted(f"setup: could not read the page's tools: {_first_line(err)}") from None
+            raise TrialAborted(f"setup: could not read the page's tools: {_first_line(err)}", "setup") from None
         if tools:
             return
         route = self.case.start_route
         if self._page_errors:
             raise TrialAborted(
                 f"setup: the page at {route} threw an error before the first step ({self._page_errors[0]}) "
-                "and registered no WebMCP tools; check the page's scripts in a browser console"
+                "and registered no WebMCP tools; check the page's scripts in a browser console",
+                "setup",
             )
         raise TrialAborted(
             f"setup: no WebMCP tools were registered at the start route {route} within the wait; check that "
             f"the route exists at {self.site.config.base_url}, that it registers its tools "
-            "(document.modelContext.registerTool) and that --base-url is right"
+            "(document.modelContext.registerTool) and that --base-url is right",
+            "setup",
         )
 
     def _site_stopped_answering(self) -> str | None:
@@ -404,14 +444,14 @@ class Trial:
                 # a function, not a bare string: CDP runs it whatever the page's CSP says of eval
                 return await self.tp.page.evaluate(f"async () => ({expression}\n)")
             except PlaywrightError as err:
-                raise TrialAborted(f"the site's state_js could not be read: {_first_line(err)}") from None
+                raise TrialAborted(f"the site's state_js could not be read: {_first_line(err)}", "setup") from None
         if not self.site.has("state"):
             return None
         self.trace.state.source = "http"
         try:
             return await self.site.state(self.world)
         except FixtureMissing as err:
-            raise TrialAborted(str(err)) from None
+            raise TrialAborted(str(err), "fixture") from None
 
     # -- steps ------------------------------------------------------------------
 
@@ -451,7 +491,7 @@ class Trial:
 
     def _raise_if_crashed(self) -> None:
         if self.tp and self.tp.crashed:
-            raise TrialAborted(self.tp.crashed)
+            raise TrialAborted(self.tp.crashed, "infrastructure")
 
     async def _action(self, step: Any) -> None:
         tp = self.tp
@@ -476,10 +516,10 @@ class Trial:
                 if step.tools:
                     await tp.host.wait_for_tools(step.tools, timeout_ms=step.timeout_ms)
         except FixtureMissing as err:
-            raise TrialAborted(str(err)) from None
+            raise TrialAborted(str(err), "fixture") from None
         except HookMissing as err:
             raise TrialAborted(
-                f"step {step.action} needs the site's {err} hook, which this site does not have"
+                f"step {step.action} needs the site's {err} hook, which this site does not have", "case"
             ) from None
 
     async def _navigate(self, page: Page, step: NavigateAction) -> None:
@@ -527,7 +567,7 @@ class Trial:
 
     def _arm_fault(self, step: FaultAction) -> None:
         if not self.env.proxy:
-            raise TrialAborted("a fault step needs the proxy, which is off for this run")
+            raise TrialAborted("a fault step needs the proxy, which is off for this run", "case")
         from proxies.models import FaultSpec
 
         self.env.proxy.arm_fault(
@@ -580,7 +620,7 @@ class Trial:
     async def _screenshot(self, page: Page) -> None:
         if not self.env.options.screenshots:
             return
-        shot = self.env.out_dir / "screenshots" / f"{self.trial_id}.png"
+        shot = self.env.out_dir / "screenshots" / f"{self.artifact}.png"
         shot.parent.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(PlaywrightError):
             await page.screenshot(path=str(shot), timeout=10_000)  # the viewport: what a person sees

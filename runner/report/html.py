@@ -359,6 +359,8 @@ class TrialView:
     playwright_trace: str | None
     tokens: int | None
     extras: dict[str, str]
+    retry: str = ""  # "2 attempts; attempt 1: not_run (infrastructure): …" for a retried trial
+    attempt_links: list[tuple[str, str]] = field(default_factory=list)  # (label, href) of earlier attempts' traces
 
 
 def _steps(t: Trace) -> list[StepView]:
@@ -487,6 +489,10 @@ def _playwright_trace(t: Trace, trace_dir: Path, report_dir: Path) -> str | None
     return None
 
 
+def _relative(path: Path, report_dir: Path) -> str:
+    return os.path.relpath(os.path.normpath(path.absolute()), report_dir.absolute()).replace(os.sep, "/")
+
+
 def _trial_view(
     f: TrialFigures, anchor: str, report_dir: Path, trace_dirs: Path | Mapping[str, Path] | None
 ) -> TrialView:
@@ -527,6 +533,11 @@ def _trial_view(
         playwright_trace=_playwright_trace(t, tdir, report_dir),
         tokens=f.tokens,
         extras=extras,
+        retry=f.retry_text(),
+        attempt_links=[
+            (f"attempt {a.get('attempt')}", urlpath(_relative(tdir / str(a.get("trace")), report_dir)))
+            for a in t.earlier_attempts
+        ],
     )
 
 
@@ -646,6 +657,8 @@ def render_html(
             rows=_case_rows(results, columns, anchors),
             trials=trials,
             problems=[tv for tv in trials if tv.trace.verdict != "passed"],
+            retried=[tv for tv in trials if tv.retry],
+            flaky=results.flaky,
             meta=_meta(results.traces),
             counts=results.counts,
             completeness=results.completeness,

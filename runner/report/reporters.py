@@ -74,9 +74,10 @@ class ProgressReporter(_Quiet):
 
         self.done += 1
         style = VERDICT_STYLE[trace.verdict]
+        again = f" [yellow](attempt {trace.attempt})[/]" if trace.attempt > 1 else ""
         self.console.print(
             f"[{self.done:>3}/{self.total if self.total is not None else '?'}] [{style}]{trace.verdict:<7}[/] "
-            f"{escape(trace.trial_id):<16} {trace.duration_ms / 1000:5.1f}s  {escape(trace.title)}",
+            f"{escape(trace.trial_id):<16} {trace.duration_ms / 1000:5.1f}s  {escape(trace.title)}{again}",
             highlight=False,
         )
         rerecord = describe_rerecord((trace.agent_log.get("cassette") or {}).get("rerecorded"))
@@ -186,6 +187,14 @@ def markdown(results: Results) -> str:
             if t.verdict != "failed" or not why:
                 why = [t.verdict_reason]
             lines.append(f"- **{_md(t.trial_id)}** {t.verdict} ({_md(t.case_file)}): {_md('; '.join(why))}")
+    if results.retried:
+        lines += ["", "### Retried (an infrastructure failure; the last attempt is the verdict)", ""]
+        lines += [
+            f"- **{_md(f.trace.trial_id)}** {f.trace.verdict} after {_md(f.retry_text())}" for f in results.retried
+        ]
+    if results.flaky:
+        lines += ["", "### Flaky (the same plan passed and failed: the site behaved differently)", ""]
+        lines += [f"- {_md(c.flaky_text())}" for c in results.flaky]
     return "\n".join(lines) + "\n"
 
 

@@ -61,7 +61,7 @@ def score_line(score: SuiteScore | None) -> str:
 def counts_text(s: SeriesResult | Results) -> str:
     c = s.counts
     text = f"{c.passed} passed, {c.failed} failed, {c.not_run} not_run"
-    return text + (f", {c.missing} missing" if c.missing else "")
+    return text + (f", {c.missing} missing" if c.missing else "") + (f", {c.retried} retried" if c.retried else "")
 
 
 def series_lines(s: SeriesResult) -> list[str]:
@@ -147,10 +147,12 @@ def print_console(
     console.print(_case_table(results) if results.repeated else _trial_table(results))
     _print_problems(results, console)
     _print_warnings(results, console)
+    _print_retried_and_flaky(results, console)
     console.print(
         f"[bold]{results.counts.passed} passed[/], [bold red]{results.counts.failed} failed[/], "
         f"[yellow]{results.counts.not_run} not_run[/]"
         + (f", [yellow]{results.counts.missing} missing[/]" if results.counts.missing else "")
+        + (f", [yellow]{results.counts.retried} retried[/]" if results.counts.retried else "")
         + f" · {len(results.trials)} trial(s) in {len(results.series)} series"
     )
     style = "default" if results.completeness.state == "complete" else "yellow"
@@ -190,6 +192,19 @@ def _print_warnings(results: Results, console: Console) -> None:
             console.print(f"  ⚠ {t.trial_id}: {warning}", markup=False, highlight=False)
 
 
+def _print_retried_and_flaky(results: Results, console: Console) -> None:
+    """Trials played again after an infrastructure failure, and cases the reference agent passed only sometimes."""
+    if results.retried:
+        console.print("[bold yellow]Retried[/] (an infrastructure failure; the last attempt is the verdict)")
+        for f in results.retried:
+            line = f"  ↻ {f.trace.trial_id} {f.trace.verdict} after {f.retry_text()}"
+            console.print(line, markup=False, highlight=False)
+    if results.flaky:
+        console.print("[bold yellow]Flaky[/] (the same plan passed and failed: the site behaved differently)")
+        for c in results.flaky:
+            console.print(f"  ≈ {c.flaky_text()}", markup=False, highlight=False)
+
+
 # --------------------------------------------------------------------------- summary.json
 
 
@@ -217,6 +232,7 @@ def _case_json(c: CaseResult) -> dict[str, Any]:
         "pass_hat": {str(k): v for k, v in c.pass_hat.items() if v is not None},
         "cost": c.cost.as_dict(),
         "missing": list(c.missing),
+        "flaky": c.flaky,
     }
 
 
@@ -249,12 +265,17 @@ def series_json(s: SeriesResult) -> dict[str, Any]:
 TraceDirs = Path | Mapping[str, Path] | None
 
 
-def _trace_link(t: Trace, report_dir: Path | None, trace_dirs: TraceDirs) -> str:
-    """The trace file's path relative to the report's directory (a merged report points into each shard)."""
+def _trace_link(t: Trace, report_dir: Path | None, trace_dirs: TraceDirs, name: str | None = None) -> str:
+    """A file beside the trace (its own by default) relative to the report's directory.
+
+    A merged report points into each shard's directory; ``name`` is relative to the trace's
+    directory, as the trace itself writes it (an earlier attempt: ``../attempts/…``).
+    """
+    name = name or f"{t.trial_id}.json"
     if report_dir is None:
-        return f"trials/{t.trial_id}.json"
-    path = trace_dir(t, report_dir, trace_dirs) / f"{t.trial_id}.json"
-    return os.path.relpath(path.resolve(), report_dir.resolve()).replace(os.sep, "/")
+        return os.path.normpath(f"trials/{name}").replace(os.sep, "/")
+    path = trace_dir(t, report_dir, trace_dirs) / name
+    return os.path.relpath(os.path.normpath(path.absolute()), report_dir.absolute()).replace(os.sep, "/")
 
 
 def _trial_json(f: TrialFigures, report_dir: Path | None = None, trace_dirs: TraceDirs = None) -> dict[str, Any]:
@@ -270,6 +291,11 @@ def _trial_json(f: TrialFigures, report_dir: Path | None = None, trace_dirs: Tra
         "model": t.model,
         "verdict": t.verdict,
         "reason": t.verdict_reason,
+        "not_run_kind": t.not_run_kind,
+        "attempt": t.attempt,
+        "earlier_attempts": [
+            {**a, "trace": _trace_link(t, report_dir, trace_dirs, a["trace"])} for a in t.earlier_attempts
+        ],
         "assertions_passed": f.assertions_passed,
         "assertions_counted": f.assertions_counted,
         "assertions_not_run": f.assertions_not_run,
@@ -291,6 +317,8 @@ def summary_json(
         **(extra or {}),
         "completeness": results.completeness.as_dict(),
         "series": [series_json(s) for s in results.series],
+        "retried": [f.trace.trial_id for f in results.retried],
+        "flaky": [c.case_id for c in results.flaky],
         "trials": [_trial_json(f, report_dir, trace_dirs) for f in results.trials],
     }
 
@@ -327,16 +355,32 @@ def _suite(parent: ET.Element, s: SeriesResult) -> None:
                 file=t.case_file,
                 time=f"{t.duration_ms / 1000:.3f}",
             )
+            _junit_properties(tc, f, c)
             if t.verdict == "failed":
                 failed = [a for a in t.assertions if a.status == "failed"]
                 node = ET.SubElement(tc, "failure", message=t.verdict_reason[:500])
                 node.text = "\n".join(f"{a.id}: {a.description}: {a.why}" for a in failed)
             elif t.verdict == "not_run":
                 ET.SubElement(tc, "skipped", message=t.verdict_reason[:500])
+            if f.retried:  # after the outcome, as the JUnit schema orders a testcase's children
+                ET.SubElement(tc, "system-out").text = f"retried: {f.retry_text()}"
         for trial_id in c.missing:
             tc = ET.SubElement(suite, "testcase", classname=f"webmcp-eval.{c.behaviour or 'unknown'}", name=trial_id)
             tc.set("file", c.case_file)
             ET.SubElement(tc, "skipped", message="planned, but no trace: the run is incomplete")
+
+
+def _junit_properties(tc: ET.Element, f: TrialFigures, case: CaseResult) -> None:
+    """A retried trial says how many attempts it took and why; a flaky case's trials say so."""
+    props: list[tuple[str, str]] = []
+    if f.retried:
+        props.append(("attempts", str(f.attempts)))
+    if case.flaky:
+        props.append(("flaky", case.flaky_text()))
+    if props:
+        node = ET.SubElement(tc, "properties")
+        for name, value in props:
+            ET.SubElement(node, "property", name=name, value=value)
 
 
 def write_junit(results: Results | Sequence[Trace], path: Path) -> None:

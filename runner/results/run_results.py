@@ -27,6 +27,10 @@ The rules, one each, used by every view:
 * **Tokens** of a trial: its ``total`` when the agent gave one, else input +
   output. **Cost** (time, tool calls, tokens, money) counts every trial,
   not_run ones too: it is what the run spent.
+* **Retried**: a trial whose trace is a later attempt (``--retries``, runner/retry.py): it could not
+  run at first for an infrastructure reason. Its last attempt is its verdict; every view lists it.
+* **Flaky**: a case of the deterministic series (the reference agent plays the same plan every
+  time) that passed in some trials and failed in others: the site behaved differently.
 * **Completeness**: a run directory with ``plan.json`` is complete when every
   planned trial has a trace, else "incomplete: N of M trials"; without a plan
   (runs from before plans) its completeness is unknown, never "complete".
@@ -158,6 +162,25 @@ class TrialFigures:
     tool_calls: int
     mutations: int | None  # None when the proxy was off
 
+    @property
+    def attempts(self) -> int:
+        return self.trace.attempt
+
+    @property
+    def retried(self) -> bool:
+        """Played again after an infrastructure failure (--retries); its earlier attempts are in the trace."""
+        return self.trace.attempt > 1
+
+    def retry_text(self) -> str:
+        """ "2 attempts; attempt 1: not_run (infrastructure): …", or "" for a trial played once."""
+        if not self.retried:
+            return ""
+        first = "; ".join(
+            f"attempt {a.get('attempt')}: {a.get('verdict')} ({a.get('kind')}): {a.get('reason')}"
+            for a in self.trace.earlier_attempts
+        )
+        return f"{self.attempts} attempts; {first}"
+
     @classmethod
     def of(cls, trace: Trace) -> TrialFigures:
         # A model grader's verdicts are another kind of evidence: never pooled with the code checks' rate
@@ -178,17 +201,20 @@ class TrialFigures:
 
 @dataclass(frozen=True)
 class Counts:
-    """Trials by verdict; ``missing``: planned trials with no trace."""
+    """Trials by verdict; ``missing``: planned trials with no trace; ``retried``: trials played more than once."""
 
     passed: int = 0
     failed: int = 0
     not_run: int = 0
     missing: int = 0
+    retried: int = 0
 
     @classmethod
     def of(cls, traces: Iterable[Trace], missing: int = 0) -> Counts:
+        traces = list(traces)
         c = Counter(t.verdict for t in traces)
-        return cls(passed=c["passed"], failed=c["failed"], not_run=c["not_run"], missing=missing)
+        retried = sum(t.attempt > 1 for t in traces)
+        return cls(passed=c["passed"], failed=c["failed"], not_run=c["not_run"], missing=missing, retried=retried)
 
     @property
     def trials(self) -> int:
@@ -200,9 +226,8 @@ class Counts:
         return self.passed + self.failed
 
     def as_dict(self) -> dict[str, int]:
-        return {"trials": self.trials, "passed": self.passed, "failed": self.failed, "not_run": self.not_run} | (
-            {"missing": self.missing} if self.missing else {}
-        )
+        verdicts = {"trials": self.trials, "passed": self.passed, "failed": self.failed, "not_run": self.not_run}
+        return verdicts | ({"missing": self.missing} if self.missing else {}) | {"retried": self.retried}
 
 
 @dataclass(frozen=True)
@@ -464,6 +489,21 @@ class CaseResult:
         return self.score.assertion_pass_rate if self.score else None
 
     @property
+    def flaky(self) -> bool:
+        """The reference agent's plan passed in some trials and failed in others: the site is not deterministic.
+
+        (An agent's series varies by its own nature: there it is what pass@k and pass^k measure.)
+        """
+        return self.series_kind == "deterministic" and self.counts.passed > 0 and self.counts.failed > 0
+
+    def flaky_text(self) -> str:
+        return f"{self.case_id}: passed {self.counts.passed} of {self.counts.ran} trials under the reference agent"
+
+    @property
+    def series_kind(self) -> str:
+        return self.trials[0].series[0] if self.trials else ""
+
+    @property
     def verdict(self) -> str:
         """failed when a trial failed; passed when one passed; else not_run (nothing ran)."""
         return "failed" if self.counts.failed else "passed" if self.counts.passed else "not_run"
@@ -531,6 +571,16 @@ class Results:
     def problems(self) -> list[TrialFigures]:
         """Trials that did not pass, in run order."""
         return [f for f in self.trials if f.trace.verdict != "passed"]
+
+    @property
+    def retried(self) -> list[TrialFigures]:
+        """Trials played again after an infrastructure failure, in run order."""
+        return [f for f in self.trials if f.retried]
+
+    @property
+    def flaky(self) -> list[CaseResult]:
+        """Cases the reference agent passed only sometimes (see CaseResult.flaky)."""
+        return [c for s in self.series for c in s.cases if c.flaky]
 
 
 @dataclass
@@ -601,6 +651,7 @@ def _series_result(key: SeriesKey, cases: list[CaseResult]) -> SeriesResult:
             failed=sum(c.counts.failed for c in cases),
             not_run=sum(c.counts.not_run for c in cases),
             missing=sum(c.counts.missing for c in cases),
+            retried=sum(c.counts.retried for c in cases),
         ),
         score=SuiteScore.from_cases(scored, ks=ks) if scored else None,
         ks=ks,

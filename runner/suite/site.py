@@ -158,15 +158,26 @@ class HookMissing(Exception):
 
 
 class SiteUnavailable(Exception):
-    """A hook of the site could not be reached or failed: the trial cannot run (not_run)."""
+    """A hook of the site could not be reached or failed: the trial cannot run (not_run).
+
+    ``kind`` is the trace's not_run kind: "infrastructure" when the site was unreachable or answered
+    5xx (worth another attempt), "setup" when it answered 4xx or nonsense (it will again).
+    """
+
+    def __init__(self, message: str, kind: str = "infrastructure") -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 def _hook_failure(hook: str, url: str, err: httpx.HTTPError) -> SiteUnavailable:
+    kind = "infrastructure"
     if isinstance(err, httpx.HTTPStatusError):
         what = f"answered HTTP {err.response.status_code}"
+        kind = "infrastructure" if err.response.status_code >= 500 else "setup"
     else:
         what = f"could not be reached ({type(err).__name__}: {str(err).strip() or 'no answer'})"
-    return SiteUnavailable(f"setup: the site's {hook} hook at {url} {what}; check that the site is running there")
+    message = f"setup: the site's {hook} hook at {url} {what}; check that the site is running there"
+    return SiteUnavailable(message, kind)
 
 
 class SiteClient:
@@ -212,7 +223,9 @@ class SiteClient:
             return response.json()
         except ValueError:
             url = self._url(self.config.hooks.state)
-            raise SiteUnavailable(f"setup: the site's state hook at {url} answered something not JSON") from None
+            raise SiteUnavailable(
+                f"setup: the site's state hook at {url} answered something not JSON", "setup"
+            ) from None
 
     async def expire_session(self, world: str) -> None:
         await self._post("expire_session", {"world": world})

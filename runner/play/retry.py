@@ -1,0 +1,41 @@
+"""Infrastructure retries: a trial that could not run because the machinery failed is played again.
+
+Only a ``not_run`` whose kind is ``infrastructure`` (a crashed or lost browser, a site that was
+unreachable or answered 5xx) is retried. A ``failed`` trial never is: pass@k and pass^k measure
+exactly that, and a retry into a pass would be a wrong verdict. Nor is a not_run of another kind
+(a checker error, a missing hook, no tools at the start route): it would fail the same way again.
+
+Every attempt keeps its trace. The last one is the trial's trace, in ``trials/`` as always, and
+lists the earlier ones; each earlier attempt's trace moves to ``attempts/<trial id>.a<N>.json``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from runner.trace import Trace
+
+ATTEMPTS_DIR = "attempts"
+
+
+def retryable(trace: Trace) -> bool:
+    """Is this trial's outcome the machinery's, so that another attempt may run it?"""
+    return trace.verdict == "not_run" and trace.not_run_kind == "infrastructure"
+
+
+def set_aside(trace: Trace, out_dir: Path) -> dict[str, Any]:
+    """Move an attempt's trace file out of trials/ (it is not the trial's verdict); what the next attempt lists."""
+    source = out_dir / "trials" / f"{trace.trial_id}.json"
+    target = out_dir / ATTEMPTS_DIR / f"{trace.trial_id}.a{trace.attempt}.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(source, target)
+    return {
+        "attempt": trace.attempt,
+        "verdict": trace.verdict,
+        "kind": trace.not_run_kind,
+        "reason": trace.verdict_reason,
+        "duration_ms": trace.duration_ms,
+        "trace": f"../{ATTEMPTS_DIR}/{target.name}",  # relative to the trial's trace, like its screenshot
+    }
