@@ -71,6 +71,35 @@ def _call_rewrite(rewrite: Any, phase: str, flow: http.HTTPFlow) -> None:
             errors.append(f"{phase} {flow.request.method} {flow.request.path}: {type(err).__name__}: {err}")
 
 
+def _keep_client_alive(flow: http.HTTPFlow) -> None:
+    """The browser's connection to the proxy outlives an origin that closes its own after each answer.
+
+    An HTTP/1.0 origin (Python's http.server, many static file servers) or a
+    ``Connection: close`` answer makes mitmproxy close the browser's connection
+    too, so every request of a page paid for a new proxy connection as well as a
+    new origin connection. The proxy holds the whole body here, so it can
+    answer the browser as HTTP/1.1 with a known length on a connection that
+    stays open; the origin's connection still closes as the origin asked (the
+    upstream side keeps the response object it parsed, this is a copy).
+    """
+    response = flow.response
+    if response is None or response.status_code == 101 or flow.request.method.upper() == "CONNECT":
+        return
+    closes = "close" in response.headers.get("connection", "").lower()
+    if response.http_version != "HTTP/1.0" and not closes:
+        return
+    if response.raw_content is None:  # streamed: the length is not known here
+        return
+    kept = response.copy()
+    kept.http_version = "HTTP/1.1"
+    kept.headers.pop("connection", None)
+    kept.headers.pop("keep-alive", None)
+    bodiless = flow.request.method.upper() == "HEAD" or response.status_code in (204, 304)
+    if not bodiless and "content-length" not in kept.headers and "transfer-encoding" not in kept.headers:
+        kept.headers["content-length"] = str(len(response.raw_content))
+    flow.response = kept
+
+
 @dataclass
 class ArmedFault:
     spec: FaultSpec
@@ -134,6 +163,7 @@ class EvalAddon:
         self.flows: dict[str, FlowState] = {}
         self._seq = itertools.count(1)
         self._client: httpx.AsyncClient | None = None
+        self.client_connections = 0  # connections the browser (or any client) opened to the proxy
 
     # ---- controller side (any thread) ---------------------------------------
 
@@ -427,6 +457,11 @@ class EvalAddon:
             record.duration_ms = round((time.time() - flow.request.timestamp_start) * 1000, 2)
             if flow_state.trial.mode == "record" and not flow_state.synthetic:
                 self._record(flow, flow_state)
+        _keep_client_alive(flow)
+
+    def client_connected(self, _client: Any) -> None:
+        with self.lock:
+            self.client_connections += 1
 
     def error(self, flow: http.HTTPFlow) -> None:
         flow_state = self.flows.pop(flow.id, None)

@@ -18,8 +18,9 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from mitmproxy.addons import core, disable_h2c, errorcheck, next_layer, proxyserver, tlsconfig
+from mitmproxy.master import Master
 from mitmproxy.options import Options
-from mitmproxy.tools.dump import DumpMaster
 
 from .addon import EvalAddon
 from .canonical import TRIAL_HEADER
@@ -39,7 +40,7 @@ class ProxyError(RuntimeError):
 class _Starter:
     """Tells the controller thread the bound port once mitmproxy's servers are up."""
 
-    def __init__(self, master: DumpMaster, on_ready: Any) -> None:
+    def __init__(self, master: Master, on_ready: Any) -> None:
         self.master, self.on_ready = master, on_ready
 
     def running(self) -> None:
@@ -49,6 +50,25 @@ class _Starter:
 def _quiet_on_cancel(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
     if not isinstance(context.get("exception"), asyncio.CancelledError):
         loop.default_exception_handler(context)
+
+
+def _mitmproxy_addons() -> list[Any]:
+    """Only what a forwarding, TLS-intercepting proxy needs.
+
+    Every hook of every request visits every addon; mitmdump's default set is
+    about 35 addons (playback, export, scripting, map rules, ...), none of which
+    the runner uses, and they doubled the Python work per proxied request.
+    ErrorCheck turns a start-up error (a port, an unreadable CA directory) into
+    an exit that ``start`` reports.
+    """
+    return [
+        core.Core(),
+        proxyserver.Proxyserver(),
+        next_layer.NextLayer(),
+        tlsconfig.TlsConfig(),
+        disable_h2c.DisableH2C(),
+        errorcheck.ErrorCheck(),
+    ]
 
 
 class NetworkProxy:
@@ -79,7 +99,7 @@ class NetworkProxy:
         self._confdir = confdir
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._master: DumpMaster | None = None
+        self._master: Master | None = None
         self._ready = threading.Event()
         self._failure: BaseException | None = None
         self._holds_lock = False
@@ -146,7 +166,8 @@ class NetworkProxy:
         }
         if self._confdir:
             options["confdir"] = self._confdir
-        master = DumpMaster(Options(), with_termlog=False, with_dumper=False)
+        master = Master(Options(), with_termlog=False)
+        master.addons.add(*_mitmproxy_addons())
         master.options.update(**options)  # after the addons exist: they declare most options
         master.addons.add(self.addon, _Starter(master, self._on_ready))
         self._master = master
@@ -178,6 +199,11 @@ class NetworkProxy:
     def snapshot(self, trial_id: str) -> TrialNetwork:
         """Everything seen so far for the trial (a copy; the trial goes on)."""
         return self.addon.snapshot(trial_id)
+
+    @property
+    def client_connections(self) -> int:
+        """How many connections clients have opened to the proxy so far (a keep-alive browser opens few)."""
+        return self.addon.client_connections
 
     def end_trial(self, trial_id: str) -> TrialNetwork:
         """Everything seen for the trial, and the recorded fixture in record mode. KeyError if never begun."""
