@@ -2,15 +2,17 @@
 
 Each variant of a seed case (a key misspelt or dropped, a value of another type,
 an operator with a good or bad argument, a step that does not exist, a typo in
-an argument name, another order, a corrupt capture path, a broken line, a bad
-byte, an alias bomb) goes through the real loading path (``load_suite``) and:
+an argument name, another order, expected calls put into ordered/unordered
+groups or made optional, a corrupt capture path, a broken line, a bad byte, an
+alias bomb) goes through the real loading path (``load_suite``) and:
 
 - never raises: no traceback, whatever the input;
 - when rejected, every problem names the file, a line inside it and the field
   (or is a YAML-level problem, which has no field);
 - when accepted, it is either equivalent to the original case, or it can be
   judged: the checks run on a trace built from its own reference plan without
-  raising, and every forbidden rule fires on a call that fits it (a forbidden
+  raising, every forbidden rule fires on a call that fits it, and every
+  required expected call (in any group) fails when its tool is never called (a
   rule that cannot fire is a wrong verdict waiting to happen).
 
 No browser: the trace is built from the plan, with tool results made to fit
@@ -31,7 +33,7 @@ import jsonschema
 import yaml
 
 from runner.judge import checks
-from runner.suite.case import Case, UserStep
+from runner.suite.case import Case, UserStep, expected_leaves
 from runner.suite.loader import LoadedCase, Problem, case_files
 from runner.suite.matchers import COMPARISONS, MISSING, is_operator, match, parse_path, resolve, substitute
 from runner.suite.validate import SuiteCatalog, load_suite
@@ -141,7 +143,7 @@ def plan_trace(case: Case) -> Trace:
     """The calls the reference plan makes, with results made to fit the case's expected results."""
     plan_captures: dict[str, Any] = {}
     check_captures: dict[str, Any] = {}
-    expected = list(case.expect.calls.expected)
+    expected = [e for _, e in expected_leaves(case.expect.calls.expected)]  # through ordered/unordered groups
     used: set[int] = set()
     calls: list[ToolCall] = []
     for si, step in enumerate(case.steps):
@@ -225,6 +227,21 @@ def forbidden_fires(case: Case, trace: Trace) -> list[str]:
     return wrong
 
 
+def required_fires(case: Case, trace: Trace) -> list[str]:
+    """Wrong verdicts: a required expected call (in any group) that passes when its tool is never called."""
+    wrong = []
+    for where, expected in expected_leaves(case.expect.calls.expected):
+        if expected.optional:
+            continue
+        kept = [c for c in trace.calls if c.tool != expected.tool]
+        renumbered = [c.model_copy(update={"index": n}) for n, c in enumerate(kept)]  # as a trace numbers them
+        without = trace.model_copy(update={"calls": renumbered})
+        statuses = {a.status for a in checks.check_calls(case.expect.calls, without)[0] if a.kind == "calls"}
+        if "failed" not in statuses:
+            wrong.append(f"{'.'.join(map(str, where))} {expected.tool}: passes with no call to it")
+    return wrong
+
+
 def _fits(args: dict[str, Any], schema: dict[str, Any]) -> bool:
     """The arguments a real call could have: the rule's own ones, under the schema (others may be required)."""
     loose = {k: v for k, v in schema.items() if k != "required"}
@@ -298,7 +315,43 @@ def _get(data: Any, path: tuple) -> Any:
 
 def _call_rules(data: dict[str, Any]) -> list[dict[str, Any]]:
     calls = (data.get("expect") or {}).get("calls") or {}
-    return [r for group in ("expected", "forbidden") for r in calls.get(group) or [] if isinstance(r, dict)]
+    return [r for group in ("expected", "forbidden") for r in _flat(calls.get(group)) if "tool" in r]
+
+
+def _flat(nodes: Any) -> list[dict[str, Any]]:
+    """Expected calls and forbidden rules, also those inside {ordered: [...]} / {unordered: [...]} groups."""
+    out: list[dict[str, Any]] = []
+    for node in nodes if isinstance(nodes, list) else []:
+        if isinstance(node, dict):
+            inner = [v for k, v in node.items() if k in ("ordered", "unordered") and isinstance(v, list)]
+            out += [r for members in inner for r in _flat(members)] if inner else [node]
+    return out
+
+
+def _regroup(data: dict[str, Any], rng: random.Random) -> None:
+    """Expected calls put into a group (or a misspelt one, an empty one), or one made optional."""
+    calls = data.setdefault("expect", {}).setdefault("calls", {})
+    expected = calls.get("expected")
+    if not isinstance(expected, list) or not expected:
+        return
+    how = rng.choice(["unordered", "ordered", "nested", "optional", "optional-exact", "empty", "typo"])
+    a = rng.randrange(len(expected))
+    b = rng.randrange(a, len(expected)) + 1
+    members = expected[a:b]
+    if how in ("unordered", "ordered"):
+        expected[a:b] = [{how: members}]
+    elif how == "nested":
+        expected[a:b] = [{"unordered": [{"ordered": members}, *expected[b : b + 1]]}]
+        del expected[a + 1 : a + 2]
+    elif how in ("optional", "optional-exact"):
+        rule = rng.choice(_flat(expected) or [{}])
+        rule["optional"] = True
+        if how == "optional-exact":
+            calls["order"] = "exact"
+    elif how == "empty":
+        expected.insert(a, {rng.choice(["ordered", "unordered"]): []})
+    else:
+        expected[a:b] = [{rng.choice(["unorderd", "orderd", "any_order"]): members}]
 
 
 def _matcher_slots(data: dict[str, Any]) -> list[tuple[dict, Any]]:
@@ -315,7 +368,8 @@ def _matcher_slots(data: dict[str, Any]) -> list[tuple[dict, Any]]:
 
 def mutate_data(data: dict[str, Any], rng: random.Random) -> str:
     """Change ``data`` in place the way a person might; return what was done."""
-    kind = rng.choice(["key", "drop", "type", "operator", "step", "arg", "order", "tool", "capture", "plan", "id"])
+    kinds = ["key", "drop", "type", "operator", "step", "arg", "order", "tool", "capture", "plan", "id", "group"]
+    kind = rng.choice(kinds)
     paths = [p for p in _paths(data) if p]
     if kind == "key":
         path = rng.choice([p for p in paths if isinstance(p[-1], str)])
@@ -362,6 +416,8 @@ def mutate_data(data: dict[str, Any], rng: random.Random) -> str:
         steps = [s for s in data.get("steps", []) if isinstance(s, dict) and len(s.get("plan") or []) > 1]
         if steps:
             rng.shuffle(rng.choice(steps)["plan"])
+    elif kind == "group":
+        _regroup(data, rng)
     elif kind == "id":
         data["id"] = rng.choice(["SEL-01" + "A" * 300, "SEL-01/../x", "sel-01", "SEL-01 X", "SEL-99"])
     return kind
@@ -442,6 +498,7 @@ def judge(variant: LoadedCase, original: Case, figures: Figures, label: str) -> 
     if any(a.status == "failed" for a in calls):
         figures.plan_fails_own_case += 1
     figures.wrong_verdicts += [f"{label}: {w}" for w in forbidden_fires(variant.case, trace)]
+    figures.wrong_verdicts += [f"{label}: {w}" for w in required_fires(variant.case, trace)]
 
 
 def run_fuzz(tmp: Path, variants_per_seed: int = VARIANTS_PER_SEED, seed: int = 9) -> Figures:
@@ -485,6 +542,7 @@ def test_the_seed_cases_pass_on_their_own_plan_trace():
         failed = [f"{a.id}: {a.why}" for a in assertions if a.kind in ("calls", "forbidden") and a.status == "failed"]
         assert not failed, (source.name, failed)
         assert forbidden_fires(lc.case, plan_trace(lc.case)) == [], source.name
+        assert required_fires(lc.case, plan_trace(lc.case)) == [], source.name
 
 
 def test_fuzzed_cases_never_traceback_and_never_give_a_wrong_verdict(tmp_path, capsys):
@@ -496,6 +554,7 @@ def test_fuzzed_cases_never_traceback_and_never_give_a_wrong_verdict(tmp_path, c
     assert figures.unplaced == []
     assert figures.wrong_verdicts == []
     assert figures.rejected and figures.judged and figures.equivalent  # the fuzz reaches every outcome
+    assert figures.kinds.get("group", 0) >= 10  # groups and optional calls are fuzzed too
 
 
 if __name__ == "__main__":  # python tests/test_case_fuzz.py [variants per seed]
