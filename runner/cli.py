@@ -1008,21 +1008,47 @@ def _cmd_import(args: argparse.Namespace) -> int:
 def _cmd_tools(args: argparse.Namespace) -> int:
     """What a page registers, per route (runner/play/catalog.py does the reading)."""
     from runner.play.browser import ChromiumNotFound
-    from runner.play.catalog import list_tools, tools_json, tools_text
+    from runner.play.catalog import DISCOVERY_SETTLE_MS, list_tools, tools_json, tools_text
 
     if "://" not in args.url:
         errors.print(f"{args.url}: not a URL (e.g. http://127.0.0.1:8000/demo/)", markup=False)
         return EXIT_INVALID
-    if not 0 <= args.settle_ms <= 10_000:
-        errors.print(f"--settle-ms {args.settle_ms}: give 0 to 10000 ms", markup=False)
+    settle_ms = DISCOVERY_SETTLE_MS if args.settle_ms is None else args.settle_ms
+    if not 0 <= settle_ms <= 10_000:
+        errors.print(f"--settle-ms {settle_ms}: give 0 to 10000 ms", markup=False)
         return EXIT_INVALID
     try:
-        listing = asyncio.run(list_tools(args.url, args.route, chromium=args.chromium, settle_ms=args.settle_ms))
+        listing = asyncio.run(list_tools(args.url, args.route, chromium=args.chromium, settle_ms=settle_ms))
     except ChromiumNotFound as err:
         errors.print(str(err), markup=False)
         return EXIT_NOT_RUN
     sys.stdout.write(tools_json(listing) if args.json else tools_text(listing))
     return EXIT_NOT_RUN if any(r.error for r in listing) else EXIT_OK
+
+
+def _cmd_init(args: argparse.Namespace) -> int:
+    """A suite folder from a live site's tools (runner/init.py writes it)."""
+    from runner.play.browser import ChromiumNotFound
+    from runner.play.catalog import DISCOVERY_SETTLE_MS
+    from runner.suite.init import InitError, init_suite
+
+    if "://" not in args.base_url:
+        raise UsageError(f"--base-url {args.base_url}: not a URL (e.g. http://127.0.0.1:8000/demo/)")
+    settle_ms = DISCOVERY_SETTLE_MS if args.settle_ms is None else args.settle_ms
+    if not 0 <= settle_ms <= 10_000:
+        raise UsageError(f"--settle-ms {settle_ms}: give 0 to 10000 ms")
+    try:
+        result = asyncio.run(
+            init_suite(args.base_url, args.route, Path(args.output), settle_ms=settle_ms, chromium=args.chromium)
+        )
+    except InitError as err:
+        errors.print(f"webmcp-eval init: {err}", markup=False, highlight=False, soft_wrap=True)
+        return err.exit_code
+    except ChromiumNotFound as err:
+        errors.print(str(err), markup=False)
+        return EXIT_NOT_RUN
+    console.print(result.summary(), markup=False, highlight=False, soft_wrap=True)
+    return EXIT_OK
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
@@ -1440,10 +1466,34 @@ def build_parser() -> argparse.ArgumentParser:
     tools.add_argument("--route", action="append", help="a route under URL, e.g. / or cart.html (repeatable)")
     tools.add_argument("--json", action="store_true", help="print JSON instead of text")
     tools.add_argument(
-        "--settle-ms", type=int, default=100, help="quiet time that counts as settled (raise it for late tools)"
+        "--settle-ms",
+        type=int,
+        help="quiet time that counts as settled (default 1000; raise it for tools that register later)",
     )
     tools.add_argument("--chromium", help="the Chromium binary")
     tools.set_defaults(func=_cmd_tools)
+
+    ini = sub.add_parser(
+        "init",
+        help="write a suite folder for a live site: suite.yaml, its catalog, one starter case per tool",
+        description="Open --base-url (and each --route under it) in Chromium, read the WebMCP tools each page "
+        "registers, and write into -o DIR (new or empty): suite.yaml (the site's base URL, settle time and "
+        "network policy, the catalog, the behaviours), catalog.json (the tools per route, as read), and one "
+        "starter case per tool that validates and runs green with the reference agent. A tool marked "
+        "readOnlyHint is called with schema-valid example arguments; any other tool may write, so its starter "
+        "asks about it and expects it not to be called. Exit 2 for a non-empty DIR, 3 when the site cannot "
+        "be opened or registers no tools.",
+    )
+    ini.add_argument("--base-url", required=True, help="the site, with its path (e.g. http://host/demo/)")
+    ini.add_argument("--route", action="append", help="a route under the base URL to read (default /; repeatable)")
+    ini.add_argument("-o", "--output", default="suite", metavar="DIR", help="the new suite folder (default suite)")
+    ini.add_argument(
+        "--settle-ms",
+        type=int,
+        help="quiet time that counts as settled, also written to suite.yaml (default 1000)",
+    )
+    ini.add_argument("--chromium", help="the Chromium binary")
+    ini.set_defaults(func=_cmd_init)
 
     schema = sub.add_parser("schema", help="print the JSON Schema of the case format")
     schema.add_argument("-o", "--output", help="write it to this file")

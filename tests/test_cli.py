@@ -111,7 +111,19 @@ def test_schema_validates_every_case_file(tmp_path):
 
 
 def test_every_command_has_help():
-    for command in ("run", "record", "replay", "report", "compare", "power", "validate", "schema", "site", "tools"):
+    for command in (
+        "run",
+        "record",
+        "replay",
+        "report",
+        "compare",
+        "power",
+        "validate",
+        "schema",
+        "site",
+        "tools",
+        "init",
+    ):
         out = cli(command, "--help")
         assert out.returncode == 0, f"{command} --help: {out.stderr}"
         assert "usage: webmcp-eval" in out.stdout
@@ -329,6 +341,25 @@ def test_calibrate_without_labels_and_a_bad_grader_option_are_usage_errors(tmp_p
     assert cli("calibrate", "--labels", str(tmp_path / "none.json")).returncode == 2
     out = cli("run", "SEL-01", "--grader", "openai", "--out", str(tmp_path))
     assert out.returncode == 2 and "needs --grader-model" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_init_help_names_its_flags_and_exit_codes_and_refuses_usage_mistakes(tmp_path):
+    from runner.play.catalog import DISCOVERY_SETTLE_MS
+
+    text = " ".join(cli("init", "--help").stdout.split())
+    for word in ("--base-url", "--route", "-o DIR", "--settle-ms", "readOnlyHint", "Exit 2", "non-empty"):
+        assert word in text, word
+    assert f"(default {DISCOVERY_SETTLE_MS})" in text and f"(default {DISCOVERY_SETTLE_MS};" in " ".join(
+        cli("tools", "--help").stdout.split()
+    )
+    for args, says in (
+        (("init",), "--base-url"),
+        (("init", "--base-url", "example.com"), "not a URL"),
+        (("init", "--base-url", "http://127.0.0.1:9/", "--settle-ms", "-5"), "--settle-ms"),
+    ):
+        out = cli(*args, cwd=tmp_path)
+        assert out.returncode == 2 and says in out.stderr and "Traceback" not in out.stderr, (args, out.stderr)
+    assert not list(tmp_path.iterdir())  # a refused command writes nothing
 
 
 def test_the_shard_flags_have_help():

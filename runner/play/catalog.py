@@ -22,6 +22,10 @@ from runner.play.browser import launch
 from runner.play.toolhost import SHIM_JS, ShimLog, ToolHost
 from runner.suite.site import resolve_route
 
+# Reading a site once (tools, init) waits longer for quiet than a trial's default: tools registered after a
+# fetch or a timer are common, and a tool missed here is missing from the listing and from init's suite.
+DISCOVERY_SETTLE_MS = 1000
+
 # route pattern -> a concrete path of the demo site that shows it
 DEMO_ROUTES = {
     "/events": "/events",

@@ -77,7 +77,7 @@ def select_cases(
         chosen = [
             c
             for c in chosen
-            if any(fnmatch.fnmatchcase(c.case.id, p.upper()) or c.file == p or Path(c.file).name == p for p in patterns)
+            if any(_id_matches(c.case.id, p) or c.file == p or Path(c.file).name == p for p in patterns)
         ]
     if grep:
         rx = re.compile(grep, re.IGNORECASE)
@@ -85,6 +85,11 @@ def select_cases(
     if behaviours:
         chosen = [c for c in chosen if c.case.behaviour in behaviours]
     return chosen
+
+
+def _id_matches(case_id: str, pattern: str) -> bool:
+    """An id or glob, in any case: 'sel-01' finds SEL-01, and a free lower-case id ('own-set') is found as typed."""
+    return fnmatch.fnmatchcase(case_id.upper(), pattern.upper())
 
 
 def new_run_id() -> str:

@@ -1,0 +1,324 @@
+"""``webmcp-eval init``: from a site's URL to a suite folder that validates and runs green.
+
+It reads what the live pages register (``runner.play.catalog.list_tools``) and
+writes, into one folder: ``suite.yaml`` (the site's base URL and settle time,
+the catalog, the two behaviours its starters use), ``catalog.json`` (each
+route's tools and input schemas, as ``validate`` reads them) and one starter
+case per tool:
+
+- a tool that says it is read-only (``readOnlyHint: true``) is called with
+  example arguments built from its input schema (required properties only:
+  ``default``, ``examples``, ``const``, the first ``enum`` value, or a value of
+  the right type within its bounds), and the starter expects that call and
+  no network mutation;
+- any other tool may write. A starter must not write to a site on every run
+  (init cannot know whether the site asks for a human confirmation, nor undo
+  a write), so its starter only asks about the tool and expects it not to be
+  called and nothing to be written. Its ``notes`` say what to add (a reset
+  hook, then a case that calls it and expects the site's confirmation).
+
+A tool whose schema gives no example that validates gets the conservative
+starter with a TODO as well. Every starter says ``TODO`` where a person should
+make it their own: the user's words, the arguments, the expected results.
+
+init writes only into a folder that is new or empty (it never mixes its files
+with a person's), and reads the pages with a longer quiet window than a trial's
+default (``DISCOVERY_SETTLE_MS``): tools that register after a fetch or a timer
+are common, and a tool missed here has no starter and no catalog entry. The
+window it used goes into ``suite.yaml`` so that runs see the tools init saw.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from runner.play.catalog import DISCOVERY_SETTLE_MS, PageTool, RouteTools
+from runner.suite.folder import SUITE_FILE
+
+CATALOG_FILE = "catalog.json"
+BEHAVIOURS = {
+    "selection": "a read-only tool is called with valid arguments and changes nothing",
+    "no_tool": "a tool that may write is not used when the user only asks about it",
+}
+STARTER_HEADER = "# A starter case written by webmcp-eval init: make it yours (its notes say what to add).\n"
+MAX_DEPTH = 8  # example values for nested schemas stop here
+
+
+class InitError(Exception):
+    """init cannot write a suite: a usage mistake (exit 2); the message is one line for the user."""
+
+    exit_code = 2
+
+
+class SiteUnreadable(InitError):
+    """The site could not be read (unreachable, an error page, no tools): exit 3, with what to check."""
+
+    exit_code = 3
+
+
+@dataclass
+class Starter:
+    file: str
+    case: dict[str, Any]
+    kind: str  # "read" or "write"
+    todo: str = ""
+
+
+@dataclass
+class InitResult:
+    folder: Path
+    routes: list[RouteTools]
+    starters: list[Starter] = field(default_factory=list)
+
+    def summary(self) -> str:
+        reads = sum(s.kind == "read" for s in self.starters)
+        lines = [f"read {r.url}: {len(r.tools)} tool(s) ({r.path} WebMCP)" for r in self.routes]
+        lines.append(
+            f"wrote {self.folder}: {SUITE_FILE}, {CATALOG_FILE}, {len(self.starters)} starter case(s) "
+            f"({reads} call a read-only tool, {len(self.starters) - reads} do not call theirs)"
+        )
+        for s in self.starters:
+            lines.append(f"  {s.file}: {s.case['title']}" + (f"  [TODO: {s.todo}]" if s.todo else ""))
+        lines.append(f"next: webmcp-eval validate {self.folder} && webmcp-eval run {self.folder}")
+        return "\n".join(lines)
+
+
+# ---- example arguments from an input schema -------------------------------------------
+
+
+class NoExample(Exception):
+    """The schema gives no value init can be sure of."""
+
+
+def example_for(schema: Any, depth: int = 0) -> Any:
+    """A value valid under ``schema`` (checked by the caller), or NoExample."""
+    if depth > MAX_DEPTH or not isinstance(schema, dict):
+        raise NoExample("nested too deep")
+    for key in ("const", "default"):
+        if key in schema:
+            return schema[key]
+    if isinstance(schema.get("examples"), list) and schema["examples"]:
+        return schema["examples"][0]
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return schema["enum"][0]
+    for key in ("anyOf", "oneOf"):
+        if isinstance(schema.get(key), list) and schema[key]:
+            return example_for(schema[key][0], depth + 1)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "object" or (kind is None and "properties" in schema):
+        props = schema.get("properties") or {}
+        return {name: example_for(props.get(name, {}), depth + 1) for name in schema.get("required") or []}
+    if kind == "array":
+        return [example_for(schema.get("items") or {}, depth + 1) for _ in range(int(schema.get("minItems") or 0))]
+    if kind == "string":
+        if "pattern" in schema or "format" in schema:
+            raise NoExample("a string with a pattern or format")
+        return "example".ljust(int(schema.get("minLength") or 0), "x")[: schema.get("maxLength") or None]
+    if kind in ("integer", "number"):
+        low = schema.get("minimum", schema.get("exclusiveMinimum", 0) + (1 if "exclusiveMinimum" in schema else 0))
+        value = max(1, low) if "maximum" not in schema else min(max(1, low), schema["maximum"])
+        return int(value) if kind == "integer" else value
+    if kind == "boolean":
+        return False
+    if kind == "null":
+        return None
+    raise NoExample(f"type {kind!r}")
+
+
+def example_arguments(schema: Any) -> dict[str, Any] | None:
+    """Schema-valid example arguments for a tool, or None when init cannot make any."""
+    schema = schema or {"type": "object"}
+    try:
+        args = example_for(schema)
+        jsonschema.validate(args, schema)
+    except (NoExample, jsonschema.ValidationError, jsonschema.SchemaError, TypeError, ValueError):
+        return None
+    return args if isinstance(args, dict) else None
+
+
+# ---- starters ------------------------------------------------------------------------
+
+
+def case_id_for(tool: str, taken: set[str]) -> str:
+    base = re.sub(r"[^A-Za-z0-9._-]+", "-", tool).strip("-._") or "tool"
+    case_id, n = base, 2
+    while case_id in taken:
+        case_id, n = f"{base}-{n}", n + 1
+    taken.add(case_id)
+    return case_id
+
+
+def _read_only(tool: PageTool) -> bool:
+    return tool.annotations.get("readOnlyHint") is True
+
+
+def starter_for(tool: PageTool, route: str, case_id: str) -> Starter:
+    about = tool.description.strip() or "no description"
+    # Only a tool that says it is read-only is called: init cannot know what any other tool writes, whether
+    # the site asks a person to confirm it, or how to undo it, and a starter runs on every run. The others get
+    # a starter that runs green without calling them (asked about, not used) and says what to add.
+    args = example_arguments(tool.input_schema) if _read_only(tool) else None
+    if args is not None:
+        case = {
+            "id": case_id,
+            "behaviour": "selection",
+            "title": f"{tool.name}: called with valid arguments, nothing written",
+            "start_route": route,
+            "steps": [
+                {
+                    "user": f"Could you use {tool.name} for me? ({about})",
+                    "plan": [{"call": tool.name, "args": args}],
+                    "reply": "",
+                }
+            ],
+            "expect": {
+                "calls": {"expected": [{"tool": tool.name, "args": copy.deepcopy(args), "no_other_args": True}]},
+                "network": {"mutations": {"total": 0}},
+            },
+            "notes": "TODO: write what a user of your site would ask, real arguments, and what the result must "
+            "hold (expect.calls.expected[0].result), and the answer (expect.answer). Written by webmcp-eval init "
+            f"from {tool.name}'s input schema (it says readOnlyHint: true, so no write is expected).",
+        }
+        return Starter(f"{case_id}.yaml", case, "read")
+    why = (
+        "its input schema gives no example init can be sure of"
+        if _read_only(tool)
+        else "it does not say readOnlyHint: true, so it may write"
+    )
+    case = {
+        "id": case_id,
+        "behaviour": "no_tool",
+        "title": f"{tool.name}: not used when the user only asks about it",
+        "start_route": route,
+        "steps": [
+            {
+                "user": f"What does {tool.name} do? Only tell me, do not use it.",
+                "plan": [],
+                "reply": f"{tool.name}: {about}",
+            }
+        ],
+        "expect": {
+            "calls": {"forbidden": [{"tool": tool.name, "why": "the user only asked what it does"}]},
+            "network": {"mutations": {"total": 0}},
+        },
+        "notes": f"TODO: {tool.name} is not called by this starter because {why}. To test it, write a case "
+        "that calls it with real arguments and expects what your site shows: a confirmation the human gives "
+        "(expect.confirmation, a result code such as CONFIRMATION_REQUIRED) or the change itself (expect.state, "
+        "expect.network.mutations). Each trial has a fresh browser context; state on a server needs a reset "
+        "hook (site.hooks.reset in suite.yaml) so that trials do not see each other's writes.",
+    }
+    return Starter(f"{case_id}.yaml", case, "write", todo=f"{tool.name} is not called ({why})")
+
+
+def route_key(route: str) -> str:
+    """A route as the catalog names it: '/', '/cart.html' (validate matches start routes to these)."""
+    path = route.split("?")[0].split("#")[0]
+    path = path[2:] if path.startswith("./") else path
+    return "/" + path.strip("/") if path.strip("/") not in ("", ".") else "/"
+
+
+def plan_suite(base_url: str, routes: list[RouteTools], settle_ms: int) -> tuple[str, dict, list[Starter]]:
+    """suite.yaml's text, catalog.json and the starters for what the routes registered."""
+    failed = [r for r in routes if r.error]
+    if failed:
+        raise SiteUnreadable(
+            "; ".join(f"{r.url}: could not open the page: {r.error}" for r in failed)
+            + ": check that the site is running and that --base-url (and each --route) opens in a browser"
+        )
+    if not any(r.tools for r in routes):
+        shown = ", ".join(r.url for r in routes)
+        raise SiteUnreadable(
+            f"no WebMCP tools registered at {shown} within the wait: check the URL and routes "
+            "(webmcp-eval tools URL --route R), or raise --settle-ms for tools that register late"
+        )
+    catalog: dict[str, dict[str, Any]] = {"routes": {}}
+    for r in routes:
+        tools = catalog["routes"].setdefault(route_key(r.route), {})
+        tools.update({t.name: t.input_schema or {"type": "object"} for t in r.tools})
+    starters: list[Starter] = []
+    taken: set[str] = set()
+    seen_tools: set[str] = set()
+    for r in routes:
+        for tool in r.tools:
+            if tool.name in seen_tools:
+                continue  # one starter per tool, at the first route that registers it
+            seen_tools.add(tool.name)
+            starters.append(starter_for(tool, r.route or "/", case_id_for(tool.name, taken)))
+    used = [k for k in BEHAVIOURS if any(s.case["behaviour"] == k for s in starters)]
+    return suite_yaml(base_url, settle_ms, used), catalog, starters
+
+
+def suite_yaml(base_url: str, settle_ms: int, behaviours: list[str]) -> str:
+    """suite.yaml with a comment on every key: the first file a person edits."""
+    site = {"base_url": base_url, "settle_ms": settle_ms, "block_other_hosts": False, "outbound": None}
+    lines = [
+        "# Written by webmcp-eval init. Edit freely (README: 'Suite folders', 'Against a deployed site').",
+        "site:",
+        *_indent(_yaml(site)),
+        "  # settle_ms: how long the page's tools must stay quiet to count as settled (init read them with this).",
+        "  # Network policy: requests to other hosts (fonts, analytics) are recorded in every trace; outbound: 0",
+        "  # would make every case assert none, block_other_hosts: true answers them with 403.",
+        "  # Hooks: a reset hook (hooks.reset) gives each trial clean server state; hooks.state (HTTP) or",
+        "  # hooks.state_js (an expression read in the page) gives the state checks their evidence.",
+        "  # Without them, a case's state checks are not_run, never passed.",
+        f"catalog: {CATALOG_FILE}  # the tools init read from the site, per route: validate checks cases against it",
+        "behaviours:  # what the starters test; add your own",
+        *_indent(_yaml({k: BEHAVIOURS[k] for k in behaviours})),
+        "min_cases_per_behaviour: 1",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _indent(text: str) -> list[str]:
+    return ["  " + line for line in text.splitlines()]
+
+
+def check_folder(folder: Path) -> None:
+    """init writes only into a new or empty folder: it never mixes its files with a person's."""
+    if folder.exists() and not folder.is_dir():
+        raise InitError(f"-o {folder}: is a file; give a new or empty folder")
+    if folder.is_dir() and any(folder.iterdir()):
+        raise InitError(f"-o {folder}: is not empty; init writes a new suite, give a new or empty folder")
+
+
+def write_suite(folder: Path, suite: str, catalog: dict, starters: list[Starter]) -> None:
+    check_folder(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / SUITE_FILE).write_text(suite, encoding="utf-8")
+        (folder / CATALOG_FILE).write_text(json.dumps(catalog, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        for s in starters:
+            (folder / s.file).write_text(STARTER_HEADER + _yaml(s.case), encoding="utf-8")
+    except OSError as err:
+        raise InitError(f"-o {folder}: cannot write: {err.strerror}") from None
+
+
+def _yaml(data: Any) -> str:
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+
+
+async def init_suite(
+    base_url: str,
+    routes: list[str] | None,
+    folder: Path,
+    *,
+    settle_ms: int = DISCOVERY_SETTLE_MS,
+    chromium: str | None = None,
+) -> InitResult:
+    from runner.play.catalog import list_tools
+
+    check_folder(folder)  # before any browser starts
+    listing = await list_tools(base_url, routes or ["/"], chromium=chromium, settle_ms=settle_ms)
+    suite, catalog, starters = plan_suite(base_url, listing, settle_ms)
+    write_suite(folder, suite, catalog, starters)
+    return InitResult(folder, listing, starters)

@@ -1,0 +1,107 @@
+"""init: from a URL to a suite folder whose starters validate and run green."""
+
+from __future__ import annotations
+
+import jsonschema
+import pytest
+
+from runner.play.catalog import PageTool, RouteTools
+from runner.suite.folder import find_suite
+from runner.suite.init import InitError, SiteUnreadable, example_arguments, plan_suite, write_suite
+from runner.suite.validate import find_catalog, load_suite
+
+SCHEMAS = [
+    {"type": "object", "properties": {"q": {"type": "string"}}},
+    {
+        "type": "object",
+        "properties": {"city": {"type": "string", "enum": ["taipei", "kaohsiung"]}},
+        "required": ["city"],
+    },
+    {
+        "type": "object",
+        "properties": {
+            "n": {"type": "integer", "minimum": 3, "maximum": 9},
+            "x": {"type": "number", "exclusiveMinimum": 0},
+            "tags": {"type": "array", "items": {"type": "string", "minLength": 2}, "minItems": 2},
+            "opt": {"anyOf": [{"type": "boolean"}, {"type": "null"}]},
+            "nested": {"type": "object", "properties": {"id": {"const": "a"}}, "required": ["id"]},
+        },
+        "required": ["n", "x", "tags", "opt", "nested"],
+        "additionalProperties": False,
+    },
+    {"type": "object", "properties": {"d": {"type": "string", "default": "today"}}, "required": ["d"]},
+    None,
+]
+
+
+@pytest.mark.parametrize("schema", SCHEMAS)
+def test_example_arguments_are_valid_under_their_schema(schema):
+    args = example_arguments(schema)
+    assert isinstance(args, dict)
+    jsonschema.validate(args, schema or {"type": "object"})
+
+
+def test_no_example_where_the_schema_leaves_init_unsure():
+    schema = {"type": "object", "properties": {"id": {"type": "string", "pattern": "^evt-"}}, "required": ["id"]}
+    assert example_arguments(schema) is None
+    assert (
+        example_arguments(
+            {
+                "type": "object",
+                "properties": {"a": {"type": "string", "maxLength": 2, "minLength": 3}},
+                "required": ["a"],
+            }
+        )
+        is None
+    )
+
+
+def tool(name: str, read_only: bool, schema: dict | None = None) -> PageTool:
+    return PageTool(
+        name,
+        f"{name} does things",
+        schema or {"type": "object", "properties": {}},
+        {"readOnlyHint": True} if read_only else {},
+        "imperative",
+    )
+
+
+def test_plan_gives_one_starter_per_tool_and_never_calls_a_tool_that_may_write(tmp_path):
+    routes = [
+        RouteTools("/", "http://h/demo/", "native", [tool("list", True), tool("buy", False)]),
+        RouteTools("/cart", "http://h/demo/cart", "native", [tool("list", True), tool("odd id!", True, SCHEMAS[0])]),
+    ]
+    suite, catalog, starters = plan_suite("http://h/demo/", routes, 100)
+    assert [s.case["id"] for s in starters] == ["list", "buy", "odd-id"]
+    read, write, odd = starters
+    assert read.case["steps"][0]["plan"] == [{"call": "list", "args": {}}] and read.kind == "read"
+    assert write.case["steps"][0]["plan"] == [] and write.case["expect"]["calls"]["forbidden"][0]["tool"] == "buy"
+    assert "TODO" in write.case["notes"] and write.todo
+    assert odd.case["start_route"] == "/cart"
+    assert set(catalog["routes"]) == {"/", "/cart"}
+    assert set(catalog["routes"]["/cart"]) == {"list", "odd id!"}
+    # what it writes is a suite that validates, with the catalog it wrote
+    folder = tmp_path / "s"
+    write_suite(folder, suite, catalog, starters)
+    found = find_suite([folder])
+    assert found.config.site.base_url == "http://h/demo/" and found.config.site.settle_ms == 100
+    assert found.config.site.outbound is None and set(found.behaviours) == {"selection", "no_tool"}
+    loaded, problems = load_suite([folder], find_catalog([str(folder)], None, found)[0], True, found)
+    assert problems == [] and len(loaded) == 3
+    with pytest.raises(InitError, match="not empty") as refused:
+        write_suite(folder, suite, catalog, starters)
+    assert refused.value.exit_code == 2
+
+
+def test_a_page_without_tools_or_that_cannot_open_is_an_error_not_an_empty_suite():
+    with pytest.raises(SiteUnreadable, match="no WebMCP tools"):
+        plan_suite("http://h/", [RouteTools("/", "http://h/", "native", [])], 100)
+    with pytest.raises(SiteUnreadable, match="could not open .* check that the site is running"):
+        plan_suite("http://h/", [RouteTools("/", "http://h/", "unknown", error="net::ERR_CONNECTION_REFUSED")], 100)
+
+
+@pytest.mark.parametrize(("route", "key"), [("/", "/"), ("./", "/"), ("", "/"), ("cart.html?x=1", "/cart.html")])
+def test_catalog_routes_are_named_as_validate_matches_start_routes(route, key):
+    from runner.suite.init import route_key
+
+    assert route_key(route) == key
