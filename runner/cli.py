@@ -1027,20 +1027,23 @@ def _cmd_tools(args: argparse.Namespace) -> int:
 
 
 def _cmd_init(args: argparse.Namespace) -> int:
-    """A suite folder from a live site's tools (runner/init.py writes it)."""
+    """A suite folder from a live site's tools (runner/play/catalog.py reads them, runner/suite/init.py writes it)."""
     from runner.play.browser import ChromiumNotFound
-    from runner.play.catalog import DISCOVERY_SETTLE_MS
-    from runner.suite.init import InitError, init_suite
+    from runner.play.catalog import DISCOVERY_SETTLE_MS, list_tools
+    from runner.suite.init import InitError, check_folder, init_suite
 
     if "://" not in args.base_url:
         raise UsageError(f"--base-url {args.base_url}: not a URL (e.g. http://127.0.0.1:8000/demo/)")
     settle_ms = DISCOVERY_SETTLE_MS if args.settle_ms is None else args.settle_ms
     if not 0 <= settle_ms <= 10_000:
         raise UsageError(f"--settle-ms {settle_ms}: give 0 to 10000 ms")
+    folder = Path(args.output)
     try:
-        result = asyncio.run(
-            init_suite(args.base_url, args.route, Path(args.output), settle_ms=settle_ms, chromium=args.chromium)
+        check_folder(folder)  # before any browser starts
+        listing = asyncio.run(
+            list_tools(args.base_url, args.route or ["/"], chromium=args.chromium, settle_ms=settle_ms)
         )
+        result = init_suite(args.base_url, listing, folder, settle_ms)
     except InitError as err:
         errors.print(f"webmcp-eval init: {err}", markup=False, highlight=False, soft_wrap=True)
         return err.exit_code

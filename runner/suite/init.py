@@ -1,7 +1,8 @@
 """``webmcp-eval init``: from a site's URL to a suite folder that validates and runs green.
 
-It reads what the live pages register (``runner.play.catalog.list_tools``) and
-writes, into one folder: ``suite.yaml`` (the site's base URL and settle time,
+From what the live pages register (read by ``runner.play.catalog.list_tools``;
+this module only needs the reading's shape, ``PageReading``, so the suite layer
+never imports the browser) it writes, into one folder: ``suite.yaml`` (the site's base URL and settle time,
 the catalog, the two behaviours its starters use), ``catalog.json`` (each
 route's tools and input schemas, as ``validate`` reads them) and one starter
 case per tool:
@@ -22,10 +23,11 @@ starter with a TODO as well. Every starter says ``TODO`` where a person should
 make it their own: the user's words, the arguments, the expected results.
 
 init writes only into a folder that is new or empty (it never mixes its files
-with a person's), and reads the pages with a longer quiet window than a trial's
-default (``DISCOVERY_SETTLE_MS``): tools that register after a fetch or a timer
-are common, and a tool missed here has no starter and no catalog entry. The
-window it used goes into ``suite.yaml`` so that runs see the tools init saw.
+with a person's). The pages are read with a longer quiet window than a trial's
+default (``runner.play.catalog.DISCOVERY_SETTLE_MS``): tools that register after
+a fetch or a timer are common, and a tool missed there has no starter and no
+catalog entry. The window used goes into ``suite.yaml`` so that runs see the
+tools init saw.
 """
 
 from __future__ import annotations
@@ -33,14 +35,14 @@ from __future__ import annotations
 import copy
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import jsonschema
 import yaml
 
-from runner.play.catalog import DISCOVERY_SETTLE_MS, PageTool, RouteTools
 from runner.suite.folder import SUITE_FILE
 
 CATALOG_FILE = "catalog.json"
@@ -64,6 +66,29 @@ class SiteUnreadable(InitError):
     exit_code = 3
 
 
+class PageTool(Protocol):
+    """One tool as a page registered it (runner.play.catalog.PageTool has this shape)."""
+
+    name: str
+    description: str
+    input_schema: Any
+    annotations: dict[str, Any]
+
+
+class PageReading(Protocol):
+    """What one route registered (runner.play.catalog.RouteTools has this shape)."""
+
+    route: str
+    url: str
+    path: str
+
+    @property
+    def tools(self) -> Sequence[PageTool]: ...
+
+    @property
+    def error(self) -> str | None: ...
+
+
 @dataclass
 class Starter:
     file: str
@@ -75,7 +100,7 @@ class Starter:
 @dataclass
 class InitResult:
     folder: Path
-    routes: list[RouteTools]
+    routes: list[PageReading]
     starters: list[Starter] = field(default_factory=list)
 
     def summary(self) -> str:
@@ -227,7 +252,7 @@ def route_key(route: str) -> str:
     return "/" + path.strip("/") if path.strip("/") not in ("", ".") else "/"
 
 
-def plan_suite(base_url: str, routes: list[RouteTools], settle_ms: int) -> tuple[str, dict, list[Starter]]:
+def plan_suite(base_url: str, routes: list[PageReading], settle_ms: int) -> tuple[str, dict, list[Starter]]:
     """suite.yaml's text, catalog.json and the starters for what the routes registered."""
     failed = [r for r in routes if r.error]
     if failed:
@@ -307,18 +332,8 @@ def _yaml(data: Any) -> str:
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
 
 
-async def init_suite(
-    base_url: str,
-    routes: list[str] | None,
-    folder: Path,
-    *,
-    settle_ms: int = DISCOVERY_SETTLE_MS,
-    chromium: str | None = None,
-) -> InitResult:
-    from runner.play.catalog import list_tools
-
-    check_folder(folder)  # before any browser starts
-    listing = await list_tools(base_url, routes or ["/"], chromium=chromium, settle_ms=settle_ms)
+def init_suite(base_url: str, listing: list[PageReading], folder: Path, settle_ms: int) -> InitResult:
+    """The suite folder for what the pages registered (check_folder first, before reading the site)."""
     suite, catalog, starters = plan_suite(base_url, listing, settle_ms)
     write_suite(folder, suite, catalog, starters)
     return InitResult(folder, listing, starters)
