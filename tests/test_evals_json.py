@@ -111,7 +111,21 @@ def test_a_value_for_every_matcher_it_can_know():
     assert example({"$gte": 1, "$lte": 120}) == 1 and example({"$gt": 10}) == 11 and example({"$lt": 0}) == -1
     assert example({"$type": "string"}) == "x" and example({"$contains": "York"}) == "York"
     assert example({"a": [1, {"$type": "boolean"}]}) == {"a": [1, True]}
+    assert example({"$pattern": r"^(0-49\.99|50-99\.99)$"}) == "0-49.99"
     assert example({"$any": True}) is MISSING and example({"$pattern": "^[a-f]{3}$"}) is MISSING
+
+
+def test_a_value_played_for_a_type_alone_is_noted(tmp_path):
+    ev = {
+        "messages": [user("book")],
+        "expectedCall": [{"functionName": "book", "arguments": {"date": {"$type": "string"}}}],
+    }
+    (lc,), problems, converted = load_evals(write(tmp_path, [ev]))
+    assert problems == [] and lc.case.steps[0].plan[0].args == {"date": "x"}
+    assert converted.notes == [
+        '[0] 001-eval: [0].expectedCall[0].arguments.date: the reference plan plays "x" for {"$type": "string"}; '
+        "give a real value in the imported case if the site checks it"
+    ]
 
 
 def test_json_lines_name_every_value():

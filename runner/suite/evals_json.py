@@ -456,6 +456,12 @@ def _plan(nodes: list[Any], theirs: tuple, names: dict, notes: list[str]) -> lis
                     "plan leaves the argument out (give one in the imported case's plan)"
                 )
                 continue
+            if _typed_only(matcher):
+                where = _json_path((*theirs, k, "arguments", name))
+                notes.append(
+                    f"{where}: the reference plan plays {json.dumps(value)} for {json.dumps(matcher)}; "
+                    "give a real value in the imported case if the site checks it"
+                )
             args[name] = value
         names[("steps", 0, "plan", len(plan))] = (*theirs, k)
         plan.append({"call": node.functionName, "args": args} if args else {"call": node.functionName})
@@ -485,6 +491,13 @@ def example(matcher: Any) -> Any:
         return value if match(matcher, value)[0] else MISSING
     except ValueError:  # an operator that cannot be read: validate names it
         return MISSING
+
+
+def _typed_only(matcher: Any) -> bool:
+    """A matcher that says only a type: the value played for it is a stand-in."""
+    if isinstance(matcher, dict):
+        return set(matcher) == {"$type"} or any(_typed_only(v) for v in matcher.values())
+    return isinstance(matcher, list) and any(_typed_only(v) for v in matcher)
 
 
 def _operator_example(ops: dict[str, Any]) -> Any:
@@ -519,8 +532,16 @@ def _number_between(bounds: dict[str, float], whole: bool) -> float:
 
 
 def _pattern_example(pattern: str) -> str:
-    """The literal text of a simple pattern (``^Bob.*Smith$`` -> ``Bob Smith``); checked by the caller."""
+    """Text a simple pattern matches: ``^Bob.*Smith$`` -> ``Bob Smith``, ``^(a|b)$`` -> ``a`` (the caller checks)."""
     text = re.sub(r"^\(\?[a-z]+\)", "", pattern).removeprefix("^").removesuffix("$")
+    choice = re.fullmatch(r"\(([^()]*)\)", text)
+    if choice and "|" in choice.group(1):
+        options = [_plain(o) for o in re.split(r"(?<!\\)\|", choice.group(1))]
+        return next((o for o in options if re.search(pattern, o)), options[0])
+    return _plain(text)
+
+
+def _plain(text: str) -> str:
     for wild, plain in ((".*", " "), (".+", " x "), (r"\d+", "1"), (r"\d", "1"), (r"\s+", " "), (r"\s*", " ")):
         text = text.replace(wild, plain)
     text = re.sub(r"\\(.)", r"\1", text)
