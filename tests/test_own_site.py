@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from runner_support import ROOT
 from static_server import StaticSite
 
 pytestmark = pytest.mark.browser
@@ -175,16 +176,17 @@ def walk(tmp_path_factory: pytest.TempPathFactory, static_shop: StaticSite) -> d
     here = tmp_path_factory.mktemp("own-site")
     out: dict[str, Any] = {"here": here}
     out["tools"] = cli("tools", static_shop.url, cwd=here)
-    out["init"] = cli(
-        "init", "--base-url", static_shop.url, "--route", "/", "--route", "checkout.html", "-o", "my-suite", cwd=here
-    )
+    out["init"] = cli("init", "--base-url", static_shop.url, "-o", "my-suite", cwd=here)
     out["validate"] = cli("validate", "my-suite", cwd=here)
     out["run"] = cli("run", "my-suite", "--run-id", "first", "-j", "2", cwd=here)
     out["report"] = cli("report", "traces/first", cwd=here)
+    # a second suite with the checkout page too (--route), where the hand-written cases go
+    routes = ("--route", "/", "--route", "checkout.html")
+    out["init_routes"] = cli("init", "--base-url", static_shop.url, *routes, "-o", "shop-suite", cwd=here)
     for case_id, text in HAND_WRITTEN.items():
-        (here / "my-suite" / f"{case_id}.yaml").write_text(text.lstrip(), encoding="utf-8")
-    out["validate_own"] = cli("validate", "my-suite", cwd=here)
-    out["run_own"] = cli("run", "own-*", "--suite", "my-suite", "--run-id", "own", "-j", "2", cwd=here)
+        (here / "shop-suite" / f"{case_id}.yaml").write_text(text.lstrip(), encoding="utf-8")
+    out["validate_own"] = cli("validate", "shop-suite", cwd=here)
+    out["run_own"] = cli("run", "own-*", "--suite", "shop-suite", "--run-id", "own", "-j", "2", cwd=here)
     return out
 
 
@@ -200,29 +202,47 @@ def test_init_writes_a_suite_that_validates_and_runs_green(walk, static_shop):
     init, here = walk["init"], walk["here"]
     assert init.returncode == 0, init.stderr
     assert (
-        "wrote my-suite: suite.yaml, catalog.json, 6 starter case(s) (1 call a read-only tool, 5 do not call theirs)"
+        "wrote my-suite: suite.yaml, catalog.json, 4 starter case(s) (1 call a read-only tool, 3 do not call theirs)"
         in init.stdout
     )
     assert "next: webmcp-eval validate my-suite && webmcp-eval run my-suite" in init.stdout
     suite = (here / "my-suite" / "suite.yaml").read_text()
     assert f"base_url: {static_shop.url}" in suite and "settle_ms: 1000" in suite and "outbound: null" in suite
-    catalog = json.loads((here / "my-suite" / "catalog.json").read_text())
-    assert set(catalog["routes"]) == {"/", "/checkout.html"}
-    assert set(catalog["routes"]["/checkout.html"]) == {"prepare_order", "place_order"}
+    assert set(json.loads((here / "my-suite" / "catalog.json").read_text())["routes"]["/"]) == STARTERS
 
     assert walk["validate"].returncode == 0, walk["validate"].stdout + walk["validate"].stderr
-    assert "6 case(s) valid; suite config my-suite/suite.yaml; tools checked against my-suite/catalog.json" in (
+    assert "4 case(s) valid; suite config my-suite/suite.yaml; tools checked against my-suite/catalog.json" in (
         walk["validate"].stdout
     )
     run = walk["run"]
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr
-    assert "6 passed, 0 failed, 0 not_run" in run.stdout
+    assert "4 passed, 0 failed, 0 not_run" in run.stdout
     traces = traces_of(here / "traces" / "first")
-    assert set(traces) == STARTERS | {"prepare_order", "place_order"}
+    assert set(traces) == STARTERS
     # a tool that may write is never called by its starter; the read-only one is, with schema-valid arguments
     assert [c["tool"] for c in traces["list_products"]["calls"]] == ["list_products"]
     assert all(not t["calls"] for name, t in traces.items() if name != "list_products")
-    assert walk["report"].returncode == 0 and "6 passed, 0 failed, 0 not_run" in walk["report"].stdout
+    assert walk["report"].returncode == 0 and "4 passed, 0 failed, 0 not_run" in walk["report"].stdout
+
+
+def test_init_reads_every_route_given(walk):
+    assert walk["init_routes"].returncode == 0, walk["init_routes"].stderr
+    assert "6 starter case(s) (1 call a read-only tool, 5 do not call theirs)" in walk["init_routes"].stdout
+    catalog = json.loads((walk["here"] / "shop-suite" / "catalog.json").read_text())
+    assert set(catalog["routes"]) == {"/", "/checkout.html"}
+    assert set(catalog["routes"]["/checkout.html"]) == {"prepare_order", "place_order"}
+
+
+def test_the_readme_walk_through_is_what_the_commands_print(walk, static_shop):
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("## Your own site", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    printed = "".join(walk[step].stdout for step in ("tools", "init", "validate", "run", "report"))
+    shown = [line.split("#", 1)[1].strip() for line in block.splitlines() if line.startswith("#")]
+    assert len(shown) >= 5
+    for line in shown:
+        for part in line.split("..."):  # "..." leaves out what the README does not repeat
+            part = part.strip().replace("http://127.0.0.1:8000/demo/", static_shop.url).replace("<run-id>", "first")
+            assert part in printed, part
 
 
 def test_a_page_that_loads_a_web_font_from_another_host_passes(walk):
