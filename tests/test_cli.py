@@ -123,6 +123,7 @@ def test_every_command_has_help():
         "site",
         "tools",
         "init",
+        "import",
     ):
         out = cli(command, "--help")
         assert out.returncode == 0, f"{command} --help: {out.stderr}"
