@@ -10,6 +10,7 @@ checks to judge: the agent is never silently corrected.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from pathlib import Path
 from typing import Any
@@ -87,22 +88,19 @@ class ToolHost:
         # a quiet registration log means nothing while that fetch is open.
         self._in_flight: dict[int, float] = {}
         self._network_t = time.monotonic()
+        self.wakeups = 0  # how often wait_for_tools looked at the log (events and deadlines, never a poll)
         page.on("request", self._request_started)
         page.on("requestfinished", self._request_ended)
         page.on("requestfailed", self._request_ended)
 
     def _request_started(self, request: Any) -> None:
         self._in_flight[id(request)] = self._network_t = time.monotonic()
+        self.log.changed.set()  # a waiting wait_for_tools looks again
 
     def _request_ended(self, request: Any) -> None:
         self._in_flight.pop(id(request), None)
         self._network_t = time.monotonic()
-
-    def _loading(self, now: float, settle_s: float) -> bool:
-        """A request of the page is open (or just ended, so its result may still be rendering)."""
-        if now - self._network_t < settle_s:
-            return True
-        return any(now - t < LOADING_REQUEST_S for t in self._in_flight.values())
+        self.log.changed.set()
 
     @property
     def path(self) -> str:
@@ -134,30 +132,46 @@ class ToolHost:
         request of the page for ``settle_ms``, and, while the catalog is empty,
         no change for ``NO_TOOLS_GRACE_S``. At the deadline it returns anyway;
         the catalog then is whatever the page offers.
+
+        Nothing polls: the wait sleeps until the moment the quiet window would
+        close, and wakes early only when the shim reports an event or a request
+        of the page starts or ends (``wakeups`` counts the times it looked).
         """
         settle_s = (self.settle_ms if settle_ms is None else settle_ms) / 1000
         deadline = time.monotonic() + max(timeout_ms / 1000, 2 * settle_s)
-        while time.monotonic() < deadline:
-            if self._settled(settle_s, names):
+        changed = self.log.changed
+        while True:
+            changed.clear()
+            self.wakeups += 1
+            now = time.monotonic()
+            settles_at = self._settles_at(now, settle_s, names)
+            if settles_at is not None and settles_at <= now:
                 return
-            await asyncio.sleep(0.03)
+            until = deadline if settles_at is None else min(settles_at, deadline)
+            if now >= deadline:
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(changed.wait(), until - now)
 
-    def _settled(self, settle_s: float, names: list[str] | None) -> bool:
+    def _settles_at(self, now: float, settle_s: float, names: list[str] | None) -> float | None:
+        """When the tools count as settled if nothing else happens (<= now: settled); None: only an event can tell."""
         loaded = self.log.of_type("loaded")
         if not loaded:
-            return False
+            return None
         document = loaded[-1]["document"]
         changes = [
             e for e in self.log.of_type("register", "unregister", "register_error") if e.get("document") == document
         ]
-        now = time.monotonic()
         last = changes[-1]["host_t"] if changes else loaded[-1]["host_t"]
-        if now - last < settle_s or self._loading(now, settle_s):
-            return False
+        moments = [last + settle_s, self._network_t + settle_s]
+        # a request still open keeps the route loading until it is old enough to be a long poll
+        moments += [started + LOADING_REQUEST_S for started in self._in_flight.values()]
         active = {r["name"] for r in self.log.active_registrations()}
-        if not active and now - last < NO_TOOLS_GRACE_S:
-            return False  # nothing registered (yet, or since the route changed): give it time
-        return not names or set(names) <= active
+        if not active:
+            moments.append(last + NO_TOOLS_GRACE_S)  # nothing registered (yet, or since the route changed)
+        if names and not set(names) <= active:
+            return None  # a wanted tool is missing: only a registration can change that
+        return max(moments)
 
     def _ms(self) -> float:
         return round((time.monotonic() - self.clock_start) * 1000, 1)
