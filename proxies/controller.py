@@ -82,12 +82,16 @@ class NetworkProxy:
         ssl_insecure: bool = False,
         confdir: str | None = None,
         block_other_hosts: bool = True,
+        listen_host: str = "127.0.0.1",
+        advertise_host: str | None = None,
     ) -> None:
         """site_origins: where the site lives (the first is the primary: fixture keys carry no host for it).
         allow_hosts: other hosts the site may reach (exact or glob, optionally host:port); all else is blocked.
         block_other_hosts: False passes every other host through (still recorded, its writes counted).
         ssl_insecure: do not verify upstream HTTPS certificates (a staging deployment's self-signed one).
-        confdir: mitmproxy's directory for its CA (default ~/.mitmproxy)."""
+        confdir: mitmproxy's directory for its CA (default ~/.mitmproxy).
+        listen_host: the address to listen on (a remote browser needs one it can reach, e.g. 0.0.0.0).
+        advertise_host: the host the browser is told to use (default: listen_host; 127.0.0.1 for 0.0.0.0)."""
         self.addon = EvalAddon(
             site_origins=list(site_origins),
             allow_hosts=list(allow_hosts),
@@ -104,17 +108,21 @@ class NetworkProxy:
         self._failure: BaseException | None = None
         self._holds_lock = False
         self.port: int | None = None
+        self.listen_host = listen_host
+        wildcard = listen_host in ("0.0.0.0", "::", "")
+        self.advertise_host = advertise_host or ("127.0.0.1" if wildcard else listen_host)
 
     @property
     def url(self) -> str:
         if self.port is None:
             raise ProxyError("the proxy has not started")
-        return f"http://127.0.0.1:{self.port}"
+        host = f"[{self.advertise_host}]" if ":" in self.advertise_host else self.advertise_host
+        return f"http://{host}:{self.port}"
 
     # ---- lifecycle ----------------------------------------------------------------
 
     def start(self) -> NetworkProxy:
-        """Start listening on a free 127.0.0.1 port; returns once requests are accepted."""
+        """Start listening on a free port of listen_host; returns once requests are accepted."""
         if self._thread is not None:
             raise ProxyError("this NetworkProxy has already been started")
         if not _running_lock.acquire(blocking=False):
@@ -157,7 +165,7 @@ class NetworkProxy:
     async def _main(self) -> None:
         self._loop = asyncio.get_running_loop()
         options: dict[str, Any] = {
-            "listen_host": "127.0.0.1",
+            "listen_host": self.listen_host,
             "listen_port": 0,
             # Lazy: mitmproxy opens an upstream connection only to forward a request,
             # never on CONNECT, so a replayed or blocked request reaches no server at all.
@@ -177,10 +185,13 @@ class NetworkProxy:
         self._loop.set_exception_handler(_quiet_on_cancel)
 
     def _on_ready(self, addresses: list[Any]) -> None:
-        ports = [addr[1] for addr in addresses if addr and addr[0] in ("127.0.0.1", "::ffff:127.0.0.1")]
+        wanted = {self.listen_host, f"::ffff:{self.listen_host}"}
+        if self.listen_host in ("0.0.0.0", "::", ""):
+            wanted |= {"0.0.0.0", "::", ""}
+        ports = [addr[1] for addr in addresses if addr and addr[0] in wanted]
         self.port = ports[0] if ports else None
         if self.port is None:
-            self._failure = ProxyError(f"mitmproxy listens on {addresses!r}, not on 127.0.0.1")
+            self._failure = ProxyError(f"mitmproxy listens on {addresses!r}, not on {self.listen_host}")
         self._ready.set()
 
     # ---- trials -------------------------------------------------------------------

@@ -19,6 +19,7 @@ import fnmatch
 import json
 import os
 import re
+import shutil
 import sys
 from collections.abc import Callable
 from datetime import datetime
@@ -200,6 +201,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
         shard=args.shard,
         durations=_durations(args),
         retries=args.retries,
+        connect=args.connect,
+        connect_over_cdp=args.connect_over_cdp,
+        proxy_host=args.proxy_host,
+        proxy_advertise=args.proxy_advertise,
     )
     if args.resume:
         _check_same_agent(run_dir, agent_factory)
@@ -209,7 +214,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _play(args: argparse.Namespace, chosen: list, options, fixtures, skipped: list[str]) -> int:  # noqa: ANN001
     """Play the trials with progress lines, then the reports; Ctrl-C keeps what ran and says how to go on."""
-    from runner.play.browser import ChromiumNotFound
+    from runner.play.browser import BrowserUnavailable, ChromiumNotFound
     from runner.play.run import run_suite
     from runner.play.trial import trial_id_for
     from runner.results.run_results import RunInput, RunPlan, build_results
@@ -259,6 +264,11 @@ def _play(args: argparse.Namespace, chosen: list, options, fixtures, skipped: li
     except ChromiumNotFound as err:
         errors.print(str(err), markup=False)
         return EXIT_NOT_RUN
+    except BrowserUnavailable as err:  # a wrong --connect endpoint: nothing ran, nothing is left behind
+        if not resuming and {p.name for p in out_dir.iterdir()} <= {"plan.json"}:
+            shutil.rmtree(out_dir, ignore_errors=True)
+        _say(str(err))
+        return EXIT_INVALID
     except KeyboardInterrupt:
         return _interrupted(out_dir)
     run_info["site"] = result.site_info
@@ -370,7 +380,13 @@ def _check_run_args(args: argparse.Namespace) -> None:
     args.trials = args.trials if args.trials is not None else 1
     if args.network != "live" and args.no_proxy:
         raise UsageError(f"--network {args.network} needs the proxy; drop --no-proxy")
-    if args.chromium and not Path(args.chromium).is_file():
+    if args.connect and args.connect_over_cdp:
+        raise UsageError("--connect and --connect-over-cdp each name the browser: give one")
+    if args.connect_over_cdp and args.chromium:
+        raise UsageError("--chromium has no effect on a Chromium reached with --connect-over-cdp: drop it")
+    if args.proxy_advertise and args.no_proxy:
+        raise UsageError("--proxy-advertise goes with the proxy: drop --no-proxy")
+    if args.chromium and not args.connect and not Path(args.chromium).is_file():  # remote: a path over there
         raise UsageError(f"--chromium {args.chromium}: no such file; give the path of a Chromium binary")
     for flag, value in (("--json", args.json), ("--junit", args.junit)):
         if value:
@@ -1146,6 +1162,30 @@ def _base_url(text: str) -> str:
     return text
 
 
+def _ws_endpoint(text: str) -> str:
+    """ws(s)://host:port/path of a Playwright browser server."""
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError when the port is out of range
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a usable endpoint ({err})") from None
+    if parts.scheme not in ("ws", "wss") or not parts.hostname:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a browser server endpoint like ws://127.0.0.1:3000/")
+    return text
+
+
+def _cdp_endpoint(text: str) -> str:
+    """http(s)://host:port of a Chromium's DevTools (or its ws:// browser endpoint)."""
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a usable URL ({err})") from None
+    if parts.scheme not in ("http", "https", "ws", "wss") or not parts.hostname:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a DevTools endpoint like http://127.0.0.1:9222")
+    return text
+
+
 def _add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument(
         "cases",
@@ -1195,6 +1235,30 @@ def _add_run_arguments(run: argparse.ArgumentParser) -> None:
         metavar="N",
         help="play a trial again, up to N times, when it could not run for an infrastructure reason "
         "(browser crash, lost connection, site unreachable or 5xx); a failed trial is never retried",
+    )
+    remote = run.add_argument_group("remote browsers")
+    remote.add_argument(
+        "--connect",
+        type=_ws_endpoint,
+        metavar="WS_ENDPOINT",
+        help="play in browsers of a Playwright browser server (`playwright run-server --unsafe`): one per worker",
+    )
+    remote.add_argument(
+        "--connect-over-cdp",
+        type=_cdp_endpoint,
+        metavar="URL",
+        help="play in a running Chromium (started with --remote-debugging-port and --enable-features=WebMCP)",
+    )
+    remote.add_argument(
+        "--proxy-host",
+        default="127.0.0.1",
+        metavar="HOST",
+        help="where the proxy listens (default 127.0.0.1; 0.0.0.0 when the browser is on another machine)",
+    )
+    remote.add_argument(
+        "--proxy-advertise",
+        metavar="HOST",
+        help="the proxy's host as the browser reaches it (default: --proxy-host; e.g. this machine's name)",
     )
     scale = run.add_argument_group("sharding")
     scale.add_argument(

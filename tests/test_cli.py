@@ -380,3 +380,10 @@ def test_the_retries_flag_has_help_and_a_range():
     for bad in ("-1", "11", "x"):
         out = cli("run", "SEL-01", "--retries", bad)
         assert out.returncode == 2 and "--retries" in out.stderr and "Traceback" not in out.stderr, out.stderr
+
+
+def test_the_remote_browser_flags_have_help():
+    run_help = cli("run", "--help").stdout
+    for flag in ("--connect", "--connect-over-cdp", "--proxy-host", "--proxy-advertise"):
+        assert flag in run_help
+    assert "run-server" in run_help

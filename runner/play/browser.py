@@ -102,6 +102,73 @@ async def launch(
     return await browser_type.launch(**kwargs), choice
 
 
+class BrowserUnavailable(RuntimeError):
+    """A remote browser (--connect, --connect-over-cdp) could not be reached; the message says what to check."""
+
+
+REMOTE_TIMEOUT_MS = 30_000
+
+
+def server_launch_options(explicit: str | None, headless: bool) -> dict:
+    """What a ``playwright run-server`` is asked to launch: headless or not, the WebMCP flags, the binary.
+
+    The options travel in the ``x-playwright-launch-options`` header. A server drops ``args`` and
+    ``executablePath`` unless it was started with ``--unsafe``: without them its Chromium has no
+    WebMCP flag (the shim's polyfill and no DevTools witness) and is Playwright's own build.
+    """
+    options: dict = {"headless": headless, "args": launch_args()}
+    wanted = explicit or os.environ.get(ENV_VAR)
+    if wanted:  # a path on the server's machine: not checked here
+        options["executablePath"] = wanted
+    return options
+
+
+async def connect_server(
+    browser_type: BrowserType,
+    endpoint: str,
+    *,
+    explicit: str | None = None,
+    headless: bool = True,
+    slow_mo: float | None = None,
+) -> tuple[Browser, ChromiumChoice]:
+    """Connect to a Playwright browser server (``playwright run-server``); it launches a Chromium for us."""
+    import json
+
+    options = server_launch_options(explicit, headless)
+    try:
+        browser = await browser_type.connect(
+            endpoint,
+            headers={"x-playwright-launch-options": json.dumps(options)},
+            slow_mo=slow_mo,
+            timeout=REMOTE_TIMEOUT_MS,
+        )
+    except Exception as err:
+        raise BrowserUnavailable(
+            f"--connect {endpoint}: cannot use the browser server there ({_first_line(err)}); check that "
+            "`playwright run-server --host HOST --port PORT --unsafe` runs there, of the same Playwright version"
+        ) from None
+    return browser, ChromiumChoice(options.get("executablePath", "(the server's own)"), f"server {endpoint}")
+
+
+async def connect_cdp(
+    browser_type: BrowserType, url: str, *, slow_mo: float | None = None
+) -> tuple[Browser, ChromiumChoice]:
+    """Attach to a running Chromium over the DevTools protocol (started with --remote-debugging-port)."""
+    try:
+        browser = await browser_type.connect_over_cdp(url, slow_mo=slow_mo, timeout=REMOTE_TIMEOUT_MS)
+    except Exception as err:
+        raise BrowserUnavailable(
+            f"--connect-over-cdp {url}: cannot attach to a Chromium there ({_first_line(err)}); start it with "
+            "--remote-debugging-port=PORT --enable-features=WebMCP and give http://HOST:PORT"
+        ) from None
+    return browser, ChromiumChoice(url, "cdp")
+
+
+def _first_line(err: BaseException) -> str:
+    lines = [line.strip() for line in str(err).splitlines() if line.strip() and not set(line.strip()) <= {"=", "-"}]
+    return lines[0] if lines else type(err).__name__
+
+
 def main() -> int:
     """``python -m runner.play.browser``: print the Chromium that would be used, or what to install."""
     from playwright.sync_api import sync_playwright

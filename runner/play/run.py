@@ -58,6 +58,10 @@ class RunOptions:
     shard: tuple[int, int] | None = None  # (i, n): play only shard i of n of the plan
     durations: dict[str, float] | None = None  # trial id -> ms from an earlier run: balances the shards
     retries: int = 0  # attempts after the first for a trial that could not run for an infrastructure reason
+    connect: str | None = None  # a Playwright browser server's ws endpoint (playwright run-server)
+    connect_over_cdp: str | None = None  # a running Chromium's DevTools endpoint
+    proxy_host: str = "127.0.0.1"  # where the proxy listens (a remote browser must reach it)
+    proxy_advertise: str | None = None  # the proxy's host as the browser is told it (default: proxy_host)
 
 
 @dataclass
@@ -138,6 +142,8 @@ def _proxy(options: RunOptions, config: SiteConfig) -> Iterator[Any]:
         mutation_methods=tuple(config.mutation_methods),
         ignore_paths=config.ignore_paths,
         block_other_hosts=config.block_other_hosts,
+        listen_host=options.proxy_host,
+        advertise_host=options.proxy_advertise,
     )
     proxy.start()
     try:
@@ -171,6 +177,8 @@ async def run_suite(
                 slow_mo=options.slowmo,
                 proxy_url=proxy.url if proxy else None,
                 chromium=options.chromium,
+                connect=options.connect,
+                connect_over_cdp=options.connect_over_cdp,
             )
             async with session:
                 env = RunEnv(
@@ -190,7 +198,7 @@ async def run_suite(
                         playwright_trace=options.playwright_trace,
                     ),
                 )
-                _write_run_info(out_dir, run_id, options, config, site_info, session.describe())
+                _write_run_info(out_dir, run_id, options, config, site_info, session.describe(), proxy)
                 try:
                     traces = await _play_all(cases, options, env, on_trial, first_agent)
                 except BaseException:
@@ -248,7 +256,7 @@ async def _play_all(
         queue.put_nowait(job)
     results: dict[tuple[str, int], Trace] = {}
 
-    async def worker() -> None:
+    async def worker(number: int) -> None:
         while True:
             try:
                 lc, index = queue.get_nowait()
@@ -257,22 +265,25 @@ async def _play_all(
             if options.breaks:
                 broken = lc.case.model_copy(update={"breaks": [*lc.case.breaks, *options.breaks]})
                 lc = LoadedCase(broken, lc.file, lc.lines)
-            trace = await _attempts(lc, index, env, options, agents)
+            trace = await _attempts(lc, index, env, options, agents, number)
             results[(trace.case_id, index)] = trace
             if on_trial:
                 on_trial(trace)
 
-    await asyncio.gather(*(worker() for _ in range(max(1, options.workers))))
+    await asyncio.gather(*(worker(n) for n in range(max(1, options.workers))))
     # Report in suite order, whatever order the workers finished in.
     return [results[(lc.case.id, i)] for lc, i in jobs]
 
 
-async def _attempts(lc: LoadedCase, index: int, env: RunEnv, options: RunOptions, agents: list[Agent]) -> Trace:
+async def _attempts(
+    lc: LoadedCase, index: int, env: RunEnv, options: RunOptions, agents: list[Agent], worker: int
+) -> Trace:
     """Play one trial, and again (up to --retries times) while the machinery kept it from running."""
     earlier: list[dict[str, Any]] = []
     while True:
         agent = agents.pop() if agents else options.agent_factory()
-        trace = await Trial(lc, index, env, agent, options.hooks.get(lc.case.id), earlier).run()
+        trial = Trial(lc, index, env, agent, options.hooks.get(lc.case.id), earlier, worker=worker)
+        trace = await trial.run()
         if len(earlier) >= options.retries or not retryable(trace):
             return trace
         earlier.append(set_aside(trace, env.out_dir))
@@ -285,6 +296,7 @@ def _write_run_info(
     config: SiteConfig,
     site_info: dict[str, Any],
     browser: dict[str, str],
+    proxy: Any = None,
 ) -> None:
     info = {
         "run_id": run_id,
@@ -297,6 +309,7 @@ def _write_run_info(
         "workers": options.workers,
         "retries": options.retries,
         "network_mode": options.network_mode if options.proxy else "off",
+        "proxy": proxy.url if proxy else None,  # as the browser dials it (--proxy-advertise)
         "hooks": config.hooks.model_dump(),
     }
     write_atomic(out_dir / "run.json", json.dumps(info, indent=2, ensure_ascii=False) + "\n")

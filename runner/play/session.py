@@ -26,7 +26,7 @@ from playwright.async_api import (
     async_playwright,
 )
 
-from runner.play.browser import ChromiumChoice, launch
+from runner.play.browser import ChromiumChoice, connect_cdp, connect_server, launch
 from runner.play.toolhost import SHIM_JS, ShimLog, ToolHost
 
 TRIAL_HEADER = "X-WebMCP-Eval-Trial"
@@ -60,6 +60,11 @@ def _driver_in_its_own_session() -> Iterator[None]:
 
 
 class BrowserSession:
+    """The run's browser: launched here, or reached remotely (``connect``: a Playwright browser server;
+    ``connect_over_cdp``: a running Chromium). A local browser serves every worker; remotely each
+    worker keeps its own connection for the whole run (a browser server launches a browser per
+    connection), made again only when it is lost."""
+
     def __init__(
         self,
         *,
@@ -67,53 +72,83 @@ class BrowserSession:
         slow_mo: float | None = None,
         proxy_url: str | None = None,
         chromium: str | None = None,
+        connect: str | None = None,
+        connect_over_cdp: str | None = None,
     ):
         self.headless = headless
         self.slow_mo = slow_mo
         self.proxy_url = proxy_url
         self.chromium = chromium
+        self.connect = connect
+        self.connect_over_cdp = connect_over_cdp
         self._pw_cm: Any = None
         self.playwright: Playwright | None = None
-        self.browser: Browser | None = None
+        self.browsers: dict[int, Browser] = {}  # worker -> its browser (one, 0, when local)
         self.choice: ChromiumChoice | None = None
         self._relaunch = asyncio.Lock()
+
+    @property
+    def remote(self) -> bool:
+        return bool(self.connect or self.connect_over_cdp)
+
+    @property
+    def browser(self) -> Browser | None:
+        """The first browser (the one describe() reports)."""
+        return next(iter(self.browsers.values()), None)
 
     async def __aenter__(self) -> BrowserSession:
         self._pw_cm = async_playwright()
         with _driver_in_its_own_session():
             self.playwright = await self._pw_cm.__aenter__()
-        await self._launch()
+        try:
+            await self.ensure_browser(0)  # a wrong endpoint or a missing Chromium shows before any trial
+        except BaseException:
+            await self._pw_cm.__aexit__(None, None, None)
+            raise
         return self
 
-    async def _launch(self) -> None:
+    async def _launch(self) -> Browser:
         assert self.playwright
-        self.browser, self.choice = await launch(
-            self.playwright.chromium,
-            explicit=self.chromium,
-            headless=self.headless,
-            slow_mo=self.slow_mo,
-            proxy_server=self.proxy_url,
-        )
+        chromium = self.playwright.chromium
+        if self.connect:
+            browser, self.choice = await connect_server(
+                chromium, self.connect, explicit=self.chromium, headless=self.headless, slow_mo=self.slow_mo
+            )
+        elif self.connect_over_cdp:
+            browser, self.choice = await connect_cdp(chromium, self.connect_over_cdp, slow_mo=self.slow_mo)
+        else:
+            browser, self.choice = await launch(
+                chromium,
+                explicit=self.chromium,
+                headless=self.headless,
+                slow_mo=self.slow_mo,
+                proxy_server=self.proxy_url,
+            )
+        return browser
 
-    async def ensure_browser(self) -> Browser:
-        """The browser, relaunched if a crash took it down."""
+    async def ensure_browser(self, worker: int = 0) -> Browser:
+        """The worker's browser, launched or connected again if a crash or a lost connection took it."""
+        key = worker if self.remote else 0
         async with self._relaunch:
-            if self.browser is None or not self.browser.is_connected():
-                await self._launch()
-        assert self.browser
-        return self.browser
+            browser = self.browsers.get(key)
+            if browser is None or not browser.is_connected():
+                self.browsers[key] = browser = await self._launch()
+        return browser
 
     async def __aexit__(self, *exc: object) -> None:
-        with contextlib.suppress(Exception):
-            if self.browser:
-                await self.browser.close()
+        for browser in self.browsers.values():
+            with contextlib.suppress(Exception):
+                await browser.close()
         if self._pw_cm:
             await self._pw_cm.__aexit__(*exc)
 
     def describe(self) -> dict[str, str]:
-        if not self.browser or not self.choice:
+        browser = self.browser
+        if not browser or not self.choice:
             return {}
-        return {"path": self.choice.path, "source": self.choice.source, "version": self.browser.version}
+        with contextlib.suppress(Exception):  # a lost remote browser has no version to give
+            return {"path": self.choice.path, "source": self.choice.source, "version": browser.version}
+        return {"path": self.choice.path, "source": self.choice.source}
 
     async def open_trial(
         self,
@@ -124,10 +159,14 @@ class BrowserSession:
         clock_start: float,
         settle_ms: int = 100,
         init_script: str | None = None,
+        worker: int = 0,
     ) -> TrialPage:
-        browser = await self.ensure_browser()
+        browser = await self.ensure_browser(worker)
         headers = {TRIAL_HEADER: trial_id} if self.proxy_url else {}
+        # A remote browser was not launched with our proxy: each context goes through it (loopback too).
+        proxy = {"server": self.proxy_url} if self.remote and self.proxy_url else None
         context = await browser.new_context(
+            proxy=proxy,  # type: ignore[arg-type]
             base_url=base_url,
             extra_http_headers=headers,
             ignore_https_errors=True,

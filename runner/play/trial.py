@@ -34,6 +34,7 @@ from proxies.fixture import Fixture
 from runner.agents.model import agent_assertions
 from runner.agents.protocol import Agent, AgentError
 from runner.judge import checks, probes
+from runner.play.browser import BrowserUnavailable
 from runner.play.fixture_store import FixtureMissing, HookTape
 from runner.play.plan import trial_id_for
 from runner.play.session import BrowserSession, TrialPage
@@ -139,12 +140,14 @@ class Trial:
         agent: Agent,
         hook: TrialHook | None = None,
         earlier_attempts: list[dict[str, Any]] | None = None,
+        worker: int = 0,
     ):
         attempt = len(earlier_attempts or []) + 1  # --retries: the attempts before this one (runner/play/retry.py)
         self.case: Case = loaded.case
         self.env = env
         self.agent = agent
         self.hook = hook or TrialHook()
+        self.worker = worker  # a remote browser's connection is the worker's own
         self.trial_id = trial_id_for(self.case.id, index)
         # a retried trial's screenshot and trace.zip are named for their attempt: no attempt overwrites another's
         self.artifact = self.trial_id if attempt == 1 else f"{self.trial_id}.a{attempt}"
@@ -198,6 +201,8 @@ class Trial:
             error, kind = str(err), err.kind
         except SiteUnavailable as err:
             error, kind = str(err), err.kind  # type: ignore[assignment]
+        except BrowserUnavailable as err:  # a remote browser lost and not reached again
+            error, kind = str(err), "infrastructure"
         except (PlaywrightError, AgentError) as err:
             error = self._crash_reason() or self._lost_browser() or f"{type(err).__name__}: {_first_line(err)}"
             if self._crash_reason() or self._lost_browser():
@@ -303,7 +308,7 @@ class Trial:
 
     def _lost_browser(self) -> str | None:
         """The connection to the browser is gone (it crashed, or a remote one went away)."""
-        browser = self.env.session.browser
+        browser = self.tp.context.browser if self.tp else self.env.session.browsers.get(self.worker)
         if browser is not None and not browser.is_connected():
             return "the connection to the browser was lost (it crashed or its server went away)"
         return None
@@ -340,6 +345,7 @@ class Trial:
             clock_start=self.clock,
             settle_ms=site.config.settle_ms,
             init_script=self.hook.init_script,
+            worker=self.worker,
         )
         self.tp.crash_event = self._crash_watch  # the watcher above hears the crash
         self.tp.page.on("pageerror", lambda err: self._page_errors.append(str(err).strip().splitlines()[0]))
