@@ -74,7 +74,7 @@ def test_plan_gives_one_starter_per_tool_and_never_calls_a_tool_that_may_write(t
     suite, catalog, starters = plan_suite("http://h/demo/", routes, 100)
     assert [s.case["id"] for s in starters] == ["list", "buy", "odd-id"]
     read, write, odd = starters
-    assert read.case["steps"][0]["plan"] == [{"call": "list", "args": {}}] and read.kind == "read"
+    assert read.case["steps"][0]["plan"] == [{"call": "list", "args": {}}] and read.kind == "call"
     assert write.case["steps"][0]["plan"] == [] and write.case["expect"]["calls"]["forbidden"][0]["tool"] == "buy"
     assert "TODO" in write.case["notes"] and write.todo
     assert odd.case["start_route"] == "/cart"
@@ -105,3 +105,14 @@ def test_catalog_routes_are_named_as_validate_matches_start_routes(route, key):
     from runner.suite.init import route_key
 
     assert route_key(route) == key
+
+
+def test_starter_ids_never_take_a_config_files_name_and_a_read_only_tool_without_an_example_is_not_called():
+    unsure = {"type": "object", "properties": {"id": {"type": "string", "pattern": "^evt-"}}, "required": ["id"]}
+    routes = [
+        RouteTools("/", "http://h/", "native", [tool("suite", True), tool("Site", False), tool("find", True, unsure)])
+    ]
+    _, _, starters = plan_suite("http://h/", routes, 100)
+    assert [s.file for s in starters] == ["suite-2.yaml", "Site-2.yaml", "find.yaml"]
+    find = starters[2]
+    assert find.kind == "ask" and find.case["steps"][0]["plan"] == [] and "no example" in find.todo

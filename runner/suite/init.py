@@ -50,6 +50,7 @@ BEHAVIOURS = {
     "selection": "a read-only tool is called with valid arguments and changes nothing",
     "no_tool": "a tool that may write is not used when the user only asks about it",
 }
+RESERVED_IDS = {"suite", "site"}  # suite.yaml and site.yaml are never read as cases
 STARTER_HEADER = "# A starter case written by webmcp-eval init: make it yours (its notes say what to add).\n"
 MAX_DEPTH = 8  # example values for nested schemas stop here
 
@@ -93,7 +94,7 @@ class PageReading(Protocol):
 class Starter:
     file: str
     case: dict[str, Any]
-    kind: str  # "read" or "write"
+    kind: str  # "call": it calls its read-only tool; "ask": it asks about the tool and expects no call
     todo: str = ""
 
 
@@ -104,7 +105,7 @@ class InitResult:
     starters: list[Starter] = field(default_factory=list)
 
     def summary(self) -> str:
-        reads = sum(s.kind == "read" for s in self.starters)
+        reads = sum(s.kind == "call" for s in self.starters)
         lines = [f"read {r.url}: {len(r.tools)} tool(s) ({r.path} WebMCP)" for r in self.routes]
         lines.append(
             f"wrote {self.folder}: {SUITE_FILE}, {CATALOG_FILE}, {len(self.starters)} starter case(s) "
@@ -175,11 +176,12 @@ def example_arguments(schema: Any) -> dict[str, Any] | None:
 
 
 def case_id_for(tool: str, taken: set[str]) -> str:
+    """A file-safe id for the tool's starter, never one whose file is not a case (suite.yaml, site.yaml)."""
     base = re.sub(r"[^A-Za-z0-9._-]+", "-", tool).strip("-._") or "tool"
     case_id, n = base, 2
-    while case_id in taken:
+    while case_id.lower() in taken or case_id.lower() in RESERVED_IDS:
         case_id, n = f"{base}-{n}", n + 1
-    taken.add(case_id)
+    taken.add(case_id.lower())
     return case_id
 
 
@@ -214,7 +216,7 @@ def starter_for(tool: PageTool, route: str, case_id: str) -> Starter:
             "hold (expect.calls.expected[0].result), and the answer (expect.answer). Written by webmcp-eval init "
             f"from {tool.name}'s input schema (it says readOnlyHint: true, so no write is expected).",
         }
-        return Starter(f"{case_id}.yaml", case, "read")
+        return Starter(f"{case_id}.yaml", case, "call")
     why = (
         "its input schema gives no example init can be sure of"
         if _read_only(tool)
@@ -242,7 +244,7 @@ def starter_for(tool: PageTool, route: str, case_id: str) -> Starter:
         "expect.network.mutations). Each trial has a fresh browser context; state on a server needs a reset "
         "hook (site.hooks.reset in suite.yaml) so that trials do not see each other's writes.",
     }
-    return Starter(f"{case_id}.yaml", case, "write", todo=f"{tool.name} is not called ({why})")
+    return Starter(f"{case_id}.yaml", case, "ask", todo=f"{tool.name} is not called ({why})")
 
 
 def route_key(route: str) -> str:
