@@ -4,7 +4,7 @@ Counts each trial's requests and mutations, blocks traffic to other hosts,
 injects faults, and records or replays the site's answers (seed 002).
 """
 
-from .canonical import TRIAL_HEADER, request_key
+from .canonical import TRIAL_HEADER, fixture_key
 from .controller import NetworkProxy, ProxyError
 from .fixture import Fixture, FixtureEntry, FixtureError, age_days, diff_fixtures, load_fixture, save_fixture
 from .models import BlockedRequest, FaultFired, FaultSpec, ReplayMiss, RequestRecord, TrialNetwork
@@ -25,6 +25,6 @@ __all__ = [
     "age_days",
     "diff_fixtures",
     "load_fixture",
-    "request_key",
+    "fixture_key",
     "save_fixture",
 ]

@@ -22,7 +22,7 @@ import httpx
 from mitmproxy import http
 from mitmproxy.proxy.server_hooks import ServerConnectionHookData
 
-from .canonical import TRIAL_HEADER, canonical_body, normalize_origin, request_key, short_origin
+from .canonical import TRIAL_HEADER, canonical_body, fixture_key, normalize_origin, short_origin
 from .fixture import (
     Fixture,
     FixtureEntry,
@@ -32,6 +32,7 @@ from .fixture import (
     header_pairs,
     sanitize_headers,
 )
+from .fixture_replay import ReplayIndex
 from .models import (
     BlockedRequest,
     FaultFired,
@@ -42,7 +43,6 @@ from .models import (
     TrialNetwork,
 )
 from .redaction import redact_url, scrub, secrets_in_headers, secrets_in_json
-from .replay import ReplayIndex
 
 MARK_HEADER = "X-WebMCP-Eval"  # on every answer the proxy makes up itself
 REPLAY_MISS_STATUS = 599
@@ -235,7 +235,7 @@ class EvalAddon:
 
         request = clean(entry.request).model_copy()
         request.url = scrub(request.url, secrets)
-        key = request_key(request.method, request.url, request.content(), request.content_type, self.primary_origin)
+        key = fixture_key(request.method, request.url, request.content(), request.content_type, self.primary_origin)
         return FixtureEntry(key=key, request=request, response=clean(entry.response))
 
     # ---- policy -----------------------------------------------------------------
@@ -417,7 +417,7 @@ class EvalAddon:
         req, record, trial = flow.request, flow_state.record, flow_state.trial
         content = req.get_content(strict=False) or b""
         ctype = req.headers.get("content-type", "")
-        key = request_key(req.method, req.url, content, ctype, self.primary_origin)
+        key = fixture_key(req.method, req.url, content, ctype, self.primary_origin)
         assert trial.replay is not None
         with self.lock:
             entry, why = trial.replay.answer(req.method, key)

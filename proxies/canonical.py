@@ -75,7 +75,7 @@ def canonical_body(content: bytes, content_type: str = "") -> str:
     return text
 
 
-def request_key(method: str, url: str, content: bytes, content_type: str, primary_origin: str) -> str:
+def fixture_key(method: str, url: str, content: bytes, content_type: str, primary_origin: str) -> str:
     """The fixture key of one request; never depends on when in the trial it was made."""
     parts = urlsplit(url)
     origin = normalize_origin(url)

@@ -22,9 +22,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from runner.trace import write_atomic  # the one atomic writer, shared with the traces
-
 from .canonical import TRIAL_HEADER, parse_json
+from .files import write_atomic
 from .redaction import REDACTED, is_secret_header, redact_cookie, redact_json, redact_query
 
 FORMAT_VERSION = 1

@@ -950,7 +950,8 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
 
 def _cmd_mcp(args: argparse.Namespace) -> int:
     """Serve the live page's active catalog as an MCP server (stdio or streamable HTTP)."""
-    from runner.agents.mcp_bridge import BridgeConfigError, serve_page
+    from runner.agents.mcp_bridge import BridgeConfigError
+    from runner.play.mcp_serve import serve_page
 
     try:
         return asyncio.run(

@@ -11,13 +11,13 @@ so a killed run leaves only complete traces behind.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
+
+from proxies.files import write_atomic
 
 TRACE_SCHEMA_VERSION = 1
 
@@ -193,21 +193,6 @@ class Trace(BaseModel):
     @property
     def mutation_total(self) -> int:
         return len(self.network.mutations)
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write a file so that readers see the old content or the new, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def write_trace(trace: Trace, directory: Path) -> Path:

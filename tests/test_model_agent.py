@@ -26,7 +26,7 @@ import pytest
 from runner.agents.model import (
     DEFAULT_SYSTEM_PROMPT,
     ModelAgent,
-    ModelAgentConfigError,
+    ModelConfigError,
     agent_assertions,
     make_agent_factory,
 )
@@ -673,17 +673,17 @@ def test_a_rerecorded_cassette_says_what_changed_since_the_last_recording(tmp_pa
 
 def test_configuration_errors_are_usage_errors(monkeypatch, tmp_path):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    with pytest.raises(ModelAgentConfigError, match=r"needs a key in \$OPENAI_API_KEY"):
+    with pytest.raises(ModelConfigError, match=r"needs a key in \$OPENAI_API_KEY"):
         make_agent_factory("openai", "gpt-4o-mini", None, None, "off", tmp_path)
-    with pytest.raises(ModelAgentConfigError, match="unknown agent"):
+    with pytest.raises(ModelConfigError, match="unknown agent"):
         make_agent_factory("gemini", "x", None, None, "off", tmp_path)
-    with pytest.raises(ModelAgentConfigError, match="--model-cassette"):
+    with pytest.raises(ModelConfigError, match="--model-cassette"):
         make_agent_factory("openai", "x", "http://127.0.0.1:9", None, "sometimes", tmp_path)
     make_agent_factory("openai", "gpt-4o-mini", None, None, "replay", tmp_path)  # replay needs no key
     local = make_agent_factory("openai", "llama", "http://127.0.0.1:9/v1", None, "off", tmp_path)()
     assert local.model == "llama" and local.report()["cost_usd"] is None  # no price for a local model
     monkeypatch.setitem(sys.modules, "openai", None)  # the SDK is not installed
-    with pytest.raises(ModelAgentConfigError, match=r"pip install 'webmcp-eval\[openai\]'"):
+    with pytest.raises(ModelConfigError, match=r"pip install 'webmcp-eval\[openai\]'"):
         make_agent_factory("openai", "x", "http://127.0.0.1:9/v1", None, "off", tmp_path)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-import runner.trace as trace_module
+import proxies.files as files_module
 from runner.trace import (
     TRACE_SCHEMA_VERSION,
     Assertion,
@@ -143,8 +143,8 @@ def test_the_file_appears_complete_through_a_rename(tmp_path, monkeypatch):
         seen["content"] = json.loads(Path(src).read_text(encoding="utf-8"))
         real_replace(src, dst)
 
-    monkeypatch.setattr(trace_module.os, "replace", replace)
-    monkeypatch.setattr(trace_module.os, "fsync", fsync)
+    monkeypatch.setattr(files_module.os, "replace", replace)
+    monkeypatch.setattr(files_module.os, "fsync", fsync)
     write_trace(full_trace(), tmp_path / "trials")
     assert seen["dst"] == target
     assert seen["src"].parent == target.parent  # same directory: the rename is atomic
@@ -164,7 +164,7 @@ def test_a_failed_write_keeps_the_old_file_and_removes_its_temp(tmp_path, monkey
     def broken_fsync(fd: int) -> None:
         raise error
 
-    monkeypatch.setattr(trace_module.os, "fsync", broken_fsync)
+    monkeypatch.setattr(files_module.os, "fsync", broken_fsync)
     with pytest.raises(type(error)):
         write_trace(full_trace(verdict="passed"), directory)
     assert path.read_text(encoding="utf-8") == before
@@ -175,7 +175,7 @@ def test_a_failed_first_write_leaves_nothing(tmp_path, monkeypatch):
     def broken_replace(src, dst):
         raise OSError("cross-device")
 
-    monkeypatch.setattr(trace_module.os, "replace", broken_replace)
+    monkeypatch.setattr(files_module.os, "replace", broken_replace)
     with pytest.raises(OSError):
         write_atomic(tmp_path / "trials" / "x.json", "{}")
     assert os.listdir(tmp_path / "trials") == []

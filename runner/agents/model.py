@@ -40,17 +40,17 @@ import json
 import os
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from runner.agents.reference import AgentError
-from runner.llm.cassette import Cassette, CassetteError, CassetteMiss, cassette_path, request_key
+from runner.llm.cassette import Cassette, CassetteError, CassetteMiss, cassette_key, cassette_path
+from runner.llm.pricing import ModelConfigError, PriceTable
 from runner.llm.providers import (
     DEFAULT_KEY_ENV,
     EMPTY_SCHEMA,
+    NO_KEY,
     PROVIDERS,
     EndpointRejected,
     EndpointTimeout,
@@ -68,7 +68,6 @@ from runner.suite.case import HistoryModel, HistoryUser, UserStep
 from runner.trace import Assertion, ToolInfo
 
 CASSETTE_MODES = ("off", "record", "replay")
-NO_KEY = "no-key"  # what a local server gets when no key is configured (they ignore it)
 SETTLE_TIMEOUT_MS = 2000  # after tool calls: how long to wait for the page's tools to settle
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -79,76 +78,12 @@ DEFAULT_SYSTEM_PROMPT = (
     "user must confirm, leave that to the user. If you cannot do something, say so. Answer in the user's language."
 )
 
-# USD per million tokens (input, output), matched by the longest model-name prefix.
-# Prices as published by the providers in 2025; check yours and override with a price file.
-PRICES_AS_OF = "2025"
-DEFAULT_PRICES: dict[str, dict[str, float]] = {
-    "gpt-4o": {"input": 2.50, "output": 10.00},
-    "gpt-4o-mini": {"input": 0.15, "output": 0.60},
-    "gpt-4.1": {"input": 2.00, "output": 8.00},
-    "gpt-4.1-mini": {"input": 0.40, "output": 1.60},
-    "gpt-4.1-nano": {"input": 0.10, "output": 0.40},
-    "gpt-5": {"input": 1.25, "output": 10.00},
-    "gpt-5-mini": {"input": 0.25, "output": 2.00},
-    "gpt-5-nano": {"input": 0.05, "output": 0.40},
-    "o3": {"input": 2.00, "output": 8.00},
-    "o4-mini": {"input": 1.10, "output": 4.40},
-    "claude-opus-4": {"input": 15.00, "output": 75.00},
-    "claude-opus-4-5": {"input": 5.00, "output": 25.00},
-    "claude-sonnet-4": {"input": 3.00, "output": 15.00},
-    "claude-3-7-sonnet": {"input": 3.00, "output": 15.00},
-    "claude-haiku-4-5": {"input": 1.00, "output": 5.00},
-    "claude-3-5-haiku": {"input": 0.80, "output": 4.00},
-}
-
-
-class ModelAgentConfigError(ValueError):
-    """The agent options cannot work (unknown provider, missing SDK or key): a usage error."""
-
 
 @dataclass
 class Limits:
     max_steps: int = 16  # model requests per trial
     max_seconds: float = 90.0  # agent time per trial: model requests and tool calls (not scripted actions)
     max_tokens: int = 200_000  # input + output tokens per trial
-
-
-@dataclass
-class PriceTable:
-    prices: dict[str, dict[str, float]] = field(default_factory=lambda: dict(DEFAULT_PRICES))
-    source: str = f"built-in table ({PRICES_AS_OF})"
-
-    @classmethod
-    def load(cls, spec: dict[str, Any] | str | Path | None) -> PriceTable:
-        """A mapping, or a YAML/JSON file of ``model-prefix: {input: USD/Mtok, output: USD/Mtok}``."""
-        if spec is None:
-            return cls()
-        if isinstance(spec, dict):
-            return cls(_check_prices(spec, "the price table"), "configured table")
-        path = Path(spec)
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError) as err:
-            raise ModelAgentConfigError(f"cannot read the price file {path}: {err}") from None
-        return cls(_check_prices(data, str(path)), str(path))
-
-    def lookup(self, model: str) -> tuple[str, dict[str, float]] | None:
-        matches = [p for p in self.prices if model.startswith(p)]
-        if not matches:
-            return None
-        best = max(matches, key=len)
-        return best, self.prices[best]
-
-
-def _check_prices(data: Any, where: str) -> dict[str, dict[str, float]]:
-    if not isinstance(data, dict):
-        raise ModelAgentConfigError(f"{where}: expected a mapping of model prefix to {{input, output}}")
-    out = {}
-    for model, price in data.items():
-        if not (isinstance(price, dict) and {"input", "output"} <= set(price)):
-            raise ModelAgentConfigError(f"{where}: {model!r} needs input and output prices (USD per million tokens)")
-        out[str(model)] = {"input": float(price["input"]), "output": float(price["output"])}
-    return out
 
 
 class _Stop(Exception):
@@ -441,7 +376,7 @@ class ModelAgent:
         step = {
             "n": len(self.steps) + 1,
             "turn": len(self.turns) - 1,
-            "key": request_key(request),
+            "key": cassette_key(request),
             "tools": offered,
             "new_messages": [_shown(m) for m in new_messages],
             "response": {
@@ -588,25 +523,25 @@ def make_agent_factory(
     ``{"temperature": null, "max_completion_tokens": 2048, "max_tokens": null}``
     for models that want those). ``rerecord_command`` may use ``{case}``,
     ``{trial}``, ``{model}`` and ``{agent}``. Raises
-    :class:`ModelAgentConfigError` for options that cannot work.
+    :class:`ModelConfigError` for options that cannot work.
     """
     if kind not in PROVIDERS:
-        raise ModelAgentConfigError(f"unknown agent {kind!r}: choose {', '.join(PROVIDERS)} (or reference)")
+        raise ModelConfigError(f"unknown agent {kind!r}: choose {', '.join(PROVIDERS)} (or reference)")
     if not model:
-        raise ModelAgentConfigError(f"--agent {kind} needs --model")
+        raise ModelConfigError(f"--agent {kind} needs --model")
     if cassette_mode not in CASSETTE_MODES:
-        raise ModelAgentConfigError(f"--model-cassette must be one of {', '.join(CASSETTE_MODES)}")
+        raise ModelConfigError(f"--model-cassette must be one of {', '.join(CASSETTE_MODES)}")
     if min(max_steps, max_tokens) < 1 or max_seconds <= 0:
-        raise ModelAgentConfigError("the agent's step, time and token limits must be positive")
+        raise ModelConfigError("the agent's step, time and token limits must be positive")
     if cassette_mode != "replay":
         try:
             require_sdk(kind)
         except MissingSDK as err:
-            raise ModelAgentConfigError(str(err)) from None
+            raise ModelConfigError(str(err)) from None
     env = api_key_env or DEFAULT_KEY_ENV[kind]
     key = os.environ.get(env) or ""
     if not key and cassette_mode != "replay" and not api_base:
-        raise ModelAgentConfigError(f"--agent {kind} against the hosted API needs a key in ${env}")
+        raise ModelConfigError(f"--agent {kind} against the hosted API needs a key in ${env}")
     key = key or NO_KEY
     table = PriceTable.load(prices)
     limits = Limits(max_steps=max_steps, max_seconds=max_seconds, max_tokens=max_tokens)

@@ -8,10 +8,12 @@ through this protocol.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from runner.play.toolhost import ToolHost
 from runner.suite.case import UserStep
+
+if TYPE_CHECKING:  # agents are handed a tool host; they never make one
+    from runner.play.toolhost import ToolHost
 
 
 class AgentError(Exception):

@@ -9,12 +9,14 @@ other).
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runner.agents.protocol import AgentError
-from runner.play.toolhost import ToolHost
 from runner.suite.case import UserStep
 from runner.suite.matchers import MISSING, resolve, short, substitute
+
+if TYPE_CHECKING:  # agents are handed a tool host; they never make one
+    from runner.play.toolhost import ToolHost
 
 
 class ReferenceAgent:

@@ -33,10 +33,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runner.agents.model import NO_KEY, ModelAgentConfigError, PriceTable
-from runner.llm.cassette import Cassette, CassetteError, CassetteMiss, cassette_path, request_key
+from runner.llm.cassette import Cassette, CassetteError, CassetteMiss, cassette_key, cassette_path
+from runner.llm.pricing import ModelConfigError, PriceTable
 from runner.llm.providers import (
     DEFAULT_KEY_ENV,
+    NO_KEY,
     PROVIDERS,
     MissingSDK,
     Provider,
@@ -228,7 +229,7 @@ class ModelGrader:
             "model": self.provider.model,
             "api_base": public_base(self.provider.api_base),
             "system_prompt": GRADER_SYSTEM_PROMPT,
-            "request_key": request_key(request),
+            "request_key": cassette_key(request),
             "gates": self.gate.gates,
             "gate_reason": self.gate.why,
             "cassette": self.cassette_mode,
@@ -306,7 +307,7 @@ def make_grader(
         raise GraderConfigError(f"--grader {kind} against the hosted API needs a key in ${env}")
     try:
         table = PriceTable.load(prices)
-    except ModelAgentConfigError as err:
+    except ModelConfigError as err:
         raise GraderConfigError(str(err)) from None
     provider = PROVIDERS[kind](model, api_base, key or NO_KEY)
     return ModelGrader(

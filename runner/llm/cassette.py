@@ -45,7 +45,8 @@ def canonical(request: Any) -> str:
     return json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def request_key(request: Any) -> str:
+def cassette_key(request: Any) -> str:
+    """A model request's key in a cassette: a digest of its canonical JSON."""
     return hashlib.sha256(canonical(request).encode("utf-8")).hexdigest()[:24]
 
 
@@ -81,7 +82,7 @@ class Cassette:
 
     def answer(self, request: dict[str, Any], rerecord: str) -> dict[str, Any]:
         """The recorded interaction for this request, in recorded order among equal keys."""
-        key = request_key(request)
+        key = cassette_key(request)
         for i, entry in enumerate(self.interactions):
             if i not in self.used and entry.get("key") == key:
                 self.used.add(i)
@@ -145,7 +146,7 @@ class Cassette:
     def add(self, request: dict[str, Any], response: dict[str, Any], latency_ms: float) -> dict[str, Any]:
         entry = {
             "n": len(self.interactions) + 1,
-            "key": request_key(request),
+            "key": cassette_key(request),
             "latency_ms": latency_ms,
             "request": request,
             "response": response,

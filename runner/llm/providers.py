@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+NO_KEY = "no-key"  # what a local server gets when no key is configured (they ignore it)
 TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # OpenAI's rule; Anthropic's is the same or looser
 TOOL_NAME_MAX = 64
 EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}

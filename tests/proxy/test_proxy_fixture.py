@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from proxies import Fixture, FixtureEntry, FixtureError, age_days, diff_fixtures, load_fixture, request_key
+from proxies import Fixture, FixtureEntry, FixtureError, age_days, diff_fixtures, fixture_key, load_fixture
 from proxies.canonical import canonical_body, redact_json
 from proxies.fixture import StoredRequest, StoredResponse, encode_body, sanitize_headers
 
@@ -153,17 +153,17 @@ def test_age_days():
     assert age_days(Fixture()) < 0.01  # recorded_at defaults to now
 
 
-def test_request_key_is_canonical_and_portable():
+def test_fixture_key_is_canonical_and_portable():
     body = b'{"b": 1, "a": {"d": [2, 1], "c": null}}'
-    key = request_key("post", f"{PRIMARY}/api/x?z=1&a=2&a=1", body, "application/json", PRIMARY)
+    key = fixture_key("post", f"{PRIMARY}/api/x?z=1&a=2&a=1", body, "application/json", PRIMARY)
     assert key == 'POST /api/x?a=1&a=2&z=1 {"a":{"c":null,"d":[2,1]},"b":1}'
     # Another host keeps its origin in the key; the primary site's origin is implied.
     assert (
-        request_key("GET", "https://cdn.example.com/lib.js", b"", "", PRIMARY) == "GET https://cdn.example.com/lib.js"
+        fixture_key("GET", "https://cdn.example.com/lib.js", b"", "", PRIMARY) == "GET https://cdn.example.com/lib.js"
     )
-    assert request_key("GET", "http://localhost:9/x", b"", "", PRIMARY) == "GET http://localhost:9/x"
+    assert fixture_key("GET", "http://localhost:9/x", b"", "", PRIMARY) == "GET http://localhost:9/x"
     # Secrets are redacted before keying: any token value gives the same key.
-    assert request_key("GET", f"{PRIMARY}/x?token=abc", b"", "", PRIMARY) == request_key(
+    assert fixture_key("GET", f"{PRIMARY}/x?token=abc", b"", "", PRIMARY) == fixture_key(
         "GET", f"{PRIMARY}/x?token=xyz", b"", "", PRIMARY
     )
     assert canonical_body(b"x" * 2000).startswith("sha256:")
