@@ -13,6 +13,7 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from runner.judge import probes
+from runner.suite.call_tree import best_assignment
 from runner.suite.case import (
     AnswerExpectation,
     CallExpectations,
@@ -20,7 +21,6 @@ from runner.suite.case import (
     ConfirmationExpectation,
     ExpectedCall,
     NetworkExpectation,
-    OrderedGroup,
     StateExpectation,
     UiExpectation,
     UntrustedExpectation,
@@ -195,7 +195,7 @@ def _check_call_tree(exp: CallExpectations, trace: Trace) -> tuple[list[Assertio
     """
     calls = trace.calls
     leaves = expected_leaves(exp.expected)
-    assignment, captures = _tree_assignment(exp, leaves, calls)
+    assignment, captures = best_assignment(exp, [e for _, e in leaves], calls, _fits)
     out: list[Assertion] = []
     for k, (path, expected) in enumerate(leaves):
         loc = field_path(path[1:])
@@ -230,68 +230,12 @@ def _check_call_tree(exp: CallExpectations, trace: Trace) -> tuple[list[Assertio
     return out + _call_rules(exp, trace, calls, captures), captures
 
 
-def _tree_assignment(
-    exp: CallExpectations, leaves: list[tuple[tuple, ExpectedCall]], calls: list[ToolCall]
-) -> tuple[dict[int, int], dict[str, Any]]:
-    """The assignment (leaf -> call position) that satisfies the most required leaves, groups' order kept."""
-    best: tuple[int, int] = (-1, -1)
-    found: tuple[dict[int, int], dict[str, Any]] = ({}, {})
-    required = [not e.optional for _, e in leaves]
-    budget = [200_000]  # a bound on the search: cases hold a handful of calls
-
-    def score(taken: dict[int, int]) -> tuple[int, int]:
-        return (sum(required[k] for k in taken), len(taken))
-
-    def search(k: int, taken: dict[int, int], captures: dict[str, Any]) -> None:
-        nonlocal best, found
-        budget[0] -= 1
-        if budget[0] < 0:
-            return
-        if sum(required[k:]) + score(taken)[0] < best[0]:
-            return
-        if k == len(leaves):
-            if _order_kept(exp, taken) and score(taken) > best:
-                best, found = score(taken), (dict(taken), captures)
-            return
-        expected = leaves[k][1]
-        for pos, call in enumerate(calls):
-            if pos in taken.values() or not call_matches(expected, call, captures)[0]:
-                continue
-            more = dict(captures)
-            if _capture(expected, call, more):
-                continue
-            search(k + 1, {**taken, k: pos}, more)
-        search(k + 1, taken, captures)
-
-    search(0, {}, {})
-    return found
-
-
-def _order_kept(exp: CallExpectations, taken: dict[int, int]) -> bool:
-    """Every ordered group (and the top level unless order: set) has its children's calls in order."""
-    counter = iter(range(1_000_000))
-
-    def spans(nodes: list[Any], ordered: bool) -> tuple[bool, list[int]]:
-        positions: list[int] = []
-        last = -1
-        for node in nodes:
-            if isinstance(node, ExpectedCall):
-                k = next(counter)
-                mine = [taken[k]] if k in taken else []
-                ok = True
-            else:
-                inner_ordered = isinstance(node, OrderedGroup)
-                ok, mine = spans(node.ordered if inner_ordered else node.unordered, inner_ordered)
-            if not ok:
-                return False, []
-            if mine:
-                if ordered and min(mine) < last:
-                    return False, []
-                last = max(mine)
-                positions += mine
-        return True, positions
-
-    return spans(exp.expected, exp.order != "set")[0]
+def _fits(expected: ExpectedCall, call: ToolCall, captures: dict[str, Any]) -> dict[str, Any] | None:
+    """The captures after ``call`` fills ``expected``, or None when it does not match (or a capture fails)."""
+    if not call_matches(expected, call, captures)[0]:
+        return None
+    more = dict(captures)
+    return None if _capture(expected, call, more) else more
 
 
 def _witness(trace: Trace) -> Assertion:

@@ -25,12 +25,11 @@ from typing import Any
 
 import jsonschema
 
+from runner.suite.call_tree import best_assignment
 from runner.suite.case import (
     BEHAVIOURS,
     ExpectedCall,
     HistoryCall,
-    OrderedGroup,
-    UnorderedGroup,
     UserStep,
     expected_leaves,
     has_groups_or_optional,
@@ -575,58 +574,34 @@ def _plan_forbidden(lc: LoadedCase, planned: list[tuple[int, str]]) -> list[Prob
 
 
 def _plan_fits_tree(lc: LoadedCase, planned: list[tuple[int, str]]) -> list[Problem]:
-    """With groups or optional calls: the checks' own matcher, on the plan's calls by tool and step."""
-    from runner.judge.checks import check_calls
-    from runner.trace import ToolCall, Trace
-
+    """With groups or optional calls: the checks' own search (suite/call_tree.py) on the plan, by tool and step."""
     calls = lc.case.expect.calls
-    bare = calls.model_copy(
-        update={
-            "expected": _by_tool_only(calls.expected),
-            "forbidden": [],
-            "max_calls": None,
-            "only_active_catalog": False,
-            "no_stale_tools": False,
-            "witness_agrees": False,
-        }
-    )
-    trace = Trace.model_construct(calls=[ToolCall(index=j, step=si, tool=t) for j, (si, t) in enumerate(planned)])
-    out = []
-    for a in check_calls(bare, trace)[0]:
-        if a.status == "passed":
-            continue
-        if a.id == "calls.exact":
-            out.append(
-                _at(
-                    lc,
-                    ("expect", "calls", "order"),
-                    "order: exact allows no other calls, but the reference plan also makes "
-                    + a.why.removeprefix("extra: "),
-                )
-            )
-            continue
-        loc = tuple(int(p) if p.isdigit() else p for p in re.findall(r"[A-Za-z_]+|\d+", a.id))
+    leaves = expected_leaves(calls.expected)
+
+    def fits(expected: ExpectedCall, call: tuple[int, str], captures: dict[str, Any]) -> dict[str, Any] | None:
+        step, tool = call
+        return captures if tool == expected.tool and expected.step in (None, step) else None
+
+    assignment, _ = best_assignment(calls, [e for _, e in leaves], planned, fits)
+    out = [
+        _at(
+            lc,
+            where,
+            f"the reference plan never calls {expected.tool} here, in the order the groups ask, "
+            "so it cannot pass its own case",
+        )
+        for k, (where, expected) in enumerate(leaves)
+        if k not in assignment and not expected.optional
+    ]
+    extra = [tool for pos, (_, tool) in enumerate(planned) if pos not in assignment.values()]
+    if calls.order == "exact" and extra:
         out.append(
             _at(
                 lc,
-                ("expect", *loc),
-                f"the reference plan never {a.description} here, in the order the "
-                "groups ask, so it cannot pass its own case",
+                ("expect", "calls", "order"),
+                f"order: exact allows no other calls, but the reference plan also makes {', '.join(extra)}",
             )
         )
-    return out
-
-
-def _by_tool_only(nodes: list[Any]) -> list[Any]:
-    """The tree with only tools, steps and optional kept: what a plan shows before it runs."""
-    out: list[Any] = []
-    for node in nodes:
-        if isinstance(node, ExpectedCall):
-            out.append(ExpectedCall(tool=node.tool, step=node.step, optional=node.optional))
-        elif isinstance(node, OrderedGroup):
-            out.append(OrderedGroup(ordered=_by_tool_only(node.ordered)))
-        else:
-            out.append(UnorderedGroup(unordered=_by_tool_only(node.unordered)))
     return out
 
 
