@@ -2,10 +2,10 @@
 
 From what the live pages register (read by ``runner.play.catalog.list_tools``;
 this module only needs the reading's shape, ``PageReading``, so the suite layer
-never imports the browser) it writes, into one folder: ``suite.yaml`` (the site's base URL and settle time,
-the catalog, the two behaviours its starters use), ``catalog.json`` (each
-route's tools and input schemas, as ``validate`` reads them) and one starter
-case per tool:
+never imports the browser) it writes, into one folder: ``suite.yaml`` (the
+site's base URL, settle time and network policy, the catalog, the two
+behaviours its starters use), ``catalog.json`` (each route's tools and input
+schemas, as ``validate`` reads them) and one starter case per tool:
 
 - a tool that says it is read-only (``readOnlyHint: true``) is called with
   example arguments built from its input schema (required properties only:
@@ -15,8 +15,9 @@ case per tool:
 - any other tool may write. A starter must not write to a site on every run
   (init cannot know whether the site asks for a human confirmation, nor undo
   a write), so its starter only asks about the tool and expects it not to be
-  called and nothing to be written. Its ``notes`` say what to add (a reset
-  hook, then a case that calls it and expects the site's confirmation).
+  called and nothing to be written. Its ``notes`` say what to add (a case
+  that calls it and expects the site's confirmation or the change; a reset
+  hook for state on a server).
 
 A tool whose schema gives no example that validates gets the conservative
 starter with a TODO as well. Every starter says ``TODO`` where a person should
