@@ -821,6 +821,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
     out = Path(args.out or "traces/merged") if merged else Path(args.run_dirs[0])
     dirs = {read_run_id(Path(d)): Path(d) / "trials" for d in args.run_dirs}
     defaults = ("json", "junit", "html") if sharded else ("html",) if merged and not args.html else ()
+    if args.no_html:  # a merge of very many trials: the HTML would be ~40 KB per trial, screenshots aside
+        defaults = tuple(d for d in defaults if d != "html")
     reporters = _reporters(args, out, defaults, trace_dirs=dirs)
     code = _end_reports(reporters, build_results(runs))
     if len(inputs) == 1 and inputs[0].plan and inputs[0].plan.shard:
@@ -1402,6 +1404,9 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--junit", help="write JUnit XML here")
     rep.add_argument("--json", help="write the JSON summary here")
     rep.add_argument("--html", help="write the HTML report here (default: <run dir>/report.html when merging)")
+    rep.add_argument(
+        "--no-html", action="store_true", help="no default report.html (a merge of very many trials: see README sizing)"
+    )
     rep.add_argument("--markdown", metavar="FILE", help=MARKDOWN_HELP)
     rep.set_defaults(func=_cmd_report)
 

@@ -387,3 +387,4 @@ def test_the_remote_browser_flags_have_help():
     for flag in ("--connect", "--connect-over-cdp", "--proxy-host", "--proxy-advertise"):
         assert flag in run_help
     assert "run-server" in run_help
+    assert "--no-html" in cli("report", "--help").stdout

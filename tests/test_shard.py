@@ -217,6 +217,9 @@ def test_a_merged_summary_points_at_each_shards_traces(tmp_path):
     for trial in summary["trials"]:
         trace = json.loads((tmp_path / "m" / trial["trace"]).read_text(encoding="utf-8"))
         assert trace["trial_id"] == trial["trial_id"]
+    lean = cli("report", *(d for d, _ in shards), "--out", str(tmp_path / "lean"), "--no-html")
+    assert lean.returncode == 0 and (tmp_path / "lean" / "summary.json").is_file()
+    assert not (tmp_path / "lean" / "report.html").exists()  # a merge of 100,000 trials wants no HTML file
     whole = tmp_path / "s1"  # a shard's own report keeps its own trials/ path
     assert cli("report", str(whole), "--json", str(whole / "summary.json")).returncode == 0
     own = json.loads((whole / "summary.json").read_text(encoding="utf-8"))
