@@ -151,3 +151,23 @@ def test_a_history_call_names_a_tool_of_the_catalog():
     assert ok == [] and [(p.field, p.message) for p in bad] == [
         ("steps[0].history[1].call", "unknown tool 'nope' in the history")
     ]
+
+
+def test_under_order_exact_a_group_is_one_block_as_in_the_public_format():
+    text = """\
+calls:
+  order: {order}
+  expected:
+    - unordered:
+        - ordered: [{{tool: a}}, {{tool: b}}]
+        - {{tool: c}}
+"""
+
+    def statuses(order: str, *tools: str) -> set[str]:
+        exp = case(text.format(order=order)).expect.calls
+        return {a.status for a in check_calls(exp, make_trace(*map(tc, tools)))[0] if a.kind == "calls"}
+
+    assert statuses("exact", "c", "a", "b") == {"passed"}
+    assert statuses("exact", "a", "b", "c") == {"passed"}
+    assert "failed" in statuses("exact", "a", "c", "b")  # c between the ordered group's calls
+    assert statuses("sequence", "a", "c", "b") == {"passed"}  # other orders let calls come between

@@ -4,8 +4,9 @@ One search serves both readers of the tree: the checks (on a trial's calls, with
 argument matchers and captures) and ``validate`` (on the reference plan's calls,
 by tool and step alone). Every expected call gets a distinct call (an optional
 one may get none); an ordered group, and the top level unless ``order: set``,
-keeps its children's calls in order. Of the assignments that do, the one that
-fills the most required calls (then the most calls) wins.
+keeps its children's calls in order, and under ``order: exact`` each group is
+one block of adjacent calls. Of the assignments that do, the one that fills the
+most required calls (then the most calls) wins.
 """
 
 from __future__ import annotations
@@ -54,8 +55,13 @@ def best_assignment(
 
 
 def order_kept(exp: CallExpectations, taken: dict[int, int]) -> bool:
-    """Every ordered group (and the top level unless order: set) has its children's calls in order."""
+    """Every ordered group (and the top level unless order: set) has its children's calls in order.
+
+    Under ``order: exact`` every group is also one block of adjacent calls, as the public
+    webmcp-evals tool matches it: ``{unordered: [{ordered: [a, b]}, c]}`` takes ``c a b`` but not ``a c b``.
+    """
     counter = iter(range(1_000_000))
+    blocks = exp.order == "exact"
 
     def spans(nodes: list[Any], ordered: bool) -> tuple[bool, list[int]]:
         positions: list[int] = []
@@ -70,6 +76,8 @@ def order_kept(exp: CallExpectations, taken: dict[int, int]) -> bool:
                 ok, mine = spans(node.ordered if inner_ordered else node.unordered, inner_ordered)
             if not ok:
                 return False, []
+            if blocks and not isinstance(node, ExpectedCall) and mine and max(mine) - min(mine) + 1 != len(mine):
+                return False, []  # under order: exact a group is one block, nothing of another between
             if mine:
                 if ordered and min(mine) < last:
                     return False, []
