@@ -1,7 +1,8 @@
 """--retries: only infrastructure not_runs are played again; failures never are; every attempt is kept and shown.
 
-The browser test plays the static shop with a server that answers 503 once and an agent that
-crashes the renderer once: both are retried and pass, with both attempts' traces kept. A case whose
+The browser test plays the static shop with a server that answers 503 once, an agent that crashes
+the renderer once and one that closes the whole browser once: each is retried and passes, with
+both attempts' traces kept. A case whose
 plan fails is never retried. The view tests check that every report shows retried trials and
 flaky cases, from the one results layer.
 """
@@ -114,20 +115,25 @@ def test_junit_marks_retried_trials_and_flaky_cases(tmp_path):
 
 
 class CrashOnce(ReferenceAgent):
-    """The reference agent, but the first time it plays ``victim`` it crashes the page's renderer."""
+    """The reference agent, but the first time it plays a victim trial it breaks the browser under it:
+    ``"renderer"`` crashes the page's renderer, ``"browser"`` closes the whole browser (a lost connection)."""
 
-    crashed: set[str] = set()
+    done: set[str] = set()
 
-    def __init__(self, victim: str) -> None:
+    def __init__(self, victims: dict[str, str]) -> None:
         super().__init__()
-        self.victim, self.trial_id = victim, ""
+        self.victims, self.trial_id = victims, ""
 
     async def turn(self, step, host) -> str:  # noqa: ANN001
-        if self.trial_id == self.victim and self.victim not in CrashOnce.crashed:
-            CrashOnce.crashed.add(self.victim)
-            cdp = await host.page.context.new_cdp_session(host.page)
-            with contextlib.suppress(Exception):  # the renderer dies under the command: no answer comes
-                await asyncio.wait_for(cdp.send("Page.crash"), timeout=5)
+        how = self.victims.get(self.trial_id)
+        if how and self.trial_id not in CrashOnce.done:
+            CrashOnce.done.add(self.trial_id)
+            if how == "browser":
+                await host.page.context.browser.close()
+            else:
+                cdp = await host.page.context.new_cdp_session(host.page)
+                with contextlib.suppress(Exception):  # the renderer dies under the command: no answer comes
+                    await asyncio.wait_for(cdp.send("Page.crash"), timeout=5)
         return await super().turn(step, host)
 
 
@@ -143,15 +149,18 @@ def test_a_503_and_a_crash_are_retried_into_passes_and_a_failure_is_never_retrie
         run_id="retry",
         base_url=static_shop.url,
         site_config=static_shop.config(),
-        agent_factory=lambda: CrashOnce("SHOP-02.t1"),
+        agent_factory=lambda: CrashOnce({"SHOP-02.t1": "renderer", "SHOP-03.t1": "browser"}),
         retries=1,
     )
-    traces = in_thread(asyncio.run, run_suite([cases["SHOP-01"], cases["SHOP-02"], failing], options)).traces
+    chosen = [cases["SHOP-01"], cases["SHOP-02"], cases["SHOP-03"], failing]
+    traces = in_thread(asyncio.run, run_suite(chosen, options)).traces
     by_case = {t.case_id: t for t in traces}
     run_dir = tmp_path / "retry"
 
-    served, crashed, wrong = by_case["SHOP-01"], by_case["SHOP-02"], by_case["SHOP-01-WRONG"]
-    for trace, why in ((served, "answered HTTP 503"), (crashed, "crashed")):
+    served, crashed, lost = by_case["SHOP-01"], by_case["SHOP-02"], by_case["SHOP-03"]
+    wrong = by_case["SHOP-01-WRONG"]
+    retried = ((served, "answered HTTP 503"), (crashed, "crashed"), (lost, "connection to the browser was lost"))
+    for trace, why in retried:
         assert trace.verdict == "passed", trace.verdict_reason
         assert trace.attempt == 2
         (first,) = trace.earlier_attempts
@@ -162,4 +171,5 @@ def test_a_503_and_a_crash_are_retried_into_passes_and_a_failure_is_never_retrie
     assert (run_dir / "screenshots" / "SHOP-02.t1.a2.png").is_file()  # the second attempt's own screenshot
 
     assert wrong.verdict == "failed" and wrong.attempt == 1 and not wrong.earlier_attempts
-    assert sorted(p.name for p in (run_dir / "attempts").iterdir()) == ["SHOP-01.t1.a1.json", "SHOP-02.t1.a1.json"]
+    kept = sorted(p.name for p in (run_dir / "attempts").iterdir())
+    assert kept == ["SHOP-01.t1.a1.json", "SHOP-02.t1.a1.json", "SHOP-03.t1.a1.json"]
