@@ -169,6 +169,14 @@ def test_files_that_are_no_evals(tmp_path):
     assert str(load_evals(write(tmp_path, "[\n\n  {,\n]"))[1][0]).split(":")[1] == "3"
 
 
+def test_a_key_given_twice_is_an_error_not_a_silent_loss(tmp_path):
+    text = '[\n {"messages": [{"role": "user", "type": "message", "content": "hi"}],\n  "expectedCall": null,\n'
+    text += '  "expectedCall": [{"functionName": "a"}]}\n]\n'
+    assert [str(p).split(":", 1)[1] for p in load_evals(write(tmp_path, text))[1]] == [
+        "4: [0].expectedCall: duplicate key (the first would be ignored)"
+    ]
+
+
 def test_an_argument_that_fits_no_schema_is_named_by_its_json_path(tmp_path):
     from runner.suite.validate import SuiteCatalog
 

@@ -154,8 +154,11 @@ _TAGS = {"message", "call", "response", "ordered", "unordered"}
 # ---- reading: JSON with the line of every value ----------------------------------------------
 
 
-def json_lines(text: str) -> dict[tuple, int]:
-    """The 1-based line of every value of a valid JSON text, by path ((), (0,), (0, 'name'), ...)."""
+def json_lines(text: str, duplicates: list[tuple[tuple, int]] | None = None) -> dict[tuple, int]:
+    """The 1-based line of every value of a valid JSON text, by path ((), (0,), (0, 'name'), ...).
+
+    A key given twice in one object goes into ``duplicates`` (path, line): JSON keeps the last.
+    """
     newlines = [i for i, c in enumerate(text) if c == "\n"]
     scan = json.scanner.make_scanner(json.JSONDecoder())
     out: dict[tuple, int] = {}
@@ -175,6 +178,8 @@ def json_lines(text: str) -> dict[tuple, int]:
             pos = skip(pos + 1)
             while text[pos] != "}":
                 key, pos = json.decoder.scanstring(text, pos + 1)
+                if (*path, key) in out and duplicates is not None:
+                    duplicates.append(((*path, key), line(pos)))
                 out[(*path, key)] = line(pos)
                 pos = skip(value(skip(pos) + 1, (*path, key)))
                 pos = skip(pos + 1) if text[pos] == "," else pos
@@ -226,7 +231,14 @@ def read_evals(path: Path) -> tuple[list[tuple[int, Eval]], dict[tuple, int], li
         return [], {}, [Problem(file, err.lineno, "", f"not valid JSON: {err.msg} (column {err.colno})")]
     except RecursionError:
         return [], {}, [Problem(file, 1, "", "refused: nested too deeply")]
-    lines = json_lines(text)
+    twice: list[tuple[tuple, int]] = []
+    lines = json_lines(text, twice)
+    if twice:  # JSON keeps the last of two equal keys: an expectation would vanish unseen
+        return (
+            [],
+            lines,
+            [Problem(file, at, _json_path(p), "duplicate key (the first would be ignored)") for p, at in twice],
+        )
     if not isinstance(data, list):
         return (
             [],
