@@ -1,61 +1,119 @@
-"""Benchmark (not a test): what the runner costs per trial.
+"""Benchmark (not a test): what the runner costs per trial, in one run and one table.
 
-Plays the 20-case suite with the reference agent three ways and prints the
-per-trial median time of each:
+For each site (the demo site, and the static tea shop served by Python's
+http.server under /demo/) it plays the site's cases with the reference agent:
 
-  (a) bare    — a plain Playwright loop: fresh context, go to the start route,
-                the same tool calls through page.webmcp, nothing recorded;
-  (b) runner  — webmcp-eval without the proxy;
-  (c) full    — webmcp-eval with the proxy (the default, live);
-  (d) replay  — webmcp-eval answering from fixtures recorded just before
-                (the site is not running).
+  bare    — a plain Playwright loop: fresh context, go to the start route, wait
+            for the tools the plan calls, the same calls through page.webmcp,
+            nothing recorded;
+  runner  — webmcp-eval without the proxy;
+  full    — webmcp-eval with the proxy (the default, live);
+  replay  — webmcp-eval answering from fixtures recorded just before (untimed).
 
-(c) against (b) is the proxy's own overhead; (d) against (c) is replay's.
+The modes take turns round by round (bare, runner, full, replay, bare, ...),
+so a machine that slows down mid-run slows them all alike. Each row gives the
+median seconds per trial and its ratio to the bare loop of the same site.
 
-Usage: .venv/bin/python bench/runner_overhead.py [--rounds N]
+Then, on the demo site, a whole run of every case x --trials with -j 1 and
+with -j 2 (the default run: proxy, live): wall seconds, trials per second,
+the -j 2 / -j 1 throughput ratio, and the peak memory of the whole run
+(this process with the runner, the proxy and the sites, plus the browser
+and driver processes: the sum of their proportional set sizes, sampled).
+
+Last, the median of each phase of a trial (the traces' own timings) for the
+full mode. The load average is printed beside every table: on a shared
+machine a figure means little without it.
+
+Usage: .venv/bin/python bench/runner_overhead.py [--rounds N] [--trials T] [--site demo|shop|both]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from playwright.async_api import async_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from static_server import CASES as SHOP_CASES  # noqa: E402
+from static_server import static_site  # noqa: E402
 
 from runner.play.browser import launch  # noqa: E402
 from runner.play.fixture_store import FixtureStore  # noqa: E402
 from runner.play.run import RunOptions, run_suite  # noqa: E402
 from runner.suite.case import UserStep  # noqa: E402
-from runner.suite.loader import load_cases  # noqa: E402
+from runner.suite.loader import LoadedCase, load_cases  # noqa: E402
 from runner.suite.matchers import MISSING, resolve, substitute  # noqa: E402
+from runner.suite.site import SiteConfig, demo_site_config  # noqa: E402
 from site_under_test.server import SiteServer  # noqa: E402
 
+PHASES = ("reset_ms", "context_ms", "goto_ms", "tools_ms", "observe_ms", "state_after_ms")
 
-async def bare_loop(cases, base_url: str) -> list[float]:
+
+@dataclass
+class Site:
+    name: str
+    cases: list[LoadedCase]
+    config: SiteConfig
+    reset: bool  # the demo site's world reset (the bare loop does it too)
+    times: dict[str, list[float]] = field(default_factory=dict)
+    phases: dict[str, list[float]] = field(default_factory=dict)
+
+
+def load() -> str:
+    return "load " + " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+# -- the bare loop ----------------------------------------------------------------
+
+
+async def _wait_for_tools(page: Any, names: set[str], timeout_s: float = 10) -> None:
+    """Until the tools the plan calls are registered (the shop registers some late)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            have = {t["name"] for t in await page.webmcp.tools()}
+        except Exception:
+            have = set()
+        if names <= have:
+            return
+        await asyncio.sleep(0.02)
+
+
+async def bare_loop(site: Site) -> list[float]:
     """Per-trial seconds for the plain Playwright equivalent of each case's plan."""
+    base_url = site.config.base_url
     times = []
     async with async_playwright() as p:
         browser, _ = await launch(p.chromium)
-        for lc in cases:
+        for lc in site.cases:
             start = time.perf_counter()
             context = await browser.new_context(base_url=base_url)
-            await context.add_cookies([{"name": "wmcp_world", "value": f"bare-{lc.case.id}", "url": base_url}])
             page = await context.new_page()
-            await page.request.post(f"{base_url}/__test__/reset", data={"world": f"bare-{lc.case.id}"})
-            await page.goto(lc.case.start_route)
-            await page.wait_for_function("window.__siteReady !== undefined")
+            if site.reset:
+                world = f"bare-{lc.case.id}"
+                await context.add_cookies([{"name": "wmcp_world", "value": world, "url": base_url}])
+                await page.request.post(site.config.url_for("/__test__/reset"), data={"world": world})
+            await page.goto(site.config.url_for(lc.case.start_route))
             captures: dict = {}
             for step in lc.case.steps:
                 if not isinstance(step, UserStep):
                     continue  # scripted actions: not part of the bare loop
+                await _wait_for_tools(page, {planned.call for planned in step.plan})
                 for planned in step.plan:
                     try:
                         result = await page.webmcp.call_tool(planned.call, substitute(planned.args, captures))
@@ -71,34 +129,159 @@ async def bare_loop(cases, base_url: str) -> list[float]:
     return times
 
 
-async def runner_loop(cases, proxy: bool, mode: str = "live", fixtures: Path | None = None) -> list[float]:
+# -- the runner -------------------------------------------------------------------
+
+
+async def runner_loop(site: Site, **options: Any) -> list[Any]:
     with tempfile.TemporaryDirectory() as out:
-        store = FixtureStore(fixtures, mode) if fixtures else None
-        options = RunOptions(out_root=Path(out), run_id="bench", proxy=proxy, network_mode=mode, fixtures=store)
-        result = await run_suite(cases, options)
-    return [t.duration_ms / 1000 for t in result.traces]
+        run = RunOptions(out_root=Path(out), run_id="bench", base_url=site.config.base_url, site_config=site.config)
+        for key, value in options.items():
+            setattr(run, key, value)
+        return (await run_suite(site.cases, run)).traces
+
+
+def play_modes(site: Site, rounds: int) -> None:
+    for _ in range(rounds):
+        site.times.setdefault("bare", []).extend(asyncio.run(bare_loop(site)))
+        for mode, proxy in (("runner", False), ("full", True)):
+            traces = asyncio.run(runner_loop(site, proxy=proxy))
+            site.times.setdefault(mode, []).extend(t.duration_ms / 1000 for t in traces)
+            if mode == "full":
+                for phase in PHASES:
+                    site.phases.setdefault(phase, []).extend(t.timings.get(phase, 0.0) for t in traces)
+        with tempfile.TemporaryDirectory() as fixtures:
+            store = Path(fixtures)
+            asyncio.run(runner_loop(site, network_mode="record", fixtures=FixtureStore(store, "record")))
+            traces = asyncio.run(runner_loop(site, network_mode="replay", fixtures=FixtureStore(store, "replay")))
+            site.times.setdefault("replay", []).extend(t.duration_ms / 1000 for t in traces)
+
+
+def print_modes(site: Site, loads: tuple[str, str]) -> None:
+    bare = statistics.median(site.times["bare"])
+    print(f"\n{site.name}: {len(site.cases)} cases, median per trial ({loads[0]} -> {loads[1]})")
+    print(f"{'mode':<8} {'trials':>6} {'s/trial':>8} {'trials/s':>9} {'x bare':>7}")
+    for mode, values in site.times.items():
+        med = statistics.median(values)
+        print(f"{mode:<8} {len(values):>6} {med:>8.3f} {1 / med:>9.2f} {med / bare:>7.2f}")
+    full, runner = statistics.median(site.times["full"]), statistics.median(site.times["runner"])
+    print(f"the proxy's own cost: full / runner = {full / runner:.2f}")
+
+
+def print_phases(site: Site) -> None:
+    row = "  ".join(f"{phase.removesuffix('_ms')} {statistics.median(v):.0f}" for phase, v in site.phases.items())
+    print(f"{site.name} phases of a full trial, median ms: {row}")
+
+
+# -- throughput and memory --------------------------------------------------------
+
+
+def _tree(pid: int) -> list[int]:
+    """pid and every process below it."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(parent, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        todo.extend(children.get(current, []))
+    return found
+
+
+def _pss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as rollup:
+            for line in rollup:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+@contextmanager
+def peak_memory() -> Iterator[dict[str, float]]:
+    """Samples the whole process tree's proportional set size every 0.2 s; yields {'peak_mb': ...}."""
+    result = {"peak_mb": 0.0}
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            total = sum(_pss_kb(pid) for pid in _tree(os.getpid())) / 1024
+            result["peak_mb"] = max(result["peak_mb"], total)
+            stop.wait(0.2)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        yield result
+    finally:
+        stop.set()
+        sampler.join()
+
+
+def throughput(site: Site, trials: int, rounds: int) -> None:
+    walls: dict[int, list[float]] = {1: [], 2: []}
+    peaks: dict[int, float] = {1: 0.0, 2: 0.0}
+    verdicts: set[str] = set()
+    before = load()
+    for _ in range(rounds):
+        for workers in (1, 2):
+            with peak_memory() as memory:
+                started = time.perf_counter()
+                traces = asyncio.run(runner_loop(site, trials=trials, workers=workers))
+                walls[workers].append(time.perf_counter() - started)
+            peaks[workers] = max(peaks[workers], memory["peak_mb"])
+            verdicts |= {t.verdict for t in traces}
+    count = len(site.cases) * trials
+    print(f"\n{site.name}: {len(site.cases)} cases x {trials} trials = {count} per run ({before} -> {load()})")
+    print(f"{'workers':<8} {'wall s':>7} {'trials/s':>9} {'peak MB':>8}")
+    for workers, values in walls.items():
+        wall = statistics.median(values)
+        print(f"-j {workers:<5} {wall:>7.1f} {count / wall:>9.2f} {peaks[workers]:>8.0f}")
+    ratio = statistics.median(walls[1]) / statistics.median(walls[2])
+    print(f"-j 2 / -j 1 throughput: {ratio:.2f}x   verdicts: {', '.join(sorted(verdicts))}")
+
+
+# -- main -------------------------------------------------------------------------
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=1, help="rounds of every mode (default 1)")
+    parser.add_argument("--trials", type=int, default=2, help="trials per case in the -j runs (default 2)")
+    parser.add_argument("--site", choices=("demo", "shop", "both"), default="both")
+    parser.add_argument("--no-throughput", action="store_true", help="skip the -j 1 / -j 2 runs")
     args = parser.parse_args()
-    cases, problems = load_cases([ROOT / "cases"])
-    assert not problems, problems
-    figures: dict[str, list[float]] = {"bare": [], "runner": [], "full": [], "replay": []}
-    for _ in range(args.rounds):
-        with SiteServer(test_mode=True) as site:
-            figures["bare"] += asyncio.run(bare_loop(cases, site.url))
-        figures["runner"] += asyncio.run(runner_loop(cases, proxy=False))
-        figures["full"] += asyncio.run(runner_loop(cases, proxy=True))
-        with tempfile.TemporaryDirectory() as fixtures:
-            asyncio.run(runner_loop(cases, proxy=True, mode="record", fixtures=Path(fixtures)))
-            figures["replay"] += asyncio.run(runner_loop(cases, proxy=True, mode="replay", fixtures=Path(fixtures)))
-    bare = statistics.median(figures["bare"])
-    print(f"{'mode':<8} {'trials':>6} {'median s/trial':>15} {'trials/s':>9} {'× bare':>7}")
-    for mode, values in figures.items():
-        med = statistics.median(values)
-        print(f"{mode:<8} {len(values):>6} {med:>15.3f} {1 / med:>9.2f} {med / bare:>7.2f}")
+    print(f"{os.cpu_count()} CPUs, {load()}")
+
+    if args.site in ("demo", "both"):
+        cases, problems = load_cases([ROOT / "cases"])
+        assert not problems, problems
+        with SiteServer(test_mode=True) as server:
+            demo = Site("demo site", cases, demo_site_config(server.url), reset=True)
+            before = load()
+            play_modes(demo, args.rounds)
+            print_modes(demo, (before, load()))
+            print_phases(demo)
+            if not args.no_throughput:
+                throughput(demo, args.trials, args.rounds)
+    if args.site in ("shop", "both"):
+        cases, problems = load_cases([SHOP_CASES])
+        assert not problems, problems
+        with tempfile.TemporaryDirectory() as tmp, static_site(Path(tmp)) as shop:
+            site = Site("static shop under /demo/", cases, shop.config(), reset=False)
+            before = load()
+            play_modes(site, args.rounds)
+            print_modes(site, (before, load()))
+            print_phases(site)
 
 
 if __name__ == "__main__":
