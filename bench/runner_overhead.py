@@ -3,9 +3,10 @@
 For each site (the demo site, and the static tea shop served by Python's
 http.server under /demo/) it plays the site's cases with the reference agent:
 
-  bare    — a plain Playwright loop: fresh context, go to the start route, wait
-            for the tools the plan calls, the same calls through page.webmcp,
-            nothing recorded;
+  bare    — a plain Playwright loop: fresh context, go to the start route, the
+            case's navigations, reloads and clicks, and before each planned
+            call a wait for its tool (the shop registers some late), the same
+            calls through page.webmcp; nothing recorded;
   runner  — webmcp-eval without the proxy;
   full    — webmcp-eval with the proxy (the default, live);
   replay  — webmcp-eval answering from fixtures recorded just before (untimed).
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import statistics
 import sys
@@ -55,7 +57,8 @@ from static_server import static_site  # noqa: E402
 from runner.play.browser import launch  # noqa: E402
 from runner.play.fixture_store import FixtureStore  # noqa: E402
 from runner.play.run import RunOptions, run_suite  # noqa: E402
-from runner.suite.case import UserStep  # noqa: E402
+from runner.play.trial import locate  # noqa: E402
+from runner.suite.case import ClickAction, NavigateAction, ReloadAction, UserStep  # noqa: E402
 from runner.suite.loader import LoadedCase, load_cases  # noqa: E402
 from runner.suite.matchers import MISSING, resolve, substitute  # noqa: E402
 from runner.suite.site import SiteConfig, demo_site_config  # noqa: E402
@@ -81,17 +84,27 @@ def load() -> str:
 # -- the bare loop ----------------------------------------------------------------
 
 
-async def _wait_for_tools(page: Any, names: set[str], timeout_s: float = 10) -> None:
-    """Until the tools the plan calls are registered (the shop registers some late)."""
+async def _wait_for_tool(page: Any, name: str, timeout_s: float = 5) -> None:
+    """Until the tool a planned call needs is registered (the shop registers some late)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         try:
-            have = {t["name"] for t in await page.webmcp.tools()}
+            if name in {t["name"] for t in await page.webmcp.tools()}:
+                return
         except Exception:
-            have = set()
-        if names <= have:
-            return
+            pass
         await asyncio.sleep(0.02)
+
+
+async def _bare_action(page: Any, site: Site, step: Any) -> None:
+    """What the person does in the case that changes the page; the site's test hooks are left out."""
+    if isinstance(step, NavigateAction):
+        await page.goto(site.config.url_for(step.to))
+    elif isinstance(step, ReloadAction):
+        await page.reload()
+    elif isinstance(step, ClickAction):
+        for _ in range(step.times):
+            await locate(page, step.target).first.click()
 
 
 async def bare_loop(site: Site) -> list[float]:
@@ -112,9 +125,11 @@ async def bare_loop(site: Site) -> list[float]:
             captures: dict = {}
             for step in lc.case.steps:
                 if not isinstance(step, UserStep):
-                    continue  # scripted actions: not part of the bare loop
-                await _wait_for_tools(page, {planned.call for planned in step.plan})
+                    with contextlib.suppress(Exception):  # as a failed call, a failed action is no figure
+                        await _bare_action(page, site, step)
+                    continue
                 for planned in step.plan:
+                    await _wait_for_tool(page, planned.call)
                     try:
                         result = await page.webmcp.call_tool(planned.call, substitute(planned.args, captures))
                     except Exception:
