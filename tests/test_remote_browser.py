@@ -7,8 +7,11 @@ proxy's counts. A wrong endpoint is one line and exit 2, and leaves no run direc
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -29,6 +32,17 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+def _stop_group(proc: subprocess.Popen) -> None:
+    """Stop the process and every child it started (its own process group), then reap it."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=20)
+
+
 def _started(proc: subprocess.Popen, pattern: str, what: str) -> str:
     """The first match of pattern in the process's output (it prints its endpoint when ready)."""
     deadline = time.monotonic() + 60
@@ -42,7 +56,7 @@ def _started(proc: subprocess.Popen, pattern: str, what: str) -> str:
         found = re.search(pattern, line)
         if found:
             return found.group(0)
-    proc.kill()
+    _stop_group(proc)
     raise AssertionError(f"{what} did not start: {''.join(seen)[-2000:]}")
 
 
@@ -54,12 +68,12 @@ def browser_server() -> Iterator[str]:
     """`playwright run-server` on loopback; --unsafe lets the runner's launch flags (WebMCP) through."""
     port = _free_port()
     cmd = [sys.executable, "-m", "playwright", "run-server", "--host", "127.0.0.1", "--port", str(port), "--unsafe"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # its own process group: the Python entry point runs Playwright's node driver as a child
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         yield _started(proc, r"ws://\S+", "the browser server")
     finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+        _stop_group(proc)
 
 
 @pytest.fixture(scope="module")
@@ -75,13 +89,12 @@ def cdp_chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         *launch_args(),
         "about:blank",
     ]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         ws = _started(proc, r"ws://127\.0\.0\.1:\d+", "Chromium")
         yield ws.replace("ws://", "http://")
     finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+        _stop_group(proc)
 
 
 @pytest.fixture(scope="module")
