@@ -820,6 +820,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
     merged = len(args.run_dirs) > 1
     out = Path(args.out or "traces/merged") if merged else Path(args.run_dirs[0])
     dirs = {read_run_id(Path(d)): Path(d) / "trials" for d in args.run_dirs}
+    if sharded:  # shards may share one --run-id: each trial's own directory, never a guess by run id
+        for d, run in zip(args.run_dirs, inputs, strict=True):
+            dirs |= {f"{t.run_id}/{t.trial_id}": Path(d) / "trials" for t in run.traces}
     defaults = ("json", "junit", "html") if sharded else ("html",) if merged and not args.html else ()
     if args.no_html:  # a merge of very many trials: the HTML would be ~40 KB per trial, screenshots aside
         defaults = tuple(d for d in defaults if d != "html")

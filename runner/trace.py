@@ -219,12 +219,13 @@ def _is_trace_file(path: Path) -> bool:
 def trace_dir(trace: Trace, report_dir: Path, trace_dirs: Path | Mapping[str, Path] | None = None) -> Path:
     """The directory holding a trace's file, for a report written in report_dir.
 
-    ``trace_dirs`` names it (one directory, or one per run id, as for merged shards); otherwise the
-    usual places around the report are tried.
+    ``trace_dirs`` names it: one directory, or a mapping keyed by ``run_id/trial_id`` (merged shards,
+    which may share a run id) or by run id; otherwise the usual places around the report are tried.
     """
     if isinstance(trace_dirs, Mapping):
-        if trace.run_id in trace_dirs:
-            return Path(trace_dirs[trace.run_id])
+        for key in (f"{trace.run_id}/{trace.trial_id}", trace.run_id):
+            if key in trace_dirs:
+                return Path(trace_dirs[key])
     elif trace_dirs is not None:
         return Path(trace_dirs)
     candidates = [

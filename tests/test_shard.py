@@ -84,10 +84,10 @@ def test_the_plan_hash_changes_with_the_suite_files_and_the_settings(tmp_path):
     assert one != plan_hash([case], ["A"], 2, agent="reference", model=None)
 
 
-def _trace(run_dir: Path, trial_id: str, verdict: str, duration_ms: float = 0.0) -> None:
+def _trace(run_dir: Path, trial_id: str, verdict: str, duration_ms: float = 0.0, run_id: str = "") -> None:
     case_id = trial_id.rsplit(".t", 1)[0]
     trace = Trace(
-        run_id=run_dir.name,
+        run_id=run_id or run_dir.name,
         trial_id=trial_id,
         case_id=case_id,
         case_file=f"cases/{case_id}.yaml",
@@ -100,16 +100,18 @@ def _trace(run_dir: Path, trial_id: str, verdict: str, duration_ms: float = 0.0)
     write_trace(trace, run_dir / "trials")
 
 
-def _shard(tmp_path: Path, name: str, index: int, count: int, digest: str = "h1") -> tuple[str, RunInput]:
+def _shard(
+    tmp_path: Path, name: str, index: int, count: int, digest: str = "h1", run_id: str = ""
+) -> tuple[str, RunInput]:
     run_dir = tmp_path / name
-    plan = make_plan(name, [("A", "cases/A.yaml"), ("B", "cases/B.yaml")], 2, **_WHO)
+    plan = make_plan(run_id or name, [("A", "cases/A.yaml"), ("B", "cases/B.yaml")], 2, **_WHO)
     mine = set(shard_of([t["trial_id"] for t in plan["trials"]], index, count))
     plan["plan_hash"] = digest
     plan["shard"] = {"index": index, "count": count, "planned_trials": len(plan["trials"])}
     plan["trials"] = [t for t in plan["trials"] if t["trial_id"] in mine]
     write_plan(run_dir, plan)
     for t in plan["trials"]:
-        _trace(run_dir, t["trial_id"], "passed")
+        _trace(run_dir, t["trial_id"], "passed", run_id=run_id)
     return str(run_dir), RunInput([], RunPlan.read(run_dir))
 
 
@@ -207,8 +209,9 @@ def test_worlds_are_named_by_run_shard_and_trial():
     assert a != b and len(a) <= 64 and a.endswith("-s1of2-SEL-01-t1")
 
 
-def test_a_merged_summary_points_at_each_shards_traces(tmp_path):
-    shards = [_shard(tmp_path, f"s{i}", i, 2) for i in (1, 2)]
+@pytest.mark.parametrize("shared_run_id", [False, True], ids=["own-run-ids", "one-run-id"])
+def test_a_merged_summary_points_at_each_shards_traces(tmp_path, shared_run_id):
+    shards = [_shard(tmp_path, f"s{i}", i, 2, run_id="ci" if shared_run_id else "") for i in (1, 2)]
     out = cli("report", *(d for d, _ in shards), "--out", str(tmp_path / "m"))
     assert out.returncode == 0, out.stdout + out.stderr
     summary = json.loads((tmp_path / "m" / "summary.json").read_text(encoding="utf-8"))
