@@ -106,6 +106,12 @@ def _say(line: str) -> None:
     errors.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
+LABELS_SERIES_HELP = (
+    "people's labels of rubric criteria, shown as a human-label series of their own "
+    "(default: labels.json beside the cases, when there is one)"
+)
+
+
 class UsageError(Exception):
     """A mistake on the command line: one line on stderr that says what to do, exit 2."""
 
@@ -573,6 +579,22 @@ def _grader(args: argparse.Namespace):  # noqa: ANN202 - runner.judge.grader.Mod
     return grader
 
 
+def _labels_of(path_arg: str | None) -> dict | None:
+    """People's labels per trial for the human-label series: --labels FILE, else the suite's labels.json if any."""
+    from runner.judge.labels import LabelsFile
+
+    path = Path(path_arg) if path_arg else _suite_dir() / "labels.json"
+    if not path.is_file():
+        if path_arg:
+            raise UsageError(f"--labels {path_arg}: no such file")
+        return None
+    try:
+        labels = LabelsFile.load(path)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    return {(t.run_id, t.trial): dict(t.labels) for t in labels.trials}
+
+
 def _print_graders_and_health(traces: list, out_dir: Path, min_trials: int) -> None:
     """Model-grader evidence apart from the code checks, then suite health (written to health.json too)."""
     from runner.results.health import health_lines, suite_health
@@ -708,7 +730,10 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     except SystemExit as err:
         errors.print(str(err), markup=False, highlight=False)
         return EXIT_INVALID
-    result = compare_runs(build_results([a]), build_results([b]), label_a=args.run_a, label_b=args.run_b)
+    labels = _labels_of(args.labels)
+    result = compare_runs(
+        build_results([a], labels), build_results([b], labels), label_a=args.run_a, label_b=args.run_b
+    )
     console.print(result.text(), markup=False, highlight=False, soft_wrap=True)
     if not result.comparable:
         errors.print("compare: the runs share no kind of evidence; deterministic and agent runs are never paired")
@@ -827,7 +852,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     if args.no_html:  # a merge of very many trials: the HTML would be ~40 KB per trial, screenshots aside
         defaults = tuple(d for d in defaults if d != "html")
     reporters = _reporters(args, out, defaults, trace_dirs=dirs)
-    code = _end_reports(reporters, build_results(runs))
+    code = _end_reports(reporters, build_results(runs, _labels_of(args.labels)))
     if len(inputs) == 1 and inputs[0].plan and inputs[0].plan.shard:
         index, count, whole = inputs[0].plan.shard
         note = f"{args.run_dirs[0]} is shard {index}/{count} of a {whole}-trial plan: merge all {count} with report"
@@ -1411,6 +1436,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-html", action="store_true", help="no default report.html (a merge of very many trials: see README sizing)"
     )
     rep.add_argument("--markdown", metavar="FILE", help=MARKDOWN_HELP)
+    rep.add_argument("--labels", metavar="FILE", help=LABELS_SERIES_HELP)
     rep.set_defaults(func=_cmd_report)
 
     rp = sub.add_parser("replay", help="re-run recorded traces offline against their fixtures, and compare")
@@ -1425,6 +1451,7 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_ = sub.add_parser("compare", help="paired per-case differences between two runs, with a 95%% interval")
     cmp_.add_argument("run_a", help="the baseline run directory")
     cmp_.add_argument("run_b", help="the run to compare with it")
+    cmp_.add_argument("--labels", metavar="FILE", help=LABELS_SERIES_HELP)
     cmp_.set_defaults(func=_cmd_compare)
 
     pw = sub.add_parser("power", help="cases and trials needed to detect a difference; the smallest detectable one")

@@ -388,3 +388,9 @@ def test_the_remote_browser_flags_have_help():
         assert flag in run_help
     assert "run-server" in run_help
     assert "--no-html" in cli("report", "--help").stdout
+
+
+def test_report_and_compare_take_labels_for_the_human_label_series():
+    for command in ("report", "compare"):
+        out = cli(command, "--help")
+        assert out.returncode == 0 and "--labels" in out.stdout and "human-label" in out.stdout, command

@@ -189,6 +189,14 @@ class ModelGrader:
         verdicts, log = await self.judge(record, cassette_name=trace.trial_id)
         return self.assertions(criteria, verdicts, log.get("error")), log
 
+    def unjudged(self, case: Case, why: str) -> tuple[list[Assertion], dict[str, Any]]:
+        """The rubric of a trial that could not run: every criterion not_run (the trial stays in the
+        grader's series, as not_run, rather than vanish from it)."""
+        criteria = rubric_of(case)
+        if not criteria:
+            return [], {}
+        return self.assertions(criteria, {}, f"not judged: the trial did not run ({why})"), {"grader": self.id}
+
     def assertions(
         self, criteria: list[RubricCriterion], verdicts: dict[str, dict[str, str]], error: str | None
     ) -> list[Assertion]:

@@ -231,8 +231,11 @@ class Trial:
         try:
             # A model agent adds its own: a budget that ran out, a cassette miss in replay.
             self.trace.assertions = checks.evaluate(self.case, self.trace) + agent_assertions(self.trace.agent_log)
-            if self.env.grader is not None and error is None:
-                rubric, self.trace.grader = await self.env.grader.grade_trial(self.case, self.trace)
+            if self.env.grader is not None:
+                if error is None:
+                    rubric, self.trace.grader = await self.env.grader.grade_trial(self.case, self.trace)
+                else:  # its criteria stay in the grader's series, as not_run
+                    rubric, self.trace.grader = self.env.grader.unjudged(self.case, error)
                 self.trace.assertions += rubric
         except Exception as err:
             self.trace.assertions = []

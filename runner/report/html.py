@@ -282,8 +282,9 @@ class CaseRow:
 def _cell(case: CaseResult | None, anchors: dict[int, str]) -> Cell:
     if case is None:
         return Cell(verdict="not_run", absent=True)
+    verdicts = {id(f.trace): f.verdict for f in case.trials}  # the trial's verdict on this column's evidence
     trials = [f.trace for f in case.trials]
-    links = [TrialLink(anchors[id(t)], t.trial_id, t.verdict) for t in _trial_order(trials)]
+    links = [TrialLink(anchors[id(t)], t.trial_id, verdicts[id(t)]) for t in _trial_order(trials)]
     return Cell(verdict=case.verdict, case=case, trials=links)
 
 

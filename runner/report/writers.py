@@ -176,7 +176,8 @@ def _print_problems(results: Results, console: Console) -> None:
         if t.verdict == "failed":
             for a in t.assertions:
                 if a.status == "failed":
-                    console.print(f"    ✗ {a.description}: {a.why}", markup=False, highlight=False)
+                    by = "" if a.grader == "code" else f" [{a.grader} grader]"  # another kind of evidence
+                    console.print(f"    ✗ {a.description}: {a.why}{by}", markup=False, highlight=False)
         else:
             console.print(f"    – {t.verdict_reason}", markup=False, highlight=False)
 
@@ -233,6 +234,7 @@ def _case_json(c: CaseResult) -> dict[str, Any]:
         "cost": c.cost.as_dict(),
         "missing": list(c.missing),
         "flaky": c.flaky,
+        "trials": [{"trial_id": f.trace.trial_id, "run_id": f.trace.run_id, "verdict": f.verdict} for f in c.trials],
     }
 
 
@@ -356,12 +358,13 @@ def _suite(parent: ET.Element, s: SeriesResult) -> None:
                 time=f"{t.duration_ms / 1000:.3f}",
             )
             _junit_properties(tc, f, c)
-            if t.verdict == "failed":
-                failed = [a for a in t.assertions if a.status == "failed"]
-                node = ET.SubElement(tc, "failure", message=t.verdict_reason[:500])
+            # the trial's verdict on this series' evidence: a model grader's fail is not a code check's
+            if f.verdict == "failed":
+                failed = [a for a in f.assertions if a.status == "failed"]
+                node = ET.SubElement(tc, "failure", message=f.reason[:500])
                 node.text = "\n".join(f"{a.id}: {a.description}: {a.why}" for a in failed)
-            elif t.verdict == "not_run":
-                ET.SubElement(tc, "skipped", message=t.verdict_reason[:500])
+            elif f.verdict == "not_run":
+                ET.SubElement(tc, "skipped", message=f.reason[:500])
             if f.retried:  # after the outcome, as the JUnit schema orders a testcase's children
                 ET.SubElement(tc, "system-out").text = f"retried: {f.retry_text()}"
         for trial_id in c.missing:

@@ -36,6 +36,7 @@ from runner.results.run_results import (
     pct,
     results_of,
     series_label,
+    series_order,
 )
 from runner.results.stats import PairedDifference, cases_needed, min_detectable_difference, paired_difference, signed
 from runner.trace import Trace
@@ -231,7 +232,7 @@ def _compare_series(key: SeriesKey, sa: SeriesResult | None, sb: SeriesResult | 
 def _pairs(a: Results, b: Results) -> list[tuple[SeriesKey, SeriesResult | None, SeriesResult | None]]:
     """Series of the same kind only; one agent series each (two models, say) are paired with each other."""
     out = []
-    kinds = sorted({s.kind for s in (*a.series, *b.series)}, key=lambda k: (k != "deterministic", k))
+    kinds = sorted({s.kind for s in (*a.series, *b.series)}, key=lambda k: series_order((k,)))
     for kind in kinds:
         ka = [s.key for s in a.series if s.kind == kind]
         kb = [s.key for s in b.series if s.kind == kind]
@@ -292,7 +293,7 @@ def render_compare(result: CompareResult) -> str:
         kinds_b = sorted({s.key[0] for s in result.series if s.cost_b.trials})
         lines.append(
             f"The runs share no kind of evidence (A: {', '.join(kinds_a)}; B: {', '.join(kinds_b)}): "
-            "deterministic and agent evidence are never paired, so nothing is compared."
+            "deterministic, agent, model-grader and human-label evidence are never paired, so nothing is compared."
         )
     for s in result.series:
         lines.append("")

@@ -6,10 +6,21 @@ console table, ``summary.json``, JUnit, the HTML report, the Markdown summary
 and ``compare``.
 
 Results are keyed by **series**, and a series key starts with the evidence
-kind: ``("deterministic",)`` for the reference agent playing the case's plan,
-``("agent", agent, model)`` for a model driving the tools (a future grader
-kind keys the same way). Evidence of different series is never pooled into
-one rate: there is no figure over all series except the counts of trials.
+kind: ``("deterministic",)`` for the reference agent playing the case's plan
+and ``("agent", agent, model)`` for a model or harness driving the tools, both
+judged by code checks; ``("model-grader", grader, of)`` for a model grader's
+verdicts on the rubric criteria of the trials of series ``of``; and
+``("human-label", "people", of)`` for people's labels of those criteria, when
+a labels file is given. Evidence of different series is never pooled into one
+rate: there is no figure over all series except the counts of trials.
+
+A trial's verdict **within a series** is judged on that series' assertions
+only: code-checked assertions for deterministic and agent series, the model
+grader's for its series, the labels for people's. A model grader that fails a
+trial (even one that gates the trial's own verdict) leaves the code-checked
+series' verdict and score as the code checks made them, and the other way round.
+A trial that could not run (its browser, site or harness failed) is not_run in
+every series it is in.
 
 The rules, one each, used by every view:
 
@@ -46,7 +57,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from runner.results.stats import Z_95, CaseScore, SuiteScore, signed
-from runner.trace import Trace
+from runner.trace import Assertion, Trace
 
 __all__ = [
     "PLAN_FILE",
@@ -55,6 +66,10 @@ __all__ = [
     "Completeness",
     "CostSummary",
     "Counts",
+    "EVIDENCE_KINDS",
+    "HUMAN_LABEL",
+    "Labels",
+    "MODEL_GRADER",
     "PlannedTrial",
     "Results",
     "RunInput",
@@ -64,6 +79,10 @@ __all__ = [
     "SeriesResult",
     "TrialFigures",
     "build_results",
+    "evidence_verdict",
+    "grader_series",
+    "label_assertions",
+    "model_grader_of",
     "interval",
     "interval_text",
     "money",
@@ -74,6 +93,7 @@ __all__ = [
     "seconds",
     "series_key",
     "series_label",
+    "series_order",
     "signed",
     "tokens_total",
 ]
@@ -81,6 +101,12 @@ __all__ = [
 PLAN_FILE = "plan.json"
 PASS_K = (3, 5)  # pass@1 is the case pass rate itself
 VERDICTS = ("passed", "failed", "not_run")
+CODE_KINDS = ("deterministic", "agent")  # series judged by code checks
+MODEL_GRADER = "model-grader"
+HUMAN_LABEL = "human-label"
+EVIDENCE_KINDS = (*CODE_KINDS, MODEL_GRADER, HUMAN_LABEL)
+# people's labels per trial, from the suite's labels file: (run id, trial id) -> {criterion id: "pass" | "fail"}
+Labels = dict[tuple[str, str], dict[str, str]]
 
 SeriesKey = tuple[str, ...]
 
@@ -137,7 +163,56 @@ def series_label(key: SeriesKey) -> str:
     if len(key) == 1:
         return key[0]
     kind, agent, model = key
+    if kind in (MODEL_GRADER, HUMAN_LABEL):  # agent: the grader (or "people"), model: the series judged
+        return f"{kind} {agent} on {model}"
     return f"{kind} {agent}" + (f" ({model})" if model else "")
+
+
+def model_grader_of(trace: Trace) -> str:
+    """The model grader that judged the trial's rubric criteria ("" when none did)."""
+    graders = [
+        str(a.evidence.get("grader") or "")
+        for a in trace.assertions
+        if a.grader == "model" and isinstance(a.evidence, dict)
+    ]
+    return str(trace.grader.get("grader") or "") or next((g for g in graders if g), "model")
+
+
+def evidence_verdict(trace: Trace, assertions: Sequence[Assertion]) -> tuple[str, str]:
+    """A trial's verdict on one kind of evidence: passed only when each of ``assertions`` passed.
+
+    A trial that could not run for another reason than missing evidence (its
+    browser, site, agent or harness failed) is not_run whatever the assertions.
+    """
+    if trace.verdict == "not_run" and trace.not_run_kind != "evidence":
+        return "not_run", trace.verdict_reason
+    failed = [a for a in assertions if a.status == "failed"]
+    if failed:
+        return "failed", "; ".join(f"{a.description}: {a.why}" for a in failed)
+    missing = [a for a in assertions if a.status == "not_run"]
+    if missing:
+        return "not_run", "no evidence for: " + "; ".join(f"{a.description} ({a.why})" for a in missing)
+    if not assertions:
+        return "not_run", "no assertion of this kind of evidence"
+    return "passed", f"all {len(assertions)} assertions passed"
+
+
+def label_assertions(trace: Trace, labels: dict[str, str]) -> list[Assertion]:
+    """People's pass/fail per rubric criterion of a trial, as assertions judged by a person."""
+    rubric = ((trace.case.get("expect") or {}).get("answer") or {}).get("rubric") or []
+    words = {str(c.get("id")): str(c.get("criterion") or "") for c in rubric if isinstance(c, dict)}
+    return [
+        Assertion(
+            id=f"answer.rubric.{cid}",
+            kind="rubric",
+            description=words.get(cid) or cid,
+            status="passed" if value == "pass" else "failed",
+            why=f"labelled {value} by a person",
+            grader="human",
+        )
+        for cid, value in sorted(labels.items())
+        if value in ("pass", "fail")
+    ]
 
 
 def tokens_total(trace: Trace) -> int | None:
@@ -161,6 +236,13 @@ class TrialFigures:
     tokens: int | None
     tool_calls: int
     mutations: int | None  # None when the proxy was off
+    verdict: str = "not_run"  # the trial's verdict on this series' evidence (see evidence_verdict)
+    reason: str = ""
+    assertions: tuple[Assertion, ...] = ()  # this series' assertions of the trial
+
+    @property
+    def kind(self) -> str:
+        return self.series[0]
 
     @property
     def attempts(self) -> int:
@@ -183,20 +265,57 @@ class TrialFigures:
 
     @classmethod
     def of(cls, trace: Trace) -> TrialFigures:
-        # A model grader's verdicts are another kind of evidence: never pooled with the code checks' rate
-        # (the console lists them apart; runner/judge/grader.py). The verdict itself counts them where they gate.
+        """The trial in its code-checked series (deterministic or agent): code-checked assertions only.
+
+        A model grader's verdicts are another kind of evidence (:meth:`graded`): never pooled with
+        the code checks, neither in the rates nor in the series' verdict of the trial.
+        """
         checked = [a for a in trace.assertions if a.grader == "code"]
-        counted = sum(a.status != "not_run" for a in checked)
+        # Only a grader that gated the trial's verdict can have made it differ from the code checks' own.
+        pooled = any(a.grader != "code" and a.gates for a in trace.assertions)
+        return cls.graded(trace, series_key(trace), checked, judge=pooled)
+
+    @classmethod
+    def graded(
+        cls, trace: Trace, series: SeriesKey, assertions: Sequence[Assertion], judge: bool = True
+    ) -> TrialFigures:
+        """The trial in ``series``, judged on ``assertions`` alone (``judge=False``: the trace's verdict is theirs)."""
+        counted = sum(a.status != "not_run" for a in assertions)
+        verdict, reason = evidence_verdict(trace, assertions) if judge else (trace.verdict, trace.verdict_reason)
+        grader = series[0] in (MODEL_GRADER, HUMAN_LABEL)
         return cls(
             trace=trace,
-            series=series_key(trace),
-            assertions_passed=sum(a.status == "passed" for a in checked),
+            series=series,
+            assertions_passed=sum(a.status == "passed" for a in assertions),
             assertions_counted=counted,
-            assertions_not_run=len(checked) - counted,
-            tokens=tokens_total(trace),
-            tool_calls=len(trace.calls),
-            mutations=trace.mutation_total if trace.network.available else None,
+            assertions_not_run=len(assertions) - counted,
+            tokens=_grader_tokens(trace) if series[0] == MODEL_GRADER else None if grader else tokens_total(trace),
+            tool_calls=0 if grader else len(trace.calls),
+            mutations=None if grader or not trace.network.available else trace.mutation_total,
+            verdict=verdict,
+            reason=reason,
+            assertions=tuple(assertions),
         )
+
+
+def _grader_tokens(trace: Trace) -> int | None:
+    used = trace.grader.get("tokens") or {}
+    if not isinstance(used, dict) or not used:
+        return None
+    return int(used.get("total") or (int(used.get("input", 0)) + int(used.get("output", 0))))
+
+
+def grader_series(trace: Trace, labels: Labels | None = None) -> list[TrialFigures]:
+    """The trial in the grader series it belongs to: its model grader's verdicts, people's labels."""
+    of = series_label(series_key(trace))
+    out = []
+    judged = [a for a in trace.assertions if a.grader == "model"]
+    if judged:
+        out.append(TrialFigures.graded(trace, (MODEL_GRADER, model_grader_of(trace), of), judged))
+    labelled = (labels or {}).get((trace.run_id, trace.trial_id))
+    if labelled:
+        out.append(TrialFigures.graded(trace, (HUMAN_LABEL, "people", of), label_assertions(trace, labelled)))
+    return out
 
 
 @dataclass(frozen=True)
@@ -214,6 +333,14 @@ class Counts:
         traces = list(traces)
         c = Counter(t.verdict for t in traces)
         retried = sum(t.attempt > 1 for t in traces)
+        return cls(passed=c["passed"], failed=c["failed"], not_run=c["not_run"], missing=missing, retried=retried)
+
+    @classmethod
+    def of_figures(cls, figures: Iterable[TrialFigures], missing: int = 0) -> Counts:
+        """Trials by their verdict within one series."""
+        figures = list(figures)
+        c = Counter(f.verdict for f in figures)
+        retried = sum(f.retried for f in figures)
         return cls(passed=c["passed"], failed=c["failed"], not_run=c["not_run"], missing=missing, retried=retried)
 
     @property
@@ -254,6 +381,20 @@ class CostSummary:
             cases=len({t.case_id for t in traces}),
             wall_ms=sum(t.duration_ms for t in traces),
             tool_calls=sum(len(t.calls) for t in traces),
+            tokens=sum(toks) if toks else None,
+            cost_usd=sum(costs) if costs else None,
+        )
+
+    @classmethod
+    def of_grader(cls, traces: Sequence[Trace]) -> CostSummary:
+        """What a model grader spent judging the trials (its own latency, tokens and money)."""
+        toks = [n for t in traces if (n := _grader_tokens(t)) is not None]
+        costs = [float(c) for t in traces if (c := t.grader.get("cost_usd")) is not None]
+        return cls(
+            trials=len(traces),
+            cases=len({t.case_id for t in traces}),
+            wall_ms=sum(float(t.grader.get("latency_ms") or 0.0) for t in traces),
+            tool_calls=0,
             tokens=sum(toks) if toks else None,
             cost_usd=sum(costs) if costs else None,
         )
@@ -610,32 +751,40 @@ def _missing_series(run: RunInput) -> SeriesKey:
 
 
 def _case_result(
-    case_id: str, trials: list[Trace], missing: list[str], info: dict[str, tuple[str, str, str]]
+    case_id: str, figures: list[TrialFigures], missing: list[str], info: dict[str, tuple[str, str, str]]
 ) -> CaseResult:
-    ran = [t for t in trials if t.verdict != "not_run"]
-    figures = tuple(TrialFigures.of(t) for t in trials)
-    counted = [f for f in figures if f.trace.verdict != "not_run"]
+    counted = [f for f in figures if f.verdict != "not_run"]
     score = (
-        CaseScore.from_trials((f.trace.verdict == "passed", f.assertions_passed, f.assertions_counted) for f in counted)
-        if ran
+        CaseScore.from_trials((f.verdict == "passed", f.assertions_passed, f.assertions_counted) for f in counted)
+        if counted
         else None
     )
+    traces = [f.trace for f in figures]
     behaviour, title, case_file = info[case_id]
     return CaseResult(
         case_id=case_id,
         behaviour=behaviour,
         title=title,
         case_file=case_file,
-        trials=figures,
-        counts=Counts.of(trials, missing=len(missing)),
+        trials=tuple(figures),
+        counts=Counts.of_figures(figures, missing=len(missing)),
         score=score,
         assertions_passed=sum(f.assertions_passed for f in counted),
         assertions_counted=sum(f.assertions_counted for f in counted),
         pass_at={k: score.pass_at(k) if score and score.n >= k else None for k in PASS_K},
         pass_hat={k: score.pass_hat(k) if score and score.n >= k else None for k in PASS_K},
-        cost=CostSummary.of(trials),
+        cost=_cost(figures[0].kind if figures else "", traces),
         missing=tuple(missing),
     )
+
+
+def _cost(kind: str, traces: Sequence[Trace]) -> CostSummary:
+    """What a series spent: the trials', a model grader's judging, or nothing counted for people's labels."""
+    if kind == MODEL_GRADER:
+        return CostSummary.of_grader(traces)
+    if kind == HUMAN_LABEL:
+        return CostSummary(len(traces), len({t.case_id for t in traces}), 0.0, 0, None, None)
+    return CostSummary.of(traces)
 
 
 def _series_result(key: SeriesKey, cases: list[CaseResult]) -> SeriesResult:
@@ -655,26 +804,32 @@ def _series_result(key: SeriesKey, cases: list[CaseResult]) -> SeriesResult:
         ),
         score=SuiteScore.from_cases(scored, ks=ks) if scored else None,
         ks=ks,
-        cost=CostSummary.of(traces),
+        cost=_cost(key[0], traces),
         assertions_passed=sum(c.assertions_passed for c in cases),
         assertions_counted=sum(c.assertions_counted for c in cases),
     )
 
 
-def _series_order(key: SeriesKey) -> tuple[bool, SeriesKey]:
-    return (key != ("deterministic",), key)
+def series_order(key: SeriesKey) -> tuple[int, SeriesKey]:
+    """Deterministic first, then agents, then model graders, then people's labels."""
+    kind = EVIDENCE_KINDS.index(key[0]) if key[0] in EVIDENCE_KINDS else len(EVIDENCE_KINDS)
+    return (kind, key)
 
 
-def build_results(runs: Sequence[RunInput]) -> Results:
-    """Everything the reports show, from the traces (and plans) of one or more run directories."""
+def build_results(runs: Sequence[RunInput], labels: Labels | None = None) -> Results:
+    """Everything the reports show, from the traces (and plans) of one or more run directories.
+
+    ``labels``: people's labels of rubric criteria (the suite's labels file), a series of their own.
+    """
     statuses = tuple(_status(r) for r in runs)
     traces = [t for r in runs for t in r.traces]
     info: dict[str, tuple[str, str, str]] = {}
-    by_series: dict[SeriesKey, dict[str, list[Trace]]] = defaultdict(lambda: defaultdict(list))
+    by_series: dict[SeriesKey, dict[str, list[TrialFigures]]] = defaultdict(lambda: defaultdict(list))
     missing: dict[SeriesKey, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for t in traces:
         info.setdefault(t.case_id, (t.behaviour, t.title, t.case_file))
-        by_series[series_key(t)][t.case_id].append(t)
+        for f in (TrialFigures.of(t), *grader_series(t, labels)):
+            by_series[f.series][t.case_id].append(f)
     for run, status in zip(runs, statuses, strict=True):
         key = _missing_series(run)
         files = dict(run.plan.cases) if run.plan else {}
@@ -683,7 +838,7 @@ def build_results(runs: Sequence[RunInput]) -> Results:
             missing[key][m.case_id].append(m.trial_id)
     case_ids = tuple(dict.fromkeys([*(t.case_id for t in traces), *(m.case_id for s in statuses for m in s.missing)]))
     series = []
-    for key in sorted(set(by_series) | set(missing), key=_series_order):
+    for key in sorted(set(by_series) | set(missing), key=series_order):
         ids = [cid for cid in case_ids if cid in by_series[key] or cid in missing[key]]
         rows = [_case_result(cid, by_series[key].get(cid, []), missing[key].get(cid, []), info) for cid in ids]
         series.append(_series_result(key, rows))
@@ -696,9 +851,9 @@ def build_results(runs: Sequence[RunInput]) -> Results:
     )
 
 
-def results_of(traces: Sequence[Trace], plan: RunPlan | None = None) -> Results:
+def results_of(traces: Sequence[Trace], plan: RunPlan | None = None, labels: Labels | None = None) -> Results:
     """The results of one run's traces (completeness unknown without its plan)."""
-    return build_results([RunInput(list(traces), plan)])
+    return build_results([RunInput(list(traces), plan)], labels)
 
 
 def as_results(results_or_traces: Results | Sequence[Trace]) -> Results:
