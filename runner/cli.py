@@ -170,8 +170,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         from runner.play.fixture_store import FixtureStore
 
         fixtures = FixtureStore(Path(args.fixtures), mode, max_age_days=args.max_fixture_age)
+    harness = _harness_choice(args, suite)
     try:
-        agent_factory = _agent_factory(args)
+        agent_factory = _agent_factory(args, harness)
     except ValueError as err:
         raise UsageError(f"invalid agent options: {err}") from None
     try:
@@ -211,6 +212,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         connect_over_cdp=args.connect_over_cdp,
         proxy_host=args.proxy_host,
         proxy_advertise=args.proxy_advertise,
+        harness=harness,
     )
     if args.resume:
         _check_same_agent(run_dir, agent_factory)
@@ -235,7 +237,7 @@ def _play(args: argparse.Namespace, chosen: list, options, fixtures, skipped: li
             "model": args.model,
             "evidence_kind": "deterministic" if args.agent == "reference" else "agent",
         }
-        if args.harness:  # the harness names itself (program and version): the plan's series must match its traces
+        if options.harness:  # the harness names itself (program and version): the plan's series must match its traces
             probe = options.agent_factory()
             who = {"agent": probe.name, "model": probe.model, "evidence_kind": probe.evidence_kind}
         cases = [(lc.case.id, lc.file) for lc in chosen]
@@ -259,6 +261,8 @@ def _play(args: argparse.Namespace, chosen: list, options, fixtures, skipped: li
     )
     if options.shard and not resuming:
         what += f", shard {options.shard[0]}/{options.shard[1]}: {len(plan.trials)} trial(s)"
+    if options.harness:
+        what += f", agent: harness {options.harness['command']!r} (from {options.harness['source']})"
     console.print(
         f"webmcp-eval: {what}, {options.workers} worker(s), {'headed' if options.headed else 'headless'}, "
         f"site {_site_shown(options)}",
@@ -615,16 +619,40 @@ def _print_graders_and_health(traces: list, out_dir: Path, min_trials: int) -> N
     write_atomic(out_dir / "health.json", json.dumps(health.to_json(), indent=2, ensure_ascii=False) + "\n")
 
 
-def _agent_factory(args: argparse.Namespace):  # noqa: ANN202 - Callable[[], Agent]
+def _harness_choice(args: argparse.Namespace, suite: Any) -> dict[str, Any] | None:
+    """The external harness of this run: ``--harness`` wins over suite.yaml's ``harness``; None: no harness.
+
+    ``source`` says which (the run's header and plan.json show it). A model agent asked on the command
+    line wins over the suite's harness too: the command line is the more specific ask.
+    """
+    if args.harness:
+        return {"command": args.harness, "source": "--harness", "max_seconds": args.max_seconds}
+    entry = getattr(getattr(suite, "config", None), "harness", None)
+    if entry is None or args.agent != "reference":
+        return None
+    return {
+        "command": entry.command,
+        "source": suite.where("harness", "command"),
+        "max_seconds": entry.max_seconds or args.max_seconds,
+    }
+
+
+def _agent_factory(args: argparse.Namespace, harness: dict[str, Any] | None = None):  # noqa: ANN202
     """The reference agent, a model agent (OpenAI-compatible or Anthropic) or an external harness."""
     from runner.agents.reference import ReferenceAgent
 
-    if args.harness:
+    if harness:
         if args.agent != "reference":
             raise ValueError("--harness is the agent: drop --agent")
         from runner.agents.harness import make_harness_factory
 
-        return make_harness_factory(args.harness, timeout_s=args.max_seconds)
+        try:
+            return make_harness_factory(harness["command"], timeout_s=harness["max_seconds"])
+        except ValueError as err:
+            if harness["source"] == "--harness":
+                raise
+            why = str(err).removeprefix("--harness: ").removeprefix("--harness ")
+            raise ValueError(f"{harness['source']}: harness.command: {why}") from None
     if args.agent == "reference":
         return ReferenceAgent
     if not args.model:

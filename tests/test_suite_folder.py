@@ -102,7 +102,7 @@ def test_a_broken_suite_config_is_one_line_and_exit_2(folder):
     (folder / "suite.yaml").write_text("behaviors: {x: y}\n", encoding="utf-8")
     out = cli("validate", str(folder))
     assert out.returncode == 2
-    assert f"{folder / 'suite.yaml'}: behaviors: unknown field" in out.stderr and "Traceback" not in out.stderr
+    assert f"{folder / 'suite.yaml'}:1: behaviors: unknown field" in out.stderr and "Traceback" not in out.stderr
     (folder / "suite.yaml").write_text("site: [\n", encoding="utf-8")
     out = cli("validate", str(folder))
     assert out.returncode == 2 and "not valid YAML" in out.stderr
@@ -150,3 +150,82 @@ def test_free_case_ids_that_are_safe_file_names(folder):
 def test_run_and_validate_help_name_the_suite_flag():
     for command in ("run", "record", "validate"):
         assert "--suite" in cli(command, "--help").stdout
+
+
+HARNESS_CMD = "python3 harness.py {prompt} {mcp_config}"
+
+
+def test_a_suite_names_its_harness_as_a_command_line_or_a_mapping(folder):
+    text = (folder / "suite.yaml").read_text(encoding="utf-8")
+    (folder / "suite.yaml").write_text(text + f"harness: {HARNESS_CMD!r}\n", encoding="utf-8")
+    suite = find_suite([folder])
+    assert suite.config.harness.command == HARNESS_CMD and suite.config.harness.max_seconds is None
+    assert suite.where("harness", "command") == f"{suite.config_file}:5"
+    (folder / "suite.yaml").write_text(
+        text + f"harness:\n  command: {HARNESS_CMD!r}\n  max_seconds: 30\n", encoding="utf-8"
+    )
+    suite = find_suite([folder])
+    assert suite.config.harness.max_seconds == 30 and suite.where("harness", "command") == f"{suite.config_file}:6"
+
+
+@pytest.mark.parametrize(
+    ("entry", "line", "message"),
+    [
+        ("harness: 'python3 harness.py'", 5, "harness.command: needs a {prompt} placeholder"),
+        ('harness:\n  command: "\'unclosed {prompt}"', 6, "harness.command: not a command line: No closing quotation"),
+        ("harness:\n  command: ''", 6, "harness.command: an empty command line"),
+        ("harness:\n  command: 'h {prompt}'\n  cmd: x", 7, "harness.cmd: unknown field"),
+        ("harness:\n  command: 'h {prompt}'\n  max_seconds: 0", 7, "harness.max_seconds: Input should be greater"),
+        ("harness: [h]", 5, "harness: Input should be a valid dictionary"),
+    ],
+)
+def test_a_bad_harness_entry_is_file_line_field(folder, entry, line, message):
+    text = (folder / "suite.yaml").read_text(encoding="utf-8")
+    (folder / "suite.yaml").write_text(text + entry + "\n", encoding="utf-8")
+    with pytest.raises(SuiteError) as err:
+        find_suite([folder])
+    assert str(err.value).startswith(f"{folder / 'suite.yaml'}:{line}: {message}"), str(err.value)
+
+
+def test_run_takes_the_suite_harness_and_the_flag_wins(folder):
+    text = (folder / "suite.yaml").read_text(encoding="utf-8")
+    (folder / "suite.yaml").write_text(text + "harness:\n  command: 'no-such-harness-xyz {prompt}'\n", encoding="utf-8")
+    out = cli("run", str(folder), "--out", str(folder / "traces"))
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert f"{folder / 'suite.yaml'}:6: harness.command: no program 'no-such-harness-xyz' found" in out.stderr
+    flag = cli("run", str(folder), "--harness", "no-such-other-xyz {prompt}", "--out", str(folder / "traces"))
+    assert flag.returncode == 2 and "no program 'no-such-other-xyz'" in flag.stderr and "suite.yaml" not in flag.stderr
+    assert not list((folder / "traces").glob("*"))  # a rejected command writes no run
+
+
+def test_the_plan_names_its_harness_and_two_harnesses_never_share_a_plan_hash(folder):
+    from runner.agents.reference import ReferenceAgent
+    from runner.play.plan import _PLAN
+    from runner.play.run import RunOptions, _plan_of
+    from runner.suite.loader import load_cases
+
+    cases = load_cases([folder / "browse.first-look.yaml"])[0]
+    probe = ReferenceAgent()
+    one = RunOptions(harness={"command": "h {prompt}", "source": "--harness", "max_seconds": 90.0})
+    two = RunOptions(harness={"command": "h --fast {prompt}", "source": "suite.yaml:5", "max_seconds": 90.0})
+    plans = [_plan_of("r", cases, options, probe) for options in (one, two, RunOptions())]
+    assert plans[0]["harness"] == {"command": "h {prompt}", "source": "--harness"}
+    assert plans[1]["harness"]["source"] == "suite.yaml:5" and "harness" not in plans[2]
+    assert len({p["plan_hash"] for p in plans}) == 3  # shards of different harnesses never merge
+    _PLAN.validate_python(plans[0])  # plan.json's schema holds it
+
+
+def test_the_run_header_and_plan_say_which_harness_and_from_where(folder):
+    pytest.importorskip("mcp")
+    import sys
+
+    harness = f"{sys.executable} {ROOT / 'tests' / 'fake_harness.py'} {{prompt}} {{mcp_config}}"
+    text = (folder / "suite.yaml").read_text(encoding="utf-8")
+    (folder / "suite.yaml").write_text(text + f"harness:\n  command: {harness!r}\n", encoding="utf-8")
+    out = cli("run", str(folder), "--out", str(folder / "traces"), "--run-id", "h", "--no-proxy")
+    assert out.returncode == 3, out.stdout + out.stderr  # the suite's site (port 9) is down: not_run
+    header = " ".join(out.stdout.split())  # the console wraps long lines
+    assert " ".join(f"agent: harness {harness!r} (from {folder / 'suite.yaml'}:6)".split()) in header
+    plan = json.loads((folder / "traces" / "h" / "plan.json").read_text(encoding="utf-8"))
+    assert plan["harness"] == {"command": harness, "source": f"{folder / 'suite.yaml'}:6"}
+    assert plan["agent"] == "harness"

@@ -42,6 +42,12 @@ class ShardInfo(TypedDict):
 
 
 @with_config(ConfigDict(extra="forbid"))
+class HarnessInfo(TypedDict):
+    command: str
+    source: str  # "--harness", or the suite.yaml that named it
+
+
+@with_config(ConfigDict(extra="forbid"))
 class RunPlan(TypedDict):
     run_id: str
     created_at: str  # ISO 8601, UTC
@@ -53,6 +59,7 @@ class RunPlan(TypedDict):
     evidence_kind: Literal["deterministic", "agent"]
     plan_hash: NotRequired[str]  # the whole plan's identity (runner.play.shard.plan_hash), the same in every shard
     shard: NotRequired[ShardInfo]  # this run plays only its part of the plan
+    harness: NotRequired[HarnessInfo]  # the external harness that played the agent, and who chose it
 
 
 _PLAN = TypeAdapter(RunPlan)

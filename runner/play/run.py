@@ -62,6 +62,8 @@ class RunOptions:
     connect_over_cdp: str | None = None  # a running Chromium's DevTools endpoint
     proxy_host: str = "127.0.0.1"  # where the proxy listens (a remote browser must reach it)
     proxy_advertise: str | None = None  # the proxy's host as the browser is told it (default: proxy_host)
+    # the external harness playing the agent: {command, source: "--harness" or the suite.yaml, max_seconds}
+    harness: dict[str, Any] | None = None
 
 
 @dataclass
@@ -230,7 +232,10 @@ def _plan_of(run_id: str, cases: list[LoadedCase], options: RunOptions, probe: A
         network_mode=options.network_mode,
         proxy=options.proxy,
         breaks=options.breaks,
+        harness=options.harness["command"] if options.harness else None,  # shards of two harnesses never merge
     )
+    if options.harness:
+        plan["harness"] = {"command": options.harness["command"], "source": options.harness["source"]}
     if options.shard:
         index, count = options.shard
         mine = set(shard_of([t["trial_id"] for t in plan["trials"]], index, count, options.durations))

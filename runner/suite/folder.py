@@ -14,6 +14,7 @@ behaviours, two cases each) and no site: every message says so.
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -22,7 +23,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from runner.suite.case import BEHAVIOURS
-from runner.suite.loader import case_files
+from runner.suite.loader import DuplicateKey, _line_map, case_files, line_for
 from runner.suite.site import SiteConfig
 
 SUITE_FILE = "suite.yaml"
@@ -31,6 +32,30 @@ DEFAULT_CATALOG = "catalog.json"
 
 class SuiteError(Exception):
     """A suite that cannot be used; the message is one line for the user."""
+
+
+class HarnessEntry(BaseModel):
+    """An external harness as the suite's agent (runner/agents/harness.py); ``run --harness`` wins over it."""
+
+    model_config = ConfigDict(extra="forbid")
+    command: str = Field(
+        description="the harness's command line, with {prompt} (the user's message) and {mcp_config} or {mcp_url}; "
+        "placeholders are filled per argument, never through a shell"
+    )
+    max_seconds: float | None = Field(default=None, gt=0, description="per step (default: run --max-seconds)")
+
+    @field_validator("command")
+    @classmethod
+    def _command_line(cls, value: str) -> str:
+        try:
+            argv = shlex.split(value)
+        except ValueError as err:
+            raise ValueError(f"not a command line: {err}") from None
+        if not argv:
+            raise ValueError("an empty command line")
+        if not any("{prompt}" in token for token in argv):
+            raise ValueError("needs a {prompt} placeholder: the user's message goes there")
+        return value
 
 
 class SuiteConfig(BaseModel):
@@ -52,6 +77,16 @@ class SuiteConfig(BaseModel):
     ignore: list[str] = Field(
         default_factory=list, description="globs of YAML files in the folder that are not cases (labels, notes)"
     )
+    harness: HarnessEntry | None = Field(
+        default=None,
+        description="the agent of every run of this suite: an external harness, as a command line or "
+        "{command, max_seconds}; run --harness overrides it",
+    )
+
+    @field_validator("harness", mode="before")
+    @classmethod
+    def _harness_line(cls, value: Any) -> Any:
+        return {"command": value} if isinstance(value, str) else value
 
     @field_validator("behaviours")
     @classmethod
@@ -68,6 +103,11 @@ class Suite:
     folder: Path | None
     config: SuiteConfig = field(default_factory=SuiteConfig)
     config_file: Path | None = None
+    lines: dict[tuple, int] = field(default_factory=dict)  # field path in suite.yaml -> its line
+
+    def where(self, *path: str) -> str:
+        """``suite.yaml:LINE`` of a field, for a message about its value."""
+        return f"{self.config_file}:{line_for(self.lines, path)}"
 
     @property
     def behaviours(self) -> dict[str, str]:
@@ -94,6 +134,11 @@ class Suite:
 
 
 def read_suite_config(path: Path) -> SuiteConfig:
+    return read_suite_file(path)[0]
+
+
+def read_suite_file(path: Path) -> tuple[SuiteConfig, dict[tuple, int]]:
+    """suite.yaml checked, and the line of each of its fields; a problem is one line: file:line: field: what."""
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as err:
@@ -109,13 +154,18 @@ def read_suite_config(path: Path) -> SuiteConfig:
     if not isinstance(data, dict):
         raise SuiteError(f"{path}: a suite config is a YAML mapping (site, catalog, behaviours, ...)")
     try:
-        return SuiteConfig.model_validate(data)
+        lines = _line_map(yaml.compose(path.read_text(encoding="utf-8")))
+    except DuplicateKey as dup:
+        raise SuiteError(f"{path}:{dup.line}: {dup.field}: duplicate key (the first would be ignored)") from None
+    try:
+        return SuiteConfig.model_validate(data), lines
     except ValidationError as err:
         first = err.errors()[0]
-        where = ".".join(str(p) for p in first["loc"] if not str(p).startswith(("function-", "literal[")))
-        message = "unknown field" if first["type"] == "extra_forbidden" else first["msg"]
+        loc = [p for p in first["loc"] if not str(p).startswith(("function-", "literal["))]
+        where = ".".join(str(p) for p in loc)
+        message = "unknown field" if first["type"] == "extra_forbidden" else first["msg"].removeprefix("Value error, ")
         more = f" (and {len(err.errors()) - 1} more)" if len(err.errors()) > 1 else ""
-        raise SuiteError(f"{path}: {where or 'suite'}: {message}{more}") from None
+        raise SuiteError(f"{path}:{line_for(lines, loc)}: {where or 'suite'}: {message}{more}") from None
 
 
 def suite_folder(paths: list[Path]) -> Path | None:
@@ -143,7 +193,8 @@ def find_suite(paths: list[Path], suite_dir: Path | None = None) -> Suite:
     config_file = folder / SUITE_FILE
     if not config_file.is_file():
         return Suite(folder)
-    return Suite(folder, read_suite_config(config_file), shown_path(config_file))
+    config, lines = read_suite_file(config_file)
+    return Suite(folder, config, shown_path(config_file), lines)
 
 
 def shown_path(path: Path) -> Path:
