@@ -958,6 +958,8 @@ def _cmd_label(args: argparse.Namespace) -> int:
     except (ValueError, SystemExit) as err:
         errors.print(str(err), markup=False)
         return EXIT_INVALID
+    if args.import_file:
+        return _import_labels(args, traces, labels, path)
     chosen = trials_to_label(traces, args.sample, args.seed)
     if not chosen:
         errors.print("no trial with rubric criteria to label in " + " ".join(args.run_dirs))
@@ -968,6 +970,26 @@ def _cmd_label(args: argparse.Namespace) -> int:
     except (EOFError, KeyboardInterrupt):
         done = None
     console.print(f"labels saved in {path}" + (f" ({done} trial(s) labelled now)" if done is not None else ""))
+    return EXIT_OK
+
+
+def _import_labels(args: argparse.Namespace, traces: list, labels: Any, path: Path) -> int:
+    """label RUN_DIR… --import FILE: merge labels made in the HTML report; with a problem, merge nothing."""
+    from runner.judge.labels import LabelsImport, import_labels
+
+    try:
+        source = LabelsImport.read(Path(args.import_file))
+    except ValueError as err:
+        errors.print(str(err), markup=False, highlight=False)
+        return EXIT_INVALID
+    merged, problems = import_labels(source, traces, labels, args.import_file)
+    for line in problems:
+        errors.print(line, markup=False, highlight=False, soft_wrap=True)
+    if problems:
+        errors.print(f"nothing merged into {path}", markup=False, highlight=False)
+        return EXIT_INVALID
+    labels.save(path)
+    console.print(f"{merged} labelled trial(s) merged into {path}", markup=False, highlight=False)
     return EXIT_OK
 
 
@@ -1527,6 +1549,12 @@ def build_parser() -> argparse.ArgumentParser:
     lab.add_argument("--sample", type=int, default=5, help="passing trials to sample besides the failing ones (5)")
     lab.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
     lab.add_argument("--labeller", default="", help="who labels (kept with each label)")
+    lab.add_argument(
+        "--import",
+        dest="import_file",
+        metavar="FILE",
+        help="merge labels made in the HTML report (its download, or its text box saved to a file) instead of asking",
+    )
     lab.set_defaults(func=_cmd_label)
 
     cal = sub.add_parser(

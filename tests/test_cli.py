@@ -394,3 +394,8 @@ def test_report_and_compare_take_labels_for_the_human_label_series():
     for command in ("report", "compare"):
         out = cli(command, "--help")
         assert out.returncode == 0 and "--labels" in out.stdout and "human-label" in out.stdout, command
+
+
+def test_label_import_has_help():
+    out = cli("label", "--help")
+    assert out.returncode == 0 and "--import" in out.stdout and "HTML report" in out.stdout

@@ -53,3 +53,42 @@ def test_capability_and_regression_are_shown_apart():
     assert "regression: 1 case(s), 5/5 trials passed (100%)" in lines
     assert any(line.startswith("B-01: saturated: regression only (5/5") for line in lines)
     assert health.to_json()["groups"]["capability"] == {"cases": 1, "passed": 2, "trials": 5}
+
+
+def test_the_seed_cases_say_their_purpose_where_it_is_clear():
+    from pathlib import Path
+
+    from runner.suite.loader import load_cases
+
+    loaded, problems = load_cases([Path(__file__).resolve().parent.parent / "cases"])
+    purpose = {lc.case.id: lc.case.purpose for lc in loaded}
+    assert not problems
+    assert {c for c, p in purpose.items() if p == "capability"} == {"AMB-01", "AMB-02", "NO-02", "RECOVERY-01"}
+    assert {c for c, p in purpose.items() if p == "regression"} == {"SEL-01", "ARG-01", "ORD-01", "NO-01"}
+
+
+def test_every_view_shows_capability_and_regression_apart(tmp_path):
+    import json
+
+    from runner.report.html import render_html
+    from runner.report.writers import series_lines, summary_json
+    from runner.results.run_results import results_of
+
+    traces = (
+        _trials("A-01", "ppfff", purpose="capability")
+        + _trials("A-02", "fffff", purpose="capability")
+        + _trials("B-01", "ppppp", purpose="regression")
+        + _trials("C-01", "pffff")
+    )
+    results = results_of(traces)
+    agent = results.series[0]
+    assert agent.by_purpose == {"capability": (2, 0.2), "regression": (1, 1.0), "unlabelled": (1, 0.2)}
+    line = "  by purpose (case pass rate): capability 20.0% (2 case(s)) · regression 100.0% (1 case(s))"
+    assert line + " · unlabelled 20.0% (1 case(s))" in series_lines(agent)
+    data = json.loads(json.dumps(summary_json(results)))
+    assert data["series"][0]["by_purpose"]["capability"] == {"case_pass_rate": 0.2, "n_cases": 2}
+    assert {c["case_id"]: c["purpose"] for c in data["series"][0]["cases"]}["C-01"] is None
+    html = render_html(results, report_dir=tmp_path)
+    assert '<span data-purpose="regression">regression 100.0% (1 case(s))</span>' in html
+    # a suite that labels no case shows no purpose groups
+    assert results_of(_trials("C-01", "pp")).series[0].by_purpose == {}

@@ -262,14 +262,101 @@ def label_trials(
                 return done
             if answer in ("p", "f"):
                 entry.labels[criterion["id"]] = "pass" if answer == "p" else "fail"
-        for a in trace.assertions:
-            grader = (a.evidence or {}).get("grader") if isinstance(a.evidence, dict) else None
-            if a.grader == "model" and grader and a.status in ("passed", "failed"):
-                criterion_id = a.id.removeprefix("answer.rubric.")
-                entry.graders.setdefault(grader, {})[criterion_id] = "pass" if a.status == "passed" else "fail"
+        entry.graders = grader_marks(trace)
         if entry.labels:
             entry.labelled_at = datetime.now(UTC).isoformat(timespec="seconds")
             labels.trials.append(entry)
             labels.save(path)
             done += 1
     return done
+
+
+def grader_marks(trace: Trace) -> dict[str, dict[str, Mark]]:
+    """The model graders' pass/fail per criterion in a trial (grader id -> criterion id -> mark)."""
+    out: dict[str, dict[str, Mark]] = {}
+    for a in trace.assertions:
+        grader = (a.evidence or {}).get("grader") if isinstance(a.evidence, dict) else None
+        if a.grader == "model" and grader and a.status in ("passed", "failed"):
+            out.setdefault(grader, {})[a.id.removeprefix("answer.rubric.")] = "pass" if a.status == "passed" else "fail"
+    return out
+
+
+# ---- labels made in the HTML report -------------------------------------------------------
+
+IMPORT_FORMAT = "webmcp-eval labels import"  # what the HTML report's labelling controls produce
+
+
+class ImportedLabel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    run_id: str
+    trial: str
+    case: str
+    labels: dict[str, Mark] = Field(default_factory=dict)
+    labeller: str = ""
+    labelled_at: str = ""
+
+
+class LabelsImport(BaseModel):
+    """The labels a person made in the HTML report (downloaded, or copied from its text box)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    format: Literal["webmcp-eval labels import"]
+    version: int = 1
+    trials: list[ImportedLabel] = Field(default_factory=list)
+
+    @classmethod
+    def read(cls, path: Path) -> LabelsImport:
+        try:
+            return cls.model_validate(json.loads(path.read_text(encoding="utf-8")))
+        except OSError as err:
+            raise ValueError(f"{path}: cannot read: {err.strerror}") from None
+        except ValueError as err:  # JSON or validation: the first problem, one line
+            raise ValueError(f"{path}: not labels from the HTML report: {str(err).splitlines()[0]}") from None
+
+
+def import_labels(source: LabelsImport, traces: list[Trace], labels: LabelsFile, name: str) -> tuple[int, list[str]]:
+    """Merge labels made in the HTML report into the labels file (in memory); (trials merged, problems).
+
+    Each label needs its trial's trace (the record the grader saw is rebuilt from it, and the model
+    graders' verdicts are read from it); a label for a trial not given, another case, or a criterion
+    the case's rubric lacks is a problem, and with any problem nothing is merged. A trial already in
+    the file keeps its other labels; the imported marks replace the same criteria's.
+    """
+    from runner.judge.grader import grader_record
+    from runner.suite.case import Case
+
+    by_trial = {(t.run_id, t.trial_id): t for t in traces}
+    problems: list[str] = []
+    for i, item in enumerate(source.trials):
+        trace = by_trial.get((item.run_id, item.trial))
+        where = f"{name}: trials[{i}] ({item.run_id} {item.trial})"
+        if trace is None:
+            problems.append(f"{where}: no such trial in the run directories given")
+        elif trace.case_id != item.case:
+            problems.append(f"{where}: the trial is of case {trace.case_id}, not {item.case}")
+        elif unknown := sorted(set(item.labels) - {c.get("id") for c in _rubric(trace)}):
+            problems.append(f"{where}: not criteria of {trace.case_id}'s rubric: {', '.join(unknown)}")
+    if problems:
+        return 0, problems
+    merged = 0
+    for item in source.trials:
+        if not item.labels:
+            continue
+        trace = by_trial[(item.run_id, item.trial)]
+        entry = labels.find(item.run_id, item.trial)
+        if entry is None:
+            entry = LabelledTrial(
+                case=item.case,
+                trial=item.trial,
+                run_id=item.run_id,
+                record=grader_record(Case.model_validate(trace.case), trace),
+            )
+            labels.trials.append(entry)
+        entry.labels.update(item.labels)
+        entry.graders.update(grader_marks(trace))
+        entry.labeller = item.labeller or entry.labeller
+        entry.labelled_at = item.labelled_at or datetime.now(UTC).isoformat(timespec="seconds")
+        merged += 1
+    return merged, []

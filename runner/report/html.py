@@ -97,6 +97,39 @@ SCRIPT = """
   if (only) only.addEventListener('change', function () {
     document.body.classList.toggle('only-failures', only.checked);
   });
+  // People's labels against the rubric: the marks chosen below each trial, as the file
+  // `webmcp-eval label RUN_DIR --import FILE` merges (no server: a download, or copy the text).
+  var out = document.getElementById('labels-json');
+  if (!out) return;
+  var who = document.getElementById('labeller');
+  function collect() {
+    var trials = [];
+    document.querySelectorAll('fieldset.label-form').forEach(function (f) {
+      var marks = {};
+      f.querySelectorAll('input[type=radio]:checked').forEach(function (r) {
+        if (r.value) marks[r.getAttribute('data-criterion')] = r.value;
+      });
+      if (Object.keys(marks).length) trials.push({run_id: f.getAttribute('data-run'),
+        trial: f.getAttribute('data-trial'), case: f.getAttribute('data-case'), labels: marks,
+        labeller: who.value, labelled_at: new Date().toISOString().slice(0, 19) + '+00:00'});
+    });
+    out.value = JSON.stringify({format: 'webmcp-eval labels import', version: 1, trials: trials}, null, 2);
+    document.getElementById('labels-count').textContent = String(trials.length);
+    return out.value;
+  }
+  document.querySelectorAll('fieldset.label-form input').forEach(function (r) {
+    r.addEventListener('change', collect);
+  });
+  who.addEventListener('input', collect);
+  document.getElementById('labels-download').addEventListener('click', function () {
+    var a = document.createElement('a');
+    a.href = URL.createObjectURL(new Blob([collect()], {type: 'application/json'}));
+    a.download = 'labels-import.json';
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+  });
+  collect();
 })();
 """
 
@@ -360,6 +393,7 @@ class TrialView:
     playwright_trace: str | None
     tokens: int | None
     extras: dict[str, str]
+    rubric: list[dict[str, str]] = field(default_factory=list)  # the case's criteria in words: labelling controls
     retry: str = ""  # "2 attempts; attempt 1: not_run (infrastructure): …" for a retried trial
     attempt_links: list[tuple[str, str]] = field(default_factory=list)  # (label, href) of earlier attempts' traces
 
@@ -535,11 +569,17 @@ def _trial_view(
         tokens=f.tokens,
         extras=extras,
         retry=f.retry_text(),
+        rubric=_rubric(t) if t.verdict != "not_run" else [],  # a trial that did not run has nothing to judge
         attempt_links=[
             (f"attempt {a.get('attempt')}", urlpath(_relative(tdir / str(a.get("trace")), report_dir)))
             for a in t.earlier_attempts
         ],
     )
+
+
+def _rubric(t: Trace) -> list[dict[str, str]]:
+    criteria = ((t.case.get("expect") or {}).get("answer") or {}).get("rubric") or []
+    return [{"id": str(c["id"]), "criterion": str(c.get("criterion") or "")} for c in criteria if c.get("id")]
 
 
 def _anchors(traces: Sequence[Trace]) -> dict[int, str]:
@@ -658,6 +698,7 @@ def render_html(
             rows=_case_rows(results, columns, anchors),
             trials=trials,
             problems=[tv for tv in trials if tv.trace.verdict != "passed"],
+            labelling=any(tv.rubric for tv in trials),
             retried=[tv for tv in trials if tv.retry],
             flaky=results.flaky,
             meta=_meta(results.traces),

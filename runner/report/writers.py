@@ -74,6 +74,9 @@ def series_lines(s: SeriesResult) -> list[str]:
     if s.score and len(s.score.by_behaviour) > 1:
         parts = [f"{b} {pct(v.case_pass.mean)}" for b, v in sorted(s.score.by_behaviour.items())]
         lines.append("  by behaviour (case pass rate): " + " · ".join(parts))
+    if s.by_purpose:
+        parts = [f"{p} {pct(rate)} ({n} case(s))" for p, (n, rate) in s.by_purpose.items()]
+        lines.append("  by purpose (case pass rate): " + " · ".join(parts))
     return lines
 
 
@@ -225,6 +228,7 @@ def _case_json(c: CaseResult) -> dict[str, Any]:
     return {
         "case_id": c.case_id,
         "behaviour": c.behaviour,
+        "purpose": c.purpose or None,
         **c.counts.as_dict(),
         "case_pass_rate": c.case_pass_rate,
         "assertion_pass_rate": c.assertion_pass_rate,
@@ -259,6 +263,7 @@ def series_json(s: SeriesResult) -> dict[str, Any]:
         }
         if score
         else {},
+        "by_purpose": {p: {"case_pass_rate": rate, "n_cases": n} for p, (n, rate) in s.by_purpose.items()},
         "cost": s.cost.as_dict(),
         "cases": [_case_json(c) for c in s.cases],
     }

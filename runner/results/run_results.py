@@ -620,6 +620,7 @@ class CaseResult:
     pass_hat: dict[int, float | None]
     cost: CostSummary
     missing: tuple[str, ...] = ()  # planned trial ids without a trace
+    purpose: str = ""  # the case's purpose: capability, regression, or "" (unlabelled)
 
     @property
     def case_pass_rate(self) -> float | None:
@@ -681,6 +682,22 @@ class SeriesResult:
 
     def case(self, case_id: str) -> CaseResult | None:
         return next((c for c in self.cases if c.case_id == case_id), None)
+
+    @property
+    def by_purpose(self) -> dict[str, tuple[int, float | None]]:
+        """purpose -> (cases, mean case pass rate over those that ran): capability and regression apart.
+
+        Empty when no case says its purpose; cases that do not are "unlabelled"."""
+        if not any(c.purpose for c in self.cases):
+            return {}
+        groups: dict[str, list[CaseResult]] = defaultdict(list)
+        for c in self.cases:
+            groups[c.purpose or "unlabelled"].append(c)
+        out = {}
+        for purpose, cases in sorted(groups.items()):
+            rates = [r for c in cases if (r := c.case_pass_rate) is not None]
+            out[purpose] = (len(cases), sum(rates) / len(rates) if rates else None)
+        return out
 
 
 @dataclass(frozen=True)
@@ -753,6 +770,7 @@ def _missing_series(run: RunInput) -> SeriesKey:
 def _case_result(
     case_id: str, figures: list[TrialFigures], missing: list[str], info: dict[str, tuple[str, str, str]]
 ) -> CaseResult:
+    purpose = next((str(f.trace.case.get("purpose") or "") for f in figures if f.trace.case), "")
     counted = [f for f in figures if f.verdict != "not_run"]
     score = (
         CaseScore.from_trials((f.verdict == "passed", f.assertions_passed, f.assertions_counted) for f in counted)
@@ -775,6 +793,7 @@ def _case_result(
         pass_hat={k: score.pass_hat(k) if score and score.n >= k else None for k in PASS_K},
         cost=_cost(figures[0].kind if figures else "", traces),
         missing=tuple(missing),
+        purpose=purpose,
     )
 
 
