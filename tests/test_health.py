@@ -88,6 +88,9 @@ def test_every_view_shows_capability_and_regression_apart(tmp_path):
     data = json.loads(json.dumps(summary_json(results)))
     assert data["series"][0]["by_purpose"]["capability"] == {"case_pass_rate": 0.2, "n_cases": 2}
     assert {c["case_id"]: c["purpose"] for c in data["series"][0]["cases"]}["C-01"] is None
+    from runner.report.reporters import markdown
+
+    assert "| agent openai (m) | regression | 1 | 100.0% |" in markdown(results)
     html = render_html(results, report_dir=tmp_path)
     assert '<span data-purpose="regression">regression 100.0% (1 case(s))</span>' in html
     # a suite that labels no case shows no purpose groups

@@ -179,6 +179,11 @@ def markdown(results: Results) -> str:
         "|---|---|---|---|---|---|---|",
         *(_series_row(s) for s in results.series),
     ]
+    purposes = [s for s in results.series if s.by_purpose]
+    if purposes:  # capability and regression cases apart (a case's purpose: in its file)
+        lines += ["", "| series | purpose | cases | case pass rate |", "|---|---|---|---|"]
+        for s in purposes:
+            lines += [f"| {_md(s.label)} | {p} | {n} | {pct(rate)} |" for p, (n, rate) in s.by_purpose.items()]
     if results.problems:
         lines += ["", "### Why", ""]
         for f in results.problems:
