@@ -223,14 +223,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _play(args: argparse.Namespace, chosen: list, options, fixtures, skipped: list[str]) -> int:  # noqa: ANN001
     """Play the trials with progress lines, then the reports; Ctrl-C keeps what ran and says how to go on."""
     from runner.play.browser import BrowserUnavailable, ChromiumNotFound
+    from runner.play.plan import make_plan, read_plan
     from runner.play.run import run_suite
-    from runner.play.trial import trial_id_for
-    from runner.results.run_results import RunInput, RunPlan, build_results
+    from runner.results.run_results import RunInput, build_results
 
     out_dir = options.out_root / options.run_id
     resuming = options.only_trials is not None
     if resuming:
-        plan = RunPlan.read(out_dir)
+        plan = read_plan(out_dir)
     else:
         who = {
             "agent": args.agent,
@@ -241,14 +241,12 @@ def _play(args: argparse.Namespace, chosen: list, options, fixtures, skipped: li
             probe = options.agent_factory()
             who = {"agent": probe.name, "model": probe.model, "evidence_kind": probe.evidence_kind}
         cases = [(lc.case.id, lc.file) for lc in chosen]
-        plan = RunPlan.of(options.run_id, cases, options.trials, trial_id_for, **who)
+        plan = make_plan(options.run_id, cases, options.trials, **who)
         if options.shard:
-            from dataclasses import replace
-
             from runner.play.shard import shard_of
 
-            mine = set(shard_of([t.trial_id for t in plan.trials], *options.shard, options.durations))
-            plan = replace(plan, trials=tuple(t for t in plan.trials if t.trial_id in mine))
+            mine = set(shard_of([t["trial_id"] for t in plan["trials"]], *options.shard, options.durations))
+            plan["trials"] = [t for t in plan["trials"] if t["trial_id"] in mine]
     run_info: dict = {"run_id": options.run_id}  # summary.json's header; the site's version joins it after the run
     reporters = _reporters(args, out_dir, ("json", "junit", "html"), progress=not resuming, json_extra=run_info)
     reporters.begin(plan)
@@ -260,7 +258,7 @@ def _play(args: argparse.Namespace, chosen: list, options, fixtures, skipped: li
         else f"{len(chosen)} case(s) × {options.trials} trial(s)"
     )
     if options.shard and not resuming:
-        what += f", shard {options.shard[0]}/{options.shard[1]}: {len(plan.trials)} trial(s)"
+        what += f", shard {options.shard[0]}/{options.shard[1]}: {len(plan['trials'])} trial(s)"
     if options.harness:
         what += f", agent: harness {options.harness['command']!r} (from {options.harness['source']})"
     console.print(
@@ -280,10 +278,10 @@ def _play(args: argparse.Namespace, chosen: list, options, fixtures, skipped: li
         _say(str(err))
         return EXIT_INVALID
     except KeyboardInterrupt:
-        return _interrupted(out_dir)
+        return _interrupted(args, out_dir)
     run_info["site"] = result.site_info
     try:
-        plan = RunPlan.read(out_dir) or plan
+        plan = read_plan(out_dir) or plan
     except ValueError as err:
         errors.print(f"warning: {err}; the plan of this invocation is used", markup=False, highlight=False)
     traces = _planned_traces(out_dir) if resuming else result.traces
@@ -331,25 +329,19 @@ class _ResumeProgress:
         return None
 
 
-def _interrupted(out_dir: Path) -> int:
+def _interrupted(args: argparse.Namespace, out_dir: Path) -> int:
     """Ctrl-C: keep every trace written, write a partial report marked incomplete, say how to go on (one line)."""
-    from runner.report.reporters import ReportTargets, build_reporters
-    from runner.results.run_results import RunInput, RunPlan, build_results
+    from runner.play.plan import read_plan
+    from runner.results.run_results import RunInput, build_results
 
     try:
-        plan = RunPlan.read(out_dir)
+        plan = read_plan(out_dir)
         traces = _planned_traces(out_dir)
     except (OSError, ValueError):
         plan, traces = None, []
     results = build_results([RunInput(traces, plan)])
-    files = ReportTargets(
-        out_dir=out_dir,
-        json=[out_dir / "summary.json"],
-        junit=[out_dir / "junit.xml"],
-        html=[out_dir / "report.html"],
-        json_extra={"run_id": out_dir.name},
-    )
-    build_reporters(files).end(results)  # files only: the one line below is all the console gets
+    reporters = _reporters(args, out_dir, ("json", "junit", "html"), json_extra={"run_id": out_dir.name}, quiet=True)
+    reporters.end(results)  # files only: the one line below is all the console gets
     errors.print(
         f"interrupted: {results.completeness.text().split(' (')[0]}, their traces kept in {out_dir}; "
         f"go on with: webmcp-eval run --resume {out_dir}",
@@ -688,20 +680,21 @@ def read_run_id(run_dir: Path) -> str:
 
 def _run_input(run_dir: str):  # noqa: ANN202 - runner.results.run_results.RunInput
     """A run directory's traces and plan; SystemExit with one line when it has neither or they are unreadable."""
-    from runner.results.run_results import RunInput, RunPlan
+    from runner.play.plan import read_plan
+    from runner.results.run_results import RunInput
     from runner.trace import read_traces
 
     path = Path(run_dir)
     if not path.is_dir():
         raise SystemExit(f"{run_dir}: not a run directory")
     try:
-        plan = RunPlan.read(path)
+        plan = read_plan(path)
         found = read_traces(path)
     except (OSError, ValueError) as err:
         raise SystemExit(f"{run_dir}: {str(err).splitlines()[0]}") from err
     if not found and plan is None:
         raise SystemExit(f"{run_dir}: no traces (expected {path / 'trials'}/*.json)")
-    return RunInput(found, plan, run_id=read_run_id(path) if plan is None else plan.run_id)
+    return RunInput(found, plan, run_id=read_run_id(path) if plan is None else plan["run_id"])
 
 
 def _reporters(
@@ -712,8 +705,11 @@ def _reporters(
     progress: bool = False,
     json_extra: dict | None = None,
     trace_dirs: dict | None = None,
+    quiet: bool = False,
 ):  # noqa: ANN202 - runner.report.reporters.Reporters
-    """The one way reporters are made: ``defaults`` (json, junit, html) go into out_dir, plus what the flags ask."""
+    """The one way reporters are made: ``defaults`` (json, junit, html) go into out_dir, plus what the flags ask.
+
+    ``quiet``: files only, nothing on the console (the partial report of an interrupted run)."""
     from runner.report.reporters import ReportTargets, build_reporters
 
     default_path = {"json": out_dir / "summary.json", "junit": out_dir / "junit.xml", "html": out_dir / "report.html"}
@@ -724,7 +720,7 @@ def _reporters(
 
     return build_reporters(
         ReportTargets(
-            console=console,
+            console=None if quiet else console,
             progress=progress,
             out_dir=out_dir,
             json=paths("json"),
@@ -854,8 +850,9 @@ def _exit_for(traces: list) -> int:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     """Rebuild the reports from traces alone; several run directories merge into one, each series apart."""
-    from runner.play.shard import ShardError, merge
+    from runner.play.shard import ShardError
     from runner.results.run_results import build_results
+    from runner.results.shards import merge
 
     try:
         inputs = [_run_input(d) for d in args.run_dirs]
@@ -863,7 +860,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         errors.print(str(err), markup=False, highlight=False)
         return EXIT_INVALID
     runs = inputs
-    sharded = len(inputs) > 1 and any(r.plan and r.plan.shard for r in inputs)
+    sharded = len(inputs) > 1 and any(r.plan and "shard" in r.plan for r in inputs)
     if sharded:
         try:
             runs = [merge(list(zip(args.run_dirs, inputs, strict=True)))]
@@ -881,13 +878,14 @@ def _cmd_report(args: argparse.Namespace) -> int:
         defaults = tuple(d for d in defaults if d != "html")
     reporters = _reporters(args, out, defaults, trace_dirs=dirs)
     code = _end_reports(reporters, build_results(runs, _labels_of(args.labels)))
-    if len(inputs) == 1 and inputs[0].plan and inputs[0].plan.shard:
-        index, count, whole = inputs[0].plan.shard
+    if len(inputs) == 1 and inputs[0].plan and "shard" in inputs[0].plan:
+        shard = inputs[0].plan["shard"]
+        index, count, whole = shard["index"], shard["count"], shard["planned_trials"]
         note = f"{args.run_dirs[0]} is shard {index}/{count} of a {whole}-trial plan: merge all {count} with report"
         errors.print(note, markup=False, highlight=False, soft_wrap=True)
     for d, run in zip(args.run_dirs, inputs, strict=True):
         traced = {t.trial_id for t in run.traces}
-        if run.plan and any(t.trial_id not in traced for t in run.plan.trials):
+        if run.plan and any(t["trial_id"] not in traced for t in run.plan["trials"]):
             hint = f"{d} is incomplete; run the rest: webmcp-eval run --resume {d}"
             errors.print(hint, markup=False, highlight=False, soft_wrap=True)
     return code

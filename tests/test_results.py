@@ -14,9 +14,10 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
+from runner.play.plan import RunPlan, read_plan, write_plan
 from runner.report.writers import summary_json
 from runner.results.compare import compare_runs
-from runner.results.run_results import Counts, RunInput, RunPlan, build_results, interval_text, results_of, tokens_total
+from runner.results.run_results import Counts, RunInput, build_results, interval_text, results_of, tokens_total
 from runner.trace import Assertion, ToolCall, Trace, write_trace
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -70,8 +71,8 @@ def agent_traces() -> list[Trace]:
 
 
 def plan(run: str, trials: dict[str, int], **who) -> RunPlan:
-    return RunPlan.from_json(
-        {
+    return RunPlan(
+        **{
             "run_id": run,
             "created_at": "2026-12-03T09:00:00+00:00",
             "cases": [{"id": c, "file": f"cases/{c}.yaml"} for c in trials],
@@ -204,8 +205,8 @@ def test_a_run_killed_before_any_trial_has_every_trial_missing() -> None:
 def test_a_malformed_plan_is_an_error_naming_the_file(tmp_path: Path) -> None:
     (tmp_path / "plan.json").write_text('{"run_id": "x"}', encoding="utf-8")
     with pytest.raises(ValueError, match="plan.json: not a run plan"):
-        RunPlan.read(tmp_path)
-    assert RunPlan.read(tmp_path / "nowhere") is None
+        read_plan(tmp_path)
+    assert read_plan(tmp_path / "nowhere") is None
 
 
 def test_summary_json_counts_assertions_that_ran() -> None:
@@ -250,18 +251,7 @@ def mixed_dirs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         run = root / name
         for t in traces:
             write_trace(t, run / "trials")
-        p = plan(name, planned, **who)
-        data = {
-            "run_id": p.run_id,
-            "created_at": p.created_at,
-            "cases": [{"id": c, "file": f} for c, f in p.cases],
-            "trials_per_case": p.trials_per_case,
-            "trials": [{"case_id": x.case_id, "trial_index": x.trial_index, "trial_id": x.trial_id} for x in p.trials],
-            "agent": p.agent,
-            "model": p.model,
-            "evidence_kind": p.evidence_kind,
-        }
-        (run / "plan.json").write_text(json.dumps(data), encoding="utf-8")
+        write_plan(run, plan(name, planned, **who))
         dirs.append(run)
     return dirs[0], dirs[1]
 
@@ -390,7 +380,7 @@ def test_reporters_hear_begin_every_trial_and_end_and_one_that_cannot_write_stop
             self.events: list[str] = []
 
         def begin(self, plan: RunPlan | None) -> None:
-            self.events.append(f"begin {len(plan.trials)}")
+            self.events.append(f"begin {len(plan['trials'])}")
 
         def trial_done(self, trace: Trace) -> None:
             self.events.append(trace.trial_id)

@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 from runner_support import ROOT
 
-from runner.play.plan import make_plan, write_plan
-from runner.play.shard import ShardError, merge, parse_shard, plan_hash, read_durations, shard_of, split
+from runner.play.plan import make_plan, read_plan, write_plan
+from runner.play.shard import ShardError, parse_shard, plan_hash, read_durations, shard_of, split
 from runner.play.trial import world_id
-from runner.results.run_results import RunInput, RunPlan
+from runner.results.run_results import RunInput
+from runner.results.shards import merge
 from runner.trace import Trace, write_trace
 
 IDS = [f"C{c:02d}.t{t}" for c in range(7) for t in (1, 2, 3)]
@@ -112,7 +113,7 @@ def _shard(
     write_plan(run_dir, plan)
     for t in plan["trials"]:
         _trace(run_dir, t["trial_id"], "passed", run_id=run_id)
-    return str(run_dir), RunInput([], RunPlan.read(run_dir))
+    return str(run_dir), RunInput([], read_plan(run_dir))
 
 
 _WHO = {"agent": "reference", "model": None, "evidence_kind": "deterministic"}
@@ -121,8 +122,8 @@ _WHO = {"agent": "reference", "model": None, "evidence_kind": "deterministic"}
 def test_merge_refuses_a_missing_a_duplicated_or_a_foreign_shard(tmp_path):
     one, two, three = (_shard(tmp_path, f"s{i}", i, 3) for i in (1, 2, 3))
     merged = merge([three, one, two])
-    assert [t.trial_id for t in merged.plan.trials] == ["A.t1", "A.t2", "B.t1", "B.t2"]
-    assert merged.plan.shard is None and merged.plan.plan_hash == "h1"
+    assert [t["trial_id"] for t in merged.plan["trials"]] == ["A.t1", "A.t2", "B.t1", "B.t2"]
+    assert "shard" not in merged.plan and merged.plan["plan_hash"] == "h1"
     with pytest.raises(ShardError, match="shard\\(s\\) 2/3 missing"):
         merge([one, three])
     with pytest.raises(ShardError, match=f"shard 1/3 given twice: {one[0]}, {one[0]}"):
@@ -137,7 +138,7 @@ def test_merge_refuses_a_missing_a_duplicated_or_a_foreign_shard(tmp_path):
     plain = tmp_path / "plain"
     write_plan(plain, make_plan("plain", [("A", "cases/A.yaml")], 1, **_WHO))
     with pytest.raises(ShardError, match="not a shard"):
-        merge([one, (str(plain), RunInput([], RunPlan.read(plain)))])
+        merge([one, (str(plain), RunInput([], read_plan(plain)))])
 
 
 def test_report_names_the_missing_shard_and_exits_2(tmp_path):

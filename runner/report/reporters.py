@@ -19,8 +19,9 @@ from typing import Any, Protocol
 from rich.console import Console
 from rich.markup import escape
 
+from runner.play.plan import RunPlan
 from runner.report.writers import VERDICT_STYLE, counts_text, print_console, write_json, write_junit
-from runner.results.run_results import Results, RunPlan, SeriesResult, money, num, pct, seconds
+from runner.results.run_results import Results, SeriesResult, money, num, pct, seconds
 from runner.trace import Trace, write_atomic
 
 __all__ = [
@@ -67,7 +68,7 @@ class ProgressReporter(_Quiet):
         self.total: int | None = None
 
     def begin(self, plan: RunPlan | None) -> None:
-        self.total = len(plan.trials) if plan else None
+        self.total = len(plan["trials"]) if plan else None
 
     def trial_done(self, trace: Trace) -> None:
         from runner.llm.cassette import describe_rerecord

@@ -49,13 +49,12 @@ The rules, one each, used by every view:
 
 from __future__ import annotations
 
-import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
+from runner.play.plan import PLAN_FILE, PlannedTrial, RunPlan
 from runner.results.stats import Z_95, CaseScore, SuiteScore, signed
 from runner.trace import Assertion, Trace
 
@@ -70,10 +69,8 @@ __all__ = [
     "HUMAN_LABEL",
     "Labels",
     "MODEL_GRADER",
-    "PlannedTrial",
     "Results",
     "RunInput",
-    "RunPlan",
     "RunStatus",
     "SeriesKey",
     "SeriesResult",
@@ -83,6 +80,7 @@ __all__ = [
     "grader_series",
     "label_assertions",
     "model_grader_of",
+    "plan_series",
     "interval",
     "interval_text",
     "money",
@@ -98,7 +96,6 @@ __all__ = [
     "tokens_total",
 ]
 
-PLAN_FILE = "plan.json"
 PASS_K = (3, 5)  # pass@1 is the case pass rate itself
 VERDICTS = ("passed", "failed", "not_run")
 CODE_KINDS = ("deterministic", "agent")  # series judged by code checks
@@ -461,80 +458,11 @@ class CostSummary:
 # --------------------------------------------------------------------------- the plan and completeness
 
 
-@dataclass(frozen=True)
-class PlannedTrial:
-    case_id: str
-    trial_index: int
-    trial_id: str
-
-
-@dataclass(frozen=True)
-class RunPlan:
-    """``<run dir>/plan.json``: the trials a run set out to play (cases × trials), written before the first."""
-
-    run_id: str
-    trials: tuple[PlannedTrial, ...]
-    cases: tuple[tuple[str, str], ...] = ()  # (id, file)
-    trials_per_case: int = 1
-    agent: str = ""
-    model: str | None = None
-    evidence_kind: str = "deterministic"
-    created_at: str = ""
-    plan_hash: str = ""  # the whole plan's identity, the same in every shard of it
-    shard: tuple[int, int, int] | None = None  # (index, count, trials in the whole plan) of a shard's run
-
-    @classmethod
-    def from_json(cls, data: Any) -> RunPlan:
-        """Raises ValueError when the data is not a plan."""
-        try:
-            return cls(
-                run_id=str(data["run_id"]),
-                trials=tuple(
-                    PlannedTrial(str(t["case_id"]), int(t["trial_index"]), str(t["trial_id"])) for t in data["trials"]
-                ),
-                cases=tuple((str(c["id"]), str(c.get("file", ""))) for c in data.get("cases", [])),
-                trials_per_case=int(data.get("trials_per_case", 1)),
-                agent=str(data.get("agent") or ""),
-                model=data.get("model"),
-                evidence_kind=str(data.get("evidence_kind") or "deterministic"),
-                created_at=str(data.get("created_at") or ""),
-                plan_hash=str(data.get("plan_hash") or ""),
-                shard=_shard_info(data.get("shard")),
-            )
-        except (KeyError, TypeError, ValueError, AttributeError) as err:
-            raise ValueError(f"not a run plan ({type(err).__name__}: {err})") from err
-
-    @classmethod
-    def read(cls, run_dir: Path) -> RunPlan | None:
-        """The plan of a run directory; None when it has none. Raises ValueError on a malformed one."""
-        path = Path(run_dir) / PLAN_FILE
-        if not path.is_file():
-            return None
-        try:
-            return cls.from_json(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise ValueError(f"{path}: unreadable run plan: {err}") from err
-        except ValueError as err:
-            raise ValueError(f"{path}: {err}") from err
-
-    @classmethod
-    def of(cls, run_id: str, cases: Sequence[tuple[str, str]], trials: int, trial_id: Any, **who: Any) -> RunPlan:
-        """A plan in memory: every case × ``trials``; ``trial_id(case_id, index)`` names each trial.
-
-        ``who``: the plan's ``agent``, ``model`` and ``evidence_kind``."""
-        planned = tuple(PlannedTrial(cid, i, trial_id(cid, i)) for cid, _ in cases for i in range(trials))
-        return cls(run_id=run_id, trials=planned, cases=tuple(cases), trials_per_case=trials, **who)
-
-    def series(self) -> SeriesKey:
-        if self.evidence_kind == "deterministic":
-            return ("deterministic",)
-        return (self.evidence_kind, self.agent, self.model or "")
-
-
-def _shard_info(data: Any) -> tuple[int, int, int] | None:
-    if data is None:
-        return None
-    return int(data["index"]), int(data["count"]), int(data["planned_trials"])
+def plan_series(plan: RunPlan) -> SeriesKey:
+    """The series a plan's trials belong to (its agent, model and evidence kind)."""
+    if plan["evidence_kind"] == "deterministic":
+        return ("deterministic",)
+    return (plan["evidence_kind"], plan["agent"], plan["model"] or "")
 
 
 @dataclass(frozen=True)
@@ -583,7 +511,7 @@ class Completeness:
         head = f"{self.state}: {self.traced} of {self.planned} trials"
         if self.state == "complete":
             return head
-        ids = [m.trial_id for m in self.missing]
+        ids = [m["trial_id"] for m in self.missing]
         shown = ", ".join(ids[:8]) + (f", … ({len(ids) - 8} more)" if len(ids) > 8 else "")
         tail = f"; completeness unknown for {', '.join(self.unplanned_runs)}" if self.unplanned_runs else ""
         return f"{head} ({len(ids)} planned trial(s) have no trace: {shown}){tail}"
@@ -594,7 +522,7 @@ class Completeness:
             # over the runs that have a plan; None when none has
             "planned": self.planned if len(self.unplanned_runs) < len(self.runs) else None,
             "traced": self.traced if len(self.unplanned_runs) < len(self.runs) else None,
-            "missing": [m.trial_id for m in self.missing],
+            "missing": [m["trial_id"] for m in self.missing],
             "unplanned_runs": list(self.unplanned_runs),
             "text": self.text(),
         }
@@ -751,20 +679,20 @@ class RunInput:
 
 
 def _status(run: RunInput) -> RunStatus:
-    run_id = run.run_id or (run.plan.run_id if run.plan else "") or next((t.run_id for t in run.traces), "")
+    run_id = run.run_id or (run.plan["run_id"] if run.plan else "") or next((t.run_id for t in run.traces), "")
     if run.plan is None:
         return RunStatus(run_id=run_id, planned=None, traced=len(run.traces))
     have = {t.trial_id for t in run.traces}
-    missing = tuple(p for p in run.plan.trials if p.trial_id not in have)
+    missing = tuple(p for p in run.plan["trials"] if p["trial_id"] not in have)
     return RunStatus(
-        run_id=run_id, planned=len(run.plan.trials), traced=len(run.plan.trials) - len(missing), missing=missing
+        run_id=run_id, planned=len(run.plan["trials"]), traced=len(run.plan["trials"]) - len(missing), missing=missing
     )
 
 
 def _missing_series(run: RunInput) -> SeriesKey:
     """A missing trial belongs to the series its run's traces are (else the plan's)."""
     keys = Counter(series_key(t) for t in run.traces)
-    return keys.most_common(1)[0][0] if keys else run.plan.series() if run.plan else ("deterministic",)
+    return keys.most_common(1)[0][0] if keys else plan_series(run.plan) if run.plan else ("deterministic",)
 
 
 def _case_result(
@@ -851,11 +779,13 @@ def build_results(runs: Sequence[RunInput], labels: Labels | None = None) -> Res
             by_series[f.series][t.case_id].append(f)
     for run, status in zip(runs, statuses, strict=True):
         key = _missing_series(run)
-        files = dict(run.plan.cases) if run.plan else {}
+        files = {c["id"]: c["file"] for c in run.plan["cases"]} if run.plan else {}
         for m in status.missing:
-            info.setdefault(m.case_id, ("", "", files.get(m.case_id, "")))
-            missing[key][m.case_id].append(m.trial_id)
-    case_ids = tuple(dict.fromkeys([*(t.case_id for t in traces), *(m.case_id for s in statuses for m in s.missing)]))
+            info.setdefault(m["case_id"], ("", "", files.get(m["case_id"], "")))
+            missing[key][m["case_id"]].append(m["trial_id"])
+    case_ids = tuple(
+        dict.fromkeys([*(t.case_id for t in traces), *(m["case_id"] for s in statuses for m in s.missing)])
+    )
     series = []
     for key in sorted(set(by_series) | set(missing), key=series_order):
         ids = [cid for cid in case_ids if cid in by_series[key] or cid in missing[key]]
