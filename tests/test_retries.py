@@ -124,6 +124,10 @@ class CrashOnce(ReferenceAgent):
         super().__init__()
         self.victims, self.trial_id = victims, ""
 
+    def start_trial(self, trial_id: str) -> None:
+        super().start_trial(trial_id)
+        self.trial_id = trial_id
+
     async def turn(self, step, host) -> str:  # noqa: ANN001
         how = self.victims.get(self.trial_id)
         if how and self.trial_id not in CrashOnce.done:

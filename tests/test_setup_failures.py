@@ -79,8 +79,11 @@ class SiteKiller:
         self.site = site
         self.inner = ReferenceAgent()
 
-    def start_trial(self) -> None:
-        self.inner.start_trial()
+    def start_trial(self, trial_id: str) -> None:
+        self.inner.start_trial(trial_id)
+
+    def assertions(self) -> list:
+        return []
 
     def report(self) -> dict:
         return {}
@@ -135,7 +138,7 @@ def test_a_reference_capture_that_found_nothing_names_the_call_outcome():
         {"user": "open", "plan": [{"call": "get_event_details", "args": {"eventId": {"$ref": "first"}}}]}
     )
     agent = ReferenceAgent()
-    agent.start_trial()
+    agent.start_trial("SEL-01.t1")
     in_thread(asyncio.run, agent.turn(step_one, Host()))  # pytest-playwright may hold this thread's loop
     with pytest.raises(AgentError) as caught:
         in_thread(asyncio.run, agent.turn(step_two, Host()))

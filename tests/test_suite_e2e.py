@@ -262,8 +262,11 @@ class CrashingAgent:
 
     name, model, evidence_kind = "crasher", None, "deterministic"
 
-    def start_trial(self) -> None:
+    def start_trial(self, trial_id: str) -> None:
         pass
+
+    def assertions(self) -> list:
+        return []
 
     async def turn(self, step, host) -> str:
         cdp = await host.page.context.new_cdp_session(host.page)

@@ -84,7 +84,8 @@ class HarnessAgent:
         self.trial_id: str | None = None
         self.start_trial()
 
-    def start_trial(self) -> None:
+    def start_trial(self, trial_id: str | None = None) -> None:
+        self.trial_id = trial_id or self.trial_id
         self.steps: list[dict[str, Any]] = []
         self.stopped: dict[str, str] | None = None
         self.seconds = 0.0

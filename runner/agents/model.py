@@ -131,7 +131,7 @@ class ModelAgent:
         self.provider = provider
         self.name = provider.kind
         self.model: str | None = provider.model
-        self.trial_id: str | None = None  # set by the runner before start_trial (the cassette's name)
+        self.trial_id: str | None = None  # given by start_trial: the cassette's name
         self.limits = limits or Limits()
         self.params = {"temperature": 0.0, "max_output_tokens": 1024, "extra": {}, **(params or {})}
         self.system_prompt = system_prompt
@@ -144,7 +144,8 @@ class ModelAgent:
 
     # -- the Agent protocol ---------------------------------------------------------
 
-    def start_trial(self) -> None:
+    def start_trial(self, trial_id: str | None = None) -> None:
+        self.trial_id = trial_id or self.trial_id
         self.messages: list[dict[str, Any]] = []
         self.steps: list[dict[str, Any]] = []
         self.turns: list[dict[str, Any]] = []
@@ -323,9 +324,7 @@ class ModelAgent:
 
     def _open_cassette(self) -> Cassette:
         if not self.trial_id or not self.cassette_dir:
-            raise AgentError(
-                "model cassettes need the trial id (agent.trial_id, set by the runner) and a cassette directory"
-            )
+            raise AgentError("model cassettes need the trial id (given by start_trial) and a cassette directory")
         path = cassette_path(self.cassette_dir, self.trial_id)
         if self.cassette_mode == "replay":
             try:
@@ -432,7 +431,7 @@ class ModelAgent:
         }
 
     def assertions(self) -> list[Assertion]:
-        """What the agent itself contributes to the verdict (see ``agent_assertions``)."""
+        """What the agent itself contributes to the verdict: its limits and, in replay, the cassette."""
         lim = self.limits
         desc = (
             f"the agent finished within its limits ({lim.max_steps} model requests, "
@@ -482,10 +481,11 @@ def _shown(message: dict[str, Any]) -> dict[str, Any]:
 
 
 def agent_assertions(agent_log: dict[str, Any]) -> list[Assertion]:
-    """The agent's own assertions from a trace's ``agent_log`` (limits, cassette); none for the reference agent.
+    """The agent's own assertions as a trace's ``agent_log`` keeps them (limits, cassette), for reading a trace.
 
-    The runner appends these to the case's assertions, so an agent that ran out
-    of steps, time or tokens, or a replay that missed, makes the trial ``failed``.
+    A trial takes them from the agent itself (``ModelAgent.assertions``, the Agent
+    protocol), so an agent that ran out of steps, time or tokens, or a replay that
+    missed, makes the trial ``failed``.
     """
     return [Assertion.model_validate(a) for a in agent_log.get("assertions") or []]
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from runner.suite.case import UserStep
+from runner.trace import Assertion
 
 if TYPE_CHECKING:  # agents are handed a tool host; they never make one
     from runner.play.toolhost import ToolHost
@@ -25,7 +26,9 @@ class Agent(Protocol):
     model: str | None
     evidence_kind: str
 
-    def start_trial(self) -> None: ...
+    def start_trial(self, trial_id: str) -> None:
+        """A new trial begins: forget the last one. ``trial_id`` names what the agent keeps of it (a cassette)."""
+        ...
 
     async def turn(self, step: UserStep, host: ToolHost) -> str:
         """Act on one user message through the host; return the reply to the user."""
@@ -33,4 +36,9 @@ class Agent(Protocol):
 
     def report(self) -> dict[str, Any]:
         """What goes into the trace: ``tokens`` ({input, output}), ``cost_usd``, and a ``log``."""
+        ...
+
+    def assertions(self) -> list[Assertion]:
+        """What the agent itself adds to the verdict beside the case's checks (a budget that ran out,
+        a cassette miss in replay); none for an agent that plays a plan."""
         ...

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from runner.agents.protocol import AgentError
 from runner.suite.case import UserStep
 from runner.suite.matchers import MISSING, resolve, short, substitute
+from runner.trace import Assertion
 
 if TYPE_CHECKING:  # agents are handed a tool host; they never make one
     from runner.play.toolhost import ToolHost
@@ -28,9 +29,12 @@ class ReferenceAgent:
         self.captures: dict[str, Any] = {}
         self.missed: dict[str, str] = {}  # capture name -> why the plan's call gave nothing to capture
 
-    def start_trial(self) -> None:
+    def start_trial(self, trial_id: str) -> None:
         self.captures = {}
         self.missed = {}
+
+    def assertions(self) -> list[Assertion]:
+        return []
 
     def report(self) -> dict[str, Any]:
         return {}

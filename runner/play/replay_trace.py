@@ -18,7 +18,7 @@ from typing import Any
 from runner.play.toolhost import ToolHost
 from runner.suite.case import Case, UserStep
 from runner.suite.loader import LoadedCase
-from runner.trace import Trace, write_atomic
+from runner.trace import Assertion, Trace, write_atomic
 
 
 class TraceAgent:
@@ -33,8 +33,11 @@ class TraceAgent:
         self.name = recorded.agent  # the evidence is the recorded agent's; the log says it was replayed
         self.model = recorded.model
 
-    def start_trial(self) -> None:
+    def start_trial(self, trial_id: str) -> None:
         return None
+
+    def assertions(self) -> list[Assertion]:
+        return []  # the recorded agent's are in the recorded trace; a replay adds none of its own
 
     async def turn(self, step: UserStep, host: ToolHost) -> str:
         for call in (c for c in self.recorded.calls if c.step == host.step):

@@ -31,7 +31,6 @@ from playwright.async_api import Page
 
 from proxies.canonical import DEFAULT_PORTS
 from proxies.fixture import Fixture
-from runner.agents.model import agent_assertions
 from runner.agents.protocol import Agent, AgentError
 from runner.judge import checks, probes
 from runner.play.browser import BrowserUnavailable
@@ -151,8 +150,6 @@ class Trial:
         self.trial_id = trial_id_for(self.case.id, index)
         # a retried trial's screenshot and trace.zip are named for their attempt: no attempt overwrites another's
         self.artifact = self.trial_id if attempt == 1 else f"{self.trial_id}.a{attempt}"
-        if hasattr(agent, "trial_id"):
-            agent.trial_id = self.trial_id  # type: ignore[attr-defined]  # model agents name cassettes by it
         self.world = world_id(env.run_id, env.shard, self.trial_id)
         self.clock = time.monotonic()
         self.tp: TrialPage | None = None
@@ -229,8 +226,8 @@ class Trial:
     async def _judge(self, error: str | None, kind: NotRunKind = "harness") -> None:
         """Assertions and verdict; a check that raises makes the trial not_run, never the run's end."""
         try:
-            # A model agent adds its own: a budget that ran out, a cassette miss in replay.
-            self.trace.assertions = checks.evaluate(self.case, self.trace) + agent_assertions(self.trace.agent_log)
+            # The agent adds its own (a model agent's budget that ran out, a cassette miss in replay).
+            self.trace.assertions = checks.evaluate(self.case, self.trace) + self.agent.assertions()
             if self.env.grader is not None:
                 if error is None:
                     rubric, self.trace.grader = await self.env.grader.grade_trial(self.case, self.trace)
@@ -363,7 +360,7 @@ class Trial:
         self.trace.webmcp_path = self.tp.host.path  # type: ignore[assignment]
         self.trace.timings["setup_ms"] = self._ms()
         before = await self._state()
-        self.agent.start_trial()
+        self.agent.start_trial(self.trial_id)
         for index, step in enumerate(case.steps):
             await self._step(index, step)
         mark = self._phase_timer()
