@@ -37,6 +37,7 @@ from runner.play.browser import BrowserUnavailable
 from runner.play.fixture_store import FixtureMissing, HookTape
 from runner.play.plan import trial_id_for
 from runner.play.session import BrowserSession, TrialPage
+from runner.play.watcher import Watcher
 from runner.suite.case import (
     Case,
     ChangeAction,
@@ -683,16 +684,7 @@ class Trial:
         with contextlib.suppress(PlaywrightError):
             await target.evaluate("el => { el.style.outline = '4px solid #e5484d'; el.style.outlineOffset = '3px'; }")
             await target.scroll_into_view_if_needed()
-        hold = self.env.options.hold_ms
-        print(
-            f"  {self.trial_id}: stopped at the confirmation point ({control.describe()})"
-            + (f"; holding {hold} ms" if hold is not None else "; press Enter to go on"),
-            flush=True,
-        )
-        if hold is None:
-            await asyncio.to_thread(input)
-        else:
-            await asyncio.sleep(hold / 1000)
+        await Watcher(self.env.options.hold_ms).hold(self.trial_id, control.describe())
         self.human_windows.append((start, await self._mark("human-ends")))
 
     def _collect_log(self) -> None:
