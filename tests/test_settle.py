@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from runner.play.toolhost import ShimLog, ToolHost
+from tests.runner_support import in_thread
 
 SETTLE_MS = 200
 
@@ -46,7 +47,7 @@ def test_a_quiet_route_settles_one_window_after_its_last_registration_without_po
         await host.wait_for_tools()
         return time.monotonic(), host, log
 
-    returned, host, log = asyncio.run(play())
+    returned, host, log = in_thread(asyncio.run, play())
     assert returned - log.events[-1]["host_t"] >= SETTLE_MS / 1000
     assert host.wakeups <= 2  # one look, one sleep to the window's end (a 30 ms poll looked 7+ times)
 
@@ -63,7 +64,7 @@ def test_a_late_registration_and_a_request_each_restart_the_quiet_window():
         await host.wait_for_tools()
         return time.monotonic(), log.events[-1]["host_t"], host
 
-    returned, last_registration, host = asyncio.run(play())
+    returned, last_registration, host = in_thread(asyncio.run, play())
     assert returned - last_registration >= SETTLE_MS / 1000
     assert host.wakeups <= 6  # the first look, three events, the window's end (and one spare)
 
@@ -76,7 +77,7 @@ def test_a_wanted_tool_that_never_comes_waits_for_the_deadline_only():
         await host.wait_for_tools(["checkout"], timeout_ms=400)
         return started, time.monotonic(), host
 
-    started, returned, host = asyncio.run(play())
+    started, returned, host = in_thread(asyncio.run, play())
     assert returned - started >= 0.4
     assert host.wakeups <= 2
 
@@ -89,5 +90,5 @@ def test_a_page_without_tools_gets_the_grace_period_not_the_quiet_window(monkeyp
         await host.wait_for_tools(timeout_ms=2000)
         return log.events[0]["host_t"], time.monotonic()
 
-    loaded, returned = asyncio.run(play())
+    loaded, returned = in_thread(asyncio.run, play())
     assert returned - loaded >= 0.5
