@@ -26,7 +26,12 @@ def recorded(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     out = tmp_path_factory.mktemp("record")
     fixtures = out / "fixtures"
     traces = play(out, network_mode="record", fixtures=FixtureStore(fixtures, "record"), workers=2)
+    _RECORDING_PROBLEMS.update({t.case_id: f"{t.verdict}: {t.verdict_reason}" for t in traces if t.verdict != "passed"})
     return fixtures, {t.case_id: t.verdict for t in traces}
+
+
+# Why a recorded trial did not pass, so a failure below says it instead of only "not_run".
+_RECORDING_PROBLEMS: dict[str, str] = {}
 
 
 def _replay(tmp_path: Path, fixtures: Path, ids: tuple[str, ...] = (), **kw):
@@ -43,7 +48,7 @@ def _copy(fixtures: Path, tmp_path: Path) -> Path:
 
 def test_record_then_replay_gives_the_same_verdicts_with_no_site(recorded, tmp_path):
     fixtures, verdicts = recorded
-    assert set(verdicts.values()) == {"passed"} and len(verdicts) == 20
+    assert set(verdicts.values()) == {"passed"} and len(verdicts) == 20, _RECORDING_PROBLEMS
     # The embedded site of the recording run is gone: replay starts none and needs none.
     replayed = _replay(tmp_path, fixtures, workers=2)
     assert {t.case_id: t.verdict for t in replayed} == verdicts
