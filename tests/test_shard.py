@@ -159,10 +159,11 @@ def _figures(summary: dict) -> list[tuple]:
 
 
 def _cases(summary: dict) -> list[dict]:
-    """Each series' per-case figures, without wall-clock time (the only thing two runs may not share)."""
+    """Each series' per-case figures, without wall-clock time and run ids (what two runs may not share)."""
     rows = [dict(c) for s in summary["series"] for c in s["cases"]]
     for row in rows:
         row["cost"] = {k: v for k, v in row["cost"].items() if k != "wall_ms"}
+        row["trials"] = [{k: v for k, v in t.items() if k != "run_id"} for t in row["trials"]]
     return sorted(rows, key=lambda r: r["case_id"])
 
 

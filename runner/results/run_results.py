@@ -698,6 +698,8 @@ def _missing_series(run: RunInput) -> SeriesKey:
 def _case_result(
     case_id: str, figures: list[TrialFigures], missing: list[str], info: dict[str, tuple[str, str, str]]
 ) -> CaseResult:
+    # Trial order, not the order the runs or shards were read in: a merge lists trials as the whole run does.
+    figures = sorted(figures, key=lambda f: (f.trace.trial_index, f.trace.trial_id, f.trace.run_id))
     purpose = next((str(f.trace.case.get("purpose") or "") for f in figures if f.trace.case), "")
     counted = [f for f in figures if f.verdict != "not_run"]
     score = (
