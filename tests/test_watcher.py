@@ -6,13 +6,14 @@ import asyncio
 import io
 
 from runner.play.watcher import Watcher
+from tests.runner_support import in_thread
 
 
 def test_a_timed_hold_names_the_trial_and_control_and_waits_without_asking() -> None:
     out = io.StringIO()
     asked: list[bool] = []
     watcher = Watcher(hold_ms=0, out=out, wait_for_enter=lambda: asked.append(True))
-    asyncio.run(watcher.hold("CONF-01.t1", "getByRole('button', name='Confirm')"))
+    in_thread(asyncio.run, watcher.hold("CONF-01.t1", "getByRole('button', name='Confirm')"))
     assert out.getvalue() == (
         "  CONF-01.t1: stopped at the confirmation point (getByRole('button', name='Confirm')); holding 0 ms\n"
     )
@@ -23,6 +24,6 @@ def test_without_a_hold_time_it_waits_for_enter() -> None:
     out = io.StringIO()
     asked: list[bool] = []
     watcher = Watcher(hold_ms=None, out=out, wait_for_enter=lambda: asked.append(True))
-    asyncio.run(watcher.hold("CONF-01.t2", "#pay"))
+    in_thread(asyncio.run, watcher.hold("CONF-01.t2", "#pay"))
     assert out.getvalue().endswith("(#pay); press Enter to go on\n")
     assert asked == [True]
