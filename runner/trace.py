@@ -195,6 +195,23 @@ class Trace(BaseModel):
         return len(self.network.mutations)
 
 
+def assertions_verdict(assertions: list[Assertion], when_none: str) -> tuple[str, str]:
+    """The one verdict rule: failed if any failed, else not_run if any lacks evidence, else passed.
+
+    ``when_none`` is the not_run reason when there is nothing to judge. Shared by the
+    trial's own verdict and each evidence series' verdict, so the two never drift apart.
+    """
+    failed = [a for a in assertions if a.status == "failed"]
+    if failed:
+        return "failed", "; ".join(f"{a.description}: {a.why}" for a in failed)
+    missing = [a for a in assertions if a.status == "not_run"]
+    if missing:
+        return "not_run", "no evidence for: " + "; ".join(f"{a.description} ({a.why})" for a in missing)
+    if not assertions:
+        return "not_run", when_none
+    return "passed", f"all {len(assertions)} assertions passed"
+
+
 def write_trace(trace: Trace, directory: Path) -> Path:
     path = directory / f"{trace.trial_id}.json"
     write_atomic(path, trace.model_dump_json(indent=2) + "\n")

@@ -29,7 +29,7 @@ from runner.suite.case import (
 )
 from runner.suite.loader import field_path
 from runner.suite.matchers import MISSING, PathError, match, refs_in, resolve, short
-from runner.trace import Assertion, ToolCall, Trace
+from runner.trace import Assertion, ToolCall, Trace, assertions_verdict
 
 
 def _a(id: str, kind: str, description: str, ok: bool | None, why: str = "", evidence: Any = None) -> Assertion:
@@ -674,12 +674,4 @@ def verdict(assertions: list[Assertion], harness_error: str | None = None) -> tu
     assertions = [a for a in assertions if a.gates]
     if harness_error:
         return "not_run", harness_error
-    failed = [a for a in assertions if a.status == "failed"]
-    if failed:
-        return "failed", "; ".join(f"{a.description}: {a.why}" for a in failed)
-    missing = [a for a in assertions if a.status == "not_run"]
-    if missing:
-        return "not_run", "no evidence for: " + "; ".join(f"{a.description} ({a.why})" for a in missing)
-    if not assertions:
-        return "not_run", "the case states no expectations"
-    return "passed", f"all {len(assertions)} assertions passed"
+    return assertions_verdict(assertions, "the case states no expectations")

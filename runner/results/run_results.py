@@ -56,7 +56,7 @@ from typing import Any, Literal
 
 from runner.play.plan import PLAN_FILE, PlannedTrial, RunPlan
 from runner.results.stats import Z_95, CaseScore, SuiteScore, signed
-from runner.trace import Assertion, Trace
+from runner.trace import Assertion, Trace, assertions_verdict
 
 __all__ = [
     "PLAN_FILE",
@@ -183,15 +183,7 @@ def evidence_verdict(trace: Trace, assertions: Sequence[Assertion]) -> tuple[str
     """
     if trace.verdict == "not_run" and trace.not_run_kind != "evidence":
         return "not_run", trace.verdict_reason
-    failed = [a for a in assertions if a.status == "failed"]
-    if failed:
-        return "failed", "; ".join(f"{a.description}: {a.why}" for a in failed)
-    missing = [a for a in assertions if a.status == "not_run"]
-    if missing:
-        return "not_run", "no evidence for: " + "; ".join(f"{a.description} ({a.why})" for a in missing)
-    if not assertions:
-        return "not_run", "no assertion of this kind of evidence"
-    return "passed", f"all {len(assertions)} assertions passed"
+    return assertions_verdict(list(assertions), "no assertion of this kind of evidence")
 
 
 def label_assertions(trace: Trace, labels: dict[str, str]) -> list[Assertion]:
