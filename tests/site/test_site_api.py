@@ -320,3 +320,30 @@ def test_restart_replaces_an_expired_session(api: httpx.Client, world: World) ->
     api.headers["X-CSRF-Token"] = fresh.json()["csrfToken"]
     assert api.post("/api/saved", json={"eventId": "evt-a7k2p9"}).status_code == 200
     assert world.state()["sessions"] == {"count": 2, "expired": [True, False]}
+
+
+def test_a_client_that_hangs_up_before_its_body_is_answered_by_nothing_and_raises_nothing(tmp_path: Path) -> None:
+    """A runner stopped by Ctrl-C mid-request: the site neither raises nor logs a traceback."""
+    import asyncio
+
+    app = create_app(test_mode=True, data_dir=tmp_path)
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+        "path": "/__test__/reset", "raw_path": b"/__test__/reset", "query_string": b"", "root_path": "",
+        "headers": [(b"content-type", b"application/json"), (b"host", b"127.0.0.1")],
+        "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80),
+    }  # fmt: skip
+    sent: list[dict] = []
+
+    async def receive() -> dict:
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    async def call() -> None:
+        await app(scope, receive, send)
+
+    with ThreadPoolExecutor(1) as pool:  # its own event loop, whatever ran before in this process
+        pool.submit(asyncio.run, call()).result()
+    assert sent == []
