@@ -116,3 +116,18 @@ def test_starter_ids_never_take_a_config_files_name_and_a_read_only_tool_without
     assert [s.file for s in starters] == ["suite-2.yaml", "Site-2.yaml", "find.yaml"]
     find = starters[2]
     assert find.kind == "ask" and find.case["steps"][0]["plan"] == [] and "no example" in find.todo
+
+
+def test_a_route_without_tools_is_kept_in_the_catalog_and_the_summary_warns_about_it(tmp_path):
+    from runner.suite.init import InitResult
+
+    routes = [
+        RouteTools("/", "http://h/demo/", "native", [tool("list", True)]),
+        RouteTools("/typo", "http://h/demo/typo", "native", []),
+    ]
+    _, catalog, starters = plan_suite("http://h/demo/", routes, 100)
+    assert catalog["routes"]["/typo"] == {}
+    summary = InitResult(tmp_path, routes, starters).summary()
+    warnings = [line for line in summary.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and "http://h/demo/typo registered no tools" in warnings[0] and "/typo" in warnings[0]
+    assert "warning" not in InitResult(tmp_path, routes[:1], starters).summary()

@@ -108,6 +108,7 @@ class InitResult:
     def summary(self) -> str:
         reads = sum(s.kind == "call" for s in self.starters)
         lines = [f"read {r.url}: {len(r.tools)} tool(s) ({r.path} WebMCP)" for r in self.routes]
+        lines += [_no_tools_warning(r) for r in self.routes if not r.tools]
         lines.append(
             f"wrote {self.folder}: {SUITE_FILE}, {CATALOG_FILE}, {len(self.starters)} starter case(s) "
             f"({reads} call a read-only tool, {len(self.starters) - reads} do not call theirs)"
@@ -116,6 +117,16 @@ class InitResult:
             lines.append(f"  {s.file}: {s.case['title']}" + (f"  [TODO: {s.todo}]" if s.todo else ""))
         lines.append(f"next: webmcp-eval validate {self.folder} && webmcp-eval run {self.folder}")
         return "\n".join(lines)
+
+
+def _no_tools_warning(route: PageReading) -> str:
+    """A route that registered nothing is kept in the catalog (no tools there is what init saw),
+    but it is more often a wrong --route or a tool that registers late: say so."""
+    return (
+        f"warning: {route.url} registered no tools within the wait: catalog.json lists {route_key(route.route)} "
+        "with none, so validate refuses a tool call there; check the route, or raise --settle-ms "
+        "if its tools register late"
+    )
 
 
 # ---- example arguments from an input schema -------------------------------------------
