@@ -166,3 +166,21 @@ def test_last_failed_reruns_the_failed_cases_of_the_latest_run(tmp_path):
     assert out.returncode == 0, out.stdout + out.stderr
     assert f"--last-failed: 1 failed case(s) of {latest}: SEL-02" in out.stdout
     assert [t.trial_id for t in read_traces(tmp_path / "again")] == ["SEL-02.t1"]
+
+
+@pytest.mark.browser
+def test_rerun_not_run_keeps_the_not_run_trace_as_an_earlier_attempt(tmp_path):
+    """--resume --rerun-not-run plays a not_run trial again; its old trace is an attempt, not overwritten."""
+    run = tmp_path / "rerun"
+    _plan(run, ("SEL-01",))
+    _trace(run, "SEL-01.t1", "not_run")
+    out = cli("run", "--resume", str(run), "--rerun-not-run")
+    assert out.returncode == 0, out.stdout + out.stderr
+    [trace] = read_traces(run)
+    assert trace.verdict == "passed" and trace.attempt == 2
+    [earlier] = trace.earlier_attempts
+    assert earlier["attempt"] == 1 and earlier["verdict"] == "not_run" and earlier["reason"] == "made up for the test"
+    kept = Trace.model_validate_json((run / "attempts" / "SEL-01.t1.a1.json").read_text(encoding="utf-8"))
+    assert kept.verdict == "not_run" and kept.trial_id == "SEL-01.t1"
+    summary = json.loads((run / "summary.json").read_text(encoding="utf-8"))
+    assert len(summary["trials"]) == 1

@@ -7,6 +7,8 @@ exactly that, and a retry into a pass would be a wrong verdict. Nor is a not_run
 
 Every attempt keeps its trace. The last one is the trial's trace, in ``trials/`` as always, and
 lists the earlier ones; each earlier attempt's trace moves to ``attempts/<trial id>.a<N>.json``.
+``--resume --rerun-not-run`` keeps them the same way: the not_run trace it plays again becomes an
+earlier attempt of the new one, never overwritten.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from runner.trace import Trace
+from runner.trace import Trace, read_trace
 
 ATTEMPTS_DIR = "attempts"
 
@@ -39,3 +41,15 @@ def set_aside(trace: Trace, out_dir: Path) -> dict[str, Any]:
         "duration_ms": trace.duration_ms,
         "trace": f"../{ATTEMPTS_DIR}/{target.name}",  # relative to the trial's trace, like its screenshot
     }
+
+
+def resumed_attempts(trial_id: str, out_dir: Path) -> list[dict[str, Any]]:
+    """The attempts a trial already had in this run directory (it is played again by --resume
+    --rerun-not-run): its not_run trace moves to attempts/ and is listed, after the ones it listed."""
+    path = out_dir / "trials" / f"{trial_id}.json"
+    if not path.is_file():
+        return []
+    old = read_trace(path)
+    if old.verdict != "not_run":  # a verdict is never an attempt of another trial (a reused --run-id)
+        return []
+    return [*old.earlier_attempts, set_aside(old, out_dir)]

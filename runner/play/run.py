@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 from runner.agents.protocol import Agent
 from runner.agents.reference import ReferenceAgent
 from runner.play.plan import RunPlan, make_plan, trial_id_for, write_plan
-from runner.play.retry import retryable, set_aside
+from runner.play.retry import resumed_attempts, retryable, set_aside
 from runner.play.session import BrowserSession
 from runner.play.shard import plan_hash, shard_of
 from runner.play.trial import RunEnv, Trial, TrialHook, TrialOptions
@@ -284,14 +284,16 @@ async def _attempts(
     lc: LoadedCase, index: int, env: RunEnv, options: RunOptions, agents: list[Agent], worker: int
 ) -> Trace:
     """Play one trial, and again (up to --retries times) while the machinery kept it from running."""
-    earlier: list[dict[str, Any]] = []
+    earlier = resumed_attempts(trial_id_for(lc.case.id, index), env.out_dir)
+    retried = 0
     while True:
         agent = agents.pop() if agents else options.agent_factory()
         trial = Trial(lc, index, env, agent, options.hooks.get(lc.case.id), earlier, worker=worker)
         trace = await trial.run()
-        if len(earlier) >= options.retries or not retryable(trace):
+        if retried >= options.retries or not retryable(trace):
             return trace
         earlier.append(set_aside(trace, env.out_dir))
+        retried += 1
 
 
 def _write_run_info(
