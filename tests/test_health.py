@@ -93,5 +93,18 @@ def test_every_view_shows_capability_and_regression_apart(tmp_path):
     assert "| agent openai (m) | regression | 1 | 100.0% |" in markdown(results)
     html = render_html(results, report_dir=tmp_path)
     assert '<span data-purpose="regression">regression 100.0% (1 case(s))</span>' in html
+    import xml.etree.ElementTree as ET
+
+    from runner.report.writers import write_junit
+
+    write_junit(results, tmp_path / "j.xml")
+    purposes = {
+        tc.get("name"): p.get("value")
+        for tc in ET.parse(tmp_path / "j.xml").getroot().iter("testcase")
+        for p in tc.iter("property")
+        if p.get("name") == "purpose"
+    }
+    assert purposes["A-01.t1"] == "capability" and purposes["B-01.t5"] == "regression"
+    assert not any(name.startswith("C-01") for name in purposes)  # an unlabelled case says nothing
     # a suite that labels no case shows no purpose groups
     assert results_of(_trials("C-01", "pp")).series[0].by_purpose == {}

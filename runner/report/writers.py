@@ -379,8 +379,11 @@ def _suite(parent: ET.Element, s: SeriesResult) -> None:
 
 
 def _junit_properties(tc: ET.Element, f: TrialFigures, case: CaseResult) -> None:
-    """A retried trial says how many attempts it took and why; a flaky case's trials say so."""
+    """A retried trial says how many attempts it took and why; a flaky case's trials say so; a case
+    that says its purpose (capability or regression) gives it, so CI views can group by it."""
     props: list[tuple[str, str]] = []
+    if case.purpose:
+        props.append(("purpose", case.purpose))
     if f.retried:
         props.append(("attempts", str(f.attempts)))
     if case.flaky:
