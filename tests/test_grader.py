@@ -253,3 +253,24 @@ def test_the_results_layer_keeps_model_grader_verdicts_out_of_the_code_checks_ra
     ]
     figures = TrialFigures.of(trace)
     assert (figures.assertions_passed, figures.assertions_counted, figures.assertions_not_run) == (1, 1, 0)
+
+
+def test_the_html_report_shows_what_a_model_grader_spent_in_its_own_column(tmp_path):
+    from runner.report.html import render_html
+    from runner.results.run_results import results_of
+    from runner.trace import Assertion
+
+    trace = Trace(run_id="r", trial_id="NO-02.t1", case_id="NO-02", behaviour="no_tool", start_route="/events")
+    trace.verdict = "passed"
+    trace.assertions = [
+        Assertion(id="calls.max", kind="calls", description="d", status="passed"),
+        Assertion(id="answer.rubric.x", kind="rubric", description="d", status="passed", grader="model"),
+    ]
+    trace.grader = {"model": "judge-1", "tokens": {"input": 900, "output": 334}, "cost_usd": 0.0123}
+    html = render_html(results_of([trace]), report_dir=tmp_path)
+    head = html[html.index('<table class="cases">') : html.index("</thead>")]
+    assert '<th colspan="4" class="series-head">deterministic</th>' in head  # the code checks spend nothing
+    assert '<th colspan="5" class="series-head">model-grader model on deterministic</th>' in head
+    assert head.count('<th class="num">tokens · $ / trial</th>') == 2  # the grader's and the (empty) agent's
+    assert '<td class="num">1234 · $0.0123</td>' in html.replace(",", "")
+    assert "none: no model" in html  # the code checks' cost table

@@ -40,6 +40,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from runner.results.run_results import (
+    MODEL_GRADER,
     CaseResult,
     CostSummary,
     Counts,
@@ -266,6 +267,11 @@ class SeriesView:
     counts: Any  # runner.results.Counts
     is_model: bool
     result: SeriesResult | None = None
+
+    @property
+    def priced(self) -> bool:
+        """Does this evidence spend tokens and money: an agent's trials, or a model grader's judging."""
+        return self.kind in ("agent", MODEL_GRADER)
 
     @classmethod
     def of(cls, s: SeriesResult) -> SeriesView:
