@@ -164,7 +164,7 @@ def test_a_harness_that_calls_the_stale_route_bound_form_fails_stale01(bad):
 
 def test_a_harness_command_must_name_a_program_and_take_the_prompt():
     for command, why in (
-        ("", "needs a command line"),
+        ("", "an empty command line"),
         ("no-such-harness-xyz {prompt}", "no program"),
         (f"{sys.executable} -c pass", "{prompt}"),
         ("'unclosed {prompt}", "No closing quotation"),

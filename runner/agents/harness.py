@@ -29,7 +29,6 @@ import asyncio
 import contextlib
 import json
 import os
-import shlex
 import shutil
 import subprocess
 import tempfile
@@ -41,6 +40,7 @@ from typing import Any
 from runner.agents.mcp_bridge import PageBridge, mcp_config, require_mcp
 from runner.agents.protocol import AgentError
 from runner.suite.case import UserStep
+from runner.suite.folder import harness_argv
 from runner.trace import Assertion
 
 PLACEHOLDERS = ("{prompt}", "{mcp_config}", "{mcp_url}")
@@ -174,13 +174,9 @@ def _fill(token: str, prompt: str, config: str, url: str) -> str:
 def make_harness_factory(command: str, timeout_s: float = 90.0) -> Callable[[], HarnessAgent]:
     """Check the command once (it parses, names a program, asks for the prompt) and ask its version."""
     try:
-        argv = shlex.split(command)
+        argv = harness_argv(command)
     except ValueError as err:
         raise HarnessConfigError(f"--harness {command!r}: {err}") from None
-    if not argv:
-        raise HarnessConfigError("--harness needs a command line")
-    if not any("{prompt}" in t for t in argv):
-        raise HarnessConfigError("--harness needs a {prompt} placeholder: the user's message goes there")
     if shutil.which(argv[0]) is None:
         raise HarnessConfigError(f"--harness: no program {argv[0]!r} found")
     try:

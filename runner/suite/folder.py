@@ -34,6 +34,21 @@ class SuiteError(Exception):
     """A suite that cannot be used; the message is one line for the user."""
 
 
+def harness_argv(command: str) -> list[str]:
+    """A harness command line as its argument list: it must parse and ask for the prompt (ValueError says why).
+
+    Both the suite's ``agent.command`` and ``run --harness`` are checked by this one rule."""
+    try:
+        argv = shlex.split(command)
+    except ValueError as err:
+        raise ValueError(f"not a command line: {err}") from None
+    if not argv:
+        raise ValueError("an empty command line")
+    if not any("{prompt}" in token for token in argv):
+        raise ValueError("needs a {prompt} placeholder: the user's message goes there")
+    return argv
+
+
 class HarnessEntry(BaseModel):
     """An external harness as the suite's agent (runner/agents/harness.py); ``run --harness`` wins over it."""
 
@@ -47,14 +62,7 @@ class HarnessEntry(BaseModel):
     @field_validator("command")
     @classmethod
     def _command_line(cls, value: str) -> str:
-        try:
-            argv = shlex.split(value)
-        except ValueError as err:
-            raise ValueError(f"not a command line: {err}") from None
-        if not argv:
-            raise ValueError("an empty command line")
-        if not any("{prompt}" in token for token in argv):
-            raise ValueError("needs a {prompt} placeholder: the user's message goes there")
+        harness_argv(value)
         return value
 
 
