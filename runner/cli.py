@@ -767,10 +767,11 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 def _cmd_power(args: argparse.Namespace) -> int:
     """How many cases (and trials) a difference needs; the smallest difference a suite can see."""
-    from runner.results.compare import power_text
+    from runner.results.compare import power_analysis, power_text
 
     try:
-        text = power_text(args.baseline, args.delta, args.trials, args.cases, alpha=args.alpha, power=args.power)
+        result = power_analysis(args.baseline, args.delta, args.trials, args.cases, alpha=args.alpha, power=args.power)
+        text = power_text(result)
     except ValueError as err:
         errors.print(f"invalid input: {err}")
         return EXIT_INVALID

@@ -194,7 +194,7 @@ def test_power_numbers_come_from_stats() -> None:
     assert r.needed == {k: cases_needed(0.7, 0.1, trials=k) for k in (1, 3, 5)}
     assert r.mdd == min_detectable_difference(20, 0.7, trials=1)
     assert r.mdd_by_trials[3] == min_detectable_difference(20, 0.7, trials=3)
-    text = power_text(0.7, 0.1, trials=1, n_cases=20)
+    text = power_text(r)
     assert f"you need {cases_needed(0.7, 0.1)} cases with 1 trial each" in text
     assert f"3 → {cases_needed(0.7, 0.1, trials=3)} ({3 * cases_needed(0.7, 0.1, trials=3)} trials)" in text
     mdd = min_detectable_difference(20, 0.7)
@@ -203,16 +203,16 @@ def test_power_numbers_come_from_stats() -> None:
 
 
 def test_power_text_with_only_one_question() -> None:
-    only_n = power_text(0.5, n_cases=10, trials=3)
+    only_n = power_text(power_analysis(0.5, n_cases=10, trials=3))
     assert "To detect" not in only_n and "With 10 cases and 3 trial(s) each" in only_n
-    only_delta = power_text(0.5, -0.2, paired=False)
+    only_delta = power_text(power_analysis(0.5, -0.2, paired=False))
     assert "from 0.50 to 0.30" in only_delta and "two independent runs" in only_delta and "With " not in only_delta
     assert power_analysis(0.5, 0.1, trials=2).needed.keys() == {1, 2, 3, 5}
 
 
 def test_power_when_nothing_is_detectable() -> None:
     assert min_detectable_difference(2, 0.5) is None
-    assert "no improvement up to a pass rate of 1.00 is detectable" in power_text(0.5, n_cases=2)
+    assert "no improvement up to a pass rate of 1.00 is detectable" in power_text(power_analysis(0.5, n_cases=2))
 
 
 @pytest.mark.parametrize(
@@ -228,4 +228,4 @@ def test_power_when_nothing_is_detectable() -> None:
 )
 def test_power_rejects_bad_arguments(kwargs) -> None:
     with pytest.raises(ValueError):
-        power_text(**kwargs)
+        power_analysis(**kwargs)

@@ -13,7 +13,7 @@ paired, and the text says so. ``not_run`` trials are no evidence; a case whose
 trials all were ``not_run`` in a run is reported as not run there, and like a
 case only one run has, it is left out of the pairing and listed.
 
-``power_text(baseline, delta, trials, n_cases)`` answers the two questions to
+``power_text(power_analysis(baseline, delta, trials, n_cases))`` answers the two questions to
 ask before a run: how many cases (and trials) detect a given difference, and
 the smallest difference the suite's size can detect
 (:func:`runner.results.stats.cases_needed`, :func:`runner.results.stats.min_detectable_difference`).
@@ -390,19 +390,8 @@ def power_analysis(
     )
 
 
-def power_text(
-    baseline: float,
-    delta: float | None = None,
-    trials: int = 1,
-    n_cases: int | None = None,
-    alpha: float = 0.05,
-    power: float = 0.8,
-    paired: bool = True,
-    correlation: float = 0.5,
-    trial_options: Iterable[int] = (1, 3, 5),
-) -> str:
-    """The power analysis as plain sentences for the console (see :func:`power_analysis`)."""
-    r = power_analysis(baseline, delta, trials, n_cases, alpha, power, paired, correlation, trial_options)
+def power_text(r: PowerResult) -> str:
+    """A power analysis (:func:`power_analysis`) as plain sentences for the console."""
     design = f"two-sided α = {r.alpha:g}, power {r.power:.0%}, " + (
         f"paired runs (same cases), assumed correlation {r.correlation:g} between the runs' per-case scores"
         if r.paired
