@@ -19,3 +19,24 @@ def test_ruff_check_is_clean():
     ruff = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
     out = subprocess.run([ruff, "check", "--quiet", "."], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+# Scripts the tests start as processes of their own: their event loop is their own.
+OWN_PROCESS = {"fake_harness.py"}
+
+
+def test_no_test_calls_asyncio_run_in_the_main_thread():
+    """After any browser test, pytest-playwright's event loop holds the main thread and asyncio.run
+    refuses to start there: a test that calls it passes alone and fails in the whole suite.
+    Tests run their coroutines through runner_support.in_thread(asyncio.run, ...) instead."""
+    import ast
+
+    offenders = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        if path.name in OWN_PROCESS:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            func = node.func if isinstance(node, ast.Call) else None
+            if isinstance(func, ast.Attribute) and func.attr == "run" and getattr(func.value, "id", "") == "asyncio":
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not offenders, "use runner_support.in_thread(asyncio.run, coro) at " + ", ".join(offenders)

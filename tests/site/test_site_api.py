@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import httpx
 import pytest
+from runner_support import in_thread
 
 from site_under_test.app import create_app, source_revision
 from site_under_test.seeds import EVENTS
@@ -344,6 +345,5 @@ def test_a_client_that_hangs_up_before_its_body_is_answered_by_nothing_and_raise
     async def call() -> None:
         await app(scope, receive, send)
 
-    with ThreadPoolExecutor(1) as pool:  # its own event loop, whatever ran before in this process
-        pool.submit(asyncio.run, call()).result()
+    in_thread(asyncio.run, call())  # its own event loop, whatever ran before in this process
     assert sent == []
