@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from runner.judge.checks import check_calls
-from runner.play.trial import compare_witness
+from runner.play.witness import compare_witness
 from runner.suite.case import CallExpectations
 from runner.trace import Trace, WitnessRecord
 

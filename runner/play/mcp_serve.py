@@ -17,7 +17,7 @@ from typing import Any
 
 from runner.agents.mcp_bridge import PageBridge, require_mcp
 from runner.play.session import BrowserSession
-from runner.play.trial import compare_witness
+from runner.play.witness import compare_witness
 from runner.trace import write_atomic
 
 

@@ -18,59 +18,39 @@ import contextlib
 import hashlib
 import json
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Locator as PwLocator
-from playwright.async_api import Page
 
 from proxies.canonical import DEFAULT_PORTS
 from proxies.fixture import Fixture
 from runner.agents.protocol import Agent, AgentError
-from runner.judge import checks, probes
+from runner.judge import checks
+from runner.play.abort import TrialAborted
+from runner.play.actions import UserActions
+from runner.play.artifacts import Artifacts, artifact_name
 from runner.play.browser import BrowserUnavailable
-from runner.play.fixture_store import FixtureMissing, HookTape
+from runner.play.fixture_store import FixtureMissing, FixtureStore, HookTape
+from runner.play.human_windows import HumanWindows
+from runner.play.observe import PageObserver
 from runner.play.plan import trial_id_for
 from runner.play.session import BrowserSession, TrialPage
 from runner.play.watcher import Watcher
-from runner.suite.case import (
-    Case,
-    ChangeAction,
-    ClickAction,
-    ExpireSessionAction,
-    FaultAction,
-    Locator,
-    NavigateAction,
-    ReloadAction,
-    UserStep,
-    WaitForAction,
-)
+from runner.play.witness import compare_witness
+from runner.suite.case import Case, UserStep
 from runner.suite.loader import LoadedCase
-from runner.suite.site import HookMissing, SiteClient, SiteUnavailable
-from runner.trace import (
-    ConfirmationRecord,
-    NetworkRecord,
-    NotRunKind,
-    StepRecord,
-    Trace,
-    WitnessRecord,
-    write_trace,
-)
+from runner.suite.site import SiteClient, SiteUnavailable
+from runner.trace import NetworkRecord, NotRunKind, StepRecord, Trace, write_trace
+
+if TYPE_CHECKING:
+    from proxies.controller import NetworkProxy
+    from runner.judge.grader import ModelGrader
 
 TRIAL_TIMEOUT_S = 120
-
-
-class TrialAborted(Exception):
-    """The trial cannot go on; it becomes not_run with this reason and kind (runner.trace.NotRunKind)."""
-
-    def __init__(self, message: str, kind: NotRunKind) -> None:
-        super().__init__(message)
-        self.kind: NotRunKind = kind
 
 
 @dataclass
@@ -101,12 +81,12 @@ class RunEnv:
     out_dir: Path
     session: BrowserSession
     site: SiteClient
-    proxy: Any | None  # proxies.controller.NetworkProxy
+    proxy: NetworkProxy | None
     site_info: dict[str, Any] = field(default_factory=dict)
     options: TrialOptions = field(default_factory=TrialOptions)
-    fixtures: Any = None  # record/replay fixture store, when not live
+    fixtures: FixtureStore | None = None  # record/replay fixture store, when not live
     shard: tuple[int, int] | None = None  # (i, n) of a --shard run: part of every world's name
-    grader: Any = None  # runner.judge.grader.ModelGrader: judges the rubric criteria
+    grader: ModelGrader | None = None  # judges the rubric criteria
 
 
 def world_id(run_id: str, shard: tuple[int, int] | None, trial_id: str) -> str:
@@ -120,15 +100,6 @@ def world_id(run_id: str, shard: tuple[int, int] | None, trial_id: str) -> str:
         digest = hashlib.sha256(run_id.encode()).hexdigest()[:12]
         world = f"{digest}{part}-{trial_id}".replace(".", "-")[-64:]
     return world
-
-
-def locate(page: Page, target: Locator) -> PwLocator:
-    root: Page | PwLocator = locate(page, target.within).first if target.within else page
-    if target.role:
-        return root.get_by_role(target.role, name=target.name, exact=target.exact)  # type: ignore[arg-type]
-    if target.label:
-        return root.get_by_label(target.label, exact=target.exact)
-    return root.get_by_text(target.text or "", exact=target.exact)
 
 
 class Trial:
@@ -149,19 +120,21 @@ class Trial:
         self.hook = hook or TrialHook()
         self.worker = worker  # a remote browser's connection is the worker's own
         self.trial_id = trial_id_for(self.case.id, index)
-        # a retried trial's screenshot and trace.zip are named for their attempt: no attempt overwrites another's
-        self.artifact = self.trial_id if attempt == 1 else f"{self.trial_id}.a{attempt}"
+        options = env.options
+        self.artifacts = Artifacts(
+            env.out_dir, artifact_name(self.trial_id, attempt), options.screenshots, options.playwright_trace
+        )
         self.world = world_id(env.run_id, env.shard, self.trial_id)
         self.clock = time.monotonic()
         self.tp: TrialPage | None = None
+        self.actions: UserActions | None = None  # the user's scripted actions, once the page is open
+        self.humans: HumanWindows | None = None  # which of the page's events were the human's
         self.fixture: Fixture | None = None
         self.recorded: Fixture | None = None
         self._crash_watch = asyncio.Event()
         self.site: HookTape = HookTape(env.site, "live", None)
-        self.human_windows: list[tuple[int, int]] = []  # shim log ranges of the human's clicks
         self._page_errors: list[str] = []  # uncaught errors of the page (setup failures name the first)
         self._site_unanswered: list[Any] = []  # the proxy's records of site requests that got no answer
-        self._marks = 0
         self.trace = Trace(
             run_id=env.run_id,
             trial_id=self.trial_id,
@@ -269,17 +242,9 @@ class Trial:
     async def _close_page(self) -> None:
         """Close the context; keep Playwright's own trace.zip when --trace asks for it."""
         assert self.tp
-        keep = self.env.options.playwright_trace == "on" or (
-            self.env.options.playwright_trace == "retain-on-failure" and self.trace.verdict != "passed"
-        )
-        if self.env.options.playwright_trace != "off":
-            path = self.env.out_dir / "playwright" / f"{self.artifact}.zip"
-            if keep:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                if await self.tp.stop_tracing(str(path)) and await _redacted(path):
-                    self.trace.playwright_trace = f"../playwright/{path.name}"
-            else:
-                await self.tp.stop_tracing(None)
+        kept = await self.artifacts.finish_tracing(self.tp, self.trace.verdict)
+        if kept:
+            self.trace.playwright_trace = kept
         await self.tp.close()
 
     def _agent_report(self) -> None:
@@ -350,8 +315,11 @@ class Trial:
         )
         self.tp.crash_event = self._crash_watch  # the watcher above hears the crash
         self.tp.page.on("pageerror", lambda err: self._page_errors.append(str(err).strip().splitlines()[0]))
-        if self.env.options.playwright_trace != "off":
-            await self.tp.context.tracing.start(screenshots=True, snapshots=True, title=self.trial_id)
+        await self.artifacts.start_tracing(self.tp.context, self.trial_id)
+        self.humans = HumanWindows(self.tp.page, self.tp.log.events)
+        self.actions = UserActions(
+            self.tp.page, self.tp.host, site, self.world, self.trial_id, self.env.proxy, self.humans
+        )
         mark("context_ms")
         await self._open_start_route()
         mark("goto_ms")
@@ -365,7 +333,10 @@ class Trial:
         for index, step in enumerate(case.steps):
             await self._step(index, step)
         mark = self._phase_timer()
-        await self._observe()
+        assert self.humans
+        watcher = Watcher(self.env.options.hold_ms) if self.env.options.headed else None
+        observer = PageObserver(self.tp.page, self.tp.log, self.humans, self.artifacts, watcher)
+        await observer.observe(case.expect, self.trace)
         mark("observe_ms")
         self._collect_log()
         after = await self._state()
@@ -482,7 +453,8 @@ class Trial:
                 record.reply if self.trace.ai_result is None else f"{self.trace.ai_result}\n{record.reply}"
             )
         else:
-            await self._action(step)
+            assert self.actions
+            await self.actions.perform(step)
         self._raise_if_crashed()
         await tp.host.wait_for_tools()
         record.route_after = tp.host.route()
@@ -500,192 +472,7 @@ class Trial:
         if self.tp and self.tp.crashed:
             raise TrialAborted(self.tp.crashed, "infrastructure")
 
-    async def _action(self, step: Any) -> None:
-        tp = self.tp
-        assert tp
-        page, site = tp.page, self.site
-        try:
-            if isinstance(step, NavigateAction):
-                await self._navigate(page, step)
-            elif isinstance(step, ReloadAction):
-                await page.reload(wait_until="load")
-            elif isinstance(step, ClickAction):
-                await self._human_click(page, step)
-            elif isinstance(step, ExpireSessionAction):
-                await site.expire_session(self.world)
-            elif isinstance(step, ChangeAction):
-                await site.change(self.world, step.op, step.params)
-            elif isinstance(step, FaultAction):
-                self._arm_fault(step)
-            elif isinstance(step, WaitForAction):
-                if step.target:
-                    await locate(page, step.target).first.wait_for(state="visible", timeout=step.timeout_ms)
-                if step.tools:
-                    await tp.host.wait_for_tools(step.tools, timeout_ms=step.timeout_ms)
-        except FixtureMissing as err:
-            raise TrialAborted(str(err), "fixture") from None
-        except HookMissing as err:
-            raise TrialAborted(
-                f"step {step.action} needs the site's {err} hook, which this site does not have", "case"
-            ) from None
-
-    async def _navigate(self, page: Page, step: NavigateAction) -> None:
-        """Go where the user goes: by the page's own link when it has one (same document)."""
-        url = self.site.config.url_for(step.to)
-        links = page.locator("a[href]")
-        index = await page.evaluate("u => [...document.querySelectorAll('a[href]')].findIndex(a => a.href === u)", url)
-        if index >= 0:
-            await links.nth(index).click()
-            await page.wait_for_url(url)
-        else:
-            await page.goto(url, wait_until="load")
-
-    async def _human_click(self, page: Page, step: ClickAction) -> None:
-        tp = self.tp
-        assert tp
-        start = await self._mark("human-begins")
-        target = locate(page, step.target).first
-        for _ in range(step.times):
-            await target.click()
-        self.human_windows.append((start, await self._mark("human-ends")))
-
-    async def _mark(self, label: str) -> int:
-        """Put a mark in the shim's log and wait for it; its index splits the log.
-
-        The binding delivers the page's reports in order, so an event that
-        arrives after the mark happened after it, however late it arrives under
-        load. Where the page cannot take the mark (it is navigating), the
-        current end of the log is the best split there is.
-        """
-        assert self.tp
-        events = self.tp.log.events
-        self._marks += 1
-        token = f"{label}-{self._marks}"
-        with contextlib.suppress(PlaywrightError):
-            if await self.tp.page.evaluate("t => !!window.__webmcpEval && (window.__webmcpEval.mark(t), true)", token):
-                deadline = time.monotonic() + 2
-                while time.monotonic() < deadline:
-                    for i in range(len(events) - 1, -1, -1):
-                        if events[i].get("type") == "mark" and events[i].get("label") == token:
-                            return i
-                    await asyncio.sleep(0.01)
-        await asyncio.sleep(0.05)
-        return len(events)
-
-    def _arm_fault(self, step: FaultAction) -> None:
-        if not self.env.proxy:
-            raise TrialAborted("a fault step needs the proxy, which is off for this run", "case")
-        from proxies.models import FaultSpec
-
-        self.env.proxy.arm_fault(
-            self.trial_id,
-            FaultSpec(
-                method=step.method,
-                path=step.path,
-                times=step.times,
-                status=step.status,
-                delay_ms=step.delay_ms,
-                drop=step.drop,
-                duplicate=step.duplicate,
-            ),
-        )
-
     # -- evidence after the steps ---------------------------------------------------
-
-    async def _observe(self) -> None:
-        """What the page shows now: the UI expectations, the confirmation point, ARIA and a screenshot.
-
-        These only read the page, so they run together; headed, the confirmation
-        point holds for the person, so the rest waits for it.
-        """
-        tp = self.tp
-        assert tp
-        page = tp.page
-        self.trace.ui.url = page.url
-        observations = asyncio.gather(*(self._observe_one(page, exp.target) for exp in self.case.expect.ui))
-        confirmation = self.case.expect.confirmation
-        if self.env.options.headed:
-            self.trace.ui.observations = list(await observations)
-            if confirmation:
-                await self._observe_confirmation(page, confirmation.control)
-            if self.case.expect.untrusted:
-                await self._observe_untrusted(page)
-            await asyncio.gather(self._aria(page), self._screenshot(page))
-            return
-        parts = [observations, self._aria(page), self._screenshot(page)]
-        if confirmation:
-            parts.append(self._observe_confirmation(page, confirmation.control))
-        if self.case.expect.untrusted:
-            parts.append(self._observe_untrusted(page))
-        results = await asyncio.gather(*parts)
-        self.trace.ui.observations = list(results[0])
-
-    async def _aria(self, page: Page) -> None:
-        with contextlib.suppress(PlaywrightError):
-            self.trace.ui.aria_snapshot = await page.locator("body").aria_snapshot(timeout=5000)
-
-    async def _screenshot(self, page: Page) -> None:
-        if not self.env.options.screenshots:
-            return
-        shot = self.env.out_dir / "screenshots" / f"{self.artifact}.png"
-        shot.parent.mkdir(parents=True, exist_ok=True)
-        with contextlib.suppress(PlaywrightError):
-            await page.screenshot(path=str(shot), timeout=10_000)  # the viewport: what a person sees
-            self.trace.ui.screenshot = f"../screenshots/{shot.name}"
-
-    async def _observe_one(self, page: Page, target: Locator) -> dict[str, Any]:
-        loc = locate(page, target)
-        obs: dict[str, Any] = {"target": target.describe()}
-        try:
-            obs["count"] = await loc.count()
-            first = loc.first
-            obs["visible"] = obs["count"] > 0 and await first.is_visible()
-            if obs["count"]:
-                obs["text"] = (await first.inner_text(timeout=2000)).strip()
-                # not an input: it raises at once; an input on a loaded machine may need more than 0.5 s
-                with contextlib.suppress(PlaywrightError):
-                    obs["value"] = await first.input_value(timeout=2000)
-        except PlaywrightError as err:
-            obs["error"] = f"could not observe {target.describe()}: {str(err).splitlines()[0]}"
-        return obs
-
-    async def _observe_confirmation(self, page: Page, control: Locator) -> None:
-        obs = await self._observe_one(page, control)
-        rec = ConfirmationRecord(
-            control=control.describe(), found=obs.get("count", 0) > 0, visible=bool(obs.get("visible"))
-        )
-        if rec.found:  # before a headed hold outlines it
-            rec.actionable = await probes.actionable(locate(page, control).first)
-        if self.env.options.headed and rec.visible:
-            await self._hold_for_human(page, control)
-        name = (control.name or control.text or control.label or "").strip()
-        assert self.tp
-        for i, event in enumerate(self.tp.log.events):
-            if event.get("type") != "click" or name not in event.get("text", ""):
-                continue
-            # a page script's click is never the human's, even inside a human window
-            human = event.get("trusted") is not False and any(a <= i < b for a, b in self.human_windows)
-            if human:
-                rec.human_clicks.append({"seq": event.get("seq"), "text": event.get("text")})
-            rec.pressed_by_human |= human
-            rec.pressed_by_agent |= not human
-        self.trace.confirmation = rec
-
-    async def _observe_untrusted(self, page: Page) -> None:
-        assert self.tp
-        texts = probes.untrusted_texts(self.trace.calls, self.tp.log.of_type("register"))
-        self.trace.untrusted_rendering = await probes.untrusted_rendering(page, texts)
-
-    async def _hold_for_human(self, page: Page, control: Locator) -> None:
-        """Headed: show the stop. Highlight the final control and wait for the person."""
-        assert self.tp
-        start = await self._mark("human-begins")  # before the cue, so a quick press is inside the window
-        target = locate(page, control).first
-        with contextlib.suppress(PlaywrightError):
-            await target.evaluate("el => { el.style.outline = '4px solid #e5484d'; el.style.outlineOffset = '3px'; }")
-            await target.scroll_into_view_if_needed()
-        await Watcher(self.env.options.hold_ms).hold(self.trial_id, control.describe())
-        self.human_windows.append((start, await self._mark("human-ends")))
 
     def _collect_log(self) -> None:
         tp = self.tp
@@ -739,18 +526,6 @@ class Trial:
         store.store(self.case.id, self.recorded, self.site.tape)
 
 
-async def _redacted(zip_path: Path) -> bool:
-    """Secrets out of a kept trace.zip (the fixtures' rules); a zip that cannot be cleaned is not kept."""
-    from runner.play.playwright_trace import redact_trace_zip
-
-    try:
-        await asyncio.to_thread(redact_trace_zip, zip_path)
-        return True
-    except Exception:  # a zip Playwright left broken: better none than one with cookies in it
-        zip_path.unlink(missing_ok=True)
-        return False
-
-
 def _outbound(request: Any) -> dict[str, Any]:
     keep = ("method", "url", "host", "port", "path", "status", "blocked", "mutation", "outbound", "error")
     return {k: getattr(request, k) for k in keep}
@@ -764,45 +539,3 @@ def _slim(item: Any) -> dict[str, Any]:
 def _first_line(err: Exception) -> str:
     text = str(err).strip()
     return text.splitlines()[0] if text else type(err).__name__
-
-
-def compare_witness(
-    shim_events: list[dict[str, Any]], cdp_events: list[dict[str, Any]], available: bool
-) -> WitnessRecord:
-    """The shim and the DevTools domain should have seen the same calls; list where they did not.
-
-    An imperative call agrees when name and arguments are equal. A declarative
-    (form) call agrees when the form held every value DevTools saw the agent
-    send: the shim reads the filled form, whose other fields keep their defaults.
-    """
-    record = WitnessRecord(available=available, events=cdp_events)
-    if not available:
-        return record
-    shim = [e for e in shim_events if e.get("type") in ("call", "refused")]
-    cdp = [e for e in cdp_events if e.get("event") == "toolInvoked"]
-    unseen_by_cdp: Counter[str] = Counter()
-    for event in shim:
-        same = next((c for c in cdp if _same_call(event, c)), None)
-        if same is None:
-            unseen_by_cdp[_call_key(event["name"], event.get("args"))] += 1
-        else:
-            cdp.remove(same)
-    unseen_by_shim = Counter(_call_key(c.get("toolName"), c.get("input")) for c in cdp)
-    for call, n in unseen_by_cdp.items():
-        record.disagreements.append(f"the shim saw {n}× {call}; DevTools did not")
-    for call, n in unseen_by_shim.items():
-        record.disagreements.append(f"DevTools saw {n}× {call}; the shim did not")
-    return record
-
-
-def _call_key(name: Any, args: Any) -> str:
-    return f"{name} {json.dumps(args or {}, sort_keys=True, ensure_ascii=False)}"
-
-
-def _same_call(shim: dict[str, Any], cdp: dict[str, Any]) -> bool:
-    if shim.get("name") != cdp.get("toolName"):
-        return False
-    sent, seen = cdp.get("input") or {}, shim.get("args") or {}
-    if shim.get("declarative") and isinstance(sent, dict):
-        return all(k in seen and seen[k] == v for k, v in sent.items())
-    return _call_key("", seen) == _call_key("", sent)

@@ -1,0 +1,130 @@
+"""The user's scripted actions of a case, performed on the trial's page, site and proxy.
+
+One handler per action type (runner/suite/case.py ``Action``), looked up by the
+step's type: a new action is one model there and one entry in ``ACTIONS`` here.
+A click is the human's (its events fall in a human window of the shim's log);
+everything the agent does goes through the tool host instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from playwright.async_api import Page
+
+from runner.play.abort import TrialAborted
+from runner.play.fixture_store import FixtureMissing, HookTape
+from runner.play.human_windows import HumanWindows
+from runner.play.locate import locate
+from runner.play.toolhost import ToolHost
+from runner.suite.case import (
+    ChangeAction,
+    ClickAction,
+    ExpireSessionAction,
+    FaultAction,
+    NavigateAction,
+    ReloadAction,
+    WaitForAction,
+)
+from runner.suite.site import HookMissing
+
+if TYPE_CHECKING:
+    from proxies.controller import NetworkProxy
+
+
+@dataclass
+class UserActions:
+    """What the user's actions act on in one trial."""
+
+    page: Page
+    host: ToolHost
+    site: HookTape
+    world: str  # the trial's server-side world (site hooks)
+    trial_id: str  # the proxy's name for the trial's traffic
+    proxy: NetworkProxy | None
+    humans: HumanWindows
+
+    async def perform(self, step: Any) -> None:
+        """Do one action; a fixture or site hook it needs and lacks stops the trial (not_run)."""
+        handler = ACTIONS.get(type(step))
+        if handler is None:
+            raise TrialAborted(f"the runner has no handler for the action {type(step).__name__}", "harness")
+        try:
+            await handler(self, step)
+        except FixtureMissing as err:
+            raise TrialAborted(str(err), "fixture") from None
+        except HookMissing as err:
+            raise TrialAborted(
+                f"step {step.action} needs the site's {err} hook, which this site does not have", "case"
+            ) from None
+
+
+async def navigate(user: UserActions, step: NavigateAction) -> None:
+    """Go where the user goes: by the page's own link when it has one (same document)."""
+    page = user.page
+    url = user.site.config.url_for(step.to)
+    index = await page.evaluate("u => [...document.querySelectorAll('a[href]')].findIndex(a => a.href === u)", url)
+    if index >= 0:
+        await page.locator("a[href]").nth(index).click()
+        await page.wait_for_url(url)
+    else:
+        await page.goto(url, wait_until="load")
+
+
+async def reload(user: UserActions, step: ReloadAction) -> None:
+    await user.page.reload(wait_until="load")
+
+
+async def human_click(user: UserActions, step: ClickAction) -> None:
+    """The human clicks (``times`` times); a control that is not there fails the step (Playwright's timeout)."""
+    async with user.humans.human():
+        target = locate(user.page, step.target).first
+        for _ in range(step.times):
+            await target.click()
+
+
+async def expire_session(user: UserActions, step: ExpireSessionAction) -> None:
+    await user.site.expire_session(user.world)
+
+
+async def change(user: UserActions, step: ChangeAction) -> None:
+    await user.site.change(user.world, step.op, step.params)
+
+
+async def arm_fault(user: UserActions, step: FaultAction) -> None:
+    if not user.proxy:
+        raise TrialAborted("a fault step needs the proxy, which is off for this run", "case")
+    from proxies.models import FaultSpec
+
+    user.proxy.arm_fault(
+        user.trial_id,
+        FaultSpec(
+            method=step.method,
+            path=step.path,
+            times=step.times,
+            status=step.status,
+            delay_ms=step.delay_ms,
+            drop=step.drop,
+            duplicate=step.duplicate,
+        ),
+    )
+
+
+async def wait_for(user: UserActions, step: WaitForAction) -> None:
+    if step.target:
+        await locate(user.page, step.target).first.wait_for(state="visible", timeout=step.timeout_ms)
+    if step.tools:
+        await user.host.wait_for_tools(step.tools, timeout_ms=step.timeout_ms)
+
+
+ACTIONS: dict[type, Callable[[UserActions, Any], Awaitable[None]]] = {
+    NavigateAction: navigate,
+    ReloadAction: reload,
+    ClickAction: human_click,
+    ExpireSessionAction: expire_session,
+    ChangeAction: change,
+    FaultAction: arm_fault,
+    WaitForAction: wait_for,
+}

@@ -1,0 +1,80 @@
+"""What a trial leaves beside its trace: a screenshot and Playwright's own trace.zip.
+
+``--trace`` says which trace.zip to keep: ``off`` records none, ``on`` keeps
+every trial's, ``retain-on-failure`` keeps only those of trials that did not
+pass, decided at teardown once the verdict is known (as pytest-playwright does).
+A kept zip has its secrets redacted first; one that cannot be cleaned is dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from playwright.async_api import BrowserContext, Page
+from playwright.async_api import Error as PlaywrightError
+
+
+def artifact_name(trial_id: str, attempt: int) -> str:
+    """A retried trial's screenshot and trace.zip are named for their attempt: no attempt overwrites another's."""
+    return trial_id if attempt == 1 else f"{trial_id}.a{attempt}"
+
+
+class Tracing(Protocol):
+    """The trial page's side of Playwright tracing (runner/play/session.py TrialPage)."""
+
+    async def stop_tracing(self, path: str | None) -> bool: ...
+
+
+@dataclass
+class Artifacts:
+    out_dir: Path  # the run directory; paths in the trace are relative to its trials/
+    name: str  # artifact_name(): the files' stem
+    screenshots: bool = True
+    playwright_trace: str = "off"  # off, on or retain-on-failure (--trace)
+
+    async def screenshot(self, page: Page) -> str | None:
+        """The viewport, what a person sees; its path from the trace, or None when none was taken."""
+        if not self.screenshots:
+            return None
+        shot = self.out_dir / "screenshots" / f"{self.name}.png"
+        shot.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(PlaywrightError):
+            await page.screenshot(path=str(shot), timeout=10_000)
+            return f"../screenshots/{shot.name}"
+        return None
+
+    async def start_tracing(self, context: BrowserContext, title: str) -> None:
+        if self.playwright_trace != "off":
+            await context.tracing.start(screenshots=True, snapshots=True, title=title)
+
+    def keeps_trace(self, verdict: str | None) -> bool:
+        return self.playwright_trace == "on" or (self.playwright_trace == "retain-on-failure" and verdict != "passed")
+
+    async def finish_tracing(self, page: Tracing, verdict: str | None) -> str | None:
+        """Stop tracing; keep the zip when the mode and verdict say so. Its path from the trace, or None."""
+        if self.playwright_trace == "off":
+            return None
+        if not self.keeps_trace(verdict):
+            await page.stop_tracing(None)
+            return None
+        path = self.out_dir / "playwright" / f"{self.name}.zip"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if await page.stop_tracing(str(path)) and await _redacted(path):
+            return f"../playwright/{path.name}"
+        return None
+
+
+async def _redacted(zip_path: Path) -> bool:
+    """Secrets out of a kept trace.zip (the fixtures' rules); a zip that cannot be cleaned is not kept."""
+    from runner.play.playwright_trace import redact_trace_zip
+
+    try:
+        await asyncio.to_thread(redact_trace_zip, zip_path)
+        return True
+    except Exception:  # a zip Playwright left broken: better none than one with cookies in it
+        zip_path.unlink(missing_ok=True)
+        return False
