@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, Validatio
 from runner.suite.case import Case
 from runner.suite.loader import LoadedCase, Problem
 from runner.suite.matchers import MISSING, is_operator, match
+from runner.suite.text_file import FileProblem, read_text
 
 BEHAVIOURS = {
     "tool_call": "the agent makes the expected tool calls (webmcp-evals expectedCall)",
@@ -220,11 +221,9 @@ def read_evals(path: Path) -> tuple[list[tuple[int, Eval]], dict[tuple, int], li
     """The evals that are well formed (with their index), the line of each value, and every problem."""
     file = str(path)
     try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except OSError as err:
-        return [], {}, [Problem(file, 1, "", f"cannot read: {err.strerror}")]
-    except UnicodeDecodeError as err:
-        return [], {}, [Problem(file, 1, "", f"not UTF-8: {err.reason} at byte {err.start}")]
+        text = read_text(path)
+    except FileProblem as err:
+        return [], {}, [Problem(file, err.line or 1, "", err.what)]
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from runner.suite.case import BEHAVIOURS
 from runner.suite.loader import DuplicateKey, _line_map, case_files, line_for
 from runner.suite.site import SiteConfig
+from runner.suite.text_file import FileProblem, read_text
 
 SUITE_FILE = "suite.yaml"
 DEFAULT_CATALOG = "catalog.json"
@@ -148,11 +149,11 @@ def read_suite_config(path: Path) -> SuiteConfig:
 def read_suite_file(path: Path) -> tuple[SuiteConfig, dict[tuple, int]]:
     """suite.yaml checked, and the line of each of its fields; a problem is one line: file:line: field: what."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise SuiteError(f"{path}: cannot read: {err.strerror}") from None
-    except UnicodeDecodeError as err:
-        raise SuiteError(f"{path}: not UTF-8 ({err.reason} at byte {err.start})") from None
+        text = read_text(path)
+    except FileProblem as err:
+        raise SuiteError(err.at(path)) from None
+    try:
+        data = yaml.safe_load(text)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = f":{mark.line + 1}" if mark else ""

@@ -21,6 +21,7 @@ import yaml
 from pydantic import ValidationError
 
 from runner.suite.case import Case
+from runner.suite.text_file import FileProblem, read_text
 
 
 @dataclass(frozen=True)
@@ -274,15 +275,9 @@ def load_cases(paths: Iterable[str | Path], ignore: Iterable[str] = ()) -> tuple
     problems: list[Problem] = []
     for f in case_files(paths, ignore):
         try:
-            raw = f.read_bytes()
-        except OSError as err:
-            problems.append(Problem(str(f), 1, "", f"cannot read: {err.strerror}"))
-            continue
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as err:
-            line = raw[: err.start].count(b"\n") + 1
-            problems.append(Problem(str(f), line, "", f"not UTF-8: {err.reason} at byte {err.start}"))
+            text = read_text(f)
+        except FileProblem as err:
+            problems.append(Problem(str(f), err.line or 1, "", err.what))
             continue
         try:
             loaded.append(parse_case(text, str(f)))

@@ -22,6 +22,8 @@ import httpx
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from runner.suite.text_file import FileProblem, read_text
+
 
 class Hooks(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -111,14 +113,9 @@ def load_site_config(path: Path, base_url: str | None) -> SiteConfig:
     if path.is_dir():
         raise SiteConfigError(f"{path}: is a directory; --site-config takes a YAML file")
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SiteConfigError(f"{path}: no such file; --site-config takes a YAML file") from None
-    except UnicodeDecodeError as err:
-        line = path.read_bytes()[: err.start].count(b"\n") + 1
-        raise SiteConfigError(f"{path}:{line}: not UTF-8 text; save the site config as UTF-8") from None
-    except OSError as err:
-        raise SiteConfigError(f"{path}: cannot read it ({err.strerror or err})") from None
+        text = read_text(path)
+    except FileProblem as err:
+        raise SiteConfigError(f"{err.at(path)} (--site-config takes a YAML file)") from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as err:

@@ -37,6 +37,7 @@ from runner.suite.case import (
 from runner.suite.folder import Suite, find_suite, shown_path
 from runner.suite.loader import LoadedCase, Problem, field_path, load_cases
 from runner.suite.matchers import COMPARISONS, PathError, is_operator, matcher_problems, parse_path, refs_in
+from runner.suite.text_file import FileProblem, read_text
 
 MIN_CASES_PER_BEHAVIOUR = 2
 MAX_ID_LENGTH = 100  # ids name trace, fixture and screenshot files
@@ -70,15 +71,9 @@ class SuiteCatalog:
     @classmethod
     def load(cls, path: Path) -> SuiteCatalog:
         try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise CatalogError(f"catalog {path}: no such file") from None
-        except IsADirectoryError:
-            raise CatalogError(f"catalog {path}: is a directory, not a JSON file") from None
-        except OSError as err:
-            raise CatalogError(f"catalog {path}: cannot read: {err.strerror}") from None
-        except UnicodeDecodeError as err:
-            raise CatalogError(f"catalog {path}: not UTF-8 ({err.reason} at byte {err.start})") from None
+            text = read_text(path)
+        except FileProblem as err:
+            raise CatalogError(f"catalog {err.at(path)}") from None
         try:
             data = json.loads(text)
         except json.JSONDecodeError as err:
