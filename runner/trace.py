@@ -15,7 +15,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from proxies.files import write_atomic
 
@@ -37,6 +46,172 @@ Status = Literal["passed", "failed", "not_run"]
 NotRunKind = Literal[
     "infrastructure", "setup", "case", "fixture", "evidence", "checker", "step", "agent", "timeout", "harness"
 ]
+
+
+# ---- sub-records: the items of the trace's lists, typed ------------------------------------------
+#
+# They were plain dicts read by string key, where a misspelt key was a silent None. Each is a model now,
+# read by attribute (a misspelt name raises). A trace on disk keeps its shape: a record writes back
+# exactly the keys it was given, in their order, and keeps keys it does not declare, so a trace read
+# and written again is the same file, old traces included. Numbers are ``int | float`` where the
+# producer (the page, the proxy) may write either: a declared ``float`` would turn 1 into 1.0.
+
+
+class Record(BaseModel):
+    """A trace sub-record: declared fields typed, undeclared keys kept, written back as given."""
+
+    model_config = ConfigDict(extra="allow")
+    _keys: tuple[str, ...] = PrivateAttr(default=())
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _remember_keys(cls, data: Any, handler: ModelWrapValidatorHandler[Record]) -> Record:
+        record = handler(data)
+        if isinstance(data, Mapping):
+            record._keys = tuple(data)
+        return record
+
+    @model_serializer(mode="wrap")
+    def _as_given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        given = self.model_fields_set | set(self.model_extra or {})
+        keys = [k for k in self._keys if k in given]
+        keys += [k for k in data if k in given and k not in keys]  # set since: declared order, then extras
+        return {k: data[k] for k in keys if k in data}
+
+
+class UiObservation(Record):
+    """What the page showed of one ui expectation's target (runner/play/trial.py ``_observe_one``)."""
+
+    target: str  # the locator, described: the expectation it answers has the same description
+    count: int | None = None  # elements found; None: not counted (see error)
+    visible: bool | None = None  # the first of them
+    text: str | None = None  # its inner text, when there was one
+    value: str | None = None  # its input value, when it is a form control (absent otherwise)
+    error: str | None = None  # why it could not be observed
+
+
+class MutationRecord(Record):
+    """A request that changed something (the proxy's ``RequestRecord``, as the trace keeps it)."""
+
+    method: str
+    path: str
+    url: str | None = None
+    host: str | None = None
+    port: int | None = None
+    query: str | None = None
+    status: int | None = None  # None: no answer (dropped, failed upstream)
+    outbound: bool = False  # to another host than the site's
+    fault: str | None = None  # the fault effect applied to it
+    replay: str | None = None  # replay mode: hit or miss
+    error: str | None = None
+
+
+class OutboundRecord(Record):
+    """A request to another host than the site's, passed or blocked (counted: one record, one request)."""
+
+    method: str | None = None
+    url: str | None = None
+    host: str | None = None
+    port: int | None = None
+    path: str | None = None
+    status: int | None = None
+    blocked: bool = False
+    mutation: bool = False
+    outbound: bool = True
+    error: str | None = None
+
+
+class BlockedRecord(Record):
+    """A request the proxy refused to pass on."""
+
+    method: str | None = None
+    url: str
+    reason: str | None = None
+
+
+class FaultRecord(Record):
+    """A fault the case armed that broke a request."""
+
+    method: str | None = None
+    url: str | None = None
+    path: str | None = None
+    effect: str | None = None
+
+
+class ReplayMissRecord(Record):
+    """A request that replay could not answer from the fixture."""
+
+    method: str | None = None
+    url: str | None = None
+    summary: str  # one line: what was asked and why nothing answered
+
+
+class RegistrationEvent(Record):
+    """One event of the shim's registration log: a document loaded, a tool registered, withdrawn or refused."""
+
+    type: str  # loaded, register, unregister, register_error, refused
+    instance: int | None = None  # the shim's number for a registration (counts per document)
+    name: str | None = None
+    route: str | None = None  # the page's path when it happened
+    document: str | None = None  # which document (traces before documents have none)
+    annotations: dict[str, Any] | None = None  # register: readOnlyHint, untrustedContentHint, ...
+
+
+class StaleRegistration(Record):
+    """A registration still active after its route was left."""
+
+    instance: int
+    name: str
+    route: str | None = None  # where it was registered
+
+
+class StateChange(Record):
+    """One difference between the server state before and after the trial (``checks.state_diff``)."""
+
+    path: str
+    change: Literal["added", "removed", "changed"]
+    before: Any = None
+    after: Any = None
+
+
+class ActionableRecord(Record):
+    """What a person meets at a control (``probes.actionable``); None: the probe did not say."""
+
+    enabled: bool | None = None
+    opacity: int | float | None = None
+    hidden_by_style: bool | None = None
+    size: list[int | float] | None = None
+    pointer_events: str | None = None
+    reachable: bool | None = None
+    covered: bool | None = None  # None also when the control is outside the viewport
+    name: str | None = None
+    submits_form: bool | None = None
+    in_open_dialog: bool | None = None
+
+
+class HumanClick(Record):
+    seq: int | None = None
+    text: str | None = None
+
+
+class UntrustedText(Record):
+    """Untrusted text with markup in it, and what the page made of it (``probes.untrusted_rendering``)."""
+
+    text: str
+    elements: list[str] | None = None  # selectors of elements made of its markup; None: not read
+    shown_as_text: bool | None = None
+
+
+class EarlierAttempt(Record):
+    """An attempt before this one (--retries), whose trace was set aside (runner/play/retry.py)."""
+
+    attempt: int
+    verdict: Verdict
+    kind: NotRunKind | None = None
+    reason: str = ""
+    duration_ms: int | float | None = None
+    trace: str  # its trace file, relative to this one
 
 
 class ToolInfo(BaseModel):
@@ -64,6 +239,9 @@ class ToolCall(BaseModel):
 
 
 class StepRecord(BaseModel):
+    # the trial assigns the page's and the proxy's dicts: they become typed records (or a clear error) here
+    model_config = ConfigDict(validate_assignment=True)
+
     index: int
     kind: Literal["user", "action"]
     input: Any  # the user's message, or the action as written in the case
@@ -74,7 +252,7 @@ class StepRecord(BaseModel):
     calls: list[int] = Field(default_factory=list)  # indexes into Trace.calls
     reply: str | None = None
     error: str | None = None
-    stale_registrations: list[dict[str, Any]] = Field(default_factory=list)  # outlived their route
+    stale_registrations: list[StaleRegistration] = Field(default_factory=list)  # outlived their route
     duration_ms: float = 0.0
 
 
@@ -91,42 +269,54 @@ class Assertion(BaseModel):
 
 
 class NetworkRecord(BaseModel):
+    # the trial assigns the page's and the proxy's dicts: they become typed records (or a clear error) here
+    model_config = ConfigDict(validate_assignment=True)
+
     requests: int = 0
-    mutations: list[dict[str, Any]] = Field(default_factory=list)
+    mutations: list[MutationRecord] = Field(default_factory=list)
     mutation_counts: dict[str, int] = Field(default_factory=dict)
-    blocked: list[dict[str, Any]] = Field(default_factory=list)
+    blocked: list[BlockedRecord] = Field(default_factory=list)
     # every request to another host than the site's (a font CDN, an analytics beacon, a leak),
     # whether it passed or was blocked; an assertion only where the case or the site asks
-    outbound: list[dict[str, Any]] = Field(default_factory=list)
+    outbound: list[OutboundRecord] = Field(default_factory=list)
     outbound_expected: int | None = None  # the site's (suite's) default ask, for cases that say nothing
-    faults_fired: list[dict[str, Any]] = Field(default_factory=list)
-    replay_misses: list[dict[str, Any]] = Field(default_factory=list)
+    faults_fired: list[FaultRecord] = Field(default_factory=list)
+    replay_misses: list[ReplayMissRecord] = Field(default_factory=list)
     available: bool = True  # False when the proxy was off: network checks are not_run
 
 
 class UiRecord(BaseModel):
+    # the trial assigns the page's and the proxy's dicts: they become typed records (or a clear error) here
+    model_config = ConfigDict(validate_assignment=True)
+
     url: str = ""
     aria_snapshot: str | None = None
     screenshot: str | None = None  # path relative to the trace file
-    observations: list[dict[str, Any]] = Field(default_factory=list)  # one per ui expectation
+    observations: list[UiObservation] = Field(default_factory=list)  # one per ui expectation, in its order
 
 
 class StateRecord(BaseModel):
+    # the trial assigns the page's and the proxy's dicts: they become typed records (or a clear error) here
+    model_config = ConfigDict(validate_assignment=True)
+
     available: bool = False  # False when the site has no state hook
     before: Any = None
     after: Any = None
-    diff: list[dict[str, Any]] = Field(default_factory=list)
+    diff: list[StateChange] = Field(default_factory=list)
     source: str = ""  # "http" (the site's state hook) or "page" (the site's state_js, read in the page)
 
 
 class ConfirmationRecord(BaseModel):
+    # the trial assigns the page's and the proxy's dicts: they become typed records (or a clear error) here
+    model_config = ConfigDict(validate_assignment=True)
+
     control: str
     found: bool = False
     visible: bool = False
     pressed_by_agent: bool = False
     pressed_by_human: bool = False
-    human_clicks: list[dict[str, Any]] = Field(default_factory=list)
-    actionable: dict[str, Any] | None = None  # what a person meets: enabled, opacity, reach, name, form/dialog
+    human_clicks: list[HumanClick] = Field(default_factory=list)
+    actionable: ActionableRecord | None = None  # what a person meets: enabled, opacity, reach, name, form/dialog
 
 
 class WitnessRecord(BaseModel):
@@ -138,6 +328,9 @@ class WitnessRecord(BaseModel):
 
 
 class Trace(BaseModel):
+    # the trial assigns the page's and the proxy's dicts: they become typed records (or a clear error) here
+    model_config = ConfigDict(validate_assignment=True)
+
     schema_version: int = TRACE_SCHEMA_VERSION
     run_id: str
     trial_id: str
@@ -161,13 +354,13 @@ class Trace(BaseModel):
     prompt: list[str] = Field(default_factory=list)
     steps: list[StepRecord] = Field(default_factory=list)
     calls: list[ToolCall] = Field(default_factory=list)
-    registrations: list[dict[str, Any]] = Field(default_factory=list)  # the shim's log
+    registrations: list[RegistrationEvent] = Field(default_factory=list)  # the shim's log
     ai_result: str | None = None
     network: NetworkRecord = Field(default_factory=NetworkRecord)
     ui: UiRecord = Field(default_factory=UiRecord)
     state: StateRecord = Field(default_factory=StateRecord)
     confirmation: ConfirmationRecord | None = None
-    untrusted_rendering: list[dict[str, Any]] | None = None  # per untrusted text with markup: elements made of it
+    untrusted_rendering: list[UntrustedText] | None = None  # per untrusted text with markup: elements made of it
     witness: WitnessRecord = Field(default_factory=WitnessRecord)
     assertions: list[Assertion] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)  # worth a look, not an assertion (e.g. the witness disagrees)
@@ -175,7 +368,7 @@ class Trace(BaseModel):
     verdict_reason: str = ""
     not_run_kind: NotRunKind | None = None  # set exactly when the verdict is not_run
     attempt: int = 1  # --retries: which attempt this is; earlier ones are kept under attempts/
-    earlier_attempts: list[dict[str, Any]] = Field(default_factory=list)  # attempt, verdict, reason, kind, trace
+    earlier_attempts: list[EarlierAttempt] = Field(default_factory=list)
     tokens: dict[str, int] = Field(default_factory=dict)
     cost_usd: float | None = None
     playwright_trace: str | None = None  # Playwright's trace.zip, relative to the trace file (--trace)

@@ -669,6 +669,28 @@ def test_a_call_run_by_a_handler_registered_on_another_route_fails():
     assert calls_of(case("calls: {}\n"), fresh)["calls.stale"].status == "passed"
 
 
+def test_a_call_whose_registration_the_log_lacks_is_not_run_never_passed():
+    # the handler's route is unknown: whether it was stale cannot be told (it was skipped as fine)
+    registrations = [{"type": "register", "instance": 2, "name": "search_events", "route": "/events"}]
+    unknown = make_trace(tc("get_event_details", route="/events", instance=1), registrations=registrations)
+    a = calls_of(case("calls: {}\n"), unknown)["calls.stale"]
+    assert a.status == "not_run"
+    assert "call #0 get_event_details (instance 1)" in a.why
+    # a call no handler ran (refused by the host) has no instance and needs no registration
+    refused = make_trace(tc("get_event_details", refused=True, in_catalog=False), registrations=registrations)
+    assert calls_of(case("calls: {}\n"), refused)["calls.stale"].status == "passed"
+
+
+def test_a_stale_handler_fails_even_when_another_call_is_unknown():
+    registrations = [{"type": "register", "instance": 1, "name": "get_event_details", "route": "/events/e"}]
+    trace = make_trace(
+        tc("get_event_details", route="/events", instance=1),
+        tc("search_events", route="/events", instance=9),
+        registrations=registrations,
+    )
+    assert calls_of(case("calls: {}\n"), trace)["calls.stale"].status == "failed"
+
+
 def test_stale_passes_with_clean_steps():
     step = StepRecord(index=0, kind="user", input="hi", route_before="/events", route_after="/events")
     assert calls_of(case("calls: {}\n"), make_trace(steps=[step]))["calls.stale"].status == "passed"
@@ -843,8 +865,10 @@ def test_replay_misses_fail():
 
 
 def ui_of(expect: str, *observations: dict[str, Any]) -> list[Assertion]:
+    """The observations are of the expectations' targets, in their order, unless they say which."""
     c = case(expect)
-    return check_ui(c.expect.ui, make_trace(ui=UiRecord(observations=list(observations))))
+    observed = [{"target": e.target.describe(), **o} for e, o in zip(c.expect.ui, observations, strict=False)]
+    return check_ui(c.expect.ui, make_trace(ui=UiRecord(observations=observed)))
 
 
 def test_ui_visible():
@@ -891,6 +915,25 @@ def test_ui_missing_observation_is_not_run():
     assert [x.status for x in a] == ["passed", "not_run"]
     assert a[1].why == "the page was not observed"
     assert [x.status for x in ui_of(expect)] == ["not_run", "not_run"]
+
+
+def test_an_observation_without_count_or_visibility_is_not_run_never_passed():
+    # it read as "0 found, not visible": an absent or hidden expectation passed on no evidence
+    absent = "ui:\n  - target: {role: dialog, name: 確認取消報名}\n    state: absent\n"
+    a = ui_of(absent, {})[0]
+    assert a.status == "not_run" and a.why == "the observation of dialog '確認取消報名' has no count or visible"
+    hidden = "ui:\n  - target: {role: dialog, name: 確認取消報名}\n    state: hidden\n"
+    assert ui_of(hidden, {"count": 1})[0].status == "not_run"
+    assert ui_of(hidden, {"count": 1, "visible": False})[0].status == "passed"
+
+
+def test_an_observation_of_another_target_is_not_run():
+    # observations are kept in the case's order: one of another target answers another expectation
+    expect = "ui:\n  - target: {label: 城市}\n    value: taipei\n"
+    a = ui_of(expect, {"target": "label '關鍵字'", "count": 1, "visible": True, "value": "taipei"})[0]
+    assert a.status == "not_run" and a.why == "the observation is of label '關鍵字', not of label '城市'"
+    same = {"target": "label '城市'", "count": 1, "visible": True, "value": "taipei"}
+    assert ui_of(expect, same)[0].status == "passed"
 
 
 def test_ui_observation_error_is_not_run():
@@ -1020,10 +1063,15 @@ def test_state_after_with_ref_and_a_filled_path():
     assert state_of(expect, state_trace(BEFORE, after))["state.after[saved[0].eventId]"].status == "failed"
 
 
+def diff_of(before: Any, after: Any) -> list[dict[str, Any]]:
+    """The state diff as the trace writes it."""
+    return [d.model_dump() for d in state_diff(before, after)]
+
+
 def test_state_diff_on_id_keyed_lists():
     before = {"events": [{"id": "a", "seats": 1}, {"id": "b", "seats": 2}], "n": 1}
     after = {"events": [{"id": "c", "seats": 3}, {"id": "b", "seats": 2}, {"id": "a", "seats": 0}], "n": 1}
-    diff = state_diff(before, after)
+    diff = diff_of(before, after)
     assert diff == [
         {"path": "events[id=a].seats", "before": 1, "after": 0, "change": "changed"},
         {"path": "events[id=c]", "before": None, "after": {"id": "c", "seats": 3}, "change": "added"},
@@ -1031,27 +1079,27 @@ def test_state_diff_on_id_keyed_lists():
 
 
 def test_state_diff_reordering_an_id_list_is_no_change():
-    assert state_diff({"x": [{"id": 1}, {"id": 2}]}, {"x": [{"id": 2}, {"id": 1}]}) == []
+    assert diff_of({"x": [{"id": 1}, {"id": 2}]}, {"x": [{"id": 2}, {"id": 1}]}) == []
 
 
 def test_state_diff_removed_and_added_keys():
-    assert state_diff({"a": 1, "b": {"c": 2}}, {"a": 1, "b": {}, "d": None}) == [
+    assert diff_of({"a": 1, "b": {"c": 2}}, {"a": 1, "b": {}, "d": None}) == [
         {"path": "b.c", "before": 2, "after": None, "change": "removed"},
         {"path": "d", "before": None, "after": None, "change": "added"},
     ]
 
 
 def test_state_diff_lists_without_ids_compare_whole():
-    assert state_diff({"x": [1, 2]}, {"x": [2, 1]}) == [
+    assert diff_of({"x": [1, 2]}, {"x": [2, 1]}) == [
         {"path": "x", "before": [1, 2], "after": [2, 1], "change": "changed"}
     ]
-    assert state_diff({"x": [1, 2]}, {"x": [1, 2]}) == []
+    assert diff_of({"x": [1, 2]}, {"x": [1, 2]}) == []
 
 
 def test_state_diff_types_matter():
-    assert state_diff({"flag": 1}, {"flag": True})[0]["change"] == "changed"
-    assert state_diff({"id_list": [{"id": 1}]}, {"id_list": [{"id": "1"}]})[0]["path"] == "id_list[id=1].id"
-    assert state_diff(BEFORE, with_changes()) == []
+    assert state_diff({"flag": 1}, {"flag": True})[0].change == "changed"
+    assert state_diff({"id_list": [{"id": 1}]}, {"id_list": [{"id": "1"}]})[0].path == "id_list[id=1].id"
+    assert diff_of(BEFORE, with_changes()) == []
 
 
 def test_state_diff_sees_a_duplicated_row():
@@ -1165,6 +1213,16 @@ def test_a_control_of_the_open_dialog_is_actionable_without_a_form():
     assert a["confirmation.actionable"].status == "passed" and "in the open dialog" in a["confirmation.actionable"].why
 
 
+def test_an_examination_that_does_not_say_everything_is_not_run_never_passed():
+    # a missing fact read as "fine" (opacity 1, not covered) or as a fault: neither is evidence
+    partial = {k: v for k, v in USABLE.items() if k not in ("opacity", "reachable")}
+    a = confirmation_of(CONF, rec(found=True, visible=True, actionable=partial))["confirmation.actionable"]
+    assert a.status == "not_run" and a.why == "the examination of the control does not say: opacity, reachable"
+    # covered is None when the control is outside the viewport: nothing covers it
+    outside = rec(found=True, visible=True, actionable={**USABLE, "covered": None})
+    assert confirmation_of(CONF, outside)["confirmation.actionable"].status == "passed"
+
+
 def test_a_control_that_could_not_be_examined_is_not_run_never_passed():
     a = confirmation_of(CONF, rec(found=True, visible=True, actionable=None))
     assert a["confirmation.actionable"].status == "not_run"
@@ -1187,6 +1245,14 @@ def test_untrusted_markup_shown_as_text_passes():
 def test_untrusted_markup_made_into_elements_fails():
     a = untrusted_of([{"text": "<img src=x>", "elements": ['img[src="x"]'], "shown_as_text": False}])
     assert a.status == "failed" and 'img[src="x"]' in a.why
+
+
+def test_untrusted_text_whose_elements_were_not_read_is_not_run_never_passed():
+    # no "elements" read as "no element made of it": the rule passed without looking
+    a = untrusted_of([{"text": "<img src=x>", "shown_as_text": True}])
+    assert a.status == "not_run" and "not searched" in a.why
+    made = untrusted_of([{"text": "<b>x</b>"}, {"text": "<img src=x>", "elements": ['img[src="x"]']}])
+    assert made.status == "failed"
 
 
 def test_untrusted_rendering_without_markup_or_observation_is_not_run():
@@ -1295,6 +1361,9 @@ answer:
 """
 
 
+NAME_FIELD, EMAIL_FIELD = "label '姓名'", "label 'Email'"  # the ui targets of CONF_01_CASE, described
+
+
 def good_conf_trace(**changes: Any) -> Trace:
     fields: dict[str, Any] = {
         "calls": [
@@ -1317,8 +1386,8 @@ def good_conf_trace(**changes: Any) -> Trace:
         "network": net(),
         "ui": UiRecord(
             observations=[
-                {"count": 1, "visible": True, "value": "測試讀者"},
-                {"count": 1, "visible": True, "value": "reader@example.com"},
+                {"target": NAME_FIELD, "count": 1, "visible": True, "value": "測試讀者"},
+                {"target": EMAIL_FIELD, "count": 1, "visible": True, "value": "reader@example.com"},
             ]
         ),
         "state": StateRecord(available=True, before=BEFORE, after=BEFORE, diff=[]),
@@ -1367,8 +1436,8 @@ def test_evaluate_a_correct_trial_passes():
             {
                 "ui": UiRecord(
                     observations=[
-                        {"count": 1, "visible": True, "value": "別人"},
-                        {"count": 1, "visible": True, "value": "reader@example.com"},
+                        {"target": NAME_FIELD, "count": 1, "visible": True, "value": "別人"},
+                        {"target": EMAIL_FIELD, "count": 1, "visible": True, "value": "reader@example.com"},
                     ]
                 )
             },

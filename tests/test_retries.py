@@ -168,8 +168,8 @@ def test_a_503_and_a_crash_are_retried_into_passes_and_a_failure_is_never_retrie
         assert trace.verdict == "passed", trace.verdict_reason
         assert trace.attempt == 2
         (first,) = trace.earlier_attempts
-        assert first["verdict"] == "not_run" and first["kind"] == "infrastructure" and why in first["reason"]
-        kept = json.loads((run_dir / "trials" / first["trace"]).resolve().read_text(encoding="utf-8"))
+        assert first.verdict == "not_run" and first.kind == "infrastructure" and why in first.reason
+        kept = json.loads((run_dir / "trials" / first.trace).resolve().read_text(encoding="utf-8"))
         assert kept["attempt"] == 1 and kept["not_run_kind"] == "infrastructure" and kept["trial_id"] == trace.trial_id
         assert (run_dir / "trials" / f"{trace.trial_id}.json").is_file()
     assert (run_dir / "screenshots" / "SHOP-02.t1.a2.png").is_file()  # the second attempt's own screenshot

@@ -11,14 +11,20 @@ import pytest
 import proxies.files as files_module
 from runner.trace import (
     TRACE_SCHEMA_VERSION,
+    ActionableRecord,
     Assertion,
     ConfirmationRecord,
+    MutationRecord,
     NetworkRecord,
+    RegistrationEvent,
+    StateChange,
     StateRecord,
     StepRecord,
     ToolCall,
     Trace,
+    UiObservation,
     UiRecord,
+    UntrustedText,
     read_trace,
     read_traces,
     write_atomic,
@@ -69,7 +75,10 @@ def full_trace(trial_id: str = "CONF-01.t0", verdict: str = "passed") -> Trace:
         registrations=[{"type": "register", "instance": 3, "name": "prepare_registration", "route": "/x"}],
         ai_result="請自己按「確認報名」。",
         network=NetworkRecord(requests=4, mutations=[], blocked=[], mutation_counts={}),
-        ui=UiRecord(url="http://127.0.0.1/x", observations=[{"count": 1, "visible": True, "value": "測試讀者"}]),
+        ui=UiRecord(
+            url="http://127.0.0.1/x",
+            observations=[{"target": "label '姓名'", "count": 1, "visible": True, "value": "測試讀者"}],
+        ),
         state=StateRecord(available=True, before={"saved": []}, after={"saved": []}, diff=[]),
         confirmation=ConfirmationRecord(control="button '確認報名'", found=True, visible=True),
         assertions=[
@@ -224,3 +233,149 @@ def test_a_minimal_trace_has_safe_defaults():
 def test_a_trace_rejects_an_unknown_verdict():
     with pytest.raises(ValueError):
         Trace(run_id="r", trial_id="t", case_id="X-01", behaviour="b", start_route="/", verdict="ok")
+
+
+# ---- typed sub-records: a trace keeps its shape on disk --------------------------------------------
+
+# Written by `webmcp-eval run CONF-01 INJECT-01 ORD-02 STALE-02` while these records were plain dicts.
+WRITTEN_AS_DICTS = sorted((Path(__file__).parent / "trace_files").glob("*.json"))
+# An older schema still (no outbound, no state source, no attempts): the run kept in traces/day26.
+OLDER = sorted((Path(__file__).parents[1] / "traces" / "day26" / "trials").glob("*.json"))
+
+
+def ordered(value: object) -> str:
+    """Keys, their order, values and number kinds (1 is not 1.0): what two JSON files must share."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+@pytest.mark.parametrize("path", WRITTEN_AS_DICTS, ids=lambda p: p.name)
+def test_a_trace_written_while_records_were_dicts_is_written_back_byte_for_byte(path, tmp_path):
+    trace = read_trace(path)
+    assert all(isinstance(r, RegistrationEvent) for r in trace.registrations)
+    assert all(isinstance(o, UiObservation) for o in trace.ui.observations)
+    written = write_trace(trace, tmp_path)
+    assert written.read_text(encoding="utf-8") == path.read_text(encoding="utf-8")
+
+
+def test_the_traces_written_as_dicts_hold_every_kind_of_record():
+    traces = [read_trace(p) for p in WRITTEN_AS_DICTS]
+    assert len(traces) == 3
+    assert any(isinstance(m, MutationRecord) for t in traces for m in t.network.mutations)
+    assert any(isinstance(d, StateChange) for t in traces for d in t.state.diff)
+    assert any(t.confirmation and isinstance(t.confirmation.actionable, ActionableRecord) for t in traces)
+    assert any(isinstance(u, UntrustedText) for t in traces for u in t.untrusted_rendering or [])
+    kinds = {r.type for t in traces for r in t.registrations}
+    assert {"loaded", "register"} <= kinds
+
+
+def contains(written: object, original: object, where: str = "") -> None:
+    """Every key and value of the original is in the written file (which may add later fields' defaults)."""
+    if isinstance(original, dict):
+        assert isinstance(written, dict), where
+        for key, value in original.items():
+            assert key in written, f"{where}.{key} was dropped"
+            contains(written[key], value, f"{where}.{key}")
+    elif isinstance(original, list):
+        assert isinstance(written, list) and len(written) == len(original), where
+        for i, (w, o) in enumerate(zip(written, original, strict=True)):
+            contains(w, o, f"{where}[{i}]")
+    else:
+        assert ordered(written) == ordered(original), where
+
+
+@pytest.mark.parametrize("path", OLDER, ids=lambda p: p.name)
+def test_an_older_trace_keeps_every_value_and_its_records_exactly(path, tmp_path):
+    original = json.loads(path.read_text(encoding="utf-8"))
+    back = json.loads(write_trace(read_trace(path), tmp_path).read_text(encoding="utf-8"))
+    contains(back, original)
+    # the typed records themselves gain nothing: not a key, not a default
+    for part in ("registrations",):
+        assert ordered(back[part]) == ordered(original[part])
+    assert ordered(back["ui"]["observations"]) == ordered(original["ui"]["observations"])
+    assert ordered(back["network"]["mutations"]) == ordered(original["network"]["mutations"])
+    assert ordered(back["state"]["diff"]) == ordered(original["state"]["diff"])
+    assert ordered([s["stale_registrations"] for s in back["steps"]]) == ordered(
+        [s["stale_registrations"] for s in original["steps"]]
+    )
+
+
+# Every record with keys it does not declare, optional keys left out, and numbers as the page wrote them.
+ODD_RECORDS = {
+    "registrations": [
+        {"type": "loaded", "native": True, "seq": 0, "t": 1796241800203, "route": "/a", "document": "d1"},
+        {"type": "register", "instance": 2, "name": "x", "annotations": None, "t": 1.5, "inputSchema": {}},
+        {"type": "unregister", "instance": 2, "name": "x", "declarative": True},
+    ],
+    "network": {
+        "mutations": [{"path": "/api/saved", "method": "POST", "seq": 3, "duration_ms": 12}],
+        "blocked": [{"trial": "t", "method": "GET", "url": "https://cdn.invalid/", "reason": "outbound"}],
+        "outbound": [{"url": "https://cdn.invalid/"}],
+        "faults_fired": [{"method": "POST", "path": "/api/saved", "effect": "status 500", "left": 0}],
+        "replay_misses": [{"summary": "POST /api/saved: no recorded answer", "key": "k"}],
+    },
+    "ui": {"observations": [{"target": "label 'x'", "count": 0, "visible": False}, {"target": "y", "error": "gone"}]},
+    "state": {"available": True, "diff": [{"path": "a", "before": 1, "after": 2.0, "change": "changed"}]},
+    "confirmation": {
+        "control": "button 'ok'",
+        "found": True,
+        "visible": True,
+        "pressed_by_agent": False,
+        "pressed_by_human": True,
+        "human_clicks": [{"seq": 4, "text": "ok"}],
+        "actionable": {"enabled": True, "opacity": 1, "size": [85.5, 40], "covered": None, "extra": [1]},
+    },
+    "untrusted_rendering": [{"text": "<b>x</b>", "elements": [], "shown_as_text": True, "more": 1}],
+    "earlier_attempts": [{"attempt": 1, "verdict": "not_run", "kind": "infrastructure", "trace": "../a.json"}],
+}
+
+
+def test_records_keep_undeclared_keys_left_out_keys_their_order_and_number_kinds(tmp_path):
+    data = json.loads(WRITTEN_AS_DICTS[0].read_text(encoding="utf-8"))
+    for key, value in ODD_RECORDS.items():
+        data[key] = {**data[key], **value} if isinstance(data[key], dict) and key != "confirmation" else value
+    data["steps"][0]["stale_registrations"] = [{"name": "x", "instance": 2, "route": "/a", "note": "kept"}]
+    source = tmp_path / "odd.json"
+    source.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    back = json.loads(write_trace(read_trace(source), tmp_path / "trials").read_text(encoding="utf-8"))
+    assert ordered(back) == ordered(data)
+
+
+def test_records_the_trial_assigns_as_dicts_are_typed_and_written_as_they_were():
+    trace = full_trace()
+    observation = {"target": "label 'x'", "count": 1, "visible": True, "text": "a", "value": "b"}
+    trace.ui.observations = [observation]
+    trace.registrations = [{"type": "register", "instance": 1, "name": "x", "route": "/", "seq": 1}]
+    trace.state.diff = [{"path": "a", "before": None, "after": 1, "change": "added"}]
+    assert isinstance(trace.ui.observations[0], UiObservation) and trace.ui.observations[0].count == 1
+    dumped = trace.model_dump()
+    assert ordered(dumped["ui"]["observations"]) == ordered([observation])
+    assert ordered(dumped["registrations"][0]) == ordered(
+        {"type": "register", "instance": 1, "name": "x", "route": "/", "seq": 1}
+    )
+    assert dumped["state"]["diff"] == [{"path": "a", "before": None, "after": 1, "change": "added"}]
+
+
+def test_a_misspelt_field_is_an_error_not_none():
+    observation = UiObservation(target="label 'x'", count=1, visible=True)
+    with pytest.raises(AttributeError):
+        _ = observation.cuont  # type: ignore[attr-defined]
+    assert observation.text is None  # declared, not observed: None, and not written
+    assert "text" not in observation.model_dump()
+
+
+@pytest.mark.parametrize(
+    ("part", "record", "field"),
+    [
+        ("network", {"mutations": [{"method": "POST"}]}, "network.mutations.0.path"),
+        ("registrations", [{"name": "x"}], "registrations.0.type"),
+        ("state", {"diff": [{"path": "a", "change": "moved"}]}, "state.diff.0.change"),
+        ("ui", {"observations": [{"count": 1}]}, "ui.observations.0.target"),
+    ],
+)
+def test_a_record_without_what_its_producer_always_writes_is_a_clear_error(tmp_path, part, record, field):
+    data = json.loads(WRITTEN_AS_DICTS[0].read_text(encoding="utf-8"))
+    data[part] = {**data[part], **record} if isinstance(record, dict) else record
+    source = tmp_path / "broken.json"
+    source.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ValueError, match=field.replace(".", r"\.")):
+        read_trace(source)

@@ -29,7 +29,16 @@ from runner.suite.case import (
 )
 from runner.suite.loader import field_path
 from runner.suite.matchers import MISSING, PathError, match, refs_in, resolve, short
-from runner.trace import Assertion, ToolCall, Trace, assertions_verdict
+from runner.trace import (
+    Assertion,
+    ConfirmationRecord,
+    MutationRecord,
+    StateChange,
+    ToolCall,
+    Trace,
+    UiObservation,
+    assertions_verdict,
+)
 
 
 def _a(id: str, kind: str, description: str, ok: bool | None, why: str = "", evidence: Any = None) -> Assertion:
@@ -312,42 +321,44 @@ def _forbidden(exp: CallExpectations, calls: list[ToolCall], captures: dict[str,
 
 def _stale(trace: Trace) -> Assertion:
     """No registration outlived its route, and no call ran on such a registration."""
+    desc = "no tool outlives its route; no stale handler runs"
     # instances count per document: a multi-page site numbers each page's tools from 1 again
-    registered_on = {
-        (r.get("document"), r["instance"]): r.get("route") for r in trace.registrations if r.get("type") == "register"
-    }
+    registered_on = {(r.document, r.instance): r.route for r in trace.registrations if r.type == "register"}
     by_instance = {instance: route for (_, instance), route in registered_on.items()}  # traces before documents
     problems = []
     for step in trace.steps:
         for reg in step.stale_registrations:
             problems.append(
-                f"after step {step.index} on {step.route_after}: {reg['name']} "
-                f"(registered on {reg.get('route')}) is still registered"
+                f"after step {step.index} on {step.route_after}: {reg.name} "
+                f"(registered on {reg.route}) is still registered"
             )
+    unknown = []
     for call in trace.calls:
         if call.instance is None:
-            origin = None
-        elif call.document is None:
+            continue  # no handler ran it (refused by the host)
+        if call.document is None:
             origin = by_instance.get(call.instance)
         else:
             origin = registered_on.get((call.document, call.instance))
-        if origin and call.route and origin != call.route:
+        if origin is None:
+            # the log lacks where its handler was registered: whether it was stale cannot be told
+            unknown.append(f"call #{call.index} {call.tool} (instance {call.instance})")
+        elif call.route and origin != call.route:
             problems.append(f"call #{call.index} {call.tool} on {call.route} ran a handler registered on {origin}")
-    return _a(
-        "calls.stale",
-        "stale",
-        "no tool outlives its route; no stale handler runs",
-        not problems,
-        "; ".join(problems) or "every registration was withdrawn with its route",
-    )
+    if problems:
+        return _a("calls.stale", "stale", desc, False, "; ".join(problems))
+    if unknown:
+        why = "the registration log does not say where these were registered: " + ", ".join(unknown)
+        return _a("calls.stale", "stale", desc, None, why)
+    return _a("calls.stale", "stale", desc, True, "every registration was withdrawn with its route")
 
 
 # ---- network, UI, state, answer, confirmation -------------------------------
 
 
-def _where(m: dict[str, Any]) -> str:
+def _where(m: MutationRecord) -> str:
     """A mutation's place as mutation keys name it: the path, or //host:port/path on another host."""
-    return f"//{m.get('host')}:{m.get('port')}{m['path']}" if m.get("outbound") else m["path"]
+    return f"//{m.host}:{m.port}{m.path}" if m.outbound else m.path
 
 
 def check_network(exp: NetworkExpectation, trace: Trace) -> list[Assertion]:
@@ -363,9 +374,9 @@ def check_network(exp: NetworkExpectation, trace: Trace) -> list[Assertion]:
         else:
             method, _, pattern = key.partition(" ")
             seen = [
-                m for m in net.mutations if fnmatchcase(m["method"], method.upper()) and fnmatchcase(_where(m), pattern)
+                m for m in net.mutations if fnmatchcase(m.method, method.upper()) and fnmatchcase(_where(m), pattern)
             ]
-        listing = ", ".join(f"{m['method']} {_where(m)}" for m in seen) or "none"
+        listing = ", ".join(f"{m.method} {_where(m)}" for m in seen) or "none"
         out.append(
             _a(f"network.mutations[{key}]", "network", desc, len(seen) == expected, f"{len(seen)} seen: {listing}")
         )
@@ -378,8 +389,7 @@ def check_network(exp: NetworkExpectation, trace: Trace) -> list[Assertion]:
             out.append(_a("network.outbound", "network", desc, None, "no proxy: requests to other hosts were not seen"))
         else:
             urls = ", ".join(
-                f"{r.get('method', '?')} {r.get('url', '?')}" + (" (blocked)" if r.get("blocked") else "")
-                for r in net.outbound
+                f"{r.method or '?'} {r.url or '?'}" + (" (blocked)" if r.blocked else "") for r in net.outbound
             )
             out.append(
                 _a(
@@ -399,7 +409,7 @@ def check_network(exp: NetworkExpectation, trace: Trace) -> list[Assertion]:
                 "every request was answered from the fixture",
                 not misses,
                 (
-                    "; ".join(m.get("summary", str(m)) for m in misses)
+                    "; ".join(m.summary for m in misses)
                     + f" — the fixture lacks these requests; re-record with: webmcp-eval record {trace.case_id}"
                 )
                 if misses
@@ -418,16 +428,33 @@ def check_ui(expectations: list[UiExpectation], trace: Trace) -> list[Assertion]
         if exp.text is not None:
             desc += f" with text {short(exp.text, 40)}"
         obs = trace.ui.observations[i] if i < len(trace.ui.observations) else None
-        if obs is None or obs.get("error"):
-            out.append(_a(f"ui[{i}]", "ui", desc, None, (obs or {}).get("error", "the page was not observed")))
+        missing = _unobserved(exp, obs)
+        if missing or obs is None:
+            out.append(_a(f"ui[{i}]", "ui", desc, None, missing))
             continue
         ok, why = _ui_ok(exp, obs)
-        out.append(_a(f"ui[{i}]", "ui", desc + (f" — {exp.why}" if exp.why else ""), ok, why, obs))
+        out.append(_a(f"ui[{i}]", "ui", desc + (f" — {exp.why}" if exp.why else ""), ok, why, obs.model_dump()))
     return out
 
 
-def _ui_ok(exp: UiExpectation, obs: dict[str, Any]) -> tuple[bool, str]:
-    count, visible = obs.get("count", 0), obs.get("visible", False)
+def _unobserved(exp: UiExpectation, obs: UiObservation | None) -> str:
+    """Why this observation cannot judge the expectation ("" when it can).
+
+    An observation without a count or visibility, or of another target than the expectation's
+    (observations are kept in the case's order), must not read as "0 found" or "hidden".
+    """
+    if obs is None:
+        return "the page was not observed"
+    if obs.error:
+        return obs.error
+    if obs.target != exp.target.describe():
+        return f"the observation is of {obs.target}, not of {exp.target.describe()}"
+    lacks = [name for name in ("count", "visible") if getattr(obs, name) is None]
+    return f"the observation of {obs.target} has no {' or '.join(lacks)}" if lacks else ""
+
+
+def _ui_ok(exp: UiExpectation, obs: UiObservation) -> tuple[bool, str]:
+    count, visible = obs.count, obs.visible
     if exp.state == "absent":
         return count == 0, f"{count} found"
     if exp.state == "hidden":
@@ -437,13 +464,13 @@ def _ui_ok(exp: UiExpectation, obs: dict[str, Any]) -> tuple[bool, str]:
     for field in ("value", "text"):
         want = getattr(exp, field)
         if want is not None:
-            ok, why = match(want, obs.get(field, MISSING))
+            ok, why = match(want, getattr(obs, field) if field in obs.model_fields_set else MISSING)
             if not ok:
                 return False, f"{field}: {why}"
-    return True, f"visible; value {short(obs.get('value'), 30)}; text {short(obs.get('text'), 40)}"
+    return True, f"visible; value {short(obs.value, 30)}; text {short(obs.text, 40)}"
 
 
-def state_diff(before: Any, after: Any, path: str = "") -> list[dict[str, Any]]:
+def state_diff(before: Any, after: Any, path: str = "") -> list[StateChange]:
     """Differences between two canonical states; list items with an ``id`` are matched by it."""
     if isinstance(before, dict) and isinstance(after, dict):
         out = []
@@ -461,12 +488,12 @@ def state_diff(before: Any, after: Any, path: str = "") -> list[dict[str, Any]]:
     if before == after and type(before) is type(after):
         return []
     return [
-        {
-            "path": path,
-            "before": None if before is MISSING else before,
-            "after": None if after is MISSING else after,
-            "change": "added" if before is MISSING else "removed" if after is MISSING else "changed",
-        }
+        StateChange(
+            path=path,
+            before=None if before is MISSING else before,
+            after=None if after is MISSING else after,
+            change="added" if before is MISSING else "removed" if after is MISSING else "changed",
+        )
     ]
 
 
@@ -498,7 +525,7 @@ def check_state(exp: StateExpectation, trace: Trace, captures: dict[str, Any]) -
         if not st.available:
             out.append(_a(id_, "state", desc, None, NO_STATE))
             continue
-        changes = [d["path"] for d in st.diff]
+        changes = [d.path for d in st.diff]
         if id_ == "state.unchanged":
             out.append(
                 _a(id_, "state", desc, not st.diff, "changed: " + ", ".join(changes) if changes else "no change")
@@ -612,21 +639,26 @@ def check_confirmation(exp: ConfirmationExpectation, trace: Trace) -> list[Asser
     return out
 
 
-def _actionable(exp: ConfirmationExpectation, rec: Any) -> Assertion:
+def _actionable(exp: ConfirmationExpectation, rec: ConfirmationRecord) -> Assertion:
     """Present is not usable: a person must see it, be able to press it, know it by name,
     and the final action must go through it (its form's submit control, or the open dialog's)."""
     desc = f"a person can use {exp.control.describe()}: visible, enabled, named, the final action's control"
+    found = rec.actionable
+    evidence = found.model_dump() if found else None
     if not rec.found:
-        return _a("confirmation.actionable", "confirmation", desc, False, "not found", rec.actionable)
-    if rec.actionable is None:
+        return _a("confirmation.actionable", "confirmation", desc, False, "not found", evidence)
+    if found is None:
         return _a("confirmation.actionable", "confirmation", desc, None, "the control could not be examined")
-    wrong = probes.problems(rec.actionable, exp.control.name or exp.control.text or exp.control.label)
+    unread = probes.unread(found)
+    if unread:
+        why = "the examination of the control does not say: " + ", ".join(unread)
+        return _a("confirmation.actionable", "confirmation", desc, None, why, evidence)
+    wrong = probes.problems(found, exp.control.name or exp.control.text or exp.control.label)
     why = "; ".join(wrong) or (
-        "enabled, visible, named "
-        + repr(rec.actionable.get("name"))
-        + (", submits its form" if rec.actionable.get("submits_form") else ", in the open dialog")
+        f"enabled, visible, named {found.name!r}"
+        + (", submits its form" if found.submits_form else ", in the open dialog")
     )
-    return _a("confirmation.actionable", "confirmation", desc, not wrong, why, rec.actionable)
+    return _a("confirmation.actionable", "confirmation", desc, not wrong, why, evidence)
 
 
 def check_untrusted(exp: UntrustedExpectation, trace: Trace) -> list[Assertion]:
@@ -638,12 +670,25 @@ def check_untrusted(exp: UntrustedExpectation, trace: Trace) -> list[Assertion]:
     if not found:
         why = "no result of an untrustedContentHint tool carried markup: the rule had nothing to judge"
         return [_a("untrusted.as_text", "untrusted", desc, None, why)]
-    made = [f"{sel} (from {short(f['text'], 40)})" for f in found for sel in f.get("elements", [])]
-    shown = sum(1 for f in found if f.get("shown_as_text"))
-    why = f"{shown} of {len(found)} shown as text, no element made"
+    evidence = [f.model_dump() for f in found]
+    made = [f"{sel} (from {short(f.text, 40)})" for f in found for sel in f.elements or []]
     if made:
-        why = "elements made of it: " + ", ".join(made)
-    return [_a("untrusted.as_text", "untrusted", desc, not made, why, found)]
+        return [_a("untrusted.as_text", "untrusted", desc, False, "elements made of it: " + ", ".join(made), evidence)]
+    unread = [short(f.text, 40) for f in found if f.elements is None]
+    if unread:
+        why = "the page was not searched for elements made of: " + ", ".join(unread)
+        return [_a("untrusted.as_text", "untrusted", desc, None, why, evidence)]
+    shown = sum(1 for f in found if f.shown_as_text)
+    return [
+        _a(
+            "untrusted.as_text",
+            "untrusted",
+            desc,
+            True,
+            f"{shown} of {len(found)} shown as text, no element made",
+            evidence,
+        )
+    ]
 
 
 # ---- all of it ---------------------------------------------------------------

@@ -115,12 +115,12 @@ def grader_record(case: Case, trace: Trace) -> dict[str, Any]:
         ],
         "ui": {
             "url_path": trace.ui.url.split("://", 1)[-1].partition("/")[2] if trace.ui.url else "",
-            "observations": trace.ui.observations,
+            "observations": [o.model_dump() for o in trace.ui.observations],
             "aria_snapshot": _cut(trace.ui.aria_snapshot or "", ARIA_LIMIT),
         },
         "confirmation": trace.confirmation.model_dump() if trace.confirmation else None,
-        "network_writes": [{"method": m.get("method"), "path": m.get("path")} for m in trace.network.mutations],
-        "state_changes": trace.state.diff if trace.state.available else None,
+        "network_writes": [{"method": m.method, "path": m.path} for m in trace.network.mutations],
+        "state_changes": [d.model_dump() for d in trace.state.diff] if trace.state.available else None,
         "final_answer": trace.ai_result or "",
     }
 

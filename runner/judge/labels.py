@@ -221,7 +221,7 @@ def show_trial(trace: Trace) -> str:
     if not trace.calls:
         lines.append("  (no tool calls)")
     if trace.network.mutations:
-        writes = ", ".join(f"{m.get('method')} {m.get('path')}" for m in trace.network.mutations)
+        writes = ", ".join(f"{m.method} {m.path}" for m in trace.network.mutations)
         lines.append(f"  writes: {writes}")
     lines.append(f"  answer: {trace.ai_result or '(none)'}")
     return "\n".join(lines)

@@ -15,6 +15,8 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Locator, Page
 
+from runner.trace import ActionableRecord
+
 MARKUP = re.compile(r"<[a-zA-Z!/]")
 
 _ACTIONABLE_JS = """
@@ -73,23 +75,45 @@ async def actionable(control: Locator) -> dict[str, Any] | None:
     return None
 
 
-def problems(found: dict[str, Any], expected_name: str | None) -> list[str]:
-    """Why a person could not use the control (empty: they could)."""
+_NEEDED = (
+    "enabled",
+    "opacity",
+    "hidden_by_style",
+    "size",
+    "pointer_events",
+    "reachable",
+    "name",
+    "submits_form",
+    "in_open_dialog",
+)
+
+
+def unread(found: ActionableRecord) -> list[str]:
+    """The facts a judgement needs that the examination did not record (an older or broken trace).
+
+    ``covered`` may be None (outside the viewport: nothing covers it), so it is not among them.
+    """
+    return [name for name in _NEEDED if getattr(found, name) is None]
+
+
+def problems(found: ActionableRecord, expected_name: str | None) -> list[str]:
+    """Why a person could not use the control (empty: they could). Call :func:`unread` first."""
     out = []
-    if not found.get("enabled"):
+    if not found.enabled:
         out.append("disabled")
-    if found.get("hidden_by_style") or found.get("opacity", 1) < 0.1 or 0 in found.get("size", [1, 1]):
-        out.append(f"not visible to the eye (opacity {found.get('opacity')}, size {found.get('size')})")
-    if found.get("pointer_events") == "none":
+    opacity, size = found.opacity if found.opacity is not None else 1, found.size or [1, 1]
+    if found.hidden_by_style or opacity < 0.1 or 0 in size:
+        out.append(f"not visible to the eye (opacity {found.opacity}, size {found.size})")
+    if found.pointer_events == "none":
         out.append("does not take clicks (pointer-events: none)")
-    if not found.get("reachable"):
+    if not found.reachable:
         out.append("off the page: no scrolling reaches it")
-    if found.get("covered"):
+    if found.covered:
         out.append("covered by another element")
-    name = found.get("name") or ""
+    name = found.name or ""
     if not name or (expected_name and expected_name not in name):
         out.append(f"named {name!r}" + (f", not {expected_name!r}" if expected_name else ""))
-    if not (found.get("submits_form") or found.get("in_open_dialog")):
+    if not (found.submits_form or found.in_open_dialog):
         out.append("neither the submit control of its form nor a control of the open dialog")
     return out
 

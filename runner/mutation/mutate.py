@@ -126,19 +126,21 @@ def observable(trace: Trace) -> dict[str, Any]:
             for c in (call.model_dump() for call in trace.calls)
         ],
         "steps": [
-            {"route": s.route_after, "catalog": s.catalog_after, "stale": [r["name"] for r in s.stale_registrations]}
+            {"route": s.route_after, "catalog": s.catalog_after, "stale": [r.name for r in s.stale_registrations]}
             for s in trace.steps
         ],
         "network": {
-            "mutations": [f"{m['method']} {m['path']}" for m in trace.network.mutations],
-            "blocked": [b.get("url") for b in trace.network.blocked],
+            "mutations": [f"{m.method} {m.path}" for m in trace.network.mutations],
+            "blocked": [b.url for b in trace.network.blocked],
         },
-        "state": trace.state.diff,
-        "ui": trace.ui.observations,
+        "state": [d.model_dump() for d in trace.state.diff],
+        "ui": [o.model_dump() for o in trace.ui.observations],
         "aria": trace.ui.aria_snapshot,
         "url": trace.ui.url,
         "confirmation": trace.confirmation.model_dump() if trace.confirmation else None,
-        "rendering": trace.untrusted_rendering,
+        "rendering": [r.model_dump() for r in trace.untrusted_rendering]
+        if trace.untrusted_rendering is not None
+        else None,
     }
 
 
@@ -191,14 +193,14 @@ def _read_only_tools(baselines: list[Baseline]) -> set[str]:
     out = set()
     for b in baselines:
         for reg in b.trace.registrations:
-            ann = reg.get("annotations") or {}
-            if reg.get("type") == "register" and (ann.get("readOnlyHint") or ann.get("readOnly")):
-                out.add(reg["name"])
+            ann = reg.annotations or {}
+            if reg.type == "register" and reg.name and (ann.get("readOnlyHint") or ann.get("readOnly")):
+                out.add(reg.name)
     return out
 
 
 def _registered_tools(baselines: list[Baseline]) -> set[str]:
-    return {r["name"] for b in baselines for r in b.trace.registrations if r.get("type") == "register"}
+    return {r.name for b in baselines for r in b.trace.registrations if r.type == "register" and r.name}
 
 
 def _control_names(baselines: list[Baseline]) -> set[str]:
@@ -309,7 +311,7 @@ def _error_message(result: Any) -> bool:
 
 def _leaves_route_of(trace: Trace, tool: str) -> bool:
     """The tool was registered on a route the trial later left (in the same document)."""
-    routes = {r.get("route") for r in trace.registrations if r.get("type") == "register" and r.get("name") == tool}
+    routes = {r.route for r in trace.registrations if r.type == "register" and r.name == tool}
     return any(s.route_before in routes and s.route_after != s.route_before for s in trace.steps)
 
 

@@ -38,6 +38,7 @@ from urllib.parse import quote
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
+from pydantic import BaseModel
 
 from runner.results.run_results import (
     MODEL_GRADER,
@@ -138,12 +139,17 @@ SCRIPT = """
 # --------------------------------------------------------------------------- formatting
 
 
+def _plain(value: Any) -> Any:
+    """A trace record as it is written in the trace; anything else JSON cannot say, as text."""
+    return value.model_dump(mode="json") if isinstance(value, BaseModel) else str(value)
+
+
 def _json(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False, default=str)
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False, default=_plain)
 
 
 def _short_json(value: Any, limit: int = 160) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=str)
+    text = json.dumps(value, ensure_ascii=False, default=_plain)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -472,10 +478,10 @@ def _state(t: Trace) -> tuple[list[dict[str, str]], list[DiffLine], int, str | N
         return [], [], 0, None, None
     rows = [
         {
-            "path": str(d.get("path", "")),
-            "change": str(d.get("change", "")),
-            "before": _short_json(d.get("before"), 400),
-            "after": _short_json(d.get("after"), 400),
+            "path": d.path,
+            "change": d.change,
+            "before": _short_json(d.before, 400),
+            "after": _short_json(d.after, 400),
         }
         for d in st.diff
     ]
@@ -577,8 +583,7 @@ def _trial_view(
         retry=f.retry_text(),
         rubric=_rubric(t) if t.verdict != "not_run" else [],  # a trial that did not run has nothing to judge
         attempt_links=[
-            (f"attempt {a.get('attempt')}", urlpath(_relative(tdir / str(a.get("trace")), report_dir)))
-            for a in t.earlier_attempts
+            (f"attempt {a.attempt}", urlpath(_relative(tdir / a.trace, report_dir))) for a in t.earlier_attempts
         ],
     )
 

@@ -301,7 +301,7 @@ def _trial_json(f: TrialFigures, report_dir: Path | None = None, trace_dirs: Tra
         "not_run_kind": t.not_run_kind,
         "attempt": t.attempt,
         "earlier_attempts": [
-            {**a, "trace": _trace_link(t, report_dir, trace_dirs, a["trace"])} for a in t.earlier_attempts
+            {**a.model_dump(), "trace": _trace_link(t, report_dir, trace_dirs, a.trace)} for a in t.earlier_attempts
         ],
         "assertions_passed": f.assertions_passed,
         "assertions_counted": f.assertions_counted,

@@ -247,8 +247,7 @@ class TrialFigures:
         if not self.retried:
             return ""
         first = "; ".join(
-            f"attempt {a.get('attempt')}: {a.get('verdict')} ({a.get('kind')}): {a.get('reason')}"
-            for a in self.trace.earlier_attempts
+            f"attempt {a.attempt}: {a.verdict} ({a.kind}): {a.reason}" for a in self.trace.earlier_attempts
         )
         return f"{self.attempts} attempts; {first}"
 
