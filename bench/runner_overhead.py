@@ -54,10 +54,11 @@ sys.path.insert(0, str(ROOT / "tests"))
 from static_server import CASES as SHOP_CASES  # noqa: E402
 from static_server import static_site  # noqa: E402
 
+from runner.agents.reference import ReferenceAgent  # noqa: E402
 from runner.play.browser import launch  # noqa: E402
 from runner.play.fixture_store import FixtureStore  # noqa: E402
+from runner.play.locate import locate  # noqa: E402
 from runner.play.run import RunOptions, run_suite  # noqa: E402
-from runner.play.trial import locate  # noqa: E402
 from runner.suite.case import ClickAction, NavigateAction, ReloadAction, UserStep  # noqa: E402
 from runner.suite.loader import LoadedCase, load_cases  # noqa: E402
 from runner.suite.matchers import MISSING, resolve, substitute  # noqa: E402
@@ -149,7 +150,9 @@ async def bare_loop(site: Site) -> list[float]:
 
 async def runner_loop(site: Site, **options: Any) -> list[Any]:
     with tempfile.TemporaryDirectory() as out:
-        run = RunOptions(out_root=Path(out), run_id="bench", base_url=site.config.base_url, site_config=site.config)
+        run = RunOptions(
+            ReferenceAgent, out_root=Path(out), run_id="bench", base_url=site.config.base_url, site_config=site.config
+        )
         for key, value in options.items():
             setattr(run, key, value)
         return (await run_suite(site.cases, run)).traces

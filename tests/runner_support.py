@@ -6,6 +6,7 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from runner.agents.reference import ReferenceAgent
 from runner.play.run import RunOptions, run_suite, select_cases
 from runner.suite.loader import load_cases
 from runner.trace import Trace
@@ -27,5 +28,6 @@ def suite_cases(*ids: str, directory: Path = CASES):
 
 
 def play(tmp_path: Path, ids: tuple[str, ...] = (), **kw) -> list[Trace]:
+    kw.setdefault("agent_factory", ReferenceAgent)
     options = RunOptions(out_root=tmp_path, run_id=kw.pop("run_id", "run"), **kw)
     return in_thread(asyncio.run, run_suite(suite_cases(*ids), options)).traces

@@ -62,7 +62,7 @@ def test_a_start_route_without_tools_is_not_run_with_what_to_check(tmp_path):
     (loaded,) = suite_cases("SEL-01")
     no_tools = LoadedCase(loaded.case.model_copy(update={"start_route": "/api/version"}), loaded.file, loaded.lines)
     with SiteServer(test_mode=False) as site:
-        options = RunOptions(out_root=tmp_path, run_id="run", base_url=site.url)
+        options = RunOptions(ReferenceAgent, out_root=tmp_path, run_id="run", base_url=site.url)
         (trace,) = in_thread(asyncio.run, run_suite([no_tools], options)).traces
     assert trace.verdict == "not_run", trace.verdict_reason
     assert "no WebMCP tools were registered at the start route /api/version" in trace.verdict_reason

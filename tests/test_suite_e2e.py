@@ -321,7 +321,7 @@ def test_a_route_whose_data_loads_slowly_is_waited_for_before_the_next_step(tmp_
         call["step"] += call["step"] >= navigate  # the later steps moved down by one
     (tmp_path / "cases").mkdir()
     (tmp_path / "cases" / "STALE-01.yaml").write_text(yaml.safe_dump(case, allow_unicode=True), encoding="utf-8")
-    options = RunOptions(out_root=tmp_path, run_id="run")
+    options = RunOptions(ReferenceAgent, out_root=tmp_path, run_id="run")
     (trace,) = in_thread(asyncio.run, run_suite(suite_cases(directory=tmp_path / "cases"), options)).traces
     assert trace.verdict == "passed", trace.verdict_reason
     assert set(trace.steps[navigate + 1].catalog_after) == {"get_event_details", "save_event", "search_events"}

@@ -206,9 +206,11 @@ def test_the_plan_names_its_harness_and_two_harnesses_never_share_a_plan_hash(fo
 
     cases = load_cases([folder / "browse.first-look.yaml"])[0]
     probe = ReferenceAgent()
-    one = RunOptions(harness={"command": "h {prompt}", "source": "--harness", "max_seconds": 90.0})
-    two = RunOptions(harness={"command": "h --fast {prompt}", "source": "suite.yaml:5", "max_seconds": 90.0})
-    plans = [_plan_of("r", cases, options, probe) for options in (one, two, RunOptions())]
+    one = RunOptions(ReferenceAgent, harness={"command": "h {prompt}", "source": "--harness", "max_seconds": 90.0})
+    two = RunOptions(
+        ReferenceAgent, harness={"command": "h --fast {prompt}", "source": "suite.yaml:5", "max_seconds": 90.0}
+    )
+    plans = [_plan_of("r", cases, options, probe) for options in (one, two, RunOptions(ReferenceAgent))]
     assert plans[0]["harness"] == {"command": "h {prompt}", "source": "--harness"}
     assert plans[1]["harness"]["source"] == "suite.yaml:5" and "harness" not in plans[2]
     assert len({p["plan_hash"] for p in plans}) == 3  # shards of different harnesses never merge

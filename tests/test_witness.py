@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from runner.agents.reference import ReferenceAgent
 from runner.judge.checks import check_calls
 from runner.play.witness import compare_witness
 from runner.suite.case import CallExpectations
@@ -85,7 +86,7 @@ def test_on_the_demo_site_devtools_sees_the_shims_calls(tmp_path):
     data = original.case.model_dump(mode="json", exclude_defaults=True)
     data["expect"]["calls"]["witness_agrees"] = True
     asked = LoadedCase(Case.model_validate(data), original.file, original.lines)
-    options = RunOptions(out_root=tmp_path, run_id="witness")
+    options = RunOptions(ReferenceAgent, out_root=tmp_path, run_id="witness")
     (trace,) = in_thread(asyncio.run, run_suite([asked], options)).traces
     assert trace.verdict == "passed", trace.verdict_reason
     (a,) = [a for a in trace.assertions if a.id == "calls.witness"]

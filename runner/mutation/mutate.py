@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from proxies import mutations as proxy_ops
+from runner.agents.reference import ReferenceAgent
 from runner.play.run import RunOptions, run_suite
 from runner.play.trial import TrialHook
 from runner.suite.loader import LoadedCase
@@ -470,6 +471,7 @@ async def _play(
     cases = [_renamed(lc, suffix) for lc, suffix, _ in pairs]
     hooks = {c.case.id: hook for c, (_, _, hook) in zip(cases, pairs, strict=True)}
     run_options = RunOptions(
+        agent_factory=ReferenceAgent,  # a mutant is killed by the cases' own plans: deterministic evidence
         out_root=options.out_root / options.run_id,
         run_id=run_id,
         workers=options.workers,

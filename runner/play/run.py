@@ -18,11 +18,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from runner.agents.protocol import Agent
-from runner.agents.reference import ReferenceAgent
+from runner.play.fixture_store import FixtureStore
 from runner.play.plan import RunPlan, make_plan, trial_id_for, write_plan
 from runner.play.retry import resumed_attempts, retryable, set_aside
 from runner.play.session import BrowserSession
@@ -32,9 +32,14 @@ from runner.suite.loader import LoadedCase
 from runner.suite.site import SiteClient, SiteConfig, demo_site_config
 from runner.trace import Trace, write_atomic
 
+if TYPE_CHECKING:
+    from proxies.controller import NetworkProxy
+    from runner.judge.grader import ModelGrader
+
 
 @dataclass
 class RunOptions:
+    agent_factory: Callable[[], Agent]  # a fresh agent per trial: the command that runs chooses it
     out_root: Path = Path("traces")
     run_id: str | None = None
     trials: int = 1
@@ -47,14 +52,13 @@ class RunOptions:
     proxy: bool = True
     network_mode: str = "live"
     chromium: str | None = None
-    fixtures: Any = None
-    agent_factory: Callable[[], Agent] = ReferenceAgent
+    fixtures: FixtureStore | None = None  # record/replay: where fixtures are kept and read
     breaks: list[str] = field(default_factory=list)  # extra site breaks for every case (tests)
     playwright_trace: str = "off"
     # --resume: play only these planned trials into the existing run directory (its plan stays)
     only_trials: set[str] | None = None
     hooks: dict[str, TrialHook] = field(default_factory=dict)  # case id -> a change to its trials (mutate)
-    grader: Any = None  # runner.judge.grader.ModelGrader, when rubric criteria are to be judged
+    grader: ModelGrader | None = None  # when rubric criteria are to be judged
     shard: tuple[int, int] | None = None  # (i, n): play only shard i of n of the plan
     durations: dict[str, float] | None = None  # trial id -> ms from an earlier run: balances the shards
     retries: int = 0  # attempts after the first for a trial that could not run for an infrastructure reason
@@ -130,7 +134,7 @@ def _embedded_site(options: RunOptions) -> Iterator[SiteConfig]:
 
 
 @contextlib.contextmanager
-def _proxy(options: RunOptions, config: SiteConfig) -> Iterator[Any]:
+def _proxy(options: RunOptions, config: SiteConfig) -> Iterator[NetworkProxy | None]:
     if not options.proxy:
         yield None
         return
@@ -303,7 +307,7 @@ def _write_run_info(
     config: SiteConfig,
     site_info: dict[str, Any],
     browser: dict[str, str],
-    proxy: Any = None,
+    proxy: NetworkProxy | None = None,
 ) -> None:
     info = {
         "run_id": run_id,
