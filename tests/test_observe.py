@@ -10,7 +10,7 @@ from runner.play.observe import PageObserver
 from runner.play.toolhost import ShimLog
 from runner.play.watcher import Watcher
 from runner.suite.case import Expectations, Locator
-from runner.trace import Trace
+from runner.trace import HumanClick, Trace
 from tests.fake_page import Control, FakePage, run
 
 CONFIRM = Locator(role="button", name="確認報名")
@@ -48,7 +48,7 @@ def test_the_agent_pressing_the_confirmation_control_is_seen_as_the_agents(tmp_p
     page = FakePage({CONFIRM.describe(): Control(text="確認報名")})
     page.report({"type": "click", "text": "確認報名", "seq": 7})  # outside any human window
     rec = run(observer(page, tmp_path).confirmation(CONFIRM, "CONF-01.t1"))
-    assert rec.found and rec.visible and rec.actionable == {"enabled": True}
+    assert rec.found and rec.visible and rec.actionable is not None and rec.actionable.enabled
     assert rec.pressed_by_agent and not rec.pressed_by_human and rec.human_clicks == []
 
 
@@ -58,7 +58,8 @@ def test_the_humans_press_is_the_humans_and_a_scripted_click_in_the_window_is_no
     page.report({"type": "click", "text": "確認報名", "seq": 1})
     obs.humans.windows = [(0, 1)]
     rec = run(obs.confirmation(CONFIRM, "CONF-01.t1"))
-    assert rec.pressed_by_human and not rec.pressed_by_agent and rec.human_clicks == [{"seq": 1, "text": "確認報名"}]
+    assert rec.pressed_by_human and not rec.pressed_by_agent
+    assert rec.human_clicks == [HumanClick(seq=1, text="確認報名")]
     page.report({"type": "click", "text": "確認報名", "seq": 2, "trusted": False})
     obs.humans.windows = [(0, 2)]
     assert run(obs.confirmation(CONFIRM, "CONF-01.t1")).pressed_by_agent  # a page script's click
@@ -94,7 +95,7 @@ def test_observe_fills_the_ui_record_and_the_confirmation(tmp_path) -> None:
     )
     t = trace()
     run(observer(page, tmp_path).observe(expect, t))
-    assert t.ui.url == "http://site.test/" and [o["text"] for o in t.ui.observations] == ["1200"]
+    assert t.ui.url == "http://site.test/" and [o.text for o in t.ui.observations] == ["1200"]
     assert t.ui.aria_snapshot == "- main" and t.ui.screenshot == "../screenshots/CONF-01.t1.png"
     assert t.confirmation is not None and t.confirmation.found and not t.confirmation.pressed_by_agent
     assert t.untrusted_rendering is None  # the case does not ask

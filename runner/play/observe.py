@@ -22,7 +22,7 @@ from runner.play.locate import locate
 from runner.play.toolhost import ShimLog
 from runner.play.watcher import Watcher
 from runner.suite.case import Expectations, Locator
-from runner.trace import ConfirmationRecord, Trace
+from runner.trace import ConfirmationRecord, HumanClick, Trace
 
 
 @dataclass
@@ -87,7 +87,7 @@ class PageObserver:
                 continue
             human = self.humans.by_human(i, event)
             if human:
-                rec.human_clicks.append({"seq": event.get("seq"), "text": event.get("text")})
+                rec.human_clicks.append(HumanClick(seq=event.get("seq"), text=event.get("text")))
             rec.pressed_by_human |= human
             rec.pressed_by_agent |= not human
         return rec
