@@ -16,17 +16,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import json
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from playwright.async_api import Error as PlaywrightError
 
-from proxies.canonical import DEFAULT_PORTS
 from proxies.fixture import Fixture
 from runner.agents.protocol import Agent, AgentError
 from runner.judge import checks
@@ -36,9 +33,11 @@ from runner.play.artifacts import Artifacts, artifact_name
 from runner.play.browser import BrowserUnavailable
 from runner.play.fixture_store import FixtureMissing, FixtureStore, HookTape
 from runner.play.human_windows import HumanWindows
+from runner.play.network_evidence import network_record, site_stopped_answering, unanswered_site_requests
 from runner.play.observe import PageObserver
 from runner.play.plan import trial_id_for
 from runner.play.session import BrowserSession, TrialPage
+from runner.play.start_route import first_line, open_start_route, require_tools
 from runner.play.watcher import Watcher
 from runner.play.witness import compare_witness
 from runner.suite.case import Case, UserStep
@@ -48,6 +47,7 @@ from runner.trace import NetworkRecord, NotRunKind, StepRecord, Trace, write_tra
 
 if TYPE_CHECKING:
     from proxies.controller import NetworkProxy
+    from proxies.models import RequestRecord
     from runner.judge.grader import ModelGrader
 
 TRIAL_TIMEOUT_S = 120
@@ -134,7 +134,7 @@ class Trial:
         self._crash_watch = asyncio.Event()
         self.site: HookTape = HookTape(env.site, "live", None)
         self._page_errors: list[str] = []  # uncaught errors of the page (setup failures name the first)
-        self._site_unanswered: list[Any] = []  # the proxy's records of site requests that got no answer
+        self._site_unanswered: list[RequestRecord] = []  # the proxy's records of site requests that got no answer
         self.trace = Trace(
             run_id=env.run_id,
             trial_id=self.trial_id,
@@ -175,7 +175,7 @@ class Trial:
         except BrowserUnavailable as err:  # a remote browser lost and not reached again
             error, kind = str(err), "infrastructure"
         except (PlaywrightError, AgentError) as err:
-            error = self._crash_reason() or self._lost_browser() or f"{type(err).__name__}: {_first_line(err)}"
+            error = self._crash_reason() or self._lost_browser() or f"{type(err).__name__}: {first_line(err)}"
             if self._crash_reason() or self._lost_browser():
                 kind = "infrastructure"
             else:
@@ -184,7 +184,7 @@ class Trial:
             error = f"harness error: {type(err).__name__}: {err}"
         self._agent_report()
         await self._finish_network()
-        site_down = self._site_stopped_answering()
+        site_down = site_stopped_answering(self._site_unanswered, self.site.config.base_url)
         if site_down and not (error or "").startswith("setup:"):
             # whatever else went wrong followed from it: the site's failure, never the agent's
             error, kind = site_down + (f" (then: {error})" if error else ""), "infrastructure"
@@ -321,11 +321,15 @@ class Trial:
             self.tp.page, self.tp.host, site, self.world, self.trial_id, self.env.proxy, self.humans
         )
         mark("context_ms")
-        await self._open_start_route()
+        config = site.config
+        proxied = self.env.proxy is not None
+        await open_start_route(
+            self.tp.page, config, case.start_route, case.id, proxied=proxied, crashed=self._crash_reason
+        )
         mark("goto_ms")
         await self.tp.host.wait_for_tools()
         mark("tools_ms")
-        await self._require_tools()
+        await require_tools(self.tp.host, case.start_route, config.base_url, self._page_errors)
         self.trace.webmcp_path = self.tp.host.path  # type: ignore[assignment]
         self.trace.timings["setup_ms"] = self._ms()
         before = await self._state()
@@ -346,68 +350,6 @@ class Trial:
             self.trace.state.before, self.trace.state.after = before, after
             self.trace.state.diff = checks.state_diff(before, after)
 
-    async def _open_start_route(self) -> None:
-        """Open the case's start route; a site that is down or errs there is a setup failure."""
-        assert self.tp
-        route, base = self.case.start_route, self.site.config.base_url
-        check = f"check that the site is running at {base} and that --base-url is right"
-        try:
-            response = await self.tp.page.goto(self.site.config.url_for(route), wait_until="load")
-        except PlaywrightError as err:
-            if self._crash_reason():
-                raise
-            message = f"setup: could not open the start route {route}: {_first_line(err)}; {check}"
-            raise TrialAborted(message, "infrastructure") from None
-        if response is None or response.status < 400:
-            return
-        from proxies.addon import REPLAY_MISS_STATUS  # mitmproxy is heavy: only here, when it is needed
-
-        status = f"HTTP {response.status} {response.status_text}".strip()
-        kind: NotRunKind = "infrastructure" if response.status >= 500 else "setup"  # a 5xx may pass; a 4xx stays
-        if response.status == REPLAY_MISS_STATUS:
-            why = f"no recorded answer for it in the fixture; re-record it with: webmcp-eval record {self.case.id}"
-            kind = "fixture"
-        elif response.status in (502, 503, 504) and self.env.proxy:
-            why = f"the proxy could not get an answer from the site; {check}"
-        else:
-            why = check
-        raise TrialAborted(f"setup: the start route {route} answered {status}: {why}", kind)
-
-    async def _require_tools(self) -> None:
-        """No tools at the start route after the wait: nothing an agent could use, so not_run."""
-        assert self.tp
-        try:
-            tools = await self.tp.host.catalog()
-        except PlaywrightError as err:
-            raise TrialAborted(f"setup: could not read the page's tools: {_first_line(err)}", "setup") from None
-        if tools:
-            return
-        route = self.case.start_route
-        if self._page_errors:
-            raise TrialAborted(
-                f"setup: the page at {route} threw an error before the first step ({self._page_errors[0]}) "
-                "and registered no WebMCP tools; check the page's scripts in a browser console",
-                "setup",
-            )
-        raise TrialAborted(
-            f"setup: no WebMCP tools were registered at the start route {route} within the wait; check that "
-            f"the route exists at {self.site.config.base_url}, that it registers its tools "
-            "(document.modelContext.registerTool) and that --base-url is right",
-            "setup",
-        )
-
-    def _site_stopped_answering(self) -> str | None:
-        """Requests to the site that got no answer at all (not a fault the case armed): the site went away."""
-        lost = self._site_unanswered
-        if not lost:
-            return None
-        first = lost[0]
-        return (
-            f"the site stopped answering during the trial: {len(lost)} request(s) to it got no answer "
-            f"(first: {first.method} {first.path}: {first.error}); check that the site is running at "
-            f"{self.site.config.base_url}"
-        )
-
     def _proxy_mode(self) -> dict[str, Any]:
         mode = self.env.options.network_mode if self.fixture is not None else "live"
         return {"mode": mode, "fixture": self.fixture}
@@ -422,7 +364,7 @@ class Trial:
                 # a function, not a bare string: CDP runs it whatever the page's CSP says of eval
                 return await self.tp.page.evaluate(f"async () => ({expression}\n)")
             except PlaywrightError as err:
-                raise TrialAborted(f"the site's state_js could not be read: {_first_line(err)}", "setup") from None
+                raise TrialAborted(f"the site's state_js could not be read: {first_line(err)}", "setup") from None
         if not self.site.has("state"):
             return None
         self.trace.state.source = "http"
@@ -496,22 +438,9 @@ class Trial:
             net = proxy.end_trial(self.trial_id)
         except KeyError:
             return  # the trial never began (it failed before the proxy was told)
-        self.trace.network = NetworkRecord(
-            requests=len(net.requests),
-            mutations=[_slim(m) for m in net.mutations],
-            mutation_counts=dict(net.mutation_counts),
-            blocked=[_slim(b) for b in net.blocked],
-            outbound=[_outbound(r) for r in net.requests if getattr(r, "outbound", False)],
-            outbound_expected=expected,
-            faults_fired=[_slim(f) for f in net.faults_fired],
-            replay_misses=[_slim(m) for m in net.replay_misses],
-        )
-        self.recorded = getattr(net, "fixture", None)
-        site = urlsplit(self.site.config.base_url)
-        address = (site.hostname, site.port or DEFAULT_PORTS.get(site.scheme))
-        self._site_unanswered = [
-            r for r in net.requests if r.error and not r.fault and not r.blocked and (r.host, r.port) == address
-        ]
+        self.trace.network = network_record(net, expected)
+        self.recorded = net.fixture
+        self._site_unanswered = unanswered_site_requests(net, self.site.config.base_url)
 
     def _store_recording(self) -> None:
         """Keep a recording only of a trial that ran: a half-played trial is no fixture."""
@@ -524,18 +453,3 @@ class Trial:
             )
             return
         store.store(self.case.id, self.recorded, self.site.tape)
-
-
-def _outbound(request: Any) -> dict[str, Any]:
-    keep = ("method", "url", "host", "port", "path", "status", "blocked", "mutation", "outbound", "error")
-    return {k: getattr(request, k) for k in keep}
-
-
-def _slim(item: Any) -> dict[str, Any]:
-    data = item.model_dump() if hasattr(item, "model_dump") else dict(item) if not isinstance(item, dict) else item
-    return json.loads(json.dumps(data, default=str))
-
-
-def _first_line(err: Exception) -> str:
-    text = str(err).strip()
-    return text.splitlines()[0] if text else type(err).__name__

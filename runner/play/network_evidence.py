@@ -1,0 +1,55 @@
+"""The proxy's account of one trial's traffic as the trace keeps it, and whether the site stopped answering.
+
+The proxy (proxies/) counts every request of the trial; here its records become
+the trace's network record. Requests to the site itself that got no answer at
+all (not a fault the case armed, not a blocked host) mean the site went away:
+the trial is then not_run for the site's failure, never the agent's.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import urlsplit
+
+from proxies.canonical import DEFAULT_PORTS
+from proxies.models import RequestRecord, TrialNetwork
+from runner.trace import NetworkRecord
+
+OUTBOUND_FIELDS = ("method", "url", "host", "port", "path", "status", "blocked", "mutation", "outbound", "error")
+
+
+def network_record(net: TrialNetwork, outbound_expected: int | None) -> NetworkRecord:
+    return NetworkRecord(
+        requests=len(net.requests),
+        mutations=[_slim(m) for m in net.mutations],
+        mutation_counts=dict(net.mutation_counts),
+        blocked=[_slim(b) for b in net.blocked],
+        outbound=[{k: getattr(r, k) for k in OUTBOUND_FIELDS} for r in net.requests if r.outbound],
+        outbound_expected=outbound_expected,
+        faults_fired=[_slim(f) for f in net.faults_fired],
+        replay_misses=[_slim(m) for m in net.replay_misses],
+    )
+
+
+def unanswered_site_requests(net: TrialNetwork, base_url: str) -> list[RequestRecord]:
+    """Requests to the site that got no answer, other than those a fault or the block list stopped."""
+    site = urlsplit(base_url)
+    address = (site.hostname, site.port or DEFAULT_PORTS.get(site.scheme))
+    return [r for r in net.requests if r.error and not r.fault and not r.blocked and (r.host, r.port) == address]
+
+
+def site_stopped_answering(lost: list[RequestRecord], base_url: str) -> str | None:
+    """The reason a trial is not_run when the site went away under it; None when it answered throughout."""
+    if not lost:
+        return None
+    first = lost[0]
+    return (
+        f"the site stopped answering during the trial: {len(lost)} request(s) to it got no answer "
+        f"(first: {first.method} {first.path}: {first.error}); check that the site is running at {base_url}"
+    )
+
+
+def _slim(item: Any) -> dict[str, Any]:
+    data = item.model_dump() if hasattr(item, "model_dump") else dict(item) if not isinstance(item, dict) else item
+    return json.loads(json.dumps(data, default=str))
