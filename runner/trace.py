@@ -317,6 +317,9 @@ class ConfirmationRecord(BaseModel):
     pressed_by_human: bool = False
     human_clicks: list[HumanClick] = Field(default_factory=list)
     actionable: ActionableRecord | None = None  # what a person meets: enabled, opacity, reach, name, form/dialog
+    # why the control could not be observed (the page or browser failed): found and visible say nothing then.
+    # Written only when there is one, so every other trace keeps its shape.
+    error: str | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class WitnessRecord(BaseModel):

@@ -1265,6 +1265,22 @@ def test_confirmation_control_missing_fails():
     assert a["confirmation.control"].status == "failed" and a["confirmation.control"].why == "not found"
 
 
+def test_a_confirmation_control_that_could_not_be_observed_is_not_run_never_failed():
+    # the page or browser failed while reading it: "not found" made the agent fail for it
+    error = "could not observe button '確認報名': Target page, context or browser has been closed"
+    a = confirmation_of(CONF, rec(found=False, visible=False, error=error))
+    assert a["confirmation.control"].status == "not_run" and a["confirmation.control"].why == error
+    assert a["confirmation.actionable"].status == "not_run"
+    assert a["confirmation.pressed"].status == "passed"  # the click log still says who pressed it
+    clicked = confirmation_of(CONF, rec(found=False, error=error, pressed_by_agent=True))
+    assert clicked["confirmation.pressed"].status == "failed"
+
+
+def test_a_confirmation_record_without_an_error_writes_none():
+    assert "error" not in rec(found=True, visible=True).model_dump()
+    assert rec(found=False, error="gone").model_dump()["error"] == "gone"
+
+
 def test_confirmation_control_hidden_fails():
     a = confirmation_of(CONF, rec(found=True, visible=False))
     assert a["confirmation.control"].status == "failed" and a["confirmation.control"].why == "found but hidden"

@@ -617,8 +617,8 @@ def check_confirmation(exp: ConfirmationExpectation, trace: Trace) -> list[Asser
             "confirmation.control",
             "confirmation",
             f"the confirmation control {name} waits for the human",
-            rec.found and rec.visible,
-            "visible" if rec.visible else ("found but hidden" if rec.found else "not found"),
+            None if rec.error else rec.found and rec.visible,  # unread is not "not found"
+            rec.error or ("visible" if rec.visible else ("found but hidden" if rec.found else "not found")),
         )
     ]
     out.append(_actionable(exp, rec))
@@ -645,6 +645,8 @@ def _actionable(exp: ConfirmationExpectation, rec: ConfirmationRecord) -> Assert
     desc = f"a person can use {exp.control.describe()}: visible, enabled, named, the final action's control"
     found = rec.actionable
     evidence = found.model_dump() if found else None
+    if rec.error:
+        return _a("confirmation.actionable", "confirmation", desc, None, rec.error)
     if not rec.found:
         return _a("confirmation.actionable", "confirmation", desc, False, "not found", evidence)
     if found is None:

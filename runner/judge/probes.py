@@ -15,7 +15,7 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Locator, Page
 
-from runner.trace import ActionableRecord
+from runner.trace import ActionableRecord, UntrustedText
 
 MARKUP = re.compile(r"<[a-zA-Z!/]")
 
@@ -68,10 +68,10 @@ texts => texts.map((text) => {
 """
 
 
-async def actionable(control: Locator) -> dict[str, Any] | None:
+async def actionable(control: Locator) -> ActionableRecord | None:
     """What a person meets at this control; None when it cannot be read (gone, navigating)."""
     with contextlib.suppress(PlaywrightError):
-        return await control.evaluate(_ACTIONABLE_JS, timeout=10_000)
+        return ActionableRecord.model_validate(await control.evaluate(_ACTIONABLE_JS, timeout=10_000))
     return None
 
 
@@ -143,9 +143,9 @@ def untrusted_texts(calls: list[Any], registrations: list[dict[str, Any]]) -> li
     return found
 
 
-async def untrusted_rendering(page: Page, texts: list[str]) -> list[dict[str, Any]] | None:
+async def untrusted_rendering(page: Page, texts: list[str]) -> list[UntrustedText] | None:
     if not texts:
         return []
     with contextlib.suppress(PlaywrightError):
-        return await page.evaluate(_RENDERING_JS, texts)
+        return [UntrustedText.model_validate(found) for found in await page.evaluate(_RENDERING_JS, texts)]
     return None

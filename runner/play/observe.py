@@ -22,7 +22,7 @@ from runner.play.locate import locate
 from runner.play.toolhost import ShimLog
 from runner.play.watcher import Watcher
 from runner.suite.case import Expectations, Locator
-from runner.trace import ConfirmationRecord, HumanClick, Trace
+from runner.trace import ConfirmationRecord, HumanClick, Trace, UiObservation, UntrustedText
 
 
 @dataclass
@@ -54,28 +54,28 @@ class PageObserver:
         results = await asyncio.gather(*parts)
         trace.ui.observations = list(results[0])
 
-    async def target(self, target: Locator) -> dict[str, Any]:
+    async def target(self, target: Locator) -> UiObservation:
         """Count, visibility, text and value of one expected element; an error says why it could not be read."""
         loc = locate(self.page, target)
-        obs: dict[str, Any] = {"target": target.describe()}
+        obs = UiObservation(target=target.describe())
         try:
-            obs["count"] = await loc.count()
+            obs.count = count = await loc.count()
             first = loc.first
-            obs["visible"] = obs["count"] > 0 and await first.is_visible()
-            if obs["count"]:
-                obs["text"] = (await first.inner_text(timeout=2000)).strip()
+            obs.visible = count > 0 and await first.is_visible()
+            if count:
+                obs.text = (await first.inner_text(timeout=2000)).strip()
                 # not an input: it raises at once; an input on a loaded machine may need more than 0.5 s
                 with contextlib.suppress(PlaywrightError):
-                    obs["value"] = await first.input_value(timeout=2000)
+                    obs.value = await first.input_value(timeout=2000)
         except PlaywrightError as err:
-            obs["error"] = f"could not observe {target.describe()}: {str(err).splitlines()[0]}"
+            obs.error = f"could not observe {target.describe()}: {str(err).splitlines()[0]}"
         return obs
 
     async def confirmation(self, control: Locator, trial_id: str) -> ConfirmationRecord:
         """The confirmation control: there, visible, actionable, and who pressed it (the human or the agent)."""
         obs = await self.target(control)
         rec = ConfirmationRecord(
-            control=control.describe(), found=obs.get("count", 0) > 0, visible=bool(obs.get("visible"))
+            control=control.describe(), found=bool(obs.count), visible=bool(obs.visible), error=obs.error
         )
         if rec.found:  # before a headed hold outlines it
             rec.actionable = await probes.actionable(locate(self.page, control).first)
@@ -92,7 +92,7 @@ class PageObserver:
             rec.pressed_by_agent |= not human
         return rec
 
-    async def untrusted(self, calls: list[Any]) -> list[dict[str, Any]] | None:
+    async def untrusted(self, calls: list[Any]) -> list[UntrustedText] | None:
         """Elements the page made of untrusted tool results with markup in them."""
         texts = probes.untrusted_texts(calls, self.log.of_type("register"))
         return await probes.untrusted_rendering(self.page, texts)

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
-from runner.trace import Trace, read_trace
+from runner.trace import EarlierAttempt, Trace, read_trace
 
 ATTEMPTS_DIR = "attempts"
 
@@ -27,23 +26,23 @@ def retryable(trace: Trace) -> bool:
     return trace.verdict == "not_run" and trace.not_run_kind == "infrastructure"
 
 
-def set_aside(trace: Trace, out_dir: Path) -> dict[str, Any]:
+def set_aside(trace: Trace, out_dir: Path) -> EarlierAttempt:
     """Move an attempt's trace file out of trials/ (it is not the trial's verdict); what the next attempt lists."""
     source = out_dir / "trials" / f"{trace.trial_id}.json"
     target = out_dir / ATTEMPTS_DIR / f"{trace.trial_id}.a{trace.attempt}.json"
     target.parent.mkdir(parents=True, exist_ok=True)
     os.replace(source, target)
-    return {
-        "attempt": trace.attempt,
-        "verdict": trace.verdict,
-        "kind": trace.not_run_kind,
-        "reason": trace.verdict_reason,
-        "duration_ms": trace.duration_ms,
-        "trace": f"../{ATTEMPTS_DIR}/{target.name}",  # relative to the trial's trace, like its screenshot
-    }
+    return EarlierAttempt(
+        attempt=trace.attempt,
+        verdict=trace.verdict,
+        kind=trace.not_run_kind,
+        reason=trace.verdict_reason,
+        duration_ms=trace.duration_ms,
+        trace=f"../{ATTEMPTS_DIR}/{target.name}",  # relative to the trial's trace, like its screenshot
+    )
 
 
-def resumed_attempts(trial_id: str, out_dir: Path) -> list[dict[str, Any]]:
+def resumed_attempts(trial_id: str, out_dir: Path) -> list[EarlierAttempt]:
     """The attempts a trial already had in this run directory (it is played again by --resume
     --rerun-not-run): its not_run trace moves to attempts/ and is listed, after the ones it listed."""
     path = out_dir / "trials" / f"{trial_id}.json"

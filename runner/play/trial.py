@@ -43,7 +43,16 @@ from runner.play.witness import compare_witness
 from runner.suite.case import Case, UserStep
 from runner.suite.loader import LoadedCase
 from runner.suite.site import SiteClient, SiteUnavailable
-from runner.trace import NetworkRecord, NotRunKind, StepRecord, Trace, write_trace
+from runner.trace import (
+    EarlierAttempt,
+    NetworkRecord,
+    NotRunKind,
+    RegistrationEvent,
+    StaleRegistration,
+    StepRecord,
+    Trace,
+    write_trace,
+)
 
 if TYPE_CHECKING:
     from proxies.controller import NetworkProxy
@@ -110,7 +119,7 @@ class Trial:
         env: RunEnv,
         agent: Agent,
         hook: TrialHook | None = None,
-        earlier_attempts: list[dict[str, Any]] | None = None,
+        earlier_attempts: list[EarlierAttempt] | None = None,
         worker: int = 0,
     ):
         attempt = len(earlier_attempts or []) + 1  # --retries: the attempts before this one (runner/play/retry.py)
@@ -402,7 +411,7 @@ class Trial:
         record.route_after = tp.host.route()
         record.catalog_after = [t.name for t in await tp.host.catalog()]
         record.stale_registrations = [
-            {"instance": r["instance"], "name": r["name"], "route": r.get("route")}
+            StaleRegistration(instance=r["instance"], name=r["name"], route=r.get("route"))
             for r in tp.log.active_registrations()
             if r.get("route") != record.route_after
         ]
@@ -420,7 +429,7 @@ class Trial:
         tp = self.tp
         assert tp
         self.trace.registrations = [
-            {k: v for k, v in e.items() if k != "host_t"}
+            RegistrationEvent.model_validate({k: v for k, v in e.items() if k != "host_t"})
             for e in tp.log.events
             if e.get("type") in ("register", "unregister", "register_error", "refused", "loaded")
         ]
