@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 
+from playwright.async_api import Error as PlaywrightError
+
 from runner.play.artifacts import Artifacts
 from runner.play.human_windows import HumanWindows
 from runner.play.observe import PageObserver
@@ -11,7 +13,7 @@ from runner.play.toolhost import ShimLog
 from runner.play.watcher import Watcher
 from runner.suite.case import Expectations, Locator
 from runner.trace import HumanClick, Trace
-from tests.fake_page import Control, FakePage, run
+from tests.fake_page import Control, FakeLocator, FakePage, run
 
 CONFIRM = Locator(role="button", name="確認報名")
 TOTAL = Locator(label="總金額")
@@ -31,17 +33,18 @@ def trace() -> Trace:
 def test_a_control_that_is_there_is_counted_read_and_its_value_taken(tmp_path) -> None:
     page = FakePage({TOTAL.describe(): Control(text=" NT$ 1,200 ", value="1200")})
     obs = run(observer(page, tmp_path).target(TOTAL))
-    assert obs == {"target": "label '總金額'", "count": 1, "visible": True, "text": "NT$ 1,200", "value": "1200"}
+    written = {"target": "label '總金額'", "count": 1, "visible": True, "text": "NT$ 1,200", "value": "1200"}
+    assert list(obs.model_dump().items()) == list(written.items())  # as the trace writes it, in this order
 
 
 def test_a_control_that_is_not_there_is_counted_as_none_and_not_visible(tmp_path) -> None:
     obs = run(observer(FakePage(), tmp_path).target(TOTAL))
-    assert obs == {"target": "label '總金額'", "count": 0, "visible": False}
+    assert obs.model_dump() == {"target": "label '總金額'", "count": 0, "visible": False}
 
 
 def test_a_control_that_is_not_an_input_has_no_value(tmp_path) -> None:
     page = FakePage({CONFIRM.describe(): Control(text="確認報名")})
-    assert "value" not in run(observer(page, tmp_path).target(CONFIRM))
+    assert "value" not in run(observer(page, tmp_path).target(CONFIRM)).model_dump()
 
 
 def test_the_agent_pressing_the_confirmation_control_is_seen_as_the_agents(tmp_path) -> None:
@@ -67,8 +70,20 @@ def test_the_humans_press_is_the_humans_and_a_scripted_click_in_the_window_is_no
 
 def test_a_missing_confirmation_control_is_neither_found_nor_pressed(tmp_path) -> None:
     rec = run(observer(FakePage(), tmp_path).confirmation(CONFIRM, "CONF-01.t1"))
-    assert not rec.found and not rec.visible and rec.actionable is None
+    assert not rec.found and not rec.visible and rec.actionable is None and rec.error is None
     assert not rec.pressed_by_agent and not rec.pressed_by_human
+
+
+def test_a_confirmation_control_that_could_not_be_read_keeps_why(tmp_path, monkeypatch) -> None:
+    # "not found" would be the agent's failure; the page was gone (checks make it not_run)
+    async def closed(self: FakeLocator) -> int:
+        raise PlaywrightError("Target page, context or browser has been closed")
+
+    monkeypatch.setattr(FakeLocator, "count", closed)
+    page = FakePage({CONFIRM.describe(): Control(text="確認報名")})
+    rec = run(observer(page, tmp_path).confirmation(CONFIRM, "CONF-01.t1"))
+    assert rec.error == "could not observe button '確認報名': Target page, context or browser has been closed"
+    assert not rec.found and rec.actionable is None
 
 
 def test_headed_the_confirmation_point_holds_outlined_inside_a_human_window(tmp_path) -> None:
