@@ -203,6 +203,16 @@ class UntrustedText(Record):
     shown_as_text: bool | None = None
 
 
+class WitnessEvent(Record):
+    """One event of the DevTools WebMCP domain (runner/play/session.py keeps it slim)."""
+
+    event: str  # toolsAdded, toolsRemoved, toolInvoked, toolResponded
+    t_ms: int | float | None = None  # since the trial started
+    toolName: str | None = None  # as DevTools names it (toolInvoked)
+    input: Any = None
+    tools: list[str | None] | None = None  # toolsAdded, toolsRemoved: the tools' names
+
+
 class EarlierAttempt(Record):
     """An attempt before this one (--retries), whose trace was set aside (runner/play/retry.py)."""
 
@@ -326,7 +336,7 @@ class WitnessRecord(BaseModel):
     """The DevTools WebMCP domain's view, compared with the shim's log."""
 
     available: bool = False
-    events: list[dict[str, Any]] = Field(default_factory=list)
+    events: list[WitnessEvent] = Field(default_factory=list)
     disagreements: list[str] = Field(default_factory=list)
 
 

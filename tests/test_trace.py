@@ -25,6 +25,7 @@ from runner.trace import (
     UiObservation,
     UiRecord,
     UntrustedText,
+    WitnessEvent,
     read_trace,
     read_traces,
     write_atomic,
@@ -264,6 +265,7 @@ def test_the_traces_written_as_dicts_hold_every_kind_of_record():
     assert any(isinstance(d, StateChange) for t in traces for d in t.state.diff)
     assert any(t.confirmation and isinstance(t.confirmation.actionable, ActionableRecord) for t in traces)
     assert any(isinstance(u, UntrustedText) for t in traces for u in t.untrusted_rendering or [])
+    assert any(e.event == "toolInvoked" and isinstance(e, WitnessEvent) for t in traces for e in t.witness.events)
     kinds = {r.type for t in traces for r in t.registrations}
     assert {"loaded", "register"} <= kinds
 
@@ -325,6 +327,11 @@ ODD_RECORDS = {
         "actionable": {"enabled": True, "opacity": 1, "size": [85.5, 40], "covered": None, "extra": [1]},
     },
     "untrusted_rendering": [{"text": "<b>x</b>", "elements": [], "shown_as_text": True, "more": 1}],
+    "witness": {
+        "available": True,
+        "events": [{"toolName": "x", "invocationId": "A1", "input": {"q": 1}, "event": "toolInvoked", "t_ms": 12}],
+        "disagreements": [],
+    },
     "earlier_attempts": [{"attempt": 1, "verdict": "not_run", "kind": "infrastructure", "trace": "../a.json"}],
 }
 

@@ -255,7 +255,7 @@ def _witness(trace: Trace) -> Assertion:
         return _a(
             "calls.witness", "witness", desc, None, "the browser has no DevTools WebMCP domain: no second witness"
         )
-    seen = sum(e.get("event") == "toolInvoked" for e in w.events)
+    seen = sum(e.event == "toolInvoked" for e in w.events)
     return _a(
         "calls.witness", "witness", desc, not w.disagreements, "; ".join(w.disagreements) or f"{seen} call(s), the same"
     )
