@@ -9,6 +9,11 @@ turn them into assertions and a verdict; write the trace atomically.
 
 Anything that stops the trial from running (a crashed renderer, a site that is
 down, a timeout) makes it ``not_run`` with the reason; the run goes on.
+
+This module only puts the parts in order; each is a unit of play/ of its own:
+start_route.py (the start route and its tools), actions.py (the user's steps),
+observe.py (what the page shows), witness.py (the DevTools cross-check),
+network_evidence.py (the proxy's account), artifacts.py (screenshot, trace.zip).
 """
 
 from __future__ import annotations
@@ -302,6 +307,16 @@ class Trial:
         self.site = HookTape(self.env.site, mode if store is not None else "live", self.fixture)
 
     async def _play(self) -> None:
+        """Open the trial's world and page, play the case's steps, then read what they left."""
+        await self._open()
+        before = await self._state()
+        self.agent.start_trial(self.trial_id)
+        for index, step in enumerate(self.case.steps):
+            await self._step(index, step)
+        await self._collect(before)
+
+    async def _open(self) -> None:
+        """The world reset to the case's seed, a fresh context with the shim, the start route with its tools."""
         self._open_fixture()
         site, case = self.site, self.case
         mark = self._phase_timer()
@@ -341,15 +356,14 @@ class Trial:
         await require_tools(self.tp.host, case.start_route, config.base_url, self._page_errors)
         self.trace.webmcp_path = self.tp.host.path  # type: ignore[assignment]
         self.trace.timings["setup_ms"] = self._ms()
-        before = await self._state()
-        self.agent.start_trial(self.trial_id)
-        for index, step in enumerate(case.steps):
-            await self._step(index, step)
+
+    async def _collect(self, before: Any) -> None:
+        """What the steps left: the page as it shows, the shim's log and witness, the state after."""
+        assert self.tp and self.humans
         mark = self._phase_timer()
-        assert self.humans
         watcher = Watcher(self.env.options.hold_ms) if self.env.options.headed else None
         observer = PageObserver(self.tp.page, self.tp.log, self.humans, self.artifacts, watcher)
-        await observer.observe(case.expect, self.trace)
+        await observer.observe(self.case.expect, self.trace)
         mark("observe_ms")
         self._collect_log()
         after = await self._state()
