@@ -123,8 +123,8 @@ def observable(trace: Trace) -> dict[str, Any]:
     return {
         "verdict": trace.verdict,
         "calls": [
-            {k: c.get(k) for k in ("tool", "args", "result", "error", "refused", "in_catalog", "route")}
-            for c in (call.model_dump() for call in trace.calls)
+            {k: getattr(c, k) for k in ("tool", "args", "result", "error", "refused", "in_catalog", "route")}
+            for c in trace.calls
         ],
         "steps": [
             {"route": s.route_after, "catalog": s.catalog_after, "stale": [r.name for r in s.stale_registrations]}
