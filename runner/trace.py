@@ -152,17 +152,28 @@ class RegistrationEvent(Record):
 
     type: str  # loaded, register, unregister, register_error, refused
     instance: int | None = None  # the shim's number for a registration (counts per document)
-    name: str | None = None
     route: str | None = None  # the page's path when it happened
     document: str | None = None  # which document (traces before documents have none)
-    annotations: dict[str, Any] | None = None  # register: readOnlyHint, untrustedContentHint, ...
+    # As the page passed them to registerTool: a broken page may pass anything, and the trace keeps it
+    # (a register_error says what went wrong); read them through tool_name and hints.
+    name: Any = None
+    annotations: Any = None
+
+    @property
+    def tool_name(self) -> str | None:
+        return self.name if isinstance(self.name, str) else None
+
+    @property
+    def hints(self) -> dict[str, Any]:
+        """The annotations (readOnlyHint, untrustedContentHint, ...); none when the page passed no object."""
+        return self.annotations if isinstance(self.annotations, dict) else {}
 
 
 class StaleRegistration(Record):
     """A registration still active after its route was left."""
 
     instance: int
-    name: str
+    name: Any  # the tool's name as the page passed it (see RegistrationEvent)
     route: str | None = None  # where it was registered
 
 

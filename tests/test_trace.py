@@ -362,6 +362,18 @@ def test_records_the_trial_assigns_as_dicts_are_typed_and_written_as_they_were()
     assert dumped["state"]["diff"] == [{"path": "a", "before": None, "after": 1, "change": "added"}]
 
 
+def test_a_broken_pages_registration_is_kept_as_it_passed_it(tmp_path):
+    # registerTool({name: 7, annotations: "x"}): the trace keeps what the page did; readers get types
+    event = {"type": "register_error", "instance": 1, "name": 7, "annotations": "x", "error": "TypeError: name"}
+    trace = full_trace()
+    trace.registrations = [event]
+    (reg,) = read_trace(write_trace(trace, tmp_path)).registrations
+    assert ordered(reg.model_dump()) == ordered(event)
+    assert reg.tool_name is None and reg.hints == {}
+    trace.steps[0].stale_registrations = [{"instance": 1, "name": None, "route": "/a"}]
+    assert trace.steps[0].stale_registrations[0].name is None
+
+
 def test_a_misspelt_field_is_an_error_not_none():
     observation = UiObservation(target="label 'x'", count=1, visible=True)
     with pytest.raises(AttributeError):

@@ -194,14 +194,14 @@ def _read_only_tools(baselines: list[Baseline]) -> set[str]:
     out = set()
     for b in baselines:
         for reg in b.trace.registrations:
-            ann = reg.annotations or {}
-            if reg.type == "register" and reg.name and (ann.get("readOnlyHint") or ann.get("readOnly")):
-                out.add(reg.name)
+            ann = reg.hints
+            if reg.type == "register" and reg.tool_name and (ann.get("readOnlyHint") or ann.get("readOnly")):
+                out.add(reg.tool_name)
     return out
 
 
 def _registered_tools(baselines: list[Baseline]) -> set[str]:
-    return {r.name for b in baselines for r in b.trace.registrations if r.type == "register" and r.name}
+    return {r.tool_name for b in baselines for r in b.trace.registrations if r.type == "register" and r.tool_name}
 
 
 def _control_names(baselines: list[Baseline]) -> set[str]:
@@ -312,7 +312,7 @@ def _error_message(result: Any) -> bool:
 
 def _leaves_route_of(trace: Trace, tool: str) -> bool:
     """The tool was registered on a route the trial later left (in the same document)."""
-    routes = {r.route for r in trace.registrations if r.type == "register" and r.name == tool}
+    routes = {r.route for r in trace.registrations if r.type == "register" and r.tool_name == tool}
     return any(s.route_before in routes and s.route_after != s.route_before for s in trace.steps)
 
 
