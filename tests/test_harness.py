@@ -138,7 +138,7 @@ def test_a_harness_that_writes_when_it_should_only_search_fails_sel01(bad):
     trace = bad["SEL-01"]
     assert trace.verdict == "failed"
     assert {"calls.forbidden[0]", "network.mutations[total]"} <= _failed(trace), _failed(trace)
-    assert [m["method"] for m in trace.network.mutations] == ["POST"]
+    assert [m.method for m in trace.network.mutations] == ["POST"]
 
 
 def test_a_harness_that_submits_fails_conf01(bad):

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.agents.mcp_bridge import PageBridge, mcp_config, require_mcp
-from runner.agents.protocol import AgentError
+from runner.agents.protocol import AgentError, AgentReport
 from runner.suite.case import UserStep
 from runner.suite.folder import harness_argv
 from runner.trace import Assertion
@@ -142,7 +142,7 @@ class HarnessAgent:
         assert self.stopped
         return f"[webmcp-eval: the harness stopped: {self.stopped['detail']}]"
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> AgentReport:
         harness = {"command": self.command, "name": Path(_head(self.argv)[-1]).name, "version": self.version}
         log = {
             "harness": harness,

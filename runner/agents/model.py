@@ -44,7 +44,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from runner.agents.reference import AgentError
+from runner.agents.protocol import AgentError, AgentReport
 from runner.llm.cassette import Cassette, CassetteError, CassetteMiss, cassette_key, cassette_path
 from runner.llm.pricing import ModelConfigError, PriceTable
 from runner.llm.providers import (
@@ -180,7 +180,7 @@ class ModelAgent:
         turn_log["reply"] = reply
         return reply
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> AgentReport:
         return {"tokens": dict(self.tokens), "cost_usd": self.cost, "log": self.log()}
 
     def _add_history(self, step: UserStep) -> None:

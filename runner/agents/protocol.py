@@ -8,13 +8,22 @@ through this protocol.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from runner.suite.case import UserStep
 from runner.trace import Assertion
 
 if TYPE_CHECKING:  # agents are handed a tool host; they never make one
     from runner.play.toolhost import ToolHost
+
+
+class AgentReport(TypedDict, total=False):
+    """What an agent reports for the trace (every key optional: an agent that plays a plan reports nothing)."""
+
+    tokens: dict[str, int]  # {input, output}: what the agent's model was sent and gave back
+    cost_usd: float | None
+    log: dict[str, Any]  # the agent's own account of the trial (its model turns, a harness's steps)
+    harness: dict[str, Any]  # an external harness: its command, name and version
 
 
 class AgentError(Exception):
@@ -34,8 +43,8 @@ class Agent(Protocol):
         """Act on one user message through the host; return the reply to the user."""
         ...
 
-    def report(self) -> dict[str, Any]:
-        """What goes into the trace: ``tokens`` ({input, output}), ``cost_usd``, and a ``log``."""
+    def report(self) -> AgentReport:
+        """What goes into the trace: ``tokens`` ({input, output}), ``cost_usd``, a ``log``, a ``harness``."""
         ...
 
     def assertions(self) -> list[Assertion]:

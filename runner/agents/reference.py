@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from runner.agents.protocol import AgentError
+from runner.agents.protocol import AgentError, AgentReport
 from runner.suite.case import UserStep
 from runner.suite.matchers import MISSING, resolve, short, substitute
 from runner.trace import Assertion
@@ -36,7 +36,7 @@ class ReferenceAgent:
     def assertions(self) -> list[Assertion]:
         return []
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> AgentReport:
         return {}
 
     async def turn(self, step: UserStep, host: ToolHost) -> str:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from runner.agents.protocol import AgentReport
 from runner.play.toolhost import ToolHost
 from runner.suite.case import Case, UserStep
 from runner.suite.loader import LoadedCase
@@ -45,7 +46,7 @@ class TraceAgent:
         record = next((s for s in self.recorded.steps if s.index == host.step), None)
         return (record.reply if record else None) or ""
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> AgentReport:
         return {"log": {"replayed_from": self.recorded.trial_id}}
 
 
