@@ -109,9 +109,6 @@ class FakePage:
     def report(self, event: dict[str, Any]) -> None:
         self.events.append(event)
 
-    def locate(self, target: Locator) -> FakeLocator:
-        return FakeLocator(self, target.describe())
-
     def get_by_role(self, role: str, name: str | None = None, exact: bool = False) -> FakeLocator:
         return FakeLocator(self, Locator(role=role, name=name).describe())
 

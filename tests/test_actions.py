@@ -194,3 +194,18 @@ def test_a_page_that_cannot_take_a_mark_is_split_at_the_end_of_the_log() -> None
     page.takes_marks = False
     page.events.append({"type": "call"})
     assert run(HumanWindows(page, page.events).mark("human-ends")) == 1  # type: ignore[arg-type]
+
+
+# -- locate (runner/play/locate.py) --
+
+
+def test_a_locator_finds_by_role_label_or_text_and_within_another() -> None:
+    from runner.play.locate import locate
+
+    page = FakePage()
+    dialog = Locator(role="dialog")
+    inside = Locator(role="button", name="確認", within=dialog)
+    assert locate(page, CONFIRM).key == "button '確認報名'"  # type: ignore[arg-type, attr-defined]
+    assert locate(page, Locator(label="Email")).key == "label 'Email'"  # type: ignore[arg-type, attr-defined]
+    assert locate(page, Locator(text="Sold out")).key == "text 'Sold out'"  # type: ignore[arg-type, attr-defined]
+    assert locate(page, inside).key == inside.describe() == "button '確認' within dialog"  # type: ignore[arg-type, attr-defined]
