@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -121,9 +122,14 @@ def test_ctrl_c_keeps_the_traces_marks_the_run_incomplete_and_resume_finishes_it
         cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True
     )
     assert proc.stdout and proc.stderr
-    for line in proc.stdout:
-        if line.startswith("[  1/6]"):
+    seen = []
+    for line in proc.stdout:  # the first trial's progress line: the run is under way, the plan written
+        seen.append(line)
+        if re.match(r"\[\s*[1-5]/6\]", line):
             break
+    else:  # the output ended without a progress line of an unfinished run: say what it printed instead
+        proc.wait(timeout=60)
+        pytest.fail(f"no progress line before the run ended (exit {proc.returncode}):\n{''.join(seen)}")
     os.killpg(proc.pid, signal.SIGINT)  # what a terminal does on Ctrl-C
     rest, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 130, stderr
