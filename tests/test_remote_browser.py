@@ -109,8 +109,8 @@ def _evidence(t: Trace) -> dict:
         "verdict": t.verdict,
         "assertions": [(a.id, a.status) for a in t.assertions],
         "webmcp_path": t.webmcp_path,
-        "shim": [(r.get("type"), r.get("name")) for r in t.registrations],
-        "witness": (t.witness.available, [e["event"] for e in t.witness.events], t.witness.disagreements),
+        "shim": [(r.type, r.name) for r in t.registrations],
+        "witness": (t.witness.available, [e.event for e in t.witness.events], t.witness.disagreements),
         "calls": [(c.tool, c.args) for c in t.calls],
         "network": (t.network.available, t.network.mutation_counts, t.network.outbound),
     }
