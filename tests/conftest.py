@@ -10,8 +10,10 @@ site in test mode where every test gets its own world.
 from __future__ import annotations
 
 import itertools
+import os
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -24,6 +26,11 @@ from runner.play.browser import find_chromium, launch_args
 from site_under_test.server import SiteServer
 
 _world_numbers = itertools.count(1)
+
+# A command a test starts in another folder imports this checkout's runner, never another one that
+# happens to be installed in the environment (an editable install of a second checkout).
+_ROOT = str(Path(__file__).resolve().parent.parent)
+os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (_ROOT, os.environ.get("PYTHONPATH")) if p)
 
 
 @pytest.fixture(scope="session")
