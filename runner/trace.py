@@ -50,11 +50,11 @@ NotRunKind = Literal[
 
 # ---- sub-records: the items of the trace's lists, typed ------------------------------------------
 #
-# They were plain dicts read by string key, where a misspelt key was a silent None. Each is a model now,
-# read by attribute (a misspelt name raises). A trace on disk keeps its shape: a record writes back
-# exactly the keys it was given, in their order, and keeps keys it does not declare, so a trace read
-# and written again is the same file, old traces included. Numbers are ``int | float`` where the
-# producer (the page, the proxy) may write either: a declared ``float`` would turn 1 into 1.0.
+# Each is a model read by attribute, so a misspelt name raises where a string key would read None.
+# A trace on disk keeps its shape: a record writes back exactly the keys it was given, in their
+# order, and keeps keys it does not declare, so a trace read and written again is the same file,
+# old traces included. Numbers are ``int | float`` where the producer (the page, the proxy) may
+# write either: a declared ``float`` would turn 1 into 1.0.
 
 
 class Record(BaseModel):
