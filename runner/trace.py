@@ -154,6 +154,7 @@ class RegistrationEvent(Record):
     instance: int | None = None  # the shim's number for a registration (counts per document)
     route: str | None = None  # the page's path when it happened
     document: str | None = None  # which document (traces before documents have none)
+    declarative: bool | None = None  # a form's tool (toolname attribute), not registerTool's
     # As the page passed them to registerTool: a broken page may pass anything, and the trace keeps it
     # (a register_error says what went wrong); read them through tool_name and hints.
     name: Any = None

@@ -185,7 +185,7 @@ def test_rerun_not_run_keeps_the_not_run_trace_as_an_earlier_attempt(tmp_path):
     [trace] = read_traces(run)
     assert trace.verdict == "passed" and trace.attempt == 2
     [earlier] = trace.earlier_attempts
-    assert earlier["attempt"] == 1 and earlier["verdict"] == "not_run" and earlier["reason"] == "made up for the test"
+    assert earlier.attempt == 1 and earlier.verdict == "not_run" and earlier.reason == "made up for the test"
     kept = Trace.model_validate_json((run / "attempts" / "SEL-01.t1.a1.json").read_text(encoding="utf-8"))
     assert kept.verdict == "not_run" and kept.trial_id == "SEL-01.t1"
     summary = json.loads((run / "summary.json").read_text(encoding="utf-8"))

@@ -125,10 +125,10 @@ def test_late_tools_are_waited_for_with_the_sites_quiet_window(shop_run):
 
 def test_a_web_font_from_another_host_loads_is_recorded_and_asserts_nothing(shop_run, static_shop):
     trace = shop_run["SHOP-01"]
-    fonts = {r["url"].rsplit("/", 1)[-1]: r for r in trace.network.outbound}
-    assert fonts["fonts.css"]["status"] == 200 and not fonts["fonts.css"]["blocked"]
+    fonts = {(r.url or "").rsplit("/", 1)[-1]: r for r in trace.network.outbound}
+    assert fonts["fonts.css"].status == 200 and not fonts["fonts.css"].blocked
     # the font file itself is a CORS request: the runner's trial header must not cost it a refused preflight
-    assert fonts["leaf-sans.woff2"]["status"] == 200
+    assert fonts["leaf-sans.woff2"].status == 200
     assert ("GET", "/leaf-sans.woff2") in static_shop.cdn_seen
     assert "network.outbound" not in statuses(trace)  # nobody asked: recorded, not asserted
 
@@ -138,7 +138,7 @@ def test_state_kept_in_the_page_is_read_by_the_sites_state_js(shop_run):
     assert trace.state.available and trace.state.source == "page"
     assert trace.state.before == {"cart": {"items": []}, "subscriptions": []}
     assert trace.state.after["cart"]["items"] == [{"id": "tea-green-01", "quantity": 2}]
-    assert [d["path"] for d in trace.state.diff] == ["cart.items[id=tea-green-01]"]
+    assert [d.path for d in trace.state.diff] == ["cart.items[id=tea-green-01]"]
 
 
 def test_a_wrong_argument_fails_the_call_the_state_the_ui_and_the_answer(shop_run):
@@ -178,14 +178,14 @@ def test_a_case_that_asks_for_no_outbound_requests_fails_on_the_font(shop_run):
 
 def test_a_declarative_form_tool_is_logged_like_an_imperative_one(shop_run):
     trace = shop_run["SHOP-02"]
-    (registered,) = [r for r in trace.registrations if r.get("name") == "subscribe_newsletter"][:1]
-    assert registered["type"] == "register" and registered["declarative"] and registered["route"] == "/demo/"
+    (registered,) = [r for r in trace.registrations if r.name == "subscribe_newsletter"][:1]
+    assert registered.type == "register" and registered.declarative and registered.route == "/demo/"
     (call,) = trace.calls
-    assert (call.instance, call.document) == (registered["instance"], registered["document"])
+    assert (call.instance, call.document) == (registered.instance, registered.document)
     assert call.result == {"status": "ok", "data": {"subscribed": "ann@example.com", "topic": "offers"}}
     # the page replaces the form once it is done: the tool is withdrawn, and the shim says so
-    withdrawn = [r for r in trace.registrations if r.get("type") == "unregister" and r.get("declarative")]
-    assert [r["instance"] for r in withdrawn] == [registered["instance"]]
+    withdrawn = [r for r in trace.registrations if r.type == "unregister" and r.declarative]
+    assert [r.instance for r in withdrawn] == [registered.instance]
     assert "subscribe_newsletter" in trace.steps[0].catalog
     assert "subscribe_newsletter" not in trace.steps[0].catalog_after
     assert statuses(trace)["calls.witness"] == "passed" and not trace.witness.disagreements
