@@ -307,6 +307,15 @@ def test_missing_screenshot_is_said_not_hidden(tmp_path: Path) -> None:
     assert "data:image" not in html
 
 
+def test_a_confirmation_control_that_could_not_be_read_says_why(tmp_path: Path) -> None:
+    t = passing()
+    t.confirmation = ConfirmationRecord(control="button '確認報名'", error="could not observe button '確認報名': gone")
+    assert "the control could not be read: could not observe button &#39;確認報名&#39;: gone" in render_html(
+        [t], report_dir=tmp_path
+    )
+    assert "could not be read" not in render_html([passing()], report_dir=tmp_path)
+
+
 def test_a_file_that_is_not_an_image_is_not_embedded(run_dir: Path) -> None:
     (run_dir / "screenshots" / "CONF-01.t1.png").write_text("<svg onload=alert(1)>", encoding="utf-8")
     html = render_html([failing()], report_dir=run_dir)
