@@ -22,6 +22,7 @@ from pydantic import (
     ModelWrapValidatorHandler,
     PrivateAttr,
     SerializerFunctionWrapHandler,
+    ValidationError,
     model_serializer,
     model_validator,
 )
@@ -437,7 +438,15 @@ def write_trace(trace: Trace, directory: Path) -> Path:
 
 
 def read_trace(path: Path) -> Trace:
-    return Trace.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    """The trace in a file; a ValueError naming the file and the first field that is wrong."""
+    try:
+        return Trace.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}: not JSON: {err}") from None
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top)"
+        raise ValueError(f"{path}: not a trace: {where}: {first['msg']}") from None
 
 
 def read_traces(directory: Path) -> list[Trace]:

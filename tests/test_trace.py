@@ -396,5 +396,13 @@ def test_a_record_without_what_its_producer_always_writes_is_a_clear_error(tmp_p
     data[part] = {**data[part], **record} if isinstance(record, dict) else record
     source = tmp_path / "broken.json"
     source.write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(ValueError, match=field.replace(".", r"\.")):
+    with pytest.raises(ValueError) as err:
+        read_trace(source)
+    assert str(err.value).startswith(f"{source}: not a trace: {field}: ")
+
+
+def test_a_file_that_is_not_json_names_itself(tmp_path):
+    source = tmp_path / "cut.json"
+    source.write_text('{"run_id": ', encoding="utf-8")
+    with pytest.raises(ValueError, match=f"^{source}: not JSON: "):
         read_trace(source)
