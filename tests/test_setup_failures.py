@@ -147,11 +147,14 @@ def test_a_reference_capture_that_found_nothing_names_the_call_outcome():
     assert '"status": "error"' in why
 
 
-def test_a_hook_that_cannot_be_reached_is_a_setup_failure(tmp_path):
+@pytest.mark.parametrize("proxy", [False, True])
+def test_a_hook_that_cannot_be_reached_is_a_setup_failure(tmp_path, proxy):
     from runner.suite.site import demo_site_config
 
     url = f"http://127.0.0.1:{_closed_port()}"
-    options = dict(base_url=url, site_config=demo_site_config(url), proxy=False)
+    options = dict(base_url=url, site_config=demo_site_config(url), proxy=proxy)
     (trace,) = play(tmp_path, ("SEL-02",), **options)
     assert trace.verdict == "not_run"
+    # the proxy never heard of the trial (it failed before): no network evidence, never an empty "0 requests"
+    assert trace.network.available is False
     assert trace.verdict_reason.startswith(f"setup: the site's reset hook at {url}/__test__/reset could not be reached")

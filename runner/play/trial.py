@@ -459,8 +459,9 @@ class Trial:
             return
         try:
             net = proxy.end_trial(self.trial_id)
-        except KeyError:
-            return  # the trial never began (it failed before the proxy was told)
+        except KeyError:  # the trial never began (it failed before the proxy was told): no evidence
+            self.trace.network = NetworkRecord(available=False, outbound_expected=expected)
+            return
         self.trace.network = network_record(net, expected)
         self.recorded = net.fixture
         self._site_unanswered = unanswered_site_requests(net, self.site.config.base_url)
