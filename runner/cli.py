@@ -797,7 +797,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             recorded = read_trace(path)
             loaded = case_of(recorded)
         except (OSError, ValueError) as err:
-            errors.print(f"{path}: cannot replay: {err}", markup=False)
+            why = str(err).removeprefix(f"{path}: ")  # read_trace names the file already
+            errors.print(f"{path}: cannot replay: {why}", markup=False)
             return EXIT_INVALID
         fixtures_dir = Path(args.fixtures) if args.fixtures else path.resolve().parent.parent / "fixtures"
         options = RunOptions(

@@ -399,3 +399,11 @@ def test_report_and_compare_take_labels_for_the_human_label_series():
 def test_label_import_has_help():
     out = cli("label", "--help")
     assert out.returncode == 0 and "--import" in out.stdout and "HTML report" in out.stdout
+
+
+def test_replay_of_a_file_that_is_not_a_trace_names_it_once(tmp_path):
+    bad = tmp_path / "x.json"
+    bad.write_text('{"run_id": 1}', encoding="utf-8")
+    out = cli("replay", str(bad))
+    assert out.returncode == 2
+    assert out.stderr.strip() == f"{bad}: cannot replay: not a trace: run_id: Input should be a valid string"
