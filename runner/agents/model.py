@@ -18,8 +18,8 @@ The loop, the same for every provider (runner/llm/providers.py has the adapters)
 
 Limits per trial: model requests (steps), agent time and tokens. A limit stops
 the next model request; the turn then answers a reply that says so, the log
-records the reason, and a failed ``agent.limits`` assertion is offered to the
-checks (``agent_assertions``). An endpoint that cannot be reached (or refuses
+records the reason, and a failed ``agent.limits`` assertion goes to the trial
+through the Agent protocol (``assertions()``). An endpoint that cannot be reached (or refuses
 the request) raises :class:`AgentError`: the trial is ``not_run``.
 
 Model cassettes (runner/llm/cassette.py) make runs reproducible: ``record`` saves
