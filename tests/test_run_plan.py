@@ -119,7 +119,15 @@ def test_ctrl_c_keeps_the_traces_marks_the_run_incomplete_and_resume_finishes_it
     cmd += ["--out", str(tmp_path), "--run-id", "int"]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
-        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True
+        cmd,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+        # as from a terminal: a shell's background job (`pytest &`) ignores SIGINT, and its children inherit that
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     assert proc.stdout and proc.stderr
     seen = []
