@@ -57,6 +57,7 @@ def test_only_site_requests_that_got_no_answer_mean_the_site_went_away() -> None
             request(2, error="dropped", fault="drop"),  # the case's own fault
             request(3, error="blocked", blocked=True),
             request(4, error="timeout", host="cdn.example", port=443, outbound=True),  # another host
+            request(5, error="Client disconnected."),  # the browser gave it up (its page closed)
         ],
     )
     assert unanswered_site_requests(net, SITE) == [lost]

@@ -32,11 +32,25 @@ def network_record(net: TrialNetwork, outbound_expected: int | None) -> NetworkR
     )
 
 
+# mitmproxy's error when the browser itself gave up a request (its page navigated away or was closed
+# at the trial's end, under load while the site was still answering): nothing about the site.
+CLIENT_GAVE_UP = "Client disconnected"
+
+
 def unanswered_site_requests(net: TrialNetwork, base_url: str) -> list[RequestRecord]:
-    """Requests to the site that got no answer, other than those a fault or the block list stopped."""
+    """Requests to the site that got no answer, other than those a fault or the block list stopped
+    or the browser itself gave up."""
     site = urlsplit(base_url)
     address = (site.hostname, site.port or DEFAULT_PORTS.get(site.scheme))
-    return [r for r in net.requests if r.error and not r.fault and not r.blocked and (r.host, r.port) == address]
+    return [
+        r
+        for r in net.requests
+        if r.error
+        and not r.error.startswith(CLIENT_GAVE_UP)
+        and not r.fault
+        and not r.blocked
+        and (r.host, r.port) == address
+    ]
 
 
 def site_stopped_answering(lost: list[RequestRecord], base_url: str) -> str | None:
