@@ -15,9 +15,12 @@ The modes take turns round by round (bare, runner, full, replay, bare, ...),
 so a machine that slows down mid-run slows them all alike. Each row gives the
 median seconds per trial and its ratio to the bare loop of the same site.
 
-Then, on the demo site, a whole run of every case x --trials with -j 1 and
-with -j 2 (the default run: proxy, live): wall seconds, trials per second,
-the -j 2 / -j 1 throughput ratio, and the peak memory of the whole run
+Then, on the demo site, the bare loop played --trials times over (its wall
+time is the floor a -j 1 run is held against), and a whole run of every case x
+--trials with -j 1 and with -j 2 (the default run: proxy, live): wall seconds,
+trials per second, the whole run's wall time per trial against the bare loop's
+(means, where the table above gives medians), the -j 2 / -j 1 throughput
+ratio, and the peak memory of the whole run
 (this process with the runner, the proxy and the sites, plus the browser
 and driver processes: the sum of their proportional set sizes, sampled).
 
@@ -108,13 +111,13 @@ async def _bare_action(page: Any, site: Site, step: Any) -> None:
             await locate(page, step.target).first.click()
 
 
-async def bare_loop(site: Site) -> list[float]:
-    """Per-trial seconds for the plain Playwright equivalent of each case's plan."""
+async def bare_loop(site: Site, repeat: int = 1) -> list[float]:
+    """Per-trial seconds for the plain Playwright equivalent of each case's plan (every case, repeat times)."""
     base_url = site.config.base_url
     times = []
     async with async_playwright() as p:
         browser, _ = await launch(p.chromium)
-        for lc in site.cases:
+        for lc in [lc for _ in range(repeat) for lc in site.cases]:
             start = time.perf_counter()
             context = await browser.new_context(base_url=base_url)
             page = await context.new_page()
@@ -170,7 +173,8 @@ def play_modes(site: Site, rounds: int) -> None:
         with tempfile.TemporaryDirectory() as fixtures:
             store = Path(fixtures)
             asyncio.run(runner_loop(site, network_mode="record", fixtures=FixtureStore(store, "record")))
-            traces = asyncio.run(runner_loop(site, network_mode="replay", fixtures=FixtureStore(store, "replay")))
+            replay = FixtureStore(store, "replay")
+            traces = asyncio.run(runner_loop(site, network_mode="replay", fixtures=replay))
             site.times.setdefault("replay", []).extend(t.duration_ms / 1000 for t in traces)
 
 
@@ -245,27 +249,36 @@ def peak_memory() -> Iterator[dict[str, float]]:
         sampler.join()
 
 
+RUNS = (("-j 1", 1), ("-j 2", 2))  # (label, workers)
+
+
 def throughput(site: Site, trials: int, rounds: int) -> None:
-    walls: dict[int, list[float]] = {1: [], 2: []}
-    peaks: dict[int, float] = {1: 0.0, 2: 0.0}
+    walls: dict[str, list[float]] = {label: [] for label, _ in RUNS}
+    peaks: dict[str, float] = dict.fromkeys(walls, 0.0)
     verdicts: set[str] = set()
     before = load()
+    bare: list[float] = []
     for _ in range(rounds):
-        for workers in (1, 2):
+        started = time.perf_counter()  # the bare loop, as many trials one after another: the floor of -j 1
+        asyncio.run(bare_loop(site, repeat=trials))
+        bare.append(time.perf_counter() - started)
+        for label, workers in RUNS:
             with peak_memory() as memory:
                 started = time.perf_counter()
                 traces = asyncio.run(runner_loop(site, trials=trials, workers=workers))
-                walls[workers].append(time.perf_counter() - started)
-            peaks[workers] = max(peaks[workers], memory["peak_mb"])
+                walls[label].append(time.perf_counter() - started)
+            peaks[label] = max(peaks[label], memory["peak_mb"])
             verdicts |= {t.verdict for t in traces}
     count = len(site.cases) * trials
     print(f"\n{site.name}: {len(site.cases)} cases x {trials} trials = {count} per run ({before} -> {load()})")
-    print(f"{'workers':<8} {'wall s':>7} {'trials/s':>9} {'peak MB':>8}")
-    for workers, values in walls.items():
-        wall = statistics.median(values)
-        print(f"-j {workers:<5} {wall:>7.1f} {count / wall:>9.2f} {peaks[workers]:>8.0f}")
-    ratio = statistics.median(walls[1]) / statistics.median(walls[2])
-    print(f"-j 2 / -j 1 throughput: {ratio:.2f}x   verdicts: {', '.join(sorted(verdicts))}")
+    print(f"{'run':<16} {'wall s':>7} {'trials/s':>9} {'peak MB':>8}")
+    wall = {label: statistics.median(values) for label, values in walls.items()}
+    floor = statistics.median(bare)
+    print(f"{'bare loop':<16} {floor:>7.1f} {count / floor:>9.2f} {'':>8}")
+    for label in walls:
+        print(f"{label:<16} {wall[label]:>7.1f} {count / wall[label]:>9.2f} {peaks[label]:>8.0f}")
+    print(f"wall per trial, whole run / bare loop: -j 1 {wall['-j 1'] / floor:.2f}x")
+    print(f"-j 2 / -j 1 throughput: {wall['-j 1'] / wall['-j 2']:.2f}x   verdicts: {', '.join(sorted(verdicts))}")
 
 
 # -- main -------------------------------------------------------------------------
