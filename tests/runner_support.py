@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -13,6 +15,15 @@ from runner.trace import Trace
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "cases"
+
+
+def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """``webmcp-eval ARGS`` as a user runs it, in its own process (this checkout's code).
+
+    The time-out is generous: on a loaded shared machine even an argparse error can take tens of seconds."""
+    return subprocess.run(
+        [sys.executable, "-m", "runner.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=900
+    )
 
 
 def in_thread(fn, *args):

@@ -3,23 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import jsonschema
 import yaml
+from runner_support import ROOT, cli
 
 from runner.suite.loader import case_files
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    # generous: on a loaded shared machine even an argparse error can take tens of seconds
-    return subprocess.run(
-        [sys.executable, "-m", "runner.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=600
-    )
 
 
 def test_help_explains_commands_and_exit_codes():

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from runner_support import cli
 from test_checks import make_trace, tc
 
 from runner.judge.checks import check_calls
@@ -19,12 +18,6 @@ from runner.suite.matchers import MISSING
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOP_EVALS = ROOT / "tests" / "static_site" / "evals.json"
-
-
-def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "runner.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=600
-    )
 
 
 def user(text: str) -> dict[str, str]:

@@ -6,12 +6,11 @@ and every view (console, summary.json, JUnit, HTML, Markdown, compare). No brows
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
+from runner_support import cli
 
 from runner.results.compare import compare_runs
 from runner.results.run_results import results_of
@@ -160,12 +159,6 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     }
     (root / "labels.json").write_text(json.dumps(labels), encoding="utf-8")
     return run, root / "labels.json"
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "runner.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=120
-    )
 
 
 def test_every_view_shows_the_four_series_apart(run_dir, tmp_path: Path) -> None:

@@ -5,11 +5,10 @@ merges it into the suite's labels file, and `calibrate` reads it. Round trip in 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from runner_support import cli
 
 from runner.report.html import write_html
 from runner.suite.loader import load_cases
@@ -68,12 +67,6 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         write_trace(t, run / "trials")
     write_html(traces, run / "report.html")
     return run
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "runner.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=120
-    )
 
 
 def test_label_in_the_report_import_and_calibrate(run_dir: Path, page, tmp_path: Path) -> None:

@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import json
 import socket
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from runner_support import ROOT
+from runner_support import ROOT, cli
 from static_server import StaticSite
 
 pytestmark = pytest.mark.browser
@@ -154,12 +152,6 @@ expect:
     control: {role: button, name: Place order, within: {role: form, name: Checkout}}
 """,
 }
-
-
-def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "runner.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=900
-    )
 
 
 def traces_of(run_dir: Path) -> dict[str, dict[str, Any]]:

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from runner_support import ROOT, play
+from runner_support import cli, play
 
 from runner.play.browser import find_chromium, launch_args
 from runner.trace import Trace
@@ -136,12 +136,6 @@ def test_a_seed_case_in_a_chromium_over_cdp_has_the_local_evidence(tmp_path, cdp
     assert trace.verdict == "passed", trace.verdict_reason
     assert trace.browser["source"] == "cdp" and trace.network.requests > 0  # the proxy saw the page's traffic
     assert _evidence(trace) == _evidence(local)
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "runner.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=300
-    )
 
 
 @browser

@@ -7,12 +7,11 @@ from __future__ import annotations
 import json
 import math
 import re
-import subprocess
-import sys
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
+from runner_support import cli
 
 from runner.play.plan import RunPlan, read_plan, write_plan
 from runner.report.writers import summary_json
@@ -254,12 +253,6 @@ def mixed_dirs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         write_plan(run, plan(name, planned, **who))
         dirs.append(run)
     return dirs[0], dirs[1]
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "runner.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=120
-    )
 
 
 def test_console_json_junit_html_and_markdown_agree_on_a_mixed_run(mixed_dirs, tmp_path: Path) -> None:

@@ -15,16 +15,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from runner_support import ROOT
+from runner_support import ROOT, cli
 
 from runner.play.plan import PlanError, make_plan, missing_trials, read_plan, write_plan
 from runner.trace import Trace, read_traces, write_trace
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "runner.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=600
-    )
 
 
 def _plan(run_dir: Path, ids: tuple[str, ...], trials: int = 1) -> dict:

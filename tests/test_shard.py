@@ -7,12 +7,10 @@ merged report with the unsharded one trial for trial.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from runner_support import ROOT
+from runner_support import cli
 
 from runner.play.plan import make_plan, read_plan, write_plan
 from runner.play.shard import ShardError, parse_shard, plan_hash, read_durations, shard_of, split
@@ -22,12 +20,6 @@ from runner.results.shards import merge
 from runner.trace import Trace, write_trace
 
 IDS = [f"C{c:02d}.t{t}" for c in range(7) for t in (1, 2, 3)]
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "runner.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=600
-    )
 
 
 def test_parse_shard():

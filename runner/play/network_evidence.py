@@ -14,9 +14,9 @@ from urllib.parse import urlsplit
 
 from proxies.canonical import DEFAULT_PORTS
 from proxies.models import RequestRecord, TrialNetwork
-from runner.trace import NetworkRecord
+from runner.trace import NetworkRecord, OutboundRecord
 
-OUTBOUND_FIELDS = ("method", "url", "host", "port", "path", "status", "blocked", "mutation", "outbound", "error")
+OUTBOUND_FIELDS = tuple(OutboundRecord.model_fields)  # what the trace keeps of a request to another host
 
 
 def network_record(net: TrialNetwork, outbound_expected: int | None) -> NetworkRecord:

@@ -163,7 +163,7 @@ def read_suite_file(path: Path) -> tuple[SuiteConfig, dict[tuple, int]]:
     if not isinstance(data, dict):
         raise SuiteError(f"{path}: a suite config is a YAML mapping (site, catalog, behaviours, ...)")
     try:
-        lines = _line_map(yaml.compose(path.read_text(encoding="utf-8")))
+        lines = _line_map(yaml.compose(text))
     except DuplicateKey as dup:
         raise SuiteError(f"{path}:{dup.line}: {dup.field}: duplicate key (the first would be ignored)") from None
     try:
