@@ -203,6 +203,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         network_mode=mode,
         fixtures=fixtures,
         playwright_trace=args.trace,
+        screenshots=args.screenshot,
         only_trials=only_trials,
         grader=grader,
         shard=args.shard,
@@ -1431,6 +1432,13 @@ def _add_run_arguments(run: argparse.ArgumentParser) -> None:
         choices=["off", "on", "retain-on-failure"],
         default="off",
         help="keep Playwright's own trace.zip per trial (open with: playwright show-trace FILE)",
+    )
+    run.add_argument(
+        "--screenshot",
+        choices=["on", "off", "only-on-failure"],
+        default="on",
+        help="the screenshot at each trial's end: every trial's (on, the default), none (off), "
+        "or only of trials that did not pass (only-on-failure: taken once the verdict is known)",
     )
     run.add_argument("--fixtures", default="fixtures", help="record/replay fixture directory (default fixtures/)")
     run.add_argument(

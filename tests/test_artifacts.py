@@ -1,6 +1,7 @@
 """What a trial keeps beside its trace (runner/play/artifacts.py): screenshots and Playwright's trace.zip.
 
-The trace.zip rule is decided at teardown from the verdict; the page's side of
+A screenshot is taken with the page's evidence (``on``) or at teardown once the
+verdict is known (``only-on-failure``); the trace.zip rule is decided at teardown from the verdict; the page's side of
 tracing is a fake that writes the zip Playwright would (a session cookie in its
 network log), so the kept zip is really redacted.
 """
@@ -85,8 +86,34 @@ def test_a_screenshot_is_taken_and_named_relative_to_the_trace(tmp_path) -> None
     assert (tmp_path / "trials" / shot).resolve().is_file()
 
 
-def test_no_screenshot_when_they_are_off_or_the_page_is_gone(tmp_path) -> None:
-    assert run(Artifacts(tmp_path, "X.t1", screenshots=False).screenshot(FakePage())) is None
+def test_no_screenshot_when_the_page_is_gone(tmp_path) -> None:
     gone = FakePage()
     gone.screenshot_fails = True
     assert run(Artifacts(tmp_path, "X.t1").screenshot(gone)) is None
+    failing = Artifacts(tmp_path, "X.t1", screenshots="only-on-failure")
+    assert run(failing.finish_screenshot(gone, "failed")) is None
+    assert not (tmp_path / "screenshots" / "X.t1.png").exists()
+
+
+VERDICTS = ("passed", "failed", "not_run", None)  # None: the trial ended before a verdict (never in a trace)
+
+
+@pytest.mark.parametrize("verdict", VERDICTS)
+@pytest.mark.parametrize(
+    ("mode", "with_evidence", "at_teardown"),
+    [
+        ("on", True, set()),  # today's: with the ARIA snapshot, whatever the verdict
+        ("off", False, set()),
+        ("only-on-failure", False, {"failed", "not_run", None}),
+    ],
+)
+def test_the_screenshot_mode_says_when_a_screenshot_is_taken(
+    tmp_path, mode, with_evidence, at_teardown, verdict
+) -> None:
+    shot = "../screenshots/X.t1.png"
+    page = FakePage()
+    artifacts = Artifacts(tmp_path, "X.t1", screenshots=mode)
+    assert run(artifacts.screenshot(page)) == (shot if with_evidence else None)
+    (tmp_path / "screenshots" / "X.t1.png").unlink(missing_ok=True)
+    assert run(artifacts.finish_screenshot(page, verdict)) == (shot if verdict in at_teardown else None)
+    assert (tmp_path / "screenshots" / "X.t1.png").is_file() == (verdict in at_teardown)

@@ -251,6 +251,7 @@ def _cli_probes(tmp_path: Path, busy_port: int) -> list[list[str]]:
         ["run", "SEL-01", "--hold-ms", "-1", *out],
         ["run", "SEL-01", "--slowmo", "-5", *out],
         ["run", "SEL-01", "--max-fixture-age", "nan", *out],
+        ["run", "SEL-01", "--screenshot", "failing", *out],
         ["run", "SEL-01", "--max-steps", "0", *out],
         ["run", "SEL-01", "--max-seconds", "0", *out],
         ["run", "SEL-01", "--run-id", "../escape", *out],
@@ -307,6 +308,7 @@ def test_the_new_run_flags_have_help():
     run_help = cli("run", "--help").stdout
     for flag in ("--resume", "--rerun-not-run", "--last-failed"):
         assert flag in run_help
+    assert "--screenshot {on,off,only-on-failure}" in " ".join(run_help.split())
 
 
 def test_grader_label_calibrate_and_mcp_have_help_and_flags():

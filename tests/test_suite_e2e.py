@@ -187,16 +187,31 @@ def test_trials_give_both_rates_with_errors_pass_at_k_and_cost(tmp_path):
     assert rebuilt.returncode == 0 and "pass^3 1.00" in rebuilt.stdout
 
 
-def test_playwright_traces_are_kept_for_failures_only_with_retain_on_failure(tmp_path):
-    traces = _run(
-        tmp_path, ("SEL-01", "REPEAT-01"), breaks=["save_not_idempotent"], playwright_trace="retain-on-failure"
+def test_trace_zips_and_screenshots_are_kept_for_failures_only(tmp_path):
+    """--trace retain-on-failure and --screenshot only-on-failure: one passing and one failing trial."""
+    from runner.report.html import render_html
+
+    _run(
+        tmp_path,
+        ("SEL-01", "REPEAT-01"),
+        breaks=["save_not_idempotent"],
+        playwright_trace="retain-on-failure",
+        screenshots="only-on-failure",
     )
+    run_dir = tmp_path / "run"
+    traces = read_traces(run_dir / "trials")  # as written: the teardown's screenshot is in the file
     by_case = {t.case_id: t for t in traces}
-    assert by_case["SEL-01"].verdict == "passed" and by_case["SEL-01"].playwright_trace is None
-    failed = by_case["REPEAT-01"]
+    passed, failed = by_case["SEL-01"], by_case["REPEAT-01"]
+    assert passed.verdict == "passed" and passed.playwright_trace is None and passed.ui.screenshot is None
     assert failed.verdict == "failed" and failed.playwright_trace == "../playwright/REPEAT-01.t1.zip"
-    assert (tmp_path / "run" / "playwright" / "REPEAT-01.t1.zip").stat().st_size > 1000
-    assert not (tmp_path / "run" / "playwright" / "SEL-01.t1.zip").exists()
+    assert (run_dir / "playwright" / "REPEAT-01.t1.zip").stat().st_size > 1000
+    assert not (run_dir / "playwright" / "SEL-01.t1.zip").exists()
+    assert failed.ui.screenshot == "../screenshots/REPEAT-01.t1.png" and failed.ui.aria_snapshot
+    assert [p.name for p in (run_dir / "screenshots").iterdir()] == ["REPEAT-01.t1.png"]
+    assert (run_dir / "screenshots" / "REPEAT-01.t1.png").read_bytes().startswith(b"\x89PNG")
+    html = render_html(traces, report_dir=run_dir)
+    assert html.count('class="screenshot" src="data:image/png;base64,') == 1  # the failing trial's
+    assert html.count("no screenshot was taken") == 1  # the passing trial's
 
 
 def test_compare_and_power_from_the_command_line(suite_run, tmp_path):

@@ -1,5 +1,11 @@
 """What a trial leaves beside its trace: a screenshot and Playwright's own trace.zip.
 
+``--screenshot`` says which screenshots are taken (pytest-playwright's names):
+``on`` takes every trial's with the rest of the page's evidence, ``off`` none,
+``only-on-failure`` only that of a trial that did not pass, taken once the
+verdict is known and before the page closes; a passing trial does not pay for
+one no report will show. A page that crashed or closed gives none.
+
 ``--trace`` says which trace.zip to keep: ``off`` records none, ``on`` keeps
 every trial's, ``retain-on-failure`` keeps only those of trials that did not
 pass, decided at teardown once the verdict is known (as pytest-playwright does).
@@ -33,13 +39,23 @@ class Tracing(Protocol):
 class Artifacts:
     out_dir: Path  # the run directory; paths in the trace are relative to its trials/
     name: str  # artifact_name(): the files' stem
-    screenshots: bool = True
+    screenshots: str = "on"  # on, off or only-on-failure (--screenshot)
     playwright_trace: str = "off"  # off, on or retain-on-failure (--trace)
 
     async def screenshot(self, page: Page) -> str | None:
-        """The viewport, what a person sees; its path from the trace, or None when none was taken."""
-        if not self.screenshots:
+        """With ``on``: the viewport as the steps left it, taken with the rest of the page's evidence."""
+        if self.screenshots != "on":
             return None
+        return await self._screenshot(page)
+
+    async def finish_screenshot(self, page: Page, verdict: str | None) -> str | None:
+        """With ``only-on-failure``: the viewport of a trial that did not pass, once its verdict is known."""
+        if self.screenshots != "only-on-failure" or verdict == "passed":
+            return None
+        return await self._screenshot(page)
+
+    async def _screenshot(self, page: Page) -> str | None:
+        """The viewport, what a person sees; its path from the trace, or None when none was taken."""
         shot = self.out_dir / "screenshots" / f"{self.name}.png"
         shot.parent.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(PlaywrightError):

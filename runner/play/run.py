@@ -54,7 +54,8 @@ class RunOptions:
     chromium: str | None = None
     fixtures: FixtureStore | None = None  # record/replay: where fixtures are kept and read
     breaks: list[str] = field(default_factory=list)  # extra site breaks for every case (tests)
-    playwright_trace: str = "off"
+    playwright_trace: str = "off"  # off, on or retain-on-failure (--trace)
+    screenshots: str = "on"  # on, off or only-on-failure (--screenshot)
     # --resume: play only these planned trials into the existing run directory (its plan stays)
     only_trials: set[str] | None = None
     hooks: dict[str, TrialHook] = field(default_factory=dict)  # case id -> a change to its trials (mutate)
@@ -202,6 +203,7 @@ async def run_suite(
                         hold_ms=options.hold_ms,
                         network_mode=options.network_mode,
                         playwright_trace=options.playwright_trace,
+                        screenshots=options.screenshots,
                     ),
                 )
                 _write_run_info(out_dir, run_id, options, config, site_info, session.describe(), proxy)

@@ -71,7 +71,7 @@ TRIAL_TIMEOUT_S = 120
 class TrialOptions:
     headed: bool = False
     hold_ms: int | None = None  # headed: how long to hold at a confirmation point (None: until Enter)
-    screenshots: bool = True
+    screenshots: str = "on"  # on, off or only-on-failure
     network_mode: str = "live"
     playwright_trace: str = "off"  # off, on or retain-on-failure
 
@@ -254,8 +254,11 @@ class Trial:
         raise TimeoutError
 
     async def _close_page(self) -> None:
-        """Close the context; keep Playwright's own trace.zip when --trace asks for it."""
+        """Close the context; first the screenshot and Playwright's own trace.zip the verdict asks for."""
         assert self.tp
+        shot = await self.artifacts.finish_screenshot(self.tp.page, self.trace.verdict)
+        if shot:
+            self.trace.ui.screenshot = shot
         kept = await self.artifacts.finish_tracing(self.tp, self.trace.verdict)
         if kept:
             self.trace.playwright_trace = kept
