@@ -13,16 +13,20 @@ http.server under /demo/) it plays the site's cases with the reference agent:
 
 The modes take turns round by round (bare, runner, full, replay, bare, ...),
 so a machine that slows down mid-run slows them all alike. Each row gives the
-median seconds per trial and its ratio to the bare loop of the same site.
+median seconds per trial and its ratio to the bare loop of the same site, and
+the CPU seconds per trial of the whole mode: the browser with Playwright's
+driver, plus this process (the runner, the proxy and the sites, which run
+here as threads). CPU time is the steadier figure on a busy machine, and on a
+machine whose cores are all busy it is what wall time follows.
 
-Then, on the demo site, the bare loop played --trials times over (its wall
-time is the floor a -j 1 run is held against), and a whole run of every case x
---trials with -j 1 and with -j 2 (the default run: proxy, live): wall seconds,
-trials per second, the whole run's wall time per trial against the bare loop's
-(means, where the table above gives medians), the -j 2 / -j 1 throughput
-ratio, and the peak memory of the whole run
-(this process with the runner, the proxy and the sites, plus the browser
-and driver processes: the sum of their proportional set sizes, sampled).
+Then, on the demo site, whole runs of every case x --trials: the bare loop
+with one worker and with two sharing one browser (what this machine gives a
+second worker with no runner at all), and the runner (proxy, live) with -j 1
+and -j 2: wall seconds, trials per second, CPU seconds per trial, cores kept
+busy, and the peak memory of the whole run (this process with the runner, the
+proxy and the sites, plus the browser and driver processes: the sum of their
+proportional set sizes, sampled). The runner's wall time per trial is given
+against the bare loop's with as many workers, and each -j 2 / -j 1 ratio.
 
 Last, the median of each phase of a trial (the traces' own timings) for the
 full mode. The load average is printed beside every table: on a shared
@@ -36,6 +40,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import ctypes
 import os
 import statistics
 import sys
@@ -79,6 +84,7 @@ class Site:
     reset: bool  # the demo site's world reset (the bare loop does it too)
     times: dict[str, list[float]] = field(default_factory=dict)
     phases: dict[str, list[float]] = field(default_factory=dict)
+    cpu: dict[str, list[Cpu]] = field(default_factory=dict)  # mode -> CPU of each of its runs
 
 
 def load() -> str:
@@ -111,39 +117,53 @@ async def _bare_action(page: Any, site: Site, step: Any) -> None:
             await locate(page, step.target).first.click()
 
 
-async def bare_loop(site: Site, repeat: int = 1) -> list[float]:
-    """Per-trial seconds for the plain Playwright equivalent of each case's plan (every case, repeat times)."""
+async def _bare_trial(browser: Any, site: Site, lc: LoadedCase, tag: str) -> float:
+    """One trial of the bare loop; its seconds."""
     base_url = site.config.base_url
-    times = []
+    start = time.perf_counter()
+    context = await browser.new_context(base_url=base_url)
+    page = await context.new_page()
+    if site.reset:
+        world = f"bare-{tag}-{lc.case.id}"
+        await context.add_cookies([{"name": "wmcp_world", "value": world, "url": base_url}])
+        await page.request.post(site.config.url_for("/__test__/reset"), data={"world": world})
+    await page.goto(site.config.url_for(lc.case.start_route))
+    captures: dict = {}
+    for step in lc.case.steps:
+        if not isinstance(step, UserStep):
+            with contextlib.suppress(Exception):  # as a failed call, a failed action is no figure
+                await _bare_action(page, site, step)
+            continue
+        for planned in step.plan:
+            await _wait_for_tool(page, planned.call)
+            try:
+                result = await page.webmcp.call_tool(planned.call, substitute(planned.args, captures))
+            except Exception:
+                result = None
+            for name, path in planned.capture.items():
+                value = resolve({"result": result}, path)
+                if value is not MISSING:
+                    captures[name] = value
+    await context.close()
+    return time.perf_counter() - start
+
+
+async def bare_loop(site: Site, repeat: int = 1, workers: int = 1) -> list[float]:
+    """Per-trial seconds for the plain Playwright equivalent of each case's plan (every case, repeat times).
+
+    With workers > 1, that many loops share one browser and take the next trial from one queue,
+    as the runner's -j does: the most a machine gives to parallel trials without any runner at all.
+    """
+    queue = [lc for _ in range(repeat) for lc in site.cases]
+    times: list[float] = []
     async with async_playwright() as p:
         browser, _ = await launch(p.chromium)
-        for lc in [lc for _ in range(repeat) for lc in site.cases]:
-            start = time.perf_counter()
-            context = await browser.new_context(base_url=base_url)
-            page = await context.new_page()
-            if site.reset:
-                world = f"bare-{lc.case.id}"
-                await context.add_cookies([{"name": "wmcp_world", "value": world, "url": base_url}])
-                await page.request.post(site.config.url_for("/__test__/reset"), data={"world": world})
-            await page.goto(site.config.url_for(lc.case.start_route))
-            captures: dict = {}
-            for step in lc.case.steps:
-                if not isinstance(step, UserStep):
-                    with contextlib.suppress(Exception):  # as a failed call, a failed action is no figure
-                        await _bare_action(page, site, step)
-                    continue
-                for planned in step.plan:
-                    await _wait_for_tool(page, planned.call)
-                    try:
-                        result = await page.webmcp.call_tool(planned.call, substitute(planned.args, captures))
-                    except Exception:
-                        result = None
-                    for name, path in planned.capture.items():
-                        value = resolve({"result": result}, path)
-                        if value is not MISSING:
-                            captures[name] = value
-            await context.close()
-            times.append(time.perf_counter() - start)
+
+        async def worker(n: int) -> None:
+            while queue:
+                times.append(await _bare_trial(browser, site, queue.pop(0), f"w{n}-{len(queue)}"))
+
+        await asyncio.gather(*(worker(n) for n in range(workers)))
         await browser.close()
     return times
 
@@ -161,30 +181,49 @@ async def runner_loop(site: Site, **options: Any) -> list[Any]:
         return (await run_suite(site.cases, run)).traces
 
 
+def _timed(site: Site, mode: str, play: Any) -> list[Any]:
+    """Run one loop (a coroutine) and keep its CPU per trial under the mode's name."""
+    with cpu_used() as cpu:
+        results = asyncio.run(play)
+    if results:
+        site.cpu.setdefault(mode, []).append(Cpu(cpu.own / len(results), cpu.children / len(results)))
+    return results
+
+
 def play_modes(site: Site, rounds: int) -> None:
     for _ in range(rounds):
-        site.times.setdefault("bare", []).extend(asyncio.run(bare_loop(site)))
+        site.times.setdefault("bare", []).extend(_timed(site, "bare", bare_loop(site)))
         for mode, proxy in (("runner", False), ("full", True)):
-            traces = asyncio.run(runner_loop(site, proxy=proxy))
+            traces = _timed(site, mode, runner_loop(site, proxy=proxy))
             site.times.setdefault(mode, []).extend(t.duration_ms / 1000 for t in traces)
             if mode == "full":
                 for phase in PHASES:
                     site.phases.setdefault(phase, []).extend(t.timings.get(phase, 0.0) for t in traces)
         with tempfile.TemporaryDirectory() as fixtures:
             store = Path(fixtures)
-            asyncio.run(runner_loop(site, network_mode="record", fixtures=FixtureStore(store, "record")))
+            with cpu_used():  # the recording is not timed; its browser is waited for here, not in the replay's figure
+                asyncio.run(runner_loop(site, network_mode="record", fixtures=FixtureStore(store, "record")))
             replay = FixtureStore(store, "replay")
-            traces = asyncio.run(runner_loop(site, network_mode="replay", fixtures=replay))
+            traces = _timed(site, "replay", runner_loop(site, network_mode="replay", fixtures=replay))
             site.times.setdefault("replay", []).extend(t.duration_ms / 1000 for t in traces)
+
+
+def _mean_cpu(runs: list[Cpu]) -> Cpu:
+    return Cpu(statistics.mean(c.own for c in runs), statistics.mean(c.children for c in runs))
 
 
 def print_modes(site: Site, loads: tuple[str, str]) -> None:
     bare = statistics.median(site.times["bare"])
+    bare_cpu = _mean_cpu(site.cpu["bare"]).total
     print(f"\n{site.name}: {len(site.cases)} cases, median per trial ({loads[0]} -> {loads[1]})")
-    print(f"{'mode':<8} {'trials':>6} {'s/trial':>8} {'trials/s':>9} {'x bare':>7}")
+    print("CPU s/trial: the browser and driver + this process (runner, proxy, site), mean over the mode's runs")
+    print(f"{'mode':<8} {'trials':>6} {'s/trial':>8} {'trials/s':>9} {'x bare':>7} {'CPU s/trial':>19} {'x bare':>7}")
     for mode, values in site.times.items():
         med = statistics.median(values)
-        print(f"{mode:<8} {len(values):>6} {med:>8.3f} {1 / med:>9.2f} {med / bare:>7.2f}")
+        cpu = _mean_cpu(site.cpu[mode])
+        split = f"{cpu.total:.2f} ({cpu.children:.2f}+{cpu.own:.2f})"
+        row = f"{med:>8.3f} {1 / med:>9.2f} {med / bare:>7.2f} {split:>19} {cpu.total / bare_cpu:>7.2f}"
+        print(f"{mode:<8} {len(values):>6} {row}")
     full, runner = statistics.median(site.times["full"]), statistics.median(site.times["runner"])
     print(f"the proxy's own cost: full / runner = {full / runner:.2f}")
 
@@ -249,36 +288,94 @@ def peak_memory() -> Iterator[dict[str, float]]:
         sampler.join()
 
 
-RUNS = (("-j 1", 1), ("-j 2", 2))  # (label, workers)
+@dataclass
+class Cpu:
+    """CPU seconds of one block: this process, and the processes below it that ended within it."""
+
+    own: float = 0.0  # the runner, the proxy and the sites (threads of this process)
+    children: float = 0.0  # Playwright's driver and the browser: counted once they have exited and been waited for
+
+    @property
+    def total(self) -> float:
+        return self.own + self.children
+
+
+def _adopt_orphans() -> None:
+    """Become the reaper of this process's orphaned descendants (Linux).
+
+    Chromium's zygote and renderers outlive the browser process by a moment and would be
+    re-parented to init, their CPU time lost; as their subreaper this process waits for
+    them and the kernel adds their time to its children's.
+    """
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+
+
+def _reap_children(timeout_s: float = 5.0) -> None:
+    """Wait for every process below this one to end (a browser just closed leaves a few exiting)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return  # none left
+        if pid == 0:
+            time.sleep(0.05)
+
+
+@contextmanager
+def cpu_used() -> Iterator[Cpu]:
+    """The block's CPU time; the block must close its browser (each loop here does) or its cost is missed."""
+    cpu = Cpu()
+    before = os.times()
+    try:
+        yield cpu
+    finally:
+        _reap_children()
+        after = os.times()
+        cpu.own = (after.user - before.user) + (after.system - before.system)
+        cpu.children = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+
+
+RUNS = (("bare loop -j 1", "bare", 1), ("bare loop -j 2", "bare", 2), ("-j 1", "runner", 1), ("-j 2", "runner", 2))
 
 
 def throughput(site: Site, trials: int, rounds: int) -> None:
-    walls: dict[str, list[float]] = {label: [] for label, _ in RUNS}
+    """Whole runs of every case x trials: the bare loop and the runner (proxy, live), one and two workers."""
+    walls: dict[str, list[float]] = {label: [] for label, _, _ in RUNS}
+    cpus: dict[str, list[Cpu]] = {label: [] for label in walls}
     peaks: dict[str, float] = dict.fromkeys(walls, 0.0)
     verdicts: set[str] = set()
     before = load()
-    bare: list[float] = []
+    count = len(site.cases) * trials
     for _ in range(rounds):
-        started = time.perf_counter()  # the bare loop, as many trials one after another: the floor of -j 1
-        asyncio.run(bare_loop(site, repeat=trials))
-        bare.append(time.perf_counter() - started)
-        for label, workers in RUNS:
-            with peak_memory() as memory:
+        for label, loop, workers in RUNS:
+            if loop == "bare":
+                play = bare_loop(site, trials, workers)
+            else:
+                play = runner_loop(site, trials=trials, workers=workers)
+            with peak_memory() as memory, cpu_used() as cpu:
                 started = time.perf_counter()
-                traces = asyncio.run(runner_loop(site, trials=trials, workers=workers))
+                results = asyncio.run(play)
                 walls[label].append(time.perf_counter() - started)
             peaks[label] = max(peaks[label], memory["peak_mb"])
-            verdicts |= {t.verdict for t in traces}
-    count = len(site.cases) * trials
+            cpus[label].append(cpu)
+            if loop == "runner":
+                verdicts |= {t.verdict for t in results}
     print(f"\n{site.name}: {len(site.cases)} cases x {trials} trials = {count} per run ({before} -> {load()})")
-    print(f"{'run':<16} {'wall s':>7} {'trials/s':>9} {'peak MB':>8}")
+    print(f"{'run':<16} {'wall s':>7} {'trials/s':>9} {'CPU s/trial':>12} {'cores busy':>11} {'peak MB':>8}")
     wall = {label: statistics.median(values) for label, values in walls.items()}
-    floor = statistics.median(bare)
-    print(f"{'bare loop':<16} {floor:>7.1f} {count / floor:>9.2f} {'':>8}")
     for label in walls:
-        print(f"{label:<16} {wall[label]:>7.1f} {count / wall[label]:>9.2f} {peaks[label]:>8.0f}")
-    print(f"wall per trial, whole run / bare loop: -j 1 {wall['-j 1'] / floor:.2f}x")
-    print(f"-j 2 / -j 1 throughput: {wall['-j 1'] / wall['-j 2']:.2f}x   verdicts: {', '.join(sorted(verdicts))}")
+        cpu = statistics.mean(c.total for c in cpus[label])
+        row = f"{wall[label]:>7.1f} {count / wall[label]:>9.2f} {cpu / count:>12.2f} {cpu / wall[label]:>11.2f}"
+        print(f"{label:<16} {row} {peaks[label]:>8.0f}")
+    bare1, bare2 = wall["bare loop -j 1"], wall["bare loop -j 2"]
+    print(f"wall per trial, whole run / bare loop: -j 1 {wall['-j 1'] / bare1:.2f}x, -j 2 {wall['-j 2'] / bare2:.2f}x")
+    print(
+        f"-j 2 / -j 1 throughput: runner {wall['-j 1'] / wall['-j 2']:.2f}x, bare loop {bare1 / bare2:.2f}x "
+        "(the bare loop's is what this machine gives a second worker)"
+    )
+    print(f"verdicts: {', '.join(sorted(verdicts))}")
 
 
 # -- main -------------------------------------------------------------------------
@@ -291,6 +388,7 @@ def main() -> None:
     parser.add_argument("--site", choices=("demo", "shop", "both"), default="both")
     parser.add_argument("--no-throughput", action="store_true", help="skip the -j 1 / -j 2 runs")
     args = parser.parse_args()
+    _adopt_orphans()
     print(f"{os.cpu_count()} CPUs, {load()}")
 
     if args.site in ("demo", "both"):
