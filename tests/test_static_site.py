@@ -316,3 +316,25 @@ def test_tools_lists_what_each_route_registers(static_shop):
 
     text = subprocess.run([*cmd[:5], "--route", "missing.html"], cwd=ROOT, capture_output=True, text=True, timeout=180)
     assert text.returncode == 3 and "missing.html: could not open the page: HTTP 404" in text.stdout
+
+
+# The state after is read side by side with the page's observation: a state that cannot be read then
+# stops the trial as not_run with the site's reason, never a verdict on half the evidence.
+_STATE_GONE_AFTER_FIRST_READ = """(() => {
+  const reads = Number(sessionStorage.getItem("__state_reads") || 0) + 1;
+  sessionStorage.setItem("__state_reads", String(reads));
+  if (reads > 1) throw new Error("the cart store is gone");
+  return {cart: {items: []}};
+})()"""
+
+
+def test_a_state_after_that_cannot_be_read_is_not_run(tmp_path, static_shop):
+    config = static_shop.config()
+    hooks = config.hooks.model_copy(update={"state_js": _STATE_GONE_AFTER_FIRST_READ})
+    config = config.model_copy(update={"hooks": hooks})
+    trace = play_shop(tmp_path, static_shop, [shop_cases()["SHOP-01"]], site_config=config)["SHOP-01"]
+    assert trace.verdict == "not_run", trace.verdict_reason
+    assert trace.not_run_kind == "setup"
+    assert "the site's state_js could not be read" in trace.verdict_reason
+    assert "the cart store is gone" in trace.verdict_reason
+    assert trace.calls  # the steps were played; the state after is what failed

@@ -323,23 +323,30 @@ class Trial:
         self._open_fixture()
         site, case = self.site, self.case
         mark = self._phase_timer()
-        if site.has("reset"):
-            await site.reset(self.world, case.seed, case.breaks)
-        elif case.breaks:
+        if case.breaks and not site.has("reset"):
             raise TrialAborted("the case switches on site breaks, but the site has no reset hook", "case")
-        mark("reset_ms")
-        if self.env.proxy:
-            self.env.proxy.begin_trial(self.trial_id, **self._proxy_mode(), rewrite=self.hook.proxy)
+        # The world's reset is the site's work, the context the browser's: they overlap (a remote site's
+        # round trip costs no wall time), and both are done before anything loads.
+        reset = asyncio.ensure_future(self._reset())
         cookie = (site.config.world_cookie, self.world) if site.config.world_cookie else None
-        self.tp = await self.env.session.open_trial(
-            self.trial_id,
-            site.config.base_url,
-            world_cookie=cookie,
-            clock_start=self.clock,
-            settle_ms=site.config.settle_ms,
-            init_script=self.hook.init_script,
-            worker=self.worker,
-        )
+        try:
+            self.tp = await self.env.session.open_trial(
+                self.trial_id,
+                site.config.base_url,
+                world_cookie=cookie,
+                clock_start=self.clock,
+                settle_ms=site.config.settle_ms,
+                init_script=self.hook.init_script,
+                worker=self.worker,
+            )
+        finally:
+            if self.tp is None:  # the browser failed: the reset's outcome no longer matters
+                reset.cancel()
+                with contextlib.suppress(BaseException):
+                    await reset
+        await reset  # the site's failure is the trial's (the page is closed in run())
+        if self.env.proxy:  # after the reset: a trial the site could not set up has no network account
+            self.env.proxy.begin_trial(self.trial_id, **self._proxy_mode(), rewrite=self.hook.proxy)
         self.tp.crash_event = self._crash_watch  # the watcher above hears the crash
         self.tp.page.on("pageerror", lambda err: self._page_errors.append(str(err).strip().splitlines()[0]))
         await self.artifacts.start_tracing(self.tp.context, self.trial_id)
@@ -360,17 +367,42 @@ class Trial:
         self.trace.webmcp_path = self.tp.host.path  # type: ignore[assignment]
         self.trace.timings["setup_ms"] = self._ms()
 
+    async def _reset(self) -> None:
+        """The case's world at its seed, with its breaks; timed apart (it overlaps the context's opening)."""
+        if not self.site.has("reset"):
+            return
+        started = time.monotonic()
+        await self.site.reset(self.world, self.case.seed, self.case.breaks)
+        self.trace.timings["reset_ms"] = round((time.monotonic() - started) * 1000, 1)
+
+    async def _state_after(self) -> Any:
+        started = time.monotonic()
+        after = await self._state()
+        self.trace.timings["state_after_ms"] = round((time.monotonic() - started) * 1000, 1)
+        return after
+
     async def _collect(self, before: Any) -> None:
         """What the steps left: the page as it shows, the shim's log and witness, the state after."""
         assert self.tp and self.humans
         mark = self._phase_timer()
         watcher = Watcher(self.env.options.hold_ms) if self.env.options.headed else None
         observer = PageObserver(self.tp.page, self.tp.log, self.humans, self.artifacts, watcher)
-        await observer.observe(self.case.expect, self.trace)
-        mark("observe_ms")
+        if watcher is None:  # both only read: the page as it shows and the site's state, side by side
+            observing = asyncio.ensure_future(observer.observe(self.case.expect, self.trace))
+            try:
+                after = await self._state_after()
+            except BaseException:  # the state could not be read (or the trial stops): no orphan left reading
+                observing.cancel()
+                with contextlib.suppress(BaseException):
+                    await observing
+                raise
+            await observing
+            mark("observe_ms")
+        else:  # headed, the person may press the final control during the hold: the state after follows it
+            await observer.observe(self.case.expect, self.trace)
+            mark("observe_ms")
+            after = await self._state_after()
         self._collect_log()
-        after = await self._state()
-        mark("state_after_ms")
         if before is not None and after is not None:
             self.trace.state.available = True
             self.trace.state.before, self.trace.state.after = before, after
