@@ -9,9 +9,10 @@ http.server under /demo/) it plays the site's cases with the reference agent:
             calls through page.webmcp; nothing recorded;
   runner  — webmcp-eval without the proxy;
   full    — webmcp-eval with the proxy (the default, live);
+  lean    — the same with --screenshot only-on-failure (every trial here passes: no screenshot);
   replay  — webmcp-eval answering from fixtures recorded just before (untimed).
 
-The modes take turns round by round (bare, runner, full, replay, bare, ...),
+The modes take turns round by round (bare, runner, full, lean, replay, bare, ...),
 so a machine that slows down mid-run slows them all alike. Each row gives the
 median seconds per trial and its ratio to the bare loop of the same site, and
 the CPU seconds per trial of the whole mode: the browser with Playwright's
@@ -193,8 +194,8 @@ def _timed(site: Site, mode: str, play: Any) -> list[Any]:
 def play_modes(site: Site, rounds: int) -> None:
     for _ in range(rounds):
         site.times.setdefault("bare", []).extend(_timed(site, "bare", bare_loop(site)))
-        for mode, proxy in (("runner", False), ("full", True)):
-            traces = _timed(site, mode, runner_loop(site, proxy=proxy))
+        for mode, proxy, shots in (("runner", False, "on"), ("full", True, "on"), ("lean", True, "only-on-failure")):
+            traces = _timed(site, mode, runner_loop(site, proxy=proxy, screenshots=shots))
             site.times.setdefault(mode, []).extend(t.duration_ms / 1000 for t in traces)
             if mode == "full":
                 for phase in PHASES:
