@@ -18,11 +18,16 @@ from playwright.async_api import Browser, BrowserType
 ENV_VAR = "WEBMCP_EVAL_CHROMIUM"
 SYSTEM_CANDIDATES = ("/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome")
 
+# Chromium reads only the last --enable-features it is given, and Playwright
+# passes its own: ours repeats Playwright's (1.65: the new screenshot surface,
+# no accounts.google.com lookups at start) so that WebMCP does not switch them off.
+PLAYWRIGHT_FEATURES = ("CDPScreenshotNewSurface", "SkipListAccountsWithoutGaiaCookies")
+
 # Flags every launch needs. WebMCP is behind a feature flag in Chromium 15x;
 # the others stop Chromium phoning home, which on a closed network floods the
 # logs with refused connections and slows start-up.
 BASE_ARGS = (
-    "--enable-features=WebMCP",
+    "--enable-features=" + ",".join(("WebMCP", *PLAYWRIGHT_FEATURES)),
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",

@@ -1,0 +1,47 @@
+"""The flags Chromium is launched with (runner/play/browser.py).
+
+Chromium reads only the last ``--enable-features`` it is given, and Playwright
+passes its own before ours: the WebMCP flag must carry Playwright's features too,
+or it switches them off unseen (the screenshot surface, no account lookups).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import playwright
+
+from runner.play.browser import BASE_ARGS, launch_args
+
+DRIVER_BUNDLE = Path(playwright.__file__).parent / "driver" / "package" / "lib" / "coreBundle.js"
+
+
+def _playwright_enabled_features() -> set[str]:
+    """What this Playwright's driver passes in its own --enable-features (read from the driver's code)."""
+    assert DRIVER_BUNDLE.is_file(), (
+        f"Playwright's driver moved: find where it lists its enabled features ({DRIVER_BUNDLE})"
+    )
+    code = DRIVER_BUNDLE.read_text(encoding="utf-8")
+    block = re.search(r"enabledFeatures = \(\) => \[(.*?)\]\.filter\(Boolean\)", code, re.DOTALL)
+    assert block, "Playwright's driver no longer lists enabledFeatures as it did: look for its --enable-features"
+    return set(re.findall(r'"([A-Za-z0-9]+)"', block.group(1)))
+
+
+def _our_enabled_features() -> set[str]:
+    (flag,) = [a for a in launch_args() if a.startswith("--enable-features=")]  # one: a second would win alone
+    return set(flag.removeprefix("--enable-features=").split(","))
+
+
+def test_the_webmcp_flag_keeps_every_feature_playwright_enables():
+    features = _playwright_enabled_features()
+    assert features, "found none: the pattern above no longer reads Playwright's list"
+    assert features <= _our_enabled_features(), (
+        f"add to PLAYWRIGHT_FEATURES: {sorted(features - _our_enabled_features())}"
+    )
+    assert "WebMCP" in _our_enabled_features()
+
+
+def test_no_flag_of_ours_replaces_playwrights_disabled_features():
+    # a --disable-features of ours would switch Playwright's list back on (it disables phoning home, paint holding)
+    assert not [a for a in (*BASE_ARGS, *launch_args(True)) if a.startswith("--disable-features")]
