@@ -1,9 +1,10 @@
 """What a trial keeps beside its trace (runner/play/artifacts.py): screenshots and Playwright's trace.zip.
 
 A screenshot is taken with the page's evidence (``on``) or at teardown once the
-verdict is known (``only-on-failure``); the trace.zip rule is decided at teardown from the verdict; the page's side of
-tracing is a fake that writes the zip Playwright would (a session cookie in its
-network log), so the kept zip is really redacted.
+verdict is known (``only-on-failure``); the trace.zip rule is decided at
+teardown from the verdict; the page's side of tracing is a fake that writes the
+zip Playwright would (a session cookie in its network log), so the kept zip is
+really redacted.
 """
 
 from __future__ import annotations

@@ -22,10 +22,11 @@ import asyncio
 import contextlib
 import hashlib
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from playwright.async_api import Error as PlaywrightError
 
@@ -65,6 +66,7 @@ if TYPE_CHECKING:
     from runner.judge.grader import ModelGrader
 
 TRIAL_TIMEOUT_S = 120
+T = TypeVar("T")
 
 
 @dataclass
@@ -114,6 +116,21 @@ def world_id(run_id: str, shard: tuple[int, int] | None, trial_id: str) -> str:
         digest = hashlib.sha256(run_id.encode()).hexdigest()[:12]
         world = f"{digest}{part}-{trial_id}".replace(".", "-")[-64:]
     return world
+
+
+async def alongside(side: Awaitable[Any], main: Awaitable[T]) -> T:
+    """main's result, with side running beside it: side is awaited after main, or cancelled when main
+    fails (or the trial stops), so no task is left behind; either one's failure is the caller's."""
+    beside = asyncio.ensure_future(side)
+    try:
+        result = await main
+    except BaseException:
+        beside.cancel()
+        with contextlib.suppress(BaseException):
+            await beside
+        raise
+    await beside
+    return result
 
 
 class Trial:
@@ -327,9 +344,9 @@ class Trial:
             raise TrialAborted("the case switches on site breaks, but the site has no reset hook", "case")
         # The world's reset is the site's work, the context the browser's: they overlap (a remote site's
         # round trip costs no wall time), and both are done before anything loads.
-        reset = asyncio.ensure_future(self._reset())
         cookie = (site.config.world_cookie, self.world) if site.config.world_cookie else None
-        try:
+
+        async def open_page() -> None:  # kept on self at once: a reset that fails after it still closes the page
             self.tp = await self.env.session.open_trial(
                 self.trial_id,
                 site.config.base_url,
@@ -339,12 +356,9 @@ class Trial:
                 init_script=self.hook.init_script,
                 worker=self.worker,
             )
-        finally:
-            if self.tp is None:  # the browser failed: the reset's outcome no longer matters
-                reset.cancel()
-                with contextlib.suppress(BaseException):
-                    await reset
-        await reset  # the site's failure is the trial's (the page is closed in run())
+
+        await alongside(self._reset(), open_page())
+        assert self.tp
         if self.env.proxy:  # after the reset: a trial the site could not set up has no network account
             self.env.proxy.begin_trial(self.trial_id, **self._proxy_mode(), rewrite=self.hook.proxy)
         self.tp.crash_event = self._crash_watch  # the watcher above hears the crash
@@ -368,18 +382,19 @@ class Trial:
         self.trace.timings["setup_ms"] = self._ms()
 
     async def _reset(self) -> None:
-        """The case's world at its seed, with its breaks; timed apart (it overlaps the context's opening)."""
-        if not self.site.has("reset"):
-            return
-        started = time.monotonic()
-        await self.site.reset(self.world, self.case.seed, self.case.breaks)
-        self.trace.timings["reset_ms"] = round((time.monotonic() - started) * 1000, 1)
+        """The case's world at its seed, with its breaks."""
+        if self.site.has("reset"):
+            await self._timed("reset_ms", self.site.reset(self.world, self.case.seed, self.case.breaks))
 
     async def _state_after(self) -> Any:
+        return await self._timed("state_after_ms", self._state())
+
+    async def _timed(self, phase: str, work: Awaitable[T]) -> T:
+        """work, its ms kept under phase: for the parts that overlap another (the phase timer cannot)."""
         started = time.monotonic()
-        after = await self._state()
-        self.trace.timings["state_after_ms"] = round((time.monotonic() - started) * 1000, 1)
-        return after
+        result = await work
+        self.trace.timings[phase] = round((time.monotonic() - started) * 1000, 1)
+        return result
 
     async def _collect(self, before: Any) -> None:
         """What the steps left: the page as it shows, the shim's log and witness, the state after."""
@@ -388,15 +403,7 @@ class Trial:
         watcher = Watcher(self.env.options.hold_ms) if self.env.options.headed else None
         observer = PageObserver(self.tp.page, self.tp.log, self.humans, self.artifacts, watcher)
         if watcher is None:  # both only read: the page as it shows and the site's state, side by side
-            observing = asyncio.ensure_future(observer.observe(self.case.expect, self.trace))
-            try:
-                after = await self._state_after()
-            except BaseException:  # the state could not be read (or the trial stops): no orphan left reading
-                observing.cancel()
-                with contextlib.suppress(BaseException):
-                    await observing
-                raise
-            await observing
+            after = await alongside(observer.observe(self.case.expect, self.trace), self._state_after())
             mark("observe_ms")
         else:  # headed, the person may press the final control during the hold: the state after follows it
             await observer.observe(self.case.expect, self.trace)
