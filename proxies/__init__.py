@@ -1,7 +1,7 @@
 """The network layer of webmcp-eval: a mitmproxy addon run in-process.
 
 Counts each trial's requests and mutations, blocks traffic to other hosts,
-injects faults, and records or replays the site's answers (seed 002).
+injects faults, and records or replays the site's answers (docs/design.md, "Record and replay").
 """
 
 from typing import TYPE_CHECKING, Any

@@ -308,7 +308,7 @@ def load_fixture(path: str | Path) -> Fixture:
 
 
 def age_days(fixture: Fixture, now: datetime | None = None) -> float:
-    """Days since the fixture was recorded (seed 002: re-record on a schedule)."""
+    """Days since the fixture was recorded (docs/design.md, "Record and replay": re-record on a schedule)."""
     recorded = datetime.fromisoformat(fixture.recorded_at.replace("Z", "+00:00"))
     if recorded.tzinfo is None:
         recorded = recorded.replace(tzinfo=UTC)

@@ -1,6 +1,6 @@
 """The trace: one JSON file per trial, the evidence behind its verdict.
 
-Every field of seed 000's list is here (revision, start route, prompt, active
+Every field docs/design.md ("The trace") lists is here (revision, start route, prompt, active
 catalog per step, tool calls and inputs, results, AI result, verdict; for
 writes the mutation count, visible UI, state before/after and the human
 confirmation point), plus the evidence kind, agent, timings, every assertion

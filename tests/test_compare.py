@@ -1,4 +1,4 @@
-"""runner/results/compare.py: paired per-case comparison of two runs (seed 004's example pinned),
+"""runner/results/compare.py: paired per-case comparison of two runs (docs/statistics.md's example pinned),
 and the power text. No browser: traces are built directly."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from runner.results.compare import CostSummary, compare_runs, power_analysis, po
 from runner.results.stats import cases_needed, min_detectable_difference
 from runner.trace import Assertion, Trace
 
-SEED_DIFFS = [0, 0, 0, 0, 0, 0, 0, 1, 1, 0]  # seed 004: layer 3 -> layer 6; only cases 8 and 9 went fail -> pass
+SEED_DIFFS = [0, 0, 0, 0, 0, 0, 0, 1, 1, 0]  # docs/statistics.md: only cases 8 and 9 went fail -> pass
 CASES = [f"C{i:02d}" for i in range(1, 11)]
 
 

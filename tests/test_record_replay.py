@@ -1,4 +1,4 @@
-"""Record and replay (seed 002) end to end: real browser, real proxy, real site — then no site at all."""
+"""Record and replay (docs/design.md) end to end: real browser, real proxy, real site — then no site at all."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""runner.results.stats: seed 004's published numbers, cross-checks against numpy/scipy,
+"""runner.results.stats: docs/statistics.md's worked examples, cross-checks against numpy/scipy,
 edge cases. numpy and scipy are test-only dependencies."""
 
 from __future__ import annotations
@@ -23,11 +23,11 @@ from runner.results.stats import (
     pass_hat_k,
 )
 
-SEED_C = [3, 3, 2, 3, 3, 3, 1, 1, 3, 3]  # seed 004: first-round approvals, 3 trials per case
-SEED_DIFFS = [0, 0, 0, 0, 0, 0, 0, 1, 1, 0]  # seed 004: layer 3 -> layer 6, per case
+SEED_C = [3, 3, 2, 3, 3, 3, 1, 1, 3, 3]  # docs/statistics.md: passing trials of 3 per case
+SEED_DIFFS = [0, 0, 0, 0, 0, 0, 0, 1, 1, 0]  # docs/statistics.md: per-case differences of two versions
 
 
-# --------------------------------------------------------------------------- seed 004
+# --------------------------------------------------------------------------- docs/statistics.md
 
 
 def test_seed_004_pass_at_3_and_pass_hat_3() -> None:
@@ -246,7 +246,7 @@ def test_clustered_se_edge_cases() -> None:
 
 
 def test_case_score_two_rates_from_trials() -> None:
-    # seed 003: 16 assertions, 15 pass in each of 3 trials -> 94% per assertion, 0 case passes
+    # docs/statistics.md: 16 assertions, 15 pass in each of 3 trials -> 94% per assertion, 0 case passes
     cs = CaseScore.from_trials([(False, 15, 16)] * 3)
     assert cs.n == 3 and cs.c == 0
     assert cs.case_pass_rate == 0.0

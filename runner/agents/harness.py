@@ -1,6 +1,6 @@
 """External harnesses: any agent that speaks MCP, run as the trial's agent through the bridge.
 
-What is evaluated is model and harness as one package (seed 004): change the
+What is evaluated is model and harness as one package (docs/design.md, "Evidence kinds"): change the
 harness and the score is a different thing. So a trial can be played by the
 user's own agent — a CLI agent, an agent framework — given as a command line
 with placeholders:

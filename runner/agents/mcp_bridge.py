@@ -25,13 +25,11 @@ import socket
 import time
 from collections.abc import AsyncIterator
 from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from runner.agents.model import tool_description, tool_result_text
+from runner.agents.protocol import ToolHost
 from runner.llm.providers import EMPTY_SCHEMA
-
-if TYPE_CHECKING:  # agents are handed a tool host; they never make one
-    from runner.play.toolhost import ToolHost
 
 SETTLE_TIMEOUT_MS = 2000  # after a call: how long to wait for the page's tools to settle
 WATCH_INTERVAL_S = 0.2

@@ -8,13 +8,40 @@ through this protocol.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol, TypedDict
+from typing import Any, Protocol, TypedDict
 
 from runner.suite.case import UserStep
-from runner.trace import Assertion
+from runner.trace import Assertion, ToolCall, ToolInfo
 
-if TYPE_CHECKING:  # agents are handed a tool host; they never make one
-    from runner.play.toolhost import ToolHost
+
+class RegistrationLog(Protocol):
+    """The shim's log of the page's registrations, as an agent may read it (no page round trip)."""
+
+    def active_registrations(self) -> list[dict[str, Any]]: ...
+
+
+class ToolHost(Protocol):
+    """What an agent is handed to act on the page: the active catalog and calls through the page.
+
+    Declared here, where it is used: agents are handed a tool host and never make one, so they
+    need its shape, not the browser code behind it (``runner/play/toolhost.py`` implements it).
+    """
+
+    log: RegistrationLog
+
+    async def catalog(self) -> list[ToolInfo]:
+        """The tools the page offers right now."""
+        ...
+
+    async def call(self, name: str, args: dict[str, Any] | None = None) -> ToolCall:
+        """Call a tool through the page; a tool not in the active catalog is refused and logged."""
+        ...
+
+    async def wait_for_tools(
+        self, names: list[str] | None = None, timeout_ms: int = 5000, settle_ms: int | None = None
+    ) -> None:
+        """Wait until the page's tools have settled (after a call, a navigation)."""
+        ...
 
 
 class AgentReport(TypedDict, total=False):

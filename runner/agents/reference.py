@@ -2,22 +2,19 @@
 
 The reference agent plays the case's own plan through the tool host. Its
 evidence kind is ``deterministic``: it proves the site and the checks, never
-that a model can do the task (seed 000: the two kinds never stand in for each
-other).
+that a model can do the task (docs/design.md, "Evidence kinds": the two kinds
+never stand in for each other).
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from runner.agents.protocol import AgentError, AgentReport
+from runner.agents.protocol import AgentError, AgentReport, ToolHost
 from runner.suite.case import UserStep
 from runner.suite.matchers import MISSING, resolve, short, substitute
 from runner.trace import Assertion
-
-if TYPE_CHECKING:  # agents are handed a tool host; they never make one
-    from runner.play.toolhost import ToolHost
 
 
 class ReferenceAgent:

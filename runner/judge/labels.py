@@ -1,6 +1,6 @@
 """People's labels on rubric criteria, and how well a model grader agrees with them.
 
-Seed 004's order for what code cannot check: people judge a batch of trials
+The order for what code cannot check (docs/design.md, "Who judges"): people judge a batch of trials
 against the fixed rubric first; that batch calibrates the model grader; the
 model grader may gate a run only while it agrees with people well enough.
 

@@ -1,4 +1,4 @@
-"""Record and replay for whole trials (seed 002): the fixture store and the hook tape.
+"""Record and replay for whole trials (docs/design.md, "Record and replay"): the fixture store and the hook tape.
 
 The proxy records and replays what the browser asked the site. The runner's
 own calls to the site's hooks (reset a world, dump its state, expire the

@@ -1,6 +1,6 @@
 """One trial: a case played once, from clean state, in a fresh browser context.
 
-The flow (DESIGN.md "The flow of one trial"): reset the world to the case's
+The flow (docs/design.md, "The flow of one trial"): reset the world to the case's
 seed; open a fresh context with the shim; go to the start route and wait for
 its tools; snapshot server state; play the steps (the agent answers user
 messages, the runner performs the scripted user actions); then collect the

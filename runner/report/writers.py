@@ -2,7 +2,7 @@
 
 Nothing is computed here: every figure comes from the results layer. The case
 pass rate (every assertion passed: the gate) and the per-assertion pass rate
-(the diagnosis) always stand side by side (seed 003), per series: deterministic
+(the diagnosis) always stand side by side (docs/statistics.md), per series: deterministic
 and agent evidence are never pooled.
 """
 

@@ -1,4 +1,4 @@
-"""Comparing two runs, and the power of a suite (seed 004, Miller 2024).
+"""Comparing two runs, and the power of a suite (docs/statistics.md, Miller 2024).
 
 ``compare_runs(a, b)`` (two :class:`runner.results.run_results.Results`, or two runs'
 traces) pairs the cases both runs have and takes the per-case difference of

@@ -1,6 +1,6 @@
 """Suite health: what a run with many trials says about the cases themselves.
 
-Seed 004 (and Zhu et al. 2025, on task validity): a case no agent ever passes
+docs/design.md, "Suite health" (Zhu et al. 2025, on task validity): a case no agent ever passes
 over many trials is usually a broken task, not a weak agent; a case every
 trial of every agent passes has stopped measuring capability and is a
 regression check. A suite labels its cases ``purpose: capability`` or

@@ -1,7 +1,7 @@
 """Statistics for eval results: pass rates, pass@k / pass^k, error bars, paired
 differences and power. Pure functions on numbers, standard library only, no I/O.
 
-Two pass rates (seed 003), always side by side:
+Two pass rates (docs/statistics.md), always side by side:
 
 * **case pass rate** -- a trial passes only when *every* assertion passed; the
   share of trials that pass. This is the **gate**.
@@ -9,7 +9,7 @@ Two pass rates (seed 003), always side by side:
   **diagnosis** (how far from passing), never the gate: it moves with how many
   assertions someone happened to write for a case.
 
-Repeated trials of one case (seed 004):
+Repeated trials of one case (docs/statistics.md):
 
 * ``pass@k`` -- at least one of k trials passes; Chen et al. 2021, "Evaluating
   Large Language Models Trained on Code", unbiased estimator
@@ -60,7 +60,7 @@ __all__ = [
 ]
 
 Z_95 = 1.96
-"""The z of a two-sided 95% normal interval, as printed in seed 004 (``m ± 1.96·se``)."""
+"""The z of a two-sided 95% normal interval, as docs/statistics.md prints it (``m ± 1.96·se``)."""
 
 
 # --------------------------------------------------------------------------- checks

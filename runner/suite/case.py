@@ -448,7 +448,7 @@ class Case(Strict):
 
     @property
     def writes(self) -> bool:
-        """Whether the case is about a write (seed 000 asks more evidence of those)."""
+        """Whether the case is about a write (docs/design.md, "The trace": writes carry more evidence)."""
         e = self.expect
         return bool(e.network.mutations or e.state or e.confirmation)
 

@@ -1,6 +1,6 @@
 """``webmcp-eval validate``: is the suite itself well formed? (``run`` checks the same, first.)
 
-Seed 000's ``evals:validate``: duplicate IDs, a missing start route, an unknown
+docs/design.md, "Validating a suite": duplicate IDs, a missing start route, an unknown
 behaviour, tool or matcher, a behaviour with fewer than two cases, a reference
 plan that does not satisfy its own case's input schemas or expectations. Beyond
 that, every rule is checked against what it refers to, so that a rule that can
