@@ -278,6 +278,14 @@ GOOD_AND_BAD_MATCHERS: list[Any] = [
     {"$ref": "nothing_captured"},
     {"$ref": 3},
     {1: "x"},
+    {"$not": {"$in": ["kaohsiung"]}},
+    {"$not": ["a"]},
+    {"$not": {"k": "v"}},
+    {"$contains": ["a"]},
+    {"$contains": {"k": "v"}},
+    {"$pattern": "x{99999999999}"},
+    {"$any": ["a"]},
+    {"$in": [{"k": "v"}, ["a"]]},
 ]
 VALUES: list[Any] = [5, "x", [], {}, None, True, 2.5, ["a"], {"k": "v"}]
 
@@ -423,11 +431,25 @@ def mutate_data(data: dict[str, Any], rng: random.Random) -> str:
     return kind
 
 
+TAGGED = ["!!binary aGVsbG8=", "!!set {a, b}", "!!timestamp 2024-01-01", "!!omap [a: 1]", "!!python/none ''"]
+
+
 def mutate_text(text: str, rng: random.Random) -> tuple[bytes, str]:
     lines = text.splitlines(keepends=True)
-    kind = rng.choice(["delete", "duplicate", "nul", "byte", "tab", "truncate", "bomb", "deep", "dedent"])
+    kind = rng.choice(
+        ["delete", "duplicate", "nul", "byte", "tab", "truncate", "bomb", "deep", "dedent", "tag", "key", "date"]
+    )
     i = rng.randrange(len(lines))
-    if kind == "delete":
+    valued = [n for n, line in enumerate(lines) if re.match(r"\s*(- )?[\w$]+: \S", line)]
+    if kind in ("tag", "date") and valued:
+        # YAML's own types beyond JSON, or an unquoted date, as the value of some key
+        n = rng.choice(valued)
+        head = lines[n].split(": ", 1)[0]
+        value = rng.choice(TAGGED) if kind == "tag" else rng.choice(["2024-01-01", "2027-01-05 19:00:00"])
+        lines[n] = f"{head}: {value}\n"
+    elif kind == "key":
+        lines.insert(i if lines[i][:1] not in " -" else 0, rng.choice(["? [a, b]\n: 1\n", "? {a: 1}\n: 1\n"]))
+    elif kind == "delete":
         del lines[i]
     elif kind == "duplicate":
         lines.insert(i, lines[i])

@@ -353,7 +353,40 @@ def test_load_cases_on_a_yaml_constructor_error(tmp_path):
     (tmp_path / "evil.yaml").write_text("id: !!python/object/apply:os.system [echo hi]\n", encoding="utf-8")
     loaded, problems = load_cases([tmp_path])
     assert loaded == []
-    assert one(problems).message.startswith("not valid YAML")
+    problem = one(problems)
+    assert (problem.line, problem.field) == (1, "id")
+    assert problem.message.startswith("YAML tag !!python/object/apply:os.system is not allowed")
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "line", "field", "message"),
+    [
+        ("notes: x\n? [a, b]\n: 1\n", 2, "(top level)", "a key must be a plain name, not a list"),
+        ("notes: {x: {{a: 1}: 2}}\n", 1, "notes.x", "a key must be a plain name, not a mapping"),
+        ("notes: !!binary aGVsbG8=\n", 1, "notes", "YAML tag !!binary is not allowed"),
+        ("notes:\n  x: !!set {a, b}\n", 2, "notes.x", "YAML tag !!set is not allowed"),
+        ("notes: !!timestamp 2024-01-01\n", 1, "notes", "YAML tag !!timestamp is not allowed"),
+        ("notes: !!omap [a: 1]\n", 1, "notes", "YAML tag !!omap is not allowed"),
+        ("notes: !custom x\n", 1, "notes", "YAML tag !custom is not allowed"),
+    ],
+)
+def test_yaml_beyond_json_is_refused_at_its_line(tmp_path, yaml_text, line, field, message):
+    """Keys that are lists or mappings and YAML's own types crashed the loader or reached the checks."""
+    (tmp_path / "A-01.yaml").write_text(yaml_text, encoding="utf-8")
+    loaded, problems = load_cases([tmp_path])
+    assert loaded == []
+    problem = one(problems)
+    assert (problem.line, problem.field) == (line, field)
+    assert problem.message.startswith(message)
+
+
+def test_an_unquoted_date_is_the_text_it_shows(tmp_path):
+    """A tool's dates are JSON text: an unquoted date in a case compares as that text (no checker TypeError)."""
+    text = GOOD.replace("SEL-01", "A-01") + "notes: 2024-01-01\n"
+    (tmp_path / "A-01.yaml").write_text(text, encoding="utf-8")
+    (lc,), problems = load_cases([tmp_path])
+    assert problems == []
+    assert lc.case.notes == "2024-01-01"
 
 
 def test_load_cases_never_raises_on_a_file_that_is_not_utf8(tmp_path):

@@ -551,8 +551,33 @@ def test_in_with_a_string_is_an_error_at_its_line(suite):
             "expect.calls.forbidden[0].args.eventId",
             "can never match",
         ),
+        (
+            "{city: taipei, price: free, level: beginner}\n        no_other",
+            "{city: {$pattern: 'x{99999999999}'}, price: free, level: beginner}\n        no_other",
+            "expect.calls.expected[0].args.city.$pattern",
+            "does not compile",
+        ),
+        (
+            "{city: taipei, price: free, level: beginner}\n        no_other",
+            "{city: {$contains: [tai]}, price: free, level: beginner}\n        no_other",
+            "expect.calls.expected[0].args.city",
+            "$contains with a list looks for a list element, but the argument is string",
+        ),
     ],
-    ids=["mixed", "pattern", "in-5", "len", "gt", "enum", "in-enum", "type", "lt", "forbidden-type"],
+    ids=[
+        "mixed",
+        "pattern",
+        "in-5",
+        "len",
+        "gt",
+        "enum",
+        "in-enum",
+        "type",
+        "lt",
+        "forbidden-type",
+        "pattern-overflow",
+        "contains-list-on-text",
+    ],
 )
 def test_matchers_are_checked_by_shape_and_against_the_input_schema(suite, old, new, field, words):
     text = edit(suite / "SEL-01.yaml", old, new)
@@ -568,6 +593,25 @@ def test_matchers_that_fit_the_schema_are_fine(suite):
         "{city: taipei, price: free, level: beginner}\n        no_other",
         "{city: {$in: [taipei, tokyo], $type: string, $pattern: ^tai}, price: {$not: paid}, level: {$any: true}}"
         "\n        no_other",
+    )
+    assert validate(suite) == []
+
+
+@pytest.mark.parametrize(
+    "matcher", ["{$not: {$in: [kaohsiung]}}", "{$not: [kaohsiung]}", "{$not: {$contains: [x]}}", "{$not: {a: 1}}"]
+)
+def test_not_with_a_mapping_or_list_is_checked_not_crashed(suite, matcher):
+    """A documented matcher on a typed argument raised TypeError (unhashable) in validate."""
+    edit(
+        suite / "SEL-01.yaml",
+        "{city: taipei, price: free, level: beginner}\n        no_other",
+        f"{{city: {matcher}, price: free, level: beginner}}\n        no_other",
+    )
+    forbidden = matcher.replace("kaohsiung", "taipei")
+    edit(
+        suite / "SEL-01.yaml",
+        "- {tool: save_event, why:",
+        f"- {{tool: search_events, args: {{city: {forbidden}}}, why:",
     )
     assert validate(suite) == []
 

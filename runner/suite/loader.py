@@ -6,6 +6,12 @@ YAML input is bounded: nesting deeper than ``MAX_DEPTH``, more than
 ``MAX_NODES`` values once aliases are expanded (an alias bomb), and an alias
 inside the node it names (``&L [*L]``) are refused at the line where they
 happen, before anything is built from them.
+
+A case holds JSON values only (what tools take and give): a key is a plain
+scalar, never a list or mapping, and YAML's own types beyond JSON (``!!binary``,
+``!!set``, ``!!timestamp``, ``!!omap``, any custom tag) are refused at their
+line. An unquoted date (``2024-01-01``) is read as the text it shows, as in
+YAML 1.2 and JSON: a tool's dates are text, so the matcher compares text.
 """
 
 from __future__ import annotations
@@ -59,6 +65,14 @@ class DuplicateKey(Exception):
         self.line, self.field = line, field
 
 
+class NotJson(Exception):
+    """A node a case cannot hold: a key that is a list or mapping, or a YAML type beyond JSON."""
+
+    def __init__(self, line: int, field: str, message: str):
+        super().__init__(message)
+        self.line, self.field, self.message = line, field, message
+
+
 class CaseLoadError(Exception):
     def __init__(self, problems: list[Problem]):
         super().__init__("\n".join(str(p) for p in problems))
@@ -73,8 +87,20 @@ class InputRefused(yaml.MarkedYAMLError):
     """Valid YAML that the loader will not build: too deep, too large, or recursive."""
 
 
+_YAML = "tag:yaml.org,2002:"
+JSON_TAGS = frozenset(_YAML + t for t in ("str", "int", "float", "bool", "null", "seq", "map", "merge"))
+
+
 class BoundedLoader(yaml.SafeLoader):
-    """SafeLoader that measures the document as it composes it, before constructing anything."""
+    """SafeLoader that measures the document as it composes it, before constructing anything.
+
+    Plain scalars never resolve to timestamps: ``2024-01-01`` stays the text it shows.
+    """
+
+    yaml_implicit_resolvers = {
+        first: [(tag, regexp) for tag, regexp in resolvers if tag != _YAML + "timestamp"]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
 
     def __init__(self, text: str):
         super().__init__(text)
@@ -122,13 +148,35 @@ class BoundedLoader(yaml.SafeLoader):
             )
 
 
+def _field(path: tuple) -> str:
+    return field_path(path) or "(top level)"
+
+
+def _json_only(node: yaml.Node, path: tuple) -> None:
+    if node.tag not in JSON_TAGS:
+        tag = node.tag.replace(_YAML, "!!")
+        raise NotJson(
+            node.start_mark.line + 1,
+            _field(path),
+            f"YAML tag {tag} is not allowed: a case holds JSON values "
+            "(text, numbers, true/false, null, lists, mappings): write it as one of those",
+        )
+
+
 def _line_map(node: yaml.Node, path: tuple = (), out: dict | None = None) -> dict[tuple, int]:
-    """Map every field path in a composed YAML tree to its 1-based line."""
+    """Map every field path in a composed YAML tree to its 1-based line (and refuse what is not JSON)."""
     out = {} if out is None else out
     out.setdefault(path, node.start_mark.line + 1)
+    _json_only(node, path)
     if isinstance(node, yaml.MappingNode):
         seen: set[str] = set()
         for key, value in node.value:
+            if not isinstance(key, yaml.ScalarNode):
+                shape = "a list" if isinstance(key, yaml.SequenceNode) else "a mapping"
+                raise NotJson(
+                    key.start_mark.line + 1, _field(path), f"a key must be a plain name, not {shape} (a YAML '? ' key)"
+                )
+            _json_only(key, (*path, key.value))
             if key.value in seen:
                 # PyYAML keeps the last of two equal keys: an expectation would vanish unseen.
                 raise DuplicateKey(key.start_mark.line + 1, ".".join(map(str, (*path, key.value))))
@@ -225,6 +273,8 @@ def parse_case(text: str, file: str) -> LoadedCase:
         raise CaseLoadError(
             [Problem(file, dup.line, dup.field, "duplicate key (the first would be ignored)")]
         ) from None
+    except NotJson as bad:
+        raise CaseLoadError([Problem(file, bad.line, bad.field, bad.message)]) from None
     except yaml.YAMLError as err:
         raise CaseLoadError([_yaml_problem(err, text, file)]) from None
     if not isinstance(data, dict):

@@ -108,6 +108,8 @@ def operator_problem(op: str, arg: Any) -> str | None:
             re.compile(arg)
         except re.error as err:
             return f"$pattern {arg!r} does not compile: {err}"
+        except (OverflowError, RecursionError) as err:  # x{99999999999}, nesting Python's re cannot hold
+            return f"$pattern {short(arg, 40)} does not compile: {err}"
     if op == "$len" and not (_is_int(arg) and arg >= 0):
         return f"$len takes a whole number of 0 or more, got {_kind(arg)} {short(arg, 40)}"
     if op == "$any" and arg is not True:

@@ -467,16 +467,25 @@ def _operator_unfit(op: str, arg: Any, schema: dict[str, Any], kinds: set[str] |
         return f"none of {json.dumps(arg, ensure_ascii=False)[:80]} fits ({reasons[0]})" if all(reasons) else None
     if kinds is None:
         return None
-    needs = {
-        "$type": {arg} | (_NUMERIC if arg in _NUMERIC else set()),
-        "$pattern": {"string"},
-        "$len": {"string", "array", "object"},
-        "$contains": {"string", "array"},
-        **{c: _NUMERIC for c in COMPARISONS},
-    }.get(op)
+    if op == "$contains" and isinstance(arg, dict | list) and "array" not in kinds:
+        # on text, $contains looks for a substring: a list or mapping is never one
+        return (
+            f"$contains with {'a list' if isinstance(arg, list) else 'a mapping'} looks for a list element, "
+            f"but the argument is {'/'.join(sorted(kinds))}"
+        )
+    needs = _needs(op, arg)
     if needs is not None and not needs & kinds:
         return f"{op} needs {'/'.join(sorted(needs))}, but the argument is {'/'.join(sorted(kinds))}"
     return None
+
+
+def _needs(op: str, arg: Any) -> set[str] | None:
+    """The JSON types an operator can hold on (None: any); ``arg`` may be any value (a list under $not)."""
+    if op == "$type":
+        return ({arg} | (_NUMERIC if arg in _NUMERIC else set())) if isinstance(arg, str) else None
+    if op in COMPARISONS:
+        return _NUMERIC
+    return {"$pattern": {"string"}, "$len": {"string", "array", "object"}, "$contains": {"string", "array"}}.get(op)
 
 
 def _ref_problems(lc: LoadedCase) -> list[Problem]:
