@@ -213,6 +213,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         connect_over_cdp=args.connect_over_cdp,
         proxy_host=args.proxy_host,
         proxy_advertise=args.proxy_advertise,
+        browser_context=suite.config.browser_context(),  # suite.yaml's time zone and locale
         harness=harness,
     )
     if args.resume:
@@ -810,6 +811,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             fixtures=None if args.live else FixtureStore(fixtures_dir, "replay", max_age_days=None),
             agent_factory=lambda recorded=recorded: TraceAgent(recorded),
             chromium=args.chromium,
+            browser_context=_recorded_context(recorded),
         )
         if not args.live and not options.fixtures.path_for(recorded.case_id).is_file():
             errors.print(f"{path}: no fixture at {options.fixtures.path_for(recorded.case_id)} (use --fixtures DIR)")
@@ -830,6 +832,13 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             console.print(f"  why: {replayed.verdict_reason}", markup=False, highlight=False)
         worst = max(worst, _exit_for([replayed]))
     return worst
+
+
+def _recorded_context(recorded):  # noqa: ANN001, ANN202 - Trace -> BrowserContextSettings
+    """The time zone and locale a recorded trial was played with (the defaults for traces older than that)."""
+    from runner.suite.browser_context import DEFAULT_LOCALE, DEFAULT_TIMEZONE, BrowserContextSettings
+
+    return BrowserContextSettings(recorded.timezone_id or DEFAULT_TIMEZONE, recorded.locale or DEFAULT_LOCALE)
 
 
 def _print_fixture_news(fixtures) -> None:  # noqa: ANN001 - runner.play.fixture_store.FixtureStore
@@ -909,7 +918,7 @@ def _cmd_mutate(args: argparse.Namespace) -> int:
     suite = _load([a for a in args.cases if Path(a).exists()], None)
     if isinstance(suite, int):
         return suite
-    loaded, problems, _note, _suite = suite
+    loaded, problems, _note, the_suite = suite
     if problems:
         _report_problems(problems)
         return EXIT_INVALID
@@ -929,6 +938,7 @@ def _cmd_mutate(args: argparse.Namespace) -> int:
         catalog_tools=SuiteCatalog.load(catalog_path).tools() if catalog_path.is_file() else set(),
         baseline_runs=args.baseline_runs,
         confirm_kills=not args.no_confirm,
+        browser_context=the_suite.config.browser_context(),
     )
     try:
         result = asyncio.run(mutate(chosen, options, lambda line: console.print(line, highlight=False)))

@@ -376,6 +376,9 @@ class Trace(BaseModel):
     network_mode: str = "live"
     webmcp_path: Literal["native", "shim", "unknown"] = "unknown"
     browser: dict[str, str] = Field(default_factory=dict)
+    # the browser context's pinned time zone and locale (suite.yaml); None in traces made before they were pinned
+    timezone_id: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    locale: str | None = Field(default=None, exclude_if=lambda v: v is None)
     start_route: str
     prompt: list[str] = Field(default_factory=list)
     steps: list[StepRecord] = Field(default_factory=list)

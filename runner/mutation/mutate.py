@@ -32,6 +32,7 @@ from proxies import mutations as proxy_ops
 from runner.agents.reference import ReferenceAgent
 from runner.play.run import RunOptions, run_suite
 from runner.play.trial import TrialHook
+from runner.suite.browser_context import BrowserContextSettings
 from runner.suite.loader import LoadedCase
 from runner.suite.site import SiteConfig, demo_site_config
 from runner.trace import Trace, write_atomic
@@ -425,6 +426,7 @@ class MutateOptions:
     catalog_tools: set[str] = field(default_factory=set)
     baseline_runs: int = 2
     confirm_kills: bool = True  # a failing case is played again: only a repeated failure kills
+    browser_context: BrowserContextSettings = field(default_factory=BrowserContextSettings)  # the suite's zone, locale
 
 
 @dataclass
@@ -478,6 +480,7 @@ async def _play(
         site_config=config,
         chromium=options.chromium,
         hooks=hooks,
+        browser_context=options.browser_context,
     )
     result = await run_suite(cases, run_options)
     return {t.case_id: t for t in result.traces}

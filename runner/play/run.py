@@ -28,6 +28,7 @@ from runner.play.retry import resumed_attempts, retryable, set_aside
 from runner.play.session import BrowserSession
 from runner.play.shard import plan_hash, shard_of
 from runner.play.trial import RunEnv, Trial, TrialHook, TrialOptions
+from runner.suite.browser_context import BrowserContextSettings
 from runner.suite.loader import LoadedCase
 from runner.suite.site import SiteClient, SiteConfig, demo_site_config
 from runner.trace import Trace, write_atomic
@@ -69,6 +70,8 @@ class RunOptions:
     proxy_advertise: str | None = None  # the proxy's host as the browser is told it (default: proxy_host)
     # the external harness playing the agent: {command, source: "--harness" or the suite.yaml, max_seconds}
     harness: dict[str, Any] | None = None
+    # the suite's time zone and locale: every browser context is opened with them
+    browser_context: BrowserContextSettings = field(default_factory=BrowserContextSettings)
 
 
 @dataclass
@@ -204,6 +207,7 @@ async def run_suite(
                         network_mode=options.network_mode,
                         playwright_trace=options.playwright_trace,
                         screenshots=options.screenshots,
+                        browser_context=options.browser_context,
                     ),
                 )
                 _write_run_info(out_dir, run_id, options, config, site_info, session.describe(), proxy)
@@ -318,6 +322,8 @@ def _write_run_info(
         "embedded_site": not (options.base_url or options.site_config),
         "site": site_info,
         "browser": browser,
+        "timezone_id": options.browser_context.timezone_id,
+        "locale": options.browser_context.locale,
         "trials_per_case": options.trials,
         "workers": options.workers,
         "retries": options.retries,

@@ -28,6 +28,7 @@ from playwright.async_api import (
 
 from runner.play.browser import ChromiumChoice, connect_cdp, connect_server, launch
 from runner.play.toolhost import SHIM_JS, ShimLog, ToolHost
+from runner.suite.browser_context import BrowserContextSettings
 
 TRIAL_HEADER = "X-WebMCP-Eval-Trial"
 
@@ -158,6 +159,7 @@ class BrowserSession:
         world_cookie: tuple[str, str] | None,
         clock_start: float,
         settle_ms: int = 100,
+        context_settings: BrowserContextSettings | None = None,
         init_script: str | None = None,
         worker: int = 0,
     ) -> TrialPage:
@@ -165,13 +167,15 @@ class BrowserSession:
         headers = {TRIAL_HEADER: trial_id} if self.proxy_url else {}
         # A remote browser was not launched with our proxy: each context goes through it (loopback too).
         proxy = {"server": self.proxy_url} if self.remote and self.proxy_url else None
+        pinned = context_settings or BrowserContextSettings()  # never the machine's own zone or language
         context = await browser.new_context(
             proxy=proxy,  # type: ignore[arg-type]
             base_url=base_url,
             extra_http_headers=headers,
             ignore_https_errors=True,
             viewport={"width": 1280, "height": 900},
-            locale="zh-TW",
+            timezone_id=pinned.timezone_id,
+            locale=pinned.locale,
         )
         trial = TrialPage(context=context, log=ShimLog(), clock_start=clock_start, settle_ms=settle_ms)
         await trial.setup(base_url, world_cookie, init_script)

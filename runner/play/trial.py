@@ -46,6 +46,7 @@ from runner.play.session import BrowserSession, TrialPage
 from runner.play.start_route import first_line, open_start_route, require_tools
 from runner.play.watcher import Watcher
 from runner.play.witness import compare_witness
+from runner.suite.browser_context import BrowserContextSettings
 from runner.suite.case import Case, UserStep
 from runner.suite.loader import LoadedCase
 from runner.suite.site import SiteClient, SiteUnavailable
@@ -76,6 +77,7 @@ class TrialOptions:
     screenshots: str = "on"  # on, off or only-on-failure
     network_mode: str = "live"
     playwright_trace: str = "off"  # off, on or retain-on-failure
+    browser_context: BrowserContextSettings = field(default_factory=BrowserContextSettings)  # suite.yaml's zone, locale
 
 
 @dataclass
@@ -186,6 +188,8 @@ class Trial:
             base_url=env.site.config.base_url,
             network_mode=env.options.network_mode,
             start_route=self.case.start_route,
+            timezone_id=options.browser_context.timezone_id,
+            locale=options.browser_context.locale,
             prompt=self.case.user_messages,
             started_at=datetime.now(UTC).isoformat(timespec="seconds"),
         )
@@ -353,6 +357,7 @@ class Trial:
                 world_cookie=cookie,
                 clock_start=self.clock,
                 settle_ms=site.config.settle_ms,
+                context_settings=self.env.options.browser_context,
                 init_script=self.hook.init_script,
                 worker=self.worker,
             )

@@ -557,7 +557,10 @@ def _trial_view(
         ("shim registration log", t.registrations or None),
         ("agent log", t.agent_log or None),
         ("timings", t.timings or None),
-        ("browser", t.browser or None),
+        (
+            "browser",
+            {**t.browser, "timezone_id": t.timezone_id, "locale": t.locale} if t.timezone_id else t.browser or None,
+        ),
     ):
         if value:
             extras[name] = _json(value)

@@ -22,6 +22,13 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from runner.suite.browser_context import (
+    DEFAULT_LOCALE,
+    DEFAULT_TIMEZONE,
+    BrowserContextSettings,
+    check_locale,
+    check_timezone,
+)
 from runner.suite.case import BEHAVIOURS
 from runner.suite.loader import DuplicateKey, _line_map, case_files, line_for
 from runner.suite.site import SiteConfig
@@ -91,6 +98,27 @@ class SuiteConfig(BaseModel):
         description="the agent of every run of this suite: an external harness, as a command line or "
         "{command, max_seconds}; run --harness overrides it",
     )
+    # The person's clock and language, pinned in every browser context: what a page shows never
+    # depends on the machine that runs the suite.
+    timezone_id: str = Field(
+        default=DEFAULT_TIMEZONE, description=f"IANA time zone of every browser context (default {DEFAULT_TIMEZONE})"
+    )
+    locale: str = Field(
+        default=DEFAULT_LOCALE, description=f"BCP 47 locale of every browser context (default {DEFAULT_LOCALE})"
+    )
+
+    @field_validator("timezone_id")
+    @classmethod
+    def _timezone(cls, value: str) -> str:
+        return check_timezone(value)
+
+    @field_validator("locale")
+    @classmethod
+    def _locale(cls, value: str) -> str:
+        return check_locale(value)
+
+    def browser_context(self) -> BrowserContextSettings:
+        return BrowserContextSettings(self.timezone_id, self.locale)
 
     @field_validator("harness", mode="before")
     @classmethod

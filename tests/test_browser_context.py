@@ -1,0 +1,71 @@
+"""Every browser context gets the suite's time zone and locale (suite.yaml), and every trace records them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from runner_support import play
+
+from runner.play.trial import TrialHook
+from runner.suite.browser_context import DEFAULT_LOCALE, DEFAULT_TIMEZONE, BrowserContextSettings
+from runner.suite.folder import SuiteError, find_suite, read_suite_config
+from tests.test_cli import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# What the page itself reads of its clock and language, shown where the trace's ARIA snapshot sees it.
+SHOW_CLOCK = """
+document.addEventListener('DOMContentLoaded', () => {
+  const p = document.createElement('p');
+  const hour = new Date('2027-01-05T11:00:00Z').getHours();
+  p.textContent = `clock ${Intl.DateTimeFormat().resolvedOptions().timeZone} ${navigator.language} ${hour}h`;
+  document.body.append(p);
+});
+"""
+
+
+def test_the_seed_suite_pins_taipei_and_zh_tw_and_a_silent_suite_gets_utc_en_us(tmp_path: Path):
+    seed = read_suite_config(ROOT / "cases" / "suite.yaml")
+    assert seed.browser_context() == BrowserContextSettings("Asia/Taipei", "zh-TW")
+    (tmp_path / "suite.yaml").write_text("min_cases_per_behaviour: 0\n", encoding="utf-8")
+    assert read_suite_config(tmp_path / "suite.yaml").browser_context() == BrowserContextSettings("UTC", "en-US")
+    assert find_suite([]).config.browser_context() == BrowserContextSettings()  # no suite.yaml at all
+    assert (DEFAULT_TIMEZONE, DEFAULT_LOCALE) == ("UTC", "en-US")
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ("timezone_id: Mars/Olympus_Mons", "timezone_id: 'Mars/Olympus_Mons' is not an IANA time zone"),
+        ("timezone_id: ../../etc/passwd", "timezone_id: '../../etc/passwd' is not an IANA time zone"),
+        ("locale: zh_TW", "locale: 'zh_TW' is not a BCP 47 language tag; give one such as zh-TW or en-US"),
+        ("locale: 8", "locale: Input should be a valid string"),
+    ],
+)
+def test_a_bad_time_zone_or_locale_is_file_line_field(tmp_path: Path, entry: str, message: str):
+    (tmp_path / "suite.yaml").write_text(f"min_cases_per_behaviour: 0\n\n{entry}\n", encoding="utf-8")
+    with pytest.raises(SuiteError) as err:
+        read_suite_config(tmp_path / "suite.yaml")
+    assert str(err.value).startswith(f"{tmp_path / 'suite.yaml'}:3: {message}"), str(err.value)
+
+
+def test_validate_refuses_a_bad_time_zone_in_one_line(tmp_path: Path):
+    (tmp_path / "suite.yaml").write_text("timezone_id: Taipei\n", encoding="utf-8")
+    (tmp_path / "NO-01.yaml").write_text((ROOT / "cases" / "NO-01.yaml").read_text(encoding="utf-8"))
+    out = cli("validate", str(tmp_path))
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "suite.yaml:1: timezone_id: 'Taipei' is not an IANA time zone" in out.stdout + out.stderr
+
+
+@pytest.mark.browser
+def test_the_context_runs_on_the_suites_clock_and_the_trace_says_so(tmp_path: Path):
+    pinned = BrowserContextSettings("Asia/Taipei", "zh-TW")
+    (trace,) = play(tmp_path, ("NO-01",), browser_context=pinned, hooks={"NO-01": TrialHook(init_script=SHOW_CLOCK)})
+    assert trace.verdict == "passed", trace.verdict_reason
+    # 11:00 UTC is 19:00 in Taipei, whatever zone the machine running the suite is in
+    assert "clock Asia/Taipei zh-TW 19h" in (trace.ui.aria_snapshot or "")
+    assert (trace.timezone_id, trace.locale) == ("Asia/Taipei", "zh-TW")
+    run = json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))
+    assert (run["timezone_id"], run["locale"]) == ("Asia/Taipei", "zh-TW")
