@@ -14,6 +14,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import (
     BaseModel,
@@ -148,13 +149,33 @@ class ReplayMissRecord(Record):
     summary: str  # one line: what was asked and why nothing answered
 
 
+class FrameRecord(Record):
+    """The frame a shim event came from: the top page or a frame (iframe) in it.
+
+    Traces before frames were logged have none: every event there is the top page's.
+    """
+
+    url: str | None = None  # the frame document's URL when the event happened
+    origin: str | None = None
+    top: bool = True  # the top page itself, not a frame in it
+    same_origin: bool | None = None  # same origin as the top page
+    allow: str | None = None  # the frame element's allow attribute (absent: not read, or the top page)
+    tools_allowed: bool | None = None  # whether the frame's permissions policy allows "tools"
+
+    @property
+    def path(self) -> str | None:
+        return urlsplit(self.url).path or "/" if self.url else None
+
+
 class RegistrationEvent(Record):
     """One event of the shim's registration log: a document loaded, a tool registered, withdrawn or refused."""
 
     type: str  # loaded, register, unregister, register_error, refused
     instance: int | None = None  # the shim's number for a registration (counts per document)
-    route: str | None = None  # the page's path when it happened
+    route: str | None = None  # the path of its frame's document when it happened
     document: str | None = None  # which document (traces before documents have none)
+    frame: FrameRecord | None = None  # which frame's document (traces before frames have none: the top page)
+    error: str | None = None  # register_error: the browser's (or the page's) reason for refusing it
     declarative: bool | None = None  # a form's tool (toolname attribute), not registerTool's
     # As the page passed them to registerTool: a broken page may pass anything, and the trace keeps it
     # (a register_error says what went wrong); read them through tool_name and hints.
@@ -176,7 +197,8 @@ class StaleRegistration(Record):
 
     instance: int
     name: Any  # the tool's name as the page passed it (see RegistrationEvent)
-    route: str | None = None  # where it was registered
+    route: str | None = None  # where it was registered (in its own frame)
+    frame: FrameRecord | None = None  # the frame it was registered in (none: the top page)
 
 
 class StateChange(Record):
@@ -257,6 +279,8 @@ class ToolCall(BaseModel):
     route: str = ""
     instance: int | None = None  # the shim's registration instance that ran it
     document: str | None = None  # the document that registered it (instances count per document)
+    # the frame whose handler ran it, as the shim saw it at the call; written only when known
+    frame: FrameRecord | None = Field(default=None, exclude_if=lambda v: v is None)
     started_ms: float = 0.0  # since the trial started
     duration_ms: float = 0.0
 

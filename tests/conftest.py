@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
+from frames_server import FramesSite, frames_site
 from playwright.sync_api import Page
 from site_web import Web, World, join_world
 from static_server import StaticSite, static_site
@@ -96,4 +97,11 @@ def web(page: Page, site: SiteServer, world: World) -> Web:
 def static_shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StaticSite]:
     """The second test site (tests/static_site/): a static shop under /demo/ and its CDN, for the run."""
     with static_site(tmp_path_factory.mktemp("static-shop")) as served:
+        yield served
+
+
+@pytest.fixture(scope="session")
+def frames() -> Iterator[FramesSite]:
+    """The frames test site (tests/frames_site/): a top page with a same-origin and a cross-origin frame."""
+    with frames_site() as served:
         yield served

@@ -320,7 +320,11 @@ def _forbidden(exp: CallExpectations, calls: list[ToolCall], captures: dict[str,
 
 
 def _stale(trace: Trace) -> Assertion:
-    """No registration outlived its route, and no call ran on such a registration."""
+    """No registration outlived its route, and no call ran on such a registration.
+
+    A frame's route is its own document's path: a frame's tools are held against
+    the frame's route, never the top page's (the trial lists them per frame).
+    """
     desc = "no tool outlives its route; no stale handler runs"
     # instances count per document: a multi-page site numbers each page's tools from 1 again
     registered_on = {(r.document, r.instance): r.route for r in trace.registrations if r.type == "register"}
@@ -328,9 +332,9 @@ def _stale(trace: Trace) -> Assertion:
     problems = []
     for step in trace.steps:
         for reg in step.stale_registrations:
+            where = f"{reg.route} in the frame {reg.frame.url}" if reg.frame and not reg.frame.top else reg.route
             problems.append(
-                f"after step {step.index} on {step.route_after}: {reg.name} "
-                f"(registered on {reg.route}) is still registered"
+                f"after step {step.index} on {step.route_after}: {reg.name} (registered on {where}) is still registered"
             )
     unknown = []
     for call in trace.calls:
@@ -343,6 +347,10 @@ def _stale(trace: Trace) -> Assertion:
         if origin is None:
             # the log lacks where its handler was registered: whether it was stale cannot be told
             unknown.append(f"call #{call.index} {call.tool} (instance {call.instance})")
+        elif call.frame and not call.frame.top:  # a frame's tool: the frame's route when it ran
+            if call.frame.path and origin != call.frame.path:
+                where = f"{call.frame.path} in the frame {call.frame.url}"
+                problems.append(f"call #{call.index} {call.tool} on {where} ran a handler registered on {origin}")
         elif call.route and origin != call.route:
             problems.append(f"call #{call.index} {call.tool} on {call.route} ran a handler registered on {origin}")
     if problems:

@@ -58,7 +58,7 @@ async def _read_route(browser: Browser, url: str, route: str, settle_ms: int) ->
     context = await browser.new_context()
     try:
         log = ShimLog()
-        await context.expose_binding("__webmcpEvalReport", lambda _s, e: log.add(e))
+        await context.expose_binding("__webmcpEvalReport", lambda source, e: log.add(e, source["frame"]))
         await context.add_init_script(SHIM_JS)
         page = await context.new_page()
         try:

@@ -1,13 +1,17 @@
 // webmcp-eval shim: installed as an init script, so it runs before any page
 // script. It wraps the WebMCP registration API to log every registration,
 // unregistration (signal abort) and call, with arguments, result or error,
-// timing, route and registration instance. Declarative tools (<form toolname>)
+// timing, route, frame and registration instance. Declarative tools (<form toolname>)
 // are registered by the browser itself: the shim watches those forms and the
 // toolactivated event, and logs them the same way (declarative: true). Where
 // the browser has no native WebMCP it provides a spec-shaped polyfill, so the
 // runner still works there.
 // Events go to the runner through the exposed binding __webmcpEvalReport
 // (they survive reloads that way) and stay in window.__webmcpEval.log.
+// The shim runs in every frame: each event says which frame's document it
+// came from (URL, origin, whether it is the top page or shares its origin, the
+// frame element's allow attribute), so a frame's tools are never taken for the
+// top page's.
 (() => {
   if (window.__webmcpEval) return;
   const t0 = performance.timeOrigin;
@@ -29,6 +33,7 @@
     event.t = now();
     event.route = location.pathname;
     event.document = documentId;
+    event.frame = frameInfo();
     log.push(event);
     const report = window.__webmcpEvalReport;
     if (typeof report === "function") {
@@ -40,6 +45,28 @@
     }
   };
   const documentId = `${Math.floor(now())}-${Math.random().toString(36).slice(2, 8)}`;
+
+  function frameInfo() {
+    const top = window.top === window;
+    const info = { url: location.href, origin: location.origin, top, same_origin: top };
+    if (!top) {
+      try {
+        info.same_origin = window.top.location.origin === location.origin;
+      } catch (e) {
+        info.same_origin = false; // a cross-origin top page cannot be read
+      }
+      // The frame element is readable only when the parent shares our origin;
+      // otherwise the runner reads its allow attribute from outside.
+      if (window.frameElement) info.allow = window.frameElement.getAttribute("allow");
+    }
+    try {
+      const policy = document.permissionsPolicy || document.featurePolicy;
+      if (policy && policy.features().includes("tools")) info.tools_allowed = policy.allowsFeature("tools");
+    } catch (e) {
+      /* no permissions policy API: unknown */
+    }
+    return info;
+  }
 
   const native = !!(document.modelContext && document.modelContext.registerTool);
   const mc = native ? document.modelContext : makePolyfill();

@@ -14,11 +14,12 @@ import contextlib
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
-from runner.trace import ToolCall, ToolInfo
+from runner.trace import FrameRecord, ToolCall, ToolInfo
 
 SHIM_JS = (Path(__file__).with_name("shim.js")).read_text(encoding="utf-8")
 CALL_TIMEOUT_MS = 15_000
@@ -31,37 +32,127 @@ LOADING_REQUEST_S = 5.0
 
 
 class ShimLog:
-    """Events the shim reports through the exposed binding, in arrival order."""
+    """Events the shim reports through the exposed binding, in arrival order.
+
+    The shim runs in every frame of the page. Each event names its document;
+    the binding tells which frame (Playwright's ``Frame``) that document is in,
+    so a frame's document is never taken for a new document of the top page.
+    """
 
     def __init__(self) -> None:
         self.events: list[dict[str, Any]] = []
         self.changed = asyncio.Event()
+        self._frames: dict[str, Any] = {}  # document id -> the Playwright Frame that shows it
+        self._allow: dict[int, str | None] = {}  # id(frame) -> its element's allow attribute, read from outside
+        self._tasks: set[asyncio.Task[None]] = set()
 
-    def add(self, event: dict[str, Any]) -> None:
+    def add(self, event: dict[str, Any], frame: Any = None) -> None:
+        """Log one event; ``frame`` is the Playwright Frame it came from (the binding's source), when known."""
         event["host_t"] = time.monotonic()
+        document = event.get("document")
+        if frame is not None and document is not None:
+            self._frames.setdefault(document, frame)
+            self._fill_allow(event, frame)
         self.events.append(event)
         self.changed.set()
+
+    def _fill_allow(self, event: dict[str, Any], frame: Any) -> None:
+        """A cross-origin frame cannot read its own element: its allow attribute is read from the parent."""
+        info = event.get("frame")
+        if not isinstance(info, dict) or info.get("top") or "allow" in info:
+            return
+        if id(frame) in self._allow:
+            info["allow"] = self._allow[id(frame)]
+            return
+        with contextlib.suppress(RuntimeError):  # no running loop (a test's log): left unknown
+            task = asyncio.get_running_loop().create_task(self._read_allow(frame))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _read_allow(self, frame: Any) -> None:
+        try:
+            element = await frame.frame_element()
+            allow = await element.get_attribute("allow")
+        except Exception:  # the frame went away first: its allow stays unknown
+            return
+        self._allow[id(frame)] = allow
+        for e in self.events:
+            info = e.get("frame")
+            if isinstance(info, dict) and "allow" not in info and self._frames.get(e.get("document")) is frame:
+                info["allow"] = allow
 
     def of_type(self, *types: str) -> list[dict[str, Any]]:
         return [e for e in self.events if e.get("type") in types]
 
     def native(self) -> bool | None:
-        loaded = self.of_type("loaded")
+        loaded = [e for e in self.of_type("loaded") if is_top(e)]
         return loaded[-1].get("native") if loaded else None
 
-    def active_registrations(self) -> list[dict[str, Any]]:
-        """Registrations of the current document that were never withdrawn."""
-        loaded = self.of_type("loaded")
-        document = loaded[-1]["document"] if loaded else None
-        live: dict[int, dict[str, Any]] = {}
-        for e in self.events:
-            if e.get("document") != document:
+    def top_loaded(self) -> dict[str, Any] | None:
+        """The top page's latest ``loaded`` event: its current document."""
+        return next((e for e in reversed(self.of_type("loaded")) if is_top(e)), None)
+
+    def current_documents(self) -> list[str]:
+        """The documents the page shows now: the top page's, then each of its frames' latest.
+
+        A frame's document counts when it loaded after the top page's and its
+        frame is still attached; a frame that navigated shows only its latest.
+        """
+        top = self.top_loaded()
+        if top is None:
+            return []
+        latest: dict[Any, str] = {}
+        after = False
+        for e in self.of_type("loaded"):
+            after = after or e is top
+            if not after or e is top:
                 continue
+            frame = self._frames.get(e["document"])
+            if frame is not None and frame.is_detached():
+                continue
+            latest[id(frame) if frame is not None else e["document"]] = e["document"]
+        return [top["document"], *latest.values()]
+
+    def active_registrations(self, *, top_only: bool = False) -> list[dict[str, Any]]:
+        """Registrations of the documents shown now (the top page's alone with top_only), never withdrawn."""
+        documents = self.current_documents()
+        shown = set(documents[:1] if top_only else documents)
+        live: dict[tuple[str, int], dict[str, Any]] = {}
+        for e in self.events:
+            if e.get("document") not in shown:
+                continue
+            key = (e["document"], e.get("instance"))
             if e["type"] == "register":
-                live[e["instance"]] = e
+                live[key] = e
             elif e["type"] in ("unregister", "register_error"):
-                live.pop(e["instance"], None)
+                live.pop(key, None)
         return list(live.values())
+
+    def frame_route(self, document: str) -> str | None:
+        """The path a frame's document is at now (same-document navigations included); None: unknown."""
+        frame = self._frames.get(document)
+        if frame is None:
+            return None
+        return urlsplit(frame.url).path or "/"
+
+    def stale_registrations(self, top_route: str) -> list[dict[str, Any]]:
+        """Registrations still active after their own frame left the route they were registered on.
+
+        A frame's tools are held against the frame's route, never the top page's:
+        a frame's document is not a route of the top page.
+        """
+        out = []
+        for r in self.active_registrations():
+            now = top_route if is_top(r) else self.frame_route(r["document"])
+            if now is not None and r.get("route") != now:
+                out.append(r)
+        return out
+
+
+def is_top(event: dict[str, Any]) -> bool:
+    """Whether a shim event came from the top page (events before frames were logged did)."""
+    info = event.get("frame")
+    return not isinstance(info, dict) or info.get("top", True) is not False
 
 
 def _tool_info(raw: dict[str, Any]) -> ToolInfo:
@@ -117,8 +208,8 @@ class ToolHost:
             raw = await self.page.webmcp.tools()
         else:
             raw = await self.page.evaluate("window.__webmcpEval ? window.__webmcpEval.tools() : []")
-        # the native listing has no annotations: the shim saw them when the page registered the tool
-        registered = {r["name"]: r.get("annotations") for r in self.log.active_registrations()}
+        # the shim saw the annotations as the page passed them; the native listing renames them (readOnly)
+        registered = {r["name"]: r.get("annotations") for r in self.log.active_registrations(top_only=True)}
         return [_tool_info({**t, "annotations": t.get("annotations") or registered.get(t.get("name"))}) for t in raw]
 
     async def wait_for_tools(
@@ -155,14 +246,14 @@ class ToolHost:
 
     def _settles_at(self, now: float, settle_s: float, names: list[str] | None) -> float | None:
         """When the tools count as settled if nothing else happens (<= now: settled); None: only an event can tell."""
-        loaded = self.log.of_type("loaded")
-        if not loaded:
+        loaded = self.log.top_loaded()
+        if loaded is None:
             return None
-        document = loaded[-1]["document"]
+        documents = set(self.log.current_documents())  # the top page's and its frames'
         changes = [
-            e for e in self.log.of_type("register", "unregister", "register_error") if e.get("document") == document
+            e for e in self.log.of_type("register", "unregister", "register_error") if e.get("document") in documents
         ]
-        last = changes[-1]["host_t"] if changes else loaded[-1]["host_t"]
+        last = changes[-1]["host_t"] if changes else loaded["host_t"]
         moments = [last + settle_s, self._network_t + settle_s]
         # a request still open keeps the route loading until it is old enough to be a long poll
         moments += [started + LOADING_REQUEST_S for started in self._in_flight.values()]
@@ -208,6 +299,8 @@ class ToolHost:
             if event.get("name") == name and event["type"] in ("call", "refused"):
                 record.instance = event.get("instance")
                 record.document = event.get("document")
+                if not is_top(event):  # a frame's tool: the frame's route, not the top page's, is its route
+                    record.frame = FrameRecord.model_validate(event["frame"])
                 if event["type"] == "refused":
                     record.refused = True
                 break

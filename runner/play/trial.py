@@ -471,10 +471,9 @@ class Trial:
         await tp.host.wait_for_tools()
         record.route_after = tp.host.route()
         record.catalog_after = [t.name for t in await tp.host.catalog()]
-        record.stale_registrations = [
-            StaleRegistration(instance=r["instance"], name=r["name"], route=r.get("route"))
-            for r in tp.log.active_registrations()
-            if r.get("route") != record.route_after
+        record.stale_registrations = [  # each frame's tools held against that frame's route
+            StaleRegistration.model_validate({k: r.get(k) for k in ("instance", "name", "route", "frame") if k in r})
+            for r in tp.log.stale_registrations(record.route_after)
         ]
         self.trace.calls = list(tp.host.calls)
         record.calls = list(range(first_call, len(tp.host.calls)))

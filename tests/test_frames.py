@@ -1,0 +1,114 @@
+"""Frames are first-class: a frame's document is never a route of the top page.
+
+The frames test site (tests/frames_site/) has a top page with its own tools,
+a same-origin frame with allow="tools" that registers lookup_item, and a
+widget from another origin, once with allow="tools" and once without (the
+browser refuses that registration). A top-page case whose agent does
+everything right must pass; a frame that keeps its tool after its own route
+change must fail the stale check, named by its frame.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from frames_server import CASES, FramesSite
+from runner_support import in_thread
+
+from runner.agents.reference import ReferenceAgent
+from runner.play.run import RunOptions, run_suite
+from runner.suite.case import Case
+from runner.suite.loader import LoadedCase, load_cases
+from runner.trace import Trace
+
+pytestmark = pytest.mark.browser
+
+
+def frames_cases() -> dict[str, LoadedCase]:
+    loaded, problems = load_cases([CASES])
+    assert not problems, problems
+    return {lc.case.id: lc for lc in loaded}
+
+
+def _variant(case_id: str, new_id: str, **changes: Any) -> LoadedCase:
+    original = frames_cases()[case_id]
+    data = {**original.case.model_dump(mode="json", exclude_defaults=True), "id": new_id, **changes}
+    return LoadedCase(Case.model_validate(data), original.file, original.lines)
+
+
+def play_frames(tmp_path: Path, site: FramesSite, cases: list[LoadedCase], **kw: Any) -> dict[str, Trace]:
+    options = RunOptions(
+        out_root=tmp_path, run_id="frames", base_url=site.url, site_config=site.config(), agent_factory=ReferenceAgent
+    )
+    return {t.case_id: t for t in in_thread(asyncio.run, run_suite(cases, options)).traces}
+
+
+@pytest.fixture(scope="module")
+def frames_run(tmp_path_factory: pytest.TempPathFactory, frames: FramesSite) -> dict[str, Trace]:
+    """The site's own cases and one that must fail: the items frame keeps its tool after its route change."""
+    cases = [*frames_cases().values(), _variant("FRAMES-02", "FRAMES-12", start_route="/?break=frame-stale")]
+    return play_frames(tmp_path_factory.mktemp("frames"), frames, cases)
+
+
+def _status(trace: Trace, assertion_id: str) -> tuple[str, str]:
+    found = next(a for a in trace.assertions if a.id == assertion_id)
+    return found.status, found.why
+
+
+def test_a_top_page_case_passes_beside_frames_that_register_tools(frames_run, frames):
+    trace = frames_run["FRAMES-01"]
+    assert trace.verdict == "passed", trace.verdict_reason
+    assert _status(trace, "calls.stale")[0] == "passed"
+    assert trace.steps[0].stale_registrations == []
+    assert sorted(trace.steps[0].catalog) == ["find_items", "open_item_details", "read_reviews", "request_quote"]
+    # every registration says its frame: the top page's, the same-origin frame's, the widget's
+    refused = {(r.document, r.instance) for r in trace.registrations if r.type == "register_error"}
+    registered = {
+        r.tool_name: r for r in trace.registrations if r.type == "register" and (r.document, r.instance) not in refused
+    }
+    top = registered["find_items"].frame
+    assert top is not None and (top.top, top.same_origin, top.url) == (True, True, frames.url)
+    item = registered["lookup_item"]
+    assert item.route == "/frame.html" and item.frame is not None
+    assert (item.frame.top, item.frame.same_origin, item.frame.allow, item.frame.origin) == (
+        False,
+        True,
+        "tools",
+        frames.url.rstrip("/"),
+    )
+    widget = registered["widget_status"].frame
+    assert widget is not None and (widget.top, widget.same_origin, widget.origin) == (False, False, frames.other_origin)
+    assert widget.allow == "tools"  # read from the parent: the cross-origin frame cannot read its own element
+    assert widget.tools_allowed is True
+
+
+def test_registrations_the_browser_refused_are_logged_with_its_error_and_their_frame(frames_run, frames):
+    refused = {
+        (r.tool_name, r.frame.same_origin if r.frame else None): r
+        for r in frames_run["FRAMES-01"].registrations
+        if r.type == "register_error"
+    }
+    assert set(refused) == {("broken_tool", True), ("widget_status", False)}
+    assert "description" in (refused["broken_tool", True].error or "")
+    denied = refused["widget_status", False]
+    assert "NotAllowedError" in (denied.error or "") and "permissions policy" in (denied.error or "")
+    assert denied.frame is not None and denied.frame.url == frames.other_origin + "/widget.html?denied"
+    assert denied.frame.allow is None and denied.frame.tools_allowed is False  # no allow attribute on its element
+
+
+def test_a_frames_own_route_change_is_judged_against_the_frames_route(frames_run, frames):
+    fine = frames_run["FRAMES-02"]
+    assert fine.verdict == "passed", fine.verdict_reason
+    assert fine.steps[0].route_after == "/"  # the top page never moved
+
+    stale = frames_run["FRAMES-12"]
+    status, why = _status(stale, "calls.stale")
+    assert status == "failed"
+    assert why == (
+        f"after step 0 on /: lookup_item (registered on /frame.html in the frame "
+        f"{frames.url}frame.html?break=stale) is still registered"
+    ), why
+    assert [r.name for r in stale.steps[0].stale_registrations] == ["lookup_item"]

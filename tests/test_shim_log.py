@@ -1,0 +1,125 @@
+"""The shim's log, per frame: which documents the page shows now, and which of their tools are stale.
+
+Unit tests over hand-made events (no browser); tests/test_frames.py plays the
+same rules on a real page with frames.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runner.judge.checks import _stale
+from runner.play.toolhost import ShimLog
+from runner.trace import FrameRecord, RegistrationEvent, StaleRegistration, StepRecord, ToolCall, Trace
+
+
+class _Frame:
+    """What ShimLog reads of a Playwright Frame: its URL now and whether it is still attached."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.detached = False
+
+    def is_detached(self) -> bool:
+        return self.detached
+
+
+TOP = {"url": "http://shop.test/", "origin": "http://shop.test", "top": True, "same_origin": True}
+
+
+def _in_frame(url: str) -> dict[str, Any]:
+    return {"url": url, "origin": "http://shop.test", "top": False, "same_origin": True, "allow": "tools"}
+
+
+def _log() -> tuple[ShimLog, _Frame, _Frame]:
+    log, top, items = ShimLog(), _Frame("http://shop.test/"), _Frame("http://shop.test/frame.html")
+    log.add({"type": "loaded", "document": "top1", "route": "/", "frame": TOP}, top)
+    log.add({"type": "register", "document": "top1", "instance": 1, "name": "find", "route": "/", "frame": TOP}, top)
+    frame = _in_frame(items.url)
+    log.add({"type": "loaded", "document": "f1", "route": "/frame.html", "frame": frame}, items)
+    log.add(
+        {"type": "register", "document": "f1", "instance": 1, "name": "lookup", "route": "/frame.html", "frame": frame},
+        items,
+    )
+    return log, top, items
+
+
+def test_a_frame_that_loads_after_the_top_page_adds_its_document_and_keeps_the_top_pages():
+    log, _, _ = _log()
+    assert log.top_loaded()["document"] == "top1"
+    assert log.current_documents() == ["top1", "f1"]
+    assert sorted(r["name"] for r in log.active_registrations()) == ["find", "lookup"]
+    assert [r["name"] for r in log.active_registrations(top_only=True)] == ["find"]
+    assert log.stale_registrations("/") == []  # the frame's tool is at its frame's route
+
+
+def test_each_registration_is_stale_only_against_its_own_frames_route():
+    log, top, items = _log()
+    top.url = "http://shop.test/offers"
+    assert [r["name"] for r in log.stale_registrations("/offers")] == ["find"]
+    items.url = "http://shop.test/details.html"  # the frame's own client-side route change
+    assert sorted(r["name"] for r in log.stale_registrations("/offers")) == ["find", "lookup"]
+
+
+def test_a_detached_frame_and_a_frames_old_document_are_no_longer_shown():
+    log, top, items = _log()
+    frame = _in_frame("http://shop.test/frame2.html")
+    log.add({"type": "loaded", "document": "f2", "route": "/frame2.html", "frame": frame}, items)
+    assert log.current_documents() == ["top1", "f2"]  # the frame navigated: its first document is gone
+    items.detached = True
+    assert log.current_documents() == ["top1"]
+    log.add({"type": "loaded", "document": "top2", "route": "/next", "frame": TOP}, top)
+    assert log.current_documents() == ["top2"] and log.active_registrations() == []
+
+
+def test_events_without_a_frame_are_the_top_pages_as_before():
+    log = ShimLog()
+    log.add({"type": "loaded", "document": "d1", "native": True})
+    log.add({"type": "register", "document": "d1", "instance": 1, "name": "search", "route": "/"})
+    assert log.native() is True and [r["name"] for r in log.stale_registrations("/other")] == ["search"]
+
+
+def _trace(registrations: list[dict[str, Any]], calls: list[ToolCall], stale: list[dict[str, Any]]) -> Trace:
+    step = StepRecord(index=0, kind="user", input="", route_after="/", stale_registrations=stale)
+    return Trace(
+        run_id="r",
+        trial_id="t",
+        case_id="c",
+        behaviour="b",
+        start_route="/",
+        steps=[step],
+        calls=calls,
+        registrations=[RegistrationEvent.model_validate(r) for r in registrations],
+    )
+
+
+def test_the_stale_check_holds_a_frames_call_against_the_frames_route():
+    frame = _in_frame("http://shop.test/frame.html")
+    registered = {"type": "register", "document": "f1", "instance": 1, "name": "lookup", "route": "/frame.html"}
+    at_its_route = ToolCall(
+        index=0, step=0, tool="lookup", route="/", instance=1, document="f1", frame=FrameRecord.model_validate(frame)
+    )
+    assert _stale(_trace([{**registered, "frame": frame}], [at_its_route], [])).status == "passed"
+
+    moved = {**frame, "url": "http://shop.test/details.html"}
+    elsewhere = at_its_route.model_copy(update={"frame": FrameRecord.model_validate(moved)})
+    failed = _stale(_trace([{**registered, "frame": frame}], [elsewhere], []))
+    assert failed.status == "failed"
+    assert failed.why == (
+        "call #0 lookup on /details.html in the frame http://shop.test/details.html "
+        "ran a handler registered on /frame.html"
+    )
+    left = StaleRegistration.model_validate({"instance": 1, "name": "lookup", "route": "/frame.html", "frame": frame})
+    why = _stale(_trace([], [], [left])).why
+    assert why == (
+        "after step 0 on /: lookup (registered on /frame.html in the frame http://shop.test/frame.html) "
+        "is still registered"
+    )
+
+
+def test_an_old_trace_without_frames_reads_and_writes_back_unchanged():
+    old = {"type": "register", "instance": 1, "route": "/", "document": "d1", "name": "search"}
+    event = RegistrationEvent.model_validate(old)
+    assert event.frame is None and event.model_dump() == old
+    call = ToolCall(index=0, step=0, tool="search")
+    assert "frame" not in call.model_dump()
