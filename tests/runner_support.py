@@ -10,11 +10,13 @@ from pathlib import Path
 
 from runner.agents.reference import ReferenceAgent
 from runner.play.run import RunOptions, run_suite, select_cases
+from runner.suite.folder import read_suite_config
 from runner.suite.loader import load_cases
 from runner.trace import Trace
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "cases"
+SEED_CONTEXT = read_suite_config(CASES / "suite.yaml").browser_context()  # Asia/Taipei, zh-TW
 
 
 def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
@@ -40,5 +42,6 @@ def suite_cases(*ids: str, directory: Path = CASES):
 
 def play(tmp_path: Path, ids: tuple[str, ...] = (), **kw) -> list[Trace]:
     kw.setdefault("agent_factory", ReferenceAgent)
+    kw.setdefault("browser_context", SEED_CONTEXT)  # as `webmcp-eval run` plays the seed suite (its suite.yaml)
     options = RunOptions(out_root=tmp_path, run_id=kw.pop("run_id", "run"), **kw)
     return in_thread(asyncio.run, run_suite(suite_cases(*ids), options)).traces

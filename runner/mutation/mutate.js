@@ -119,10 +119,30 @@
         if (M.op === "error_leaks" && result && result.status === "error" && typeof result.message === "string") {
           result = { ...result, message: result.message + LEAK };
         }
+        if (M.op === "error_flag_flipped" && result && result.status === "error" && typeof result[M.field] === "boolean") {
+          result = { ...result, [M.field]: !result[M.field] };
+        }
+        if (M.op === "prefill_wins") keepPrefilled(input);
         remember(result);
         return result;
       },
     });
+  }
+
+  // The form keeps the signed-in account's values where the tool filled in the agent's: every field
+  // the tool set to one of its string arguments gets the account's value for that argument back.
+  function keepPrefilled(input) {
+    if (!input || typeof input !== "object") return;
+    for (const [arg, prefilled] of Object.entries(M.values || {})) {
+      const given = typeof input[arg] === "string" ? input[arg].trim() : null;
+      if (!given || given === prefilled) continue;
+      for (const el of document.querySelectorAll("input, textarea")) {
+        if (el.value.trim() !== given) continue;
+        el.value = prefilled;
+        el.dispatchEvent(new Event("input", { bubbles: true }));
+        el.dispatchEvent(new Event("change", { bubbles: true }));
+      }
+    }
   }
 
   proto.registerTool = function (tool, options) {
@@ -156,6 +176,55 @@
       characterData: true,
       attributes: true,
       attributeFilter: ["disabled", "style", "aria-label"],
+    });
+  }
+
+  // ---- every displayed date and time shifted (a formatter in the wrong time zone) ------------
+  if (M.op === "time_shifted") {
+    const shift = (M.hours || -8) * 3600 * 1000;
+    const moved = (date) => {
+      const t = date === undefined ? Date.now() : new Date(date).getTime();
+      return Number.isNaN(t) ? date : new Date(t + shift);
+    };
+    const DTF = Intl.DateTimeFormat.prototype;
+    const formatGetter = Object.getOwnPropertyDescriptor(DTF, "format").get;
+    Object.defineProperty(DTF, "format", {
+      configurable: true,
+      get() {
+        const format = formatGetter.call(this);
+        return (date) => format(moved(date));
+      },
+    });
+    const formatToParts = DTF.formatToParts;
+    DTF.formatToParts = function (date) {
+      return formatToParts.call(this, moved(date));
+    };
+    for (const method of ["toLocaleString", "toLocaleDateString", "toLocaleTimeString"]) {
+      const original = Date.prototype[method];
+      Date.prototype[method] = function (...args) {
+        return original.apply(moved(this), args);
+      };
+    }
+  }
+
+  // ---- lists keep their stale items beside the new ones -----------------------------------
+  if (M.op === "list_keeps_stale") {
+    const isList = (el) => el instanceof Element && (/^(UL|OL|TBODY)$/.test(el.tagName) || el.getAttribute("role") === "list");
+    const replaceChildren = Element.prototype.replaceChildren;
+    Element.prototype.replaceChildren = function (...nodes) {
+      if (!isList(this)) return replaceChildren.apply(this, nodes);
+      const stale = [...this.children].filter((child) => !nodes.includes(child));
+      return replaceChildren.call(this, ...nodes, ...stale);
+    };
+    const innerHTML = Object.getOwnPropertyDescriptor(Element.prototype, "innerHTML");
+    Object.defineProperty(Element.prototype, "innerHTML", {
+      ...innerHTML,
+      set(value) {
+        if (!isList(this)) return innerHTML.set.call(this, value);
+        const stale = [...this.children];
+        innerHTML.set.call(this, value);
+        this.append(...stale);
+      },
     });
   }
 

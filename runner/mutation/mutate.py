@@ -39,6 +39,8 @@ from runner.trace import Trace, write_atomic
 
 MUTATE_JS = (Path(__file__).with_name("mutate.js")).read_text(encoding="utf-8")
 MARKUP = re.compile(r"<[a-zA-Z!/]")
+CLOCK_TIME = re.compile(r"\b\d{1,2}:\d{2}\b")  # a time of day as a page shows it
+ACCOUNT_KEY = re.compile(r"(?i)^(user|account|profile|me|viewer|customer)$")  # who is signed in, in an answer
 MAX_FIELD_DEPTH = 2
 
 
@@ -64,6 +66,10 @@ OPERATORS: dict[str, Operator] = {
         Operator("confirm_hidden", "page", "the confirmation control is transparent (opacity 0)"),
         Operator("confirm_renamed", "page", "the confirmation control is named 送出 instead"),
         Operator("text_as_markup", "page", "text with markup in it is rendered as HTML, not as text"),
+        Operator("time_shifted", "page", "every displayed date and time is 8 hours off (formatted in the wrong zone)"),
+        Operator("list_keeps_stale", "page", "a list shows its stale items after the new ones (never cleared)"),
+        Operator("error_flag_flipped", "page", "a boolean of an error result (retryable) has the other value"),
+        Operator("prefill_wins", "page", "a form keeps the signed-in account's values over the ones the agent gave"),
         Operator("filter_ignored", "proxy", "the site ignores one query parameter (a filter)"),
         Operator("unauthorized_as_success", "proxy", "a 401 is answered as an empty success (200, lists emptied)"),
         Operator("api_error_leaks", "proxy", "an API error message leaks internals"),
@@ -245,6 +251,7 @@ def generate(baselines: list[Baseline], catalog_tools: set[str]) -> list[Mutant]
                 called[call.tool].append(b)
     _result_mutants(add, called)
     _tool_mutants(add, baselines, called, catalog_tools)
+    _coincidence_mutants(add, baselines, called)
     _page_mutants(add, baselines)
     _proxy_mutants(add, baselines)
     return [
@@ -342,6 +349,66 @@ def _lists_in(value: Any) -> list[list[Any]]:
     elif isinstance(value, dict):
         for v in value.values():
             found += _lists_in(v)
+    return found
+
+
+def _coincidence_mutants(
+    add: Callable[..., None], baselines: list[Baseline], called: dict[str, list[Baseline]]
+) -> None:
+    """Bugs a case passes by coincidence: a time, a list, an error's flag, an input equal to the site's own."""
+    aria = {b.id: b.trace.ui.aria_snapshot or "" for b in baselines}
+    add(
+        "time_shifted",
+        "every displayed date and time",
+        {"hours": -8},
+        [b.id for b in baselines if CLOCK_TIME.search(aria[b.id])],
+    )
+    lists = [
+        b.id
+        for b in baselines
+        if "listitem" in aria[b.id]
+        and any(k in ("list", "short_list") for c in b.trace.calls for _, k in field_paths(_result_data(c)))
+    ]
+    add("list_keeps_stale", "every list the page refills", {}, lists)
+    flags: dict[tuple[str, str], list[str]] = {}
+    for tool, runs in called.items():
+        for b in runs:
+            for call in b.trace.calls:
+                if call.tool == tool and isinstance(call.result, dict) and call.result.get("status") == "error":
+                    for key, value in call.result.items():
+                        if isinstance(value, bool):
+                            flags.setdefault((tool, key), []).append(b.id)
+    for (tool, key), cases in sorted(flags.items()):
+        add("error_flag_flipped", f"{tool} error → {key}", {"tool": tool, "field": key}, cases)
+    prefilled: dict[tuple[str, str], list[str]] = {}
+    for tool, runs in sorted(called.items()):
+        for b in runs:
+            account = _account_values(b.exchanges)
+            args = {k for c in b.trace.calls if c.tool == tool for k, v in c.args.items() if isinstance(v, str)}
+            values = {k: account[k] for k in sorted(args & set(account))}
+            if values:
+                prefilled.setdefault((tool, json.dumps(values, ensure_ascii=False)), []).append(b.id)
+    for (tool, values), cases in sorted(prefilled.items()):
+        params = {"tool": tool, "values": json.loads(values)}
+        add("prefill_wins", f"{tool}({', '.join(params['values'])}) ← the signed-in account's", params, cases)
+
+
+def _account_values(exchanges: list[dict[str, Any]]) -> dict[str, str]:
+    """The signed-in account's text fields as the site's answers show them ({user: {name, email}})."""
+    found: dict[str, str] = {}
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if ACCOUNT_KEY.match(str(key)) and isinstance(value, dict):
+                    found.update({k: v for k, v in value.items() if isinstance(v, str) and v})
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    for x in exchanges:
+        walk(x["response_json"])
     return found
 
 
