@@ -13,7 +13,7 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from runner.judge import probes
-from runner.suite.call_tree import best_assignment
+from runner.suite.call_tree import best_assignment, order_kept
 from runner.suite.case import (
     AnswerExpectation,
     CallExpectations,
@@ -114,7 +114,7 @@ def check_calls(exp: CallExpectations, trace: Trace) -> tuple[list[Assertion], d
     out: list[Assertion] = []
     cursor = 0  # for order: sequence/exact, the next actual call to consider
     used: set[int] = set()
-    assignment = _set_assignment(exp.expected, calls) if exp.order == "set" else {}
+    assignment = _set_assignment(exp, calls) if exp.order == "set" else {}
     for i, expected in enumerate(exp.expected):
         pool = calls[cursor:] if exp.order != "set" else [c for c in calls if c.index not in used]
         if exp.order == "exact":
@@ -227,15 +227,11 @@ def _check_call_tree(exp: CallExpectations, trace: Trace) -> tuple[list[Assertio
         )
     if exp.order == "exact":
         extra = [c for pos, c in enumerate(calls) if pos not in assignment.values()]
-        out.append(
-            _a(
-                "calls.exact",
-                "calls",
-                "no calls besides the expected ones",
-                not extra,
-                "extra: " + ", ".join(f"#{c.index} {c.tool}" for c in extra) if extra else "none",
-            )
-        )
+        why = "extra: " + ", ".join(f"#{c.index} {c.tool}" for c in extra) if extra else "none"
+        blocks = order_kept(exp, assignment)
+        if not blocks:
+            why = ("" if not extra else why + "; ") + "a group's calls are not one block: another call comes between"
+        out.append(_a("calls.exact", "calls", "no calls besides the expected ones", not extra and blocks, why))
     return out + _call_rules(exp, trace, calls, captures), captures
 
 
@@ -261,31 +257,12 @@ def _witness(trace: Trace) -> Assertion:
     )
 
 
-def _set_assignment(expected: list[ExpectedCall], calls: list[ToolCall]) -> dict[int, int]:
-    """For order: set, the assignment of expected to distinct actual calls that matches the most.
+def _set_assignment(exp: CallExpectations, calls: list[ToolCall]) -> dict[int, int]:
+    """For order: set, expected call -> actual call position, by maximum bipartite matching (suite/call_tree.py).
 
-    Greedy matching can give a loose expectation the call a strict one needed; the
-    lists are a handful of calls, so a plain search over assignments is cheap.
+    Greedy matching can give a loose expectation the call a strict one needed.
     """
-    best: dict[int, int] = {}
-
-    def search(i: int, taken: dict[int, int], captures: dict[str, Any]) -> None:
-        nonlocal best
-        if len(taken) + (len(expected) - i) <= len(best):
-            return  # cannot beat the best found
-        if i == len(expected):
-            best = dict(taken)
-            return
-        for call in calls:
-            if call.index in taken.values() or not call_matches(expected[i], call, captures)[0]:
-                continue
-            more = dict(captures)
-            _capture(expected[i], call, more)
-            search(i + 1, {**taken, i: call.index}, more)
-        search(i + 1, taken, captures)  # or leave this one unmatched
-
-    search(0, {}, {})
-    return best
+    return best_assignment(exp, list(exp.expected), calls, _fits)[0]
 
 
 def _forbidden(exp: CallExpectations, calls: list[ToolCall], captures: dict[str, Any]) -> list[Assertion]:

@@ -25,7 +25,7 @@ from typing import Any
 
 import jsonschema
 
-from runner.suite.call_tree import best_assignment
+from runner.suite.call_tree import best_assignment, order_kept
 from runner.suite.case import (
     BEHAVIOURS,
     ExpectedCall,
@@ -598,6 +598,15 @@ def _plan_fits_tree(lc: LoadedCase, planned: list[tuple[int, str]]) -> list[Prob
         if k not in assignment and not expected.optional
     ]
     extra = [tool for pos, (_, tool) in enumerate(planned) if pos not in assignment.values()]
+    if calls.order == "exact" and not extra and not order_kept(calls, assignment):
+        out.append(
+            _at(
+                lc,
+                ("expect", "calls", "order"),
+                "order: exact takes each group as one block of calls, but the reference plan makes another "
+                "call between a group's calls",
+            )
+        )
     if calls.order == "exact" and extra:
         out.append(
             _at(
