@@ -237,7 +237,7 @@ def _play(args: argparse.Namespace, chosen: list, options, fixtures, skipped: li
         who = {
             "agent": args.agent,
             "model": args.model,
-            "evidence_kind": "deterministic" if args.agent == "reference" else "agent",
+            "evidence_kind": {"reference": "deterministic", "none": "baseline"}.get(args.agent, "agent"),
         }
         if options.harness:  # the harness names itself (program and version): the plan's series must match its traces
             probe = options.agent_factory()
@@ -649,6 +649,10 @@ def _agent_factory(args: argparse.Namespace, harness: dict[str, Any] | None = No
             raise ValueError(f"{harness['source']}: harness.command: {why}") from None
     if args.agent == "reference":
         return ReferenceAgent
+    if args.agent == "none":
+        from runner.agents.null import NullAgent
+
+        return NullAgent
     if not args.model:
         raise ValueError(f"--agent {args.agent} needs --model NAME")
     from runner.agents.model import make_agent_factory
@@ -692,11 +696,26 @@ def _run_input(run_dir: str):  # noqa: ANN202 - runner.results.run_results.RunIn
     try:
         plan = read_plan(path)
         found = read_traces(path)
+        # the baseline played beside it (run --baseline) is a run of its own in a sub-directory
+        beside = {(t.run_id, t.trial_id) for d in _baseline_dirs(path) for t in read_traces(d)}
     except (OSError, ValueError) as err:
         raise SystemExit(f"{run_dir}: {str(err).splitlines()[0]}") from err
+    found = [t for t in found if (t.run_id, t.trial_id) not in beside]
     if not found and plan is None:
         raise SystemExit(f"{run_dir}: no traces (expected {path / 'trials'}/*.json)")
     return RunInput(found, plan, run_id=read_run_id(path) if plan is None else plan["run_id"])
+
+
+def _baseline_dirs(run_dir: Path) -> list[Path]:
+    """The null agent's runs played beside this run (``run --baseline none``): sub-directories with a baseline plan."""
+    from runner.play.plan import read_plan
+
+    found = []
+    for sub in sorted(p for p in run_dir.iterdir() if (p / "plan.json").is_file()) if run_dir.is_dir() else []:
+        plan = read_plan(sub)
+        if plan and plan["evidence_kind"] == "baseline":
+            found.append(sub)
+    return found
 
 
 def _reporters(
@@ -882,6 +901,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
     merged = len(args.run_dirs) > 1
     out = Path(args.out or "traces/merged") if merged else Path(args.run_dirs[0])
     dirs = {read_run_id(Path(d)): Path(d) / "trials" for d in args.run_dirs}
+    baselines = [b for d in args.run_dirs for b in _baseline_dirs(Path(d))]  # run --baseline: a series of its own
+    runs = [*runs, *(_run_input(str(b)) for b in baselines)]
+    dirs |= {read_run_id(b): b / "trials" for b in baselines}
     if sharded:  # shards may share one --run-id: each trial's own directory, never a guess by run id
         for d, run in zip(args.run_dirs, inputs, strict=True):
             dirs |= {f"{t.run_id}/{t.trial_id}": Path(d) / "trials" for t in run.traces}
@@ -901,6 +923,97 @@ def _cmd_report(args: argparse.Namespace) -> int:
             hint = f"{d} is incomplete; run the rest: webmcp-eval run --resume {d}"
             errors.print(hint, markup=False, highlight=False, soft_wrap=True)
     return code
+
+
+# ---- rejudge -----------------------------------------------------------------
+
+
+def _cmd_rejudge(args: argparse.Namespace) -> int:
+    """Judge a run's stored traces again with the current case files and checks, into a new run directory."""
+    from runner.judge.rejudge import change_of, judged_again, rejudge, unanswerable, write_run
+    from runner.results.run_results import RunInput, build_results
+
+    src = Path(args.run_dir)
+    try:
+        runs = [(src, _run_input(args.run_dir)), *((b, _run_input(str(b))) for b in _baseline_dirs(src))]
+    except SystemExit as err:
+        _say(f"webmcp-eval rejudge: {err}")
+        return EXIT_INVALID
+    loaded = _load([args.suite] if args.suite else [], None, args.suite)
+    if isinstance(loaded, int):
+        return loaded
+    cases, problems, note, _ = loaded
+    if problems:
+        _report_problems(problems)
+        _say(f"nothing re-judged: fix the cases above ({note})")
+        return EXIT_INVALID
+    out = _rejudged_dir(args, src)
+    suite_name = args.suite or str(_suite_dir())
+    by_id = {lc.case.id: lc for lc in cases}
+    refused: list[str] = []
+    new_runs = []
+    for run_dir, run in runs:
+        where = out if run_dir == src else out / f"{out.name}-baseline"
+        new = []
+        for t in run.traces:
+            lc = by_id.get(t.case_id)
+            why = f"case {t.case_id} is not in the suite {suite_name}" if lc is None else ""
+            if lc is not None and judged_again(t):
+                why = unanswerable(lc.case, t)
+            if why:
+                refused.append(f"{run_dir / 'trials' / (t.trial_id + '.json')}: {why}")
+            new.append(rejudge(t, lc.case if lc else None, lc.file if lc else t.case_file, where.name, why))
+        new_runs.append((run_dir, run, where, new))
+    if refused and not args.keep_going:
+        more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
+        _say(f"webmcp-eval rejudge: {refused[0]}{more}; nothing written (--keep-going writes such trials as not_run)")
+        return EXIT_INVALID
+    for run_dir, run, where, new in new_runs:
+        write_run(run_dir, where, new, run.plan)
+    console.print(f"re-judged {sum(len(n) for *_, n in new_runs)} trial(s) of {src} against {note}", highlight=False)
+    inputs = [
+        RunInput(new, {**run.plan, "run_id": where.name} if run.plan else None, where.name)
+        for _, run, where, new in new_runs
+    ]
+    dirs = {where.name: where / "trials" for _, _, where, _ in new_runs}
+    code = _end_reports(_reporters(args, out, ("json", "junit", "html"), trace_dirs=dirs), build_results(inputs))
+    changes = [change_of(old, new) for _, run, _, news in new_runs for old, new in zip(run.traces, news, strict=True)]
+    _print_changes([c for c in changes if c.changed], len(changes), out)
+    for line in refused:
+        _say(f"not_run: {line}")
+    return code
+
+
+def _rejudged_dir(args: argparse.Namespace, src: Path) -> Path:
+    """-o NEWRUN, or RUN-rejudged-<time> beside RUN: a new directory, never the old run."""
+    out = Path(args.output) if args.output else src.parent / f"{src.name}-rejudged-{datetime.now():%Y%m%d-%H%M%S}"
+    if out.resolve() == src.resolve() or src.resolve() in out.resolve().parents:
+        raise UsageError(f"-o {out}: the re-judged run goes into a new directory, never into {src}")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise UsageError(f"-o {out}: exists and is not empty; give a new directory")
+    _check_writable_dir(out.parent, "-o")
+    return out
+
+
+def _print_changes(changes: list, total: int, out: Path) -> None:  # noqa: ANN001 - runner.judge.rejudge.Change
+    """The trials whose verdict or assertions changed: case, trial, old → new, which assertions."""
+    from rich.table import Table
+
+    verdicts = sum(c.old != c.new for c in changes)
+    console.print(
+        f"[bold]verdict changes[/]: {verdicts} of {total} trial(s); "
+        f"{len(changes) - verdicts} more with changed assertions; the re-judged run: {out}",
+        highlight=False,
+    )
+    if not changes:
+        return
+    table = Table(show_edge=False)
+    for name in ("case", "trial", "old → new", "assertions changed"):
+        table.add_column(name)
+    for c in changes:
+        verdict = f"{c.old} → {c.new}" if c.old != c.new else f"{c.new} (same)"
+        table.add_row(c.case_id, c.trial_id, verdict, "\n".join(c.assertions) or "—")
+    console.print(table)
 
 
 def _cmd_mutate(args: argparse.Namespace) -> int:
@@ -1384,10 +1497,11 @@ def _add_run_arguments(run: argparse.ArgumentParser) -> None:
     agent = run.add_argument_group("agents (default: the reference agent, deterministic evidence)")
     agent.add_argument(
         "--agent",
-        choices=["reference", "openai", "anthropic"],
+        choices=["reference", "openai", "anthropic", "none"],
         default="reference",
         help="openai: any OpenAI-compatible chat-completions endpoint (hosted, vLLM, Ollama, "
-        "llama.cpp, LM Studio); anthropic: the Messages API",
+        "llama.cpp, LM Studio); anthropic: the Messages API; none: the null agent (reads the tools, "
+        "calls none, answers nothing: the do-nothing baseline, a series of its own)",
     )
     agent.add_argument("--model", help="the model name, e.g. gpt-4.1-mini or claude-sonnet-4-5")
     agent.add_argument("--api-base", help="the endpoint, e.g. http://127.0.0.1:11434/v1 for Ollama")
@@ -1521,6 +1635,27 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("run_b", help="the run to compare with it")
     cmp_.add_argument("--labels", metavar="FILE", help=LABELS_SERIES_HELP)
     cmp_.set_defaults(func=_cmd_compare)
+
+    rj = sub.add_parser(
+        "rejudge",
+        help="judge a run's stored traces again with the current case files and checks, into a new run",
+        description="Judge every trace of RUN again with the cases as they are now (--suite DIR, default "
+        "cases/) and the current checks; the evidence is unchanged. Writes a new run directory (-o, default "
+        "RUN-rejudged-<time> beside RUN; RUN is never written) with summary.json, junit.xml and report.html, "
+        "and prints the verdict changes. A trace whose case is not in the suite, or whose case now plays "
+        "differently or asks for what the trial never observed, stops it (exit 2, nothing written) unless "
+        "--keep-going writes such trials as not_run with the reason. Exit codes as report.",
+    )
+    rj.add_argument("run_dir", help="the run directory whose traces to judge again (traces/<run-id>)")
+    rj.add_argument("--suite", metavar="DIR", help="the suite folder whose cases judge them (default cases/)")
+    rj.add_argument("-o", "--output", metavar="NEWRUN", help="the new run directory (default RUN-rejudged-<time>)")
+    rj.add_argument(
+        "--keep-going", action="store_true", help="write traces the current cases cannot judge as not_run, with why"
+    )
+    rj.add_argument("--junit", help="also write JUnit XML here")
+    rj.add_argument("--json", help="also write the JSON summary here")
+    rj.add_argument("--markdown", metavar="FILE", help=MARKDOWN_HELP)
+    rj.set_defaults(func=_cmd_rejudge)
 
     pw = sub.add_parser("power", help="cases and trials needed to detect a difference; the smallest detectable one")
     pw.add_argument("--baseline", type=float, required=True, help="the baseline case pass rate, e.g. 0.7")

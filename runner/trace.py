@@ -33,6 +33,9 @@ from proxies.files import write_atomic
 TRACE_SCHEMA_VERSION = 1
 
 Verdict = Literal["passed", "failed", "not_run"]
+# deterministic: the reference agent plays the case's plan; agent: a model or harness; baseline: the null
+# agent (runner/agents/null.py), which does nothing. Each is a series of its own in every report.
+EvidenceKind = Literal["deterministic", "agent", "baseline"]
 Status = Literal["passed", "failed", "not_run"]
 # Why a trial could not run, as data (runner/play/retry.py retries only "infrastructure"):
 #   infrastructure  the browser crashed or its connection was lost; the site was unreachable or answered 5xx
@@ -391,7 +394,7 @@ class Trace(BaseModel):
     case: dict[str, Any] = Field(default_factory=dict)  # the case as it was run, so a trace replays on its own
     behaviour: str
     title: str = ""
-    evidence_kind: Literal["deterministic", "agent"] = "deterministic"
+    evidence_kind: EvidenceKind = "deterministic"
     agent: str = "reference"
     model: str | None = None
     site_name: str = ""
@@ -431,6 +434,8 @@ class Trace(BaseModel):
     started_at: str = ""
     duration_ms: float = 0.0
     timings: dict[str, float] = Field(default_factory=dict)
+    # webmcp-eval rejudge: the run it was judged in first and what it said then (only in a re-judged run)
+    rejudged: dict[str, Any] = Field(default_factory=dict, exclude_if=lambda v: not v)
 
     @property
     def assertions_passed(self) -> int:

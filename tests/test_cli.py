@@ -399,3 +399,13 @@ def test_replay_of_a_file_that_is_not_a_trace_names_it_once(tmp_path):
     out = cli("replay", str(bad))
     assert out.returncode == 2
     assert out.stderr.strip() == f"{bad}: cannot replay: not a trace: run_id: Input should be a valid string"
+
+
+def test_rejudge_and_the_null_agent_have_help():
+    out = cli("rejudge", "--help")
+    assert out.returncode == 0, out.stderr
+    for flag in ("--suite DIR", "-o NEWRUN", "--keep-going", "--junit", "--markdown FILE"):
+        assert flag in out.stdout, flag
+    assert "never written" in " ".join(out.stdout.split())
+    run_help = " ".join(cli("run", "--help").stdout.split())
+    assert "none: the null agent" in run_help

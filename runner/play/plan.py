@@ -11,12 +11,12 @@ import json
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal, NotRequired
+from typing import NotRequired
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError, with_config
 from typing_extensions import TypedDict  # pydantic validates only this TypedDict on Python < 3.12
 
-from runner.trace import Trace, write_atomic
+from runner.trace import EvidenceKind, Trace, write_atomic
 
 PLAN_FILE = "plan.json"
 
@@ -56,7 +56,7 @@ class RunPlan(TypedDict):
     trials: list[PlannedTrial]
     agent: str
     model: str | None
-    evidence_kind: Literal["deterministic", "agent"]
+    evidence_kind: EvidenceKind
     plan_hash: NotRequired[str]  # the whole plan's identity (runner.play.shard.plan_hash), the same in every shard
     shard: NotRequired[ShardInfo]  # this run plays only its part of the plan
     harness: NotRequired[HarnessInfo]  # the external harness that played the agent, and who chose it
@@ -81,7 +81,7 @@ def make_plan(
     *,
     agent: str,
     model: str | None,
-    evidence_kind: Literal["deterministic", "agent"],
+    evidence_kind: EvidenceKind,
 ) -> RunPlan:
     """The plan for (case id, case file) pairs, each played trials_per_case times, in suite order."""
     pairs = list(cases)

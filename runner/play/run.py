@@ -230,7 +230,7 @@ def _plan_of(run_id: str, cases: list[LoadedCase], options: RunOptions, probe: A
         options.trials,
         agent=probe.name,
         model=probe.model,
-        evidence_kind="deterministic" if probe.evidence_kind == "deterministic" else "agent",
+        evidence_kind=probe.evidence_kind if probe.evidence_kind in ("deterministic", "baseline") else "agent",
     )
     plan["plan_hash"] = plan_hash(
         [Path(lc.file) for lc in cases],

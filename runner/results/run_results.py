@@ -98,7 +98,8 @@ __all__ = [
 
 PASS_K = (3, 5)  # pass@1 is the case pass rate itself
 VERDICTS = ("passed", "failed", "not_run")
-CODE_KINDS = ("deterministic", "agent")  # series judged by code checks
+CODE_KINDS = ("deterministic", "agent", "baseline")  # series judged by code checks (baseline: the null agent)
+BASELINE = "baseline"
 MODEL_GRADER = "model-grader"
 HUMAN_LABEL = "human-label"
 EVIDENCE_KINDS = (*CODE_KINDS, MODEL_GRADER, HUMAN_LABEL)

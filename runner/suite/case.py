@@ -426,6 +426,31 @@ class Expectations(Strict):
     )
 
 
+class NullAgentPass(Strict):
+    """The case says the do-nothing baseline passes it, and why doing nothing is right there."""
+
+    passes: Literal[True] = Field(description="the null agent (run --agent none) passes this case")
+    reason: str = Field(
+        min_length=1,
+        description="why doing nothing is the right behaviour here and the answer and UI checks cannot tell "
+        "a silent agent from a good one",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shape(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            raise ValueError("write it as {passes: true, reason: why doing nothing is right here}")
+        return data
+
+    @field_validator("reason")
+    @classmethod
+    def _said(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("say why the null agent passes this case (a reason is required)")
+        return value
+
+
 class Case(Strict):
     id: str = Field(min_length=1, description="any short plain file name: letters, digits, '.', '_', '-'")
     behaviour: str
@@ -441,6 +466,11 @@ class Case(Strict):
         "(reports show the two groups apart)",
     )
     notes: str = ""
+    null_agent: NullAgentPass | None = Field(
+        default=None,
+        description="{passes: true, reason: ...}: the do-nothing baseline passes this case, and why that is "
+        "right; reports flag it 'passes with no agent', and validate --baselines accepts it",
+    )
 
     @property
     def user_messages(self) -> list[str]:

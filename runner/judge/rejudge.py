@@ -1,0 +1,174 @@
+"""Re-judging: a run's stored traces judged again with the current case files and checks.
+
+The checks are pure functions of (case, trace), so a trace can be judged again
+when a check or a case is fixed: the evidence (calls, UI, network, state, the
+answer) stays exactly as it was recorded; only the case it is judged by, the
+code-checked assertions and the verdict are new. Assertions the code checks do
+not make are kept as they were: the agent's own (a budget that ran out) and the
+model grader's or people's verdicts on rubric criteria (judging those again
+needs the grader, not the trace).
+
+A trace the current case cannot be judged on is *unanswerable*: its case id is
+no longer in the suite, the case now plays differently (another start route,
+seed, site breaks or steps), or it asks for evidence the trial never gathered
+(a UI target, a confirmation control or untrusted rendering that was never
+observed). Judging it would answer a question the trial never asked the site.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from runner.judge import checks
+from runner.suite.case import Case
+from runner.trace import Trace, write_atomic, write_trace
+
+# A trial that stopped before its evidence was complete (browser, site, agent, step...) has nothing new to judge.
+JUDGED_KINDS = (None, "evidence", "checker")
+PLAY_FIELDS = ("start_route", "seed", "breaks")  # with the steps: what the trial did, as opposed to what it expects
+AGENT_STEP_FIELDS = ("plan", "reply")  # the reference agent's script, not the task: judged as the agent's choice
+
+
+@dataclass
+class Change:
+    """What re-judging did to one trial."""
+
+    case_id: str
+    trial_id: str
+    old: str
+    new: str
+    assertions: list[str] = field(default_factory=list)  # "ui[0]: passed → failed", "answer.contains[1]: new, failed"
+
+    @property
+    def changed(self) -> bool:
+        return self.old != self.new or bool(self.assertions)
+
+
+def judged_again(trace: Trace) -> bool:
+    """The trial played to the end (its verdict came from the checks): there is evidence to judge again."""
+    return trace.not_run_kind in JUDGED_KINDS
+
+
+def unanswerable(case: Case, trace: Trace) -> str:
+    """Why this trace cannot answer ``case`` as it is now ("" when it can)."""
+    played = _play_of(trace.case)
+    now = _play_of(case.model_dump(mode="json", exclude_defaults=True))
+    for name in (*PLAY_FIELDS, "steps"):
+        if played.get(name) != now.get(name):
+            return f"the case's {name} changed since the trial was played: play it again"
+    observed = {o.target for o in trace.ui.observations}
+    for i, exp in enumerate(case.expect.ui):
+        if exp.target.describe() not in observed:
+            return f"ui[{i}] {exp.target.describe()} was never observed in this trial: play it again"
+    confirmation = case.expect.confirmation
+    if confirmation is not None:
+        rec = trace.confirmation
+        if rec is None or rec.control != confirmation.control.describe():
+            return f"the confirmation control {confirmation.control.describe()} was never observed in this trial"
+    if case.expect.untrusted and case.expect.untrusted.as_text and trace.untrusted_rendering is None:
+        return "untrusted rendering was never observed in this trial"
+    return ""
+
+
+def _play_of(dumped: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a dumped case that decide what the trial does (the reference agent's script aside)."""
+    steps = [
+        {k: v for k, v in step.items() if k not in AGENT_STEP_FIELDS} if isinstance(step, dict) else step
+        for step in dumped.get("steps") or []
+    ]
+    return {**{name: dumped.get(name) for name in PLAY_FIELDS}, "steps": steps}
+
+
+def rejudge(trace: Trace, case: Case | None, case_file: str, new_run_id: str, why_not: str = "") -> Trace:
+    """The trace judged again by ``case`` (None: no such case in the suite), as a trace of run ``new_run_id``.
+
+    ``why_not``: the trace is unanswerable (see ``unanswerable``); it becomes not_run with that reason.
+    The evidence is copied as it was; ``rejudged`` says where the trace came from and what it said then.
+    """
+    new = trace.model_copy(deep=True)
+    new.run_id = new_run_id
+    new.rejudged = {
+        "from_run": trace.run_id,
+        "at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "verdict": trace.verdict,
+        "verdict_reason": trace.verdict_reason,
+    }
+    if case is None:
+        new.assertions = []
+        new.verdict, new.not_run_kind = "not_run", "case"
+        new.verdict_reason = f"rejudge: case {trace.case_id} is not in the suite"
+        return new
+    new.case = case.model_dump(mode="json", exclude_defaults=True)
+    new.case_file, new.behaviour, new.title = case_file, case.behaviour, case.title
+    if not judged_again(trace):
+        return new  # it never played to the end: its not_run stands, whatever the case says now
+    kept = [a for a in trace.assertions if a.grader != "code" or a.kind == "agent"]
+    try:
+        new.assertions = checks.evaluate(case, _in_case_order(case, trace)) + kept
+        error = None
+    except Exception as err:  # a check that raises: not_run, as in a trial
+        new.assertions, error = kept, f"checker error: {type(err).__name__}: {err}"
+    new.verdict, new.verdict_reason = checks.verdict(new.assertions, error)  # type: ignore[assignment]
+    new.not_run_kind = None if new.verdict != "not_run" else "checker" if error else "evidence"
+    if why_not:
+        new.verdict, new.not_run_kind = "not_run", "case"
+        new.verdict_reason = f"rejudge: {why_not}"
+    return new
+
+
+def _in_case_order(case: Case, trace: Trace) -> Trace:
+    """A copy whose UI observations follow the case's ui list (observations answer expectations by position).
+
+    A case whose ui expectations were reordered, or one removed, is still judged on what was observed.
+    """
+    by_target = {}
+    for obs in trace.ui.observations:
+        by_target.setdefault(obs.target, obs)
+    wanted = [by_target[e.target.describe()] for e in case.expect.ui if e.target.describe() in by_target]
+    copy = trace.model_copy(deep=True)
+    copy.ui.observations = wanted
+    return copy
+
+
+def change_of(old: Trace, new: Trace) -> Change:
+    """The verdict and the assertions whose status changed, appeared or went away."""
+    before = {a.id: a for a in old.assertions}
+    after = {a.id: a for a in new.assertions}
+    lines = []
+    for aid, a in after.items():
+        b = before.get(aid)
+        if b is None:
+            lines.append(f"{aid}: new, {a.status}")
+        elif b.status != a.status:
+            lines.append(f"{aid}: {b.status} → {a.status}")
+    lines += [f"{aid}: gone (was {b.status})" for aid, b in before.items() if aid not in after]
+    return Change(old.case_id, old.trial_id, old.verdict, new.verdict, lines)
+
+
+ARTIFACT_DIRS = ("screenshots", "playwright", "attempts")  # beside trials/, named in the traces: copied as they are
+
+
+def write_run(src: Path, dst: Path, traces: list[Trace], plan: dict[str, Any] | None) -> None:
+    """A new run directory of the re-judged traces: their plan and artifacts as the old run had them.
+
+    The old run is never written to; ``dst`` must not exist yet or be empty.
+    """
+    run_id = dst.name
+    for name in ARTIFACT_DIRS:
+        if (src / name).is_dir():
+            shutil.copytree(src / name, dst / name, dirs_exist_ok=True)
+    if plan is not None:
+        write_atomic(dst / "plan.json", json.dumps({**plan, "run_id": run_id}, indent=2, ensure_ascii=False) + "\n")
+    try:
+        info = json.loads((src / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        info = {}
+    info.update(run_id=run_id, rejudged_from=str(src))
+    write_atomic(dst / "run.json", json.dumps(info, indent=2, ensure_ascii=False) + "\n")
+    for trace in traces:
+        write_trace(trace, dst / "trials")
