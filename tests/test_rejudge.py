@@ -111,13 +111,14 @@ def test_a_ui_target_the_trial_never_observed_makes_it_not_run(run_dir, tmp_path
     suite = _suite(tmp_path)
     target = {"target": {"role": "heading", "name": "活動詳情"}}
     _edit(suite / "SEL-01.yaml", lambda c: c["expect"]["ui"].append(target))
+    index = len(yaml.safe_load((suite / "SEL-01.yaml").read_text(encoding="utf-8"))["expect"]["ui"]) - 1
     new = tmp_path / "unseen"
     out = cli("rejudge", str(run_dir), "--suite", str(suite), "-o", str(new))
     assert out.returncode == 2 and "never observed" in out.stderr and not new.exists(), out.stderr
     kept = cli("rejudge", str(run_dir), "--suite", str(suite), "-o", str(new), "--keep-going")
     assert kept.returncode == 3, kept.stdout + kept.stderr
     sel = next(t for t in read_traces(new) if t.case_id == "SEL-01")
-    assert sel.verdict == "not_run" and "ui[4] heading '活動詳情' was never observed" in sel.verdict_reason
+    assert sel.verdict == "not_run" and f"ui[{index}] heading '活動詳情' was never observed" in sel.verdict_reason
 
 
 @pytest.mark.browser
