@@ -11,12 +11,13 @@ change must fail the stale check, named by its frame.
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from frames_server import CASES, FramesSite
-from runner_support import in_thread
+from runner_support import cli, in_thread
 
 from runner.agents.reference import ReferenceAgent
 from runner.play.run import RunOptions, run_suite
@@ -112,3 +113,75 @@ def test_a_frames_own_route_change_is_judged_against_the_frames_route(frames_run
         f"{frames.url}frame.html?break=stale) is still registered"
     ), why
     assert [r.name for r in stale.steps[0].stale_registrations] == ["lookup_item"]
+
+
+@pytest.fixture(scope="module")
+def frames_listing(frames: FramesSite, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """`tools` (JSON and text) and `init` on the frames page, as a user runs them."""
+    here = tmp_path_factory.mktemp("frames-init")
+    listed = cli("tools", frames.url, "--json", "--settle-ms", "500")
+    assert listed.returncode == 0, listed.stderr
+    return {
+        "json": json.loads(listed.stdout)["routes"][0],
+        "text": cli("tools", frames.url, "--settle-ms", "500"),
+        "init": cli("init", "--base-url", frames.url, "--settle-ms", "500", "-o", "frames-suite", cwd=here),
+        "folder": here / "frames-suite",
+    }
+
+
+def test_tools_lists_each_frames_tools_apart_and_keeps_the_top_pages_annotations_and_kinds(frames_listing, frames):
+    page = frames_listing["json"]
+    tools = {t["name"]: t for t in page["tools"]}
+    assert set(tools) == {"find_items", "read_reviews", "open_item_details", "request_quote"}  # no frame's tool
+    assert tools["find_items"]["annotations"] == {"readOnlyHint": True}
+    assert tools["read_reviews"]["annotations"] == {"readOnlyHint": True, "untrustedContentHint": True}
+    assert tools["open_item_details"]["annotations"] == {} and tools["open_item_details"]["kind"] == "imperative"
+    assert tools["request_quote"]["kind"] == "declarative" and tools["request_quote"]["annotations"] == {
+        "autosubmit": True
+    }
+    by_url = {f["url"]: f for f in page["frames"]}
+    assert set(by_url) == {
+        frames.url + "frame.html",
+        frames.other_origin + "/widget.html",
+        frames.other_origin + "/widget.html?denied",
+    }
+    same = by_url[frames.url + "frame.html"]
+    assert (same["same_origin"], same["allow"], same["tools_allowed"]) == (True, "tools", True)
+    assert [(t["name"], t["kind"], t["annotations"]) for t in same["tools"]] == [
+        ("lookup_item", "imperative", {"readOnlyHint": True})
+    ]
+    widget = by_url[frames.other_origin + "/widget.html"]
+    assert (widget["same_origin"], widget["allow"], widget["origin"]) == (False, "tools", frames.other_origin)
+    assert [t["name"] for t in widget["tools"]] == ["widget_status"]
+
+
+def test_tools_shows_the_registrations_the_browser_refused_with_its_error(frames_listing, frames):
+    page = frames_listing["json"]
+    assert [(x["name"], x["kind"]) for x in page["refused"]] == [("broken_tool", "imperative")]
+    assert "'description'" in page["refused"][0]["error"]
+    denied = next(f for f in page["frames"] if f["url"].endswith("?denied"))
+    assert (denied["tools"], denied["allow"], denied["tools_allowed"]) == ([], None, False)
+    assert [x["name"] for x in denied["refused"]] == ["widget_status"]
+    assert "NotAllowedError" in denied["refused"][0]["error"]
+
+    text = frames_listing["text"]
+    assert text.returncode == 0, text.stderr
+    assert f"{frames.url} (native WebMCP): 4 tool(s); 2 more in 3 frame(s), listed apart below" in text.stdout
+    assert "  request_quote  [declarative, autosubmit]" in text.stdout
+    assert "  REFUSED broken_tool  [imperative]: the browser refused its registration: TypeError:" in text.stdout
+    assert f'  frame {frames.url}frame.html (same origin, allow="tools"): 1 tool(s)\n    lookup_item  [' in text.stdout
+    assert (
+        f"  frame {frames.other_origin}/widget.html?denied (cross-origin: {frames.other_origin}, no allow "
+        "attribute; its permissions policy does not allow tools): 0 tool(s)\n    REFUSED widget_status"
+    ) in text.stdout
+
+
+def test_init_writes_the_top_pages_tools_and_lists_each_frames_apart(frames_listing, frames):
+    out = frames_listing["init"]
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert f"read {frames.url}: 4 tool(s) (native WebMCP)" in out.stdout
+    assert "  refused by the browser: broken_tool: TypeError:" in out.stdout
+    assert f"  frame {frames.url}frame.html (same origin, allow='tools'): 1 tool(s): lookup_item" in out.stdout
+    catalog = json.loads((frames_listing["folder"] / "catalog.json").read_text(encoding="utf-8"))
+    assert set(catalog["routes"]["/"]) == {"find_items", "read_reviews", "open_item_details", "request_quote"}
+    assert "4 starter case(s) (2 call a read-only tool, 2 do not call theirs)" in out.stdout

@@ -1,12 +1,19 @@
-"""What a page registers: its tools per route, read from the live page.
+"""What a page registers: its tools per route and per frame, read from the live page.
 
 ``webmcp-eval tools URL`` lists, per route, every tool with its description,
-input schema, annotations (``readOnlyHint``, ``untrustedContentHint``, …),
-whether it is imperative (``registerTool``) or declarative (``<form
-toolname>``), and whether the browser's native WebMCP or the shim's polyfill
-answered. ``read_catalog`` builds ``cases/catalog.json`` from the same reading:
-``validate`` checks case files against that file without a browser, and a test
-compares it with what the live demo site registers, so the two cannot drift.
+input schema, annotations (``readOnlyHint``, ``untrustedContentHint``,
+``autosubmit``, …), whether it is imperative (``registerTool``) or
+declarative (``<form toolname>``), and whether the browser's native WebMCP or
+the shim's polyfill answered; the tools of each frame (``<iframe>``) of the
+page are listed apart, with the frame's origin and ``allow`` attribute, and so
+are the registrations the browser refused, with its error. ``read_catalog``
+builds ``cases/catalog.json`` from the same reading: ``validate`` checks case
+files against that file without a browser, and a test compares it with what
+the live demo site registers, so the two cannot drift.
+
+The reading of one open page is ``read_frames(page, log)`` (a page whose
+context has the shim, see ``open_with_shim``): every frame's tools, top page
+first.
 """
 
 from __future__ import annotations
@@ -16,7 +23,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from playwright.async_api import Browser, async_playwright
+from playwright.async_api import Browser, BrowserContext, Frame, Page, async_playwright
+from playwright.async_api import Error as PlaywrightError
 
 from runner.play.browser import launch
 from runner.play.toolhost import SHIM_JS, ShimLog, ToolHost
@@ -34,14 +42,45 @@ DEMO_ROUTES = {
     "/registrations": "/registrations",
 }
 
+# The browser's names for the annotations (Playwright's listing) -> the names a page registers them with.
+NATIVE_ANNOTATIONS = {
+    "readOnly": "readOnlyHint",
+    "untrustedContent": "untrustedContentHint",
+    "consequential": "consequentialHint",
+}
+
 
 @dataclass
 class PageTool:
     name: str
     description: str
     input_schema: Any
-    annotations: dict[str, Any]
-    kind: str  # "imperative" (registerTool) or "declarative" (<form toolname>)
+    annotations: dict[str, Any]  # as the page registered them, with the browser's (readOnly -> readOnlyHint)
+    kind: str  # "imperative" (registerTool), "declarative" (<form toolname>), "unknown" (the shim did not see it)
+
+
+@dataclass
+class RefusedTool:
+    """A registration the page tried and the browser refused (no description, a frame not allowed tools, …)."""
+
+    name: Any  # as the page passed it
+    error: str  # the browser's error
+    kind: str
+
+
+@dataclass
+class FrameTools:
+    """One frame's (or the top page's) tools."""
+
+    url: str
+    origin: str | None
+    top: bool
+    same_origin: bool | None  # same origin as the top page
+    allow: str | None  # the frame element's allow attribute (None: none, or the top page)
+    tools_allowed: bool | None  # its permissions policy allows "tools" (None: the browser does not say)
+    tools: list[PageTool] = field(default_factory=list)
+    refused: list[RefusedTool] = field(default_factory=list)
+    error: str | None = None  # its tools could not be read
 
 
 @dataclass
@@ -49,17 +88,86 @@ class RouteTools:
     route: str
     url: str
     path: str  # "native" (the browser's WebMCP) or "polyfill" (the shim's)
-    tools: list[PageTool] = field(default_factory=list)
+    tools: list[PageTool] = field(default_factory=list)  # the top page's
     error: str | None = None  # the page could not be opened
+    refused: list[RefusedTool] = field(default_factory=list)  # the top page's refused registrations
+    frames: list[FrameTools] = field(default_factory=list)  # each frame in the page, with its tools apart
+
+
+def page_tool(raw: dict[str, Any], registered: dict[str, Any] | None) -> PageTool:
+    """A tool as the browser lists it, with what the shim saw the page register (annotations, kind)."""
+    native = raw.get("annotations") or {}
+    annotations = {NATIVE_ANNOTATIONS.get(k, k): v for k, v in native.items() if v is not None}
+    if registered is not None and isinstance(registered.get("annotations"), dict):
+        annotations.update(registered["annotations"])  # the page's own spelling and autosubmit
+    kind = "unknown" if registered is None else "declarative" if registered.get("declarative") else "imperative"
+    return PageTool(
+        name=raw.get("name", ""),
+        description=raw.get("description") or "",
+        input_schema=raw.get("inputSchema"),
+        annotations=annotations,
+        kind=kind,
+    )
+
+
+async def _frame_listing(frame: Frame, native: bool) -> list[dict[str, Any]]:
+    if native:
+        return list(await frame.webmcp.tools())
+    return await frame.evaluate("window.__webmcpEval ? window.__webmcpEval.tools() : []")
+
+
+async def read_frame(frame: Frame, log: ShimLog, native: bool) -> FrameTools | None:
+    """One frame's tools and refused registrations; None for a frame with neither (and no shim log)."""
+    document = log.document_in(frame)
+    events = [e for e in log.events if document is not None and e.get("document") == document]
+    info = next((e["frame"] for e in reversed(events) if isinstance(e.get("frame"), dict)), {})
+    registered = {r["name"]: r for r in log.active_registrations() if r.get("document") == document}
+    refused = [
+        RefusedTool(e.get("name"), e.get("error") or "", "declarative" if e.get("declarative") else "imperative")
+        for e in events
+        if e.get("type") == "register_error"
+    ]
+    error = None
+    try:
+        raw = await _frame_listing(frame, native)
+    except PlaywrightError as err:  # a cross-origin frame without allow="tools" may not even list
+        raw, error = [], str(err).strip().splitlines()[0]
+    tools = [page_tool(t, registered.get(t.get("name"))) for t in raw]
+    if not tools and not refused and frame.parent_frame is not None:
+        return None  # a frame that registers nothing (an ad slot, about:blank): nothing to list
+    return FrameTools(
+        url=frame.url,
+        origin=info.get("origin"),
+        top=frame.parent_frame is None,
+        same_origin=info.get("same_origin", frame.parent_frame is None),
+        allow=info.get("allow"),
+        tools_allowed=info.get("tools_allowed"),
+        tools=tools,
+        refused=refused,
+        error=error,
+    )
+
+
+async def read_frames(page: Page, log: ShimLog) -> list[FrameTools]:
+    """Every frame's tools, the top page first; frames with nothing to list are left out."""
+    native = log.native() is not False
+    read = [await read_frame(frame, log, native) for frame in page.frames]
+    return [f for f in read if f is not None]
+
+
+async def open_with_shim(context: BrowserContext) -> ShimLog:
+    """Install the shim in a fresh context (before any page): its log, which read_frames reads."""
+    log = ShimLog()
+    await context.expose_binding("__webmcpEvalReport", lambda source, e: log.add(e, source["frame"]))
+    await context.add_init_script(SHIM_JS)
+    return log
 
 
 async def _read_route(browser: Browser, url: str, route: str, settle_ms: int) -> RouteTools:
     """Open one page in a fresh context with the shim; read its tools once they settle."""
     context = await browser.new_context()
     try:
-        log = ShimLog()
-        await context.expose_binding("__webmcpEvalReport", lambda source, e: log.add(e, source["frame"]))
-        await context.add_init_script(SHIM_JS)
+        log = await open_with_shim(context)
         page = await context.new_page()
         try:
             response = await page.goto(url, wait_until="load", timeout=30_000)
@@ -69,20 +177,16 @@ async def _read_route(browser: Browser, url: str, route: str, settle_ms: int) ->
             return RouteTools(route, url, "unknown", error=f"HTTP {response.status}")
         host = ToolHost(page, log, 0.0, settle_ms=settle_ms)
         await host.wait_for_tools()
-        registered = {r["name"]: r for r in log.active_registrations()}
-        tools = []
-        for info in await host.catalog():
-            reg = registered.get(info.name, {})
-            tools.append(
-                PageTool(
-                    name=info.name,
-                    description=info.description,
-                    input_schema=info.input_schema,
-                    annotations=dict(reg.get("annotations") or {}),
-                    kind="declarative" if reg.get("declarative") else "imperative",
-                )
-            )
-        return RouteTools(route, url, "polyfill" if host.path == "shim" else host.path, tools)
+        frames = await read_frames(page, log)
+        top = frames[0] if frames and frames[0].top else None
+        return RouteTools(
+            route,
+            url,
+            "polyfill" if host.path == "shim" else host.path,
+            tools=top.tools if top else [],
+            refused=top.refused if top else [],
+            frames=[f for f in frames if not f.top],
+        )
     finally:
         await context.close()
 
@@ -105,22 +209,45 @@ def tools_json(listing: list[RouteTools]) -> str:
 
 
 def tools_text(listing: list[RouteTools]) -> str:
-    """The listing for people: per route, each tool, its kind and hints, its description and input."""
+    """For people: per route each tool, its kind, hints, description and input; then each frame's."""
     lines: list[str] = []
     for r in listing:
         if r.error:
             lines.append(f"{r.url}: could not open the page: {r.error}")
             continue
-        lines.append(f"{r.url} ({r.path} WebMCP): {len(r.tools)} tool(s)")
+        in_frames = sum(len(f.tools) for f in r.frames)
+        more = f"; {in_frames} more in {len(r.frames)} frame(s), listed apart below" if r.frames else ""
+        lines.append(f"{r.url} ({r.path} WebMCP): {len(r.tools)} tool(s){more}")
         if not r.tools:
             lines.append("  no tools registered within the wait (try --settle-ms for tools that come late)")
-        for t in r.tools:
-            hints = [k for k, v in sorted(t.annotations.items()) if v is True]
-            lines.append(f"  {t.name}  [{t.kind}{', ' + ', '.join(hints) if hints else ''}]")
-            if t.description:
-                lines.append(f"      {t.description}")
-            lines.append(f"      input: {json.dumps(t.input_schema, ensure_ascii=False, sort_keys=True)}")
+        lines += _tool_lines(r.tools, r.refused, "  ")
+        for f in r.frames:
+            lines.append(f"  frame {f.url} ({_frame_terms(f)}): {len(f.tools)} tool(s)")
+            if f.error and not f.refused:
+                lines.append(f"      could not list its tools: {f.error}")
+            lines += _tool_lines(f.tools, f.refused, "    ")
     return "\n".join(lines) + "\n"
+
+
+def _frame_terms(frame: FrameTools) -> str:
+    origin = "same origin" if frame.same_origin else f"cross-origin: {frame.origin}" if frame.origin else "cross-origin"
+    allow = f'allow="{frame.allow}"' if frame.allow is not None else "no allow attribute"
+    policy = "; its permissions policy does not allow tools" if frame.tools_allowed is False else ""
+    return f"{origin}, {allow}{policy}"
+
+
+def _tool_lines(tools: list[PageTool], refused: list[RefusedTool], indent: str) -> list[str]:
+    lines = []
+    for t in tools:
+        hints = [k for k, v in sorted(t.annotations.items()) if v is True]
+        lines.append(f"{indent}{t.name}  [{t.kind}{', ' + ', '.join(hints) if hints else ''}]")
+        if t.description:
+            lines.append(f"{indent}    {t.description}")
+        lines.append(f"{indent}    input: {json.dumps(t.input_schema, ensure_ascii=False, sort_keys=True)}")
+    for x in refused:
+        name = x.name if isinstance(x.name, str) else json.dumps(x.name)
+        lines.append(f"{indent}REFUSED {name}  [{x.kind}]: the browser refused its registration: {x.error}")
+    return lines
 
 
 async def read_catalog(base_url: str, routes: dict[str, str], chromium: str | None = None) -> dict[str, Any]:

@@ -128,6 +128,11 @@ class ShimLog:
                 live.pop(key, None)
         return list(live.values())
 
+    def document_in(self, frame: Any) -> str | None:
+        """The document a Playwright Frame shows now, as the shim in it reported (None: no shim there)."""
+        current = self.current_documents()
+        return next((d for d in reversed(current) if self._frames.get(d) is frame), None)
+
     def frame_route(self, document: str) -> str | None:
         """The path a frame's document is at now (same-document navigations included); None: unknown."""
         frame = self._frames.get(document)

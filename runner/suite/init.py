@@ -90,6 +90,12 @@ class PageReading(Protocol):
     @property
     def error(self) -> str | None: ...
 
+    @property
+    def refused(self) -> Sequence[Any]: ...  # registrations the browser refused: name, error
+
+    @property
+    def frames(self) -> Sequence[Any]: ...  # each frame's tools, apart: url, same_origin, allow, tools, refused
+
 
 @dataclass
 class Starter:
@@ -107,7 +113,10 @@ class InitResult:
 
     def summary(self) -> str:
         reads = sum(s.kind == "call" for s in self.starters)
-        lines = [f"read {r.url}: {len(r.tools)} tool(s) ({r.path} WebMCP)" for r in self.routes]
+        lines = []
+        for r in self.routes:
+            lines.append(f"read {r.url}: {len(r.tools)} tool(s) ({r.path} WebMCP)")
+            lines += _apart(r)
         lines += [_no_tools_warning(r) for r in self.routes if not r.tools]
         lines.append(
             f"wrote {self.folder}: {SUITE_FILE}, {CATALOG_FILE}, {len(self.starters)} starter case(s) "
@@ -117,6 +126,19 @@ class InitResult:
             lines.append(f"  {s.file}: {s.case['title']}" + (f"  [TODO: {s.todo}]" if s.todo else ""))
         lines.append(f"next: webmcp-eval validate {self.folder} && webmcp-eval run {self.folder}")
         return "\n".join(lines)
+
+
+def _apart(route: PageReading) -> list[str]:
+    """What init read but left out of the suite: refused registrations, and each frame's tools."""
+    lines = [f"  refused by the browser: {x.name}: {x.error}" for x in route.refused]
+    for f in route.frames:
+        where = "same origin" if f.same_origin else "cross-origin"
+        names = ", ".join(t.name for t in f.tools) or "none"
+        lines.append(f"  frame {f.url} ({where}, allow={f.allow!r}): {len(f.tools)} tool(s): {names}")
+        lines += [f"    refused by the browser: {x.name}: {x.error}" for x in f.refused]
+    if route.frames:
+        lines.append("  (a frame's tools are listed apart: catalog.json and the starters hold the top page's)")
+    return lines
 
 
 def _no_tools_warning(route: PageReading) -> str:
@@ -198,7 +220,7 @@ def case_id_for(tool: str, taken: set[str]) -> str:
 
 
 def _read_only(tool: PageTool) -> bool:
-    return tool.annotations.get("readOnlyHint") is True
+    return tool.annotations.get("readOnlyHint") is True or tool.annotations.get("readOnly") is True  # either spelling
 
 
 def starter_for(tool: PageTool, route: str, case_id: str) -> Starter:
