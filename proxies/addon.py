@@ -135,6 +135,7 @@ class FlowState:
     record: RequestRecord
     duplicate: FaultFired | None = None
     synthetic: bool = False  # answered by the proxy, not by the origin: never recorded
+    lose_answer: bool = False  # the origin's answer is replaced by a 502 once it has acted
 
 
 class EvalAddon:
@@ -411,6 +412,8 @@ class EvalAddon:
             await asyncio.sleep(spec.delay_ms / 1000)
         elif spec.duplicate:
             flow_state.duplicate = fired  # sent once the original has its answer
+        elif spec.lose_answer:
+            flow_state.lose_answer = True
         return False
 
     def _replay(self, flow: http.HTTPFlow, flow_state: FlowState) -> None:
@@ -457,6 +460,8 @@ class EvalAddon:
             record.duration_ms = round((time.time() - flow.request.timestamp_start) * 1000, 2)
             if flow_state.trial.mode == "record" and not flow_state.synthetic:
                 self._record(flow, flow_state)
+        if flow_state.lose_answer:  # the site has acted (and its answer is recorded); the page never hears of it
+            flow.response = _json_response(502, "ANSWER_LOST", "injected fault (answer lost)", "fault")
         _keep_client_alive(flow)
 
     def client_connected(self, _client: Any) -> None:

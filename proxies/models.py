@@ -22,7 +22,9 @@ class FaultSpec(BaseModel):
     Exactly one effect: ``status`` (the proxy answers it, the site never sees
     the request), ``delay_ms`` (then forward), ``drop`` (kill the connection) or
     ``duplicate`` (deliver the request to the site twice, like a network retry;
-    the client gets the first answer).
+    the client gets the first answer) or ``lose_answer`` (the site gets the
+    request and acts on it; its answer is lost on the way back and the client
+    gets the proxy's 502 instead).
     """
 
     method: str = "*"
@@ -32,11 +34,13 @@ class FaultSpec(BaseModel):
     delay_ms: int | None = Field(default=None, ge=0)
     drop: bool = False
     duplicate: bool = False
+    lose_answer: bool = False
 
     @model_validator(mode="after")
     def _one_effect(self) -> FaultSpec:
-        if sum([self.status is not None, self.delay_ms is not None, self.drop, self.duplicate]) != 1:
-            raise ValueError("a fault needs exactly one of status, delay_ms, drop or duplicate")
+        effects = [self.status is not None, self.delay_ms is not None, self.drop, self.duplicate, self.lose_answer]
+        if sum(effects) != 1:
+            raise ValueError("a fault needs exactly one of status, delay_ms, drop, duplicate or lose_answer")
         return self
 
     def matches(self, method: str, path: str) -> bool:
@@ -47,6 +51,8 @@ class FaultSpec(BaseModel):
             return f"status {self.status}"
         if self.delay_ms is not None:
             return f"delay {self.delay_ms}ms"
+        if self.lose_answer:
+            return "answer lost"
         return "drop" if self.drop else "duplicate"
 
 

@@ -108,6 +108,7 @@ async def arm_fault(user: UserActions, step: FaultAction) -> None:
             delay_ms=step.delay_ms,
             drop=step.drop,
             duplicate=step.duplicate,
+            lose_answer=step.lose_answer,
         ),
     )
 

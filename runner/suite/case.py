@@ -190,11 +190,15 @@ class FaultAction(Strict):
     delay_ms: int | None = None
     drop: bool = False
     duplicate: bool = Field(default=False, description="deliver the request to the site twice (a network retry)")
+    lose_answer: bool = Field(
+        default=False, description="the site acts on the request; its answer is lost and the page gets a 502"
+    )
 
     @model_validator(mode="after")
     def _one_effect(self) -> FaultAction:
-        if sum([self.status is not None, self.delay_ms is not None, self.drop, self.duplicate]) != 1:
-            raise ValueError("a fault needs exactly one of status, delay_ms, drop or duplicate")
+        effects = [self.status is not None, self.delay_ms is not None, self.drop, self.duplicate, self.lose_answer]
+        if sum(effects) != 1:
+            raise ValueError("a fault needs exactly one of status, delay_ms, drop, duplicate or lose_answer")
         return self
 
 

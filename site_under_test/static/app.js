@@ -357,7 +357,9 @@ async function confirmCancel() {
     const id = encodeURIComponent(pending.registration.id);
     const result = await api(`/api/registrations/${id}/cancel`, { method: 'POST', body: {} });
     if (pendingCancel === pending) closeCancelDialog();
-    announce(`已取消報名：${pending.registration.title}（剩餘名額 ${result.seatsLeft}）`);
+    // A repeat (the first answer was lost and the person pressed again) says so: nothing was cancelled twice.
+    const again = result.alreadyCancelled ? '先前已取消，沒有重複取消；' : '';
+    announce(`已取消報名：${pending.registration.title}（${again}剩餘名額 ${result.seatsLeft}）`);
     await pending.onDone();
   } catch (err) {
     dialog().querySelector('#cancel-dialog-error').textContent = err.message;

@@ -1,4 +1,4 @@
-"""Faults armed per trial: status, delay, drop and duplicate, each for exactly N requests."""
+"""Faults armed per trial: status, delay, drop, duplicate and lose_answer, each for exactly N requests."""
 
 from __future__ import annotations
 
@@ -104,11 +104,32 @@ def test_duplicate_fault_delivers_the_request_twice_and_counts_one_mutation(prox
     assert [(f.effect, f.duplicate_status) for f in net.faults_fired] == [("duplicate", 200)]
 
 
+def test_lose_answer_fault_lets_the_origin_act_and_answers_the_client_502(proxy, origin, client_for):
+    trial = new_trial_id()
+    proxy.begin_trial(trial)
+    proxy.arm_fault(trial, FaultSpec(method="POST", path="/api/registrations/*/cancel", lose_answer=True))
+    client = client_for(proxy, trial)
+    before = origin.count("POST", "/api/registrations/r1/cancel")
+    lost = client.post(f"{origin.url}/api/registrations/r1/cancel", json={})
+    again = client.post(f"{origin.url}/api/registrations/r1/cancel", json={})
+    net = proxy.end_trial(trial)
+
+    assert origin.count("POST", "/api/registrations/r1/cancel") - before == 2  # the origin got both
+    assert lost.status_code == 502 and lost.json()["code"] == "ANSWER_LOST"
+    assert again.status_code == 200  # only the first: times 1
+    assert net.mutation_counts == {"POST /api/registrations/r1/cancel": 2}
+    assert [f.effect for f in net.faults_fired] == ["answer lost"]
+    lost_record = [r for r in net.requests if r.fault][0]
+    assert lost_record.status == 200 and not lost_record.error  # the origin answered; the page never saw it
+
+
 def test_fault_spec_needs_exactly_one_effect():
     with pytest.raises(ValidationError, match="exactly one"):
         FaultSpec(path="/x")
     with pytest.raises(ValidationError, match="exactly one"):
         FaultSpec(path="/x", status=503, drop=True)
+    with pytest.raises(ValidationError, match="exactly one"):
+        FaultSpec(path="/x", duplicate=True, lose_answer=True)
     with pytest.raises(ValidationError):
         FaultSpec(path="/x", status=503, times=0)
     assert FaultSpec(path="/api/events/*", status=503).matches("get", "/api/events/e1")
