@@ -249,10 +249,12 @@ def test_a_fault_needs_exactly_one_effect(effects):
     p = one(problems_of(text))
     assert p.field == "steps[0]"
     assert p.line == 6
-    assert "exactly one of status, delay_ms, drop or duplicate" in p.message
+    assert "exactly one of status, delay_ms, drop, duplicate or lose_answer" in p.message
 
 
-@pytest.mark.parametrize("effect", ["status: 503", "delay_ms: 100", "drop: true", "duplicate: true"])
+@pytest.mark.parametrize(
+    "effect", ["status: 503", "delay_ms: 100", "drop: true", "duplicate: true", "lose_answer: true"]
+)
 def test_a_fault_with_one_effect_parses(effect):
     text = HEAD + f"steps:\n  - action: fault\n    path: /api/x\n    {effect}\n"
     step = parse_case(text, "x.yaml").case.steps[0]
