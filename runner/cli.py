@@ -1180,13 +1180,14 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
+    from runner.suite.plan_contradictions import plan_warnings
     from runner.suite.validate import scope_warnings
 
     suite = _load(args.paths, args.catalog, args.suite)
     if isinstance(suite, int):
         return suite
     loaded, problems, catalog_note, _ = suite
-    for warning in scope_warnings(loaded):
+    for warning in scope_warnings(loaded) + plan_warnings(loaded):
         _say(f"warning: {warning}")
     if problems:
         _report_problems(problems)

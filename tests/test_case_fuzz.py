@@ -36,6 +36,7 @@ from runner.judge import checks
 from runner.suite.case import Case, UserStep, expected_leaves
 from runner.suite.loader import LoadedCase, Problem, case_files
 from runner.suite.matchers import COMPARISONS, MISSING, is_operator, match, parse_path, resolve, substitute
+from runner.suite.plan_contradictions import plan_warnings
 from runner.suite.validate import SuiteCatalog, load_suite
 from runner.trace import ToolCall, Trace
 
@@ -374,9 +375,29 @@ def _matcher_slots(data: dict[str, Any]) -> list[tuple[dict, Any]]:
     return slots
 
 
+def _inert(data: dict[str, Any], rng: random.Random) -> None:
+    """A rule that could never fire: a misspelt ARIA role, text beside absent, a GET mutation rule, status 600."""
+    expect = data.setdefault("expect", {}) if isinstance(data.get("expect"), dict) else {}
+    how = rng.choice(["role", "absent-text", "get", "status"])
+    ui = [u for u in expect.get("ui") or [] if isinstance(u, dict) and isinstance(u.get("target"), dict)]
+    faults = [s for s in data.get("steps") or [] if isinstance(s, dict) and s.get("action") == "fault"]
+    if how == "role" and ui:
+        target = rng.choice(ui)["target"]
+        target["role"] = _typo(str(target.get("role") or "dialog"), rng)
+    elif how == "absent-text" and ui:
+        rng.choice(ui).update({"state": "absent", "text": {"$contains": "x"}})
+    elif how == "status" and faults:
+        rng.choice(faults).update({"status": rng.choice([600, 99, 0, 1000]), "delay_ms": None})
+    else:
+        network = expect.setdefault("network", {})
+        if isinstance(network, dict):
+            network.setdefault("mutations", {})["GET /api/*"] = 0
+
+
 def mutate_data(data: dict[str, Any], rng: random.Random) -> str:
     """Change ``data`` in place the way a person might; return what was done."""
     kinds = ["key", "drop", "type", "operator", "step", "arg", "order", "tool", "capture", "plan", "id", "group"]
+    kinds += ["inert"]
     kind = rng.choice(kinds)
     paths = [p for p in _paths(data) if p]
     if kind == "key":
@@ -426,6 +447,8 @@ def mutate_data(data: dict[str, Any], rng: random.Random) -> str:
             rng.shuffle(rng.choice(steps)["plan"])
     elif kind == "group":
         _regroup(data, rng)
+    elif kind == "inert":
+        _inert(data, rng)
     elif kind == "id":
         data["id"] = rng.choice(["SEL-01" + "A" * 300, "SEL-01/../x", "sel-01", "SEL-01 X", "SEL-99"])
     return kind
@@ -487,13 +510,15 @@ class Figures:
     unplaced: list[str] = field(default_factory=list)  # problems without a file, line or field
     wrong_verdicts: list[str] = field(default_factory=list)
     plan_fails_own_case: int = 0  # accepted, but the reference plan would not pass it (the case fails: no wrong pass)
+    warned_of_own_plan: int = 0  # ... of which validate warns (plan_warnings) before any browser starts
     kinds: dict[str, int] = field(default_factory=dict)
 
     def line(self) -> str:
         return (
             f"variants tried {self.tried}, rejected {self.rejected}, accepted {self.accepted} "
             f"({self.equivalent} equivalent to the original, {self.judged} judged on their plan's trace; "
-            f"{self.plan_fails_own_case} fail with their own plan), tracebacks {len(self.tracebacks)}, "
+            f"{self.plan_fails_own_case} fail with their own plan, {self.warned_of_own_plan} of them warned), "
+            f"tracebacks {len(self.tracebacks)}, "
             f"misplaced problems {len(self.unplaced)}, wrong verdicts {len(self.wrong_verdicts)}"
         )
 
@@ -519,6 +544,7 @@ def judge(variant: LoadedCase, original: Case, figures: Figures, label: str) -> 
     calls = [a for a in assertions if a.kind in ("calls", "forbidden", "catalog")]
     if any(a.status == "failed" for a in calls):
         figures.plan_fails_own_case += 1
+        figures.warned_of_own_plan += bool(plan_warnings([variant]))
     figures.wrong_verdicts += [f"{label}: {w}" for w in forbidden_fires(variant.case, trace)]
     figures.wrong_verdicts += [f"{label}: {w}" for w in required_fires(variant.case, trace)]
 
@@ -549,6 +575,8 @@ def run_fuzz(tmp: Path, variants_per_seed: int = VARIANTS_PER_SEED, seed: int = 
                         _check_problem(p, file, raw, figures)
                     continue
                 figures.accepted += 1
+                if kind == "inert":  # every inert mutation changes the case: accepted, it could never fire
+                    figures.wrong_verdicts.append(f"{label}: a rule that can never fire was accepted")
                 judge(loaded[0], original, figures, label)
             except Exception as err:  # noqa: BLE001 - the point: nothing may escape
                 figures.tracebacks.append(f"{label}: {type(err).__name__}: {err}")

@@ -10,6 +10,7 @@ as positive ones.
 
 from __future__ import annotations
 
+import difflib
 import re
 from typing import Annotated, Any, Literal
 
@@ -42,6 +43,19 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# The WAI-ARIA roles Playwright's get_by_role takes (a test compares them with Playwright's own list):
+# a locator by any other role finds nothing, so "absent" would always hold.
+ARIA_ROLES = frozenset(
+    """alert alertdialog application article banner blockquote button caption cell checkbox code columnheader
+    combobox complementary contentinfo definition deletion dialog directory document emphasis feed figure form
+    generic grid gridcell group heading img insertion link list listbox listitem log main marquee math menu
+    menubar menuitem menuitemcheckbox menuitemradio meter navigation none note option paragraph presentation
+    progressbar radio radiogroup region row rowgroup rowheader scrollbar search searchbox separator slider
+    spinbutton status strong subscript superscript switch tab table tablist tabpanel term textbox time timer
+    toolbar tooltip tree treegrid treeitem""".split()  # noqa: SIM905 - a list of 82 words reads better as text
+)
+
+
 # ---- steps -----------------------------------------------------------------
 
 
@@ -64,6 +78,15 @@ class Locator(Strict):
         if not (self.role or self.label or self.text):
             raise ValueError("a locator needs one of role, label or text")
         return self
+
+    @field_validator("role")
+    @classmethod
+    def _aria_role(cls, value: str | None) -> str | None:
+        if value is not None and value not in ARIA_ROLES:
+            near = difflib.get_close_matches(value, sorted(ARIA_ROLES), n=1)
+            hint = f" (did you mean {near[0]}?)" if near else ""
+            raise ValueError(f"{value!r} is not a WAI-ARIA role{hint}: no element has it, so the locator finds nothing")
+        return value
 
     def describe(self) -> str:
         inside = f" within {self.within.describe()}" if self.within else ""
@@ -185,9 +208,9 @@ class FaultAction(Strict):
     action: Literal["fault"]
     method: str = "*"
     path: str
-    times: int = 1
-    status: int | None = None
-    delay_ms: int | None = None
+    times: int = Field(default=1, ge=1)
+    status: int | None = Field(default=None, ge=100, le=599, description="an HTTP status, 100-599")
+    delay_ms: int | None = Field(default=None, ge=0)
     drop: bool = False
     duplicate: bool = Field(default=False, description="deliver the request to the site twice (a network retry)")
     lose_answer: bool = Field(
@@ -335,6 +358,17 @@ class UiExpectation(Strict):
     value: Any = None
     text: Any = None
     why: str = ""
+
+    @model_validator(mode="after")
+    def _checked(self) -> UiExpectation:
+        given = [name for name in ("value", "text") if getattr(self, name) is not None]
+        if given and self.state != "visible":
+            raise ValueError(
+                f"{' and '.join(given)} beside state: {self.state} is never checked (only a visible element has "
+                f"one to read); to say which element must be {self.state}, put it in the target "
+                "(name:, text:, within:)"
+            )
+        return self
 
 
 class StateExpectation(Strict):

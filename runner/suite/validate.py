@@ -37,9 +37,11 @@ from runner.suite.case import (
 from runner.suite.folder import Suite, find_suite, shown_path
 from runner.suite.loader import LoadedCase, Problem, field_path, load_cases
 from runner.suite.matchers import COMPARISONS, PathError, is_operator, matcher_problems, parse_path, refs_in
+from runner.suite.site import SiteConfig
 from runner.suite.text_file import FileProblem, read_text
 
 MIN_CASES_PER_BEHAVIOUR = 2
+COUNTED_METHODS = ("POST", "PUT", "PATCH", "DELETE")  # the proxy's default mutation_methods
 MAX_ID_LENGTH = 100  # ids name trace, fixture and screenshot files
 CATALOG_FILE = "catalog.json"
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -138,7 +140,9 @@ def load_suite(
     suite = suite if suite is not None else Suite(None)
     loaded, problems = load_cases(paths, suite.config.ignore)
     rules = (suite.behaviours, suite.config.min_cases_per_behaviour)
-    return loaded, problems + validate_suite(loaded, catalog, whole_suite, rules)
+    site = suite.config.site
+    counted = tuple(site.mutation_methods) if isinstance(site, SiteConfig) else COUNTED_METHODS
+    return loaded, problems + validate_suite(loaded, catalog, whole_suite, rules, counted)
 
 
 def split_valid(loaded: list[LoadedCase], problems: list[Problem]) -> tuple[list[LoadedCase], list[str]]:
@@ -162,13 +166,18 @@ def validate_suite(
     catalog: SuiteCatalog | None,
     whole_suite: bool = True,
     rules: tuple[dict[str, str], int] = (BEHAVIOURS, MIN_CASES_PER_BEHAVIOUR),
+    counted: tuple[str, ...] = COUNTED_METHODS,
 ) -> list[Problem]:
-    """All problems; ``whole_suite`` adds the coverage rule (``rules``: the suite's behaviours, cases each)."""
+    """All problems; ``whole_suite`` adds the coverage rule (``rules``: the suite's behaviours, cases each).
+
+    ``counted``: the request methods the proxy counts as mutations (the site config's ``mutation_methods``).
+    """
     problems: list[Problem] = []
     problems += _duplicates(cases)
     problems += _behaviours(cases, whole_suite, *rules)
     for lc in cases:
         problems += _case_problems(lc, catalog)
+        problems += _mutation_rule_problems(lc, counted)
     return sorted(problems, key=lambda p: (p.file, p.line))
 
 
@@ -234,6 +243,24 @@ def _case_problems(lc: LoadedCase, catalog: SuiteCatalog | None) -> list[Problem
     out += _plan_problems(lc, catalog)
     out += _expectation_problems(lc, catalog)
     out += plan_satisfies_expectations(lc)
+    return out
+
+
+def _mutation_rule_problems(lc: LoadedCase, counted: tuple[str, ...]) -> list[Problem]:
+    """A mutation rule on a method the proxy never counts always sees 0: it can never fire."""
+    out = []
+    methods = {m.upper() for m in counted}
+    for key in lc.case.expect.network.mutations:
+        method = key.split(" ", 1)[0].upper()
+        if key != "total" and method != "*" and method not in methods:
+            out.append(
+                _at(
+                    lc,
+                    ("expect", "network", "mutations", key),
+                    f"{method} requests are never counted as mutations (counted: {', '.join(sorted(methods))}), "
+                    "so this rule can never fire; name a write method or '*'",
+                )
+            )
     return out
 
 
