@@ -8,8 +8,9 @@ http.server under /demo/) it plays the site's cases with the reference agent:
             call a wait for its tool (the shop registers some late), the same
             calls through page.webmcp; nothing recorded;
   runner  — webmcp-eval without the proxy;
-  full    — webmcp-eval with the proxy (the default, live);
-  lean    — the same with --screenshot only-on-failure (every trial here passes: no screenshot);
+  full    — webmcp-eval with the proxy (live) and --screenshot on: every piece of evidence;
+  lean    — the same with --screenshot only-on-failure, the default (every trial here passes: no screenshot);
+  shell   — lean in Debian's chromium-headless-shell (when installed) instead of the full Chromium;
   replay  — webmcp-eval answering from fixtures recorded just before (untimed).
 
 The modes take turns round by round (bare, runner, full, lean, replay, bare, ...),
@@ -29,11 +30,18 @@ proxy and the sites, plus the browser and driver processes: the sum of their
 proportional set sizes, sampled). The runner's wall time per trial is given
 against the bare loop's with as many workers, and each -j 2 / -j 1 ratio.
 
-Last, the median of each phase of a trial (the traces' own timings) for the
-full mode. The load average is printed beside every table: on a shared
-machine a figure means little without it.
+Then the median of each phase of a trial (the traces' own timings) for the
+full mode, and one untimed pass of bare, full and lean with the driver's
+protocol log on (bench/traffic.py): per trial, the Playwright protocol messages
+between this process and the driver, the DevTools messages between the driver
+and Chromium (and the commonest events), each per phase of the full trial; and
+the CPU seconds of each process (the browser, its renderers, GPU and utility
+processes, the driver, this one). Those counts do not change with the load.
+The load average is printed beside every table: on a shared machine a figure
+means little without it.
 
 Usage: .venv/bin/python bench/runner_overhead.py [--rounds N] [--trials T] [--site demo|shop|both]
+       [--no-throughput] [--no-traffic]
 """
 
 from __future__ import annotations
@@ -43,11 +51,13 @@ import asyncio
 import contextlib
 import ctypes
 import os
+import shutil
 import statistics
 import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -62,6 +72,16 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from static_server import CASES as SHOP_CASES  # noqa: E402
 from static_server import static_site  # noqa: E402
+from traffic import PHASES as TRAFFIC_PHASES  # noqa: E402
+from traffic import (  # noqa: E402
+    Traffic,
+    cpu_by_process,
+    devtools_log,
+    driver_messages,
+    per_phase,
+    phase_marks,
+    phase_of,
+)
 
 from runner.agents.reference import ReferenceAgent  # noqa: E402
 from runner.play.browser import launch  # noqa: E402
@@ -191,11 +211,20 @@ def _timed(site: Site, mode: str, play: Any) -> list[Any]:
     return results
 
 
+HEADLESS_SHELL = shutil.which("chromium-headless-shell")
+# mode, proxy, --screenshot, --chromium (None: the runner's own choice, as the bare loop's)
+RUNNER_MODES = [
+    ("runner", False, "on", None),
+    ("full", True, "on", None),
+    ("lean", True, "only-on-failure", None),
+] + ([("shell", True, "only-on-failure", HEADLESS_SHELL)] if HEADLESS_SHELL else [])
+
+
 def play_modes(site: Site, rounds: int) -> None:
     for _ in range(rounds):
         site.times.setdefault("bare", []).extend(_timed(site, "bare", bare_loop(site)))
-        for mode, proxy, shots in (("runner", False, "on"), ("full", True, "on"), ("lean", True, "only-on-failure")):
-            traces = _timed(site, mode, runner_loop(site, proxy=proxy, screenshots=shots))
+        for mode, proxy, shots, chromium in RUNNER_MODES:
+            traces = _timed(site, mode, runner_loop(site, proxy=proxy, screenshots=shots, chromium=chromium))
             site.times.setdefault(mode, []).extend(t.duration_ms / 1000 for t in traces)
             if mode == "full":
                 for phase in PHASES:
@@ -232,6 +261,62 @@ def print_modes(site: Site, loads: tuple[str, str]) -> None:
 def print_phases(site: Site) -> None:
     row = "  ".join(f"{phase.removesuffix('_ms')} {statistics.median(v):.0f}" for phase, v in site.phases.items())
     print(f"{site.name} phases of a full trial, median ms: {row}")
+
+
+# -- messages and CPU per process -------------------------------------------------
+
+KINDS = ("browser", "renderer", "gpu", "utility", "zygote", "driver", "runner")
+
+
+def count_traffic(site: Site) -> None:
+    """One untimed pass of bare, full, lean (and shell), each counted (protocol messages, CDP, CPU per process)."""
+    rows: dict[str, tuple[int, Traffic, Any]] = {}
+    for mode in ("bare", "full", "lean", *(("shell",) if HEADLESS_SHELL else ())):
+        traffic = Traffic()
+        with (
+            tempfile.TemporaryDirectory() as tmp,
+            devtools_log(traffic, Path(tmp)),
+            driver_messages(traffic),
+            phase_marks(traffic),
+            cpu_used() as total,
+            cpu_by_process() as kinds,
+        ):
+            if mode == "bare":
+                n = len(asyncio.run(bare_loop(site)))
+            else:
+                shots = "on" if mode == "full" else "only-on-failure"
+                chromium = HEADLESS_SHELL if mode == "shell" else None
+                n = len(asyncio.run(runner_loop(site, screenshots=shots, chromium=chromium)))
+        rows[mode] = (n, traffic, (kinds, total))
+    print(f"\n{site.name}: messages and CPU per trial, one untimed pass each with the protocol log on ({load()})")
+    head = f"{'mode':<6} {'runner->driver':>14} {'driver->runner':>14} {'CDP sent':>9} {'CDP answers':>11}"
+    print(head + f" {'CDP events':>10}")
+    for mode, (n, t, _) in rows.items():
+        counts = (len(t.to_driver), len(t.from_driver), len(t.cdp_sent), len(t.cdp_answers), len(t.cdp_events))
+        a, b, c, d, e = (x / n for x in counts)
+        print(f"{mode:<6} {a:>14.0f} {b:>14.0f} {c:>9.0f} {d:>11.0f} {e:>10.0f}")
+    print("CPU s/trial by process (sampled; 'all children' is the kernel's exact total of every child):")
+    print(f"{'mode':<6} " + " ".join(f"{k:>8}" for k in KINDS) + f" {'all children':>13}")
+    for mode, (n, _, (kinds, total)) in rows.items():
+        print(f"{mode:<6} " + " ".join(f"{kinds.get(k, 0) / n:>8.3f}" for k in KINDS) + f" {total.children / n:>13.3f}")
+    n, full, _ = rows["full"]
+    spans = phase_of(full)
+    series = {
+        "runner->driver": per_phase(full.to_driver, spans),
+        "driver->runner": per_phase(full.from_driver, spans),
+        "CDP sent": per_phase(full.cdp_sent, spans),
+        "CDP events": per_phase([at for at, _ in full.cdp_events], spans),
+    }
+    print("full, per trial and phase:")
+    print(f"{'phase':<8} " + " ".join(f"{name:>14}" for name in series))
+    for phase in (*TRAFFIC_PHASES, "between"):
+        print(f"{phase:<8} " + " ".join(f"{series[name][phase] / n:>14.1f}" for name in series))
+    for mode in ("bare", "full"):
+        m, t, _ = rows[mode]
+        top = Counter(method for _, method in t.cdp_events).most_common(8)
+        print(f"{mode} CDP events per trial: " + ", ".join(f"{method} {c / m:.0f}" for method, c in top))
+        top = Counter(t.cdp_commands).most_common(10)
+        print(f"{mode} CDP commands per trial: " + ", ".join(f"{method} {c / m:.1f}" for method, c in top))
 
 
 # -- throughput and memory --------------------------------------------------------
@@ -388,6 +473,7 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=2, help="trials per case in the -j runs (default 2)")
     parser.add_argument("--site", choices=("demo", "shop", "both"), default="both")
     parser.add_argument("--no-throughput", action="store_true", help="skip the -j 1 / -j 2 runs")
+    parser.add_argument("--no-traffic", action="store_true", help="skip the counted pass (messages, CPU by process)")
     args = parser.parse_args()
     _adopt_orphans()
     print(f"{os.cpu_count()} CPUs, {load()}")
@@ -401,6 +487,8 @@ def main() -> None:
             play_modes(demo, args.rounds)
             print_modes(demo, (before, load()))
             print_phases(demo)
+            if not args.no_traffic:
+                count_traffic(demo)
             if not args.no_throughput:
                 throughput(demo, args.trials, args.rounds)
     if args.site in ("shop", "both"):
@@ -412,6 +500,8 @@ def main() -> None:
             play_modes(site, args.rounds)
             print_modes(site, (before, load()))
             print_phases(site)
+            if not args.no_traffic:
+                count_traffic(site)
 
 
 if __name__ == "__main__":

@@ -1561,9 +1561,9 @@ def _add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument(
         "--screenshot",
         choices=["on", "off", "only-on-failure"],
-        default="on",
-        help="the screenshot at each trial's end: every trial's (on, the default), none (off), "
-        "or only of trials that did not pass (only-on-failure: taken once the verdict is known)",
+        default="only-on-failure",
+        help="the screenshot at each trial's end: only of trials that did not pass (only-on-failure, the "
+        "default: taken once the verdict is known), every trial's (on), or none (off)",
     )
     run.add_argument("--fixtures", default="fixtures", help="record/replay fixture directory (default fixtures/)")
     run.add_argument(

@@ -34,6 +34,19 @@ _ROOT = str(Path(__file__).resolve().parent.parent)
 os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (_ROOT, os.environ.get("PYTHONPATH")) if p)
 
 
+# pytest-playwright's fixtures and ours that open a page: a test asking for one starts Chromium.
+BROWSER_FIXTURES = frozenset({"page", "context", "browser", "new_context", "web"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that starts Chromium through a fixture is `browser`, marked or not, so the fast tier
+    (`-m "not browser"`) never waits for one. Tests that start a browser another way (a run of the
+    runner, a `webmcp-eval run` subprocess) carry the mark themselves."""
+    for item in items:
+        if BROWSER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.browser)
+
+
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
     """pytest-playwright launches the Chromium runner.play.browser picks, with WebMCP on."""

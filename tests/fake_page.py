@@ -67,6 +67,14 @@ class FakeLocator:
             raise PlaywrightError("Error: Node is not an <input>, <textarea> or <select> element")
         return value
 
+    async def evaluate_all(self, script: str) -> dict[str, Any]:
+        """observe.READ_JS: what count(), is_visible(), inner_text() and input_value() give, in one read."""
+        count = await self.count()
+        if not count:
+            return {"count": 0, "visible": False}
+        control = self._need()
+        return {"count": count, "visible": control.visible, "text": control.text, "value": control.value}
+
     async def click(self) -> None:
         self._need()
         self.page.did.append(("click", self.key))

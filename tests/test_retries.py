@@ -155,6 +155,7 @@ def test_a_503_and_a_crash_are_retried_into_passes_and_a_failure_is_never_retrie
         site_config=static_shop.config(),
         agent_factory=lambda: CrashOnce({"SHOP-02.t1": "renderer", "SHOP-03.t1": "browser"}),
         retries=1,
+        screenshots="on",  # every attempt's, so the retried one's own is there to find
     )
     chosen = [cases["SHOP-01"], cases["SHOP-02"], cases["SHOP-03"], failing]
     traces = in_thread(asyncio.run, run_suite(chosen, options)).traces

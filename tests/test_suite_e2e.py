@@ -23,7 +23,7 @@ from runner_support import CASES, ROOT, in_thread, play, suite_cases
 
 from runner.agents.reference import ReferenceAgent
 from runner.play.run import RunOptions, run_suite
-from runner.suite.loader import case_files
+from runner.suite.loader import LoadedCase, case_files
 from runner.trace import Trace, read_traces
 
 pytestmark = pytest.mark.browser
@@ -91,9 +91,26 @@ BROKEN = [
 ]
 
 
+@pytest.fixture(scope="module")
+def broken_site_runs(tmp_path_factory) -> dict[str, Trace]:
+    """Every break of BROKEN in one run (one browser, two workers): each on its own copy of its case, whose
+    trial has a world of its own with that break switched on; traces by break."""
+    loaded = {lc.case.id: lc for lc in suite_cases(*{case_id for _, case_id, _ in BROKEN})}
+    cases = []
+    for brk, case_id, _ in BROKEN:
+        lc = loaded[case_id]
+        broken = lc.case.model_copy(update={"id": f"{case_id}-{brk}", "breaks": [*lc.case.breaks, brk]})
+        cases.append(LoadedCase(broken, lc.file, lc.lines))
+    options = RunOptions(
+        out_root=tmp_path_factory.mktemp("broken"), run_id="broken", agent_factory=ReferenceAgent, workers=2
+    )
+    traces = in_thread(asyncio.run, run_suite(cases, options)).traces
+    return {t.case_id.split("-", 2)[2]: t for t in traces}
+
+
 @pytest.mark.parametrize(("brk", "case_id", "must_fail"), BROKEN, ids=[b[0] for b in BROKEN])
-def test_a_broken_site_fails_the_right_case(tmp_path, brk, case_id, must_fail):
-    (trace,) = _run(tmp_path, (case_id,), breaks=[brk])
+def test_a_broken_site_fails_the_right_case(broken_site_runs, brk, case_id, must_fail):
+    trace = broken_site_runs[brk]
     failed = {a.id for a in trace.assertions if a.status == "failed"}
     assert trace.verdict == "failed", f"{brk} did not fail {case_id}: {trace.verdict_reason}"
     assert must_fail <= failed, f"{brk}: expected {must_fail} among failed {failed}"

@@ -24,6 +24,49 @@ from runner.play.watcher import Watcher
 from runner.suite.case import Expectations, Locator
 from runner.trace import ConfirmationRecord, HumanClick, Trace, UiObservation, UntrustedText
 
+# What Playwright's count(), and of the first element is_visible(), inner_text() and input_value() give,
+# read at once: visible as Playwright has it (checkVisibility, visibility: visible, a box that is not
+# empty; display: contents by its children), innerText of an HTML element only, the value of the
+# input, textarea or select it is or is the label of (Playwright's follow-label).
+READ_JS = """
+els => {
+  const textVisible = t => { const r = document.createRange(); r.selectNode(t);
+                             const b = r.getBoundingClientRect(); return b.width > 0 && b.height > 0; };
+  const visible = el => {
+    const style = getComputedStyle(el);
+    if (style.display === "contents") {
+      for (let c = el.firstChild; c; c = c.nextSibling) {
+        if ((c.nodeType === 1 && visible(c)) || (c.nodeType === 3 && textVisible(c))) return true;
+      }
+      return false;
+    }
+    if (el.checkVisibility && !el.checkVisibility()) return false;
+    if (style.visibility !== "visible") return false;
+    const r = el.getBoundingClientRect();
+    return r.width > 0 && r.height > 0;
+  };
+  const control = el => {
+    const own = "input, textarea, select";
+    const kept = "a, input, textarea, button, select, "
+      + "[role=link], [role=button], [role=checkbox], [role=switch], [role=radio]";
+    if (!el.matches(own) && !el.isContentEditable) {
+      el = el.closest("button, [role=button], [role=checkbox], [role=radio]") || el;
+    }
+    if (!el.matches(kept) && !el.isContentEditable) {
+      const label = el.closest("label");
+      if (label && label.control) el = label.control;
+    }
+    return el.matches(own) ? el : null;
+  };
+  const first = els[0];
+  if (!first) return { count: 0, visible: false };
+  const found = { count: els.length, visible: visible(first) };
+  if (first.namespaceURI !== "http://www.w3.org/1999/xhtml") return { ...found, error: "Node is not an HTMLElement" };
+  const input = control(first);
+  return { ...found, text: first.innerText, value: input ? input.value : null };
+}
+"""
+
 
 @dataclass
 class PageObserver:
@@ -55,20 +98,24 @@ class PageObserver:
         trace.ui.observations = list(results[0])
 
     async def target(self, target: Locator) -> UiObservation:
-        """Count, visibility, text and value of one expected element; an error says why it could not be read."""
-        loc = locate(self.page, target)
+        """Count, visibility, text and value of one expected element; an error says why it could not be read.
+
+        One read of the page (the elements as they are at one moment), where count, is_visible,
+        inner_text and input_value were four round trips through the driver; READ_JS gives what each
+        of those gives (tests/test_observe_read.py holds it to them on a real page)."""
         obs = UiObservation(target=target.describe())
         try:
-            obs.count = count = await loc.count()
-            first = loc.first
-            obs.visible = count > 0 and await first.is_visible()
-            if count:
-                obs.text = (await first.inner_text(timeout=2000)).strip()
-                # not an input: it raises at once; an input on a loaded machine may need more than 0.5 s
-                with contextlib.suppress(PlaywrightError):
-                    obs.value = await first.input_value(timeout=2000)
+            found = await locate(self.page, target).evaluate_all(READ_JS)
         except PlaywrightError as err:
             obs.error = f"could not observe {target.describe()}: {str(err).splitlines()[0]}"
+            return obs
+        obs.count, obs.visible = found["count"], found["visible"]
+        if found.get("error"):
+            obs.error = f"could not observe {target.describe()}: {found['error']}"
+        elif obs.count:
+            obs.text = found["text"].strip()
+            if found.get("value") is not None:  # a form control's; the trace leaves it out of anything else
+                obs.value = found["value"]
         return obs
 
     async def confirmation(self, control: Locator, trial_id: str) -> ConfirmationRecord:

@@ -56,7 +56,7 @@ class RunOptions:
     fixtures: FixtureStore | None = None  # record/replay: where fixtures are kept and read
     breaks: list[str] = field(default_factory=list)  # extra site breaks for every case (tests)
     playwright_trace: str = "off"  # off, on or retain-on-failure (--trace)
-    screenshots: str = "on"  # on, off or only-on-failure (--screenshot)
+    screenshots: str = "only-on-failure"  # on, off or only-on-failure (--screenshot)
     # --resume: play only these planned trials into the existing run directory (its plan stays)
     only_trials: set[str] | None = None
     hooks: dict[str, TrialHook] = field(default_factory=dict)  # case id -> a change to its trials (mutate)

@@ -74,7 +74,7 @@ T = TypeVar("T")
 class TrialOptions:
     headed: bool = False
     hold_ms: int | None = None  # headed: how long to hold at a confirmation point (None: until Enter)
-    screenshots: str = "on"  # on, off or only-on-failure
+    screenshots: str = "only-on-failure"  # on, off or only-on-failure (--screenshot)
     network_mode: str = "live"
     playwright_trace: str = "off"  # off, on or retain-on-failure
     browser_context: BrowserContextSettings = field(default_factory=BrowserContextSettings)  # suite.yaml's zone, locale
