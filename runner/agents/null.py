@@ -10,14 +10,9 @@ reference agent's or a model's.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from runner.agents.protocol import AgentReport
+from runner.agents.protocol import AgentReport, ToolHost
 from runner.suite.case import UserStep
 from runner.trace import Assertion
-
-if TYPE_CHECKING:  # agents are handed a tool host; they never make one
-    from runner.play.toolhost import ToolHost
 
 NULL_AGENT = "none"
 BASELINE = "baseline"
