@@ -287,13 +287,43 @@ def _play(args: argparse.Namespace, chosen: list, options, fixtures, skipped: li
     except ValueError as err:
         errors.print(f"warning: {err}; the plan of this invocation is used", markup=False, highlight=False)
     traces = _planned_traces(out_dir) if resuming else result.traces
-    code = _end_reports(reporters, build_results([RunInput(traces, plan)]))
-    _print_graders_and_health(traces, out_dir, args.health_min_trials)
+    runs = [RunInput(traces, plan), *_play_baseline(args, chosen, options)]
+    code = _end_reports(reporters, build_results(runs))
+    _print_graders_and_health([t for r in runs for t in r.traces], out_dir, args.health_min_trials)
     if fixtures is not None:
         _print_fixture_news(fixtures)
     if skipped:
         console.print(f"{len(skipped)} invalid case file(s) skipped, not run (--skip-invalid)", highlight=False)
     return EXIT_NOT_RUN if skipped and code == EXIT_OK else code
+
+
+def _play_baseline(args: argparse.Namespace, chosen: list, options) -> list:  # noqa: ANN001 - RunOptions
+    """run --baseline none: the null agent over the same cases, as a run of its own inside this one.
+
+    One trial per case (it does the same nothing every time), into <run>/<run-id>-baseline/; its
+    series is reported beside the agent's and never pooled with it, and its failures decide no exit code.
+    """
+    if not getattr(args, "baseline", None):
+        return []
+    import dataclasses
+
+    from runner.agents.null import NullAgent
+    from runner.play.plan import read_plan
+    from runner.play.run import run_suite
+    from runner.results.run_results import RunInput
+
+    baseline = dataclasses.replace(
+        options,
+        agent_factory=NullAgent,
+        out_root=options.out_root / options.run_id,
+        run_id=f"{options.run_id}-baseline",
+        trials=1,
+        grader=None,
+        harness=None,
+    )
+    console.print(f"baseline: the null agent over {len(chosen)} case(s) (reads the tools, calls none)", highlight=False)
+    result = asyncio.run(run_suite(chosen, baseline))
+    return [RunInput(result.traces, read_plan(result.out_dir), result.run_id)]
 
 
 def _skip_invalid(loaded: list, problems: list, patterns: list[str], args: argparse.Namespace) -> tuple[list, list]:
@@ -360,6 +390,8 @@ def _planned_traces(run_dir: Path) -> list:
     from runner.trace import read_traces
 
     traces = read_traces(run_dir) if (run_dir / "trials").is_dir() else []
+    beside = {(t.run_id, t.trial_id) for d in _baseline_dirs(run_dir) for t in read_traces(d)}  # run --baseline
+    traces = [t for t in traces if (t.run_id, t.trial_id) not in beside]
     plan = read_plan(run_dir)
     if plan is None:
         return traces
@@ -381,6 +413,11 @@ def _check_run_args(args: argparse.Namespace) -> None:
         raise UsageError("--resume plays the shard its RUN_DIR was planned for: drop --shard")
     if args.durations and not args.shard:
         raise UsageError("--durations balances --shard i/n: give both")
+    if args.baseline and (args.resume or args.shard or args.agent == "none"):
+        raise UsageError(
+            "--baseline none plays beside a new, whole run of another agent: drop --resume/--shard, or "
+            "play the baseline as a run of its own (--agent none)"
+        )
     args.trials = args.trials if args.trials is not None else 1
     if args.network != "live" and args.no_proxy:
         raise UsageError(f"--network {args.network} needs the proxy; drop --no-proxy")
@@ -761,7 +798,7 @@ def _end_reports(reporters, results) -> int:  # noqa: ANN001 - runner.report.rep
         errors.print(line, markup=False, highlight=False)
     if problems:
         return EXIT_INVALID
-    counts = results.counts
+    counts = results.gate_counts  # run --baseline: the null agent beside the agent decides nothing
     return EXIT_FAILED if counts.failed else EXIT_NOT_RUN if counts.not_run or counts.missing else EXIT_OK
 
 
@@ -1199,7 +1236,51 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         highlight=False,
         soft_wrap=True,
     )
-    return EXIT_OK
+    return _validate_baselines(args, loaded, suite[3]) if args.baselines else EXIT_OK
+
+
+def _validate_baselines(args: argparse.Namespace, loaded: list, suite: Any) -> int:
+    """validate --baselines: the null agent over the suite; a case it passes must say why (null_agent).
+
+    Exit 1 names each unexplained pass; 3 when some case could not be judged (the site or browser failed).
+    """
+    from runner.agents.null import NullAgent
+    from runner.play.browser import ChromiumNotFound
+    from runner.play.run import RunOptions, new_run_id, run_suite
+    from runner.results.health import baseline_health
+
+    _check_writable_dir(Path(args.out), "--out")
+    options = RunOptions(
+        agent_factory=NullAgent,
+        out_root=Path(args.out),
+        run_id=f"baselines-{new_run_id()}",
+        workers=args.workers,
+        base_url=args.base_url,
+        site_config=_site_config(args, suite),
+        screenshots="off",
+    )
+    console.print(f"baseline: the null agent over {len(loaded)} case(s) (reads the tools, calls none)")
+    try:
+        result = asyncio.run(run_suite(loaded, options))
+    except ChromiumNotFound as err:
+        _say(str(err))
+        return EXIT_NOT_RUN
+    health = baseline_health(result.traces)
+    for line in health.lines():
+        console.print(f"  {line}", markup=False, highlight=False)
+    console.print(f"traces: {result.out_dir}", markup=False, highlight=False)
+    said = {lc.case.id for lc in loaded if lc.case.null_agent}
+    for cid in sorted(said - set(health.passed) - set(health.not_judged)):
+        _say(f"warning: {cid}: says null_agent passes, but the null agent did not pass it: drop null_agent")
+    for cid in health.unexplained:
+        file = next(lc.file for lc in loaded if lc.case.id == cid)
+        _say(
+            f"{file}: {cid} passes with no agent, and the case does not say why: strengthen its answer or UI "
+            "checks so a silent agent fails, or add null_agent: {passes: true, reason: ...}"
+        )
+    if health.unexplained:
+        return EXIT_FAILED
+    return EXIT_NOT_RUN if health.not_judged else EXIT_OK
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
@@ -1504,6 +1585,13 @@ def _add_run_arguments(run: argparse.ArgumentParser) -> None:
         "llama.cpp, LM Studio); anthropic: the Messages API; none: the null agent (reads the tools, "
         "calls none, answers nothing: the do-nothing baseline, a series of its own)",
     )
+    agent.add_argument(
+        "--baseline",
+        choices=["none"],
+        help="also play the null agent (none) over the same cases, one trial each, as a series of its own "
+        "beside the agent's (never pooled; its failures decide no exit code); cases it passes are flagged "
+        "'passes with no agent'",
+    )
     agent.add_argument("--model", help="the model name, e.g. gpt-4.1-mini or claude-sonnet-4-5")
     agent.add_argument("--api-base", help="the endpoint, e.g. http://127.0.0.1:11434/v1 for Ollama")
     agent.add_argument(
@@ -1751,6 +1839,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     val.add_argument("--catalog", help="the site's tools per route (default: catalog.json beside the cases)")
     val.add_argument("--suite", metavar="DIR", help="the suite folder (default: the folder of the paths given)")
+    base = val.add_argument_group("the do-nothing baseline")
+    base.add_argument(
+        "--baselines",
+        action="store_true",
+        help="also play the null agent (reads the tools, calls none, answers nothing) over the suite: exit 1 "
+        "naming each case it passes that does not say why (null_agent: {passes: true, reason: ...})",
+    )
+    base.add_argument("--base-url", type=_base_url, help="with --baselines: the site (default: the suite's own)")
+    base.add_argument("--site-config", help="with --baselines: YAML naming the site's hooks")
+    base.add_argument("--out", default="traces", help="with --baselines: where its run directory goes (traces/)")
+    base.add_argument("-j", "--workers", type=POSITIVE, default=1, help="with --baselines: trials in parallel (1)")
     val.set_defaults(func=_cmd_validate)
 
     imp = sub.add_parser(

@@ -715,6 +715,8 @@ def render_html(
             labelling=any(tv.rubric for tv in trials),
             retried=[tv for tv in trials if tv.retry],
             flaky=results.flaky,
+            no_agent=results.passes_with_no_agent,
+            no_agent_ids={n.case_id for n in results.passes_with_no_agent},
             meta=_meta(results.traces),
             counts=results.counts,
             completeness=results.completeness,

@@ -201,6 +201,9 @@ def markdown(results: Results) -> str:
     if results.flaky:
         lines += ["", "### Flaky (the same plan passed and failed: the site behaved differently)", ""]
         lines += [f"- {_md(c.flaky_text())}" for c in results.flaky]
+    if results.passes_with_no_agent:
+        lines += ["", "### Passes with no agent (a case a do-nothing agent passes measures no agent)", ""]
+        lines += [f"- {_md(n.text())}" for n in results.passes_with_no_agent]
     return "\n".join(lines) + "\n"
 
 

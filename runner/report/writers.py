@@ -21,6 +21,7 @@ from rich.table import Table
 
 from runner.results.run_results import (
     CaseResult,
+    NoAgentPass,
     Results,
     SeriesResult,
     TrialFigures,
@@ -169,6 +170,8 @@ def print_console(
 
 def _print_problems(results: Results, console: Console) -> None:
     bad = results.problems
+    if any(f.trace.evidence_kind != "baseline" for f in results.trials):  # the null agent beside an agent: its
+        bad = [f for f in bad if f.trace.evidence_kind != "baseline"]  # failures are expected, its passes listed
     if not bad:
         return
     console.print("[bold]Why[/]")
@@ -207,6 +210,10 @@ def _print_retried_and_flaky(results: Results, console: Console) -> None:
         console.print("[bold yellow]Flaky[/] (the same plan passed and failed: the site behaved differently)")
         for c in results.flaky:
             console.print(f"  ≈ {c.flaky_text()}", markup=False, highlight=False)
+    if results.passes_with_no_agent:
+        console.print("[bold yellow]Passes with no agent[/] (a case a do-nothing agent passes measures no agent)")
+        for n in results.passes_with_no_agent:
+            console.print(f"  ∅ {n.text()}", markup=False, highlight=False)
 
 
 # --------------------------------------------------------------------------- summary.json
@@ -326,6 +333,10 @@ def summary_json(
         "series": [series_json(s) for s in results.series],
         "retried": [f.trace.trial_id for f in results.retried],
         "flaky": [c.case_id for c in results.flaky],
+        "passes_with_no_agent": [
+            {"case": n.case_id, "seen": n.seen, "explained": bool(n.reason), "reason": n.reason}
+            for n in results.passes_with_no_agent
+        ],
         "trials": [_trial_json(f, report_dir, trace_dirs) for f in results.trials],
     }
 
@@ -340,7 +351,7 @@ def write_json(
 # --------------------------------------------------------------------------- JUnit
 
 
-def _suite(parent: ET.Element, s: SeriesResult) -> None:
+def _suite(parent: ET.Element, s: SeriesResult, no_agent: dict[str, NoAgentPass] | None = None) -> None:
     suite = ET.SubElement(
         parent,
         "testsuite",
@@ -362,7 +373,7 @@ def _suite(parent: ET.Element, s: SeriesResult) -> None:
                 file=t.case_file,
                 time=f"{t.duration_ms / 1000:.3f}",
             )
-            _junit_properties(tc, f, c)
+            _junit_properties(tc, f, c, (no_agent or {}).get(c.case_id))
             # the trial's verdict on this series' evidence: a model grader's fail is not a code check's
             if f.verdict == "failed":
                 failed = [a for a in f.assertions if a.status == "failed"]
@@ -378,7 +389,7 @@ def _suite(parent: ET.Element, s: SeriesResult) -> None:
             ET.SubElement(tc, "skipped", message="planned, but no trace: the run is incomplete")
 
 
-def _junit_properties(tc: ET.Element, f: TrialFigures, case: CaseResult) -> None:
+def _junit_properties(tc: ET.Element, f: TrialFigures, case: CaseResult, no_agent: NoAgentPass | None = None) -> None:
     """A retried trial says how many attempts it took and why; a flaky case's trials say so; a case
     that says its purpose (capability or regression) gives it, so CI views can group by it."""
     props: list[tuple[str, str]] = []
@@ -388,6 +399,8 @@ def _junit_properties(tc: ET.Element, f: TrialFigures, case: CaseResult) -> None
         props.append(("attempts", str(f.attempts)))
     if case.flaky:
         props.append(("flaky", case.flaky_text()))
+    if no_agent is not None:
+        props.append(("passes_with_no_agent", no_agent.text()))
     if props:
         node = ET.SubElement(tc, "properties")
         for name, value in props:
@@ -407,7 +420,8 @@ def write_junit(results: Results | Sequence[Trace], path: Path) -> None:
         errors="0",
         time=f"{sum(f.trace.duration_ms for f in results.trials) / 1000:.3f}",
     )
+    no_agent = {n.case_id: n for n in results.passes_with_no_agent}
     for s in results.series:
-        _suite(root, s)
+        _suite(root, s, no_agent)
     ET.indent(root)
     write_atomic(path, ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n")

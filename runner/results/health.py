@@ -7,6 +7,11 @@ regression check. A suite labels its cases ``purpose: capability`` or
 ``purpose: regression``; reports show the two groups apart, because their pass
 rates mean different things (a capability suite starts low and climbs; a
 regression suite should stay near 100%).
+
+The baseline section is about the cases too: a case the null agent (which does
+nothing) passes measures no agent, unless it says why doing nothing is right
+there (``null_agent``). Null-agent trials are kept out of the flags above: a
+case the silent agent fails is doing its job, not broken.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ class CaseHealth:
 class SuiteHealth:
     min_trials: int
     cases: list[CaseHealth]
+    baseline: BaselineHealth = field(default_factory=lambda: BaselineHealth())
 
     @property
     def flagged(self) -> list[CaseHealth]:
@@ -69,7 +75,67 @@ class SuiteHealth:
                 for c in self.cases
             ],
             "groups": {k: {"cases": n, "passed": p, "trials": r} for k, (n, p, r) in self.groups().items()},
+            "baseline": self.baseline.to_json(),
         }
+
+
+@dataclass
+class BaselineHealth:
+    """The do-nothing baseline over the suite: which cases the null agent passed, and which say why."""
+
+    ran: list[str] = field(default_factory=list)  # case ids with a baseline trial that ran
+    passed: dict[str, str] = field(default_factory=dict)  # case id -> the case's reason ("" unexplained)
+    not_judged: dict[str, str] = field(default_factory=dict)  # case id -> why no baseline trial could judge it
+
+    @property
+    def unexplained(self) -> list[str]:
+        return [cid for cid, why in self.passed.items() if not why]
+
+    def lines(self) -> list[str]:
+        if not (self.ran or self.not_judged):
+            return []
+        n = len(self.ran)
+        out = [
+            f"baseline (the null agent): passes {len(self.passed)} of {n} case(s) "
+            f"({len(self.passed) / n:.0%}), {len(self.unexplained)} unexplained"
+            if n
+            else "baseline (the null agent): no trial ran"
+        ]
+        for cid, why in self.passed.items():
+            out.append(f"{cid}: passes with no agent ({'why: ' + why if why else 'unexplained: add null_agent'})")
+        out += [f"{cid}: not judged by the baseline ({why})" for cid, why in self.not_judged.items()]
+        return out
+
+    def to_json(self) -> dict:
+        return {
+            "cases_ran": len(self.ran),
+            "passes_with_no_agent": [{"case": c, "reason": w, "explained": bool(w)} for c, w in self.passed.items()],
+            "unexplained": self.unexplained,
+            "not_judged": self.not_judged,
+        }
+
+
+# A null agent's trial that stopped at a scripted user step (a control only a working agent brings up) did not pass.
+BASELINE_STOPPED = "step"
+
+
+def baseline_health(traces: list[Trace]) -> BaselineHealth:
+    """Per case, over the baseline series' trials: passed (any trial), failed, or not judged (could not run)."""
+    health = BaselineHealth()
+    for t in traces:
+        if t.evidence_kind != "baseline":
+            continue
+        if t.verdict == "not_run" and t.not_run_kind != BASELINE_STOPPED:
+            if t.case_id not in health.ran:
+                health.not_judged.setdefault(t.case_id, t.verdict_reason)
+            continue
+        health.not_judged.pop(t.case_id, None)
+        if t.case_id not in health.ran:
+            health.ran.append(t.case_id)
+        if t.verdict == "passed":
+            said = t.case.get("null_agent")
+            health.passed[t.case_id] = str(said.get("reason") or "") if isinstance(said, dict) else ""
+    return health
 
 
 def _agent(trace: Trace) -> str:
@@ -87,6 +153,8 @@ def suite_health(traces: list[Trace], min_trials: int = DEFAULT_MIN_TRIALS) -> S
     by_case: dict[str, CaseHealth] = {}
     kinds: dict[str, set[str]] = defaultdict(set)
     for t in traces:
+        if t.evidence_kind == "baseline":  # the null agent is expected to fail: its own section, never a flag here
+            continue
         purpose = (t.case or {}).get("purpose") or "unlabelled"
         h = by_case.setdefault(t.case_id, CaseHealth(t.case_id, purpose))
         if t.verdict == "not_run":
@@ -102,7 +170,7 @@ def suite_health(traces: list[Trace], min_trials: int = DEFAULT_MIN_TRIALS) -> S
             h.flag = BROKEN
         elif h.passed == h.ran and "agent" in kinds[h.case_id]:
             h.flag = SATURATED
-    return SuiteHealth(min_trials, list(by_case.values()))
+    return SuiteHealth(min_trials, list(by_case.values()), baseline_health(traces))
 
 
 def health_lines(health: SuiteHealth) -> list[str]:
@@ -114,4 +182,4 @@ def health_lines(health: SuiteHealth) -> list[str]:
             lines.append(f"{purpose}: {n} case(s), {passed}/{ran} trials passed ({rate})")
     for c in health.flagged:
         lines.append(f"{c.case_id}: {c.flag} ({c.passed}/{c.ran} trials passed, {', '.join(sorted(c.agents))})")
-    return lines
+    return lines + health.baseline.lines()

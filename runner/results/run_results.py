@@ -59,7 +59,10 @@ from runner.results.stats import Z_95, CaseScore, SuiteScore, signed
 from runner.trace import Assertion, Trace, assertions_verdict
 
 __all__ = [
+    "BASELINE",
+    "NO_AGENT",
     "PLAN_FILE",
+    "NoAgentPass",
     "as_results",
     "CaseResult",
     "Completeness",
@@ -80,6 +83,7 @@ __all__ = [
     "grader_series",
     "label_assertions",
     "model_grader_of",
+    "null_agent_reason",
     "plan_series",
     "interval",
     "interval_text",
@@ -620,6 +624,29 @@ class SeriesResult:
         return out
 
 
+NO_AGENT = "passes with no agent"
+
+
+@dataclass(frozen=True)
+class NoAgentPass:
+    """A case the do-nothing baseline passes: measured (the null agent passed it here) or said by the case."""
+
+    case_id: str
+    reason: str  # the case's null_agent reason; "" when the case does not say why
+    seen: bool  # the null agent passed it in these results (False: only the case says so)
+
+    def text(self) -> str:
+        how = "the null agent passed it" if self.seen else "the case says the null agent passes it"
+        why = f"why: {self.reason}" if self.reason else "unexplained: the case does not say why (null_agent)"
+        return f"{self.case_id}: {NO_AGENT} ({how}; {why})"
+
+
+def null_agent_reason(trace: Trace) -> str:
+    """The reason a case gives for the null agent passing it ("" when it gives none)."""
+    said = trace.case.get("null_agent")
+    return str(said.get("reason") or "") if isinstance(said, dict) and said.get("passes") else ""
+
+
 @dataclass(frozen=True)
 class Results:
     series: tuple[SeriesResult, ...]
@@ -659,6 +686,29 @@ class Results:
     def flaky(self) -> list[CaseResult]:
         """Cases the reference agent passed only sometimes (see CaseResult.flaky)."""
         return [c for s in self.series for c in s.cases if c.flaky]
+
+    @property
+    def passes_with_no_agent(self) -> list[NoAgentPass]:
+        """Cases the null agent passed in these results, or that say it passes them (``null_agent``)."""
+        seen = {c.case_id for s in self.series if s.kind == BASELINE for c in s.cases if c.counts.passed}
+        reasons: dict[str, str] = {}
+        for f in self.trials:
+            reasons[f.trace.case_id] = reasons.get(f.trace.case_id) or null_agent_reason(f.trace)
+        return [
+            NoAgentPass(cid, reasons.get(cid, ""), cid in seen)
+            for cid in self.case_ids
+            if cid in seen or reasons.get(cid)
+        ]
+
+    def no_agent(self, case_id: str) -> NoAgentPass | None:
+        return next((n for n in self.passes_with_no_agent if n.case_id == case_id), None)
+
+    @property
+    def gate_counts(self) -> Counts:
+        """The counts an exit code is judged on: the baseline played beside an agent (run --baseline) is
+        expected to fail, so it decides nothing unless it is all there is."""
+        chosen = [t for t in self.traces if t.evidence_kind != BASELINE]
+        return Counts.of(chosen, missing=self.counts.missing) if chosen else self.counts
 
 
 @dataclass

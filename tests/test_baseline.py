@@ -1,0 +1,173 @@
+"""The do-nothing baseline: the null agent over the seed suite, `validate --baselines`, `run --baseline none`,
+the `null_agent` mark and the "passes with no agent" flag in every report.
+
+The seed-suite test iterates over whatever cases `cases/` holds, so a case added later is held to the
+same rule: the null agent fails it, or the case says why doing nothing is right there.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from runner_support import CASES, cli
+
+from runner.results.health import BROKEN, suite_health
+from runner.results.run_results import results_of
+from runner.suite.loader import load_cases
+from runner.trace import Trace, read_traces
+
+SILENT = """id: SILENT-01
+behaviour: no_tool
+title: 只問不做，但答案沒被檢查
+start_route: /events
+steps:
+  - user: 今天天氣如何？不要操作網站。
+    reply: 我無法得知天氣。
+expect:
+  calls: {max_calls: 0}
+  network:
+    mutations: {total: 0}
+  state: {unchanged: true}
+"""
+REASON = "only that nothing is written is asserted here; the answer is judged by people"
+
+
+def _run_dir(out: Path) -> Path:
+    [run] = [p for p in out.iterdir() if p.is_dir()]
+    return run
+
+
+@pytest.mark.browser
+def test_the_null_agent_fails_every_seed_case_except_those_marked(tmp_path):
+    out = cli("validate", "--baselines", "--out", str(tmp_path), "-j", "2")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "baseline (the null agent): passes" in out.stdout and "0 unexplained" in out.stdout
+    loaded, problems = load_cases([CASES])
+    assert not problems and loaded
+    traces = {t.case_id: t for t in read_traces(_run_dir(tmp_path))}
+    assert set(traces) == {lc.case.id for lc in loaded}  # every case of the suite, whatever it holds today
+    for lc in loaded:
+        t = traces[lc.case.id]
+        assert t.evidence_kind == "baseline" and t.agent == "none" and t.calls == []
+        if lc.case.null_agent:
+            assert lc.case.null_agent.reason.strip(), lc.case.id
+            continue
+        assert t.verdict != "passed", f"{lc.case.id} passes with no agent: {t.verdict_reason}"
+        # a silent agent may leave a scripted human step nothing to click: that is not passing either
+        assert t.verdict == "failed" or t.not_run_kind == "step", (lc.case.id, t.verdict_reason)
+
+
+@pytest.mark.browser
+def test_an_unexplained_pass_fails_validate_and_a_marked_one_is_flagged_in_every_report(tmp_path):
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    shutil.copy(CASES / "catalog.json", suite)
+    shutil.copy(CASES / "NO-01.yaml", suite)
+    (suite / "suite.yaml").write_text(
+        "site: demo\ncatalog: catalog.json\nmin_cases_per_behaviour: 1\n"
+        "behaviours:\n  no_tool: stops when no tool fits\n",
+        encoding="utf-8",
+    )
+    case = suite / "SILENT-01.yaml"
+    case.write_text(SILENT, encoding="utf-8")
+    out = cli("validate", str(suite), "--baselines", "--out", str(tmp_path / "v1"))
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert f"{case}: SILENT-01 passes with no agent, and the case does not say why" in out.stderr
+    assert "NO-01" not in out.stderr
+    assert "SILENT-01: passes with no agent (unexplained: add null_agent)" in out.stdout
+
+    case.write_text(SILENT + f"null_agent: {{passes: true, reason: {REASON}}}\n", encoding="utf-8")
+    out = cli("validate", str(suite), "--baselines", "--out", str(tmp_path / "v2"))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert f"SILENT-01: passes with no agent (why: {REASON})" in out.stdout
+
+    runs = tmp_path / "runs"
+    md = tmp_path / "summary.md"
+    played = cli("run", "--suite", str(suite), "--baseline", "none", "--out", str(runs), "--run-id", "r")
+    played_md = cli("report", str(runs / "r"), "--markdown", str(md))
+    assert played.returncode == 0, played.stdout + played.stderr  # the baseline's failure on NO-01 gates nothing
+    flag = f"SILENT-01: passes with no agent (the null agent passed it; why: {REASON})"
+    for text in (played.stdout, played_md.stdout, md.read_text(encoding="utf-8")):
+        assert flag in " ".join(text.split())
+    summary = json.loads((runs / "r" / "summary.json").read_text(encoding="utf-8"))
+    assert summary["passes_with_no_agent"] == [{"case": "SILENT-01", "seen": True, "explained": True, "reason": REASON}]
+    assert sorted(s["label"] for s in summary["series"]) == ["baseline none", "deterministic"]
+    junit = ET.parse(runs / "r" / "junit.xml")
+    props = [p.get("value") for p in junit.iter("property") if p.get("name") == "passes_with_no_agent"]
+    assert props and all(flag == p for p in props)
+    html = (runs / "r" / "report.html").read_text(encoding="utf-8")
+    assert "Passes with no agent" in html and REASON in html
+    health = json.loads((runs / "r" / "health.json").read_text(encoding="utf-8"))["baseline"]
+    assert health["passes_with_no_agent"] == [{"case": "SILENT-01", "reason": REASON, "explained": True}]
+    assert played_md.returncode == 0 and "baseline none" in played_md.stdout
+
+
+def _trace(case_id: str, kind: str, verdict: str, null_agent: dict | None = None) -> Trace:
+    case = {"id": case_id, **({"null_agent": null_agent} if null_agent else {})}
+    return Trace(
+        run_id="r",
+        trial_id=f"{case_id}.t1",
+        case_id=case_id,
+        case=case,
+        behaviour="no_tool",
+        start_route="/events",
+        evidence_kind=kind,
+        agent={"baseline": "none", "deterministic": "reference"}[kind],
+        verdict=verdict,
+        not_run_kind="infrastructure" if verdict == "not_run" else None,
+    )
+
+
+def test_the_flag_says_whether_the_case_explains_it_and_the_baseline_never_decides_health_or_exit():
+    said = {"passes": True, "reason": "nothing to do"}
+    traces = [
+        _trace("A", "deterministic", "passed"),
+        _trace("A", "baseline", "passed"),  # passes silently, says nothing: unexplained
+        _trace("B", "deterministic", "passed", said),
+        _trace("B", "baseline", "failed", said),  # says so, though the baseline failed it here
+        _trace("C", "deterministic", "passed"),
+        _trace("C", "baseline", "not_run"),
+    ]
+    results = results_of(traces)
+    flags = {n.case_id: n for n in results.passes_with_no_agent}
+    assert set(flags) == {"A", "B"}
+    assert flags["A"].seen and not flags["A"].reason and "unexplained" in flags["A"].text()
+    assert not flags["B"].seen and "the case says the null agent passes it; why: nothing to do" in flags["B"].text()
+    assert results.counts.failed == 1 and results.gate_counts.failed == 0 and results.gate_counts.not_run == 0
+    only_baseline = results_of([t for t in traces if t.evidence_kind == "baseline"])
+    assert only_baseline.gate_counts.failed == 1  # a run of the null agent alone is judged on it
+    health = suite_health(traces * 5, min_trials=5)
+    assert not any(c.flag == BROKEN for c in health.cases)  # the null agent failing is no sign of a broken task
+    assert health.baseline.unexplained == ["A"] and health.baseline.not_judged == {"C": ""}
+    assert any("C: not judged by the baseline" in line for line in health.baseline.lines())
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("null_agent: passes", "null_agent: Value error, write it as {passes: true, reason:"),
+        ("null_agent: {passes: true}", "null_agent.reason: required field is missing"),
+        ("null_agent: {passes: true, reason: ' '}", "null_agent.reason: Value error, say why the null agent"),
+        ("null_agent: {passes: false, reason: x}", "null_agent.passes:"),
+    ],
+)
+def test_a_bad_null_agent_mark_is_reported_at_its_line(tmp_path, line, message):
+    suite = tmp_path / "suite"
+    shutil.copytree(CASES, suite)
+    path = suite / "NO-01.yaml"
+    text = path.read_text(encoding="utf-8").rstrip("\n") + "\n"
+    path.write_text(text + line + "\n", encoding="utf-8")
+    out = cli("validate", str(suite))
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    where = f"{path}:{text.count(chr(10)) + 1}: {message}"
+    assert where in out.stderr, out.stderr
+
+
+def test_the_schema_describes_the_null_agent_mark():
+    schema = json.loads(cli("schema").stdout)
+    mark = schema["$defs"]["NullAgentPass"]
+    assert mark["required"] == ["passes", "reason"] and "null_agent" in schema["properties"]
