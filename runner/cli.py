@@ -135,6 +135,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     _check_run_args(args)
     skipped: list[str] = []
+    live_rules = False  # no catalog file: each trial checks the rules against the tools it saw
     if args.resume:
         chosen, only_trials, run_dir, suite = _resume_selection(args)
         out_root, run_id = run_dir.parent, run_dir.name
@@ -154,7 +155,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
                 return EXIT_INVALID
             loaded, skipped = _skip_invalid(loaded, problems, patterns, args)
         elif "no catalog" in catalog_note:
-            _say(f"note: {catalog_note}")
+            _say(f"note: {catalog_note}; each trial checks the rules against the tools its pages register")
+        live_rules = "no catalog" in catalog_note
         chosen = _select(args, loaded, patterns)
         if any(_is_evals(a) for a in case_args) and not (args.base_url or args.site_config):
             raise UsageError("an evals.json names no site: give --base-url URL (the page the evals are for)")
@@ -215,6 +217,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         proxy_advertise=args.proxy_advertise,
         browser_context=suite.config.browser_context(),  # suite.yaml's time zone and locale
         harness=harness,
+        live_rules=live_rules,
     )
     if args.resume:
         _check_same_agent(run_dir, agent_factory)
@@ -1220,7 +1223,9 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     from runner.suite.plan_contradictions import plan_warnings
     from runner.suite.validate import scope_warnings
 
-    suite = _load(args.paths, args.catalog, args.suite)
+    if args.route and not args.live:
+        raise UsageError("--route names a route whose tools --live reads: give --live URL too")
+    suite = _validate_live(args) if args.live else _load(args.paths, args.catalog, args.suite)
     if isinstance(suite, int):
         return suite
     loaded, problems, catalog_note, _ = suite
@@ -1281,6 +1286,49 @@ def _validate_baselines(args: argparse.Namespace, loaded: list, suite: Any) -> i
     if health.unexplained:
         return EXIT_FAILED
     return EXIT_NOT_RUN if health.not_judged else EXIT_OK
+
+
+def _validate_live(args: argparse.Namespace) -> tuple[list, list, str, Any] | int:
+    """``validate --live URL``: every rule checked against the tools the cases' routes register now."""
+    import tempfile
+
+    from runner.play.browser import ChromiumNotFound
+    from runner.play.catalog import DISCOVERY_SETTLE_MS, list_tools
+    from runner.suite.case import NavigateAction
+    from runner.suite.init import route_key
+
+    if args.catalog:
+        raise UsageError("--live reads the tools from the site; give --live URL or --catalog FILE, not both")
+    if "://" not in args.live:
+        raise UsageError(f"--live {args.live}: not a URL (e.g. http://127.0.0.1:8000/demo/)")
+    first = _load(args.paths, None, args.suite)
+    if isinstance(first, int) or first[1]:
+        return first  # a case that does not load is reported as it is, before any browser starts
+    loaded = first[0]
+    routes = {lc.case.start_route for lc in loaded} | set(args.route or [])
+    routes |= {s.to for lc in loaded for s in lc.case.steps if isinstance(s, NavigateAction)}
+    try:
+        listing = asyncio.run(list_tools(args.live, sorted(routes), settle_ms=DISCOVERY_SETTLE_MS))
+    except ChromiumNotFound as err:
+        _say(str(err))
+        return EXIT_NOT_RUN
+    broken = [r for r in listing if r.error]
+    if broken:
+        _say(f"--live: {broken[0].url}: {broken[0].error} (the tools could not be read; nothing was checked)")
+        return EXIT_NOT_RUN
+    catalog = {"routes": {k: v for r in listing for k, v in _route_tools(r, route_key).items()}}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "live-catalog.json"
+        path.write_text(json.dumps(catalog), encoding="utf-8")
+        checked = _load(args.paths, str(path), args.suite)
+    if isinstance(checked, int):
+        return checked
+    shown = ", ".join(sorted(catalog["routes"]))
+    return checked[0], checked[1], f"tools checked against {args.live} as it is now (routes {shown})", checked[3]
+
+
+def _route_tools(reading: Any, route_key: Callable[[str], str]) -> dict[str, dict[str, Any]]:
+    return {route_key(reading.route): {t.name: t.input_schema or {"type": "object"} for t in reading.tools}}
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
@@ -1839,6 +1887,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     val.add_argument("--catalog", help="the site's tools per route (default: catalog.json beside the cases)")
     val.add_argument("--suite", metavar="DIR", help="the suite folder (default: the folder of the paths given)")
+    val.add_argument(
+        "--live",
+        metavar="URL",
+        help="check every rule against the tools the site at URL registers now, on each case's start route "
+        "and the routes it navigates to (instead of a catalog file; nothing is played)",
+    )
+    val.add_argument(
+        "--route", action="append", metavar="R", help="with --live: also read the tools of this route (repeatable)"
+    )
     base = val.add_argument_group("the do-nothing baseline")
     base.add_argument(
         "--baselines",

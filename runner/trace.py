@@ -411,6 +411,8 @@ class Trace(BaseModel):
     steps: list[StepRecord] = Field(default_factory=list)
     calls: list[ToolCall] = Field(default_factory=list)
     registrations: list[RegistrationEvent] = Field(default_factory=list)  # the shim's log
+    # tool -> the distinct input schemas the pages of this trial registered it with (None: not recorded)
+    live_tools: dict[str, list[Any]] | None = Field(default=None, exclude_if=lambda v: v is None)
     ai_result: str | None = None
     network: NetworkRecord = Field(default_factory=NetworkRecord)
     ui: UiRecord = Field(default_factory=UiRecord)

@@ -52,6 +52,7 @@ class RunOptions:
     site_config: SiteConfig | None = None
     proxy: bool = True
     network_mode: str = "live"
+    live_rules: bool = False  # no catalog file: each trial checks the case's rules against the tools it saw
     chromium: str | None = None
     fixtures: FixtureStore | None = None  # record/replay: where fixtures are kept and read
     breaks: list[str] = field(default_factory=list)  # extra site breaks for every case (tests)
@@ -208,6 +209,7 @@ async def run_suite(
                         playwright_trace=options.playwright_trace,
                         screenshots=options.screenshots,
                         browser_context=options.browser_context,
+                        live_rules=options.live_rules,
                     ),
                 )
                 _write_run_info(out_dir, run_id, options, config, site_info, session.describe(), proxy)

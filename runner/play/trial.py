@@ -48,6 +48,7 @@ from runner.play.watcher import Watcher
 from runner.play.witness import compare_witness
 from runner.suite.browser_context import BrowserContextSettings
 from runner.suite.case import Case, UserStep
+from runner.suite.live_rules import rules_that_never_fire
 from runner.suite.loader import LoadedCase
 from runner.suite.site import SiteClient, SiteUnavailable
 from runner.trace import (
@@ -57,6 +58,7 @@ from runner.trace import (
     RegistrationEvent,
     StaleRegistration,
     StepRecord,
+    ToolInfo,
     Trace,
     write_trace,
 )
@@ -78,6 +80,7 @@ class TrialOptions:
     network_mode: str = "live"
     playwright_trace: str = "off"  # off, on or retain-on-failure
     browser_context: BrowserContextSettings = field(default_factory=BrowserContextSettings)  # suite.yaml's zone, locale
+    live_rules: bool = False  # no catalog file: check each rule against the tools the trial saw (suite/live_rules.py)
 
 
 @dataclass
@@ -234,6 +237,11 @@ class Trial:
 
     async def _judge(self, error: str | None, kind: NotRunKind = "harness") -> None:
         """Assertions and verdict; a check that raises makes the trial not_run, never the run's end."""
+        if error is None and self.env.options.live_rules and self.trace.live_tools is not None:
+            never, unseen = rules_that_never_fire(self.case, self.trace.live_tools)
+            self.trace.warnings += unseen
+            if never:
+                error, kind = "can never fire: " + "; ".join(never), "case"
         try:
             # The agent adds its own (a model agent's budget that ran out, a cassette miss in replay).
             self.trace.assertions = checks.evaluate(self.case, self.trace) + self.agent.assertions()
@@ -455,7 +463,7 @@ class Trial:
             input=step.user if isinstance(step, UserStep) else step.model_dump(exclude_defaults=True),
             route_before=tp.host.route(),
         )
-        record.catalog = [t.name for t in await tp.host.catalog()]
+        record.catalog = self._seen(await tp.host.catalog())
         self.trace.steps.append(record)
         first_call = len(tp.host.calls)
         if isinstance(step, UserStep):
@@ -470,7 +478,7 @@ class Trial:
         self._raise_if_crashed()
         await tp.host.wait_for_tools()
         record.route_after = tp.host.route()
-        record.catalog_after = [t.name for t in await tp.host.catalog()]
+        record.catalog_after = self._seen(await tp.host.catalog())
         record.stale_registrations = [  # each frame's tools held against that frame's route
             StaleRegistration.model_validate({k: r.get(k) for k in ("instance", "name", "route", "frame") if k in r})
             for r in tp.log.stale_registrations(record.route_after)
@@ -478,6 +486,16 @@ class Trial:
         self.trace.calls = list(tp.host.calls)
         record.calls = list(range(first_call, len(tp.host.calls)))
         record.duration_ms = round((time.monotonic() - started) * 1000, 1)
+
+    def _seen(self, tools: list[ToolInfo]) -> list[str]:
+        """The names of these tools; their schemas join the trace's live tools (rules are checked against them)."""
+        live = self.trace.live_tools if self.trace.live_tools is not None else {}
+        for tool in tools:
+            schemas = live.setdefault(tool.name, [])
+            if tool.input_schema not in schemas:
+                schemas.append(tool.input_schema)
+        self.trace.live_tools = live
+        return [t.name for t in tools]
 
     def _raise_if_crashed(self) -> None:
         if self.tp and self.tp.crashed:
