@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from runner_support import cli
-from static_server import CASES, StaticSite
+from static_server import CASES
 
 from runner.suite.live_rules import rules_that_never_fire
 from runner.suite.loader import parse_case
