@@ -14,7 +14,7 @@ import fnmatch
 import json
 import logging
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -64,6 +64,8 @@ class RunOptions:
     grader: ModelGrader | None = None  # when rubric criteria are to be judged
     shard: tuple[int, int] | None = None  # (i, n): play only shard i of n of the plan
     durations: dict[str, float] | None = None  # trial id -> ms from an earlier run: balances the shards
+    # a selection of the planned trials (pytest's -k, --lf): the plan lists and the run plays only these
+    select_trials: set[str] | None = None
     retries: int = 0  # attempts after the first for a trial that could not run for an infrastructure reason
     connect: str | None = None  # a Playwright browser server's ws endpoint (playwright run-server)
     connect_over_cdp: str | None = None  # a running Chromium's DevTools endpoint
@@ -163,9 +165,33 @@ def _proxy(options: RunOptions, config: SiteConfig) -> Iterator[NetworkProxy | N
         proxy.stop()
 
 
-async def run_suite(
-    cases: list[LoadedCase], options: RunOptions, on_trial: Callable[[Trace], None] | None = None
-) -> RunResult:
+@dataclass
+class OpenRun:
+    """A run that is open: its site, proxy and browser are up, its plan is written; trials play one by one.
+
+    ``run_suite`` plays the whole plan on it with N workers; the pytest plugin plays one (case, trial) per
+    test item on it. Either way a trial goes through the same code and leaves the same trace.
+    """
+
+    run_id: str
+    out_dir: Path
+    options: RunOptions
+    env: RunEnv
+    site_info: dict[str, Any]
+    plan: RunPlan | None
+    agents: list[Agent]  # the agent the plan was written for, until the first trial takes it
+
+    async def play(self, lc: LoadedCase, index: int, worker: int = 0) -> Trace:
+        if self.options.breaks:
+            broken = lc.case.model_copy(update={"breaks": [*lc.case.breaks, *self.options.breaks]})
+            lc = LoadedCase(broken, lc.file, lc.lines)
+        return await _attempts(lc, index, self.env, self.options, self.agents, worker)
+
+
+@contextlib.asynccontextmanager
+async def open_run(cases: list[LoadedCase], options: RunOptions) -> AsyncIterator[OpenRun]:
+    """Write the plan (unless resuming), start the site (embedded unless a base URL is given), the proxy and
+    the browser; close them all on the way out."""
     run_id = options.run_id or new_run_id()
     out_dir = options.out_root / run_id
     replay_url = _replay_base_url(cases, options)
@@ -174,10 +200,11 @@ async def run_suite(
     out_dir.mkdir(parents=True, exist_ok=True)
     # The first trial's agent, made now: its name, model and evidence kind go into the plan.
     first_agent = options.agent_factory()
+    plan = None
     if options.only_trials is None:
         plan = _plan_of(run_id, cases, options, first_agent)
         write_plan(out_dir, plan)
-        if options.shard:
+        if options.shard or options.select_trials is not None:
             options.only_trials = {t["trial_id"] for t in plan["trials"]}
     with _embedded_site(options) as config, _proxy(options, config) as proxy:
         site = SiteClient(config)
@@ -214,7 +241,7 @@ async def run_suite(
                 )
                 _write_run_info(out_dir, run_id, options, config, site_info, session.describe(), proxy)
                 try:
-                    traces = await _play_all(cases, options, env, on_trial, first_agent)
+                    yield OpenRun(run_id, out_dir, options, env, site_info, plan, [first_agent])
                 except BaseException:
                     # Interrupted (Ctrl-C) or broken: the browser closes under requests the embedded
                     # site is still answering; their errors are noise now, not news about the site.
@@ -222,7 +249,14 @@ async def run_suite(
                     raise
         finally:
             await site.aclose()
-    return RunResult(run_id, out_dir, traces, site_info)
+
+
+async def run_suite(
+    cases: list[LoadedCase], options: RunOptions, on_trial: Callable[[Trace], None] | None = None
+) -> RunResult:
+    async with open_run(cases, options) as run:
+        traces = await _play_all(cases, run, on_trial)
+    return RunResult(run.run_id, run.out_dir, traces, run.site_info)
 
 
 def _plan_of(run_id: str, cases: list[LoadedCase], options: RunOptions, probe: Agent) -> RunPlan:
@@ -254,17 +288,13 @@ def _plan_of(run_id: str, cases: list[LoadedCase], options: RunOptions, probe: A
         whole = len(plan["trials"])
         plan["trials"] = [t for t in plan["trials"] if t["trial_id"] in mine]
         plan["shard"] = {"index": index, "count": count, "planned_trials": whole}
+    if options.select_trials is not None:
+        plan["trials"] = [t for t in plan["trials"] if t["trial_id"] in options.select_trials]
     return plan
 
 
-async def _play_all(
-    cases: list[LoadedCase],
-    options: RunOptions,
-    env: RunEnv,
-    on_trial: Callable[[Trace], None] | None,
-    first_agent: Agent,
-) -> list[Trace]:
-    agents = [first_agent]  # the agent the plan was written for plays the first trial
+async def _play_all(cases: list[LoadedCase], run: OpenRun, on_trial: Callable[[Trace], None] | None) -> list[Trace]:
+    options = run.options
     jobs = [(lc, i) for lc in cases for i in range(options.trials)]
     if options.only_trials is not None:
         jobs = [(lc, i) for lc, i in jobs if trial_id_for(lc.case.id, i) in options.only_trials]
@@ -279,10 +309,7 @@ async def _play_all(
                 lc, index = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            if options.breaks:
-                broken = lc.case.model_copy(update={"breaks": [*lc.case.breaks, *options.breaks]})
-                lc = LoadedCase(broken, lc.file, lc.lines)
-            trace = await _attempts(lc, index, env, options, agents, number)
+            trace = await run.play(lc, index, number)
             results[(trace.case_id, index)] = trace
             if on_trial:
                 on_trial(trace)

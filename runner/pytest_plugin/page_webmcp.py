@@ -1,0 +1,334 @@
+"""The ``webmcp`` fixture's object: the WebMCP side of one test's page, through Playwright's sync API.
+
+It puts on the page's context what a trial's context gets (runner/play/session.py):
+the shim as an init script, its events through an exposed binding, and the
+DevTools WebMCP domain as the second witness. Every frame counts: the shim runs
+in each, its events say which frame sent them, and ``tools()`` lists each
+frame's tools. ``call`` goes through the page as the runner's tool host does
+(the browser's native WebMCP, else the shim's polyfill); the shim logs it, so
+``calls()`` holds every call the page ran, whoever made it. With the proxy on,
+``mutations()`` and ``outbound()`` are what it counted for this test alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from playwright.sync_api import BrowserContext, CDPSession, Frame, Page
+from playwright.sync_api import Error as PlaywrightError
+
+from proxies.models import RequestRecord, TrialNetwork
+from runner.play.toolhost import SHIM_JS
+from runner.play.witness import compare_witness
+from runner.pytest_plugin import expectations
+from runner.trace import ToolCall, WitnessRecord
+
+BINDING = "__webmcpEvalReport"
+CALL_TIMEOUT_MS = 15_000
+
+
+class ToolCallError(Exception):
+    """A tool call through the page failed: no such tool in any frame, or its execute threw."""
+
+
+class NoProxy(RuntimeError):
+    """mutations()/outbound() on a test that has no proxy."""
+
+
+@dataclass
+class FrameTool:
+    """A tool as a frame lists it, with the annotations the page registered it with."""
+
+    name: str
+    description: str
+    input_schema: Any
+    annotations: dict[str, Any]
+    kind: str  # "imperative" (registerTool) or "declarative" (<form toolname>)
+    frame_url: str
+    frame_name: str
+    path: str  # "native" (the browser's WebMCP) or "polyfill" (the shim's)
+
+    @property
+    def read_only(self) -> bool:
+        return bool(self.annotations.get("readOnlyHint") or self.annotations.get("readOnly"))
+
+    def as_matchable(self) -> dict[str, Any]:
+        return {"description": self.description, "schema": self.input_schema, "annotations": self.annotations}
+
+
+@dataclass(repr=False)
+class PageWebMCP:
+    page: Page
+    network: Callable[[], TrialNetwork] | None = None  # the proxy's account of this test, when it has one
+    events: list[dict[str, Any]] = field(default_factory=list)  # the shim's, in arrival order, with frame_url
+    cdp_events: list[dict[str, Any]] = field(default_factory=list)
+    _cdp: CDPSession | None = None
+
+    def __repr__(self) -> str:
+        return f"<webmcp of {self.page.url}: {len(self.events)} shim event(s), proxy {'on' if self.network else 'off'}>"
+
+    # ---- setup -----------------------------------------------------------------------
+
+    def install(self) -> PageWebMCP:
+        """Shim, binding and witness on the page's context: in place for the page's next navigation."""
+        context: BrowserContext = self.page.context
+        context.expose_binding(BINDING, self._report)
+        context.add_init_script(SHIM_JS)
+        with contextlib.suppress(PlaywrightError):  # a browser without the DevTools WebMCP domain: no witness
+            cdp = context.new_cdp_session(self.page)
+            for name in ("toolsAdded", "toolsRemoved", "toolInvoked", "toolResponded"):
+                cdp.on(f"WebMCP.{name}", lambda params, name=name: self._witnessed(name, params))
+            cdp.send("WebMCP.enable")
+            self._cdp = cdp
+        return self
+
+    def _report(self, source: dict[str, Any], event: dict[str, Any]) -> None:
+        frame: Frame | None = source.get("frame")
+        event["frame_url"] = frame.url if frame else ""
+        event["frame_name"] = frame.name if frame else ""
+        event["main_frame"] = frame is None or frame.parent_frame is None
+        self.events.append(event)
+
+    def _witnessed(self, name: str, params: dict[str, Any]) -> None:
+        slim = {k: v for k, v in params.items() if k not in ("stackTrace", "frameId")}
+        if "tools" in slim:
+            slim["tools"] = [t.get("name") for t in slim["tools"]]
+        if isinstance(slim.get("input"), str):
+            with contextlib.suppress(ValueError):
+                slim["input"] = json.loads(slim["input"])
+        self.cdp_events.append({**slim, "event": name})
+
+    # ---- what the page offers ----------------------------------------------------------
+
+    def _live_registrations(self, frame: Frame) -> dict[str, dict[str, Any]]:
+        """The frame's current document's registrations that were never withdrawn, by tool name."""
+        mine = [e for e in self.events if e.get("frame_url") == frame.url and e.get("frame_name") == frame.name]
+        loaded = [e for e in mine if e["type"] == "loaded"]
+        document = loaded[-1]["document"] if loaded else None
+        live: dict[int, dict[str, Any]] = {}
+        for e in mine:
+            if e.get("document") != document:
+                continue
+            if e["type"] == "register":
+                live[e["instance"]] = e
+            elif e["type"] in ("unregister", "register_error"):
+                live.pop(e["instance"], None)
+        return {r["name"]: r for r in live.values()}
+
+    def _frame_tools(self, frame: Frame) -> list[FrameTool]:
+        try:
+            native = frame.evaluate("() => window.__webmcpEval ? window.__webmcpEval.native : null")
+            if native is None:
+                return []  # no shim in this frame (about:blank, or a page loaded before the fixture)
+            raw = frame.webmcp.tools() if native else frame.evaluate("() => window.__webmcpEval.tools()")
+        except PlaywrightError:
+            return []  # a frame that went away while it was read
+        registered = self._live_registrations(frame)
+        out = []
+        for t in raw:
+            reg = registered.get(t.get("name"), {})
+            annotations = {**(reg.get("annotations") or {}), **(t.get("annotations") or {})}
+            out.append(
+                FrameTool(
+                    name=t.get("name", ""),
+                    description=t.get("description") or "",
+                    input_schema=t.get("inputSchema"),
+                    annotations={k: v for k, v in annotations.items() if v is not None},
+                    kind="declarative" if reg.get("declarative") else "imperative",
+                    frame_url=frame.url,
+                    frame_name=frame.name,
+                    path="native" if native else "polyfill",
+                )
+            )
+        return out
+
+    def tools(self) -> list[FrameTool]:
+        """Every frame's tools right now, the main frame's first."""
+        return [tool for frame in self.page.frames for tool in self._frame_tools(frame)]
+
+    def tool(self, name: str) -> FrameTool:
+        found = next((t for t in self.tools() if t.name == name), None)
+        if found is None:
+            raise LookupError(f"no tool {name!r} on the page; it lists: {self._names() or 'none'}")
+        return found
+
+    def _names(self) -> str:
+        return ", ".join(sorted({t.name for t in self.tools()}))
+
+    def wait_for_tools(self, *names: str, timeout_ms: float = 15_000) -> list[FrameTool]:
+        """Wait until every named tool is listed by some frame (any tool, without names); then the tools."""
+        deadline = time.monotonic() + timeout_ms / 1000
+        while True:
+            tools = self.tools()
+            listed = {t.name for t in tools}
+            if (set(names) <= listed) if names else listed:
+                return tools
+            if time.monotonic() >= deadline:
+                wanted = ", ".join(names) if names else "any tool"
+                shown = ", ".join(sorted(listed)) or "none"
+                raise TimeoutError(f"waited {timeout_ms / 1000:.0f}s for {wanted}; the page lists: {shown}")
+            self.page.wait_for_timeout(50)  # lets the page run and its registrations arrive
+
+    # ---- calls ---------------------------------------------------------------------------
+
+    def call(self, name: str, args: dict[str, Any] | None = None) -> Any:
+        """Call a tool through the page, in the frame that lists it; its result, or ToolCallError."""
+        args = dict(args or {})
+        tool = next((t for t in self.tools() if t.name == name), None)
+        if tool is None:
+            raise ToolCallError(f"no tool {name!r} on the page; it lists: {self._names() or 'none'}")
+        frame = next(f for f in self.page.frames if f.url == tool.frame_url and f.name == tool.frame_name)
+        seen = len(self.events)
+        try:
+            if tool.path == "native":
+                result = frame.webmcp.call_tool(name, args, timeout=CALL_TIMEOUT_MS)
+            else:
+                result = frame.evaluate("([n, a]) => window.__webmcpEval.call(n, a)", [name, args])
+        except PlaywrightError as err:
+            raise ToolCallError(f"{name}({json.dumps(args, ensure_ascii=False)}): {_first_line(err)}") from None
+        self._until_logged(name, seen)
+        return result
+
+    def _until_logged(self, name: str, seen: int) -> None:
+        """The shim's report of a call comes through the binding a moment after the call returns."""
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            calls = [e for e in self.events[seen:] if e.get("name") == name and e["type"] in ("call", "refused")]
+            if calls and (calls[0]["type"] == "refused" or self._answer(calls[0]) is not None):
+                return
+            self.page.wait_for_timeout(10)
+
+    def _answer(self, call: dict[str, Any]) -> dict[str, Any] | None:
+        key = (call.get("frame_url"), call.get("document"), call.get("callId"))
+        return next(
+            (
+                e
+                for e in self.events
+                if e["type"] in ("result", "error") and (e.get("frame_url"), e.get("document"), e.get("callId")) == key
+            ),
+            None,
+        )
+
+    def calls(self) -> list[ToolCall]:
+        """Every tool call the page ran (or refused, on a withdrawn tool), in order, with its result or error."""
+        out = []
+        for e in self.events:
+            if e["type"] not in ("call", "refused"):
+                continue
+            answer = self._answer(e) if e["type"] == "call" else None
+            error = (answer or {}).get("error")
+            if e["type"] == "refused":
+                error = "refused: the tool is no longer registered on this page"
+            out.append(
+                ToolCall(
+                    index=len(out),
+                    step=0,
+                    tool=e.get("name") or "",
+                    args=e.get("args") or {},
+                    result=(answer or {}).get("result"),
+                    error=error,
+                    refused=e["type"] == "refused",
+                    route=e.get("route") or "",
+                    instance=e.get("instance"),
+                    document=e.get("document"),
+                )
+            )
+        return out
+
+    def registrations(self) -> list[dict[str, Any]]:
+        """The shim's log of registrations and withdrawals, every frame's, in order."""
+        kinds = ("register", "unregister", "register_error")
+        keep = ("type", "name", "instance", "route", "document", "declarative", "annotations", "error", "frame_url")
+        return [{k: e[k] for k in keep if k in e} for e in self.events if e["type"] in kinds]
+
+    def witness(self) -> WitnessRecord:
+        """The DevTools WebMCP domain's view of the calls against the shim's (``disagreements`` lists the gaps)."""
+        return compare_witness(self.events, self.cdp_events, self._cdp is not None)
+
+    # ---- the network (the proxy) ---------------------------------------------------------
+
+    def _network(self) -> TrialNetwork:
+        if self.network is None:
+            raise NoProxy(
+                "this test has no proxy: run pytest with --webmcp-proxy, "
+                "or mark the test @pytest.mark.webmcp(proxy=True)"
+            )
+        return self.network()
+
+    def mutations(self) -> list[RequestRecord]:
+        """Writes (POST, PUT, PATCH, DELETE) the page sent during this test, to its site or any other host."""
+        return list(self._network().mutations)
+
+    def outbound(self) -> list[RequestRecord]:
+        """Requests of this test to another host than the site's (--base-url's origin)."""
+        return [r for r in self._network().requests if r.outbound]
+
+    # ---- assertions ------------------------------------------------------------------------
+
+    def assert_tool(self, name: str, description: Any = None, schema: Any = None, annotations: Any = None) -> FrameTool:
+        """The page lists ``name``; description, schema (a subset) and annotations match, as case matchers."""
+        __tracebackhide__ = True  # pytest shows the test's line, not this helper's
+        tools = self.tools()
+        found = next((t for t in tools if t.name == name), None)
+        if found is None:
+            listed = ", ".join(sorted({t.name for t in tools})) or "none"
+            raise AssertionError(f"assert_tool({name!r}): the page lists no such tool\n  listed: {listed}")
+        diff = expectations.tool_mismatches(found.as_matchable(), description, schema, annotations)
+        if diff:
+            raise AssertionError("\n".join([f"assert_tool({name!r}): the tool differs", *diff]))
+        return found
+
+    def assert_called(self, name: str, args: dict[str, Any] | None = None, result: Any = None) -> ToolCall:
+        """Some call of ``name`` matches ``args`` (a partial match with the case format's ``$`` matchers) and
+        ``result``; the matching call."""
+        __tracebackhide__ = True  # pytest shows the test's line, not this helper's
+        expected: dict[str, Any] = {"tool": name, "args": dict(args or {})}
+        if result is not None:
+            expected["result"] = result
+        exp = expectations.call_expectations([expected], order="set")
+        calls = self.calls()
+        (judged,) = expectations.judge_calls(calls, exp)
+        if judged.status != "passed":
+            shown = f"assert_called({name!r}, {expectations.as_json(args or {})})"
+            raise AssertionError(expectations.calls_failure(f"{shown}: no call matches", [judged], calls))
+        return calls[judged.evidence["call"]]
+
+    def assert_calls(
+        self,
+        expected: Sequence[Any],
+        order: str = "sequence",
+        forbidden: Sequence[Any] = (),
+        max_calls: int | None = None,
+    ) -> None:
+        """The calls as a case's ``expect.calls`` says them: ``order`` sequence, set or exact; groups
+        ``{ordered: [...]}``/``{unordered: [...]}``, ``optional``, ``forbidden`` and ``max_calls``."""
+        __tracebackhide__ = True  # pytest shows the test's line, not this helper's
+        exp = expectations.call_expectations(expected, order, forbidden, max_calls)
+        calls = self.calls()
+        failed = [a for a in expectations.judge_calls(calls, exp) if a.status != "passed"]
+        if failed:
+            raise AssertionError(expectations.calls_failure(f"assert_calls(order={order!r}): not met", failed, calls))
+
+    def assert_mutations(self, n: int) -> None:
+        """Exactly ``n`` writes went out during this test (each listed when the count differs)."""
+        __tracebackhide__ = True  # pytest shows the test's line, not this helper's
+        found = self.mutations()
+        if len(found) != n:
+            listing = [f"  {m.method} {m.url} -> {m.status}" for m in found] or ["  (none)"]
+            raise AssertionError(
+                "\n".join([f"expected {n} network mutation(s), the proxy counted {len(found)}:", *listing])
+            )
+
+    def assert_no_mutations(self) -> None:
+        __tracebackhide__ = True
+        self.assert_mutations(0)
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__

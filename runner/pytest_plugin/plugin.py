@@ -1,0 +1,159 @@
+"""The pytest plugin (entry point ``pytest11``): the ``webmcp`` fixture, and ``--webmcp-suite`` as test items.
+
+Inert for a test that does not ask for it: no fixture of pytest-playwright is
+overridden, no option of theirs is changed. A test that requests ``webmcp``
+gets its page's context fitted with the shim and the DevTools witness; with the
+proxy (``--webmcp-proxy``, or ``@pytest.mark.webmcp(proxy=True)``) its context
+is created through the proxy, by pytest-playwright's own ``browser_context_args``
+marker, before its page exists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from runner.pytest_plugin import suite_items
+from runner.pytest_plugin.page_webmcp import PageWebMCP
+
+TRIAL_PREFIX = "pytest-"
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+QUIET_MODULES = ("mitmproxy.*", "ldap3.*", "passlib.*", "pyasn1.*")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("webmcp", "webmcp-eval (WebMCP tools in your tests, case suites as test items)")
+    group.addoption(
+        "--webmcp-proxy",
+        action="store_true",
+        default=False,
+        help="route every test that uses the webmcp fixture through the counting proxy "
+        "(mutations(), outbound(); the site is --base-url's origin)",
+    )
+    group.addoption(
+        "--webmcp-allow-host",
+        metavar="HOST",
+        action="append",
+        default=[],
+        help="a host (or glob) the proxy lets the page reach besides the site and loopback, repeatable; "
+        "every other host is blocked and recorded",
+    )
+    group.addoption(
+        "--webmcp-suite",
+        metavar="DIR",
+        default=None,
+        help="also collect this webmcp-eval suite folder: one test item per (case, trial); "
+        "without test paths on the command line, only the suite",
+    )
+    group.addoption(
+        "--webmcp-trials",
+        metavar="K",
+        type=suite_items.positive_int,
+        default=1,
+        help="trials per case of --webmcp-suite (default 1)",
+    )
+    group.addoption(
+        "--webmcp-out",
+        metavar="DIR",
+        default="traces",
+        help="where --webmcp-suite writes its run directory, as `webmcp-eval run --out` (default traces)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "webmcp(proxy=False): options of the webmcp fixture; proxy=True routes the test through the proxy"
+    )
+    config.addinivalue_line("markers", "webmcp_case(behaviour): a (case, trial) item of --webmcp-suite")
+    for module in QUIET_MODULES:  # the proxy's dependencies' deprecations: nothing a test of yours can act on
+        config.addinivalue_line("filterwarnings", f"ignore::DeprecationWarning:{module}")
+    config.pluginmanager.register(ProxyPlugin(config), "webmcp-proxy")
+    if config.getoption("webmcp_suite"):
+        suite_items.configure(config)
+
+
+class ProxyPlugin:
+    """The counting proxy for tests that ask for it: one per session (mitmproxy allows one per process),
+    started at the first such test; each test is a trial of its own on it."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.proxy: Any = None  # proxies.controller.NetworkProxy
+        self.numbers = 0
+
+    def wanted(self, item: pytest.Item) -> bool:
+        if "webmcp" not in getattr(item, "fixturenames", ()):
+            return False
+        marker = item.get_closest_marker("webmcp")
+        asked = marker.kwargs.get("proxy") if marker else None
+        return bool(self.config.getoption("webmcp_proxy") if asked is None else asked)
+
+    def _start(self) -> Any:
+        if self.proxy is None:
+            if self.config.getoption("webmcp_suite"):
+                raise pytest.UsageError("--webmcp-suite runs its own proxy: the webmcp fixture's proxy cannot share it")
+            base_url = self.config.getoption("base_url", None) or self.config.getini("base_url")
+            if not base_url:
+                raise pytest.UsageError(
+                    "the webmcp proxy needs the site's address: give --base-url URL (its origin is the site's; "
+                    "requests to any other host are outbound)"
+                )
+            from proxies.controller import NetworkProxy
+
+            parts = urlsplit(base_url)
+            # Loopback hosts pass (a local CDN, a second local service), and what --webmcp-allow-host names;
+            # the rest is blocked and recorded, so a test never reaches out (the browser's own services too).
+            allow = [*LOOPBACK, *self.config.getoption("webmcp_allow_host")]
+            self.proxy = NetworkProxy(site_origins=[f"{parts.scheme}://{parts.netloc}"], allow_hosts=allow)
+            self.proxy.start()
+        return self.proxy
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        if not self.wanted(item):
+            return
+        from proxies.canonical import TRIAL_HEADER
+
+        proxy = self._start()
+        self.numbers += 1
+        trial_id = f"{TRIAL_PREFIX}{self.numbers}"
+        proxy.begin_trial(trial_id)
+        item.stash[TRIAL_KEY] = trial_id
+        # pytest-playwright's context fixture takes the closest browser_context_args marker: ours goes
+        # first, with the test's own arguments kept in it.
+        own = item.get_closest_marker("browser_context_args")
+        args = dict(own.kwargs) if own else {}
+        headers = {**args.get("extra_http_headers", {}), TRIAL_HEADER: trial_id}
+        args.update(proxy={"server": proxy.url, "bypass": "<-loopback>"}, extra_http_headers=headers)
+        item.add_marker(pytest.mark.browser_context_args(**args), append=False)
+
+    def pytest_runtest_teardown(self, item: pytest.Item) -> None:
+        trial_id = item.stash.get(TRIAL_KEY, None)
+        if trial_id and self.proxy is not None:
+            self.proxy.end_trial(trial_id)
+
+    def network_of(self, item: pytest.Item) -> Any:
+        trial_id = item.stash.get(TRIAL_KEY, None)
+        if trial_id is None or self.proxy is None:
+            return None
+        return lambda: self.proxy.snapshot(trial_id)
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self.proxy is not None:
+            self.proxy.stop()
+
+
+TRIAL_KEY = pytest.StashKey[str]()
+
+
+@pytest.fixture
+def webmcp(page: Any, request: pytest.FixtureRequest) -> Iterator[PageWebMCP]:
+    """The WebMCP side of the test's ``page``: tools, calls, registrations, the proxy's account, assertions.
+
+    Request it before the page navigates: the shim sees what a document registers from its first script on.
+    """
+    proxies: ProxyPlugin = request.config.pluginmanager.get_plugin("webmcp-proxy")
+    yield PageWebMCP(page, network=proxies.network_of(request.node)).install()

@@ -1,0 +1,252 @@
+"""``pytest --webmcp-suite DIR``: each (case, trial) of a suite is one test item, played as ``run`` plays it.
+
+The suite is loaded and validated as ``validate`` and ``run`` do, before anything
+starts; one invalid case stops the session (every problem as
+``file:line: field: message``). The items are ``CASE.yaml::CASE.tN``, so ``-k``,
+``--lf``, ``-x`` and ``--maxfail`` select and stop them as any test. Once pytest
+has chosen the items, the run opens (runner/play/run.py ``open_run``: its plan
+lists exactly the chosen trials, the site, the proxy and the browser start) on
+an event loop of its own thread, and each item plays its trial there and waits
+for its trace. passed is a pass; failed a failure that lists the failing
+assertions with their evidence; not_run a skip with its reason. At the end the
+run directory gets ``summary.json``, ``junit.xml`` and ``report.html`` from the
+run's own reporters, so ``webmcp-eval report`` and ``compare`` read it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import threading
+from collections.abc import Iterator
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from runner.play.plan import trial_id_for
+from runner.suite.loader import LoadedCase
+from runner.trace import Trace
+
+SUITE_PLUGIN = "webmcp-suite"
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is less than 1")
+    return value
+
+
+def configure(config: pytest.Config) -> None:
+    """Load and check the suite; collect only it when no test paths were given, else beside them."""
+    if hasattr(config, "workerinput"):
+        raise pytest.UsageError("--webmcp-suite does not spread over pytest-xdist workers: run it with -n 0")
+    folder = Path(config.getoption("webmcp_suite"))
+    cases, site_config = _load(folder, config.getoption("base_url", None))
+    plugin = SuitePlugin(config, folder.resolve(), cases, site_config)
+    config.pluginmanager.register(plugin, SUITE_PLUGIN)
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        config.args[:] = [str(folder)]
+    elif not any(folder.resolve().is_relative_to(Path(a).resolve()) for a in config.args if Path(a).exists()):
+        config.args.append(str(folder))
+
+
+def _load(folder: Path, base_url: str | None) -> tuple[list[LoadedCase], Any]:
+    from runner.suite.folder import SuiteError, find_suite, site_for_run
+    from runner.suite.validate import CatalogError, find_catalog, load_suite
+
+    if not folder.is_dir():
+        raise pytest.UsageError(f"--webmcp-suite {folder}: not a folder")
+    try:
+        suite = find_suite([folder])
+        if not suite.case_files([folder]):
+            raise pytest.UsageError(f"--webmcp-suite {folder}: no case files (*.yaml, *.yml) in it")
+        catalog, _ = find_catalog([str(folder)], None, suite)
+        loaded, problems = load_suite([str(folder)], catalog, True, suite)
+        if problems:
+            lines = [str(p) for p in problems]
+            raise pytest.UsageError("\n".join([*lines, f"--webmcp-suite {folder}: {len(problems)} problem(s)"]))
+        return loaded, site_for_run(suite, base_url, None)
+    except (SuiteError, CatalogError) as err:
+        raise pytest.UsageError(f"--webmcp-suite {folder}: {err}") from None
+
+
+class SuitePlugin:
+    def __init__(self, config: pytest.Config, folder: Path, cases: list[LoadedCase], site_config: Any) -> None:
+        self.config = config
+        self.folder = folder
+        self.by_file = {Path(lc.file).resolve(): lc for lc in cases}
+        self.cases = cases
+        self.site_config = site_config
+        self.chosen: list[CaseItem] = []
+        self.run: OpenRunThread | None = None
+        self.traces: list[Trace] = []
+        self.summary: list[str] = []  # the run's lines for pytest's terminal summary
+
+    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+        lc = self.by_file.get(file_path.resolve())
+        return CaseFile.from_parent(parent, path=file_path, loaded=lc) if lc else None
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.chosen = [item for item in session.items if isinstance(item, CaseItem)]
+
+    def play(self, item: CaseItem) -> Trace:
+        if self.run is None:
+            self.run = OpenRunThread(self._options(), self.cases)
+        trace = self.run.play(item.loaded, item.index)
+        self.traces.append(trace)
+        return trace
+
+    def trace_file(self, trace: Trace) -> Path:
+        assert self.run is not None
+        return self.run.run.env.out_dir / "trials" / f"{trace.trial_id}.json"
+
+    def _options(self) -> Any:
+        from runner.agents.reference import ReferenceAgent
+        from runner.play.run import RunOptions, new_run_id
+
+        return RunOptions(
+            agent_factory=ReferenceAgent,
+            out_root=Path(self.config.getoption("webmcp_out")),
+            run_id=new_run_id(),
+            trials=self.config.getoption("webmcp_trials"),
+            headed=bool(self.config.getoption("headed", False)),
+            base_url=self.config.getoption("base_url", None),
+            site_config=self.site_config,
+            select_trials={item.trial_id for item in self.chosen},
+        )
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.run is None:
+            return
+        run = self.run.close()
+        out_dir = run.out_dir
+        from runner.report.reporters import ReportTargets, build_reporters
+        from runner.results.run_results import RunInput, build_results
+
+        reporters = build_reporters(
+            ReportTargets(
+                out_dir=out_dir,
+                json=[out_dir / "summary.json"],
+                junit=[out_dir / "junit.xml"],
+                html=[out_dir / "report.html"],
+                json_extra={"run_id": run.run_id, "site": run.site_info},
+            )
+        )
+        results = build_results([RunInput(self.traces, run.plan)])
+        problems = reporters.end(results)
+        counts = results.counts
+        missing = f", incomplete: {counts.missing} planned trial(s) not played" if counts.missing else ""
+        self.summary = [
+            f"{counts.passed} passed, {counts.failed} failed, {counts.not_run} not_run{missing}",
+            f"traces and reports: {out_dir}",
+            *problems,
+        ]
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.summary:
+            terminalreporter.write_sep("-", "webmcp-eval")
+            for line in self.summary:
+                terminalreporter.write_line(line)
+
+
+class OpenRunThread:
+    """An open run (runner.play.run.open_run) on an event loop of its own thread: pytest calls in, one trial
+    at a time, and waits for each trace."""
+
+    def __init__(self, options: Any, cases: list[LoadedCase]) -> None:
+        from runner.play.run import open_run
+
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="webmcp-eval-run", daemon=True)
+        self.thread.start()
+        self._context = open_run(cases, options)
+        self.run = self._wait(self._context.__aenter__())
+
+    def _wait(self, coro: Any) -> Any:
+        future: Future = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        try:
+            return future.result()
+        except KeyboardInterrupt:
+            future.cancel()
+            raise
+
+    def play(self, lc: LoadedCase, index: int) -> Trace:
+        return self._wait(self.run.play(lc, index))
+
+    def close(self) -> Any:
+        try:
+            self._wait(self._context.__aexit__(None, None, None))
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(timeout=30)
+        return self.run
+
+
+class CaseFile(pytest.File):
+    def __init__(self, *, loaded: LoadedCase, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.loaded = loaded
+
+    def collect(self) -> Iterator[CaseItem]:
+        trials = self.config.getoption("webmcp_trials")
+        for index in range(trials):
+            yield CaseItem.from_parent(self, name=trial_id_for(self.loaded.case.id, index), index=index)
+
+
+class CaseFailed(Exception):
+    def __init__(self, trace: Trace, trace_file: Path) -> None:
+        super().__init__(trace.verdict_reason)
+        self.trace = trace
+        self.trace_file = trace_file
+
+
+class CaseItem(pytest.Item):
+    def __init__(self, *, index: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.index = index
+        self.loaded: LoadedCase = self.parent.loaded  # type: ignore[attr-defined]
+        self.trial_id = trial_id_for(self.loaded.case.id, index)
+        self.add_marker(pytest.mark.webmcp_case(behaviour=self.loaded.case.behaviour))
+
+    def runtest(self) -> None:
+        plugin: SuitePlugin = self.config.pluginmanager.get_plugin(SUITE_PLUGIN)
+        trace = plugin.play(self)
+        if trace.verdict == "not_run":
+            # reported at the case file, as a skip marker's is, not at this line
+            raise pytest.skip.Exception(f"not_run: {trace.verdict_reason}", _use_item_location=True)
+        if trace.verdict == "failed":
+            raise CaseFailed(trace, plugin.trace_file(trace))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if not isinstance(excinfo.value, CaseFailed):
+            return super().repr_failure(excinfo)
+        return failure_text(excinfo.value.trace, excinfo.value.trace_file)
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        case = self.loaded.case
+        return self.path, 0, f"{self.trial_id}: {case.title}"
+
+
+def failure_text(trace: Trace, trace_file: Path) -> str:
+    """The failing assertions with their evidence, then where the trace is."""
+    failed = sum(a.status == "failed" for a in trace.assertions)
+    lines = [f"{trace.trial_id} failed: {failed} of {len(trace.assertions)} assertion(s)"]
+    for a in trace.assertions:
+        if a.status != "failed":
+            continue
+        by = "" if a.grader == "code" else f" [{a.grader} grader]"
+        lines.append(f"  ✗ {a.id}: {a.description}{by}")
+        lines.append(f"      why: {a.why}")
+        if a.evidence is not None:
+            lines.append(f"      evidence: {json.dumps(a.evidence, ensure_ascii=False, default=str)[:300]}")
+    calls = ", ".join(f"#{c.index} {c.tool}" for c in trace.calls) or "none"
+    lines.append(f"  tool calls: {calls}; mutations: {trace.mutation_total}")
+    lines.append(f"  trace: {trace_file}")
+    return "\n".join(lines)

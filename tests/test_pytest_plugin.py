@@ -1,0 +1,364 @@
+"""The pytest plugin, run as a team runs it: example test files in a pytest subprocess against a real site.
+
+Each subprocess launches its own Chromium, so each example file makes several
+checks per page load. The static shop (tests/static_site/) is the site; a page
+of frames is written beside its pages.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from static_server import CASES, SOURCE, StaticSite, static_site
+
+ROOT = Path(__file__).resolve().parent.parent
+pytest_plugins = ["pytester"]
+
+# The Chromium the project's own tests use, with WebMCP on, for pytest-playwright in the subprocess.
+CONFTEST = """
+import pytest
+from runner.play.browser import find_chromium, launch_args
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    return {**browser_type_launch_args, "executable_path": find_chromium().path, "args": launch_args()}
+"""
+
+FRAMES_PAGE = """<!doctype html>
+<title>Frames</title>
+<script>
+  document.modelContext.registerTool({
+    name: "host_info",
+    description: "What hosts the shop.",
+    inputSchema: {type: "object", properties: {}},
+    annotations: {readOnlyHint: true},
+    execute: async () => ({status: "ok", data: {host: "frames"}}),
+  });
+</script>
+<iframe name="shop" src="index.html" width="600" height="400"></iframe>
+"""
+
+
+def _outcomes(result: pytest.RunResult) -> dict[str, int]:
+    return {k: v for k, v in result.parseoutcomes().items() if k in ("passed", "failed", "skipped", "deselected")}
+
+
+# ---- the plugin's options, and nothing changed for tests that do not use it -------------------------
+
+
+def test_help_lists_the_plugins_options_under_their_own_group(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess("--help")
+    assert result.ret == 0
+    text = result.stdout.str()
+    group = text.index("webmcp-eval (WebMCP tools in your tests, case suites as test items):")
+    for option in ("--webmcp-proxy", "--webmcp-suite=DIR", "--webmcp-trials=K", "--webmcp-out=DIR"):
+        assert option in text[group:], option
+    assert "--base-url" in text  # pytest-playwright's, which the suite items read too
+
+
+def test_a_bad_trial_count_is_one_line_and_a_usage_error(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess("--webmcp-suite", str(CASES), "--webmcp-trials", "0")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--webmcp-trials: 0 is less than 1" in result.stderr.str()
+    assert "Traceback" not in result.stderr.str() + result.stdout.str()
+
+
+@pytest.mark.browser
+def test_the_plugin_is_inert_for_a_plain_pytest_playwright_test(
+    pytester: pytest.Pytester, static_shop: StaticSite
+) -> None:
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(
+        test_plain="""
+        def test_plain_page(page, base_url, pytestconfig):
+            page.goto(base_url)
+            page.wait_for_function("document.modelContext && document.querySelector('#products li')")
+            assert page.evaluate("typeof window.__webmcpEval") == "undefined"        # no shim
+            assert page.evaluate("typeof window.__webmcpEvalReport") == "undefined"  # no binding
+            # no proxy: the page's requests carry no trial header and the context has no proxy
+            assert "proxy" not in (page.context._impl_obj._options or {})
+            assert pytestconfig.pluginmanager.get_plugin("webmcp-suite") is None
+        """
+    )
+    result = pytester.runpytest_subprocess("--base-url", static_shop.url, "--webmcp-proxy", "-p", "no:cacheprovider")
+    assert _outcomes(result) == {"passed": 1}, result.stdout.str()
+
+
+# ---- the fixture and its helpers ------------------------------------------------------------------
+
+FIXTURE_TESTS = """
+import re
+
+import pytest
+
+from runner.pytest_plugin.page_webmcp import NoProxy, ToolCallError
+
+
+def test_every_frames_tools_and_a_call_in_a_child_frame(page, webmcp, base_url):
+    page.goto(base_url + "frames.html")
+    tools = webmcp.wait_for_tools("host_info", "add_to_cart", "share_cart")
+    where = {t.name: (t.frame_name, t.frame_url.rsplit("/", 1)[-1]) for t in tools}
+    assert where["host_info"] == ("", "frames.html")
+    assert where["add_to_cart"] == ("shop", "index.html")
+    assert where["subscribe_newsletter"] == ("shop", "index.html")
+    assert webmcp.tool("subscribe_newsletter").kind == "declarative"
+    assert webmcp.tool("host_info").read_only and not webmcp.tool("add_to_cart").read_only
+    assert webmcp.call("add_to_cart", {"product_id": "tea-green-01"})["status"] == "ok"
+    assert webmcp.call("host_info")["data"] == {"host": "frames"}
+    made = webmcp.calls()
+    assert [(c.tool, c.args) for c in made] == [("add_to_cart", {"product_id": "tea-green-01"}), ("host_info", {})]
+    assert made[0].result["status"] == "ok" and made[0].route == "/demo/index.html"
+    registered = {(r["name"], r["frame_url"].rsplit("/", 1)[-1]) for r in webmcp.registrations()}
+    assert ("host_info", "frames.html") in registered and ("list_products", "index.html") in registered
+    assert webmcp.witness().disagreements == []
+    with pytest.raises(ToolCallError, match="no tool 'nope' on the page; it lists: add_to_cart"):
+        webmcp.call("nope")
+    with pytest.raises(NoProxy, match="--webmcp-proxy"):
+        webmcp.mutations()
+
+
+@pytest.mark.webmcp(proxy=True)
+def test_helpers_pass(page, webmcp, base_url):
+    page.goto(base_url)
+    webmcp.wait_for_tools("list_products", "add_to_cart", "share_cart")
+    webmcp.assert_tool("add_to_cart", description={"$contains": "cart"},
+                       schema={"required": ["product_id"], "properties": {"quantity": {"minimum": 1}}})
+    webmcp.assert_tool("list_products", annotations={"readOnlyHint": True})
+    webmcp.call("list_products")
+    webmcp.call("add_to_cart", {"product_id": "tea-oolong-02", "quantity": 2})
+    webmcp.assert_called("add_to_cart", {"product_id": {"$pattern": "^tea-"}, "quantity": {"$gte": 2}},
+                         result={"status": "ok"})
+    webmcp.assert_calls([{"tool": "list_products"}, {"tool": "add_to_cart"}], order="exact")
+    webmcp.assert_calls([{"tool": "add_to_cart"}, {"tool": "list_products"}], order="set")
+    webmcp.assert_calls([{"unordered": [{"tool": "add_to_cart"}, {"tool": "list_products"}]},
+                         {"tool": "share_cart", "optional": True}], order="exact")
+    webmcp.assert_no_mutations()
+    webmcp.call("share_cart")
+    webmcp.assert_mutations(1)
+    (write,) = webmcp.mutations()
+    assert write.method == "POST" and write.outbound and write.path == "/share"
+    assert any(r.path == "/share" for r in webmcp.outbound())
+
+
+@pytest.mark.webmcp(proxy=True)
+def test_helpers_fail_with_a_readable_diff(page, webmcp, base_url):
+    page.goto(base_url)
+    webmcp.wait_for_tools("add_to_cart", "share_cart")
+    webmcp.call("add_to_cart", {"product_id": "tea-black-03", "quantity": 1})
+    webmcp.call("share_cart")
+    failures = {}
+    checks = {
+        "missing tool": lambda: webmcp.assert_tool("remove_from_cart"),
+        "schema": lambda: webmcp.assert_tool("add_to_cart", schema={"properties": {"quantity": {"minimum": 2}}}),
+        "description": lambda: webmcp.assert_tool("add_to_cart", description="Empty the cart."),
+        "called": lambda: webmcp.assert_called("add_to_cart", {"product_id": "tea-green-01"}),
+        "matcher": lambda: webmcp.assert_called("add_to_cart", {"quantity": {"$gt": 1}}),
+        "exact": lambda: webmcp.assert_calls([{"tool": "add_to_cart"}], order="exact"),
+        "sequence": lambda: webmcp.assert_calls([{"tool": "share_cart"}, {"tool": "add_to_cart"}]),
+        "forbidden": lambda: webmcp.assert_calls([], forbidden=[{"tool": "share_cart"}]),
+        "no mutations": lambda: webmcp.assert_no_mutations(),
+        "mutations": lambda: webmcp.assert_mutations(2),
+    }
+    for name, check in checks.items():
+        with pytest.raises(AssertionError) as err:
+            check()
+        failures[name] = str(err.value)
+    assert failures["missing tool"].splitlines() == [
+        "assert_tool('remove_from_cart'): the page lists no such tool",
+        "  listed: add_to_cart, list_products, share_cart, subscribe_newsletter",
+    ]
+    assert failures["schema"].splitlines()[1:] == [
+        "  schema: properties: quantity: minimum: expected 2, got 1",
+        '    expected: {"properties": {"quantity": {"minimum": 2}}}',
+        '    actual:   {"properties": {"product_id": {"description": "a tea id from list_products", "type": "string"}, '
+        '"quantity": {"minimum": 1, "type": "integer"}}, "required": ["product_id"], "type": "object"}',
+    ]
+    assert 'description: expected "Empty the cart.", got "Put a tea into the cart."' in failures["description"]
+    assert 'argument product_id: expected "tea-green-01", got "tea-black-03"' in failures["called"]
+    assert '#0 add_to_cart({"product_id": "tea-black-03", "quantity": 1}) in /demo/ ->' in failures["called"]
+    assert "argument quantity: 1 is not greater than 1" in failures["matcher"]
+    assert "no calls besides the expected ones: extra: #1 share_cart" in failures["exact"]
+    assert "calls add_to_cart: after call #1: no call to add_to_cart" in failures["sequence"]
+    assert "never calls share_cart: called at #1" in failures["forbidden"]
+    assert failures["no mutations"].splitlines()[0] == "expected 0 network mutation(s), the proxy counted 1:"
+    assert re.search(r"POST http://127.0.0.1:\\d+/share -> 200", failures["no mutations"])
+    assert failures["mutations"].startswith("expected 2 network mutation(s), the proxy counted 1:")
+    with pytest.raises(ValueError, match=r"expected\\[0\\]\\.args\\.q\\.\\$regex: unknown matcher \\$regex"):
+        webmcp.assert_calls([{"tool": "add_to_cart", "args": {"q": {"$regex": "x"}}}])
+    with pytest.raises(ValueError, match="only under 'exact'"):
+        webmcp.assert_calls([{"tool": "add_to_cart", "optional": True}], order="set")
+
+
+def test_a_failing_helper_shows_its_diff_in_pytests_report(page, webmcp, base_url):
+    page.goto(base_url)
+    webmcp.wait_for_tools("add_to_cart")
+    webmcp.call("add_to_cart", {"product_id": "tea-green-01", "quantity": 3})
+    webmcp.assert_called("add_to_cart", {"quantity": {"$lt": 3}})
+"""
+
+
+@pytest.mark.browser
+def test_the_fixture_and_every_helper_against_the_static_shop(
+    pytester: pytest.Pytester, static_shop: StaticSite
+) -> None:
+    (static_shop.root / "site" / "demo" / "frames.html").write_text(FRAMES_PAGE, encoding="utf-8")
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_shop=FIXTURE_TESTS)
+    result = pytester.runpytest_subprocess("--base-url", static_shop.url, "-p", "no:cacheprovider")
+    out = result.stdout.str()
+    assert _outcomes(result) == {"passed": 3, "failed": 1}, out
+    # pytest's own report of the failing helper: what was asked, why no call matched, the calls made
+    result.stdout.fnmatch_lines(
+        [
+            ">       webmcp.assert_called(*",
+            'E       AssertionError: assert_called(\'add_to_cart\', {"quantity": {"$lt": 3}}): no call matches',
+            'E         ✗ calls add_to_cart({"quantity": {"$lt": 3}}): call #0: argument quantity: 3 is not less than 3',
+            "E       calls made:",
+            'E         #0 add_to_cart({"product_id": "tea-green-01", "quantity": 3}) in /demo/ -> {"data": *',
+            "test_shop.py:*: AssertionError",
+        ]
+    )
+
+
+# ---- the README's test file, as it is ---------------------------------------------------------------
+
+
+def readme_test_file() -> str:
+    """The Python block of the README's "From pytest" section."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## From pytest") :]
+    return section[
+        section.index("```python\n") + len("```python\n") : section.index("```\n", section.index("```python"))
+    ]
+
+
+def _break_the_shop(root: Path) -> None:
+    """A shop whose list_products lost its read-only hint and whose cart also writes to the server."""
+    app = root / "site" / "demo" / "app.js"
+    text = app.read_text(encoding="utf-8")
+    text = text.replace(
+        "annotations: { readOnlyHint: true },\n        execute: async () => ok({ products }),",
+        "execute: async () => ok({ products }),",
+        1,
+    )
+    text = text.replace(
+        "    cart.write(value);\n", "    cart.write(value);\n    fetch('cart', { method: 'POST' });\n", 1
+    )
+    app.write_text(text, encoding="utf-8")
+
+
+@pytest.mark.browser
+def test_the_readmes_test_file_passes_on_the_shop_and_fails_on_a_broken_one(
+    pytester: pytest.Pytester, static_shop: StaticSite, tmp_path: Path
+) -> None:
+    pytester.makepyfile(test_shop_tools=readme_test_file())
+    passed = pytester.runpytest_subprocess("--base-url", static_shop.url, "--webmcp-proxy", "-p", "no:cacheprovider")
+    assert _outcomes(passed) == {"passed": 3}, passed.stdout.str()
+    with static_site(tmp_path / "broken") as broken:
+        _break_the_shop(broken.root)
+        failed = pytester.runpytest_subprocess("--base-url", broken.url, "--webmcp-proxy", "-p", "no:cacheprovider")
+    assert _outcomes(failed) == {"passed": 1, "failed": 2}, failed.stdout.str()
+    failed.stdout.fnmatch_lines(
+        [
+            "*test_the_shop_registers_its_tools*",
+            "E       AssertionError: assert_tool('list_products'): the tool differs",
+            "E         annotations: readOnlyHint: missing, expected true",
+            "*test_adding_to_the_cart_writes_nothing*",
+            "E       AssertionError: expected 0 network mutation(s), the proxy counted 1:",
+            "E         POST http://127.0.0.1:*/demo/cart -> *",
+        ]
+    )
+
+
+# ---- a suite as test items ----------------------------------------------------------------------------
+
+
+def _shop_suite(folder: Path, shop: StaticSite) -> Path:
+    """The shop's cases as a suite folder, plus one that fails (a wrong quantity) and one that cannot run."""
+    folder.mkdir()
+    for case in CASES.glob("*.yaml"):
+        shutil.copy(case, folder / case.name)
+    one = (CASES / "SHOP-01.yaml").read_text(encoding="utf-8")
+    wrong = one.replace("id: SHOP-01", "id: SHOP-05")
+    wrong = wrong.replace("quantity: 2}\n        no_other", "quantity: 3}\n        no_other")
+    (folder / "SHOP-05.yaml").write_text(wrong, encoding="utf-8")
+    gone = one.replace("id: SHOP-01", "id: SHOP-06").replace("start_route: /", "start_route: /gone.html")
+    (folder / "SHOP-06.yaml").write_text(gone, encoding="utf-8")
+    site = yaml.safe_load((SOURCE / "site.yaml").read_text(encoding="utf-8"))
+    suite = {
+        "site": {**site, "base_url": shop.url},
+        "behaviours": {b: b for b in ("selection", "arguments", "ordering", "freshness")},
+        "min_cases_per_behaviour": 1,
+    }
+    (folder / "suite.yaml").write_text(yaml.safe_dump(suite), encoding="utf-8")
+    return folder
+
+
+@pytest.mark.browser
+def test_a_suite_runs_as_items_with_k_lf_junit_and_a_run_directory(
+    pytester: pytest.Pytester, static_shop: StaticSite, tmp_path: Path
+) -> None:
+    suite = _shop_suite(tmp_path / "suite", static_shop)
+    out, junit = tmp_path / "traces", tmp_path / "junit.xml"
+    args = ("--webmcp-suite", str(suite), "--webmcp-out", str(out), "-rs")
+    first = pytester.runpytest_subprocess(*args, "-k", "not SHOP-04", "--junitxml", str(junit))
+    text = first.stdout.str()
+    assert _outcomes(first) == {"passed": 3, "failed": 1, "skipped": 1, "deselected": 1}, text
+    # failed: the failing assertions, each with why; not_run: a skip with its reason
+    first.stdout.fnmatch_lines(
+        [
+            "*SHOP-05.t1: Two green teas into the cart*",
+            "SHOP-05.t1 failed: * of * assertion(s)",
+            "  ✗ calls.expected?1?: calls add_to_cart(*",
+            "      why: *argument quantity: expected 3, got 2*",
+            "  tool calls: #0 list_products, #1 add_to_cart; mutations: 0",
+            f"  trace: {out}/*/trials/SHOP-05.t1.json",
+        ]
+    )
+    assert re.search(
+        r"SKIPPED \[1\] .*SHOP-06\.yaml:\d+: not_run: setup: the start route /gone.html answered HTTP 404", text
+    )
+    # the run directory as `run` writes it: the plan lists exactly the chosen trials, each has its trace
+    (run_dir,) = out.iterdir()
+    plan = json.loads((run_dir / "plan.json").read_text(encoding="utf-8"))
+    chosen = ["SHOP-01.t1", "SHOP-02.t1", "SHOP-03.t1", "SHOP-05.t1", "SHOP-06.t1"]
+    assert sorted(t["trial_id"] for t in plan["trials"]) == chosen
+    assert sorted(p.stem for p in (run_dir / "trials").glob("*.json")) == chosen
+    assert (run_dir / "report.html").is_file() and (run_dir / "junit.xml").is_file()
+    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    assert summary["run_id"] == run_dir.name
+    report = subprocess.run(
+        [sys.executable, "-m", "runner.cli", "report", str(run_dir), "--out", str(tmp_path / "again")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert report.returncode == 1, report.stdout + report.stderr  # one trial failed
+    assert "3 passed, 1 failed, 1 not_run" in report.stdout
+    # pytest's own JUnit names each (case, trial)
+    names = re.findall(r'testcase classname="[^"]*" name="([^"]+)"', junit.read_text(encoding="utf-8"))
+    assert sorted(names) == chosen
+    # --lf plays only the trial that failed, into a new run of its own
+    again = pytester.runpytest_subprocess(*args, "--lf")
+    assert _outcomes(again) == {"failed": 1}, again.stdout.str()
+    again.stdout.fnmatch_lines(["run-last-failure: rerun previous 1 failure (skipped 5 files)"])
+    newest = max(out.iterdir(), key=lambda p: p.name)
+    assert [t["trial_id"] for t in json.loads((newest / "plan.json").read_text())["trials"]] == ["SHOP-05.t1"]
+
+
+def test_an_invalid_suite_stops_before_anything_runs(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "BAD-01.yaml").write_text((CASES / "SHOP-01.yaml").read_text().replace("{$ref: tea}", "{$regex: x}"))
+    result = pytester.runpytest_subprocess("--webmcp-suite", str(suite))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert re.search(r"BAD-01\.yaml:\d+: steps\[0\]\.plan\[1\]\.args\.product_id: .* not \$regex", err), err
+    assert "Traceback" not in err
