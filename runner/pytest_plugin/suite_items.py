@@ -48,8 +48,8 @@ def configure(config: pytest.Config) -> None:
     if hasattr(config, "workerinput"):
         raise pytest.UsageError("--webmcp-suite does not spread over pytest-xdist workers: run it with -n 0")
     folder = Path(config.getoption("webmcp_suite"))
-    cases, site_config = _load(folder, config.getoption("base_url", None))
-    plugin = SuitePlugin(config, folder.resolve(), cases, site_config)
+    cases, suite, site_config = _load(folder, config.getoption("base_url", None))
+    plugin = SuitePlugin(config, folder.resolve(), cases, suite, site_config)
     config.pluginmanager.register(plugin, SUITE_PLUGIN)
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args[:] = [str(folder)]
@@ -57,7 +57,8 @@ def configure(config: pytest.Config) -> None:
         config.args.append(str(folder))
 
 
-def _load(folder: Path, base_url: str | None) -> tuple[list[LoadedCase], Any]:
+def _load(folder: Path, base_url: str | None) -> tuple[list[LoadedCase], Any, Any]:
+    """The suite's cases (checked as ``validate`` checks them), the suite and its site (None: the embedded demo)."""
     from runner.suite.folder import SuiteError, find_suite, site_for_run
     from runner.suite.validate import CatalogError, find_catalog, load_suite
 
@@ -72,14 +73,17 @@ def _load(folder: Path, base_url: str | None) -> tuple[list[LoadedCase], Any]:
         if problems:
             lines = [str(p) for p in problems]
             raise pytest.UsageError("\n".join([*lines, f"--webmcp-suite {folder}: {len(problems)} problem(s)"]))
-        return loaded, site_for_run(suite, base_url, None)
+        return loaded, suite, site_for_run(suite, base_url, None)
     except (SuiteError, CatalogError) as err:
         raise pytest.UsageError(f"--webmcp-suite {folder}: {err}") from None
 
 
 class SuitePlugin:
-    def __init__(self, config: pytest.Config, folder: Path, cases: list[LoadedCase], site_config: Any) -> None:
+    def __init__(
+        self, config: pytest.Config, folder: Path, cases: list[LoadedCase], suite: Any, site_config: Any
+    ) -> None:
         self.config = config
+        self.suite = suite
         self.folder = folder
         self.by_file = {Path(lc.file).resolve(): lc for lc in cases}
         self.cases = cases
@@ -119,6 +123,7 @@ class SuitePlugin:
             headed=bool(self.config.getoption("headed", False)),
             base_url=self.config.getoption("base_url", None),
             site_config=self.site_config,
+            browser_context=self.suite.config.browser_context(),  # suite.yaml's time zone and locale
             select_trials={item.trial_id for item in self.chosen},
         )
 
