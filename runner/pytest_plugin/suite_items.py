@@ -21,6 +21,7 @@ import json
 import threading
 from collections.abc import Iterator
 from concurrent.futures import Future
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -48,8 +49,7 @@ def configure(config: pytest.Config) -> None:
     if hasattr(config, "workerinput"):
         raise pytest.UsageError("--webmcp-suite does not spread over pytest-xdist workers: run it with -n 0")
     folder = Path(config.getoption("webmcp_suite"))
-    cases, suite, site_config = _load(folder, config.getoption("base_url", None))
-    plugin = SuitePlugin(config, folder.resolve(), cases, suite, site_config)
+    plugin = SuitePlugin(config, _load(folder, config.getoption("base_url", None)))
     config.pluginmanager.register(plugin, SUITE_PLUGIN)
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args[:] = [str(folder)]
@@ -57,8 +57,15 @@ def configure(config: pytest.Config) -> None:
         config.args.append(str(folder))
 
 
-def _load(folder: Path, base_url: str | None) -> tuple[list[LoadedCase], Any, Any]:
-    """The suite's cases (checked as ``validate`` checks them), the suite and its site (None: the embedded demo)."""
+@dataclass
+class LoadedSuite:
+    cases: list[LoadedCase]  # checked as ``validate`` checks them
+    suite: Any  # runner.suite.folder.Suite
+    site_config: Any  # SiteConfig, or None: the embedded demo site (or a bare --base-url)
+    live_rules: bool  # no catalog file: as in run, each trial checks the rules against the tools it saw
+
+
+def _load(folder: Path, base_url: str | None) -> LoadedSuite:
     from runner.suite.folder import SuiteError, find_suite, site_for_run
     from runner.suite.validate import CatalogError, find_catalog, load_suite
 
@@ -73,21 +80,16 @@ def _load(folder: Path, base_url: str | None) -> tuple[list[LoadedCase], Any, An
         if problems:
             lines = [str(p) for p in problems]
             raise pytest.UsageError("\n".join([*lines, f"--webmcp-suite {folder}: {len(problems)} problem(s)"]))
-        return loaded, suite, site_for_run(suite, base_url, None)
+        return LoadedSuite(loaded, suite, site_for_run(suite, base_url, None), live_rules=catalog is None)
     except (SuiteError, CatalogError) as err:
         raise pytest.UsageError(f"--webmcp-suite {folder}: {err}") from None
 
 
 class SuitePlugin:
-    def __init__(
-        self, config: pytest.Config, folder: Path, cases: list[LoadedCase], suite: Any, site_config: Any
-    ) -> None:
+    def __init__(self, config: pytest.Config, loaded: LoadedSuite) -> None:
         self.config = config
-        self.suite = suite
-        self.folder = folder
-        self.by_file = {Path(lc.file).resolve(): lc for lc in cases}
-        self.cases = cases
-        self.site_config = site_config
+        self.loaded = loaded
+        self.by_file = {Path(lc.file).resolve(): lc for lc in loaded.cases}
         self.chosen: list[CaseItem] = []
         self.run: OpenRunThread | None = None
         self.traces: list[Trace] = []
@@ -102,7 +104,7 @@ class SuitePlugin:
 
     def play(self, item: CaseItem) -> Trace:
         if self.run is None:
-            self.run = OpenRunThread(self._options(), self.cases)
+            self.run = OpenRunThread(self._options(), self.loaded.cases)
         trace = self.run.play(item.loaded, item.index)
         self.traces.append(trace)
         return trace
@@ -122,8 +124,9 @@ class SuitePlugin:
             trials=self.config.getoption("webmcp_trials"),
             headed=bool(self.config.getoption("headed", False)),
             base_url=self.config.getoption("base_url", None),
-            site_config=self.site_config,
-            browser_context=self.suite.config.browser_context(),  # suite.yaml's time zone and locale
+            site_config=self.loaded.site_config,
+            browser_context=self.loaded.suite.config.browser_context(),  # suite.yaml's time zone and locale
+            live_rules=self.loaded.live_rules,
             select_trials={item.trial_id for item in self.chosen},
         )
 
