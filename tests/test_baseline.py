@@ -104,6 +104,10 @@ def test_an_unexplained_pass_fails_validate_and_a_marked_one_is_flagged_in_every
     health = json.loads((runs / "r" / "health.json").read_text(encoding="utf-8"))["baseline"]
     assert health["passes_with_no_agent"] == [{"case": "SILENT-01", "reason": REASON, "explained": True}]
     assert played_md.returncode == 0 and "baseline none" in played_md.stdout
+    again = cli("rejudge", str(runs / "r"), "--suite", str(suite), "-o", str(runs / "again"))
+    assert again.returncode == 0, again.stdout + again.stderr  # the baseline beside the run is judged again too
+    assert {t.evidence_kind for t in read_traces(runs / "again" / "again-baseline")} == {"baseline"}
+    assert flag in " ".join(again.stdout.split()) and "verdict changes: 0 of 4 trial(s)" in again.stdout
 
 
 def _trace(case_id: str, kind: str, verdict: str, null_agent: dict | None = None) -> Trace:
