@@ -1002,7 +1002,8 @@ def _cmd_rejudge(args: argparse.Namespace) -> int:
                 why = unanswerable(lc.case, t)
             if why:
                 refused.append(f"{run_dir / 'trials' / (t.trial_id + '.json')}: {why}")
-            new.append(rejudge(t, lc.case if lc else None, lc.file if lc else t.case_file, where.name, why))
+            case, file = (lc.case, lc.file) if lc else (None, t.case_file)
+            new.append(rejudge(t, case, file, where.name, why, live_rules="no catalog" in note))
         new_runs.append((run_dir, run, where, new))
     if refused and not args.keep_going:
         more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""

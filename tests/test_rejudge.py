@@ -138,3 +138,31 @@ def test_rejudge_of_what_is_not_a_run_is_one_line(tmp_path):
     out = cli("rejudge", str(tmp_path / "nothing"))
     assert out.returncode == 2 and "not a run directory" in out.stderr and "Traceback" not in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_without_a_catalog_a_rule_the_seen_tools_cannot_fire_is_not_run_again():
+    from runner.judge.rejudge import judged_again, rejudge
+    from runner.suite.case import Case
+    from runner.trace import Trace
+
+    case = Case.model_validate(
+        {
+            "id": "X-01",
+            "behaviour": "no_tool",
+            "title": "x",
+            "start_route": "/events",
+            "steps": [{"user": "hi"}],
+            "expect": {"calls": {"max_calls": 0, "forbidden": [{"tool": "search_events", "args": {"cityy": "x"}}]}},
+        }
+    )
+    seen = {"search_events": [{"type": "object", "properties": {"city": {"type": "string"}}}]}
+    trace = Trace(run_id="r", trial_id="X-01.t1", case_id="X-01", behaviour="no_tool", start_route="/events")
+    trace.live_tools, trace.verdict = seen, "passed"
+    never = rejudge(trace, case, "x.yaml", "new", live_rules=True)
+    assert never.verdict == "not_run" and never.not_run_kind == "case"
+    assert never.verdict_reason.startswith("can never fire: ") and "cityy" in never.verdict_reason
+    assert judged_again(never)  # played to the end: a fixed case judges it again
+    assert rejudge(trace, case, "x.yaml", "new", live_rules=False).verdict == "passed"  # a catalog checked it
+    fixed = case.model_copy(deep=True)
+    fixed.expect.calls.forbidden[0].args = {"city": "x"}
+    assert rejudge(never, fixed, "x.yaml", "newer", live_rules=True).verdict == "passed"

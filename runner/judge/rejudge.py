@@ -26,6 +26,7 @@ from typing import Any
 
 from runner.judge import checks
 from runner.suite.case import Case
+from runner.suite.live_rules import rules_that_never_fire
 from runner.trace import Trace, write_atomic, write_trace
 
 # A trial that stopped before its evidence was complete (browser, site, agent, step...) has nothing new to judge.
@@ -49,9 +50,14 @@ class Change:
         return self.old != self.new or bool(self.assertions)
 
 
+NEVER_FIRES = "can never fire: "  # a rule against the tools the trial saw (suite/live_rules.py): judged at the end
+
+
 def judged_again(trace: Trace) -> bool:
     """The trial played to the end (its verdict came from the checks): there is evidence to judge again."""
-    return trace.not_run_kind in JUDGED_KINDS
+    return trace.not_run_kind in JUDGED_KINDS or (
+        trace.not_run_kind == "case" and trace.verdict_reason.startswith(NEVER_FIRES)
+    )
 
 
 def unanswerable(case: Case, trace: Trace) -> str:
@@ -84,11 +90,15 @@ def _play_of(dumped: dict[str, Any]) -> dict[str, Any]:
     return {**{name: dumped.get(name) for name in PLAY_FIELDS}, "steps": steps}
 
 
-def rejudge(trace: Trace, case: Case | None, case_file: str, new_run_id: str, why_not: str = "") -> Trace:
+def rejudge(
+    trace: Trace, case: Case | None, case_file: str, new_run_id: str, why_not: str = "", live_rules: bool = False
+) -> Trace:
     """The trace judged again by ``case`` (None: no such case in the suite), as a trace of run ``new_run_id``.
 
     ``why_not``: the trace is unanswerable (see ``unanswerable``); it becomes not_run with that reason.
-    The evidence is copied as it was; ``rejudged`` says where the trace came from and what it said then.
+    ``live_rules``: the suite has no catalog file, so the case's rules are checked against the tools the
+    trial saw, as ``run`` does. The evidence is copied as it was; ``rejudged`` says where the trace came
+    from and what it said then.
     """
     new = trace.model_copy(deep=True)
     new.run_id = new_run_id
@@ -108,13 +118,15 @@ def rejudge(trace: Trace, case: Case | None, case_file: str, new_run_id: str, wh
     if not judged_again(trace):
         return new  # it never played to the end: its not_run stands, whatever the case says now
     kept = [a for a in trace.assertions if a.grader != "code" or a.kind == "agent"]
+    never = rules_that_never_fire(case, trace.live_tools)[0] if live_rules and trace.live_tools is not None else []
+    error, kind = (NEVER_FIRES + "; ".join(never), "case") if never else (None, "evidence")
     try:
         new.assertions = checks.evaluate(case, _in_case_order(case, trace)) + kept
-        error = None
     except Exception as err:  # a check that raises: not_run, as in a trial
-        new.assertions, error = kept, f"checker error: {type(err).__name__}: {err}"
+        new.assertions = kept
+        error, kind = error or f"checker error: {type(err).__name__}: {err}", kind if error else "checker"
     new.verdict, new.verdict_reason = checks.verdict(new.assertions, error)  # type: ignore[assignment]
-    new.not_run_kind = None if new.verdict != "not_run" else "checker" if error else "evidence"
+    new.not_run_kind = None if new.verdict != "not_run" else kind if error else "evidence"
     if why_not:
         new.verdict, new.not_run_kind = "not_run", "case"
         new.verdict_reason = f"rejudge: {why_not}"
