@@ -249,6 +249,8 @@ class WitnessEvent(Record):
     toolName: str | None = None  # as DevTools names it (toolInvoked)
     input: Any = None
     tools: list[str | None] | None = None  # toolsAdded, toolsRemoved: the tools' names
+    frame_id: str | None = None  # DevTools' id of the frame whose document it was (traces before frames: none)
+    top: bool | None = None  # that frame is the top page's
 
 
 class EarlierAttempt(Record):
@@ -378,6 +380,9 @@ class WitnessRecord(BaseModel):
     available: bool = False
     events: list[WitnessEvent] = Field(default_factory=list)
     disagreements: list[str] = Field(default_factory=list)
+    # calls in a frame DevTools does not see (a cross-site frame runs in its own process): neither agreement
+    # nor disagreement; written only when there are some
+    unwitnessed: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
 
 
 class Trace(BaseModel):

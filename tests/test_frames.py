@@ -50,7 +50,12 @@ def play_frames(tmp_path: Path, site: FramesSite, cases: list[LoadedCase], **kw:
 @pytest.fixture(scope="module")
 def frames_run(tmp_path_factory: pytest.TempPathFactory, frames: FramesSite) -> dict[str, Trace]:
     """The site's own cases and one that must fail: the items frame keeps its tool after its route change."""
-    cases = [*frames_cases().values(), _variant("FRAMES-02", "FRAMES-12", start_route="/?break=frame-stale")]
+    stale = frames_cases()["FRAMES-02"].case.model_dump(mode="json", exclude_defaults=True)["steps"]
+    stale[0]["plan"].append({"call": "lookup_item", "args": {"id": "item-1"}})  # the frame's stale handler, called
+    cases = [
+        *frames_cases().values(),
+        _variant("FRAMES-02", "FRAMES-12", start_route="/?break=frame-stale", steps=stale),
+    ]
     return play_frames(tmp_path_factory.mktemp("frames"), frames, cases)
 
 
@@ -64,7 +69,8 @@ def test_a_top_page_case_passes_beside_frames_that_register_tools(frames_run, fr
     assert trace.verdict == "passed", trace.verdict_reason
     assert _status(trace, "calls.stale")[0] == "passed"
     assert trace.steps[0].stale_registrations == []
-    assert sorted(trace.steps[0].catalog) == ["find_items", "open_item_details", "read_reviews", "request_quote"]
+    assert sorted(trace.steps[0].catalog[:4]) == ["find_items", "open_item_details", "read_reviews", "request_quote"]
+    assert sorted(trace.steps[0].catalog[4:]) == ["lookup_item", "widget_status"]  # the frames' tools, after
     # every registration says its frame: the top page's, the same-origin frame's, the widget's
     refused = {(r.document, r.instance) for r in trace.registrations if r.type == "register_error"}
     registered = {
@@ -110,9 +116,25 @@ def test_a_frames_own_route_change_is_judged_against_the_frames_route(frames_run
     assert status == "failed"
     assert why == (
         f"after step 0 on /: lookup_item (registered on /frame.html in the frame "
-        f"{frames.url}frame.html?break=stale) is still registered"
+        f"{frames.url}frame.html?break=stale) is still registered; "
+        f"call #1 lookup_item on /details.html in the frame {frames.url}details.html "
+        "ran a handler registered on /frame.html"
     ), why
     assert [r.name for r in stale.steps[0].stale_registrations] == ["lookup_item"]
+
+
+def test_a_frames_tools_are_called_in_their_frame_and_each_call_says_which(frames_run, frames):
+    trace = frames_run["FRAMES-03"]
+    assert trace.verdict == "passed", trace.verdict_reason
+    item, widget = trace.calls
+    assert item.route == "/" and item.frame is not None and item.frame.url == frames.url + "frame.html"
+    assert widget.frame is not None and (widget.frame.origin, widget.frame.same_origin) == (frames.other_origin, False)
+    assert _status(trace, "calls.stale")[0] == "passed"
+    # DevTools saw the same-origin frame's call (its frame named); the cross-site widget runs out of its view
+    assert _status(trace, "calls.witness")[0] == "passed" and trace.witness.disagreements == []
+    invoked = [e for e in trace.witness.events if e.event == "toolInvoked"]
+    assert [(e.toolName, e.top) for e in invoked] == [("lookup_item", False)]
+    assert trace.witness.unwitnessed == [f"widget_status {{}} in the frame {frames.other_origin}/widget.html"]
 
 
 @pytest.fixture(scope="module")
@@ -183,5 +205,7 @@ def test_init_writes_the_top_pages_tools_and_lists_each_frames_apart(frames_list
     assert "  refused by the browser: broken_tool: TypeError:" in out.stdout
     assert f"  frame {frames.url}frame.html (same origin, allow='tools'): 1 tool(s): lookup_item" in out.stdout
     catalog = json.loads((frames_listing["folder"] / "catalog.json").read_text(encoding="utf-8"))
-    assert set(catalog["routes"]["/"]) == {"find_items", "read_reviews", "open_item_details", "request_quote"}
-    assert "4 starter case(s) (2 call a read-only tool, 2 do not call theirs)" in out.stdout
+    # an agent is offered the frames' tools too (called in their frame): the catalog and starters have them
+    assert list(catalog["routes"]["/"])[4:] == ["lookup_item", "widget_status"]
+    assert set(catalog["routes"]["/"]) >= {"find_items", "read_reviews", "open_item_details", "request_quote"}
+    assert "6 starter case(s) (4 call a read-only tool, 2 do not call theirs)" in out.stdout

@@ -252,9 +252,10 @@ def _witness(trace: Trace) -> Assertion:
             "calls.witness", "witness", desc, None, "the browser has no DevTools WebMCP domain: no second witness"
         )
     seen = sum(e.event == "toolInvoked" for e in w.events)
-    return _a(
-        "calls.witness", "witness", desc, not w.disagreements, "; ".join(w.disagreements) or f"{seen} call(s), the same"
-    )
+    why = "; ".join(w.disagreements) or f"{seen} call(s), the same"
+    if w.unwitnessed:  # a cross-site frame's calls: out of DevTools' view, so neither agreeing nor not
+        why += f"; out of DevTools' view (a frame in another process): {', '.join(w.unwitnessed)}"
+    return _a("calls.witness", "witness", desc, not w.disagreements, why)
 
 
 def _set_assignment(exp: CallExpectations, calls: list[ToolCall]) -> dict[int, int]:

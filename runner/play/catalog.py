@@ -27,7 +27,7 @@ from playwright.async_api import Browser, BrowserContext, Frame, Page, async_pla
 from playwright.async_api import Error as PlaywrightError
 
 from runner.play.browser import launch
-from runner.play.toolhost import SHIM_JS, ShimLog, ToolHost
+from runner.play.toolhost import FRAME_LIST_TIMEOUT_MS, SHIM_JS, ShimLog, ToolHost
 from runner.suite.site import resolve_route
 
 # Reading a site once (tools, init) waits longer for quiet than a trial's default: tools registered after a
@@ -111,8 +111,8 @@ def page_tool(raw: dict[str, Any], registered: dict[str, Any] | None) -> PageToo
 
 
 async def _frame_listing(frame: Frame, native: bool) -> list[dict[str, Any]]:
-    if native:
-        return list(await frame.webmcp.tools())
+    if native:  # a frame still loading or hung gets a short wait: the rest of the page is still listed
+        return list(await frame.webmcp.tools(timeout=None if frame.parent_frame is None else FRAME_LIST_TIMEOUT_MS))
     return await frame.evaluate("window.__webmcpEval ? window.__webmcpEval.tools() : []")
 
 

@@ -192,6 +192,7 @@ class TrialPage:
     host: ToolHost = field(init=False)
     cdp: CDPSession | None = None
     cdp_events: list[dict[str, Any]] = field(default_factory=list)
+    top_frame_id: str | None = None  # DevTools' id of the top page's frame
     crashed: str | None = None
     crash_event: asyncio.Event = field(default_factory=asyncio.Event)  # set when the renderer dies
 
@@ -219,11 +220,17 @@ class TrialPage:
             for name in ("toolsAdded", "toolsRemoved", "toolInvoked", "toolResponded"):
                 self.cdp.on(f"WebMCP.{name}", lambda params, name=name: self._witness(name, params))
             await self.cdp.send("WebMCP.enable")
+            # the top page's frame id: DevTools names each event's frame, and a frame's events are told apart by it
+            tree = await self.cdp.send("Page.getFrameTree")
+            self.top_frame_id = tree["frameTree"]["frame"]["id"]
         except Exception:
             self.cdp = None
 
     def _witness(self, name: str, params: dict[str, Any]) -> None:
         slim = {k: v for k, v in params.items() if k not in ("stackTrace", "frameId")}
+        frame_id = params.get("frameId") or next((t.get("frameId") for t in params.get("tools") or []), None)
+        if frame_id is not None:  # which frame's document (toolResponded names only the invocation)
+            slim["frame_id"], slim["top"] = frame_id, frame_id == self.top_frame_id
         if "tools" in slim:
             slim["tools"] = [t.get("name") for t in slim["tools"]]
         if isinstance(slim.get("input"), str):

@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Page
+from playwright.async_api import Frame, Page
 
 from runner.trace import FrameRecord, ToolCall, ToolInfo
 
@@ -27,6 +27,8 @@ CALL_TIMEOUT_MS = 15_000
 # change) may still be loading its scripts or the new route's data, slow under
 # load; only after this long without a registration is "no tools" the answer.
 NO_TOOLS_GRACE_S = 3.0
+# A frame that does not answer its listing in this long (still loading, hung) offers no tools this time.
+FRAME_LIST_TIMEOUT_MS = 3000
 # A request older than this is a long poll or a stream, not the route loading.
 LOADING_REQUEST_S = 5.0
 
@@ -208,14 +210,47 @@ class ToolHost:
         return "/" + url.split("://", 1)[-1].split("/", 1)[-1].split("?", 1)[0] if "://" in url else url
 
     async def catalog(self) -> list[ToolInfo]:
-        """The tools the page offers right now (re-read every time: they change with the route)."""
-        if self.path == "native":
-            raw = await self.page.webmcp.tools()
-        else:
-            raw = await self.page.evaluate("window.__webmcpEval ? window.__webmcpEval.tools() : []")
-        # the shim saw the annotations as the page passed them; the native listing renames them (readOnly)
-        registered = {r["name"]: r.get("annotations") for r in self.log.active_registrations(top_only=True)}
-        return [_tool_info({**t, "annotations": t.get("annotations") or registered.get(t.get("name"))}) for t in raw]
+        """The tools the page offers right now (re-read every time: they change with the route).
+
+        The top page's first, then each frame's: an agent of the browser sees a
+        frame's tools too. A name an earlier frame already offers stays that frame's.
+        """
+        return self._tools(await self._listings())
+
+    def _tools(self, listings: list[tuple[Frame, list[dict[str, Any]]]]) -> list[ToolInfo]:
+        tools: dict[str, ToolInfo] = {}
+        for frame, raw in listings:
+            # the shim saw the annotations as the page passed them; the native listing renames them (readOnly)
+            document = self.log.document_in(frame)
+            registered = {
+                r["name"]: r.get("annotations")
+                for r in self.log.active_registrations()
+                if document is None or r.get("document") == document
+            }
+            for t in raw:
+                info = _tool_info({**t, "annotations": t.get("annotations") or registered.get(t.get("name"))})
+                tools.setdefault(info.name, info)
+        return list(tools.values())
+
+    async def _listings(self) -> list[tuple[Frame, list[dict[str, Any]]]]:
+        """Each frame's own tools, the top page first.
+
+        A frame that may not list tools (its permissions policy) or that went away lists none.
+        """
+        out: list[tuple[Frame, list[dict[str, Any]]]] = []
+        for frame in self.page.frames:
+            try:
+                top = frame is self.page.main_frame
+                if self.path == "native":
+                    raw = list(await frame.webmcp.tools(timeout=None if top else FRAME_LIST_TIMEOUT_MS))
+                else:
+                    raw = await frame.evaluate("window.__webmcpEval ? window.__webmcpEval.tools() : []")
+            except PlaywrightError:
+                if top:
+                    raise
+                continue
+            out.append((frame, raw))
+        return out
 
     async def wait_for_tools(
         self, names: list[str] | None = None, timeout_ms: int = 5000, settle_ms: int | None = None
@@ -280,11 +315,14 @@ class ToolHost:
         self.calls.append(record)
         started = time.monotonic()
         try:
-            names = {t.name for t in await self.catalog()}
+            listings = await self._listings()
         except PlaywrightError as err:
             record.error = f"could not read the catalog: {_first_line(err)}"
             return record
-        if name not in names:
+        names = {t.name for t in self._tools(listings)}
+        # the frame whose tool it is: the top page's first, as the catalog lists it
+        frame = next((f for f, raw in listings if any(t.get("name") == name for t in raw)), None)
+        if frame is None:
             record.in_catalog = False
             record.refused = True
             record.error = f"refused: {name!r} is not in the active catalog ({', '.join(sorted(names)) or 'empty'})"
@@ -292,9 +330,9 @@ class ToolHost:
         seen = len(self.log.events)
         try:
             if self.path == "native":
-                record.result = await self.page.webmcp.call_tool(name, args, timeout=CALL_TIMEOUT_MS)
+                record.result = await frame.webmcp.call_tool(name, args, timeout=CALL_TIMEOUT_MS)
             else:
-                record.result = await self.page.evaluate("([n, a]) => window.__webmcpEval.call(n, a)", [name, args])
+                record.result = await frame.evaluate("([n, a]) => window.__webmcpEval.call(n, a)", [name, args])
         except PlaywrightError as err:
             record.error = _first_line(err)
         finally:

@@ -10,6 +10,7 @@ import json
 from collections import Counter
 from typing import Any
 
+from runner.play.toolhost import is_top
 from runner.trace import WitnessRecord
 
 
@@ -18,14 +19,28 @@ def compare_witness(
 ) -> WitnessRecord:
     """The shim and the DevTools domain should have seen the same calls; list where they did not.
 
-    An imperative call agrees when name and arguments are equal. A declarative
-    (form) call agrees when the form held every value DevTools saw the agent
-    send: the shim reads the filled form, whose other fields keep their defaults.
+    An imperative call agrees when name and arguments are equal, in the same
+    kind of frame (the top page's or a frame's). A declarative (form) call
+    agrees when the form held every value DevTools saw the agent send: the shim
+    reads the filled form, whose other fields keep their defaults.
+
+    DevTools' session of the page sees the page's own process only: a call in
+    a frame whose tools it never saw registered (a cross-site frame, out of
+    process) is listed as unwitnessed, never as a disagreement.
     """
     record = WitnessRecord(available=available, events=cdp_events)
     if not available:
         return record
-    shim = [e for e in shim_events if e.get("type") in ("call", "refused")]
+    seen_registered = {name for e in cdp_events if e.get("event") == "toolsAdded" for name in e.get("tools") or []}
+    shim = []
+    for e in shim_events:
+        if e.get("type") not in ("call", "refused"):
+            continue
+        if not is_top(e) and e.get("name") not in seen_registered:
+            frame = e["frame"].get("url") if isinstance(e.get("frame"), dict) else None
+            record.unwitnessed.append(f"{_call_key(e.get('name'), e.get('args'))} in the frame {frame}")
+            continue
+        shim.append(e)
     cdp = [e for e in cdp_events if e.get("event") == "toolInvoked"]
     unseen_by_cdp: Counter[str] = Counter()
     for event in shim:
@@ -49,6 +64,8 @@ def _call_key(name: Any, args: Any) -> str:
 def _same_call(shim: dict[str, Any], cdp: dict[str, Any]) -> bool:
     if shim.get("name") != cdp.get("toolName"):
         return False
+    if cdp.get("top") is not None and cdp["top"] != is_top(shim):
+        return False  # a frame's call is not the top page's call of a tool with the same name
     sent, seen = cdp.get("input") or {}, shim.get("args") or {}
     if shim.get("declarative") and isinstance(sent, dict):
         return all(k in seen and seen[k] == v for k, v in sent.items())

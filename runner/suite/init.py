@@ -117,7 +117,7 @@ class InitResult:
         for r in self.routes:
             lines.append(f"read {r.url}: {len(r.tools)} tool(s) ({r.path} WebMCP)")
             lines += _apart(r)
-        lines += [_no_tools_warning(r) for r in self.routes if not r.tools]
+        lines += [_no_tools_warning(r) for r in self.routes if not offered(r)]
         lines.append(
             f"wrote {self.folder}: {SUITE_FILE}, {CATALOG_FILE}, {len(self.starters)} starter case(s) "
             f"({reads} call a read-only tool, {len(self.starters) - reads} do not call theirs)"
@@ -136,9 +136,15 @@ def _apart(route: PageReading) -> list[str]:
         names = ", ".join(t.name for t in f.tools) or "none"
         lines.append(f"  frame {f.url} ({where}, allow={f.allow!r}): {len(f.tools)} tool(s): {names}")
         lines += [f"    refused by the browser: {x.name}: {x.error}" for x in f.refused]
-    if route.frames:
-        lines.append("  (a frame's tools are listed apart: catalog.json and the starters hold the top page's)")
     return lines
+
+
+def offered(route: PageReading) -> list[PageTool]:
+    """The tools an agent is offered at a route: the top page's, then each frame's (a name taken stays taken)."""
+    tools: dict[str, PageTool] = {}
+    for t in [*route.tools, *(t for f in route.frames for t in f.tools)]:
+        tools.setdefault(t.name, t)
+    return list(tools.values())
 
 
 def _no_tools_warning(route: PageReading) -> str:
@@ -296,7 +302,7 @@ def plan_suite(base_url: str, routes: list[PageReading], settle_ms: int) -> tupl
             "; ".join(f"{r.url}: could not open the page: {r.error}" for r in failed)
             + ": check that the site is running and that --base-url (and each --route) opens in a browser"
         )
-    if not any(r.tools for r in routes):
+    if not any(offered(r) for r in routes):
         shown = ", ".join(r.url for r in routes)
         raise SiteUnreadable(
             f"no WebMCP tools registered at {shown} within the wait: check the URL and routes "
@@ -305,12 +311,13 @@ def plan_suite(base_url: str, routes: list[PageReading], settle_ms: int) -> tupl
     catalog: dict[str, dict[str, Any]] = {"routes": {}}
     for r in routes:
         tools = catalog["routes"].setdefault(route_key(r.route), {})
-        tools.update({t.name: t.input_schema or {"type": "object"} for t in r.tools})
+        for t in offered(r):
+            tools.setdefault(t.name, t.input_schema or {"type": "object"})
     starters: list[Starter] = []
     taken: set[str] = set()
     seen_tools: set[str] = set()
     for r in routes:
-        for tool in r.tools:
+        for tool in offered(r):
             if tool.name in seen_tools:
                 continue  # one starter per tool, at the first route that registers it
             seen_tools.add(tool.name)
