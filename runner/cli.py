@@ -1329,7 +1329,9 @@ def _validate_live(args: argparse.Namespace) -> tuple[list, list, str, Any] | in
 
 
 def _route_tools(reading: Any, route_key: Callable[[str], str]) -> dict[str, dict[str, Any]]:
-    return {route_key(reading.route): {t.name: t.input_schema or {"type": "object"} for t in reading.tools}}
+    from runner.suite.init import offered  # the top page's tools, then its frames': what an agent is offered
+
+    return {route_key(reading.route): {t.name: t.input_schema or {"type": "object"} for t in offered(reading)}}
 
 
 def _cmd_import(args: argparse.Namespace) -> int:

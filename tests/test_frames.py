@@ -209,3 +209,9 @@ def test_init_writes_the_top_pages_tools_and_lists_each_frames_apart(frames_list
     assert list(catalog["routes"]["/"])[4:] == ["lookup_item", "widget_status"]
     assert set(catalog["routes"]["/"]) >= {"find_items", "read_reviews", "open_item_details", "request_quote"}
     assert "6 starter case(s) (4 call a read-only tool, 2 do not call theirs)" in out.stdout
+
+
+def test_validate_live_checks_calls_of_a_frames_tools_against_what_the_frames_register(frames):
+    out = cli("validate", str(CASES), "--live", frames.url)
+    assert out.returncode == 0, out.stdout + out.stderr  # FRAMES-03 calls lookup_item and widget_status, in frames
+    assert "3 case(s) valid" in out.stdout
