@@ -1971,6 +1971,10 @@ def build_parser() -> argparse.ArgumentParser:
     schema.add_argument("-o", "--output", help="write it to this file")
     schema.set_defaults(func=_cmd_schema)
 
+    from runner.audit.command import add_audit_parser  # webmcp-eval audit: its own module
+
+    add_audit_parser(sub)
+
     site = sub.add_parser("site", help="serve the demo events site")
     site.add_argument("--host", default="127.0.0.1", help="bind address (default: loopback only)")
     site.add_argument("--port", type=PORT, default=8000, help="port; 0 picks a free one")

@@ -411,3 +411,36 @@ def test_rejudge_and_the_null_agent_have_help():
     assert "none: the null agent" in run_help and "--baseline {none}" in run_help
     validate_help = " ".join(cli("validate", "--help").stdout.split())
     assert "--baselines" in validate_help and "null_agent: {passes: true, reason: ...}" in validate_help
+
+    assert "none: the null agent" in run_help
+
+
+def test_audit_help_names_its_flags_and_usage_errors_are_one_line(tmp_path):
+    out = cli("audit", "--help")
+    assert out.returncode == 0 and "usage: webmcp-eval audit" in out.stdout
+    for flag in (
+        "--route",
+        "--max-pages",
+        "--smoke",
+        "--all-tools",
+        "--watch-ms",
+        "--json",
+        "--sarif",
+        "--markdown",
+        "--html",
+        "--contract",
+        "--update-contract",
+        "--suite",
+    ):
+        assert flag in out.stdout
+    corrupt = tmp_path / "contract.json"
+    corrupt.write_text("{oops")
+    for args, message in (
+        (["file:///etc/passwd"], "not an http(s) URL"),
+        (["http://127.0.0.1:9/", "--contract", str(corrupt)], "not JSON"),
+        (["http://127.0.0.1:9/", "--update-contract"], "--update-contract needs --contract FILE"),
+        (["http://127.0.0.1:9/", "--all-tools"], "give it with --smoke"),
+        (["http://127.0.0.1:9/", "--max-pages", "0"], "--max-pages 0"),
+    ):
+        bad = cli("audit", *args)
+        assert bad.returncode == 2 and message in bad.stderr and len(bad.stderr.strip().splitlines()) == 1, bad.stderr

@@ -120,6 +120,12 @@ class SuiteConfig(BaseModel):
     def browser_context(self) -> BrowserContextSettings:
         return BrowserContextSettings(self.timezone_id, self.locale)
 
+    audit: dict[str, Any] | None = Field(
+        default=None,
+        description="webmcp-eval audit's rules: {rules: {RULE: off | error | warning | note | {severity, OPTION: "
+        "value}}} (runner/audit/config.py checks it)",
+    )
+
     @field_validator("harness", mode="before")
     @classmethod
     def _harness_line(cls, value: Any) -> Any:

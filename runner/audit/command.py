@@ -1,0 +1,157 @@
+"""``webmcp-eval audit``: the command line in front of runner/audit (parse, check, run the engine, write views).
+
+Every usage mistake (a URL that is not HTTP, a corrupt contract, a bad
+setting in suite.yaml) is one line and exit 2 before any browser starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_NOT_RUN = 0, 1, 2, 3
+DEFAULT_HTML = "audit-report.html"
+
+
+class AuditUsageError(Exception):
+    """A usage mistake: one line, exit 2."""
+
+
+def add_audit_parser(sub: argparse._SubParsersAction) -> None:
+    audit = sub.add_parser(
+        "audit",
+        help="judge a site's WebMCP tools themselves: lint, smoke calls, timeline, contract, score",
+        description="Open URL (and each --route, and up to --max-pages same-origin pages) in Chromium, read every "
+        "frame's tools, and judge them: static rules on names, descriptions, schemas, sensitive data, frames and "
+        "refused registrations; the registration timeline; with --smoke, calls with inputs drawn from each "
+        "schema, judged on their answers and on the writes the proxy counts. Writes an HTML report. Exit 0 when "
+        "clean, 1 for an error-level finding or a page that failed to load, 2 for a usage error.",
+    )
+    audit.add_argument("url", help="the page, or the base URL the routes resolve under (http or https)")
+    audit.add_argument("--route", action="append", default=[], help="a route under URL to audit (repeatable)")
+    audit.add_argument(
+        "--max-pages",
+        type=int,
+        default=1,
+        metavar="N",
+        help="follow same-origin links up to N pages in all (default 1: no crawl; never submits forms)",
+    )
+    audit.add_argument("--smoke", action="store_true", help="call the read-only tools with inputs from their schemas")
+    audit.add_argument(
+        "--all-tools",
+        action="store_true",
+        help="with --smoke: call the other tools too, each call in a fresh world (the site's hooks)",
+    )
+    audit.add_argument(
+        "--watch-ms",
+        type=int,
+        default=5000,
+        metavar="MS",
+        help="watch each page this long after its load event (default 5000)",
+    )
+    audit.add_argument("--json", metavar="FILE", help="write the report as JSON")
+    audit.add_argument("--sarif", metavar="FILE", help="write SARIF 2.1.0 (CI code scanning)")
+    audit.add_argument("--markdown", metavar="FILE", help="write a Markdown summary (CI job summary, PR comment)")
+    audit.add_argument("--html", metavar="FILE", default=DEFAULT_HTML, help=f"the HTML report (default {DEFAULT_HTML})")
+    audit.add_argument("--contract", metavar="FILE", help="compare the surface with this reviewed contract")
+    audit.add_argument("--update-contract", action="store_true", help="write the surface to --contract FILE instead")
+    audit.add_argument(
+        "--suite",
+        metavar="DIR",
+        help="a suite folder: its suite.yaml's audit rules and site hooks, and its cases for coverage",
+    )
+    audit.add_argument("--chromium", help="the Chromium binary")
+    audit.set_defaults(func=cmd_audit)
+
+
+def _say(text: str) -> None:
+    sys.stderr.write(f"webmcp-eval audit: {text}\n")
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    try:
+        options = _options(args)
+    except AuditUsageError as err:
+        _say(str(err))
+        return EXIT_USAGE
+    from runner.audit.engine import audit
+    from runner.audit.writers import html_report, json_text, markdown_report, sarif_report, text_report
+    from runner.play.browser import ChromiumNotFound
+
+    try:
+        report = asyncio.run(audit(options))
+    except ChromiumNotFound as err:
+        _say(str(err))
+        return EXIT_NOT_RUN
+    import json
+
+    outputs = {
+        args.json: lambda: json_text(report),
+        args.sarif: lambda: json.dumps(sarif_report(report), indent=2, ensure_ascii=False) + "\n",
+        args.markdown: lambda: markdown_report(report),
+        args.html: lambda: html_report(report),
+    }
+    sys.stdout.write(text_report(report))
+    for path, render in outputs.items():
+        if path:
+            try:
+                Path(path).write_text(render(), encoding="utf-8")
+            except OSError as err:
+                _say(f"cannot write {path}: {err.strerror or err}")
+                return EXIT_USAGE
+    sys.stdout.write(f"report: {args.html}\n")
+    return report.exit_code
+
+
+def _options(args: argparse.Namespace):  # noqa: ANN202 - AuditOptions, imported late to keep --help fast
+    from runner.audit.config import AuditConfigError, parse_audit_config
+    from runner.audit.contract import ContractError, read_contract
+    from runner.audit.engine import AuditOptions
+    from runner.suite.folder import SuiteError, find_suite
+    from runner.suite.site import SiteConfig, demo_site_config
+
+    parts = urlsplit(args.url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise AuditUsageError(f"{args.url}: not an http(s) URL (e.g. http://127.0.0.1:8000/demo/)")
+    if not 1 <= args.max_pages <= 1000:
+        raise AuditUsageError(f"--max-pages {args.max_pages}: give 1 to 1000")
+    if not 0 <= args.watch_ms <= 120_000:
+        raise AuditUsageError(f"--watch-ms {args.watch_ms}: give 0 to 120000 ms")
+    if args.all_tools and not args.smoke:
+        raise AuditUsageError("--all-tools calls tools: give it with --smoke")
+    if args.update_contract and not args.contract:
+        raise AuditUsageError("--update-contract needs --contract FILE (where to write it)")
+    if args.contract and not args.update_contract:
+        try:
+            read_contract(Path(args.contract))  # a corrupt contract stops here, before any browser
+        except ContractError as err:
+            raise AuditUsageError(str(err)) from None
+    options = AuditOptions(
+        url=args.url,
+        routes=args.route,
+        max_pages=args.max_pages,
+        smoke=args.smoke,
+        all_tools=args.all_tools,
+        watch_ms=args.watch_ms,
+        chromium=args.chromium,
+        contract=Path(args.contract) if args.contract else None,
+        update_contract=args.update_contract,
+    )
+    if args.suite:
+        try:
+            suite = find_suite([], Path(args.suite))
+        except SuiteError as err:
+            raise AuditUsageError(str(err)) from None
+        try:
+            options.config = parse_audit_config(suite.config.audit)
+        except AuditConfigError as err:
+            raise AuditUsageError(f"{suite.where(*err.field.split('.'))}: {err}") from None
+        site = suite.config.site
+        options.site = demo_site_config(args.url) if site == "demo" else site if isinstance(site, SiteConfig) else None
+        from runner.audit.coverage import suite_coverage
+
+        options.covered = suite_coverage(suite).tools
+    return options

@@ -1,0 +1,385 @@
+"""One audit from start to end: open each page, read its surface, judge it, call its tools, score it.
+
+    report = asyncio.run(audit(AuditOptions(url="http://127.0.0.1:8000/demo/", smoke=True)))
+    report.exit_code          # 0 clean, 1 an error-level finding or a page that failed to load
+
+Pages are read one at a time, each in a fresh browser context with the shim.
+With ``max_pages`` > 1 same-origin links are followed (breadth first, each
+URL once, never a form submission); a redirect to another origin is reported
+and not followed. Smoke calls go through the real proxy, which counts the
+network writes of every call; a tool not marked read-only is called only with
+``all_tools``, then each call in a fresh world (the site's reset hook, when it
+has one) so one call's write never meets the next.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+import uuid
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+from playwright.async_api import Browser, BrowserContext, async_playwright
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Frame as PwFrame
+
+from runner.audit.config import AuditConfig
+from runner.audit.contract import contract_diff, contract_findings, contract_of, read_contract, write_contract
+from runner.audit.inputs import smoke_inputs
+from runner.audit.model import Finding, Frame, PageSurface, Tool
+from runner.audit.reader import OpenPage, open_page, origin_of, read_surface
+from runner.audit.rules import lint
+from runner.audit.score import overall_score, page_score
+from runner.audit.smoke import UNSERIALIZABLE, CallOutcome, judge
+from runner.audit.timeline import Timeline, timeline_findings, timeline_of
+from runner.play.browser import launch
+from runner.suite.site import SiteClient, SiteConfig, resolve_route
+
+MAX_REDIRECTS = 5
+NETWORK_SETTLE_S = 0.3  # after a call, how long its requests may still start and count for it
+
+
+@dataclass
+class AuditOptions:
+    url: str
+    routes: list[str] = field(default_factory=list)
+    max_pages: int = 1
+    smoke: bool = False
+    all_tools: bool = False
+    watch_ms: int = 5000
+    config: AuditConfig = field(default_factory=AuditConfig)
+    contract: Path | None = None
+    update_contract: bool = False
+    chromium: str | None = None
+    site: SiteConfig | None = None  # hooks for a fresh world per call (--all-tools)
+    covered: set[str] | None = None  # tools the suite's cases call or assert (coverage); None: no suite
+
+
+@dataclass
+class PageAudit:
+    surface: PageSurface
+    findings: list[Finding] = field(default_factory=list)
+    timeline: Timeline | None = None
+    calls: dict[str, list[CallOutcome]] = field(default_factory=dict)
+    seconds: float = 0.0
+    score: int = 0
+    categories: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class AuditReport:
+    url: str
+    pages: list[PageAudit] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)  # across pages: drift, contract
+    contract_changes: list[str] = field(default_factory=list)
+    contract_written: Path | None = None
+    score: int = 0
+    seconds: float = 0.0
+    smoke: bool = False
+
+    def all_findings(self) -> list[Finding]:
+        return [f for p in self.pages for f in p.findings] + self.findings
+
+    def counts(self) -> dict[str, int]:
+        out = {"error": 0, "warning": 0, "note": 0}
+        for f in self.all_findings():
+            out[f.severity] += 1
+        return out
+
+    @property
+    def exit_code(self) -> int:
+        failed = any(p.surface.error for p in self.pages)
+        return 1 if failed or self.counts()["error"] else 0
+
+
+class _Network:
+    """The proxy's account of one context's traffic, diffed around each call."""
+
+    def __init__(self, proxy: Any) -> None:
+        self.proxy = proxy
+        self.ids = itertools.count(1)
+
+    def begin(self) -> str:
+        trial = f"audit-{next(self.ids)}-{uuid.uuid4().hex[:6]}"
+        self.proxy.begin_trial(trial)
+        return trial
+
+    def seen(self, trial: str) -> int:
+        return len(self.proxy.snapshot(trial).requests)
+
+    def since(self, trial: str, start: int) -> tuple[list[str], list[str]]:
+        new = self.proxy.snapshot(trial).requests[start:]
+        writes = [f"{r.method} {r.path if not r.outbound else r.url}" for r in new if r.mutation]
+        other = [f"{r.method} {r.url}" for r in new if r.outbound]
+        return writes, other
+
+
+class Auditor:
+    def __init__(self, options: AuditOptions, browser: Browser, network: _Network | None) -> None:
+        self.options = options
+        self.browser = browser
+        self.network = network
+        self.site = SiteClient(options.site) if options.site else None
+
+    async def _context(self, world: str | None = None) -> tuple[BrowserContext, str | None]:
+        from proxies import TRIAL_HEADER
+
+        trial = self.network.begin() if self.network else None
+        context = await self.browser.new_context(extra_http_headers={TRIAL_HEADER: trial} if trial else None)
+        if world and self.options.site and self.options.site.world_cookie:
+            cookie = {"name": self.options.site.world_cookie, "value": world, "url": self.options.url}
+            await context.add_cookies([cookie])  # type: ignore[list-item]
+        return context, trial
+
+    async def audit_page(self, url: str) -> PageAudit:
+        started = time.monotonic()
+        error = await redirect_away(url)
+        if error:
+            audit = PageAudit(PageSurface(url=url, error=error))
+        else:
+            context, trial = await self._context()
+            try:
+                opened = await open_page(context)
+                audit = PageAudit(await read_surface(opened, url, self.options.watch_ms))
+                self._judge_static(audit)
+                if self.options.smoke and not audit.surface.error:
+                    await self._smoke(audit, opened, trial)
+            finally:
+                await context.close()
+        if audit.surface.error and self.options.config.enabled("page-unreachable"):
+            config = self.options.config
+            audit.findings.insert(
+                0,
+                Finding(
+                    "page-unreachable",
+                    config.severity("page-unreachable"),
+                    f"could not audit the page: {audit.surface.error}",
+                    url,
+                ),
+            )
+        audit.seconds = round(time.monotonic() - started, 2)
+        return audit
+
+    def _judge_static(self, audit: PageAudit) -> None:
+        config = self.options.config
+        audit.findings += lint(audit.surface, config)
+        audit.findings += timeline_findings(audit.surface, config)
+        audit.timeline = timeline_of(audit.surface, config) if not audit.surface.error else None
+
+    async def _smoke(self, audit: PageAudit, opened: OpenPage, trial: str | None) -> None:
+        page = audit.surface
+        for frame_info, tool in page.tools():
+            if tool.kind == "declarative" and not self.options.all_tools:
+                continue  # a form call fills (and may submit) the person's form
+            if not tool.read_only and not self.options.all_tools:
+                continue
+            outcomes: list[CallOutcome] = []
+            for smoke_input in smoke_inputs(tool.input_schema):
+                if tool.read_only:
+                    outcome = await self._call(opened, _find_frame(opened, frame_info), tool, smoke_input, trial)
+                else:
+                    outcome = await self._fresh_call(page.url, frame_info, tool, smoke_input)
+                outcomes.append(outcome)
+                if outcome.timed_out:
+                    break  # a tool that hangs once is judged; waiting out every input would only cost time
+            audit.calls[f"{frame_info.url} {tool.name}"] = outcomes
+            audit.findings += judge(tool, frame_info, page.url, outcomes, self.options.config)
+
+    async def _call(
+        self, opened: OpenPage, frame: PwFrame | None, tool: Tool, smoke_input: Any, trial: str | None
+    ) -> CallOutcome:
+        outcome = CallOutcome(smoke_input)
+        if frame is None:
+            outcome.error = "its frame is gone"
+            return outcome
+        timeout_ms = self.options.config.options("smoke-timeout")["timeout_ms"]
+        start = self.network.seen(trial) if self.network and trial else 0
+        logged = len(opened.frame_log(frame))
+        began = time.monotonic()
+        try:
+            outcome.result = await asyncio.wait_for(
+                frame.webmcp.call_tool(tool.name, smoke_input.args, timeout=timeout_ms), timeout_ms / 1000 + 5
+            )
+        except TimeoutError:
+            outcome.timed_out = True
+        except PlaywrightError as err:
+            text = _first_line(err)
+            if "Timeout" in text and "exceeded" in text:
+                outcome.timed_out = True
+            elif any(s in text.lower() for s in ("circular", "cyclic", "serializ", "could not be cloned")):
+                outcome.result = UNSERIALIZABLE
+            else:
+                outcome.error = text
+        outcome.ms = round((time.monotonic() - began) * 1000, 1)
+        await asyncio.sleep(0.05)  # the shim's report of the answer
+        _page_answer(outcome, opened.frame_log(frame)[logged:], tool.name)
+        if self.network and trial:
+            await asyncio.sleep(NETWORK_SETTLE_S)
+            outcome.writes, outcome.other_hosts = self.network.since(trial, start)
+        return outcome
+
+    async def _fresh_call(self, url: str, frame_info: Frame, tool: Tool, smoke_input: Any) -> CallOutcome:
+        """A tool that may write: called in a fresh context (and world, when the site has a reset hook)."""
+        world = f"audit-{uuid.uuid4().hex[:10]}"
+        if self.site and self.site.has("reset"):
+            try:
+                await self.site.reset(world, "default", [])
+            except Exception as err:  # noqa: BLE001 - the site's hook failed: say so for this call
+                return CallOutcome(smoke_input, error=f"could not reset a fresh world: {_first_line(err)}")
+        context, trial = await self._context(world)
+        try:
+            opened = await open_page(context)
+            surface = await read_surface(opened, url, min(self.options.watch_ms, 2000))
+            if surface.error:
+                return CallOutcome(smoke_input, error=f"could not open the page again: {surface.error}")
+            return await self._call(opened, _find_frame(opened, frame_info), tool, smoke_input, trial)
+        finally:
+            await context.close()
+
+    async def close(self) -> None:
+        if self.site:
+            await self.site.aclose()
+
+
+def _page_answer(outcome: CallOutcome, events: list[dict[str, Any]], name: str) -> None:
+    """What the page itself answered, as the shim saw it: the browser's listing parses a JSON text into an object
+    and reports any throw, or a cyclic value it cannot pass on, as one generic error."""
+    for event in events:
+        if event.get("name") != name or event.get("type") not in ("result", "error"):
+            continue
+        if event["type"] == "error":
+            outcome.error, outcome.result = str(event.get("error")), None
+        elif isinstance(event.get("result"), dict) and set(event["result"]) == {"unserialisable"}:
+            outcome.error, outcome.result = None, UNSERIALIZABLE
+        elif not outcome.timed_out:
+            outcome.error, outcome.result = None, event.get("result")
+        return
+
+
+def _find_frame(opened: OpenPage, frame: Frame) -> PwFrame | None:
+    if frame.main:
+        return opened.page.main_frame
+    return next((f for f in opened.page.frames if f.url == frame.url and not f.is_detached()), None)
+
+
+async def redirect_away(url: str) -> str | None:
+    """Why the page is not audited when it redirects to another origin (the redirect is never followed)."""
+    target = url
+    async with httpx.AsyncClient(timeout=15, trust_env=False, follow_redirects=False) as http:
+        for _ in range(MAX_REDIRECTS):
+            try:
+                async with http.stream("GET", target) as response:
+                    if response.status_code not in (301, 302, 303, 307, 308):
+                        return None
+                    target = urljoin(target, response.headers.get("location", ""))
+            except httpx.HTTPError:
+                return None  # the browser says what is wrong, with its own words
+            if origin_of(target) != origin_of(url):
+                return f"redirects to another origin ({target}): not followed"
+    return None
+
+
+def drift_findings(pages: list[PageAudit], config: AuditConfig) -> list[Finding]:
+    """The same tool name with another description or schema on another page."""
+    if not config.enabled("cross-page-drift"):
+        return []
+    first: dict[str, tuple[str, Tool]] = {}
+    out: list[Finding] = []
+    for audit in pages:
+        for frame, tool in audit.surface.tools():
+            if tool.name not in first:
+                first[tool.name] = (audit.surface.url, tool)
+                continue
+            url, earlier = first[tool.name]
+            what = [
+                w
+                for w, a, b in (
+                    ("description", earlier.description, tool.description),
+                    ("input schema", earlier.input_schema, tool.input_schema),
+                )
+                if a != b
+            ]
+            if what and url != audit.surface.url:
+                out.append(
+                    Finding(
+                        "cross-page-drift",
+                        config.severity("cross-page-drift"),
+                        f"{tool.name} has another {' and '.join(what)} here than on {url}",
+                        audit.surface.url,
+                        frame.url,
+                        tool.name,
+                        "/description" if what[0] == "description" else "/inputSchema",
+                    )
+                )
+    return out
+
+
+def start_urls(options: AuditOptions) -> list[str]:
+    return [resolve_route(options.url, r) for r in options.routes] if options.routes else [options.url]
+
+
+async def audit(options: AuditOptions) -> AuditReport:
+    started = time.monotonic()
+    report = AuditReport(options.url, smoke=options.smoke)
+    proxy = None
+    if options.smoke:
+        from proxies import NetworkProxy
+
+        proxy = NetworkProxy(site_origins=[origin_of(options.url)], block_other_hosts=False).start()
+    try:
+        async with async_playwright() as p:
+            browser, _ = await launch(p.chromium, explicit=options.chromium, proxy_server=proxy.url if proxy else None)
+            auditor = Auditor(options, browser, _Network(proxy) if proxy else None)
+            try:
+                report.pages = await _crawl(auditor, options)
+            finally:
+                await auditor.close()
+                await browser.close()
+    finally:
+        if proxy:
+            proxy.stop()
+    config = options.config
+    report.findings += drift_findings(report.pages, config)
+    surfaces = [p.surface for p in report.pages]
+    if options.contract and options.update_contract:
+        write_contract(options.contract, surfaces)
+        report.contract_written = options.contract
+    elif options.contract:
+        old = read_contract(options.contract)
+        report.contract_changes = [c for _, _, c in contract_diff(old, contract_of(surfaces))]
+        report.findings += contract_findings(old, surfaces, config)
+    for audit_ in report.pages:
+        mine = audit_.findings + [f for f in report.findings if f.page == audit_.surface.url]
+        runtime = options.smoke or options.watch_ms > 0
+        audit_.score, audit_.categories = page_score(audit_.surface, mine, runtime=runtime, covered=options.covered)
+    report.score = overall_score([p.score for p in report.pages])
+    report.seconds = round(time.monotonic() - started, 2)
+    return report
+
+
+async def _crawl(auditor: Auditor, options: AuditOptions) -> list[PageAudit]:
+    queue = deque(start_urls(options))
+    seen = set(queue)
+    pages: list[PageAudit] = []
+    limit = max(options.max_pages, len(queue))
+    while queue and len(pages) < limit:
+        url = queue.popleft()
+        audit_ = await auditor.audit_page(url)
+        pages.append(audit_)
+        if options.max_pages > 1:
+            for link in audit_.surface.links:
+                if link not in seen and urlsplit(link).scheme in ("http", "https"):
+                    seen.add(link)
+                    queue.append(link)
+    return pages
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__

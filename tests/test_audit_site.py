@@ -1,0 +1,223 @@
+"""webmcp-eval audit end to end: a real Chromium and proxy against the audit's own test site (tests/audit_site/).
+
+One page per concern (lint, smoke, timeline, crawl); each test reads its page once and checks every rule that
+page holds, firing on the tool made for it and quiet on its twin.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import jsonschema
+import pytest
+from audit_server import AuditSite, audit_site
+from runner_support import cli, in_thread
+
+from runner.audit.config import parse_audit_config
+from runner.audit.engine import AuditOptions, AuditReport, audit
+from runner.suite.site import Hooks, SiteConfig
+
+SARIF_SCHEMA = Path(__file__).resolve().parent / "sarif" / "sarif-schema-2.1.0.json"
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def audit_web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuditSite]:
+    with audit_site(tmp_path_factory.mktemp("audit-site")) as site:
+        yield site
+
+
+def run_audit(**kw: object) -> AuditReport:
+    return in_thread(asyncio.run, audit(AuditOptions(**kw)))  # type: ignore[arg-type]
+
+
+def by_rule(report: AuditReport) -> dict[str, set[str | None]]:
+    out: dict[str, set[str | None]] = {}
+    for f in report.all_findings():
+        out.setdefault(f.rule, set()).add(f.tool)
+    return out
+
+
+def test_lint_page_every_rule_fires_on_its_tool_and_frames_are_apart(audit_web: AuditSite):
+    config = parse_audit_config({"rules": {"too-many-tools": {"max": 15}}})
+    report = run_audit(url=audit_web.url + "index.html", watch_ms=300, config=config)
+    rules = by_rule(report)
+    assert rules["description-injection"] == {"injected_desc", "hidden_chars"}
+    assert rules["form-autosubmit-sensitive"] == {"sign_in_form"}  # not the newsletter form, autosubmit too
+    assert rules["name-duplicate"] == {"lookup_item"}  # the frame's, not frame_lookup
+    assert rules["registration-refused"] == {"lookup item!", "no_description", "undescribed_form", "cross_widget"}
+    assert rules["schema-not-object"] == {"schema_array"}
+    assert rules["schema-required-unknown"] == {"schema_required_ghost"}
+    assert rules["description-length"] == {"short_desc", "long_desc"}
+    assert rules["description-similar"] & {"lookup_item", "find_item"} and len(rules["description-similar"]) == 1
+    assert rules["name-inconsistent"] == {"listOrders"}
+    assert rules["param-description-missing"] == {"param_undocumented"}
+    assert rules["param-sensitive"] == {"sign_in", "sign_in_form"}
+    assert rules["schema-depth"] == {"schema_deep"}
+    assert rules["schema-null"] == {"schema_null_default"}
+    assert rules["schema-unsupported-keyword"] == {"schema_oneof"}
+    assert rules["too-many-tools"] == {None}
+    assert "no-tools" not in rules and "page-script-error" not in rules and report.exit_code == 1
+    (cross,) = [f for f in report.all_findings() if f.rule == "frame-cross-origin-without-allow"]
+    assert cross.frame.endswith("/cross.html")  # not cross_allowed.html, whose iframe has allow="tools"
+
+    # every frame apart: a frame's document is not the top page's, and both keep their tools' details
+    frames = {f.url.rsplit("/", 1)[-1]: f for f in report.pages[0].surface.frames}
+    assert set(frames) == {"index.html", "frame.html", "cross.html", "cross_allowed.html"}
+    top, same, other = frames["index.html"], frames["frame.html"], frames["cross_allowed.html"]
+    assert top.main and not same.main and same.same_origin and same.allow == "tools"
+    assert not other.same_origin and [t.name for t in other.tools] == ["pay_widget"]
+    assert {t.name for t in same.tools} == {"frame_lookup", "lookup_item"}
+    tools = {t.name: t for t in top.tools}
+    assert tools["list_orders_page"].read_only and next(t for t in same.tools if t.name == "frame_lookup").read_only
+    assert tools["sign_in_form"].kind == "declarative" and tools["newsletter"].kind == "declarative"
+    assert tools["lookup_item"].kind == "imperative" and "frame_lookup" not in tools
+
+
+def test_crawl_follows_same_origin_links_once_reports_drift_and_writes_every_view(audit_web: AuditSite, tmp_path):
+    out = {k: tmp_path / f"audit.{k}" for k in ("json", "sarif", "md", "html")}
+    run = cli(
+        "audit",
+        audit_web.url + "loop.html",
+        "--max-pages",
+        "4",
+        "--watch-ms",
+        "300",
+        "--json",
+        str(out["json"]),
+        "--sarif",
+        str(out["sarif"]),
+        "--markdown",
+        str(out["md"]),
+        "--html",
+        str(out["html"]),
+    )
+    assert run.returncode == 1, run.stderr  # the redirect away and the lint page's errors
+    assert "Traceback" not in run.stderr
+    data = json.loads(out["json"].read_text())
+    pages = [p["url"].rsplit("/", 1)[-1] for p in data["pages"]]
+    assert pages == ["loop.html", "away", "clean.html", "index.html"]  # each once, the loop and #top too
+    away = data["pages"][1]
+    assert "redirects to another origin" in away["error"] and "not followed" in away["error"]
+    clean = data["pages"][2]
+    assert clean["findings"] == [] and clean["score"] > 80
+    (drift,) = data["findings"]
+    assert drift["rule"] == "cross-page-drift" and drift["tool"] == "search_items"
+    assert audit_web.writes == []  # no form submitted, no tool called
+    jsonschema.Draft4Validator(json.loads(SARIF_SCHEMA.read_text())).validate(json.loads(out["sarif"].read_text()))
+    assert "cross-page-drift" in out["md"].read_text() and "search_items" in out["html"].read_text()
+    assert f"score {data['score']}/100 over 4 page(s)" in run.stdout
+
+
+def test_smoke_judges_every_answer_and_the_proxy_catches_a_read_only_tool_that_writes(audit_web: AuditSite):
+    config = parse_audit_config({"rules": {"smoke-slow": {"max_ms": 2500}}})
+    before = len(audit_web.writes)
+    report = run_audit(url=audit_web.url + "smoke.html", watch_ms=200, smoke=True, config=config)
+    rules = by_rule(report)
+    assert rules["smoke-error-on-valid"] == {"throws_on_valid"}
+    assert "smoke-timeout" not in rules  # 10 MB in time: too large, not a time-out
+    assert rules["smoke-null"] == {"returns_null"}
+    assert rules["smoke-unserializable"] == {"returns_undefined", "returns_cyclic"}
+    assert rules["smoke-too-large"] == {"returns_huge"}
+    assert "slow_lookup" in rules["smoke-slow"] and "echo_strict" not in rules["smoke-slow"]  # 3 s against 2.5 s
+    assert rules["smoke-json-string"] == {"returns_json_string"}
+    assert rules["smoke-result-injection"] == {"returns_injection"}
+    assert rules["readonly-writes"] == {"readonly_writes"}
+    assert "echo_strict" not in rules["smoke-accepts-invalid"] and "accepts_anything" in rules["smoke-accepts-invalid"]
+    assert not any("echo_strict" in tools for tools in rules.values())
+    writes = audit_web.writes[before:]
+    assert writes and all('"lookup ' in w for w in writes)  # save_word (not read-only) was never called
+    calls = report.pages[0].calls
+    assert not any("save_word" in key for key in calls)
+
+
+def test_all_tools_calls_a_writing_tool_in_a_fresh_world_per_call(audit_web: AuditSite):
+    site = SiteConfig(base_url=audit_web.url, world_cookie="world", hooks=Hooks(reset="/__test__/reset"))
+    resets, writes = len(audit_web.resets), len(audit_web.writes)
+    report = run_audit(url=audit_web.url + "clean.html", watch_ms=200, smoke=True, all_tools=True, site=site)
+    calls = next(v for k, v in report.pages[0].calls.items() if k.endswith(" add_to_cart"))
+    assert len(audit_web.resets) - resets == len(calls) >= 4  # each call its own world: required, enums, invalid
+    assert all("world" in r for r in audit_web.resets[resets:])
+    assert any("add_to_cart tea-1" in w for w in audit_web.writes[writes:])
+    assert {f.rule for f in report.all_findings()} <= {"smoke-accepts-invalid"} and report.exit_code == 0
+
+
+def test_timeline_late_and_flapping_tools(audit_web: AuditSite):
+    report = run_audit(url=audit_web.url + "timeline.html", watch_ms=3500)
+    rules = by_rule(report)
+    assert rules == {"late-tool": {"late_tool"}, "tool-churn": {"flappy_tool"}}
+    timeline = report.pages[0].timeline
+    assert timeline is not None and timeline.first_tool_ms is not None and timeline.churn["flappy_tool"] >= 3
+    assert "prompt_tool" not in timeline.late and "steady_tool" not in timeline.churn
+
+
+def test_pages_that_register_nothing_throw_or_cannot_open_are_findings_not_crashes(audit_web: AuditSite):
+    empty = cli(
+        "audit",
+        audit_web.url,
+        "--route",
+        "empty.html",
+        "--route",
+        "throws.html",
+        "--route",
+        "http://127.0.0.1:9/",
+        "--watch-ms",
+        "200",
+        "--html",
+        "/dev/null",
+    )
+    assert empty.returncode == 1 and "Traceback" not in empty.stderr
+    lines = empty.stdout.splitlines()
+    assert any("no-tools" in line for line in lines)
+    assert any("page-script-error" in line and "boom before registering" in line for line in lines)
+    assert any("page-unreachable" in line for line in lines)
+
+
+def test_a_tool_that_hangs_times_out_once_as_suite_yaml_configures(audit_web: AuditSite, tmp_path: Path):
+    (tmp_path / "suite.yaml").write_text("audit:\n  rules:\n    smoke-timeout: {timeout_ms: 2000}\n")
+    out = tmp_path / "a.json"
+    run = cli(
+        "audit",
+        audit_web.url + "hang.html",
+        "--smoke",
+        "--suite",
+        str(tmp_path),
+        "--watch-ms",
+        "200",
+        "--json",
+        str(out),
+        "--html",
+        "/dev/null",
+    )
+    assert run.returncode == 1 and "hangs (required only) did not answer within 2000 ms" in run.stdout
+    calls = json.loads(out.read_text())["pages"][0]["calls"]
+    hung = next(v for k, v in calls.items() if k.endswith(" hangs"))
+    assert len(hung) == 1 and hung[0]["timed_out"]  # one time-out is enough: the other inputs are not waited out
+    assert not any(f["tool"] == "answers" for f in json.loads(out.read_text())["pages"][0]["findings"])
+    (tmp_path / "suite.yaml").write_text("audit:\n  rules:\n    smoke-timeout: {timeout: 2000}\n")
+    bad = cli("audit", audit_web.url + "hang.html", "--suite", str(tmp_path))
+    assert bad.returncode == 2 and "suite.yaml:3: audit.rules.smoke-timeout.timeout: unknown option" in bad.stderr
+
+
+def test_contract_written_then_a_change_is_an_error_with_a_readable_diff(audit_web: AuditSite, tmp_path: Path):
+    contract = tmp_path / "tools.contract.json"
+    url = audit_web.url + "clean.html"
+    wrote = cli(
+        "audit", url, "--contract", str(contract), "--update-contract", "--watch-ms", "200", "--html", "/dev/null"
+    )
+    assert wrote.returncode == 0, wrote.stdout + wrote.stderr
+    same = cli("audit", url, "--contract", str(contract), "--watch-ms", "200", "--html", "/dev/null")
+    assert same.returncode == 0 and "contract changes" not in same.stdout
+    data = json.loads(contract.read_text())
+    tools = data["pages"]["/clean.html"]["tools"]
+    tools["search_items"]["description"] = "An older description."
+    del tools["get_item_price"]
+    contract.write_text(json.dumps(data))
+    changed = cli("audit", url, "--contract", str(contract), "--watch-ms", "200", "--html", "/dev/null")
+    assert changed.returncode == 1
+    assert "search_items: description changed: 'An older description.' ->" in changed.stdout
+    assert "tool get_item_price added" in changed.stdout
