@@ -1232,6 +1232,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     loaded, problems, catalog_note, _ = suite
     for warning in scope_warnings(loaded) + plan_warnings(loaded):
         _say(f"warning: {warning}")
+    problems = problems + _audit_catalog(args.paths, args.catalog, args.suite)
     if problems:
         _report_problems(problems)
         _say(catalog_note)
@@ -1334,6 +1335,16 @@ def _route_tools(reading: Any, route_key: Callable[[str], str]) -> dict[str, dic
     return {route_key(reading.route): {t.name: t.input_schema or {"type": "object"} for t in offered(reading)}}
 
 
+def _audit_catalog(paths: list[str], catalog: str | None, suite_dir: str | None) -> list:
+    """The audit's static rules on the suite's catalog: each finding a line; a bad audit setting is a problem."""
+    from runner.audit.catalog_lint import catalog_audit
+
+    lines, problems = catalog_audit(paths, catalog, suite_dir)
+    for line in lines:
+        _say(line)
+    return problems
+
+
 def _cmd_import(args: argparse.Namespace) -> int:
     """An evals.json as a suite folder of YAML cases, for editing (runner/suite/evals_json.py converts)."""
     from runner.suite.evals_json import WEAKER, write_suite
@@ -1343,7 +1354,17 @@ def _cmd_import(args: argparse.Namespace) -> int:
         raise UsageError(f"{source}: no such file (give a webmcp-evals evals.json)")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UsageError(f"-o {out}: exists and is not an empty folder; give a new one")
+    catalog_note = _import_schema(source, out, args.schema)
     written, problems, notes = write_suite(source, out, args.base_url)
+    if catalog_note and not problems:
+        from runner.suite.peer_files import check_against_catalog
+
+        problems = check_against_catalog(out)
+    if problems and catalog_note:  # nothing written: the folder is as empty as it was
+        for placed in [*written, out / "suite.yaml", out / "catalog.json", out / "schema.json"]:
+            placed.unlink(missing_ok=True)
+    if catalog_note and not problems:
+        notes = [catalog_note, *notes]
     if problems:
         _report_problems(problems)
         _say(f"nothing written: fix {source} (an unknown $ operator or key is never ignored)")
@@ -1356,6 +1377,55 @@ def _cmd_import(args: argparse.Namespace) -> int:
         console.print(f"  - {line}", markup=False, highlight=False, soft_wrap=True)
     run = f"webmcp-eval run {out}" + ("" if args.base_url else " --base-url URL")
     console.print(f"next: webmcp-eval validate {out}; {run}", markup=False, highlight=False, soft_wrap=True)
+    return EXIT_OK
+
+
+def _import_schema(source: Path, out: Path, schema: str | None) -> str | None:
+    """The peer's schema.json (given, or beside the evals) as the suite's catalog, before the cases are checked."""
+    from runner.suite.peer_files import SCHEMA_FILE, PeerFileError, place_catalog
+
+    path = Path(schema) if schema else source.with_name(SCHEMA_FILE)
+    if not schema and not path.is_file():
+        return None
+    try:
+        return place_catalog(path, out)
+    except PeerFileError as err:
+        raise UsageError(str(err)) from None
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    """A suite as the public webmcp-evals files (runner/suite/peer_files.py writes them)."""
+    from runner.suite.folder import SuiteError, find_suite
+    from runner.suite.loader import load_cases
+    from runner.suite.peer_files import SCHEMA_FILE, PeerFileError, export_suite, read_schema_tools
+
+    folder = Path(args.suite)
+    if not folder.is_dir():
+        raise UsageError(f"{folder}: not a suite folder")
+    try:
+        suite = find_suite([folder])
+        loaded, problems = load_cases(suite.case_files([folder]), suite.config.ignore)
+        catalog_file, _ = suite.catalog_path()
+        catalog = (
+            json.loads(catalog_file.read_text(encoding="utf-8")) if catalog_file and catalog_file.is_file() else {}
+        )
+        described = read_schema_tools(folder / SCHEMA_FILE) if (folder / SCHEMA_FILE).is_file() else None
+    except (SuiteError, PeerFileError, ValueError) as err:
+        raise UsageError(str(err)) from None
+    if problems:
+        _report_problems(problems)
+        _say(f"nothing written: fix the cases of {folder} first (webmcp-eval validate {folder})")
+        return EXIT_INVALID
+    count, skipped = export_suite([c.case for c in loaded], catalog, described, Path(args.output))
+    console.print(
+        f"{count} eval(s) written to {Path(args.output) / 'evals.json'}, the tool list to "
+        f"{Path(args.output) / SCHEMA_FILE}",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+    for line in skipped:
+        console.print(f"left out: {line}", markup=False, highlight=False, soft_wrap=True)
     return EXIT_OK
 
 
@@ -1405,6 +1475,10 @@ def _cmd_init(args: argparse.Namespace) -> int:
         errors.print(str(err), markup=False)
         return EXIT_NOT_RUN
     console.print(result.summary(), markup=False, highlight=False, soft_wrap=True)
+    from runner.audit.catalog_lint import finding_line, lint_listing
+
+    for finding in lint_listing(listing):  # the audit's static rules on what was read (webmcp-eval audit: all)
+        console.print(finding_line(finding), markup=False, highlight=False, soft_wrap=True)
     return EXIT_OK
 
 
@@ -1924,7 +1998,23 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("evals", help="the evals.json (a JSON array of {name, messages, expectedCall})")
     imp.add_argument("-o", "--output", required=True, metavar="DIR", help="a new or empty folder for the suite")
     imp.add_argument("--base-url", help="the site the evals are for, written into suite.yaml")
+    imp.add_argument(
+        "--schema",
+        help="the webmcp-evals tool list (schema.json) as the suite's catalog "
+        "(default: schema.json beside the evals, when there is one)",
+    )
     imp.set_defaults(func=_cmd_import)
+
+    exp = sub.add_parser(
+        "export",
+        help="write a suite as a webmcp-evals evals.json and its tool list (schema.json)",
+        description="Write SUITE's cases as one eval each into -o DIR/evals.json, and the tools of its catalog "
+        "(with the descriptions of an imported schema.json) as DIR/schema.json. A case the public format cannot "
+        "say (scripted steps, forbidden calls, an operator it lacks) is left out and named.",
+    )
+    exp.add_argument("suite", help="the suite folder")
+    exp.add_argument("-o", "--output", required=True, metavar="DIR", help="where evals.json and schema.json go")
+    exp.set_defaults(func=_cmd_export)
 
     tools = sub.add_parser(
         "tools",

@@ -1,0 +1,106 @@
+"""The audit's static rules where there is no live page: on a suite's catalog (``validate``) and on what ``init``
+read. A catalog holds names and input schemas; descriptions come from a ``schema.json`` beside it when there is
+one. Rules about the live page (frames, refusals, script errors, an empty page) need the page and are left to
+``audit``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runner.audit.config import AuditConfig
+from runner.audit.model import Finding, Frame, PageSurface, Refused, Tool
+from runner.audit.rules import lint
+
+PAGE_ONLY = {"no-tools", "page-script-error", "page-unreachable", "frame-cross-origin-without-allow"}
+NEED_DESCRIPTIONS = {"description-missing", "description-length", "description-similar"}
+
+
+def lint_catalog(
+    catalog: dict[str, Any], described: list[dict[str, Any]] | None = None, config: AuditConfig | None = None
+) -> list[Finding]:
+    """Findings per route of a catalog ({routes: {route: {tool: schema}}}); page is the route."""
+    config = config or AuditConfig()
+    descriptions = {t["name"]: t.get("description") or "" for t in described or []}
+    skip = PAGE_ONLY | (set() if described is not None else NEED_DESCRIPTIONS)
+    findings: list[Finding] = []
+    for route, tools in sorted((catalog.get("routes") or {}).items()):
+        frame = Frame(
+            url=route, origin="", tools=[Tool(n, descriptions.get(n, ""), s) for n, s in (tools or {}).items()]
+        )
+        findings += [f for f in lint(PageSurface(route, [frame]), config) if f.rule not in skip]
+    return findings
+
+
+def lint_listing(listing: list[Any], config: AuditConfig | None = None) -> list[Finding]:
+    """Findings on what init read (runner.play.catalog.RouteTools): every frame's tools and refusals."""
+    config = config or AuditConfig()
+    findings: list[Finding] = []
+    for route in listing:
+        if getattr(route, "error", None):
+            continue
+        frames = [_frame(f) for f in getattr(route, "frames", [])] or [
+            Frame(route.url, "", tools=[_tool(t) for t in route.tools], refused=[_refused(r) for r in route.refused])
+        ]
+        findings += [
+            f
+            for f in lint(PageSurface(route.url, frames), config)
+            if f.rule not in PAGE_ONLY - {"frame-cross-origin-without-allow"}
+        ]
+    return findings
+
+
+def _tool(t: Any) -> Tool:
+    return Tool(t.name, t.description or "", t.input_schema, dict(t.annotations or {}), t.kind)
+
+
+def _refused(r: Any) -> Refused:
+    return Refused(str(r.name), r.error, r.kind)
+
+
+def _frame(f: Any) -> Frame:
+    return Frame(
+        url=f.url,
+        origin=f.origin or "",
+        main=f.top,
+        same_origin=f.same_origin is not False,
+        allow=f.allow,
+        tools=[_tool(t) for t in f.tools],
+        refused=[_refused(r) for r in f.refused],
+    )
+
+
+def finding_line(f: Finding) -> str:
+    where = " ".join(x for x in (f.page, f.tool or "", f.pointer) if x)
+    return f"audit {f.severity}: {where}: {f.rule}: {f.message}"
+
+
+def catalog_audit(paths: list[str], catalog: str | None, suite_dir: str | None) -> tuple[list[str], list[Any]]:
+    """For validate: one line per finding on the suite's catalog, and a problem for a bad audit setting."""
+    import json
+    from pathlib import Path
+
+    from runner.audit.config import AuditConfigError, parse_audit_config
+    from runner.suite.folder import SuiteError, find_suite
+    from runner.suite.loader import Problem
+    from runner.suite.peer_files import SCHEMA_FILE, PeerFileError, read_schema_tools
+
+    try:
+        suite = find_suite([Path(p) for p in paths or ["cases"]], Path(suite_dir) if suite_dir else None)
+    except SuiteError:
+        return [], []  # validate has said what is wrong with the suite
+    try:
+        config = parse_audit_config(suite.config.audit)
+    except AuditConfigError as err:
+        line = suite.where(*err.field.split(".")).rsplit(":", 1)[-1]
+        return [], [Problem(str(suite.config_file), int(line), err.field, str(err).split(": ", 1)[1], False)]
+    path = Path(catalog) if catalog else suite.catalog_path()[0]
+    if path is None or not path.is_file():
+        return [], []
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        schema = path.with_name(SCHEMA_FILE)
+        described = read_schema_tools(schema) if schema.is_file() else None
+    except (OSError, ValueError, PeerFileError):
+        return [], []  # validate reports an unreadable catalog itself
+    return [finding_line(f) for f in lint_catalog(data, described, config)], []
