@@ -397,3 +397,41 @@ def test_sarif_is_valid_against_the_official_schema():
         jsonschema.Draft4Validator(schema).validate(
             {**sarif, "runs": [{**sarif["runs"][0], "results": [{**results[0], "level": "fatal"}]}]}
         )
+
+
+COVER_CASE = """id: cover-01
+behaviour: tool_call
+title: prices
+start_route: /
+steps:
+  - user: what does sencha cost?
+    plan:
+      - {call: search_items, args: {q: sencha, limit: 3}}
+      - {call: get_item_price, args: {id: tea-1}}
+expect:
+  calls:
+    expected: [{tool: get_item_price, args: {id: tea-1}}]
+    forbidden: [{tool: search_items, args: {q: oolong}}]
+"""
+
+
+def test_coverage_of_tools_parameters_and_enum_values():
+    from runner.audit.coverage import case_coverage, tool_coverage
+    from runner.audit.writers import coverage_line
+    from runner.suite.loader import parse_case
+
+    cov = case_coverage([parse_case(COVER_CASE, "cover-01.yaml").case])
+    assert cov.tools == {"search_items", "get_item_price"} and cov.params["search_items"] == {"q", "limit"}
+    tools = [
+        tool("search_items", schema=obj({"q": {"type": "string"}, "limit": {"type": "integer"}})),
+        tool("get_item_price", schema=obj({"id": {"type": "string", "enum": ["tea-1", "tea-2"]}})),
+        tool("add_to_cart", schema=obj({"id": {"type": "string", "enum": ["tea-1", "tea-2"]}})),
+    ]
+    rows = {r.tool: r for r in tool_coverage(cov, tools)}
+    assert rows["search_items"].touched and rows["search_items"].params == (2, 2)
+    assert rows["get_item_price"].values == (1, 2) and not rows["add_to_cart"].touched
+    audit = PageAudit(page(*tools), coverage=list(rows.values()))
+    line = coverage_line(audit)
+    assert line is not None and "2 of 3 tool(s), 3 of 4 parameter(s), 1 of 4 enum value(s)" in line
+    assert line.endswith("no case touches add_to_cart")
+    assert page_score(page(*tools), [], runtime=False, covered=cov.tools)[1]["coverage"] == 67

@@ -48,6 +48,13 @@ def test_validate_lists_the_static_findings_on_the_catalog(tmp_path: Path):
     (tmp_path / "good").mkdir()
     good = cli("validate", str(_suite(tmp_path / "good", GOOD)))
     assert good.returncode == 0 and "audit " not in good.stderr, good.stderr
+    assert "coverage: 1 of 1 catalog tool(s) called or asserted by the cases" in good.stderr
+    catalog = {"routes": {"/": {"lookup_item": GOOD, "other_tool": GOOD}}}
+    (tmp_path / "good" / "catalog.json").write_text(json.dumps(catalog))
+    partial = cli("validate", str(tmp_path / "good"))
+    assert "coverage: 1 of 2 catalog tool(s) called or asserted by the cases; no case touches other_tool" in (
+        partial.stderr
+    )
 
 
 def test_validate_checks_the_audit_settings_of_suite_yaml(tmp_path: Path):

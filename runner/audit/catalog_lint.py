@@ -103,4 +103,17 @@ def catalog_audit(paths: list[str], catalog: str | None, suite_dir: str | None) 
         described = read_schema_tools(schema) if schema.is_file() else None
     except (OSError, ValueError, PeerFileError):
         return [], []  # validate reports an unreadable catalog itself
-    return [finding_line(f) for f in lint_catalog(data, described, config)], []
+    return [finding_line(f) for f in lint_catalog(data, described, config)] + _coverage(suite, data), []
+
+
+def _coverage(suite: Any, catalog: dict[str, Any]) -> list[str]:
+    """Suite health: the catalog's tools that no case calls or asserts."""
+    from runner.audit.coverage import suite_coverage
+
+    names = sorted({n for tools in (catalog.get("routes") or {}).values() for n in (tools or {})})
+    if not names or suite.folder is None:
+        return []
+    touched = suite_coverage(suite).tools
+    left = [n for n in names if n not in touched]
+    line = f"coverage: {len(names) - len(left)} of {len(names)} catalog tool(s) called or asserted by the cases"
+    return [line + (f"; no case touches {', '.join(left)}" if left else "")]

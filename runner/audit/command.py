@@ -153,5 +153,5 @@ def _options(args: argparse.Namespace):  # noqa: ANN202 - AuditOptions, imported
         options.site = demo_site_config(args.url) if site == "demo" else site if isinstance(site, SiteConfig) else None
         from runner.audit.coverage import suite_coverage
 
-        options.covered = suite_coverage(suite).tools
+        options.coverage = suite_coverage(suite)
     return options

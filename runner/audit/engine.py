@@ -31,6 +31,7 @@ from playwright.async_api import Frame as PwFrame
 
 from runner.audit.config import AuditConfig
 from runner.audit.contract import contract_diff, contract_findings, contract_of, read_contract, write_contract
+from runner.audit.coverage import Coverage, ToolCoverage, tool_coverage
 from runner.audit.inputs import smoke_inputs
 from runner.audit.model import Finding, Frame, PageSurface, Tool
 from runner.audit.reader import OpenPage, open_page, origin_of, read_surface
@@ -58,7 +59,7 @@ class AuditOptions:
     update_contract: bool = False
     chromium: str | None = None
     site: SiteConfig | None = None  # hooks for a fresh world per call (--all-tools)
-    covered: set[str] | None = None  # tools the suite's cases call or assert (coverage); None: no suite
+    coverage: Coverage | None = None  # what the suite's cases call or assert; None: no suite
 
 
 @dataclass
@@ -70,6 +71,7 @@ class PageAudit:
     seconds: float = 0.0
     score: int = 0
     categories: dict[str, int] = field(default_factory=dict)
+    coverage: list[ToolCoverage] | None = None  # per tool, when a suite was given
 
 
 @dataclass
@@ -357,7 +359,10 @@ async def audit(options: AuditOptions) -> AuditReport:
     for audit_ in report.pages:
         mine = audit_.findings + [f for f in report.findings if f.page == audit_.surface.url]
         runtime = options.smoke or options.watch_ms > 0
-        audit_.score, audit_.categories = page_score(audit_.surface, mine, runtime=runtime, covered=options.covered)
+        covered = options.coverage.tools if options.coverage else None
+        audit_.score, audit_.categories = page_score(audit_.surface, mine, runtime=runtime, covered=covered)
+        if options.coverage and not audit_.surface.error:
+            audit_.coverage = tool_coverage(options.coverage, [t for _, t in audit_.surface.tools()])
     report.score = overall_score([p.score for p in report.pages])
     report.seconds = round(time.monotonic() - started, 2)
     return report

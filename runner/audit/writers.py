@@ -47,10 +47,27 @@ def _page_line(p: PageAudit) -> str:
     return f"{s.url}: " + ", ".join(bits)
 
 
+def coverage_line(p: PageAudit) -> str | None:
+    """How much of the page's surface the suite's cases touch, and which tools they leave alone."""
+    if p.coverage is None:
+        return None
+    touched = [c for c in p.coverage if c.touched]
+    params = [sum(c.params[i] for c in p.coverage) for i in (0, 1)]
+    values = [sum(c.values[i] for c in p.coverage) for i in (0, 1)]
+    untouched = [c.tool for c in p.coverage if not c.touched]
+    return (
+        f"coverage: {len(touched)} of {len(p.coverage)} tool(s), {params[0]} of {params[1]} parameter(s), "
+        f"{values[0]} of {values[1]} enum value(s) called or asserted by the suite's cases"
+        + (f"; no case touches {', '.join(untouched)}" if untouched else "")
+    )
+
+
 def text_report(report: AuditReport) -> str:
     lines: list[str] = []
     for p in report.pages:
         lines.append(_page_line(p))
+        if coverage_line(p):
+            lines.append(f"  {coverage_line(p)}")
         for f in _sorted(p.findings):
             lines.append(f"  {f.severity:<7} {f.rule:<30} {f.message}" + (f"  [{_where(f)}]" if _where(f) else ""))
     for f in _sorted(report.findings):
@@ -99,6 +116,12 @@ def json_report(report: AuditReport) -> dict[str, Any]:
                 if p.timeline is None
                 else {"first_tool_ms": p.timeline.first_tool_ms, "late": p.timeline.late, "churn": p.timeline.churn},
                 "calls": {k: [o.as_dict() for o in v] for k, v in p.calls.items()},
+                "coverage": None
+                if p.coverage is None
+                else [
+                    {"tool": c.tool, "touched": c.touched, "params": list(c.params), "enum_values": list(c.values)}
+                    for c in p.coverage
+                ],
                 "findings": [f.as_dict() for f in _sorted(p.findings)],
             }
             for p in report.pages
@@ -128,6 +151,7 @@ def markdown_report(report: AuditReport) -> str:
     for p in report.pages:
         tools = "not audited: " + _md(p.surface.error) if p.surface.error else str(p.surface.tool_count())
         out.append(f"| {_md(p.surface.url)} | {tools} | {p.score} | {_counts(p.findings)} | {p.seconds:.1f} |")
+    out += [f"\n{_md(p.surface.url)}: {coverage_line(p)}" for p in report.pages if coverage_line(p)]
     findings = _sorted(report.all_findings())
     if findings:
         out += ["", "| severity | rule | tool | message |", "|---|---|---|---|"]
@@ -140,6 +164,8 @@ def html_report(report: AuditReport) -> str:
     rows = []
     for p in report.pages:
         rows.append(f"<h2>{e(p.surface.url)} <small>score {p.score}</small></h2><p>{e(_page_line(p))}</p>")
+        if coverage_line(p):
+            rows.append(f"<p>{e(coverage_line(p) or '')}</p>")
         if p.surface.frames:
             rows.append("<table><tr><th>frame</th><th>origin</th><th>allow</th><th>tools</th><th>refused</th></tr>")
             for fr in p.surface.frames:
