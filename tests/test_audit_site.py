@@ -143,7 +143,7 @@ def test_all_tools_calls_a_writing_tool_in_a_fresh_world_per_call(audit_web: Aud
     assert len(audit_web.resets) - resets == len(calls) >= 4  # each call its own world: required, enums, invalid
     assert all("world" in r for r in audit_web.resets[resets:])
     assert any("add_to_cart tea-1" in w for w in audit_web.writes[writes:])
-    assert {f.rule for f in report.all_findings()} <= {"smoke-accepts-invalid"} and report.exit_code == 0
+    assert report.all_findings() == [] and report.exit_code == 0  # the clean page is clean, its calls too
 
 
 def test_timeline_late_and_flapping_tools(audit_web: AuditSite):
