@@ -10,7 +10,8 @@ http.server under /demo/) it plays the site's cases with the reference agent:
   runner  — webmcp-eval without the proxy;
   full    — webmcp-eval with the proxy (live) and --screenshot on: every piece of evidence;
   lean    — the same with --screenshot only-on-failure, the default (every trial here passes: no screenshot);
-  shell   — lean in Debian's chromium-headless-shell (when installed) instead of the full Chromium;
+  chromium — lean in the full Chromium, where headless runs (this bare loop's too) take Debian's
+            chromium-headless-shell, being installed;
   replay  — webmcp-eval answering from fixtures recorded just before (untimed).
 
 The modes take turns round by round (bare, runner, full, lean, replay, bare, ...),
@@ -51,7 +52,6 @@ import asyncio
 import contextlib
 import ctypes
 import os
-import shutil
 import statistics
 import sys
 import tempfile
@@ -84,7 +84,7 @@ from traffic import (  # noqa: E402
 )
 
 from runner.agents.reference import ReferenceAgent  # noqa: E402
-from runner.play.browser import launch  # noqa: E402
+from runner.play.browser import find_chromium, launch  # noqa: E402
 from runner.play.fixture_store import FixtureStore  # noqa: E402
 from runner.play.locate import locate  # noqa: E402
 from runner.play.run import RunOptions, run_suite  # noqa: E402
@@ -211,13 +211,14 @@ def _timed(site: Site, mode: str, play: Any) -> list[Any]:
     return results
 
 
-HEADLESS_SHELL = shutil.which("chromium-headless-shell")
+# The full Chromium, where a headless run (the bare loop's and the runner's own choice) takes the headless shell.
+FULL_CHROMIUM = find_chromium().path if find_chromium(headless=True) != find_chromium() else None
 # mode, proxy, --screenshot, --chromium (None: the runner's own choice, as the bare loop's)
 RUNNER_MODES = [
     ("runner", False, "on", None),
     ("full", True, "on", None),
     ("lean", True, "only-on-failure", None),
-] + ([("shell", True, "only-on-failure", HEADLESS_SHELL)] if HEADLESS_SHELL else [])
+] + ([("chromium", True, "only-on-failure", FULL_CHROMIUM)] if FULL_CHROMIUM else [])
 
 
 def play_modes(site: Site, rounds: int) -> None:
@@ -269,9 +270,9 @@ KINDS = ("browser", "renderer", "gpu", "utility", "zygote", "driver", "runner")
 
 
 def count_traffic(site: Site) -> None:
-    """One untimed pass of bare, full, lean (and shell), each counted (protocol messages, CDP, CPU per process)."""
+    """One untimed pass of bare, full, lean (and chromium), each counted (protocol messages, CDP, CPU per process)."""
     rows: dict[str, tuple[int, Traffic, Any]] = {}
-    for mode in ("bare", "full", "lean", *(("shell",) if HEADLESS_SHELL else ())):
+    for mode in ("bare", "full", "lean", *(("chromium",) if FULL_CHROMIUM else ())):
         traffic = Traffic()
         with (
             tempfile.TemporaryDirectory() as tmp,
@@ -285,7 +286,7 @@ def count_traffic(site: Site) -> None:
                 n = len(asyncio.run(bare_loop(site)))
             else:
                 shots = "on" if mode == "full" else "only-on-failure"
-                chromium = HEADLESS_SHELL if mode == "shell" else None
+                chromium = FULL_CHROMIUM if mode == "chromium" else None
                 n = len(asyncio.run(runner_loop(site, screenshots=shots, chromium=chromium)))
         rows[mode] = (n, traffic, (kinds, total))
     print(f"\n{site.name}: messages and CPU per trial, one untimed pass each with the protocol log on ({load()})")
@@ -475,6 +476,7 @@ def main() -> None:
     parser.add_argument("--no-throughput", action="store_true", help="skip the -j 1 / -j 2 runs")
     parser.add_argument("--no-traffic", action="store_true", help="skip the counted pass (messages, CPU by process)")
     args = parser.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]  # each table as it is done
     _adopt_orphans()
     print(f"{os.cpu_count()} CPUs, {load()}")
 

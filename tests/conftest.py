@@ -49,8 +49,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
-    """pytest-playwright launches the Chromium runner.play.browser picks, with WebMCP on."""
-    return {**browser_type_launch_args, "executable_path": find_chromium().path, "args": launch_args()}
+    """pytest-playwright launches the Chromium runner.play.browser picks (headless: the headless shell when
+    installed, as the runner's own runs), with WebMCP on."""
+    headless = browser_type_launch_args.get("headless", True)
+    chromium = find_chromium(headless=headless).path
+    return {**browser_type_launch_args, "executable_path": chromium, "args": launch_args()}
 
 
 @pytest.fixture(scope="session")

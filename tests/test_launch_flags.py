@@ -12,6 +12,7 @@ from pathlib import Path
 
 import playwright
 
+from runner.play import browser
 from runner.play.browser import BASE_ARGS, launch_args
 
 DRIVER_BUNDLE = Path(playwright.__file__).parent / "driver" / "package" / "lib" / "coreBundle.js"
@@ -45,3 +46,18 @@ def test_the_webmcp_flag_keeps_every_feature_playwright_enables():
 def test_no_flag_of_ours_replaces_playwrights_disabled_features():
     # a --disable-features of ours would switch Playwright's list back on (it disables phoning home, paint holding)
     assert not [a for a in (*BASE_ARGS, *launch_args(True)) if a.startswith("--disable-features")]
+
+
+def test_a_headless_run_takes_the_headless_shell_and_a_headed_one_the_full_chromium(monkeypatch, tmp_path):
+    shell = "/usr/bin/chromium-headless-shell"
+    installed = {"chromium-headless-shell": shell, "/usr/bin/chromium": "/usr/bin/chromium"}
+    monkeypatch.setattr(browser.shutil, "which", installed.get)
+    monkeypatch.delenv(browser.ENV_VAR, raising=False)
+    assert browser.find_chromium(headless=True).path == shell
+    assert browser.find_chromium(headless=False).path == "/usr/bin/chromium"
+    assert browser.find_chromium().path == "/usr/bin/chromium"  # pytest-playwright's and any caller's default
+    mine = tmp_path / "chrome"
+    mine.write_text("")
+    assert browser.find_chromium(str(mine), headless=True).path == str(mine)  # an explicit choice wins
+    del installed["chromium-headless-shell"]
+    assert browser.find_chromium(headless=True).path == "/usr/bin/chromium"  # without the shell, the full one

@@ -4,6 +4,12 @@ One place decides which browser every part of webmcp-eval uses, in this order:
 an explicit setting (``--chromium PATH`` or ``WEBMCP_EVAL_CHROMIUM``), then
 Playwright's own downloaded Chromium when it is installed, then the system's
 Chromium. A machine without any gets a message that says what to install.
+
+A headless run takes the system's ``chromium-headless-shell`` before the full
+Chromium when it is installed (Debian packages it at the same version): it has
+native WebMCP and the DevTools WebMCP domain, every check keeps its evidence
+(the end-to-end tests run on it), and it costs less per trial (docs/speed.md).
+A headed run always takes the full Chromium.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from playwright.async_api import Browser, BrowserType
 
 ENV_VAR = "WEBMCP_EVAL_CHROMIUM"
 SYSTEM_CANDIDATES = ("/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome")
+HEADLESS_SHELL = "chromium-headless-shell"  # headless runs only
 
 # Chromium reads only the last --enable-features it is given, and Playwright
 # passes its own: ours repeats Playwright's (1.65: the new screenshot surface,
@@ -52,8 +59,12 @@ class ChromiumChoice:
     source: str  # "explicit", "playwright" or "system"
 
 
-def find_chromium(explicit: str | None = None, browser_type: BrowserType | None = None) -> ChromiumChoice:
-    """Return the Chromium to launch, or raise ChromiumNotFound with an install hint."""
+def find_chromium(
+    explicit: str | None = None, browser_type: BrowserType | None = None, *, headless: bool = False
+) -> ChromiumChoice:
+    """Return the Chromium to launch, or raise ChromiumNotFound with an install hint.
+
+    headless: the system's headless shell is taken before the system's full Chromium."""
     wanted = explicit or os.environ.get(ENV_VAR)
     if wanted:
         resolved = shutil.which(wanted) or (wanted if Path(wanted).is_file() else None)
@@ -67,7 +78,7 @@ def find_chromium(explicit: str | None = None, browser_type: BrowserType | None 
             own = ""
         if own and Path(own).is_file():
             return ChromiumChoice(own, "playwright")
-    for candidate in SYSTEM_CANDIDATES:
+    for candidate in ((HEADLESS_SHELL,) if headless else ()) + SYSTEM_CANDIDATES:
         found = shutil.which(candidate)
         if found:
             return ChromiumChoice(found, "system")
@@ -94,7 +105,7 @@ async def launch(
     proxy_server: str | None = None,
 ) -> tuple[Browser, ChromiumChoice]:
     """Launch Chromium with WebMCP on; proxy_server routes all traffic (loopback too)."""
-    choice = find_chromium(explicit, browser_type)
+    choice = find_chromium(explicit, browser_type, headless=headless)
     kwargs: dict = {
         "executable_path": choice.path,
         "headless": headless,
@@ -180,11 +191,15 @@ def main() -> int:
 
     with sync_playwright() as p:
         try:
-            choice = find_chromium(browser_type=p.chromium)  # type: ignore[arg-type]
+            headed = find_chromium(browser_type=p.chromium)  # type: ignore[arg-type]
+            headless = find_chromium(browser_type=p.chromium, headless=True)  # type: ignore[arg-type]
         except ChromiumNotFound as err:
             print(err)
             return 1
-    print(f"{choice.path} ({choice.source})")
+    if headless == headed:
+        print(f"{headed.path} ({headed.source})")
+    else:
+        print(f"{headless.path} ({headless.source}, headless runs); {headed.path} ({headed.source}, --headed)")
     return 0
 
 
