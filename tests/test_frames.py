@@ -21,6 +21,7 @@ from runner_support import cli, in_thread
 
 from runner.agents.reference import ReferenceAgent
 from runner.play.run import RunOptions, run_suite
+from runner.report.html import render_html
 from runner.suite.case import Case
 from runner.suite.loader import LoadedCase, load_cases
 from runner.trace import Trace
@@ -123,7 +124,7 @@ def test_a_frames_own_route_change_is_judged_against_the_frames_route(frames_run
     assert [r.name for r in stale.steps[0].stale_registrations] == ["lookup_item"]
 
 
-def test_a_frames_tools_are_called_in_their_frame_and_each_call_says_which(frames_run, frames):
+def test_a_frames_tools_are_called_in_their_frame_and_each_call_says_which(frames_run, frames, tmp_path):
     trace = frames_run["FRAMES-03"]
     assert trace.verdict == "passed", trace.verdict_reason
     item, widget = trace.calls
@@ -135,6 +136,8 @@ def test_a_frames_tools_are_called_in_their_frame_and_each_call_says_which(frame
     invoked = [e for e in trace.witness.events if e.event == "toolInvoked"]
     assert [(e.toolName, e.top) for e in invoked] == [("lookup_item", False)]
     assert trace.witness.unwitnessed == [f"widget_status {{}} in the frame {frames.other_origin}/widget.html"]
+    html = render_html([trace], report_dir=tmp_path)
+    assert f"/ · in the frame {frames.url}frame.html · instance" in html
 
 
 @pytest.fixture(scope="module")

@@ -363,6 +363,7 @@ class CallView:
     route: str
     instance: int | None
     started_ms: float
+    frame: str | None  # the URL of the frame whose tool it called; None: the top page's
     duration_ms: float
     left_pct: float
     width_pct: float
@@ -464,6 +465,7 @@ def _calls(t: Trace) -> list[CallView]:
                 route=c.route,
                 instance=c.instance,
                 started_ms=c.started_ms,
+                frame=c.frame.url if c.frame else None,
                 duration_ms=c.duration_ms,
                 left_pct=round(left, 2),
                 width_pct=round(width, 2),
