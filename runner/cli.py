@@ -181,6 +181,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
         grader = _grader(args)
     except ValueError as err:
         raise UsageError(f"invalid grader options: {err}") from None
+    try:
+        simulator_factory = _simulator_factory(args)
+    except ValueError as err:
+        raise UsageError(f"invalid user simulator options: {err}") from None
     if grader is not None:
         console.print(
             f"model grader {grader.id}: "
@@ -208,6 +212,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         screenshots=args.screenshot,
         only_trials=only_trials,
         grader=grader,
+        simulator_factory=simulator_factory,
         shard=args.shard,
         durations=_durations(args),
         retries=args.retries,
@@ -595,6 +600,23 @@ def _latest_run(out: Path) -> Path:
         return (run / "trials").stat().st_mtime
 
     return max(runs, key=when)
+
+
+def _simulator_factory(args: argparse.Namespace):  # noqa: ANN202 - Callable[[], SimulatedUser] | None
+    """The simulated user of goal cases from the flags (runner/agents/simulated_user.py)."""
+    if not getattr(args, "user_simulator", None):
+        return None
+    from runner.agents.simulated_user import make_simulator_factory
+
+    return make_simulator_factory(
+        args.user_simulator,
+        args.user_model or "",
+        api_base=args.user_api_base,
+        api_key_env=args.user_api_key_env,
+        cassette_mode=args.user_cassette,
+        cassette_dir=Path(args.user_cassette_dir),
+        prices=args.prices,
+    )
 
 
 def _grader(args: argparse.Namespace):  # noqa: ANN202 - runner.judge.grader.ModelGrader | None
@@ -1757,6 +1779,20 @@ def _add_run_arguments(run: argparse.ArgumentParser) -> None:
     )
     graders.add_argument(
         "--labels", help="people's labels that calibrate the grader (default: labels.json beside the cases)"
+    )
+    users = run.add_argument_group("simulated user (goal cases, user: in the case; default: none)")
+    users.add_argument("--user-simulator", choices=["openai", "anthropic"], help="a model plays the user of goal cases")
+    users.add_argument("--user-model", help="the simulated user's model name")
+    users.add_argument("--user-api-base", help="the simulated user's endpoint (OpenAI-compatible or Anthropic)")
+    users.add_argument("--user-api-key-env", help="environment variable with the simulated user's key")
+    users.add_argument(
+        "--user-cassette",
+        choices=["off", "record", "replay"],
+        default="off",
+        help="record the simulated user's answers per trial, or replay them strictly (offline)",
+    )
+    users.add_argument(
+        "--user-cassette-dir", default="cassettes/user", help="simulated user cassettes' directory (cassettes/user)"
     )
     run.add_argument(
         "--health-min-trials",

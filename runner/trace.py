@@ -35,7 +35,7 @@ TRACE_SCHEMA_VERSION = 1
 Verdict = Literal["passed", "failed", "not_run"]
 # deterministic: the reference agent plays the case's plan; agent: a model or harness; baseline: the null
 # agent (runner/agents/null.py), which does nothing. Each is a series of its own in every report.
-EvidenceKind = Literal["deterministic", "agent", "baseline"]
+EvidenceKind = Literal["deterministic", "agent", "baseline", "simulated_user"]
 Status = Literal["passed", "failed", "not_run"]
 # Why a trial could not run, as data (runner/play/retry.py retries only "infrastructure"):
 #   infrastructure  the browser crashed or its connection was lost; the site was unreachable or answered 5xx
@@ -264,6 +264,40 @@ class EarlierAttempt(Record):
     trace: str  # its trace file, relative to this one
 
 
+class ConversationTurn(Record):
+    """One message of a goal case's conversation: who said it, what, and when (ms since the trial started)."""
+
+    who: Literal["user", "agent"]
+    text: str
+    at_ms: int | float = 0
+    turn: int = 0  # the user's turn it belongs to (0-based)
+
+
+class ConversationRecord(BaseModel):
+    """A goal case's conversation with the simulated user (runner/agents/simulated_user.py), and why it ended.
+
+    ``ended``: goal_met and gave_up are the simulated user's markers; max_turns and max_seconds are its
+    budgets; agent_stopped: the agent's own limits; scripted: the reference agent played the goal's plan;
+    simulator_error: the simulated user could not answer (the trial is not_run).
+    """
+
+    simulator: str  # provider:model:vN, or "scripted"
+    turns: list[ConversationTurn] = Field(default_factory=list)
+    ended: str = ""
+    ended_detail: str = ""
+    revealed: dict[str, int] = Field(default_factory=dict)  # fact -> the user turn that first gave its value
+    facts_shown_from: int | None = None  # the simulator's request from which it was given the facts
+    log: dict[str, Any] = Field(default_factory=dict)  # the simulator's requests, tokens, cassette
+
+
+class SetupRecord(BaseModel):
+    """What the case's setup did before the agent started: never credited to the agent."""
+
+    calls: list[ToolCall] = Field(default_factory=list)
+    actions: list[Any] = Field(default_factory=list)
+    mutations: list[MutationRecord] = Field(default_factory=list)  # writes setup made: not the agent's
+
+
 class ToolInfo(BaseModel):
     name: str
     description: str = ""
@@ -438,6 +472,9 @@ class Trace(BaseModel):
     agent_log: dict[str, Any] = Field(default_factory=dict)  # model agents: system prompt, turns, usage
     harness: dict[str, Any] = Field(default_factory=dict)  # external harness: command, version, per-step output
     grader: dict[str, Any] = Field(default_factory=dict)  # model grader: who, verdicts, reasoning, tokens, cost
+    # a goal case: the conversation with the simulated user, and what setup did (both absent otherwise)
+    conversation: ConversationRecord | None = Field(default=None, exclude_if=lambda v: v is None)
+    setup: SetupRecord | None = Field(default=None, exclude_if=lambda v: v is None)
     started_at: str = ""
     duration_ms: float = 0.0
     timings: dict[str, float] = Field(default_factory=dict)

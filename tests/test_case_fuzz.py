@@ -43,7 +43,7 @@ from runner.trace import ToolCall, Trace
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "cases"
 CATALOG = SuiteCatalog.load(CASES / "catalog.json")
-VARIANTS_PER_SEED = 15  # 300 variants: a few seconds
+VARIANTS_PER_SEED = 15  # 345 variants: a few seconds
 ABSENT = object()  # a witness for {$absent: true}: leave the key out
 
 
@@ -147,7 +147,7 @@ def plan_trace(case: Case) -> Trace:
     expected = [e for _, e in expected_leaves(case.expect.calls.expected)]  # through ordered/unordered groups
     used: set[int] = set()
     calls: list[ToolCall] = []
-    for si, step in enumerate(case.steps):
+    for si, step in enumerate(case.reference_steps):  # a goal case: its plan, as one step
         if not isinstance(step, UserStep):
             continue
         for planned in step.plan:
@@ -185,7 +185,7 @@ def plan_trace(case: Case) -> Trace:
                     value = _resolve(record, path)
                     if value is not MISSING:
                         check_captures[name] = value
-    replies = " ".join(s.reply for s in case.steps if isinstance(s, UserStep))
+    replies = " ".join(s.reply for s in case.reference_steps if isinstance(s, UserStep))
     return Trace(
         run_id="fuzz",
         trial_id=f"{case.id}.t1",
@@ -210,7 +210,7 @@ def forbidden_fires(case: Case, trace: Trace) -> list[str]:
     Returns one line per such rule; rules whose arguments have no witness are not judged here.
     """
     captures = checks.check_calls(case.expect.calls, trace)[1]
-    user_steps = [si for si, s in enumerate(case.steps) if isinstance(s, UserStep)]
+    user_steps = [si for si, s in enumerate(case.reference_steps) if isinstance(s, UserStep)]
     wrong = []
     for i, rule in enumerate(case.expect.calls.forbidden):
         args, ok = witness(rule.args, captures)

@@ -41,7 +41,7 @@ def test_unknown_option_is_a_usage_error():
 def test_validate_passes_on_the_suite():
     out = cli("validate")
     assert out.returncode == 0, out.stderr
-    assert "20 case(s) valid" in out.stdout
+    assert "31 case(s) valid" in out.stdout  # 28 scripted cases and 3 goal variants (AMB-01-G, AMB-02-G, CONF-01-G)
 
 
 def test_validate_reports_file_line_and_field(tmp_path):
@@ -444,3 +444,20 @@ def test_audit_help_names_its_flags_and_usage_errors_are_one_line(tmp_path):
     ):
         bad = cli("audit", *args)
         assert bad.returncode == 2 and message in bad.stderr and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+
+
+# ---- goal cases: the simulated user's flags --------------------------------------------------
+
+
+def test_run_help_names_the_simulated_user_flags():
+    text = cli("run", "--help").stdout
+    for flag in ("--user-simulator", "--user-model", "--user-api-base", "--user-cassette", "--user-cassette-dir"):
+        assert flag in text
+
+
+def test_a_simulated_user_without_a_model_is_one_line_and_exit_2():
+    out = cli("run", "AMB-01-G", "--user-simulator", "openai")
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [
+        "webmcp-eval run: invalid user simulator options: --user-simulator openai needs --user-model"
+    ]

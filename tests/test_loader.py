@@ -117,7 +117,8 @@ def test_the_json_schema_forbids_unknown_fields():
     schema = case_json_schema()
     assert schema["$schema"].startswith("https://json-schema.org/")
     assert schema.get("additionalProperties") is False
-    assert {"id", "behaviour", "title", "start_route", "steps"} <= set(schema["required"])
+    assert {"id", "behaviour", "title", "start_route"} <= set(schema["required"])
+    assert schema["oneOf"] == [{"required": ["steps"]}, {"required": ["user"]}]  # scripted, or a goal case
 
 
 # ---- malformed YAML ----------------------------------------------------------

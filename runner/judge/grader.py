@@ -122,6 +122,15 @@ def grader_record(case: Case, trace: Trace) -> dict[str, Any]:
         "network_writes": [{"method": m.method, "path": m.path} for m in trace.network.mutations],
         "state_changes": [d.model_dump() for d in trace.state.diff] if trace.state.available else None,
         "final_answer": trace.ai_result or "",
+        # a goal case: the simulated user's conversation with the agent, and why it ended
+        **(
+            {
+                "conversation": [{"who": t.who, "text": t.text} for t in trace.conversation.turns],
+                "conversation_ended": trace.conversation.ended,
+            }
+            if trace.conversation is not None
+            else {}
+        ),
     }
 
 

@@ -117,7 +117,8 @@ def rejudge(
     new.case_file, new.behaviour, new.title = case_file, case.behaviour, case.title
     if not judged_again(trace):
         return new  # it never played to the end: its not_run stands, whatever the case says now
-    kept = [a for a in trace.assertions if a.grader != "code" or a.kind == "agent"]
+    # the agent's own and the simulated user's (a goal case's conversation is evidence, not a check)
+    kept = [a for a in trace.assertions if a.grader != "code" or a.kind in ("agent", "conversation")]
     never = rules_that_never_fire(case, trace.live_tools)[0] if live_rules and trace.live_tools is not None else []
     error, kind = (NEVER_FIRES + "; ".join(never), "case") if never else (None, "evidence")
     try:

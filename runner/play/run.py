@@ -35,6 +35,7 @@ from runner.trace import Trace, write_atomic
 
 if TYPE_CHECKING:
     from proxies.controller import NetworkProxy
+    from runner.agents.simulated_user import SimulatedUser
     from runner.judge.grader import ModelGrader
 
 
@@ -75,6 +76,8 @@ class RunOptions:
     harness: dict[str, Any] | None = None
     # the suite's time zone and locale: every browser context is opened with them
     browser_context: BrowserContextSettings = field(default_factory=BrowserContextSettings)
+    # plays the user of goal cases (user:), a fresh one per trial; without it a model agent's goal case is not_run
+    simulator_factory: Callable[[], SimulatedUser] | None = None
 
 
 @dataclass
@@ -229,6 +232,7 @@ async def open_run(cases: list[LoadedCase], options: RunOptions) -> AsyncIterato
                     fixtures=options.fixtures,
                     shard=options.shard,
                     grader=options.grader,
+                    simulator_factory=options.simulator_factory,
                     options=TrialOptions(
                         headed=options.headed,
                         hold_ms=options.hold_ms,

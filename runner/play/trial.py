@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 import hashlib
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,11 +32,13 @@ from playwright.async_api import Error as PlaywrightError
 
 from proxies.fixture import Fixture
 from runner.agents.protocol import Agent, AgentError
+from runner.agents.simulated_user import SimulatedUser, SimulatorError
 from runner.judge import checks
 from runner.play.abort import TrialAborted
 from runner.play.actions import UserActions
 from runner.play.artifacts import Artifacts, artifact_name
 from runner.play.browser import BrowserUnavailable
+from runner.play.conversation import NO_PLAN, NO_SIMULATOR, Conversation, conversation_assertions
 from runner.play.fixture_store import FixtureMissing, FixtureStore, HookTape
 from runner.play.human_windows import HumanWindows
 from runner.play.network_evidence import network_record, site_stopped_answering, unanswered_site_requests
@@ -47,15 +49,17 @@ from runner.play.start_route import first_line, open_start_route, require_tools
 from runner.play.watcher import Watcher
 from runner.play.witness import compare_witness
 from runner.suite.browser_context import BrowserContextSettings
-from runner.suite.case import Case, UserStep
+from runner.suite.case import Case, SetupCall, UserStep
 from runner.suite.live_rules import rules_that_never_fire
 from runner.suite.loader import LoadedCase
 from runner.suite.site import SiteClient, SiteUnavailable
 from runner.trace import (
+    ConversationRecord,
     EarlierAttempt,
     NetworkRecord,
     NotRunKind,
     RegistrationEvent,
+    SetupRecord,
     StaleRegistration,
     StepRecord,
     ToolInfo,
@@ -108,6 +112,7 @@ class RunEnv:
     fixtures: FixtureStore | None = None  # record/replay fixture store, when not live
     shard: tuple[int, int] | None = None  # (i, n) of a --shard run: part of every world's name
     grader: ModelGrader | None = None  # judges the rubric criteria
+    simulator_factory: Callable[[], SimulatedUser] | None = None  # plays the user of goal cases
 
 
 def world_id(run_id: str, shard: tuple[int, int] | None, trial_id: str) -> str:
@@ -136,6 +141,11 @@ async def alongside(side: Awaitable[Any], main: Awaitable[T]) -> T:
         raise
     await beside
     return result
+
+
+def evidence_kind_of(case: Case, agent: Agent) -> str:
+    """A goal case played by a model or harness is its own evidence: its user is a model too."""
+    return "simulated_user" if case.user is not None and agent.evidence_kind == "agent" else agent.evidence_kind
 
 
 class Trial:
@@ -171,6 +181,8 @@ class Trial:
         self.site: HookTape = HookTape(env.site, "live", None)
         self._page_errors: list[str] = []  # uncaught errors of the page (setup failures name the first)
         self._site_unanswered: list[RequestRecord] = []  # the proxy's records of site requests that got no answer
+        self._setup_network: Any = None  # the proxy's account once setup was done: its writes are not the agent's
+        self.simulator: SimulatedUser | None = None
         self.trace = Trace(
             run_id=env.run_id,
             trial_id=self.trial_id,
@@ -183,7 +195,7 @@ class Trial:
             case=loaded.case.model_dump(mode="json", exclude_defaults=True),
             behaviour=self.case.behaviour,
             title=self.case.title,
-            evidence_kind=agent.evidence_kind,
+            evidence_kind=evidence_kind_of(loaded.case, agent),
             agent=agent.name,
             model=agent.model,  # type: ignore[arg-type]
             site_name=env.site_info.get("name", ""),
@@ -205,7 +217,11 @@ class Trial:
         try:
             await self._play_watched()
         except TimeoutError:
-            error, kind = f"the trial did not finish within {TRIAL_TIMEOUT_S} s", "timeout"
+            error, kind = f"the trial did not finish within {self._timeout_s():g} s", "timeout"
+        except SimulatorError as err:
+            error, kind = f"the simulated user could not answer: {err}", "agent"
+            if self.trace.conversation is not None:
+                self.trace.conversation.ended, self.trace.conversation.ended_detail = "simulator_error", str(err)
         except TrialAborted as err:
             error, kind = str(err), err.kind
         except SiteUnavailable as err:
@@ -244,9 +260,15 @@ class Trial:
                 error, kind = "can never fire: " + "; ".join(never), "case"
         try:
             # The agent adds its own (a model agent's budget that ran out, a cassette miss in replay).
-            self.trace.assertions = checks.evaluate(self.case, self.trace) + self.agent.assertions()
+            self.trace.assertions = (
+                checks.evaluate(self.case, self.trace) + self.agent.assertions() + conversation_assertions(self.trace)
+            )
             if self.env.grader is not None:
-                if error is None:
+                code_failed = [a.id for a in self.trace.assertions if a.status == "failed"]
+                if error is None and code_failed and self.case.user and self.case.user.rubric == "after_code_checks":
+                    why = f"code checks failed first ({', '.join(code_failed)})"
+                    rubric, self.trace.grader = self.env.grader.unjudged(self.case, why)
+                elif error is None:
                     rubric, self.trace.grader = await self.env.grader.grade_trial(self.case, self.trace)
                 else:  # its criteria stay in the grader's series, as not_run
                     rubric, self.trace.grader = self.env.grader.unjudged(self.case, error)
@@ -264,7 +286,7 @@ class Trial:
         play = asyncio.ensure_future(self._play())
         crash = asyncio.ensure_future(self._crash_watch.wait())
         try:
-            done, _ = await asyncio.wait({play, crash}, timeout=TRIAL_TIMEOUT_S, return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait({play, crash}, timeout=self._timeout_s(), return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:  # the run was interrupted: stop playing, leave no orphan task
             play.cancel()
             with contextlib.suppress(BaseException):
@@ -338,14 +360,89 @@ class Trial:
                 self.trace.site_revision = self.fixture.site_revision
         self.site = HookTape(self.env.site, mode if store is not None else "live", self.fixture)
 
+    def _timeout_s(self) -> float:
+        """The trial's time; a goal case's conversation has its own budget on top."""
+        return TRIAL_TIMEOUT_S + (self.case.user.max_seconds if self.case.user else 0)
+
     async def _play(self) -> None:
-        """Open the trial's world and page, play the case's steps, then read what they left."""
+        """Open the trial's world and page, run setup, play the case's steps or its conversation, then read
+        what they left (the state before is read after setup: setup's changes are not the agent's)."""
+        self._check_goal_players()
         await self._open()
+        await self._setup()
         before = await self._state()
         self.agent.start_trial(self.trial_id)
+        if self.case.user is not None:
+            await self._converse()
         for index, step in enumerate(self.case.steps):
             await self._step(index, step)
         await self._collect(before)
+
+    def _check_goal_players(self) -> None:
+        """A goal case needs a simulated user (a model agent) or a plan (the reference agent)."""
+        goal = self.case.user
+        if goal is None:
+            return
+        if self.agent.evidence_kind == "deterministic":
+            if goal.plan is None:
+                raise TrialAborted(NO_PLAN, "case")
+        elif self.agent.evidence_kind == "baseline":
+            return  # the null agent does nothing whatever is said: the goal is its one message
+        elif self.env.simulator_factory is None:
+            raise TrialAborted(NO_SIMULATOR, "case")
+        else:
+            self.simulator = self.env.simulator_factory()
+
+    async def _setup(self) -> None:
+        """The case's setup: tool calls and user actions before the agent starts, kept apart in the trace."""
+        if not self.case.setup:
+            return
+        tp, actions = self.tp, self.actions
+        assert tp and actions
+        record = SetupRecord()
+        tp.host.step = -1
+        for step in self.case.setup:
+            if isinstance(step, SetupCall):
+                call = await tp.host.call(step.call, step.args)
+                result = call.result if isinstance(call.result, dict) else {}
+                if call.error or call.refused or result.get("status") == "error":
+                    why = call.error or f"it answered {result.get('code')}: {result.get('message')}"
+                    raise TrialAborted(f"the case's setup call {step.call} did not succeed: {why}", "setup")
+            else:
+                await actions.perform(step)
+                record.actions.append(step.model_dump(exclude_defaults=True))
+            await tp.host.wait_for_tools()
+        record.calls = list(tp.host.calls)
+        del tp.host.calls[:]  # the agent's calls start at 0; setup's are never the agent's
+        tp.host.step = 0
+        if self.env.proxy:
+            self._setup_network = self.env.proxy.snapshot(self.trial_id)
+        self.trace.setup = record
+
+    async def _converse(self) -> None:
+        """A goal case: the simulated user and the agent take turns (runner/play/conversation.py)."""
+        goal = self.case.user
+        assert goal is not None
+
+        async def play_turn(n: int, text: str) -> str:
+            await self._step(n, UserStep(user=text) if self.simulator else goal.as_reference_step())
+            return self.trace.steps[-1].reply or ""
+
+        record = ConversationRecord(simulator=self.simulator.id if self.simulator else "scripted")
+        self.trace.conversation = record
+        conversation = Conversation(goal, record, self._ms)
+        try:
+            if self.simulator is None:
+                await conversation.play_scripted(play_turn)
+            else:
+                self.simulator.start(goal, self.trial_id)
+                await conversation.play(self.simulator, play_turn, self._agent_stopped)
+        finally:
+            self.trace.prompt = [t.text for t in record.turns if t.who == "user"]
+
+    def _agent_stopped(self) -> bool:
+        """The agent stopped at its own limits (a model agent's log says so)."""
+        return bool((self.agent.report() or {}).get("log", {}).get("stopped"))
 
     async def _open(self) -> None:
         """The world reset to the case's seed, a fresh context with the shim, the start route with its tools."""
@@ -527,8 +624,20 @@ class Trial:
             self.trace.network = NetworkRecord(available=False, outbound_expected=expected)
             return
         self.trace.network = network_record(net, expected)
+        if self._setup_network is not None:
+            self._move_setup_writes()
         self.recorded = net.fixture
         self._site_unanswered = unanswered_site_requests(net, self.site.config.base_url)
+
+    def _move_setup_writes(self) -> None:
+        """The writes setup made (the first ones the proxy saw) move from the agent's account to setup's."""
+        net, first = self.trace.network, len(self._setup_network.mutations)
+        assert self.trace.setup is not None
+        self.trace.setup.mutations, net.mutations = net.mutations[:first], net.mutations[first:]
+        counts = dict(net.mutation_counts)
+        for key, n in self._setup_network.mutation_counts.items():
+            counts[key] = counts.get(key, 0) - n
+        net.mutation_counts = {k: v for k, v in counts.items() if v > 0}
 
     def _store_recording(self) -> None:
         """Keep a recording only of a trial that ran: a half-played trial is no fixture."""

@@ -277,7 +277,7 @@ class SeriesView:
     @property
     def priced(self) -> bool:
         """Does this evidence spend tokens and money: an agent's trials, or a model grader's judging."""
-        return self.kind in ("agent", MODEL_GRADER)
+        return self.kind in ("agent", "simulated_user", MODEL_GRADER)
 
     @classmethod
     def of(cls, s: SeriesResult) -> SeriesView:

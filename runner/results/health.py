@@ -168,7 +168,7 @@ def suite_health(traces: list[Trace], min_trials: int = DEFAULT_MIN_TRIALS) -> S
             continue
         if h.passed == 0:
             h.flag = BROKEN
-        elif h.passed == h.ran and "agent" in kinds[h.case_id]:
+        elif h.passed == h.ran and kinds[h.case_id] & {"agent", "simulated_user"}:
             h.flag = SATURATED
     return SuiteHealth(min_trials, list(by_case.values()), baseline_health(traces))
 

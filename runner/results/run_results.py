@@ -102,7 +102,7 @@ __all__ = [
 
 PASS_K = (3, 5)  # pass@1 is the case pass rate itself
 VERDICTS = ("passed", "failed", "not_run")
-CODE_KINDS = ("deterministic", "agent", "baseline")  # series judged by code checks (baseline: the null agent)
+CODE_KINDS = ("deterministic", "agent", "baseline", "simulated_user")  # judged by code checks (baseline: null agent)
 BASELINE = "baseline"
 MODEL_GRADER = "model-grader"
 HUMAN_LABEL = "human-label"

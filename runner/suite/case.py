@@ -21,6 +21,7 @@ from pydantic import (
     Discriminator,
     Field,
     Tag,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -252,6 +253,68 @@ Step = Annotated[
         custom_error_message="a step needs either 'user' (a message) or 'action'",
     ),
 ]
+
+
+# ---- goal cases: a simulated user, and setup ----------------------------------
+
+
+class SetupCall(Strict):
+    """A tool call made before the agent starts, to put the page in its starting state (never the agent's)."""
+
+    call: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+def _setup_kind(value: Any) -> str | None:
+    if isinstance(value, dict):
+        return "call" if "call" in value else "action" if "action" in value else None
+    return "call" if isinstance(value, SetupCall) else "action"
+
+
+SetupStep = Annotated[
+    Annotated[SetupCall, Tag("call")] | Annotated[Action, Tag("action")],
+    Discriminator(
+        _setup_kind,
+        custom_error_type="setup_kind",
+        custom_error_message="a setup step is a tool call {call: tool, args} or a user action {action: ...}",
+    ),
+]
+
+
+class UserGoal(Strict):
+    """A goal case: a model plays the user from this goal, instead of scripted messages.
+
+    It sees the goal, the persona, the facts and the conversation, never the tools
+    or the page, and ends the conversation with a marker (goal met, gave up); the
+    runner ends it when a budget runs out.
+    """
+
+    goal: str = Field(min_length=1, description="what the user wants, in words the simulated user is given")
+    persona: str = Field(default="", description="how the user talks, e.g. 'terse; answers only what is asked'")
+    knows: dict[str, Any] = Field(
+        default_factory=dict, description="facts the user can give (name, email, which event), name -> value"
+    )
+    reveal: Literal["on_ask", "upfront"] = Field(
+        default="on_ask",
+        description="on_ask: the simulated user is given the facts only once the agent has asked something; "
+        "upfront: from its first message",
+    )
+    max_turns: int = Field(default=8, ge=1, le=50, description="user messages at most")
+    max_seconds: float = Field(default=120.0, gt=0, le=1800, description="the whole conversation's time budget")
+    rubric: Literal["after_code_checks", "always"] = Field(
+        default="after_code_checks",
+        description="when the model grader judges the rubric criteria: only after every code check passed, or always",
+    )
+    plan: list[PlanCall] | None = Field(
+        default=None,
+        description="reference agent: the calls to make for the goal (without one, a goal case is not_run "
+        "for deterministic evidence)",
+    )
+    reply: str = Field(default="", description="reference agent: the answer to give")
+
+    def as_reference_step(self) -> UserStep:
+        """The goal as one scripted turn, for the reference agent (which needs its plan)."""
+        return UserStep(user=self.goal, plan=self.plan or [], reply=self.reply)
 
 
 # ---- expectations ----------------------------------------------------------
@@ -496,7 +559,19 @@ class Case(Strict):
     start_route: Route
     seed: str = "default"
     breaks: list[str] = Field(default_factory=list, description="site faults switched on (test mode only)")
-    steps: list[Step] = Field(min_length=1)
+    user: UserGoal | None = Field(
+        default=None, description="a goal case: a simulated user plays the conversation from this goal"
+    )
+    setup: list[SetupStep] = Field(
+        default_factory=list,
+        description="tool calls and user actions run before the agent starts; never credited to it "
+        "(their calls, writes and state changes are not the agent's)",
+    )
+    steps: list[Step] = Field(
+        default_factory=list,
+        validate_default=True,
+        description="user messages and actions; a goal case (user:) has none",
+    )
     expect: Expectations = Field(default_factory=Expectations)
     purpose: Literal["capability", "regression"] | None = Field(
         default=None,
@@ -509,6 +584,26 @@ class Case(Strict):
         description="{passes: true, reason: ...}: the do-nothing baseline passes this case, and why that is "
         "right; reports flag it 'passes with no agent', and validate --baselines accepts it",
     )
+
+    @field_validator("steps")
+    @classmethod
+    def _steps_or_goal(cls, value: list[Any], info: ValidationInfo) -> list[Any]:
+        # user: is declared before steps, so it is read first (a broken user: block is absent here)
+        goal = info.data.get("user")
+        if goal is None and not value:
+            raise ValueError("a case needs steps (user messages and actions), or a valid user: goal")
+        if goal is not None and value:
+            raise ValueError(
+                "a goal case (user:) has no steps: its messages are the simulated user's; put actions in setup"
+            )
+        return value
+
+    @property
+    def reference_steps(self) -> list[Any]:
+        """The steps as the reference agent plays them: a goal case's plan is one user step (none without one)."""
+        if self.user is not None:
+            return [self.user.as_reference_step()] if self.user.plan is not None else []
+        return list(self.steps)
 
     @property
     def user_messages(self) -> list[str]:
@@ -526,4 +621,5 @@ def case_json_schema() -> dict[str, Any]:
     schema = Case.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "webmcp-eval case"
+    schema["oneOf"] = [{"required": ["steps"]}, {"required": ["user"]}]  # scripted steps, or a goal case
     return schema

@@ -241,6 +241,7 @@ def _case_problems(lc: LoadedCase, catalog: SuiteCatalog | None) -> list[Problem
     if catalog is not None and catalog.route_pattern(case.start_route) is None:
         out.append(_at(lc, ("start_route",), f"{case.start_route} is not a route of the site"))
     out += _plan_problems(lc, catalog)
+    out += goal_problems(lc, catalog)
     out += _expectation_problems(lc, catalog)
     out += plan_satisfies_expectations(lc)
     return out
@@ -309,6 +310,35 @@ def _plan_problems(lc: LoadedCase, catalog: SuiteCatalog | None) -> list[Problem
     return out
 
 
+def goal_problems(lc: LoadedCase, catalog: SuiteCatalog | None) -> list[Problem]:
+    """A goal case's setup calls and reference plan, checked as a plan is: known tools, fitting arguments."""
+    out: list[Problem] = []
+    known = catalog.tools() if catalog is not None else set()
+    for i, step in enumerate(lc.case.setup):
+        name = getattr(step, "call", None)
+        if name is None or catalog is None:
+            continue
+        if name not in known:
+            out.append(_at(lc, ("setup", i, "call"), f"unknown tool {name!r} in setup"))
+        else:
+            out += _schema_problems(lc, ("setup", i), name, step.args, catalog, what="the setup call")
+    goal = lc.case.user
+    captured: set[str] = set()
+    for pi, planned in enumerate((goal.plan or []) if goal else []):
+        where = ("user", "plan", pi)
+        if catalog is not None and planned.call not in known:
+            out.append(_at(lc, (*where, "call"), f"unknown tool {planned.call!r}"))
+        for name in refs_in(planned.args):
+            if name not in captured:
+                out.append(_at(lc, (*where, "args"), f"$ref {name!r} is used before the plan captures it"))
+        out += _plan_value_problems(lc, (*where, "args"), planned.args)
+        if catalog is not None and planned.call in known and not refs_in(planned.args):
+            out += _schema_problems(lc, where, planned.call, planned.args, catalog)
+        out += _capture_problems(lc, where, planned.capture)
+        captured |= set(planned.capture)
+    return out
+
+
 def _plan_value_problems(lc: LoadedCase, where: tuple, value: Any) -> list[Problem]:
     """Plan arguments are values sent as written; only ``{$ref: name}`` is replaced."""
     if isinstance(value, dict):
@@ -342,7 +372,9 @@ def _capture_problems(lc: LoadedCase, where: tuple, capture: dict[str, str]) -> 
     return out
 
 
-def _schema_problems(lc: LoadedCase, where: tuple, tool: str, args: dict, catalog: SuiteCatalog) -> list[Problem]:
+def _schema_problems(
+    lc: LoadedCase, where: tuple, tool: str, args: dict, catalog: SuiteCatalog, what: str = "the reference plan"
+) -> list[Problem]:
     """The planned arguments must fit the tool's schema on at least one route."""
     errors = []
     for schema in catalog.schemas(tool):
@@ -358,7 +390,7 @@ def _schema_problems(lc: LoadedCase, where: tuple, tool: str, args: dict, catalo
         _at(
             lc,
             (*where, "args", *err.absolute_path),
-            f"the reference plan does not fit {tool}'s input schema: {err.message}",
+            f"{what} does not fit {tool}'s input schema: {err.message}",
         )
     ]
 
@@ -548,7 +580,10 @@ def _ref_problems(lc: LoadedCase) -> list[Problem]:
 
 def plan_satisfies_expectations(lc: LoadedCase) -> list[Problem]:
     """The reference plan, read statically, makes every expected call (by tool and step, per ``order``)."""
-    planned = [(si, p.call) for si, s in enumerate(lc.case.steps) if isinstance(s, UserStep) for p in s.plan]
+    if lc.case.user is not None and lc.case.user.plan is None:
+        return []  # a goal case without a plan: the reference agent does not play it (not_run, with why)
+    steps = lc.case.reference_steps
+    planned = [(si, p.call) for si, s in enumerate(steps) if isinstance(s, UserStep) for p in s.plan]
     calls = lc.case.expect.calls
     if has_groups_or_optional(calls):
         return _plan_fits_tree(lc, planned) + _plan_forbidden(lc, planned)
