@@ -227,7 +227,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.resume:
         _check_same_agent(run_dir, agent_factory)
         options.shard = _planned_shard(run_dir)  # its worlds keep the shard's name, as in the first play
-    return _play(args, chosen, options, fixtures, skipped)
+    code = _play(args, chosen, options, fixtures, skipped)
+    if code in (EXIT_OK, EXIT_FAILED, EXIT_NOT_RUN):  # the trials ran: which tools did the cases touch
+        _print_coverage([lc.case for lc in chosen], suite, args.catalog)
+    return code
 
 
 def _play(args: argparse.Namespace, chosen: list, options, fixtures, skipped: list[str]) -> int:  # noqa: ANN001
@@ -653,6 +656,15 @@ def _labels_of(path_arg: str | None) -> dict | None:
     except ValueError as err:
         raise UsageError(str(err)) from None
     return {(t.run_id, t.trial): dict(t.labels) for t in labels.trials}
+
+
+def _print_coverage(cases: list, suite: Any, catalog: str | None) -> None:
+    """Suite health: which catalog tools the cases played call or assert, and which none touches."""
+    from runner.audit.catalog_lint import run_coverage_line
+
+    line = run_coverage_line(cases, suite, catalog)
+    if line:
+        console.print(f"suite health: {line}", markup=False, highlight=False, soft_wrap=True)
 
 
 def _print_graders_and_health(traces: list, out_dir: Path, min_trials: int) -> None:

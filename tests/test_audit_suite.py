@@ -116,3 +116,27 @@ def test_init_reading_is_linted_frame_by_frame():
         frames=[FrameTools("http://site.test/", "http://site.test", True, True, None, True, [framed])],
     )
     assert lint_listing([clean]) == []
+
+
+def test_run_reports_which_catalog_tools_its_cases_touch(tmp_path: Path):
+    from runner.audit.coverage import case_coverage
+    from runner.suite.loader import parse_case
+
+    root = Path(__file__).resolve().parent.parent
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "suite.yaml").write_text(
+        "site: demo\ncatalog: catalog.json\nmin_cases_per_behaviour: 1\nbehaviours:\n  no_tool: stops\n",
+        encoding="utf-8",
+    )
+    text = (root / "cases" / "NO-01.yaml").read_text(encoding="utf-8")
+    (suite / "NO-01.yaml").write_text(text, encoding="utf-8")
+    (suite / "catalog.json").write_text((root / "cases" / "catalog.json").read_text(encoding="utf-8"))
+    catalog = json.loads((root / "cases" / "catalog.json").read_text(encoding="utf-8"))
+    names = sorted({n for tools in catalog["routes"].values() for n in tools})
+    touched = case_coverage([parse_case(text, "NO-01.yaml").case]).tools
+    left = [n for n in names if n not in touched]
+    played = cli("run", "--suite", str(suite), "--out", str(tmp_path / "runs"), "--run-id", "r")
+    assert played.returncode in (0, 1), played.stdout + played.stderr
+    expected = f"suite health: coverage: {len(names) - len(left)} of {len(names)} catalog tool(s)"
+    assert expected in played.stdout and f"no case touches {', '.join(left)}" in " ".join(played.stdout.split())

@@ -110,10 +110,34 @@ def _coverage(suite: Any, catalog: dict[str, Any]) -> list[str]:
     """Suite health: the catalog's tools that no case calls or asserts."""
     from runner.audit.coverage import suite_coverage
 
-    names = sorted({n for tools in (catalog.get("routes") or {}).values() for n in (tools or {})})
-    if not names or suite.folder is None:
+    if suite.folder is None:
         return []
-    touched = suite_coverage(suite).tools
+    line = coverage_summary(suite_coverage(suite).tools, catalog)
+    return [line] if line else []
+
+
+def coverage_summary(touched: set[str], catalog: dict[str, Any]) -> str | None:
+    """One line: how many of the catalog's tools the cases call or assert, and which none touches."""
+    names = sorted({n for tools in (catalog.get("routes") or {}).values() for n in (tools or {})})
+    if not names:
+        return None
     left = [n for n in names if n not in touched]
     line = f"coverage: {len(names) - len(left)} of {len(names)} catalog tool(s) called or asserted by the cases"
-    return [line + (f"; no case touches {', '.join(left)}" if left else "")]
+    return line + (f"; no case touches {', '.join(left)}" if left else "")
+
+
+def run_coverage_line(cases: list[Any], suite: Any, catalog_arg: str | None) -> str | None:
+    """For run: the coverage of the cases it played, against the suite's catalog (None without one)."""
+    import json
+    from pathlib import Path
+
+    from runner.audit.coverage import case_coverage
+
+    path = Path(catalog_arg) if catalog_arg else (suite.catalog_path()[0] if suite is not None else None)
+    if path is None or not path.is_file():
+        return None
+    try:
+        catalog = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return coverage_summary(case_coverage(cases).tools, catalog)
