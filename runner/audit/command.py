@@ -94,6 +94,11 @@ def cmd_audit(args: argparse.Namespace) -> int:
         args.markdown: lambda: markdown_report(report),
         args.html: lambda: html_report(report),
     }
+    if options.all_tools and not (options.site and options.site.hooks.reset):
+        sys.stdout.write(
+            "note: no reset hook (--suite DIR whose site has hooks.reset): each call of a tool that may write got "
+            "a fresh browser context, but the server's state was not reset between calls\n"
+        )
     sys.stdout.write(text_report(report))
     for path, render in outputs.items():
         if path:
