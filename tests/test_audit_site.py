@@ -210,8 +210,11 @@ def test_contract_written_then_a_change_is_an_error_with_a_readable_diff(audit_w
         "audit", url, "--contract", str(contract), "--update-contract", "--watch-ms", "200", "--html", "/dev/null"
     )
     assert wrote.returncode == 0, wrote.stdout + wrote.stderr
-    same = cli("audit", url, "--contract", str(contract), "--watch-ms", "200", "--html", "/dev/null")
-    assert same.returncode == 0 and "contract changes" not in same.stdout
+    same = cli(
+        "audit", url, "--contract", str(contract), "--watch-ms", "200", "--html", "/dev/null", "--smoke", "--all-tools"
+    )  # every tool called, none changes the surface
+    assert same.returncode == 0 and "contract changes" not in same.stdout, same.stdout
+    assert "note: no reset hook" in same.stdout and "server's state was not reset" in same.stdout
     data = json.loads(contract.read_text())
     tools = data["pages"]["/clean.html"]["tools"]
     tools["search_items"]["description"] = "An older description."
