@@ -131,11 +131,13 @@ def test_a_frames_tools_are_called_in_their_frame_and_each_call_says_which(frame
     assert item.route == "/" and item.frame is not None and item.frame.url == frames.url + "frame.html"
     assert widget.frame is not None and (widget.frame.origin, widget.frame.same_origin) == (frames.other_origin, False)
     assert _status(trace, "calls.stale")[0] == "passed"
-    # DevTools saw the same-origin frame's call (its frame named); the cross-site widget runs out of its view
+    # DevTools saw the same-origin frame's call, its frame named. The cross-site widget runs in its own process
+    # where the browser isolates sites (then out of the page session's view: unwitnessed), else in the page's.
     assert _status(trace, "calls.witness")[0] == "passed" and trace.witness.disagreements == []
-    invoked = [e for e in trace.witness.events if e.event == "toolInvoked"]
-    assert [(e.toolName, e.top) for e in invoked] == [("lookup_item", False)]
-    assert trace.witness.unwitnessed == [f"widget_status {{}} in the frame {frames.other_origin}/widget.html"]
+    invoked = [(e.toolName, e.top) for e in trace.witness.events if e.event == "toolInvoked"]
+    assert invoked[0] == ("lookup_item", False)
+    unseen = [f"widget_status {{}} in the frame {frames.other_origin}/widget.html"]
+    assert (invoked[1:], trace.witness.unwitnessed) in [([], unseen), ([("widget_status", False)], [])]
     html = render_html([trace], report_dir=tmp_path)
     assert f"/ · in the frame {frames.url}frame.html · instance" in html
 
