@@ -1299,6 +1299,7 @@ def _validate_baselines(args: argparse.Namespace, loaded: list, suite: Any) -> i
         base_url=args.base_url,
         site_config=_site_config(args, suite),
         screenshots="off",
+        browser_context=suite.config.browser_context(),  # the suite's time zone and locale, as every run of it
     )
     console.print(f"baseline: the null agent over {len(loaded)} case(s) (reads the tools, calls none)")
     try:

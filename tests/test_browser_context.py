@@ -69,3 +69,19 @@ def test_the_context_runs_on_the_suites_clock_and_the_trace_says_so(tmp_path: Pa
     assert (trace.timezone_id, trace.locale) == ("Asia/Taipei", "zh-TW")
     run = json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))
     assert (run["timezone_id"], run["locale"]) == ("Asia/Taipei", "zh-TW")
+
+
+def test_the_null_agents_baseline_plays_on_the_suites_clock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """validate --baselines opens its contexts as every other run of the suite does."""
+    import runner.play.run as run_module
+    from runner import cli as cli_module
+
+    seen = []
+
+    async def fake_run_suite(cases, options):  # noqa: ANN001, ANN202 - stands in for the browser run
+        seen.append(options.browser_context)
+        return run_module.RunResult(options.run_id or "r", tmp_path, [], {})
+
+    monkeypatch.setattr(run_module, "run_suite", fake_run_suite)
+    code = cli_module.main(["validate", str(ROOT / "cases"), "--baselines", "--out", str(tmp_path)])
+    assert code == 0 and seen == [BrowserContextSettings("Asia/Taipei", "zh-TW")]
