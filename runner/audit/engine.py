@@ -261,6 +261,8 @@ def _page_answer(outcome: CallOutcome, events: list[dict[str, Any]], name: str) 
             outcome.error, outcome.result = None, UNSERIALIZABLE
         elif not outcome.timed_out:
             outcome.error, outcome.result = None, event.get("result")
+        if isinstance(event.get("ms"), int | float):
+            outcome.ms = round(event["ms"], 1)  # the tool's own time, by the page's clock: not the runner's lag
         return
 
 

@@ -63,6 +63,8 @@ class OpenPage:
     script_errors: list[str] = field(default_factory=list)
     nav_t: float = 0.0
     load_t: float | None = None
+    load_epoch_ms: float | None = None  # the top page's load event by its own clock (epoch ms, as the shim's t)
+    page_load_ms: float | None = None  # from its navigation start to its load event, by its own clock
 
     def report(self, source: dict[str, Any], event: dict[str, Any]) -> None:
         frame = source.get("frame")
@@ -192,13 +194,20 @@ async def read_frame(opened: OpenPage, frame: PwFrame, top_origin: str) -> Frame
             if form["name"] not in names:
                 why = "no tooldescription" if not form["description"].strip() else "the browser did not list it"
                 out.refused.append(Refused(form["name"], f"form not registered by the browser ({why})", "declarative"))
-    base = opened.load_t or opened.nav_t
     out.events = [
-        TimelineEvent(round((e["host_t"] - base) * 1000, 1), e["type"], e.get("name") or "")
+        TimelineEvent(_after_load(opened, e), e["type"], e.get("name") or "")
         for e in _current_document(events)
         if e.get("type") in ("register", "unregister")
     ]
     return out
+
+
+def _after_load(opened: OpenPage, event: dict[str, Any]) -> float:
+    """When an event happened, in ms after the top page's load event: by the page's own clock (the shim stamps
+    every event with it), so a busy runner that hears of it late does not make a tool look late."""
+    if opened.load_epoch_ms is not None and isinstance(event.get("t"), int | float):
+        return round(event["t"] - opened.load_epoch_ms, 1)
+    return round((event["host_t"] - (opened.load_t or opened.nav_t)) * 1000, 1)
 
 
 async def read_surface(opened: OpenPage, url: str, watch_ms: int) -> PageSurface:
@@ -207,7 +216,9 @@ async def read_surface(opened: OpenPage, url: str, watch_ms: int) -> PageSurface
     surface.error = await load(opened, url)
     if surface.error:
         return surface
-    surface.load_ms = round(((opened.load_t or opened.nav_t) - opened.nav_t) * 1000, 1)
+    await _page_clock(opened)
+    host_ms = ((opened.load_t or opened.nav_t) - opened.nav_t) * 1000
+    surface.load_ms = round(opened.page_load_ms if opened.page_load_ms is not None else host_ms, 1)
     await asyncio.sleep(watch_ms / 1000)
     top = origin_of(opened.page.url)
     for frame in opened.page.frames:
@@ -221,6 +232,19 @@ async def read_surface(opened: OpenPage, url: str, watch_ms: int) -> PageSurface
         links = []
     surface.links = sorted({urldefrag(urljoin(url, link))[0] for link in links if origin_of(link) == top})
     return surface
+
+
+_LOAD_JS = """() => { const n = performance.getEntriesByType('navigation')[0];
+  return n && n.loadEventStart ? [performance.timeOrigin + n.loadEventStart, n.loadEventStart] : null; }"""
+
+
+async def _page_clock(opened: OpenPage) -> None:
+    try:
+        found = await opened.page.evaluate(_LOAD_JS)
+    except PlaywrightError:
+        found = None
+    if found:
+        opened.load_epoch_ms, opened.page_load_ms = float(found[0]), float(found[1])
 
 
 def _first_line(err: BaseException) -> str:
