@@ -223,13 +223,14 @@ class ToolHost:
             # the shim saw the annotations as the page passed them; the native listing renames them (readOnly)
             document = self.log.document_in(frame)
             registered = {
-                r["name"]: r.get("annotations")
+                r["name"]: r["annotations"]
                 for r in self.log.active_registrations()
-                if document is None or r.get("document") == document
+                if (document is None or r.get("document") == document) and isinstance(r.get("annotations"), dict)
             }
             for t in raw:
-                info = _tool_info({**t, "annotations": t.get("annotations") or registered.get(t.get("name"))})
-                tools.setdefault(info.name, info)
+                # the browser's reading, and over it the page's own (a readOnly the browser does not read counts)
+                annotations = {**(t.get("annotations") or {}), **(registered.get(t.get("name")) or {})}
+                tools.setdefault(t.get("name", ""), _tool_info({**t, "annotations": annotations}))
         return list(tools.values())
 
     async def _listings(self) -> list[tuple[Frame, list[dict[str, Any]]]]:
