@@ -860,6 +860,39 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_analyze(args: argparse.Namespace) -> int:
+    """Failing trials grouped by failing assertion and message across runs; with --model, a hypothesis per group."""
+    from runner.report.analysis_report import console_lines, html, markdown
+    from runner.results.analysis import analyse
+    from runner.trace import write_atomic
+
+    try:
+        runs = [(Path(d).name or d, Path(d), _run_input(d).traces) for d in args.runs]
+    except SystemExit as err:
+        raise UsageError(str(err)) from None
+    analysis = analyse(runs)
+    if args.model:
+        from runner.judge.analyst import explain_all, make_analyst
+
+        try:
+            analyst = make_analyst(
+                args.provider, args.model, args.api_base, args.api_key_env, args.cassette, args.cassette_dir
+            )
+        except ValueError as err:
+            raise UsageError(f"invalid model options: {err}") from None
+        asyncio.run(explain_all(analyst, analysis.groups))
+    page = Path(args.html) if args.html else Path(args.runs[-1]) / "analysis.html"
+    for line in console_lines(analysis):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+    write_atomic(page, html(analysis, page.parent))
+    console.print(f"analysis: {page}", markup=False, highlight=False)
+    if args.markdown:
+        target = Path(args.markdown)
+        write_atomic(target, markdown(analysis, target.parent))
+        console.print(f"markdown: {target}", markup=False, highlight=False)
+    return EXIT_OK
+
+
 def _cmd_power(args: argparse.Namespace) -> int:
     """How many cases (and trials) a difference needs; the smallest difference a suite can see."""
     from runner.results.compare import power_analysis, power_text
@@ -1898,6 +1931,28 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("run_b", help="the run to compare with it")
     cmp_.add_argument("--labels", metavar="FILE", help=LABELS_SERIES_HELP)
     cmp_.set_defaults(func=_cmd_compare)
+
+    ana = sub.add_parser(
+        "analyze",
+        help="why runs failed: failing trials grouped by failing assertion and message, across runs",
+        description="Group the failing trials of one or more runs (oldest first) by failing assertion and "
+        "message; say which cases fail in every run, in some runs or newly, with links to the traces. With "
+        "--model, a model reads each group's traces and says which hypothesis they support (the agent's "
+        "logic, the tool or site, an assertion too strict), quoting the trace fields it used. Never changes "
+        "a verdict. Writes analysis.html in the last run directory (or --html FILE).",
+    )
+    ana.add_argument("runs", nargs="+", metavar="RUN", help="run directories, oldest first")
+    ana.add_argument("--model", help="explain each group with this model")
+    ana.add_argument("--provider", choices=["openai", "anthropic"], default="openai", help="the model's API")
+    ana.add_argument("--api-base", help="the model's endpoint (OpenAI-compatible or Anthropic)")
+    ana.add_argument("--api-key-env", help="environment variable with the model's key")
+    ana.add_argument(
+        "--cassette", choices=["off", "record", "replay"], default="off", help="record the model's answers, or replay"
+    )
+    ana.add_argument("--cassette-dir", default="cassettes/analyze", help="where they live (cassettes/analyze)")
+    ana.add_argument("--markdown", metavar="FILE", help="also write the analysis as Markdown")
+    ana.add_argument("--html", metavar="FILE", help="the HTML page (default: analysis.html in the last run)")
+    ana.set_defaults(func=_cmd_analyze)
 
     rj = sub.add_parser(
         "rejudge",
