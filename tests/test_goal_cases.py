@@ -362,6 +362,17 @@ def test_a_good_agent_passes_the_goal_variants(recorded, case_id):
 
 
 @pytest.mark.browser
+def test_the_html_report_shows_the_conversation_and_setup(recorded, tmp_path):
+    from runner.report.html import render_html
+
+    page = render_html(list(recorded.values()), report_dir=tmp_path)
+    assert page.count("Conversation with the simulated user") == 3
+    assert "ended: <b>goal_met</b>" in page and "無障礙網頁入門讀書會" in page
+    assert "Setup (before the agent, not credited to it)" in page and "list_registrations · 0 write(s)" in page
+    assert "simulated_user" in page  # its own series column
+
+
+@pytest.mark.browser
 def test_setup_of_a_goal_variant_is_kept_apart(recorded):
     trace = recorded["AMB-02-G"]
     assert trace.setup is not None and [c.tool for c in trace.setup.calls] == ["list_registrations"]
