@@ -251,6 +251,7 @@ class WitnessEvent(Record):
     tools: list[str | None] | None = None  # toolsAdded, toolsRemoved: the tools' names
     frame_id: str | None = None  # DevTools' id of the frame whose document it was (traces before frames: none)
     top: bool | None = None  # that frame is the top page's
+    frame_url: str | None = None  # that frame's URL when it happened (when DevTools said)
 
 
 class EarlierAttempt(Record):

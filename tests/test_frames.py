@@ -136,6 +136,8 @@ def test_a_frames_tools_are_called_in_their_frame_and_each_call_says_which(frame
     assert _status(trace, "calls.witness")[0] == "passed" and trace.witness.disagreements == []
     invoked = [(e.toolName, e.top) for e in trace.witness.events if e.event == "toolInvoked"]
     assert invoked[0] == ("lookup_item", False)
+    first = next(e for e in trace.witness.events if e.event == "toolInvoked")
+    assert first.frame_url == frames.url + "frame.html"
     unseen = [f"widget_status {{}} in the frame {frames.other_origin}/widget.html"]
     assert (invoked[1:], trace.witness.unwitnessed) in [([], unseen), ([("widget_status", False)], [])]
     html = render_html([trace], report_dir=tmp_path)

@@ -193,6 +193,7 @@ class TrialPage:
     cdp: CDPSession | None = None
     cdp_events: list[dict[str, Any]] = field(default_factory=list)
     top_frame_id: str | None = None  # DevTools' id of the top page's frame
+    frame_urls: dict[str, str] = field(default_factory=dict)  # DevTools' frame id -> its document's URL now
     crashed: str | None = None
     crash_event: asyncio.Event = field(default_factory=asyncio.Event)  # set when the renderer dies
 
@@ -223,14 +224,24 @@ class TrialPage:
             # the top page's frame id: DevTools names each event's frame, and a frame's events are told apart by it
             tree = await self.cdp.send("Page.getFrameTree")
             self.top_frame_id = tree["frameTree"]["frame"]["id"]
+            # each frame's URL as it navigates, so an event's frame is named by its document, not only its id
+            self.cdp.on("Page.frameNavigated", lambda e: self._frame_url(e["frame"]["id"], e["frame"].get("url")))
+            self.cdp.on("Page.navigatedWithinDocument", lambda e: self._frame_url(e.get("frameId"), e.get("url")))
+            await self.cdp.send("Page.enable")
         except Exception:
             self.cdp = None
+
+    def _frame_url(self, frame_id: str | None, url: str | None) -> None:
+        if frame_id and url:
+            self.frame_urls[frame_id] = url
 
     def _witness(self, name: str, params: dict[str, Any]) -> None:
         slim = {k: v for k, v in params.items() if k not in ("stackTrace", "frameId")}
         frame_id = params.get("frameId") or next((t.get("frameId") for t in params.get("tools") or []), None)
         if frame_id is not None:  # which frame's document (toolResponded names only the invocation)
             slim["frame_id"], slim["top"] = frame_id, frame_id == self.top_frame_id
+            if frame_id in self.frame_urls:
+                slim["frame_url"] = self.frame_urls[frame_id]
         if "tools" in slim:
             slim["tools"] = [t.get("name") for t in slim["tools"]]
         if isinstance(slim.get("input"), str):
