@@ -52,6 +52,13 @@ def _load(paths: list[str], catalog: str | None, suite_dir: str | None = None) -
     from runner.suite.folder import SuiteError, find_suite
     from runner.suite.validate import CatalogError, find_catalog, load_suite
 
+    if suite_dir and not Path(suite_dir).is_dir():
+        _say(f"--suite {suite_dir}: not a folder (a suite is a folder of case files and its suite.yaml)")
+        return EXIT_INVALID
+    missing = [p for p in paths if not Path(p).exists() and not Path(p).is_symlink()]
+    if missing:
+        _say(f"{missing[0]}: no such file or folder")
+        return EXIT_INVALID
     paths = paths or [suite_dir or str(_suite_dir())]
     if any(_is_evals(p) for p in paths):
         return _load_evals(paths, catalog)
@@ -121,9 +128,14 @@ def _one_line(err: BaseException) -> str:
     return text.splitlines()[0] if text else type(err).__name__
 
 
+SHOWN_PROBLEMS = 20  # a file with a problem per element (a 50 MB array) must not flood the terminal
+
+
 def _report_problems(problems: list) -> None:
-    for p in problems:
+    for p in problems[:SHOWN_PROBLEMS]:
         _say(str(p))
+    if len(problems) > SHOWN_PROBLEMS:
+        _say(f"… and {len(problems) - SHOWN_PROBLEMS} more")
     errors.print(f"[bold red]{len(problems)} problem(s)[/]")
 
 
@@ -901,7 +913,10 @@ def _cmd_power(args: argparse.Namespace) -> int:
         result = power_analysis(args.baseline, args.delta, args.trials, args.cases, alpha=args.alpha, power=args.power)
         text = power_text(result)
     except ValueError as err:
-        errors.print(f"invalid input: {err}")
+        _say(f"invalid input: {err}")
+        return EXIT_INVALID
+    except (ZeroDivisionError, OverflowError):  # a difference so small that no number of cases shows it
+        _say(f"invalid input: --delta {args.delta:g} is too small for any finite number of cases; give a larger one")
         return EXIT_INVALID
     console.print(text, markup=False, highlight=False, soft_wrap=True)
     return EXIT_OK
@@ -995,7 +1010,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     try:
         inputs = [_run_input(d) for d in args.run_dirs]
     except SystemExit as err:
-        errors.print(str(err), markup=False, highlight=False)
+        _say(str(err))
         return EXIT_INVALID
     runs = inputs
     sharded = len(inputs) > 1 and any(r.plan and "shard" in r.plan for r in inputs)
@@ -1007,6 +1022,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
             return EXIT_INVALID
     merged = len(args.run_dirs) > 1
     out = Path(args.out or "traces/merged") if merged else Path(args.run_dirs[0])
+    if merged:
+        _check_writable_dir(out, "--out")  # a file there is one line and exit 2, before anything is written
     dirs = {read_run_id(Path(d)): Path(d) / "trials" for d in args.run_dirs}
     baselines = [b for d in args.run_dirs for b in _baseline_dirs(Path(d))]  # run --baseline: a series of its own
     runs = [*runs, *(_run_input(str(b)) for b in baselines)]
@@ -1128,13 +1145,18 @@ def _cmd_mutate(args: argparse.Namespace) -> int:
     """Mutation testing of the suite against the site: does it notice a broken site?"""
     from runner.mutation.mutate import OPERATORS, MutateOptions, mutate, print_report
     from runner.play.run import new_run_id, select_cases
-    from runner.suite.site import load_site_config
+    from runner.suite.site import SiteConfigError, load_site_config
     from runner.suite.validate import SuiteCatalog
 
     operators = [o.strip() for o in (args.operators or "").split(",") if o.strip()] or None
     unknown = sorted(set(operators or []) - set(OPERATORS))
     if unknown:
-        errors.print(f"unknown operator(s) {', '.join(unknown)}; one of: {', '.join(OPERATORS)}")
+        _say(f"--operators: unknown operator(s) {', '.join(unknown)}; one of: {', '.join(OPERATORS)}")
+        return EXIT_INVALID
+    try:
+        site_config = load_site_config(Path(args.site_config), args.base_url) if args.site_config else None
+    except SiteConfigError as err:
+        _say(f"--site-config {err}")
         return EXIT_INVALID
     suite = _load([a for a in args.cases if Path(a).exists()], None)
     if isinstance(suite, int):
@@ -1154,7 +1176,7 @@ def _cmd_mutate(args: argparse.Namespace) -> int:
         workers=args.workers,
         operators=operators,
         base_url=args.base_url,
-        site_config=load_site_config(Path(args.site_config), args.base_url) if args.site_config else None,
+        site_config=site_config,
         chromium=args.chromium,
         catalog_tools=SuiteCatalog.load(catalog_path).tools() if catalog_path.is_file() else set(),
         baseline_runs=args.baseline_runs,
@@ -1262,6 +1284,8 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
 
 def _cmd_mcp(args: argparse.Namespace) -> int:
     """Serve the live page's active catalog as an MCP server (stdio or streamable HTTP)."""
+    from playwright.async_api import Error as PlaywrightError
+
     from runner.agents.mcp_bridge import BridgeConfigError
     from runner.play.mcp_serve import serve_page
 
@@ -1280,6 +1304,9 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     except BridgeConfigError as err:
         errors.print(str(err), markup=False)
         return EXIT_INVALID
+    except PlaywrightError as err:  # the site is down or the page does not open: not the user's typing
+        _say(f"{args.base_url}: the page could not be opened: {str(err).splitlines()[0]}")
+        return EXIT_NOT_RUN
     except KeyboardInterrupt:
         return 130
 
@@ -1438,6 +1465,14 @@ def _cmd_import(args: argparse.Namespace) -> int:
         _say(f"nothing written: fix {source} (an unknown $ operator or key is never ignored)")
         return EXIT_INVALID
     console.print(f"{len(written)} case(s) and suite.yaml written to {out}", markup=False, highlight=False)
+    made_up = [line.split(": made up ", 1)[0] for line in notes if ": made up " in line]
+    if made_up:  # the reference plan plays them: a site that checks the value refuses the call (then not_run)
+        console.print(
+            f"made up {len(made_up)} plan value(s), marked synthesized in the cases: {'; '.join(made_up)}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
     for line in notes:
         console.print(f"note: {line}", markup=False, highlight=False, soft_wrap=True)
     console.print("where the webmcp-evals format is weaker, a run here is stricter:", markup=False, highlight=False)
@@ -1608,6 +1643,8 @@ def _number(kind: Callable[[str], float], low: float, high: float | None = None,
 
 
 POSITIVE = _number(int, 1)
+PERCENT = _number(float, 0, 100)
+SHARE = _number(float, 0, 1)  # a rate or probability, 0 to 1
 NON_NEGATIVE = _number(int, 0)
 RETRIES = _number(int, 0, 10)
 PORT = _number(int, 0, 65535)
@@ -1842,7 +1879,7 @@ def _add_run_arguments(run: argparse.ArgumentParser) -> None:
     )
     run.add_argument(
         "--health-min-trials",
-        type=int,
+        type=POSITIVE,
         default=5,
         metavar="N",
         help="flag cases with 0%% (broken task?) or 100%% (saturated) only over at least N trials (default 5)",
@@ -1976,12 +2013,12 @@ def build_parser() -> argparse.ArgumentParser:
     rj.set_defaults(func=_cmd_rejudge)
 
     pw = sub.add_parser("power", help="cases and trials needed to detect a difference; the smallest detectable one")
-    pw.add_argument("--baseline", type=float, required=True, help="the baseline case pass rate, e.g. 0.7")
-    pw.add_argument("--delta", type=float, help="the difference to detect, e.g. 0.1")
+    pw.add_argument("--baseline", type=SHARE, required=True, help="the baseline case pass rate, e.g. 0.7")
+    pw.add_argument("--delta", type=SHARE, help="the difference to detect, e.g. 0.1")
     pw.add_argument("--cases", type=POSITIVE, help="the suite's size: report the smallest detectable difference")
     pw.add_argument("--trials", type=POSITIVE, default=1, help="trials per case (default 1)")
-    pw.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
-    pw.add_argument("--power", type=float, default=0.8, help="wanted power (default 0.8)")
+    pw.add_argument("--alpha", type=SHARE, default=0.05, help="significance level (default 0.05)")
+    pw.add_argument("--power", type=SHARE, default=0.8, help="wanted power (default 0.8)")
     pw.set_defaults(func=_cmd_power)
 
     mut = sub.add_parser(
@@ -1996,10 +2033,15 @@ def build_parser() -> argparse.ArgumentParser:
     mut.add_argument("--base-url", help="an already running or deployed site instead of the embedded one")
     mut.add_argument("--site-config", help="YAML naming the site's hooks (reset, state, ...)")
     mut.add_argument("--operators", help="comma-separated operators (default: all); see README")
-    mut.add_argument("-j", "--workers", type=int, default=2, help="trials in parallel (default 2)")
-    mut.add_argument("--min-score", type=float, default=0.0, metavar="PCT", help="exit 1 below this score in %%")
+    mut.add_argument("-j", "--workers", type=POSITIVE, default=2, help="trials in parallel (default 2)")
     mut.add_argument(
-        "--baseline-runs", type=int, default=2, help="unmutated runs; what differs between them is noise (default 2)"
+        "--min-score", type=PERCENT, default=0.0, metavar="PCT", help="exit 1 below this score in %% (0-100)"
+    )
+    mut.add_argument(
+        "--baseline-runs",
+        type=POSITIVE,
+        default=2,
+        help="unmutated runs; what differs between them is noise (default 2)",
     )
     mut.add_argument(
         "--no-confirm", action="store_true", help="count a failing case as a kill at once (default: play it again)"
@@ -2017,7 +2059,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lab.add_argument("run_dirs", nargs="+", help="run directories (traces/<run-id>)")
     lab.add_argument("--labels", help="the labels file (default: labels.json beside the cases)")
-    lab.add_argument("--sample", type=int, default=5, help="passing trials to sample besides the failing ones (5)")
+    lab.add_argument(
+        "--sample", type=NON_NEGATIVE, default=5, help="passing trials to sample besides the failing ones (5)"
+    )
     lab.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
     lab.add_argument("--labeller", default="", help="who labels (kept with each label)")
     lab.add_argument(
@@ -2053,11 +2097,11 @@ def build_parser() -> argparse.ArgumentParser:
         "witness, and serve its active catalog over MCP; the tool list is re-announced when the page's "
         "catalog changes, and every call goes through the page.",
     )
-    mcp.add_argument("--base-url", required=True, help="the site, e.g. http://127.0.0.1:8000")
+    mcp.add_argument("--base-url", type=_base_url, required=True, help="the site, e.g. http://127.0.0.1:8000")
     mcp.add_argument("--route", default="/", help="the page to open (default /)")
     mcp.add_argument("--transport", choices=["stdio", "http"], default="stdio", help="stdio or streamable HTTP")
     mcp.add_argument("--host", default="127.0.0.1", help="HTTP: bind address (default loopback)")
-    mcp.add_argument("--port", type=int, default=8765, help="HTTP: port; 0 picks a free one (default 8765)")
+    mcp.add_argument("--port", type=PORT, default=8765, help="HTTP: port; 0 picks a free one (default 8765)")
     mcp.add_argument("--chromium", help="the Chromium binary")
     mcp.add_argument("--log", help="on exit, write the shim's log of registrations and calls here (JSON)")
     mcp.set_defaults(func=_cmd_mcp)

@@ -316,6 +316,8 @@ class ToolCall(BaseModel):
     error: str | None = None
     refused: bool = False  # the host refused it: the tool was not in the active catalog
     in_catalog: bool = True
+    # argument -> how the reference plan's made-up value was chosen (suite/synthesize.py); written only then
+    synthesized: dict[str, str] | None = Field(default=None, exclude_if=lambda v: v is None)
     route: str = ""
     instance: int | None = None  # the shim's registration instance that ran it
     document: str | None = None  # the document that registered it (instances count per document)

@@ -569,6 +569,7 @@ def run_fuzz(tmp: Path, variants_per_seed: int = VARIANTS_PER_SEED, seed: int = 
             figures.tried += 1
             try:
                 loaded, problems = load_suite([file], CATALOG, whole_suite=False)
+                plan_warnings(loaded)  # validate prints them beside the problems: they must never raise either
                 if problems:
                     figures.rejected += 1
                     for p in problems:

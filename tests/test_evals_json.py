@@ -115,9 +115,10 @@ def test_a_value_played_for_a_type_alone_is_noted(tmp_path):
     }
     (lc,), problems, converted = load_evals(write(tmp_path, [ev]))
     assert problems == [] and lc.case.steps[0].plan[0].args == {"date": "x"}
+    assert lc.case.steps[0].plan[0].synthesized == {"date": {"$type": "string"}}
     assert converted.notes == [
-        '[0] 001-eval: [0].expectedCall[0].arguments.date: the reference plan plays "x" for {"$type": "string"}; '
-        "give a real value in the imported case if the site checks it"
+        '[0] 001-eval: [0].expectedCall[0].arguments.date: made up "x" for {"$type": "string"} (marked synthesized: '
+        "the reference agent asks the tool's schema for a better one); give a real value if the site checks it"
     ]
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from runner.agents.protocol import AgentError, AgentReport, ToolHost
 from runner.suite.case import UserStep
 from runner.suite.matchers import MISSING, resolve, short, substitute
+from runner.suite.synthesize import described, from_schema
 from runner.trace import Assertion
 
 
@@ -42,7 +43,10 @@ class ReferenceAgent:
                 args = substitute(planned.args, self.captures)
             except KeyError as err:
                 raise AgentError(self._why_missing(err)) from None
+            made_up = await _better_made_up_values(planned.call, planned.synthesized, args, host)
             call = await host.call(planned.call, args)
+            if made_up:
+                call.synthesized = made_up
             for name, path in planned.capture.items():
                 value = resolve({"args": call.args, "result": call.result}, path)
                 if value is not MISSING:
@@ -63,6 +67,23 @@ class ReferenceAgent:
             if repr(name) in str(err):
                 return f"the site did not answer as the case's reference plan expects: {why}, so {name!r} is unknown"
         return str(err).strip("\"'")
+
+
+async def _better_made_up_values(
+    tool: str, synthesized: dict[str, Any], args: dict[str, Any], host: ToolHost
+) -> dict[str, str]:
+    """Made-up values replaced, in ``args``, by what the tool's live schema offers; how each was chosen."""
+    if not synthesized:
+        return {}
+    schema = next((t.input_schema for t in await host.catalog() if t.name == tool), None)
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    out: dict[str, str] = {}
+    for name, matcher in synthesized.items():
+        value, source = from_schema(matcher, (props or {}).get(name))
+        if value is not MISSING:
+            args[name] = value
+        out[name] = f"made up from {described(matcher)}" + (f", {source}" if source else "")
+    return out
 
 
 def _fill_reply(reply: str, captures: dict[str, Any]) -> str:

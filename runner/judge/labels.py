@@ -61,6 +61,8 @@ class LabelsFile(BaseModel):
 
     @classmethod
     def load(cls, path: Path) -> LabelsFile:
+        if path.is_dir():
+            raise ValueError(f"{path}: a folder, not a labels file (give a .json file, new or existing)")
         if not path.is_file():
             return cls()
         try:

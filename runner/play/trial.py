@@ -53,6 +53,7 @@ from runner.suite.case import Case, SetupCall, UserStep
 from runner.suite.live_rules import rules_that_never_fire
 from runner.suite.loader import LoadedCase
 from runner.suite.site import SiteClient, SiteUnavailable
+from runner.suite.synthesize import made_up_value_refused
 from runner.trace import (
     ConversationRecord,
     EarlierAttempt,
@@ -253,6 +254,8 @@ class Trial:
 
     async def _judge(self, error: str | None, kind: NotRunKind = "harness") -> None:
         """Assertions and verdict; a check that raises makes the trial not_run, never the run's end."""
+        if error is None:
+            error, kind = made_up_value_refused(self.trace) or (None, kind)
         if error is None and self.env.options.live_rules and self.trace.live_tools is not None:
             never, unseen = rules_that_never_fire(self.case, self.trace.live_tools)
             self.trace.warnings += unseen

@@ -111,6 +111,11 @@ class PlanCall(Strict):
     capture: dict[str, str] = Field(
         default_factory=dict, description="name -> path into {args, result}, e.g. result.data.events[0].id"
     )
+    synthesized: dict[str, Any] = Field(
+        default_factory=dict,
+        description="argument -> the matcher its value was made up from (import): the reference agent asks "
+        "the tool's schema for a better one, and a call the site refuses with it is not_run",
+    )
 
 
 class HistoryUser(Strict):

@@ -322,9 +322,13 @@ def convert(path: Path) -> Converted:
     evals, lines, problems = read_evals(path)
     out = Converted(str(path), problems=problems)
     used: set[str] = set()
+    by_eval: dict[int, dict[tuple, int]] = {}  # each eval's own lines, read once: linear in the file's size
+    for where, at in lines.items():
+        if where and isinstance(where[0], int):
+            by_eval.setdefault(where[0], {})[where] = at
     for i, ev in evals:
         case_id = _unique_id(ev, i, used)
-        data, names, case_lines, notes = _case_data(ev, i, case_id, path, lines)
+        data, names, case_lines, notes = _case_data(ev, i, case_id, path, by_eval.get(i, {}), lines)
         out.notes += [f"[{i}] {case_id}: {n}" for n in notes]
         out.renames[case_id] = names
         try:
@@ -349,7 +353,7 @@ def _unique_id(ev: Eval, i: int, used: set[str]) -> str:
 
 
 def _case_data(
-    ev: Eval, i: int, case_id: str, path: Path, lines: dict[tuple, int]
+    ev: Eval, i: int, case_id: str, path: Path, mine: dict[tuple, int], lines: dict[tuple, int]
 ) -> tuple[dict[str, Any], dict[tuple, tuple], dict[tuple, int], list[str]]:
     """Our case as data, our paths -> the eval's JSON paths, our paths -> lines, and notes."""
     notes: list[str] = []
@@ -381,12 +385,11 @@ def _case_data(
         "expect": {"calls": calls},
         "notes": f"imported from {path.name} [{i}]",
     }
-    return data, names, _case_lines(i, names, lines), notes
+    return data, names, _case_lines(i, names, mine, lines), notes
 
 
-def _case_lines(i: int, names: dict[tuple, tuple], lines: dict[tuple, int]) -> dict[tuple, int]:
-    """Our field paths -> lines of the JSON, down to the keys inside arguments; every prefix present."""
-    mine = {path: line for path, line in lines.items() if path[:1] == (i,)}
+def _case_lines(i: int, names: dict[tuple, tuple], mine: dict[tuple, int], lines: dict[tuple, int]) -> dict[tuple, int]:
+    """Our field paths -> lines of the JSON (``mine``: this eval's), down to the keys inside arguments."""
     ours_names = {v: k for k, v in _THEIR_NAMES.items()}
     out: dict[tuple, int] = {}
     for ours, theirs in names.items():
@@ -458,6 +461,7 @@ def _plan(nodes: list[Any], theirs: tuple, names: dict, notes: list[str]) -> lis
         if node.optional:
             continue
         args: dict[str, Any] = {}
+        made_up: dict[str, Any] = {}  # argument -> the matcher its value was made up from
         for name, matcher in (node.arguments or {}).items():
             value = example(matcher)
             if value is MISSING:
@@ -470,12 +474,16 @@ def _plan(nodes: list[Any], theirs: tuple, names: dict, notes: list[str]) -> lis
             if _typed_only(matcher):
                 where = _json_path((*theirs, k, "arguments", name))
                 notes.append(
-                    f"{where}: the reference plan plays {json.dumps(value)} for {json.dumps(matcher)}; "
-                    "give a real value in the imported case if the site checks it"
+                    f"{where}: made up {json.dumps(value)} for {json.dumps(matcher)} (marked synthesized: the "
+                    "reference agent asks the tool's schema for a better one); give a real value if the site checks it"
                 )
+                made_up[name] = matcher
             args[name] = value
         names[("steps", 0, "plan", len(plan))] = (*theirs, k)
-        plan.append({"call": node.functionName, "args": args} if args else {"call": node.functionName})
+        call: dict[str, Any] = {"call": node.functionName, "args": args} if args else {"call": node.functionName}
+        if made_up:
+            call["synthesized"] = made_up
+        plan.append(call)
     return plan
 
 
@@ -574,6 +582,8 @@ def write_suite(source: Path, out: Path, base_url: str | None) -> tuple[list[Pat
     cases, problems, converted = load_evals(source)
     if problems:
         return [], problems, converted.notes
+    if not cases:  # a suite folder with no case is not a suite: validate and run would refuse it
+        return [], [Problem(str(source), 1, "", "no evals in the file (an empty list): nothing to import")], []
     config = SuiteConfig(
         site={"base_url": base_url} if base_url else None, behaviours=BEHAVIOURS, min_cases_per_behaviour=0
     )

@@ -234,6 +234,8 @@ def find_suite(paths: list[Path], suite_dir: Path | None = None) -> Suite:
     if folder is None:
         return Suite(None)
     config_file = folder / SUITE_FILE
+    if (config_file.exists() or config_file.is_symlink()) and not config_file.is_file():
+        raise SuiteError(f"{shown_path(config_file)}: not a file (a folder, or a link to nothing); suite.yaml is YAML")
     if not config_file.is_file():
         return Suite(folder)
     config, lines = read_suite_file(config_file)

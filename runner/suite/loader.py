@@ -313,7 +313,8 @@ def case_files(paths: Iterable[str | Path], ignore: Iterable[str] = ()) -> list[
     ignore = list(ignore)
     for p in map(Path, paths):
         if p.is_dir():
-            files.extend(sorted(f for f in p.iterdir() if f.is_file() and is_case_file(f, ignore)))
+            # a link to nothing is listed too: reading it is a problem at its name, never a silent skip
+            files.extend(sorted(f for f in p.iterdir() if (f.is_file() or f.is_symlink()) and is_case_file(f, ignore)))
         else:
             files.append(p)
     return files

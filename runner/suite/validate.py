@@ -306,6 +306,11 @@ def _plan_problems(lc: LoadedCase, catalog: SuiteCatalog | None) -> list[Problem
             if catalog is not None and planned.call in known and not refs_in(planned.args):
                 out += _schema_problems(lc, where, planned.call, planned.args, catalog)
             out += _capture_problems(lc, where, planned.capture)
+            out += [
+                _at(lc, (*where, "synthesized", name), f"names no argument of this call ({name!r} is not in args)")
+                for name in planned.synthesized
+                if name not in planned.args
+            ]
             captured |= set(planned.capture)
     return out
 
