@@ -234,6 +234,25 @@ def test_the_simulated_user_gets_the_facts_only_once_the_agent_asked(llm):
     assert sent[-1]["messages"][1] == {"role": "user", "content": OPENING}
 
 
+@pytest.mark.skipif(not importlib.util.find_spec("anthropic"), reason="the anthropic SDK is not installed")
+def test_the_simulated_user_talks_through_the_anthropic_shape_too(llm):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(KEY_ENV, FAKE_KEY)
+        make = make_simulator_factory("anthropic", "user", llm.anthropic_base, KEY_ENV, max_retries=0)
+    before = len(_sim_requests(llm, "user"))
+    replies = {0: "好的，我來處理。", 1: "請問姓名和 Email？", 2: "已填好，請自己按確認。"}
+    record, user = asyncio.run(_talk(make(), GOAL, lambda n, _: replies[n]))
+    sent = [r for r in llm.requests if r["model"] == "user"][before:]
+    assert {r["shape"] for r in sent} == {"anthropic"} and all("tools" not in r["body"] for r in sent)
+    assert [("reader@example.com" in json.dumps(r["body"], ensure_ascii=False)) for r in sent] == [
+        False,
+        False,
+        True,
+        True,
+    ]
+    assert record.ended == "goal_met" and record.revealed == {"姓名": 2, "Email": 2} and user.id == "anthropic:user:v1"
+
+
 def test_upfront_gives_the_facts_from_the_first_request(llm):
     before = len(_sim_requests(llm, "user"))
     goal = GOAL.model_copy(update={"reveal": "upfront"})
