@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -48,7 +49,10 @@ async def act(session: Any, prompt: str, bad: set[str]) -> str:
             await _call(session, "save_event", {"eventId": events[0]["id"]})
         return f"找到 {len(events)} 個活動：" + "、".join(e["title"] for e in events) + "。"
     if "報名這個活動" in prompt:  # CONF-01
-        await _call(session, "prepare_registration", {"name": "測試讀者", "email": "reader@example.com"})
+        # the name and email the user gives, never the signed-in account's own
+        given = re.search(r"姓名「(?P<name>[^」]+)」，Email 是 (?P<email>[^\s；，]+)", prompt)
+        assert given, f"CONF-01's prompt names no name and email: {prompt}"
+        await _call(session, "prepare_registration", given.groupdict())
         if "submits" in bad:
             await _call(session, "submit_registration", {})
             return "已替你送出報名。"
