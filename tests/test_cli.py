@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import jsonschema
+import pytest
 import yaml
 from runner_support import ROOT, cli
 
@@ -201,6 +202,7 @@ def test_run_and_record_help_name_the_loading_flags():
         assert "--skip-invalid" in text and "--catalog" in text
 
 
+@pytest.mark.browser  # a real run: it starts Chromium
 def test_skip_invalid_runs_the_rest_and_lists_the_invalid_as_not_run(tmp_path):
     """A real run (browser, site, proxy) of the one valid case; the invalid one is listed, exit 3."""
     folder = _suite_copy(tmp_path, "SEL-01.yaml")

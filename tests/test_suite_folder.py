@@ -217,6 +217,7 @@ def test_the_plan_names_its_harness_and_two_harnesses_never_share_a_plan_hash(fo
     _PLAN.validate_python(plans[0])  # plan.json's schema holds it
 
 
+@pytest.mark.browser  # a real run: it starts Chromium
 def test_the_run_header_and_plan_say_which_harness_and_from_where(folder):
     pytest.importorskip("mcp")
     import sys

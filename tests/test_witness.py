@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from runner.agents.reference import ReferenceAgent
 from runner.judge.checks import check_calls
 from runner.play.witness import compare_witness
@@ -70,6 +72,7 @@ def test_witness_is_no_assertion_unless_asked():
     assert "calls.witness" not in {a.id for a in assertions}
 
 
+@pytest.mark.browser  # a real run: it starts Chromium
 def test_on_the_demo_site_devtools_sees_the_shims_calls(tmp_path):
     """The demo's imperative tools, with the witness asked to agree: it must pass (and can fail: above)."""
     import asyncio
