@@ -281,7 +281,8 @@ def test_the_readmes_test_file_passes_on_the_shop_and_fails_on_a_broken_one(
 
 
 def _shop_suite(folder: Path, shop: StaticSite) -> Path:
-    """The shop's cases as a suite folder, plus one that fails (a wrong quantity) and one that cannot run."""
+    """The shop's cases as a suite folder, plus one that cannot run (SHOP-00), one that fails (a wrong
+    quantity, SHOP-05) and one after it (SHOP-07)."""
     folder.mkdir()
     for case in CASES.glob("*.yaml"):
         shutil.copy(case, folder / case.name)
@@ -289,8 +290,10 @@ def _shop_suite(folder: Path, shop: StaticSite) -> Path:
     wrong = one.replace("id: SHOP-01", "id: SHOP-05")
     wrong = wrong.replace("quantity: 2}\n        no_other", "quantity: 3}\n        no_other")
     (folder / "SHOP-05.yaml").write_text(wrong, encoding="utf-8")
-    gone = one.replace("id: SHOP-01", "id: SHOP-06").replace("start_route: /", "start_route: /gone.html")
-    (folder / "SHOP-06.yaml").write_text(gone, encoding="utf-8")
+    gone = one.replace("id: SHOP-01", "id: SHOP-00").replace("start_route: /", "start_route: /gone.html")
+    (folder / "SHOP-00.yaml").write_text(gone, encoding="utf-8")
+    after = (CASES / "SHOP-03.yaml").read_text(encoding="utf-8").replace("id: SHOP-03", "id: SHOP-07")
+    (folder / "SHOP-07.yaml").write_text(after, encoding="utf-8")
     site = yaml.safe_load((SOURCE / "site.yaml").read_text(encoding="utf-8"))
     suite = {
         "site": {**site, "base_url": shop.url},
@@ -308,8 +311,9 @@ def test_a_suite_runs_as_items_with_k_lf_junit_and_a_run_directory(
     suite = _shop_suite(tmp_path / "suite", static_shop)
     out, junit = tmp_path / "traces", tmp_path / "junit.xml"
     args = ("--webmcp-suite", str(suite), "--webmcp-out", str(out), "-rs")
-    first = pytester.runpytest_subprocess(*args, "-k", "not SHOP-04", "--junitxml", str(junit))
+    first = pytester.runpytest_subprocess(*args, "-k", "not SHOP-04", "--maxfail", "1", "--junitxml", str(junit))
     text = first.stdout.str()
+    # SHOP-07 comes after the first failure: --maxfail stops the run before it
     assert _outcomes(first) == {"passed": 3, "failed": 1, "skipped": 1, "deselected": 1}, text
     # failed: the failing assertions, each with why; not_run: a skip with its reason
     first.stdout.fnmatch_lines(
@@ -322,15 +326,15 @@ def test_a_suite_runs_as_items_with_k_lf_junit_and_a_run_directory(
             f"  trace: {out}/*/trials/SHOP-05.t1.json",
         ]
     )
-    assert re.search(
-        r"SKIPPED \[1\] .*SHOP-06\.yaml:\d+: not_run: setup: the start route /gone.html answered HTTP 404", text
-    )
+    skip = r"SKIPPED \[1\] .*SHOP-00\.yaml:\d+: not_run: setup: the start route /gone.html answered HTTP 404"
+    assert re.search(skip, text), text
+    first.stdout.fnmatch_lines(["3 passed, 1 failed, 1 not_run, incomplete: 1 planned trial(s) not played"])
     # the run directory as `run` writes it: the plan lists exactly the chosen trials, each has its trace
     (run_dir,) = out.iterdir()
     plan = json.loads((run_dir / "plan.json").read_text(encoding="utf-8"))
-    chosen = ["SHOP-01.t1", "SHOP-02.t1", "SHOP-03.t1", "SHOP-05.t1", "SHOP-06.t1"]
-    assert sorted(t["trial_id"] for t in plan["trials"]) == chosen
-    assert sorted(p.stem for p in (run_dir / "trials").glob("*.json")) == chosen
+    played = ["SHOP-00.t1", "SHOP-01.t1", "SHOP-02.t1", "SHOP-03.t1", "SHOP-05.t1"]
+    assert sorted(t["trial_id"] for t in plan["trials"]) == [*played, "SHOP-07.t1"]
+    assert sorted(p.stem for p in (run_dir / "trials").glob("*.json")) == played
     assert (run_dir / "report.html").is_file() and (run_dir / "junit.xml").is_file()
     summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
     assert summary["run_id"] == run_dir.name
@@ -342,15 +346,23 @@ def test_a_suite_runs_as_items_with_k_lf_junit_and_a_run_directory(
     )
     assert report.returncode == 1, report.stdout + report.stderr  # one trial failed
     assert "3 passed, 1 failed, 1 not_run" in report.stdout
+    assert "incomplete: 5 of 6 trials" in report.stdout + report.stderr
     # pytest's own JUnit names each (case, trial)
     names = re.findall(r'testcase classname="[^"]*" name="([^"]+)"', junit.read_text(encoding="utf-8"))
-    assert sorted(names) == chosen
+    assert sorted(names) == played
     # --lf plays only the trial that failed, into a new run of its own
     again = pytester.runpytest_subprocess(*args, "--lf")
     assert _outcomes(again) == {"failed": 1}, again.stdout.str()
-    again.stdout.fnmatch_lines(["run-last-failure: rerun previous 1 failure (skipped 5 files)"])
+    again.stdout.fnmatch_lines(["run-last-failure: rerun previous 1 failure (skipped 6 files)"])
     newest = max(out.iterdir(), key=lambda p: p.name)
     assert [t["trial_id"] for t in json.loads((newest / "plan.json").read_text())["trials"]] == ["SHOP-05.t1"]
+
+
+def test_the_proxy_without_a_site_address_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess("--webmcp-proxy")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--webmcp-proxy: the proxy needs the site's address: give --base-url URL" in result.stderr.str()
+    assert "Traceback" not in result.stderr.str()
 
 
 def test_an_invalid_suite_stops_before_anything_runs(pytester: pytest.Pytester, tmp_path: Path) -> None:

@@ -21,7 +21,19 @@ from runner.pytest_plugin.page_webmcp import PageWebMCP
 
 TRIAL_PREFIX = "pytest-"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+NO_SITE = (
+    "the proxy needs the site's address: give --base-url URL (its origin is the site's; "
+    "requests to any other host are outbound)"
+)
 QUIET_MODULES = ("mitmproxy.*", "ldap3.*", "passlib.*", "pyasn1.*")
+
+
+def base_url_of(config: pytest.Config) -> str | None:
+    """pytest-playwright's --base-url (or its base_url ini value)."""
+    try:
+        return config.getoption("base_url", None) or config.getini("base_url") or None
+    except ValueError:  # no plugin declares base_url
+        return None
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -70,6 +82,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "webmcp_case(behaviour): a (case, trial) item of --webmcp-suite")
     for module in QUIET_MODULES:  # the proxy's dependencies' deprecations: nothing a test of yours can act on
         config.addinivalue_line("filterwarnings", f"ignore::DeprecationWarning:{module}")
+    if config.getoption("webmcp_proxy") and not base_url_of(config):
+        raise pytest.UsageError(f"--webmcp-proxy: {NO_SITE}")
     config.pluginmanager.register(ProxyPlugin(config), "webmcp-proxy")
     if config.getoption("webmcp_suite"):
         suite_items.configure(config)
@@ -91,23 +105,21 @@ class ProxyPlugin:
         asked = marker.kwargs.get("proxy") if marker else None
         return bool(self.config.getoption("webmcp_proxy") if asked is None else asked)
 
+    def site_origin(self) -> str | None:
+        base_url = base_url_of(self.config)
+        if not base_url:
+            return None
+        parts = urlsplit(base_url)
+        return f"{parts.scheme}://{parts.netloc}"
+
     def _start(self) -> Any:
         if self.proxy is None:
-            if self.config.getoption("webmcp_suite"):
-                raise pytest.UsageError("--webmcp-suite runs its own proxy: the webmcp fixture's proxy cannot share it")
-            base_url = self.config.getoption("base_url", None) or self.config.getini("base_url")
-            if not base_url:
-                raise pytest.UsageError(
-                    "the webmcp proxy needs the site's address: give --base-url URL (its origin is the site's; "
-                    "requests to any other host are outbound)"
-                )
             from proxies.controller import NetworkProxy
 
-            parts = urlsplit(base_url)
             # Loopback hosts pass (a local CDN, a second local service), and what --webmcp-allow-host names;
             # the rest is blocked and recorded, so a test never reaches out (the browser's own services too).
             allow = [*LOOPBACK, *self.config.getoption("webmcp_allow_host")]
-            self.proxy = NetworkProxy(site_origins=[f"{parts.scheme}://{parts.netloc}"], allow_hosts=allow)
+            self.proxy = NetworkProxy(site_origins=[self.site_origin()], allow_hosts=allow)
             self.proxy.start()
         return self.proxy
 
@@ -117,6 +129,10 @@ class ProxyPlugin:
             return
         from proxies.canonical import TRIAL_HEADER
 
+        if self.config.getoption("webmcp_suite"):
+            pytest.fail("--webmcp-suite runs its own proxy (one per process): run this test apart", pytrace=False)
+        if self.site_origin() is None:
+            pytest.fail(NO_SITE, pytrace=False)
         proxy = self._start()
         self.numbers += 1
         trial_id = f"{TRIAL_PREFIX}{self.numbers}"
