@@ -68,6 +68,7 @@ class PageWebMCP:
     events: list[dict[str, Any]] = field(default_factory=list)  # the shim's, in arrival order, with frame_url
     cdp_events: list[dict[str, Any]] = field(default_factory=list)
     _cdp: CDPSession | None = None
+    _top_frame_id: str | None = None
 
     def __repr__(self) -> str:
         return f"<webmcp of {self.page.url}: {len(self.events)} shim event(s), proxy {'on' if self.network else 'off'}>"
@@ -84,6 +85,8 @@ class PageWebMCP:
             for name in ("toolsAdded", "toolsRemoved", "toolInvoked", "toolResponded"):
                 cdp.on(f"WebMCP.{name}", lambda params, name=name: self._witnessed(name, params))
             cdp.send("WebMCP.enable")
+            # DevTools names each event's frame: the top page's frame id tells its calls from a frame's
+            self._top_frame_id = cdp.send("Page.getFrameTree")["frameTree"]["frame"]["id"]
             self._cdp = cdp
         return self
 
@@ -95,7 +98,11 @@ class PageWebMCP:
         self.events.append(event)
 
     def _witnessed(self, name: str, params: dict[str, Any]) -> None:
+        """As a trial records it (runner/play/session.py), so the comparison with the shim is the same."""
         slim = {k: v for k, v in params.items() if k not in ("stackTrace", "frameId")}
+        frame_id = params.get("frameId") or next((t.get("frameId") for t in params.get("tools") or []), None)
+        if frame_id is not None:
+            slim["frame_id"], slim["top"] = frame_id, frame_id == self._top_frame_id
         if "tools" in slim:
             slim["tools"] = [t.get("name") for t in slim["tools"]]
         if isinstance(slim.get("input"), str):
