@@ -374,3 +374,61 @@ def test_an_invalid_suite_stops_before_anything_runs(pytester: pytest.Pytester, 
     err = result.stderr.str()
     assert re.search(r"BAD-01\.yaml:\d+: steps\[0\]\.plan\[1\]\.args\.product_id: .* not \$regex", err), err
     assert "Traceback" not in err
+
+
+# ---- the audit's engine from the fixture: lint, timeline, contracts ---------------------------------------
+
+AUDIT_TESTS = """
+import pytest
+
+
+def test_lint_and_timeline(page, webmcp, base_url):
+    page.goto(base_url)
+    webmcp.wait_for_tools("list_products", "add_to_cart", "share_cart")
+    webmcp.assert_lint_clean(fail_on="error")
+    with pytest.raises(AssertionError) as err:
+        webmcp.assert_lint_clean(fail_on="error", too_many_tools={"severity": "error", "max": 2})
+    assert str(err.value).splitlines()[0] == f"1 finding(s) at error or worse on {base_url}:"
+    assert "  error too-many-tools: " in str(err.value)
+    assert "too-many-tools" not in {f.rule for f in webmcp.lint()}
+    with pytest.raises(ValueError, match="audit.rules.no-such-rule: unknown rule"):
+        webmcp.lint(no_such_rule="off")
+    assert "share_cart" in webmcp.timeline(late_tool={"after_ms": 0}).late  # registered by a timer after load
+
+
+def test_the_contract(page, webmcp, base_url):
+    page.goto(base_url)
+    webmcp.wait_for_tools("list_products", "add_to_cart", "share_cart")
+    webmcp.assert_contract(CONTRACT)
+"""
+
+
+@pytest.mark.browser
+def test_lint_and_contracts_written_then_enforced(
+    pytester: pytest.Pytester, static_shop: StaticSite, tmp_path: Path
+) -> None:
+    contract = tmp_path / "shop.contract.json"
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_audit=f"CONTRACT = {str(contract)!r}\n" + AUDIT_TESTS)
+    missing = pytester.runpytest_subprocess("--base-url", static_shop.url, "-p", "no:cacheprovider")
+    assert _outcomes(missing) == {"passed": 1, "failed": 1}, missing.stdout.str()
+    missing.stdout.fnmatch_lines(
+        [f"E       AssertionError: no contract at {contract}: run pytest with --webmcp-update-contracts*"]
+    )
+    written = pytester.runpytest_subprocess(
+        "--base-url", static_shop.url, "-p", "no:cacheprovider", "--webmcp-update-contracts", "-k", "contract"
+    )
+    assert _outcomes(written) == {"passed": 1, "deselected": 1}, written.stdout.str()
+    tools = json.loads(contract.read_text(encoding="utf-8"))["pages"]["/demo/"]["tools"]
+    assert sorted(tools) == ["add_to_cart", "list_products", "share_cart", "subscribe_newsletter"]
+    with static_site(tmp_path / "broken") as broken:
+        _break_the_shop(broken.root)
+        changed = pytester.runpytest_subprocess("--base-url", broken.url, "-p", "no:cacheprovider", "-k", "contract")
+    assert _outcomes(changed) == {"failed": 1, "deselected": 1}, changed.stdout.str()
+    changed.stdout.fnmatch_lines(
+        [
+            f"E       AssertionError: the page's tools differ from the contract {contract} (1 change(s)):",
+            "E         *list_products*",
+            "E         (if the change is meant: run pytest with --webmcp-update-contracts)",
+        ]
+    )

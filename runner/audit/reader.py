@@ -30,7 +30,7 @@ READ_TIMEOUT_MS = 10_000
 GOTO_TIMEOUT_MS = 30_000
 
 # The declarative forms of a frame, their fields (type, autocomplete) and the page's links.
-_FORMS_JS = """() => [...document.querySelectorAll('form[toolname]')].map(f => ({
+FORMS_JS = """() => [...document.querySelectorAll('form[toolname]')].map(f => ({
   name: f.getAttribute('toolname') || '',
   description: f.getAttribute('tooldescription') || '',
   autosubmit: f.hasAttribute('toolautosubmit'),
@@ -133,40 +133,78 @@ async def _allow_of(frame: PwFrame) -> str | None:
         return None
 
 
-async def _listed(frame: PwFrame, shim_live: dict[str, dict[str, Any]]) -> tuple[list[dict[str, Any]], bool]:
-    """The frame's tools from the browser's native listing; the shim's, when the browser has none."""
-    try:
-        return list(await frame.webmcp.tools(timeout=READ_TIMEOUT_MS)), True
-    except PlaywrightError:
-        return [
-            {
-                "name": n,
-                "description": e.get("description") or "",
-                "inputSchema": e.get("inputSchema"),
-                "annotations": e.get("annotations"),
-            }
-            for n, e in shim_live.items()
-        ], False
+def shim_listing(shim_live: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The frame's tools as the shim saw them registered: the listing where the browser has no native one."""
+    return [
+        {
+            "name": n,
+            "description": e.get("description") or "",
+            "inputSchema": e.get("inputSchema"),
+            "annotations": e.get("annotations"),
+        }
+        for n, e in shim_live.items()
+    ]
 
 
 async def read_frame(opened: OpenPage, frame: PwFrame, top_origin: str) -> Frame:
     main = frame == opened.page.main_frame
-    origin = origin_of(frame.url)
-    out = Frame(
-        url=frame.url,
-        origin=origin,
-        main=main,
-        same_origin=origin == top_origin,
-        allow=None if main else await _allow_of(frame),
-    )
-    events = opened.frame_log(frame)
-    shim_live, shim_refused = _active(events)
+    allow = None if main else await _allow_of(frame)
+    forms_error = None
     try:
-        forms = await frame.evaluate(_FORMS_JS)
+        forms = await frame.evaluate(FORMS_JS)
     except PlaywrightError as err:
-        forms, out.error = [], _first_line(err)
-    listed, native = await _listed(frame, shim_live)
-    by_form = {f["name"]: f for f in forms}
+        forms, forms_error = [], _first_line(err)
+    try:
+        listed: list[dict[str, Any]] | None = list(await frame.webmcp.tools(timeout=READ_TIMEOUT_MS))
+    except PlaywrightError:
+        listed = None
+    read = FrameReading(frame.url, main, allow, opened.frame_log(frame), forms, forms_error, listed)
+    return frame_surface(read, top_origin, LoadClock(opened.load_epoch_ms, opened.load_t or opened.nav_t))
+
+
+@dataclass
+class FrameReading:
+    """What was read of one frame, by the async reader here or by the pytest plugin's sync one."""
+
+    url: str
+    main: bool
+    allow: str | None  # the <iframe allow> attribute (None for the top document)
+    events: list[dict[str, Any]]  # the shim's reports of this frame, each with host_t
+    forms: list[dict[str, Any]]  # FORMS_JS's answer
+    forms_error: str | None
+    listed: list[dict[str, Any]] | None  # the browser's native listing; None: it has none
+
+
+@dataclass
+class LoadClock:
+    """The top page's load event: by its own clock (epoch ms, as the shim's ``t``), else the host's."""
+
+    load_epoch_ms: float | None
+    host_t: float
+
+    def after_load(self, event: dict[str, Any]) -> float:
+        """When an event happened, in ms after the load event: by the page's own clock (the shim stamps every
+        event with it), so a busy runner that hears of it late does not make a tool look late."""
+        if self.load_epoch_ms is not None and isinstance(event.get("t"), int | float):
+            return round(event["t"] - self.load_epoch_ms, 1)
+        return round((event["host_t"] - self.host_t) * 1000, 1)
+
+
+def frame_surface(read: FrameReading, top_origin: str, clock: LoadClock) -> Frame:
+    """One frame's surface from what was read of it."""
+    origin = origin_of(read.url)
+    out = Frame(
+        url=read.url,
+        origin=origin,
+        main=read.main,
+        same_origin=origin == top_origin,
+        allow=read.allow,
+        error=read.forms_error,
+    )
+    shim_live, shim_refused = _active(read.events)
+    native = read.listed is not None
+    listed = read.listed if read.listed is not None else shim_listing(shim_live)
+    by_form = {f["name"]: f for f in read.forms}
     for raw in listed:
         name = raw.get("name") or ""
         shim = shim_live.get(name, {})
@@ -190,24 +228,16 @@ async def read_frame(opened: OpenPage, frame: PwFrame, top_origin: str) -> Frame
     out.refused = [Refused(e.get("name") or "", e.get("error") or "refused") for e in shim_refused]
     if native:
         names = {t.name for t in out.tools}
-        for form in forms:
+        for form in read.forms:
             if form["name"] not in names:
                 why = "no tooldescription" if not form["description"].strip() else "the browser did not list it"
                 out.refused.append(Refused(form["name"], f"form not registered by the browser ({why})", "declarative"))
     out.events = [
-        TimelineEvent(_after_load(opened, e), e["type"], e.get("name") or "")
-        for e in _current_document(events)
+        TimelineEvent(clock.after_load(e), e["type"], e.get("name") or "")
+        for e in _current_document(read.events)
         if e.get("type") in ("register", "unregister")
     ]
     return out
-
-
-def _after_load(opened: OpenPage, event: dict[str, Any]) -> float:
-    """When an event happened, in ms after the top page's load event: by the page's own clock (the shim stamps
-    every event with it), so a busy runner that hears of it late does not make a tool look late."""
-    if opened.load_epoch_ms is not None and isinstance(event.get("t"), int | float):
-        return round(event["t"] - opened.load_epoch_ms, 1)
-    return round((event["host_t"] - (opened.load_t or opened.nav_t)) * 1000, 1)
 
 
 async def read_surface(opened: OpenPage, url: str, watch_ms: int) -> PageSurface:
@@ -234,13 +264,13 @@ async def read_surface(opened: OpenPage, url: str, watch_ms: int) -> PageSurface
     return surface
 
 
-_LOAD_JS = """() => { const n = performance.getEntriesByType('navigation')[0];
+LOAD_JS = """() => { const n = performance.getEntriesByType('navigation')[0];
   return n && n.loadEventStart ? [performance.timeOrigin + n.loadEventStart, n.loadEventStart] : null; }"""
 
 
 async def _page_clock(opened: OpenPage) -> None:
     try:
-        found = await opened.page.evaluate(_LOAD_JS)
+        found = await opened.page.evaluate(LOAD_JS)
     except PlaywrightError:
         found = None
     if found:

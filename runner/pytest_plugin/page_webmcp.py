@@ -17,12 +17,16 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import BrowserContext, CDPSession, Frame, Page
 from playwright.sync_api import Error as PlaywrightError
 
 from proxies.models import RequestRecord, TrialNetwork
+from runner.audit.config import AuditConfig
+from runner.audit.model import Finding, PageSurface
+from runner.audit.timeline import Timeline
 from runner.play.toolhost import SHIM_JS
 from runner.play.witness import compare_witness
 from runner.pytest_plugin import expectations
@@ -52,6 +56,7 @@ class FrameTool:
     frame_url: str
     frame_name: str
     path: str  # "native" (the browser's WebMCP) or "polyfill" (the shim's)
+    frame: Frame = field(repr=False, compare=False)
 
     @property
     def read_only(self) -> bool:
@@ -65,10 +70,13 @@ class FrameTool:
 class PageWebMCP:
     page: Page
     network: Callable[[], TrialNetwork] | None = None  # the proxy's account of this test, when it has one
+    update_contracts: bool = False  # --webmcp-update-contracts: assert_contract writes instead of comparing
     events: list[dict[str, Any]] = field(default_factory=list)  # the shim's, in arrival order, with frame_url
     cdp_events: list[dict[str, Any]] = field(default_factory=list)
     _cdp: CDPSession | None = None
     _top_frame_id: str | None = None
+    _load_t: float | None = None  # the page's latest load event (host clock): the audit's timeline counts from it
+    script_errors: list[str] = field(default_factory=list)  # the page's uncaught exceptions
 
     def __repr__(self) -> str:
         return f"<webmcp of {self.page.url}: {len(self.events)} shim event(s), proxy {'on' if self.network else 'off'}>"
@@ -80,6 +88,8 @@ class PageWebMCP:
         context: BrowserContext = self.page.context
         context.expose_binding(BINDING, self._report)
         context.add_init_script(SHIM_JS)
+        self.page.on("load", lambda _page: setattr(self, "_load_t", time.monotonic()))
+        self.page.on("pageerror", lambda err: self.script_errors.append(_first_line(err)))
         with contextlib.suppress(PlaywrightError):  # a browser without the DevTools WebMCP domain: no witness
             cdp = context.new_cdp_session(self.page)
             for name in ("toolsAdded", "toolsRemoved", "toolInvoked", "toolResponded"):
@@ -92,6 +102,8 @@ class PageWebMCP:
 
     def _report(self, source: dict[str, Any], event: dict[str, Any]) -> None:
         frame: Frame | None = source.get("frame")
+        event["host_t"] = time.monotonic()
+        event["_frame"] = frame  # the sync API hands out one object per frame: the events of a frame are told by it
         event["frame_url"] = frame.url if frame else ""
         event["frame_name"] = frame.name if frame else ""
         event["main_frame"] = frame is None or frame.parent_frame is None
@@ -112,9 +124,12 @@ class PageWebMCP:
 
     # ---- what the page offers ----------------------------------------------------------
 
+    def _events_of(self, frame: Frame) -> list[dict[str, Any]]:
+        return [e for e in self.events if e.get("_frame") is frame]
+
     def _live_registrations(self, frame: Frame) -> dict[str, dict[str, Any]]:
         """The frame's current document's registrations that were never withdrawn, by tool name."""
-        mine = [e for e in self.events if e.get("frame_url") == frame.url and e.get("frame_name") == frame.name]
+        mine = self._events_of(frame)
         loaded = [e for e in mine if e["type"] == "loaded"]
         document = loaded[-1]["document"] if loaded else None
         live: dict[int, dict[str, Any]] = {}
@@ -150,6 +165,7 @@ class PageWebMCP:
                     frame_url=frame.url,
                     frame_name=frame.name,
                     path="native" if native else "polyfill",
+                    frame=frame,
                 )
             )
         return out
@@ -189,7 +205,7 @@ class PageWebMCP:
         tool = next((t for t in self.tools() if t.name == name), None)
         if tool is None:
             raise ToolCallError(f"no tool {name!r} on the page; it lists: {self._names() or 'none'}")
-        frame = next(f for f in self.page.frames if f.url == tool.frame_url and f.name == tool.frame_name)
+        frame = tool.frame
         seen = len(self.events)
         try:
             if tool.path == "native":
@@ -275,6 +291,94 @@ class PageWebMCP:
         """Requests of this test to another host than the site's (--base-url's origin)."""
         return [r for r in self._network().requests if r.outbound]
 
+    # ---- the audit's engine (runner/audit/), on this page as it is now ----------------------
+
+    def surface(self) -> PageSurface:
+        """The page's surface as ``webmcp-eval audit`` reads it: every frame's tools, forms, refusals, timeline."""
+        from runner.audit.reader import FORMS_JS, LOAD_JS, FrameReading, LoadClock, frame_surface, origin_of
+
+        page = self.page
+        surface = PageSurface(url=page.url, script_errors=list(self.script_errors))
+        top = origin_of(page.url)
+        loaded = None  # the load event by the page's own clock, as the audit times the timeline
+        with contextlib.suppress(PlaywrightError):
+            loaded = page.evaluate(LOAD_JS)
+        clock = LoadClock(float(loaded[0]) if loaded else None, self._load_t or time.monotonic())
+        for frame in page.frames:
+            main = frame is page.main_frame
+            if frame.is_detached() or (frame.url in ("", "about:blank") and not main):
+                continue
+            forms_error = None
+            try:
+                forms = frame.evaluate(FORMS_JS)
+            except PlaywrightError as err:
+                forms, forms_error = [], _first_line(err)
+            try:
+                listed: list[dict[str, Any]] | None = list(frame.webmcp.tools(timeout=10_000))
+            except PlaywrightError:
+                listed = None
+            read = FrameReading(frame.url, main, _allow_of(frame), self._events_of(frame), forms, forms_error, listed)
+            surface.frames.append(frame_surface(read, top, clock))
+        return surface
+
+    def lint(self, **rules: Any) -> list[Finding]:
+        """The audit's static rules and timeline rules on this page; ``rules`` tune them as suite.yaml's
+        ``audit.rules`` does (``too_many_tools={"max": 3}``, ``description_length="off"``)."""
+        from runner.audit.rules import lint
+        from runner.audit.timeline import timeline_findings
+
+        config, surface = _audit_config(rules), self.surface()
+        return lint(surface, config) + timeline_findings(surface, config)
+
+    def timeline(self, **rules: Any) -> Timeline:
+        """When the tools came (after the load event), which came late and which churned."""
+        from runner.audit.timeline import timeline_of
+
+        return timeline_of(self.surface(), _audit_config(rules))
+
+    def contract(self) -> dict[str, Any]:
+        """The page's tool contract, as ``audit --contract`` writes it."""
+        from runner.audit.contract import contract_of
+
+        return contract_of([self.surface()])
+
+    def assert_lint_clean(self, fail_on: str = "warning", **rules: Any) -> None:
+        """No finding of the audit's rules at ``fail_on`` severity or worse (error > warning > note)."""
+        __tracebackhide__ = True
+        from runner.audit.model import SEVERITIES
+
+        if fail_on not in SEVERITIES:
+            raise ValueError(f"fail_on must be one of {', '.join(SEVERITIES)}, not {fail_on!r}")
+        worst = SEVERITIES[: SEVERITIES.index(fail_on) + 1]  # SEVERITIES runs from error down to note
+        found = [f for f in self.lint(**rules) if f.severity in worst]
+        if found:
+            lines = [f"{len(found)} finding(s) at {fail_on} or worse on {self.page.url}:"]
+            lines += [f"  {f.severity} {f.rule}: {f.message}{_where(f)}" for f in found]
+            raise AssertionError("\n".join(lines))
+
+    def assert_contract(self, path: str | Path) -> None:
+        """The page's tools are the contract at ``path`` (written there instead with --webmcp-update-contracts)."""
+        __tracebackhide__ = True
+        from runner.audit.contract import ContractError, contract_diff, contract_of, read_contract, write_contract
+
+        path = Path(path)
+        surface = self.surface()
+        if self.update_contracts:
+            write_contract(path, [surface])
+            return
+        if not path.exists():
+            raise AssertionError(f"no contract at {path}: run pytest with --webmcp-update-contracts to write it")
+        try:
+            old = read_contract(path)
+        except ContractError as err:
+            raise ValueError(f"{path}: {err}") from None
+        changes = contract_diff(old, contract_of([surface]))
+        if changes:
+            lines = [f"the page's tools differ from the contract {path} ({len(changes)} change(s)):"]
+            lines += [f"  {change}" for _, _, change in changes]
+            lines.append("  (if the change is meant: run pytest with --webmcp-update-contracts)")
+            raise AssertionError("\n".join(lines))
+
     # ---- assertions ------------------------------------------------------------------------
 
     def assert_tool(self, name: str, description: Any = None, schema: Any = None, annotations: Any = None) -> FrameTool:
@@ -334,6 +438,30 @@ class PageWebMCP:
     def assert_no_mutations(self) -> None:
         __tracebackhide__ = True
         self.assert_mutations(0)
+
+
+def _audit_config(rules: dict[str, Any]) -> AuditConfig:
+    from runner.audit.config import AuditConfigError, parse_audit_config
+
+    try:
+        return parse_audit_config({"rules": {k.replace("_", "-"): v for k, v in rules.items()}})
+    except AuditConfigError as err:
+        raise ValueError(str(err)) from None
+
+
+def _allow_of(frame: Frame) -> str | None:
+    if frame.parent_frame is None:
+        return None
+    try:
+        return frame.frame_element().get_attribute("allow")
+    except PlaywrightError:
+        return None
+
+
+def _where(finding: Finding) -> str:
+    parts = [p for p in (finding.tool, finding.pointer) if p]
+    frame = f" in the frame {finding.frame}" if finding.frame and finding.frame != finding.page else ""
+    return (f" ({' '.join(parts)})" if parts else "") + frame
 
 
 def _first_line(err: BaseException) -> str:

@@ -54,6 +54,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "every other host is blocked and recorded",
     )
     group.addoption(
+        "--webmcp-update-contracts",
+        action="store_true",
+        default=False,
+        help="webmcp.assert_contract(path) writes the page's tool contract to path instead of comparing",
+    )
+    group.addoption(
         "--webmcp-suite",
         metavar="DIR",
         default=None,
@@ -172,4 +178,5 @@ def webmcp(page: Any, request: pytest.FixtureRequest) -> Iterator[PageWebMCP]:
     Request it before the page navigates: the shim sees what a document registers from its first script on.
     """
     proxies: ProxyPlugin = request.config.pluginmanager.get_plugin("webmcp-proxy")
-    yield PageWebMCP(page, network=proxies.network_of(request.node)).install()
+    update = request.config.getoption("webmcp_update_contracts")
+    yield PageWebMCP(page, network=proxies.network_of(request.node), update_contracts=update).install()
