@@ -396,6 +396,16 @@ def test_lint_and_timeline(page, webmcp, base_url):
     assert "share_cart" in webmcp.timeline(late_tool={"after_ms": 0}).late  # registered by a timer after load
 
 
+@pytest.mark.webmcp(proxy=True)
+def test_smoke(page, webmcp, base_url):
+    page.goto(base_url)
+    webmcp.wait_for_tools("list_products", "add_to_cart", "share_cart")
+    assert webmcp.smoke() == []  # list_products alone: read-only, and it answers well
+    assert {c.tool for c in webmcp.calls()} == {"list_products"}
+    found = {(f.rule, f.tool) for f in webmcp.smoke("share_cart", all_tools=True)}
+    assert found == {("smoke-other-hosts", "share_cart")}  # its POST to the CDN, as the proxy saw it
+
+
 def test_the_contract(page, webmcp, base_url):
     page.goto(base_url)
     webmcp.wait_for_tools("list_products", "add_to_cart", "share_cart")
@@ -410,21 +420,21 @@ def test_lint_and_contracts_written_then_enforced(
     contract = tmp_path / "shop.contract.json"
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(test_audit=f"CONTRACT = {str(contract)!r}\n" + AUDIT_TESTS)
-    missing = pytester.runpytest_subprocess("--base-url", static_shop.url, "-p", "no:cacheprovider")
-    assert _outcomes(missing) == {"passed": 1, "failed": 1}, missing.stdout.str()
+    missing = pytester.runpytest_subprocess("--base-url", static_shop.url, "-p", "no:cacheprovider", "-rA")
+    assert _outcomes(missing) == {"passed": 2, "failed": 1}, missing.stdout.str()
     missing.stdout.fnmatch_lines(
         [f"E       AssertionError: no contract at {contract}: run pytest with --webmcp-update-contracts*"]
     )
     written = pytester.runpytest_subprocess(
         "--base-url", static_shop.url, "-p", "no:cacheprovider", "--webmcp-update-contracts", "-k", "contract"
     )
-    assert _outcomes(written) == {"passed": 1, "deselected": 1}, written.stdout.str()
+    assert _outcomes(written) == {"passed": 1, "deselected": 2}, written.stdout.str()
     tools = json.loads(contract.read_text(encoding="utf-8"))["pages"]["/demo/"]["tools"]
     assert sorted(tools) == ["add_to_cart", "list_products", "share_cart", "subscribe_newsletter"]
     with static_site(tmp_path / "broken") as broken:
         _break_the_shop(broken.root)
         changed = pytester.runpytest_subprocess("--base-url", broken.url, "-p", "no:cacheprovider", "-k", "contract")
-    assert _outcomes(changed) == {"failed": 1, "deselected": 1}, changed.stdout.str()
+    assert _outcomes(changed) == {"failed": 1, "deselected": 2}, changed.stdout.str()
     changed.stdout.fnmatch_lines(
         [
             f"E       AssertionError: the page's tools differ from the contract {contract} (1 change(s)):",

@@ -26,6 +26,8 @@ from playwright.sync_api import Error as PlaywrightError
 from proxies.models import RequestRecord, TrialNetwork
 from runner.audit.config import AuditConfig
 from runner.audit.model import Finding, PageSurface
+from runner.audit.model import Frame as AuditFrame
+from runner.audit.smoke import CallOutcome
 from runner.audit.timeline import Timeline
 from runner.play.toolhost import SHIM_JS
 from runner.play.witness import compare_witness
@@ -335,6 +337,66 @@ class PageWebMCP:
         from runner.audit.timeline import timeline_of
 
         return timeline_of(self.surface(), _audit_config(rules))
+
+    def smoke(self, *names: str, all_tools: bool = False, **rules: Any) -> list[Finding]:
+        """The audit's smoke calls on this page and its judgement of the answers (``names``: only these tools).
+
+        Valid and invalid inputs are drawn from each tool's schema, as ``audit --smoke`` draws them. Only
+        read-only tools are called unless ``all_tools``; then every tool is called here, in this page, so its
+        writes are this test's. With the proxy, each call's writes and requests to other hosts are judged too.
+        The calls are the page's calls like any other: ``calls()`` lists them.
+        """
+        from runner.audit.inputs import smoke_inputs
+        from runner.audit.smoke import judge
+
+        config, surface = _audit_config(rules), self.surface()
+        findings: list[Finding] = []
+        for frame_info, tool in surface.tools():
+            if names and tool.name not in names:
+                continue
+            if not all_tools and (tool.kind == "declarative" or not tool.read_only):
+                continue
+            outcomes = []
+            for smoke_input in smoke_inputs(tool.input_schema):
+                outcomes.append(self._smoke_call(frame_info, tool.name, smoke_input, config))
+                if outcomes[-1].timed_out:
+                    break  # a tool that hangs once is judged; waiting out every input would only cost time
+            findings += judge(tool, frame_info, surface.url, outcomes, config)
+        return findings
+
+    def _smoke_call(self, frame_info: AuditFrame, name: str, smoke_input: Any, config: AuditConfig) -> CallOutcome:
+        """One smoke call, recorded as the audit's engine records it (runner/audit/engine.py ``_call``)."""
+        from runner.audit.engine import NETWORK_SETTLE_S, _page_answer
+        from runner.audit.smoke import UNSERIALIZABLE, CallOutcome
+
+        outcome = CallOutcome(smoke_input)
+        frame = next((t.frame for t in self.tools() if t.name == name and t.frame_url == frame_info.url), None)
+        if frame is None:
+            outcome.error = "its frame is gone"
+            return outcome
+        start = len(self._network().requests) if self.network else 0
+        logged = len(self._events_of(frame))
+        began = time.monotonic()
+        try:
+            timeout_ms = config.options("smoke-timeout")["timeout_ms"]
+            outcome.result = frame.webmcp.call_tool(name, smoke_input.args, timeout=timeout_ms)
+        except PlaywrightError as err:
+            text = _first_line(err)
+            if "Timeout" in text and "exceeded" in text:
+                outcome.timed_out = True
+            elif any(s in text.lower() for s in ("circular", "cyclic", "serializ", "could not be cloned")):
+                outcome.result = UNSERIALIZABLE
+            else:
+                outcome.error = text
+        outcome.ms = round((time.monotonic() - began) * 1000, 1)
+        self.page.wait_for_timeout(50)  # the shim's report of the answer
+        _page_answer(outcome, self._events_of(frame)[logged:], name)
+        if self.network:
+            self.page.wait_for_timeout(NETWORK_SETTLE_S * 1000)
+            new = self._network().requests[start:]
+            outcome.writes = [f"{r.method} {r.path if not r.outbound else r.url}" for r in new if r.mutation]
+            outcome.other_hosts = [f"{r.method} {r.url}" for r in new if r.outbound]
+        return outcome
 
     def contract(self) -> dict[str, Any]:
         """The page's tool contract, as ``audit --contract`` writes it."""
