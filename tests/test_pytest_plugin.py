@@ -58,7 +58,8 @@ def test_help_lists_the_plugins_options_under_their_own_group(pytester: pytest.P
     assert result.ret == 0
     text = result.stdout.str()
     group = text.index("webmcp-eval (WebMCP tools in your tests, case suites as test items):")
-    for option in ("--webmcp-proxy", "--webmcp-suite=DIR", "--webmcp-trials=K", "--webmcp-out=DIR"):
+    options = ("--webmcp-proxy", "--webmcp-allow-host=HOST", "--webmcp-update-contracts", "--webmcp-suite=DIR")
+    for option in (*options, "--webmcp-trials=K", "--webmcp-out=DIR"):
         assert option in text[group:], option
     assert "--base-url" in text  # pytest-playwright's, which the suite items read too
 

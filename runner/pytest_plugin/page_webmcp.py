@@ -18,21 +18,23 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from playwright.sync_api import BrowserContext, CDPSession, Frame, Page
 from playwright.sync_api import Error as PlaywrightError
 
 from proxies.models import RequestRecord, TrialNetwork
-from runner.audit.config import AuditConfig
-from runner.audit.model import Finding, PageSurface
-from runner.audit.model import Frame as AuditFrame
-from runner.audit.smoke import CallOutcome
-from runner.audit.timeline import Timeline
 from runner.play.toolhost import SHIM_JS
 from runner.play.witness import compare_witness
 from runner.pytest_plugin import expectations
 from runner.trace import ToolCall, WitnessRecord
+
+if TYPE_CHECKING:  # the audit's engine is imported when a test asks for it
+    from runner.audit.config import AuditConfig
+    from runner.audit.model import Finding, PageSurface
+    from runner.audit.model import Frame as AuditFrame
+    from runner.audit.smoke import CallOutcome
+    from runner.audit.timeline import Timeline
 
 BINDING = "__webmcpEvalReport"
 CALL_TIMEOUT_MS = 15_000
@@ -297,6 +299,7 @@ class PageWebMCP:
 
     def surface(self) -> PageSurface:
         """The page's surface as ``webmcp-eval audit`` reads it: every frame's tools, forms, refusals, timeline."""
+        from runner.audit.model import PageSurface
         from runner.audit.reader import FORMS_JS, LOAD_JS, FrameReading, LoadClock, frame_surface, origin_of
 
         page = self.page

@@ -10,14 +10,18 @@ marker, before its page exists.
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import pytest
 
-from runner.pytest_plugin import suite_items
-from runner.pytest_plugin.page_webmcp import PageWebMCP
+if TYPE_CHECKING:
+    from runner.pytest_plugin.page_webmcp import PageWebMCP
+
+# Nothing of the runner is imported until a test asks for it: every pytest run in an environment with
+# webmcp-eval installed loads this module, and a test that does not use it should not pay for it.
 
 TRIAL_PREFIX = "pytest-"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -26,6 +30,16 @@ NO_SITE = (
     "requests to any other host are outbound)"
 )
 QUIET_MODULES = ("mitmproxy.*", "ldap3.*", "passlib.*", "pyasn1.*")
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is less than 1")
+    return value
 
 
 def base_url_of(config: pytest.Config) -> str | None:
@@ -69,7 +83,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--webmcp-trials",
         metavar="K",
-        type=suite_items.positive_int,
+        type=positive_int,
         default=1,
         help="trials per case of --webmcp-suite (default 1)",
     )
@@ -92,6 +106,8 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--webmcp-proxy: {NO_SITE}")
     config.pluginmanager.register(ProxyPlugin(config), "webmcp-proxy")
     if config.getoption("webmcp_suite"):
+        from runner.pytest_plugin import suite_items
+
         suite_items.configure(config)
 
 
@@ -177,6 +193,8 @@ def webmcp(page: Any, request: pytest.FixtureRequest) -> Iterator[PageWebMCP]:
 
     Request it before the page navigates: the shim sees what a document registers from its first script on.
     """
+    from runner.pytest_plugin.page_webmcp import PageWebMCP
+
     proxies: ProxyPlugin = request.config.pluginmanager.get_plugin("webmcp-proxy")
     update = request.config.getoption("webmcp_update_contracts")
     yield PageWebMCP(page, network=proxies.network_of(request.node), update_contracts=update).install()

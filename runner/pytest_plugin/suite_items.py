@@ -15,7 +15,6 @@ run's own reporters, so ``webmcp-eval report`` and ``compare`` read it.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import threading
@@ -32,16 +31,6 @@ from runner.suite.loader import LoadedCase
 from runner.trace import Trace
 
 SUITE_PLUGIN = "webmcp-suite"
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is less than 1")
-    return value
 
 
 def configure(config: pytest.Config) -> None:
