@@ -300,6 +300,47 @@ def test_an_unreachable_simulator_is_an_error_not_an_answer():
         asyncio.run(_talk(_simulator(None, "user", base=closed_port_url() + "/v1")(), GOAL, lambda n, _: "好。"))
 
 
+BROKEN_GOAL = """\
+id: X-G
+behaviour: clarification
+title: t
+start_route: /events
+setup:
+  - call: nope_tool
+  - {call: search_events, args: {city: mars}}
+  - say: hi
+user:
+  goal: g
+  reveal: sometimes
+  max_turns: 0
+"""
+
+
+def _problems(folder: Path) -> list[str]:
+    from runner_support import cli
+
+    out = cli("validate", str(folder))
+    assert out.returncode == 2, out.stdout + out.stderr
+    return [line.split("X-G.yaml:", 1)[1] for line in (out.stdout + out.stderr).splitlines() if "X-G.yaml:" in line]
+
+
+def test_validate_names_each_problem_of_a_goal_case_at_its_line(tmp_path):
+    (tmp_path / "catalog.json").write_text((ROOT / "cases" / "catalog.json").read_text(encoding="utf-8"))
+    (tmp_path / "X-G.yaml").write_text(BROKEN_GOAL, encoding="utf-8")
+    assert _problems(tmp_path) == [
+        "11: user.reveal: Input should be 'on_ask' or 'upfront'",
+        "12: user.max_turns: Input should be greater than or equal to 1",
+        "8: setup[2]: a setup step is a tool call {call: tool, args} or a user action {action: ...}",
+    ]  # one problem each; a broken user: block does not also say "a case needs steps"
+    fixed = BROKEN_GOAL.replace("  - say: hi\n", "").replace("  reveal: sometimes\n  max_turns: 0\n", "")
+    plan = "  plan:\n    - call: save_event\n      args: {eventId: {$ref: x}}\n"
+    (tmp_path / "X-G.yaml").write_text(fixed + plan, encoding="utf-8")
+    problems = _problems(tmp_path)
+    assert "6: setup[0].call: unknown tool 'nope_tool' in setup" in problems
+    assert any(p.startswith("7: setup[1].args.city: the setup call does not fit search_events") for p in problems)
+    assert "12: user.plan[0].args: $ref 'x' is used before the plan captures it" in problems
+
+
 # ---- end to end: the goal variants against the demo site ------------------------------------------
 
 

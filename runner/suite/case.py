@@ -20,11 +20,14 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    ModelWrapValidatorHandler,
     Tag,
+    ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 BEHAVIOURS: dict[str, str] = {
     "selection": "SEL — natural language maps to the right tool",
@@ -38,6 +41,9 @@ BEHAVIOURS: dict[str, str] = {
     "untrusted_content": "INJECT — page text does not steer the agent",
     "recovery": "RECOVERY — after an error: fix, retry or stop",
 }
+
+
+NO_STEPS = "a case needs steps (user messages and actions), or a user: goal for a simulated user"
 
 
 class Strict(BaseModel):
@@ -590,13 +596,32 @@ class Case(Strict):
         "right; reports flag it 'passes with no agent', and validate --baselines accepts it",
     )
 
+    @model_validator(mode="wrap")
+    @classmethod
+    def _one_problem_for_a_broken_goal(cls, data: Any, handler: ModelWrapValidatorHandler[Case]) -> Case:
+        """A broken user: block is its own problem; the steps rule then has nothing to say."""
+        try:
+            return handler(data)
+        except ValidationError as err:
+            errors = err.errors()
+            if not any(e["loc"][:1] == ("user",) for e in errors):
+                raise
+            kept = [e for e in errors if not (e["loc"] == ("steps",) and NO_STEPS in str(e.get("msg")))]
+            if len(kept) == len(errors):
+                raise
+            # each kept problem as it was: its type and its message, already written
+            details = [
+                {"type": PydanticCustomError(e["type"], e["msg"]), "loc": e["loc"], "input": e["input"]} for e in kept
+            ]
+            raise ValidationError.from_exception_data(err.title, details) from None  # type: ignore[arg-type]
+
     @field_validator("steps")
     @classmethod
     def _steps_or_goal(cls, value: list[Any], info: ValidationInfo) -> list[Any]:
         # user: is declared before steps, so it is read first (a broken user: block is absent here)
         goal = info.data.get("user")
         if goal is None and not value:
-            raise ValueError("a case needs steps (user messages and actions), or a valid user: goal")
+            raise ValueError(NO_STEPS)
         if goal is not None and value:
             raise ValueError(
                 "a goal case (user:) has no steps: its messages are the simulated user's; put actions in setup"
