@@ -216,6 +216,8 @@ def forbidden_fires(case: Case, trace: Trace) -> list[str]:
         args, ok = witness(rule.args, captures)
         if not ok or not isinstance(args, dict):
             continue
+        if rule.step is None and not user_steps:
+            continue  # a case with a simulated user (user:) and no scripted steps: no step to put the call in
         step = rule.step if rule.step is not None else user_steps[0]
         fits_schema = any(_fits(args, s) for s in CATALOG.schemas(rule.tool))
         call = ToolCall(index=len(trace.calls), step=step, tool=rule.tool, args=args)
