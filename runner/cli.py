@@ -1948,7 +1948,9 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--json", help="write the JSON summary here")
     rep.add_argument("--html", help="write the HTML report here (default: <run dir>/report.html when merging)")
     rep.add_argument(
-        "--no-html", action="store_true", help="no default report.html (a merge of very many trials: see README sizing)"
+        "--no-html",
+        action="store_true",
+        help="no default report.html (a merge of very many trials: docs/running.md, Sizing)",
     )
     rep.add_argument("--markdown", metavar="FILE", help=MARKDOWN_HELP)
     rep.add_argument("--labels", metavar="FILE", help=LABELS_SERIES_HELP)
@@ -2032,7 +2034,7 @@ def build_parser() -> argparse.ArgumentParser:
     mut.add_argument("cases", nargs="*", help="case IDs or globs, or case files/directories (default cases/)")
     mut.add_argument("--base-url", help="an already running or deployed site instead of the embedded one")
     mut.add_argument("--site-config", help="YAML naming the site's hooks (reset, state, ...)")
-    mut.add_argument("--operators", help="comma-separated operators (default: all); see README")
+    mut.add_argument("--operators", help="comma-separated operators (default: all); see docs/suite-validity.md")
     mut.add_argument("-j", "--workers", type=POSITIVE, default=2, help="trials in parallel (default 2)")
     mut.add_argument(
         "--min-score", type=PERCENT, default=0.0, metavar="PCT", help="exit 1 below this score in %% (0-100)"

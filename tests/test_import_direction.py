@@ -1,4 +1,4 @@
-"""Imports run one way (README, Architecture): checked on the source, so a wrong import fails here first."""
+"""Imports run one way (docs/architecture.md): checked on the source, so a wrong import fails here first."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
-"""CI gate: the seed suite's mutation score must not drop below the README's figure.
+"""CI gate: the seed suite's mutation score must not drop below the figure docs/suite-validity.md states.
 
 It plays a lean part of ``webmcp-eval mutate`` (every operator but the three
 per-field ones, on the cases those operators can see; one baseline run; a kill
 is not played twice: a flaky kill can only raise the score, never fail the
 gate), 25 cases, about 7 minutes on a busy 2-core machine. The full command, with the per-field operators, is what
-the README's full figure comes from.
+the full figure in docs/suite-validity.md comes from.
 """
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ GATE_CASES = (
 
 
 def committed_score() -> float:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "suite-validity.md").read_text(encoding="utf-8")
     found = re.search(r"CI gate[\s\S]{0,400}?mutation score \*\*(\d+(?:\.\d+)?)%\*\*", readme)
-    assert found, "README.md must state the CI gate's mutation score as: CI gate … mutation score **NN.N%**"
+    assert found, "docs/suite-validity.md must state the gate as: CI gate … mutation score **NN.N%**"
     return float(found.group(1))
 
 

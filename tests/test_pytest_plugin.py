@@ -232,9 +232,8 @@ def test_the_fixture_and_every_helper_against_the_static_shop(
 
 
 def readme_test_file() -> str:
-    """The Python block of the README's "From pytest" section."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("## From pytest") :]
+    """The Python block of docs/pytest.md (the README links it as "From pytest")."""
+    section = (ROOT / "docs" / "pytest.md").read_text(encoding="utf-8")
     return section[
         section.index("```python\n") + len("```python\n") : section.index("```\n", section.index("```python"))
     ]

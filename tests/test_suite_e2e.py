@@ -326,13 +326,13 @@ def test_a_crashed_renderer_is_a_not_run_trial_and_the_run_goes_on(tmp_path):
 
 
 def test_an_already_running_site_with_a_site_config_gets_every_check(tmp_path):
-    """--base-url plus --site-config (the README's example): hooks present, so nothing is left not_run."""
+    """--base-url plus --site-config (docs/running.md's example): hooks present, so nothing is left not_run."""
     import yaml
 
     from runner.suite.site import load_site_config
     from site_under_test.server import SiteServer
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "running.md").read_text(encoding="utf-8")
     (tmp_path / "site.yaml").write_text(readme.split("```yaml\n")[1].split("```")[0], encoding="utf-8")
     with SiteServer(test_mode=True) as site:
         config = load_site_config(tmp_path / "site.yaml", site.url)

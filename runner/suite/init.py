@@ -330,7 +330,8 @@ def suite_yaml(base_url: str, settle_ms: int, behaviours: list[str]) -> str:
     """suite.yaml with a comment on every key: the first file a person edits."""
     site = {"base_url": base_url, "settle_ms": settle_ms, "block_other_hosts": False, "outbound": None}
     lines = [
-        "# Written by webmcp-eval init. Edit freely (README: 'Suite folders', 'Against a deployed site').",
+        "# Written by webmcp-eval init. Edit freely (docs/cases.md, 'Suite folders';"
+        " docs/running.md, 'Against a deployed site').",
         "site:",
         *_indent(_yaml(site)),
         "  # settle_ms: how long the page's tools must stay quiet to count as settled (init read them with this).",

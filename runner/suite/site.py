@@ -135,7 +135,7 @@ def load_site_config(path: Path, base_url: str | None) -> SiteConfig:
         line = _line_of(text, str(first["loc"][0])) if first["loc"] else 1
         more = f" (and {err.error_count() - 1} more)" if err.error_count() > 1 else ""
         message = "unknown key" if first["type"] == "extra_forbidden" else first["msg"]
-        keys = "the README's site config example lists the keys"
+        keys = "docs/running.md's site config example lists the keys"
         raise SiteConfigError(f"{path}:{line}: {field}: {message}{more}; {keys}") from None
     if base_url:
         config.base_url = base_url
