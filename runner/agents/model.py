@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -48,7 +47,6 @@ from runner.agents.protocol import AgentError, AgentReport
 from runner.llm.cassette import Cassette, CassetteError, CassetteMiss, cassette_key, cassette_path
 from runner.llm.pricing import ModelConfigError, PriceTable
 from runner.llm.providers import (
-    DEFAULT_KEY_ENV,
     EMPTY_SCHEMA,
     NO_KEY,
     PROVIDERS,
@@ -59,9 +57,10 @@ from runner.llm.providers import (
     ModelTurn,
     Provider,
     ProviderError,
+    Role,
     ToolSpec,
+    provider_key,
     public_base,
-    require_sdk,
     safe_tool_name,
 )
 from runner.suite.case import HistoryModel, HistoryUser, UserStep
@@ -69,6 +68,7 @@ from runner.trace import Assertion, ToolInfo
 
 CASSETTE_MODES = ("off", "record", "replay")
 SETTLE_TIMEOUT_MS = 2000  # after tool calls: how long to wait for the page's tools to settle
+AGENT_ROLE = Role("agent", "--agent", "--model", "--model-cassette", choose_also=" (or reference)")
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are an AI agent in webmcp-eval, a test harness: a real browser shows a website, and you act on it "
@@ -525,23 +525,9 @@ def make_agent_factory(
     ``{trial}``, ``{model}`` and ``{agent}``. Raises
     :class:`ModelConfigError` for options that cannot work.
     """
-    if kind not in PROVIDERS:
-        raise ModelConfigError(f"unknown agent {kind!r}: choose {', '.join(PROVIDERS)} (or reference)")
-    if not model:
-        raise ModelConfigError(f"--agent {kind} needs --model")
-    if cassette_mode not in CASSETTE_MODES:
-        raise ModelConfigError(f"--model-cassette must be one of {', '.join(CASSETTE_MODES)}")
+    key = provider_key(AGENT_ROLE, ModelConfigError, kind, model, cassette_mode, api_base, api_key_env, CASSETTE_MODES)
     if min(max_steps, max_tokens) < 1 or max_seconds <= 0:
         raise ModelConfigError("the agent's step, time and token limits must be positive")
-    if cassette_mode != "replay":
-        try:
-            require_sdk(kind)
-        except MissingSDK as err:
-            raise ModelConfigError(str(err)) from None
-    env = api_key_env or DEFAULT_KEY_ENV[kind]
-    key = os.environ.get(env) or ""
-    if not key and cassette_mode != "replay" and not api_base:
-        raise ModelConfigError(f"--agent {kind} against the hosted API needs a key in ${env}")
     key = key or NO_KEY
     table = PriceTable.load(prices)
     limits = Limits(max_steps=max_steps, max_seconds=max_seconds, max_tokens=max_tokens)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import time
 from collections.abc import Callable
@@ -35,15 +34,15 @@ from typing import Any
 from runner.llm.cassette import Cassette, CassetteError, CassetteMiss, cassette_key, cassette_path
 from runner.llm.pricing import ModelConfigError, PriceTable
 from runner.llm.providers import (
-    DEFAULT_KEY_ENV,
     NO_KEY,
     PROVIDERS,
     EndpointTimeout,
     MissingSDK,
     Provider,
     ProviderError,
+    Role,
+    provider_key,
     public_base,
-    require_sdk,
 )
 from runner.suite.case import UserGoal
 
@@ -226,6 +225,9 @@ class SimulatorConfigError(ValueError):
     """The simulated user's options cannot work: a usage error."""
 
 
+USER_ROLE = Role("user simulator", "--user-simulator", "--user-model", "--user-cassette")
+
+
 def make_simulator_factory(
     kind: str,
     model: str,
@@ -237,21 +239,7 @@ def make_simulator_factory(
     max_retries: int = 2,
 ) -> Callable[[], SimulatedUser]:
     """Check the options once (the same rules as the model agents and the grader); a factory per trial."""
-    if kind not in PROVIDERS:
-        raise SimulatorConfigError(f"unknown user simulator {kind!r}: choose {', '.join(PROVIDERS)}")
-    if not model:
-        raise SimulatorConfigError(f"--user-simulator {kind} needs --user-model")
-    if cassette_mode not in ("off", "record", "replay"):
-        raise SimulatorConfigError("--user-cassette must be one of off, record, replay")
-    if cassette_mode != "replay":
-        try:
-            require_sdk(kind)
-        except MissingSDK as err:
-            raise SimulatorConfigError(str(err)) from None
-    env = api_key_env or DEFAULT_KEY_ENV[kind]
-    key = os.environ.get(env) or ""
-    if not key and cassette_mode != "replay" and not api_base:
-        raise SimulatorConfigError(f"--user-simulator {kind} against the hosted API needs a key in ${env}")
+    key = provider_key(USER_ROLE, SimulatorConfigError, kind, model, cassette_mode, api_base, api_key_env)
     try:
         table = PriceTable.load(prices)
     except ModelConfigError as err:

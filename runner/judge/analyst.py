@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import time
 from dataclasses import dataclass, field
@@ -30,7 +29,14 @@ from pathlib import Path
 from typing import Any
 
 from runner.llm.cassette import Cassette, CassetteError, CassetteMiss, cassette_key, cassette_path
-from runner.llm.providers import DEFAULT_KEY_ENV, NO_KEY, PROVIDERS, MissingSDK, Provider, ProviderError, require_sdk
+from runner.llm.providers import (
+    NO_KEY,
+    PROVIDERS,
+    Provider,
+    ProviderError,
+    Role,
+    provider_key,
+)
 from runner.results.analysis import FailureGroup
 from runner.suite.matchers import MISSING, resolve
 from runner.trace import Trace, read_trace
@@ -55,6 +61,11 @@ ANALYST_SYSTEM_PROMPT = (
 
 class AnalystConfigError(ValueError):
     """The analyst options cannot work: a usage error."""
+
+
+ANALYST_ROLE = Role(
+    "provider", "analyze --model", None, "--cassette", hosted="analyze --model against the hosted {kind} API"
+)
 
 
 def _cut(value: Any, limit: int = RESULT_LIMIT) -> Any:
@@ -192,18 +203,6 @@ def make_analyst(
     cassette_dir: Path | str = Path("cassettes/analyze"),
 ) -> Analyst:
     """Check the options once (the same rules as the model agents and the grader) and build the analyst."""
-    if kind not in PROVIDERS:
-        raise AnalystConfigError(f"unknown provider {kind!r}: choose {', '.join(PROVIDERS)}")
-    if cassette_mode not in ("off", "record", "replay"):
-        raise AnalystConfigError("--cassette must be one of off, record, replay")
-    if cassette_mode != "replay":
-        try:
-            require_sdk(kind)
-        except MissingSDK as err:
-            raise AnalystConfigError(str(err)) from None
-    env = api_key_env or DEFAULT_KEY_ENV[kind]
-    key = os.environ.get(env) or ""
-    if not key and cassette_mode != "replay" and not api_base:
-        raise AnalystConfigError(f"analyze --model against the hosted {kind} API needs a key in ${env}")
+    key = provider_key(ANALYST_ROLE, AnalystConfigError, kind, model, cassette_mode, api_base, api_key_env)
     provider = PROVIDERS[kind](model, api_base, key or NO_KEY)
     return Analyst(provider, cassette_mode=cassette_mode, cassette_dir=Path(cassette_dir), secrets=[key] if key else [])

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import time
 from dataclasses import dataclass, field
@@ -36,14 +35,13 @@ from typing import Any
 from runner.llm.cassette import Cassette, CassetteError, CassetteMiss, cassette_key, cassette_path
 from runner.llm.pricing import ModelConfigError, PriceTable
 from runner.llm.providers import (
-    DEFAULT_KEY_ENV,
     NO_KEY,
     PROVIDERS,
-    MissingSDK,
     Provider,
     ProviderError,
+    Role,
+    provider_key,
     public_base,
-    require_sdk,
 )
 from runner.suite.case import Case, RubricCriterion
 from runner.trace import Assertion, Trace
@@ -64,6 +62,9 @@ RESULT_LIMIT = 2000  # characters of one tool result
 
 class GraderConfigError(ValueError):
     """The grader options cannot work: a usage error."""
+
+
+GRADER_ROLE = Role("grader", "--grader", "--grader-model", "--grader-cassette")
 
 
 def rubric_of(case: Case) -> list[RubricCriterion]:
@@ -307,21 +308,7 @@ def make_grader(
     prices: dict[str, Any] | str | Path | None = None,
 ) -> ModelGrader:
     """Check the grader options once (the same rules as the model agents) and build the grader."""
-    if kind not in PROVIDERS:
-        raise GraderConfigError(f"unknown grader {kind!r}: choose {', '.join(PROVIDERS)}")
-    if not model:
-        raise GraderConfigError(f"--grader {kind} needs --grader-model")
-    if cassette_mode not in ("off", "record", "replay"):
-        raise GraderConfigError("--grader-cassette must be one of off, record, replay")
-    if cassette_mode != "replay":
-        try:
-            require_sdk(kind)
-        except MissingSDK as err:
-            raise GraderConfigError(str(err)) from None
-    env = api_key_env or DEFAULT_KEY_ENV[kind]
-    key = os.environ.get(env) or ""
-    if not key and cassette_mode != "replay" and not api_base:
-        raise GraderConfigError(f"--grader {kind} against the hosted API needs a key in ${env}")
+    key = provider_key(GRADER_ROLE, GraderConfigError, kind, model, cassette_mode, api_base, api_key_env)
     try:
         table = PriceTable.load(prices)
     except ModelConfigError as err:
