@@ -37,7 +37,7 @@ from runner.audit.model import Finding, Frame, PageSurface, Tool
 from runner.audit.reader import OpenPage, open_page, origin_of, read_surface
 from runner.audit.rules import lint
 from runner.audit.score import overall_score, page_score
-from runner.audit.smoke import UNSERIALIZABLE, CallOutcome, judge
+from runner.audit.smoke import CallOutcome, call_failed, judge, page_answer
 from runner.audit.timeline import Timeline, timeline_findings, timeline_of
 from runner.play.browser import launch
 from runner.suite.site import SiteClient, SiteConfig, resolve_route
@@ -211,16 +211,10 @@ class Auditor:
         except TimeoutError:
             outcome.timed_out = True
         except PlaywrightError as err:
-            text = _first_line(err)
-            if "Timeout" in text and "exceeded" in text:
-                outcome.timed_out = True
-            elif any(s in text.lower() for s in ("circular", "cyclic", "serializ", "could not be cloned")):
-                outcome.result = UNSERIALIZABLE
-            else:
-                outcome.error = text
+            call_failed(outcome, _first_line(err))
         outcome.ms = round((time.monotonic() - began) * 1000, 1)
         await asyncio.sleep(0.05)  # the shim's report of the answer
-        _page_answer(outcome, opened.frame_log(frame)[logged:], tool.name)
+        page_answer(outcome, opened.frame_log(frame)[logged:], tool.name)
         if self.network and trial:
             await asyncio.sleep(NETWORK_SETTLE_S)
             outcome.writes, outcome.other_hosts = self.network.since(trial, start)
@@ -247,23 +241,6 @@ class Auditor:
     async def close(self) -> None:
         if self.site:
             await self.site.aclose()
-
-
-def _page_answer(outcome: CallOutcome, events: list[dict[str, Any]], name: str) -> None:
-    """What the page itself answered, as the shim saw it: the browser's listing parses a JSON text into an object
-    and reports any throw, or a cyclic value it cannot pass on, as one generic error."""
-    for event in events:
-        if event.get("name") != name or event.get("type") not in ("result", "error"):
-            continue
-        if event["type"] == "error":
-            outcome.error, outcome.result = str(event.get("error")), None
-        elif isinstance(event.get("result"), dict) and set(event["result"]) == {"unserialisable"}:
-            outcome.error, outcome.result = None, UNSERIALIZABLE
-        elif not outcome.timed_out:
-            outcome.error, outcome.result = None, event.get("result")
-        if isinstance(event.get("ms"), int | float):
-            outcome.ms = round(event["ms"], 1)  # the tool's own time, by the page's clock: not the runner's lag
-        return
 
 
 def _find_frame(opened: OpenPage, frame: Frame) -> PwFrame | None:

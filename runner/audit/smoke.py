@@ -157,3 +157,31 @@ def _json_text(text: str) -> bool:
         return isinstance(json.loads(stripped), dict | list)
     except ValueError:
         return False
+
+
+def call_failed(outcome: CallOutcome, message: str) -> None:
+    """Record why the browser's call of a tool failed: the call's timeout, an answer it could not pass on
+    (cyclic, not serializable), or the error the tool gave."""
+    if "Timeout" in message and "exceeded" in message:
+        outcome.timed_out = True
+    elif any(s in message.lower() for s in ("circular", "cyclic", "serializ", "could not be cloned")):
+        outcome.result = UNSERIALIZABLE
+    else:
+        outcome.error = message
+
+
+def page_answer(outcome: CallOutcome, events: list[dict[str, Any]], name: str) -> None:
+    """What the page itself answered, as the shim saw it: the browser's listing parses a JSON text into an object
+    and reports any throw, or a cyclic value it cannot pass on, as one generic error."""
+    for event in events:
+        if event.get("name") != name or event.get("type") not in ("result", "error"):
+            continue
+        if event["type"] == "error":
+            outcome.error, outcome.result = str(event.get("error")), None
+        elif isinstance(event.get("result"), dict) and set(event["result"]) == {"unserialisable"}:
+            outcome.error, outcome.result = None, UNSERIALIZABLE
+        elif not outcome.timed_out:
+            outcome.error, outcome.result = None, event.get("result")
+        if isinstance(event.get("ms"), int | float):
+            outcome.ms = round(event["ms"], 1)  # the tool's own time, by the page's clock: not the runner's lag
+        return

@@ -369,8 +369,8 @@ class PageWebMCP:
 
     def _smoke_call(self, frame_info: AuditFrame, name: str, smoke_input: Any, config: AuditConfig) -> CallOutcome:
         """One smoke call, recorded as the audit's engine records it (runner/audit/engine.py ``_call``)."""
-        from runner.audit.engine import NETWORK_SETTLE_S, _page_answer
-        from runner.audit.smoke import UNSERIALIZABLE, CallOutcome
+        from runner.audit.engine import NETWORK_SETTLE_S
+        from runner.audit.smoke import CallOutcome, call_failed, page_answer
 
         outcome = CallOutcome(smoke_input)
         frame = next((t.frame for t in self.tools() if t.name == name and t.frame_url == frame_info.url), None)
@@ -384,16 +384,10 @@ class PageWebMCP:
             timeout_ms = config.options("smoke-timeout")["timeout_ms"]
             outcome.result = frame.webmcp.call_tool(name, smoke_input.args, timeout=timeout_ms)
         except PlaywrightError as err:
-            text = _first_line(err)
-            if "Timeout" in text and "exceeded" in text:
-                outcome.timed_out = True
-            elif any(s in text.lower() for s in ("circular", "cyclic", "serializ", "could not be cloned")):
-                outcome.result = UNSERIALIZABLE
-            else:
-                outcome.error = text
+            call_failed(outcome, _first_line(err))
         outcome.ms = round((time.monotonic() - began) * 1000, 1)
         self.page.wait_for_timeout(50)  # the shim's report of the answer
-        _page_answer(outcome, self._events_of(frame)[logged:], name)
+        page_answer(outcome, self._events_of(frame)[logged:], name)
         if self.network:
             self.page.wait_for_timeout(NETWORK_SETTLE_S * 1000)
             new = self._network().requests[start:]
