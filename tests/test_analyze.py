@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 
 import pytest
-from runner_support import cli, play
+from runner_support import cli, in_thread, play
 
 from runner.judge.analyst import explain_all, make_analyst
 from runner.report.analysis_report import console_lines, markdown
@@ -168,7 +168,7 @@ def _explain(runs: list[Path], base: str, mode: str, cassettes: Path):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(KEY_ENV, FAKE_KEY)
         analyst = make_analyst("openai", "analyst", base, KEY_ENV, mode, cassettes)
-    asyncio.run(explain_all(analyst, a.groups))
+    in_thread(asyncio.run, explain_all(analyst, a.groups))
     return a
 
 

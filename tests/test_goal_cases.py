@@ -20,11 +20,11 @@ import importlib.util
 import json
 import re
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
+from runner_support import in_thread
 
 from runner.agents.model import ModelAgent, make_agent_factory
 from runner.agents.reference import ReferenceAgent
@@ -217,10 +217,15 @@ def _sim_requests(llm: FakeLLM, model: str) -> list[dict[str, Any]]:
     return [r["body"] for r in llm.requests if r["model"] == model]
 
 
+def _talked(simulator, goal, reply):
+    """_talk in a thread of its own: pytest-playwright's sync API may keep an event loop in this one."""
+    return in_thread(asyncio.run, _talk(simulator, goal, reply))
+
+
 def test_the_simulated_user_gets_the_facts_only_once_the_agent_asked(llm):
     before = len(_sim_requests(llm, "user"))
     replies = {0: "好的，我來處理。", 1: "請問姓名和 Email？", 2: "已填好，請自己按確認。"}
-    record, user = asyncio.run(_talk(_simulator(llm, "user")(), GOAL, lambda n, _: replies[n]))
+    record, user = _talked(_simulator(llm, "user")(), GOAL, lambda n, _: replies[n])
     sent = _sim_requests(llm, "user")[before:]
     assert [("reader@example.com" in json.dumps(b, ensure_ascii=False)) for b in sent] == [False, False, True, True]
     assert record.facts_shown_from == 2 and user.requests[2]["facts_given"]
@@ -241,7 +246,7 @@ def test_the_simulated_user_talks_through_the_anthropic_shape_too(llm):
         make = make_simulator_factory("anthropic", "user", llm.anthropic_base, KEY_ENV, max_retries=0)
     before = len(_sim_requests(llm, "user"))
     replies = {0: "好的，我來處理。", 1: "請問姓名和 Email？", 2: "已填好，請自己按確認。"}
-    record, user = asyncio.run(_talk(make(), GOAL, lambda n, _: replies[n]))
+    record, user = _talked(make(), GOAL, lambda n, _: replies[n])
     sent = [r for r in llm.requests if r["model"] == "user"][before:]
     assert {r["shape"] for r in sent} == {"anthropic"} and all("tools" not in r["body"] for r in sent)
     assert [("reader@example.com" in json.dumps(r["body"], ensure_ascii=False)) for r in sent] == [
@@ -256,13 +261,13 @@ def test_the_simulated_user_talks_through_the_anthropic_shape_too(llm):
 def test_upfront_gives_the_facts_from_the_first_request(llm):
     before = len(_sim_requests(llm, "user"))
     goal = GOAL.model_copy(update={"reveal": "upfront"})
-    record, _ = asyncio.run(_talk(_simulator(llm, "user")(), goal, lambda n, _: "已填好。"))
+    record, _ = _talked(_simulator(llm, "user")(), goal, lambda n, _: "已填好。")
     first = json.dumps(_sim_requests(llm, "user")[before], ensure_ascii=False)
     assert "reader@example.com" in first and record.facts_shown_from == 0 and record.ended == "goal_met"
 
 
 def test_the_turn_budget_ends_the_conversation(llm):
-    record, user = asyncio.run(_talk(_simulator(llm, "chatty-user")(), GOAL, lambda n, _: "好。"))
+    record, user = _talked(_simulator(llm, "chatty-user")(), GOAL, lambda n, _: "好。")
     assert record.ended == "max_turns" and "3 user message(s)" in record.ended_detail
     assert [t.who for t in record.turns].count("user") == 3  # the fourth message is never sent to the agent
     assert len(user.requests) == 4
@@ -270,34 +275,34 @@ def test_the_turn_budget_ends_the_conversation(llm):
 
 def test_the_time_budget_ends_the_conversation(llm):
     goal = GOAL.model_copy(update={"max_seconds": 0.5})
-    record, _ = asyncio.run(_talk(_simulator(llm, "slow-user")(), goal, lambda n, _: "好。"))
+    record, _ = _talked(_simulator(llm, "slow-user")(), goal, lambda n, _: "好。")
     assert record.ended == "max_seconds" and record.turns == []
 
 
 def test_the_gave_up_marker_ends_the_conversation(llm):
-    record, _ = asyncio.run(_talk(_simulator(llm, "user")(), GOAL, lambda n, _: "我做不到。"))
+    record, _ = _talked(_simulator(llm, "user")(), GOAL, lambda n, _: "我做不到。")
     assert record.ended == "gave_up" and record.turns[-1].text == "算了。"
     assert read_marker("好 [GOAL_MET]") == ("好", "goal_met") and read_marker("嗯？") == ("嗯？", None)
 
 
 def test_the_simulated_user_replays_its_cassette_and_a_miss_is_an_error(llm, tmp_path):
     replies = {0: "好的。", 1: "請問姓名和 Email？", 2: "已填好。"}
-    recorded, _ = asyncio.run(_talk(_simulator(llm, "user", "record", tmp_path)(), GOAL, lambda n, _: replies[n]))
+    recorded, _ = _talked(_simulator(llm, "user", "record", tmp_path)(), GOAL, lambda n, _: replies[n])
     count = llm.count("user")
     closed = closed_port_url() + "/v1"
-    replayed, user = asyncio.run(
-        _talk(_simulator(None, "user", "replay", tmp_path, base=closed)(), GOAL, lambda n, _: replies[n])
+    replayed, user = in_thread(
+        asyncio.run, _talk(_simulator(None, "user", "replay", tmp_path, base=closed)(), GOAL, lambda n, _: replies[n])
     )
     assert llm.count("user") == count  # offline
     assert [(t.who, t.text) for t in replayed.turns] == [(t.who, t.text) for t in recorded.turns]
     assert replayed.ended == recorded.ended == "goal_met" and user.log()["cassette"]["mode"] == "replay"
     with pytest.raises(SimulatorError, match="cassette has no answer"):  # the agent said something else
-        asyncio.run(_talk(_simulator(None, "user", "replay", tmp_path, base=closed)(), GOAL, lambda n, _: "別的話"))
+        _talked(_simulator(None, "user", "replay", tmp_path, base=closed)(), GOAL, lambda n, _: "別的話")
 
 
 def test_an_unreachable_simulator_is_an_error_not_an_answer():
     with pytest.raises(SimulatorError, match="could not answer"):
-        asyncio.run(_talk(_simulator(None, "user", base=closed_port_url() + "/v1")(), GOAL, lambda n, _: "好。"))
+        _talked(_simulator(None, "user", base=closed_port_url() + "/v1")(), GOAL, lambda n, _: "好。")
 
 
 BROKEN_GOAL = """\
@@ -344,12 +349,6 @@ def test_validate_names_each_problem_of_a_goal_case_at_its_line(tmp_path):
 # ---- end to end: the goal variants against the demo site ------------------------------------------
 
 
-def _in_thread(fn: Callable[..., Any], *args: Any) -> Any:
-    """Run fn in its own thread: pytest-playwright's sync API may keep an event loop in this one."""
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(fn, *args).result()
-
-
 def _agent(llm: FakeLLM | None, model: str, mode: str, cassettes: Path, base: str | None = None):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(KEY_ENV, FAKE_KEY)
@@ -382,7 +381,7 @@ def _run(site, out: Path, run_id: str, ids: tuple[str, ...], agent, simulator=No
         site_config=demo_site_config(site.url),
         simulator_factory=simulator,
     )
-    traces = _in_thread(asyncio.run, run_suite(select_cases(loaded, list(ids), None, []), options)).traces
+    traces = in_thread(asyncio.run, run_suite(select_cases(loaded, list(ids), None, []), options)).traces
     return {t.case_id: t for t in traces}
 
 
