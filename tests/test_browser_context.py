@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from runner_support import play
+from runner_support import in_thread, play
 
 from runner.play.trial import TrialHook
 from runner.suite.browser_context import DEFAULT_LOCALE, DEFAULT_TIMEZONE, BrowserContextSettings
@@ -83,5 +83,5 @@ def test_the_null_agents_baseline_plays_on_the_suites_clock(tmp_path: Path, monk
         return run_module.RunResult(options.run_id or "r", tmp_path, [], {})
 
     monkeypatch.setattr(run_module, "run_suite", fake_run_suite)
-    code = cli_module.main(["validate", str(ROOT / "cases"), "--baselines", "--out", str(tmp_path)])
+    code = in_thread(cli_module.main, ["validate", str(ROOT / "cases"), "--baselines", "--out", str(tmp_path)])
     assert code == 0 and seen == [BrowserContextSettings("Asia/Taipei", "zh-TW")]

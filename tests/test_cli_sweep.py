@@ -13,7 +13,7 @@ import os
 import shutil
 
 import pytest
-from runner_support import ROOT, cli
+from runner_support import ROOT, cli, in_thread
 
 from runner.cli import SHOWN_PROBLEMS, main
 
@@ -25,7 +25,7 @@ def run(monkeypatch, capsys):
     monkeypatch.setenv("WEBMCP_EVAL_DEBUG", "1")
 
     def probe(*args: str) -> tuple[int, list[str]]:
-        code = main(list(args))
+        code = in_thread(main, list(args))  # its asyncio.run beside pytest-playwright's loop
         captured = capsys.readouterr()
         lines = [line for line in (captured.err + captured.out).splitlines() if line.strip()]
         assert not any("internal error" in line or "Traceback" in line for line in lines), lines
