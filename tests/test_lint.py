@@ -40,3 +40,29 @@ def test_no_test_calls_asyncio_run_in_the_main_thread():
             if isinstance(func, ast.Attribute) and func.attr == "run" and getattr(func.value, "id", "") == "asyncio":
                 offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert not offenders, "use runner_support.in_thread(asyncio.run, coro) at " + ", ".join(offenders)
+
+
+def test_no_test_calls_the_cli_in_the_main_thread():
+    """runner.cli.main runs asyncio.run itself: called in-process it goes through
+    runner_support.in_thread(main, args), for the same reason as above."""
+    import ast
+
+    offenders = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = {
+            alias.asname or alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module == "runner.cli"
+            for alias in node.names
+            if alias.name == "main"
+        }
+        for node in ast.walk(tree):
+            func = node.func if isinstance(node, ast.Call) else None
+            direct = isinstance(func, ast.Name) and func.id in names
+            through_module = (
+                isinstance(func, ast.Attribute) and func.attr == "main" and "cli" in getattr(func.value, "id", "")
+            )
+            if direct or through_module:
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not offenders, "use runner_support.in_thread(main, args) at " + ", ".join(offenders)
