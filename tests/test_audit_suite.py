@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from runner_support import cli
 
 from runner.audit.catalog_lint import lint_catalog, lint_listing
@@ -118,6 +119,7 @@ def test_init_reading_is_linted_frame_by_frame():
     assert lint_listing([clean]) == []
 
 
+@pytest.mark.browser  # plays a real run
 def test_run_reports_which_catalog_tools_its_cases_touch(tmp_path: Path):
     from runner.audit.coverage import case_coverage
     from runner.suite.loader import parse_case
