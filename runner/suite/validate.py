@@ -296,22 +296,36 @@ def _plan_problems(lc: LoadedCase, catalog: SuiteCatalog | None) -> list[Problem
             if catalog is not None and name is not None and name not in known:
                 out.append(_at(lc, ("steps", si, "history", hi, "call"), f"unknown tool {name!r} in the history"))
         for pi, planned in enumerate(step.plan):
-            where = ("steps", si, "plan", pi)
-            if catalog is not None and planned.call not in known:
-                out.append(_at(lc, (*where, "call"), f"unknown tool {planned.call!r}"))
-            for name in refs_in(planned.args):
-                if name not in captured:
-                    out.append(_at(lc, (*where, "args"), f"$ref {name!r} is used before the plan captures it"))
-            out += _plan_value_problems(lc, (*where, "args"), planned.args)
-            if catalog is not None and planned.call in known and not refs_in(planned.args):
-                out += _schema_problems(lc, where, planned.call, planned.args, catalog)
-            out += _capture_problems(lc, where, planned.capture)
-            out += [
-                _at(lc, (*where, "synthesized", name), f"names no argument of this call ({name!r} is not in args)")
-                for name in planned.synthesized
-                if name not in planned.args
-            ]
-            captured |= set(planned.capture)
+            out += _planned_call_problems(lc, ("steps", si, "plan", pi), planned, captured, catalog, known)
+    return out
+
+
+def _planned_call_problems(
+    lc: LoadedCase,
+    where: tuple[Any, ...],
+    planned: Any,
+    captured: set[str],
+    catalog: SuiteCatalog | None,
+    known: set[str],
+) -> list[Problem]:
+    """One call of a reference plan (a step's or a goal's): a known tool, arguments that fit its schema,
+    ``$ref``s captured earlier, made-up values that name its arguments. Adds its captures to ``captured``."""
+    out: list[Problem] = []
+    if catalog is not None and planned.call not in known:
+        out.append(_at(lc, (*where, "call"), f"unknown tool {planned.call!r}"))
+    for name in refs_in(planned.args):
+        if name not in captured:
+            out.append(_at(lc, (*where, "args"), f"$ref {name!r} is used before the plan captures it"))
+    out += _plan_value_problems(lc, (*where, "args"), planned.args)
+    if catalog is not None and planned.call in known and not refs_in(planned.args):
+        out += _schema_problems(lc, where, planned.call, planned.args, catalog)
+    out += _capture_problems(lc, where, planned.capture)
+    out += [
+        _at(lc, (*where, "synthesized", name), f"names no argument of this call ({name!r} is not in args)")
+        for name in planned.synthesized
+        if name not in planned.args
+    ]
+    captured |= set(planned.capture)
     return out
 
 
@@ -330,17 +344,7 @@ def goal_problems(lc: LoadedCase, catalog: SuiteCatalog | None) -> list[Problem]
     goal = lc.case.user
     captured: set[str] = set()
     for pi, planned in enumerate((goal.plan or []) if goal else []):
-        where = ("user", "plan", pi)
-        if catalog is not None and planned.call not in known:
-            out.append(_at(lc, (*where, "call"), f"unknown tool {planned.call!r}"))
-        for name in refs_in(planned.args):
-            if name not in captured:
-                out.append(_at(lc, (*where, "args"), f"$ref {name!r} is used before the plan captures it"))
-        out += _plan_value_problems(lc, (*where, "args"), planned.args)
-        if catalog is not None and planned.call in known and not refs_in(planned.args):
-            out += _schema_problems(lc, where, planned.call, planned.args, catalog)
-        out += _capture_problems(lc, where, planned.capture)
-        captured |= set(planned.capture)
+        out += _planned_call_problems(lc, ("user", "plan", pi), planned, captured, catalog, known)
     return out
 
 
