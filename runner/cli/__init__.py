@@ -1,0 +1,90 @@
+"""webmcp-eval: can an agent use this site correctly, safely and repeatably?
+
+Runs eval cases against a website that exposes WebMCP tools, in a real
+Chromium through a counting proxy, and says passed, failed or not_run for
+every trial, with a trace of the evidence.
+
+Exit codes: 0 every trial passed; 1 some trial failed; 2 invalid input or
+usage (a broken case file, an unknown option); 3 some trial could not run
+(harness error, crashed browser, missing site hook, an incomplete run) and
+none failed; 130 interrupted (Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from runner.cli import results, run, serve, suite
+from runner.cli.common import Parser
+from runner.evaluation.output import (
+    EXIT_INTERRUPTED,
+    EXIT_INVALID,
+    EXIT_NOT_RUN,
+    EXIT_OK,
+    SHOWN_PROBLEMS,
+    UsageError,
+    errors,
+    one_line,
+)
+
+__all__ = ["SHOWN_PROBLEMS", "build_parser", "main"]
+
+# The commands in the order --help lists them; each module declares a command's arguments beside its handler.
+COMMANDS = (
+    run.add_run,
+    run.add_record,
+    results.add_report,
+    results.add_replay,
+    results.add_compare,
+    results.add_analyze,
+    results.add_rejudge,
+    results.add_power,
+    serve.add_mutate,
+    results.add_label,
+    results.add_calibrate,
+    serve.add_mcp,
+    suite.add_validate,
+    suite.add_import_,
+    suite.add_export,
+    suite.add_tools,
+    suite.add_init,
+    suite.add_schema,
+    suite.add_audit,
+    serve.add_site,
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="webmcp-eval", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in COMMANDS:
+        add(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:
+        return EXIT_INVALID if exit_.code not in (0, None) else EXIT_OK
+    try:
+        return args.func(args)
+    except UsageError as err:
+        errors.print(f"webmcp-eval {args.command}: {err}", markup=False, highlight=False, soft_wrap=True)
+        return EXIT_INVALID
+    except KeyboardInterrupt:
+        errors.print("interrupted", markup=False, highlight=False)
+        return EXIT_INTERRUPTED
+    except Exception as err:  # a bug of ours: one line for the user, the traceback only when asked
+        if os.environ.get("WEBMCP_EVAL_DEBUG"):
+            raise
+        errors.print(
+            f"webmcp-eval {args.command}: internal error: {type(err).__name__}: {one_line(err)} "
+            "(WEBMCP_EVAL_DEBUG=1 shows the traceback)",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+        return EXIT_NOT_RUN

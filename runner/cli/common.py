@@ -1,0 +1,133 @@
+"""What every command's arguments share: the parser that fails in one line, and the argument types."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Callable
+from urllib.parse import urlsplit
+
+from runner.evaluation.output import (
+    EXIT_INVALID,
+)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line that says what to do (exit 2), not the whole usage."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_INVALID, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def number_type(kind: Callable[[str], float], low: float, high: float | None = None, *, above: bool = False):  # noqa: ANN202
+    """An argparse type: a number from low (exclusive when above) to high, with a one-line reason when not."""
+    bound = f"greater than {low:g}" if above else f"at least {low:g}"
+    if high is not None:
+        bound = f"from {low:g} to {high:g}"
+    word = "a whole number" if kind is int else "a number"
+
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {word}") from None
+        if value != value or value < low or (above and value == low) or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"{text} is out of range: give {word} {bound}")
+        return value
+
+    return parse
+
+
+POSITIVE = number_type(int, 1)
+
+
+PERCENT = number_type(float, 0, 100)
+
+
+SHARE = number_type(float, 0, 1)  # a rate or probability, 0 to 1
+
+
+NON_NEGATIVE = number_type(int, 0)
+
+
+RETRIES = number_type(int, 0, 10)
+
+
+PORT = number_type(int, 0, 65535)
+
+
+MILLISECONDS = number_type(float, 0)
+
+
+DAYS = number_type(float, 0)
+
+
+SECONDS = number_type(float, 0, above=True)
+
+
+def regex_type(text: str) -> str:
+    try:
+        re.compile(text)
+    except re.error as err:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a valid regular expression ({err})") from None
+    return text
+
+
+def run_id_type(text: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9_.-]{1,100}", text) or text in (".", ".."):
+        raise argparse.ArgumentTypeError(f"{text!r}: use up to 100 letters, digits, '.', '_' or '-'")
+    return text
+
+
+def base_url_type(text: str) -> str:
+    """http(s)://host[:port][/path]: the site to run against."""
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError when the port is out of range
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a usable URL ({err})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a URL like http://127.0.0.1:8000")
+    return text
+
+
+def ws_endpoint_type(text: str) -> str:
+    """ws(s)://host:port/path of a Playwright browser server."""
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError when the port is out of range
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a usable endpoint ({err})") from None
+    if parts.scheme not in ("ws", "wss") or not parts.hostname:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a browser server endpoint like ws://127.0.0.1:3000/")
+    return text
+
+
+def cdp_endpoint_type(text: str) -> str:
+    """http(s)://host:port of a Chromium's DevTools (or its ws:// browser endpoint)."""
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a usable URL ({err})") from None
+    if parts.scheme not in ("http", "https", "ws", "wss") or not parts.hostname:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a DevTools endpoint like http://127.0.0.1:9222")
+    return text
+
+
+def shard_type(text: str) -> tuple[int, int]:
+    from runner.play.shard import ShardError, parse_shard
+
+    try:
+        return parse_shard(text)
+    except ShardError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+MARKDOWN_HELP = "also write a Markdown summary here (a pull-request comment, $GITHUB_STEP_SUMMARY)"
+
+
+LABELS_SERIES_HELP = (
+    "people's labels of rubric criteria, shown as a human-label series of their own "
+    "(default: labels.json beside the cases, when there is one)"
+)

@@ -1,0 +1,302 @@
+"""run and record: their arguments and handler."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from runner.cli.common import (
+    DAYS,
+    MARKDOWN_HELP,
+    MILLISECONDS,
+    NON_NEGATIVE,
+    POSITIVE,
+    RETRIES,
+    SECONDS,
+    base_url_type,
+    cdp_endpoint_type,
+    regex_type,
+    run_id_type,
+    shard_type,
+    ws_endpoint_type,
+)
+from runner.evaluation.output import (
+    UsageError,
+    check_writable_file,
+)
+from runner.evaluation.run import run_command
+
+
+def handle_run(args: argparse.Namespace) -> int:
+    """run and record: the flags checked together, then the run."""
+    check_run_args(args)
+    return run_command(args)
+
+
+def check_run_args(args: argparse.Namespace) -> None:
+    """Everything about the command line that can be checked before any case loads or browser starts."""
+    if args.resume:
+        if args.cases or args.grep or args.behaviour or args.last_failed or args.run_id or args.trials is not None:
+            raise UsageError(
+                "--resume plays the plan of RUN_DIR as it is: "
+                "drop case selections, --last-failed, --run-id and --trials"
+            )
+    elif args.rerun_not_run:
+        raise UsageError("--rerun-not-run goes with --resume RUN_DIR")
+    if args.resume and args.shard:
+        raise UsageError("--resume plays the shard its RUN_DIR was planned for: drop --shard")
+    if args.durations and not args.shard:
+        raise UsageError("--durations balances --shard i/n: give both")
+    if args.baseline and (args.resume or args.shard or args.agent == "none"):
+        raise UsageError(
+            "--baseline none plays beside a new, whole run of another agent: drop --resume/--shard, or "
+            "play the baseline as a run of its own (--agent none)"
+        )
+    args.trials = args.trials if args.trials is not None else 1
+    if args.network != "live" and args.no_proxy:
+        raise UsageError(f"--network {args.network} needs the proxy; drop --no-proxy")
+    if args.connect and args.connect_over_cdp:
+        raise UsageError("--connect and --connect-over-cdp each name the browser: give one")
+    if args.connect_over_cdp and args.chromium:
+        raise UsageError("--chromium has no effect on a Chromium reached with --connect-over-cdp: drop it")
+    if args.proxy_advertise and args.no_proxy:
+        raise UsageError("--proxy-advertise goes with the proxy: drop --no-proxy")
+    if args.chromium and not args.connect and not Path(args.chromium).is_file():  # remote: a path over there
+        raise UsageError(f"--chromium {args.chromium}: no such file; give the path of a Chromium binary")
+    for flag, value in (("--json", args.json), ("--junit", args.junit)):
+        if value:
+            check_writable_file(Path(value), flag)
+
+
+def add_run_arguments(run: argparse.ArgumentParser) -> None:
+    run.add_argument(
+        "cases",
+        nargs="*",
+        help="case IDs or globs (SEL-01, 'CONF-*'), or case files/directories, or one webmcp-evals evals.json "
+        "(with --base-url)",
+    )
+    run.add_argument("-g", "--grep", type=regex_type, help="only cases whose id or title matches this regex")
+    run.add_argument("-b", "--behaviour", action="append", help="only cases of this behaviour (repeatable)")
+    run.add_argument("--trials", type=POSITIVE, default=None, help="trials per case, each from clean state (default 1)")
+    run.add_argument("-j", "--workers", type=POSITIVE, default=1, help="trials in parallel (default 1)")
+    run.add_argument("--headed", action="store_true", help="show the browser; hold at confirmation points")
+    run.add_argument("--slowmo", type=MILLISECONDS, default=None, metavar="MS", help="slow every browser action by MS")
+    run.add_argument(
+        "--hold-ms",
+        type=NON_NEGATIVE,
+        default=None,
+        metavar="MS",
+        help="headed: hold MS at a confirmation point (default: until Enter)",
+    )
+    run.add_argument(
+        "--base-url", type=base_url_type, help="an already running or deployed site instead of the embedded one"
+    )
+    run.add_argument("--site-config", help="YAML naming the site's hooks (reset, state, ...) and mutation rules")
+    run.add_argument("--no-proxy", action="store_true", help="no proxy: network checks become not_run")
+    run.add_argument("--chromium", help="the Chromium binary (else $WEBMCP_EVAL_CHROMIUM, Playwright's, system)")
+    run.add_argument("--out", default="traces", help="where run directories go (default traces/)")
+    run.add_argument("--run-id", type=run_id_type, help="name of the run directory (default: a timestamp)")
+    again = run.add_argument_group("running again")
+    again.add_argument(
+        "--resume",
+        metavar="RUN_DIR",
+        help="play only the planned trials of RUN_DIR that have no trace, into RUN_DIR; its report covers the plan",
+    )
+    again.add_argument(
+        "--rerun-not-run", action="store_true", help="with --resume: also play again the trials that were not_run"
+    )
+    again.add_argument(
+        "--last-failed",
+        action="store_true",
+        help="run again only the cases that failed in the latest run under --out (a new run)",
+    )
+    again.add_argument(
+        "--retries",
+        type=RETRIES,
+        default=0,
+        metavar="N",
+        help="play a trial again, up to N times, when it could not run for an infrastructure reason "
+        "(browser crash, lost connection, site unreachable or 5xx); a failed trial is never retried",
+    )
+    remote = run.add_argument_group("remote browsers")
+    remote.add_argument(
+        "--connect",
+        type=ws_endpoint_type,
+        metavar="WS_ENDPOINT",
+        help="play in browsers of a Playwright browser server (`playwright run-server --unsafe`): one per worker",
+    )
+    remote.add_argument(
+        "--connect-over-cdp",
+        type=cdp_endpoint_type,
+        metavar="URL",
+        help="play in a running Chromium (started with --remote-debugging-port and --enable-features=WebMCP)",
+    )
+    remote.add_argument(
+        "--proxy-host",
+        default="127.0.0.1",
+        metavar="HOST",
+        help="where the proxy listens (default 127.0.0.1; 0.0.0.0 when the browser is on another machine)",
+    )
+    remote.add_argument(
+        "--proxy-advertise",
+        metavar="HOST",
+        help="the proxy's host as the browser reaches it (default: --proxy-host; e.g. this machine's name)",
+    )
+    scale = run.add_argument_group("sharding")
+    scale.add_argument(
+        "--shard",
+        type=shard_type,
+        metavar="i/n",
+        help="play only shard i of n of the planned (case, trial) pairs; the same split on every machine",
+    )
+    scale.add_argument(
+        "--durations",
+        metavar="RUN_DIR_OR_FILE",
+        help="balance --shard by trial durations from an earlier run directory (or a JSON id -> ms file)",
+    )
+    run.add_argument("--junit", help="also write JUnit XML here")
+    run.add_argument("--markdown", metavar="FILE", help=MARKDOWN_HELP)
+    run.add_argument("--json", help="also write the JSON summary here")
+    run.add_argument(
+        "--catalog", help="the site's tools per route, to check cases against (default: catalog.json beside the cases)"
+    )
+    run.add_argument(
+        "--suite",
+        metavar="DIR",
+        help="the suite folder (its suite.yaml, catalog and cases) to take the cases from; "
+        "default: the folder of the cases given, else cases/",
+    )
+    run.add_argument(
+        "--skip-invalid",
+        action="store_true",
+        help="run the valid cases and list the invalid ones as not run (default: an invalid case stops the run)",
+    )
+    agent = run.add_argument_group("agents (default: the reference agent, deterministic evidence)")
+    agent.add_argument(
+        "--agent",
+        choices=["reference", "openai", "anthropic", "none"],
+        default="reference",
+        help="openai: any OpenAI-compatible chat-completions endpoint (hosted, vLLM, Ollama, "
+        "llama.cpp, LM Studio); anthropic: the Messages API; none: the null agent (reads the tools, "
+        "calls none, answers nothing: the do-nothing baseline, a series of its own)",
+    )
+    agent.add_argument(
+        "--baseline",
+        choices=["none"],
+        help="also play the null agent (none) over the same cases, one trial each, as a series of its own "
+        "beside the agent's (never pooled; its failures decide no exit code); cases it passes are flagged "
+        "'passes with no agent'",
+    )
+    agent.add_argument("--model", help="the model name, e.g. gpt-4.1-mini or claude-sonnet-4-5")
+    agent.add_argument("--api-base", help="the endpoint, e.g. http://127.0.0.1:11434/v1 for Ollama")
+    agent.add_argument(
+        "--api-key-env",
+        help="environment variable with the key (default OPENAI_API_KEY / "
+        "ANTHROPIC_API_KEY); the key never reaches a trace or cassette",
+    )
+    agent.add_argument(
+        "--model-cassette",
+        choices=["off", "record", "replay"],
+        default="off",
+        help="record every model exchange per trial, or replay them strictly (offline)",
+    )
+    agent.add_argument("--cassette-dir", default="cassettes", help="where cassettes live (default cassettes/)")
+    agent.add_argument("--max-steps", type=POSITIVE, default=16, help="model requests per trial (default 16)")
+    agent.add_argument("--max-seconds", type=SECONDS, default=90.0, help="agent time per trial (default 90)")
+    agent.add_argument("--max-tokens", type=POSITIVE, default=200_000, help="tokens per trial (default 200000)")
+    agent.add_argument("--prices", help="YAML/JSON price table: model-prefix: {input, output} USD per 1M tokens")
+    agent.add_argument(
+        "--harness",
+        metavar="COMMAND",
+        help="an external agent harness as the trial's agent, through the MCP bridge: a command line with "
+        "{prompt} and {mcp_config} placeholders, run once per user message; its final answer is its output",
+    )
+    graders = run.add_argument_group("model grader (rubric criteria; default: not judged)")
+    graders.add_argument("--grader", choices=["openai", "anthropic"], help="judge rubric criteria with this provider")
+    graders.add_argument("--grader-model", help="the grader's model name")
+    graders.add_argument("--grader-api-base", help="the grader's endpoint (OpenAI-compatible or Anthropic)")
+    graders.add_argument("--grader-api-key-env", help="environment variable with the grader's key")
+    graders.add_argument(
+        "--grader-cassette",
+        choices=["off", "record", "replay"],
+        default="off",
+        help="record the grader's exchanges per trial, or replay them strictly (offline)",
+    )
+    graders.add_argument(
+        "--grader-cassette-dir", default="cassettes/grader", help="grader cassettes' directory (cassettes/grader)"
+    )
+    graders.add_argument(
+        "--labels", help="people's labels that calibrate the grader (default: labels.json beside the cases)"
+    )
+    users = run.add_argument_group("simulated user (goal cases, user: in the case; default: none)")
+    users.add_argument("--user-simulator", choices=["openai", "anthropic"], help="a model plays the user of goal cases")
+    users.add_argument("--user-model", help="the simulated user's model name")
+    users.add_argument("--user-api-base", help="the simulated user's endpoint (OpenAI-compatible or Anthropic)")
+    users.add_argument("--user-api-key-env", help="environment variable with the simulated user's key")
+    users.add_argument(
+        "--user-cassette",
+        choices=["off", "record", "replay"],
+        default="off",
+        help="record the simulated user's answers per trial, or replay them strictly (offline)",
+    )
+    users.add_argument(
+        "--user-cassette-dir", default="cassettes/user", help="simulated user cassettes' directory (cassettes/user)"
+    )
+    run.add_argument(
+        "--health-min-trials",
+        type=POSITIVE,
+        default=5,
+        metavar="N",
+        help="flag cases with 0%% (broken task?) or 100%% (saturated) only over at least N trials (default 5)",
+    )
+    run.add_argument(
+        "--trace",
+        choices=["off", "on", "retain-on-failure"],
+        default="off",
+        help="keep Playwright's own trace.zip per trial (open with: playwright show-trace FILE)",
+    )
+    run.add_argument(
+        "--screenshot",
+        choices=["on", "off", "only-on-failure"],
+        default="only-on-failure",
+        help="the screenshot at each trial's end: only of trials that did not pass (only-on-failure, the "
+        "default: taken once the verdict is known), every trial's (on), or none (off)",
+    )
+    run.add_argument("--fixtures", default="fixtures", help="record/replay fixture directory (default fixtures/)")
+    run.add_argument(
+        "--max-fixture-age",
+        type=DAYS,
+        default=30.0,
+        metavar="DAYS",
+        help="warn when a replayed fixture is older than this (default 30)",
+    )
+
+
+def add_run(sub: argparse._SubParsersAction) -> None:
+    run = sub.add_parser(
+        "run",
+        help="run cases as trials and report verdicts",
+        description="Run cases (default: all of cases/) against the embedded demo site or "
+        "--base-url, headless unless --headed, and write traces and reports under "
+        "--out/<run-id>/.",
+    )
+    add_run_arguments(run)
+    run.add_argument(
+        "--network",
+        choices=["live", "record", "replay"],
+        default="live",
+        help="live: pass through and count (default); record: also save every response into --fixtures; "
+        "replay: answer only from --fixtures, never contacting the site",
+    )
+    run.set_defaults(func=handle_run)
+
+
+def add_record(sub: argparse._SubParsersAction) -> None:
+    rec = sub.add_parser(
+        "record",
+        help="(re)record the fixtures of cases; shows what changed since the last recording",
+        description="Run cases in record mode: every response the browser receives, and the site's hook "
+        "answers, go into --fixtures/<CASE>.yaml. An existing fixture is compared request by request.",
+    )
+    add_run_arguments(rec)
+    rec.set_defaults(func=handle_run, network="record")

@@ -1,0 +1,1 @@
+"""The commands' core: what each does once its arguments are parsed (runner/cli/ parses them)."""

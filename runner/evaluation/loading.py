@@ -1,0 +1,114 @@
+"""The cases of a command, loaded and validated exactly as ``validate`` does, then selected."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from runner.evaluation.output import (
+    EXIT_INVALID,
+    UsageError,
+    say,
+)
+
+DEFAULT_CASES = "cases"
+
+
+def default_suite_dir() -> Path:
+    """./cases when run from a checkout, else the cases shipped beside the package."""
+    here = Path(DEFAULT_CASES)
+    return here if here.is_dir() else Path(__file__).resolve().parent.parent / DEFAULT_CASES
+
+
+def load_cases(
+    paths: list[str], catalog: str | None, suite_dir: str | None = None
+) -> tuple[list, list, str, Any] | int:
+    """Load and validate cases exactly as ``validate`` does: (cases, problems, which config and catalog, suite).
+
+    ``run``, ``record`` and ``validate`` all come through here, before any browser starts;
+    the suite (runner/suite/folder.py) is the folder the cases come from, or ``--suite DIR``.
+    """
+    from runner.suite.folder import SuiteError, find_suite
+    from runner.suite.validate import CatalogError, find_catalog, load_suite
+
+    if suite_dir and not Path(suite_dir).is_dir():
+        say(f"--suite {suite_dir}: not a folder (a suite is a folder of case files and its suite.yaml)")
+        return EXIT_INVALID
+    missing = [p for p in paths if not Path(p).exists() and not Path(p).is_symlink()]
+    if missing:
+        say(f"{missing[0]}: no such file or folder")
+        return EXIT_INVALID
+    paths = paths or [suite_dir or str(default_suite_dir())]
+    if any(is_evals(p) for p in paths):
+        return load_evals_file(paths, catalog)
+    try:
+        suite = find_suite([Path(p) for p in paths], Path(suite_dir) if suite_dir else None)
+        if not suite.case_files([Path(p) for p in paths]):
+            say(
+                f"no case files in {' '.join(paths)} (cases are *.yaml / *.yml files; "
+                "suite.yaml and the files it ignores are not cases)"
+            )
+            return EXIT_INVALID
+        suite_catalog, note = find_catalog(paths, catalog, suite)
+    except (SuiteError, CatalogError) as err:
+        say(str(err))
+        return EXIT_INVALID
+    whole_suite = any(Path(p).is_dir() for p in paths)
+    loaded, problems = load_suite(paths, suite_catalog, whole_suite, suite)
+    return loaded, problems, f"{suite.describe()}; {note}", suite
+
+
+def is_evals(path: str) -> bool:
+    from runner.suite.evals_json import looks_like_evals
+
+    return looks_like_evals(Path(path))
+
+
+def load_evals_file(paths: list[str], catalog: str | None) -> tuple[list, list, str, Any] | int:
+    """A public webmcp-evals file, converted in memory into cases (runner/suite/evals_json.py) and validated."""
+    from runner.suite.evals_json import BEHAVIOURS, load_evals
+    from runner.suite.folder import Suite, SuiteConfig
+    from runner.suite.validate import CatalogError, find_catalog
+
+    if len(paths) > 1:
+        say(f"an evals.json is a suite of its own: give it alone ({' '.join(paths)})")
+        return EXIT_INVALID
+    path = Path(paths[0])
+    suite = Suite(path.parent.resolve(), SuiteConfig(behaviours=BEHAVIOURS, min_cases_per_behaviour=0))
+    try:
+        suite_catalog, note = find_catalog(paths, catalog, suite)
+    except CatalogError as err:
+        say(str(err))
+        return EXIT_INVALID
+    loaded, problems, converted = load_evals(path, suite_catalog)
+    for line in converted.notes:
+        say(f"note: {line}")
+    what = f"{path}: webmcp-evals format, {len(loaded)} eval(s) read as cases (calls in exact order, as there)"
+    return loaded, problems, f"{what}; {note}", suite
+
+
+def select(args: argparse.Namespace, loaded: list, patterns: list[str]) -> list:
+    from runner.play.run import select_cases
+
+    chosen = select_cases(loaded, patterns, args.grep, args.behaviour or [])
+    if not chosen:
+        asked = " ".join(args.cases + ([f"--grep {args.grep}"] if args.grep else []))
+        raise UsageError(f"No case matches the selection {asked}; `webmcp-eval validate` lists the suite's cases")
+    return chosen
+
+
+def skip_invalid(loaded: list, problems: list, patterns: list[str], args: argparse.Namespace) -> tuple[list, list]:
+    """--skip-invalid: the valid cases, and the invalid files this selection would have run (its not-run ones)."""
+    from runner.play.run import select_cases
+    from runner.suite.validate import split_valid
+
+    valid, invalid_files = split_valid(loaded, problems)
+    skipped = invalid_files
+    if patterns or args.grep or args.behaviour:
+        # A file that did not even load has no id: only a run of everything counts it.
+        invalid = [lc for lc in loaded if lc.file in invalid_files]
+        skipped = [lc.file for lc in select_cases(invalid, patterns, args.grep, args.behaviour or [])]
+    for file in skipped:
+        say(f"skipped (invalid, not run): {file}")
+    return valid, skipped

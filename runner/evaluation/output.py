@@ -1,0 +1,65 @@
+"""What every command prints and how it ends: the two consoles, one-line errors, exit codes."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_NOT_RUN, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+
+# Wide enough for the report when output is a file or a CI log (rich would use 80).
+console = Console(stderr=False, width=None if sys.stdout.isatty() else 160)
+
+
+errors = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
+
+
+def say(line: str) -> None:
+    """One plain line on stderr, never wrapped, never read as markup."""
+    errors.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+class UsageError(Exception):
+    """A mistake on the command line: one line on stderr that says what to do, exit 2."""
+
+
+def one_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
+SHOWN_PROBLEMS = 20  # a file with a problem per element (a 50 MB array) must not flood the terminal
+
+
+def report_problems(problems: list) -> None:
+    for p in problems[:SHOWN_PROBLEMS]:
+        say(str(p))
+    if len(problems) > SHOWN_PROBLEMS:
+        say(f"… and {len(problems) - SHOWN_PROBLEMS} more")
+    errors.print(f"[bold red]{len(problems)} problem(s)[/]")
+
+
+def check_writable_dir(path: Path, flag: str) -> None:
+    """The directory exists (made now if need be) and takes files."""
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{flag} {path}: is a file, not a directory; give a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UsageError(
+            f"{flag} {path}: cannot create it ({err.strerror or err}); give a writable directory"
+        ) from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise UsageError(f"{flag} {path}: not writable; give a writable directory")
+
+
+def check_writable_file(path: Path, flag: str) -> None:
+    if path.is_dir():
+        raise UsageError(f"{flag} {path}: is a directory; give a file path")
+    parent = path.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"{flag} {path}: its directory {parent} does not exist or is not writable")

@@ -1,0 +1,212 @@
+"""Run directories read back, and the reporters that render their results (console, JSON, JUnit, HTML)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from runner.evaluation.loading import (
+    default_suite_dir,
+)
+from runner.evaluation.output import (
+    EXIT_FAILED,
+    EXIT_INVALID,
+    EXIT_NOT_RUN,
+    EXIT_OK,
+    UsageError,
+    console,
+    errors,
+)
+
+
+def read_run_id(run_dir: Path) -> str:
+    info = run_dir / "run.json"
+    try:
+        return json.loads(info.read_text(encoding="utf-8"))["run_id"]
+    except (OSError, ValueError, KeyError):
+        return run_dir.name
+
+
+def run_input(run_dir: str):  # noqa: ANN202 - runner.results.run_results.RunInput
+    """A run directory's traces and plan; SystemExit with one line when it has neither or they are unreadable."""
+    from runner.play.plan import read_plan
+    from runner.results.run_results import RunInput
+    from runner.trace import read_traces
+
+    path = Path(run_dir)
+    if not path.is_dir():
+        raise SystemExit(f"{run_dir}: not a run directory")
+    try:
+        plan = read_plan(path)
+        found = read_traces(path)
+        # the baseline played beside it (run --baseline) is a run of its own in a sub-directory
+        beside = {(t.run_id, t.trial_id) for d in baseline_dirs(path) for t in read_traces(d)}
+    except (OSError, ValueError) as err:
+        raise SystemExit(f"{run_dir}: {str(err).splitlines()[0]}") from err
+    found = [t for t in found if (t.run_id, t.trial_id) not in beside]
+    if not found and plan is None:
+        raise SystemExit(f"{run_dir}: no traces (expected {path / 'trials'}/*.json)")
+    return RunInput(found, plan, run_id=read_run_id(path) if plan is None else plan["run_id"])
+
+
+def baseline_dirs(run_dir: Path) -> list[Path]:
+    """The null agent's runs played beside this run (``run --baseline none``): sub-directories with a baseline plan."""
+    from runner.play.plan import read_plan
+
+    found = []
+    for sub in sorted(p for p in run_dir.iterdir() if (p / "plan.json").is_file()) if run_dir.is_dir() else []:
+        plan = read_plan(sub)
+        if plan and plan["evidence_kind"] == "baseline":
+            found.append(sub)
+    return found
+
+
+def planned_traces(run_dir: Path) -> list:
+    """The run's traces, in plan order when it has a plan (a trace outside the plan is not this run's)."""
+    from runner.play.plan import read_plan
+    from runner.trace import read_traces
+
+    traces = read_traces(run_dir) if (run_dir / "trials").is_dir() else []
+    beside = {(t.run_id, t.trial_id) for d in baseline_dirs(run_dir) for t in read_traces(d)}  # run --baseline
+    traces = [t for t in traces if (t.run_id, t.trial_id) not in beside]
+    plan = read_plan(run_dir)
+    if plan is None:
+        return traces
+    by_id = {t.trial_id: t for t in traces}
+    return [by_id[p["trial_id"]] for p in plan["trials"] if p["trial_id"] in by_id]
+
+
+def reporters_for(
+    args: argparse.Namespace,
+    out_dir: Path,
+    defaults: tuple[str, ...],
+    *,
+    progress: bool = False,
+    json_extra: dict | None = None,
+    trace_dirs: dict | None = None,
+    quiet: bool = False,
+):  # noqa: ANN202 - runner.report.reporters.Reporters
+    """The one way reporters are made: ``defaults`` (json, junit, html) go into out_dir, plus what the flags ask.
+
+    ``quiet``: files only, nothing on the console (the partial report of an interrupted run)."""
+    from runner.report.reporters import ReportTargets, build_reporters
+
+    default_path = {"json": out_dir / "summary.json", "junit": out_dir / "junit.xml", "html": out_dir / "report.html"}
+
+    def paths(name: str) -> list[Path]:
+        flag = getattr(args, name, None)
+        return ([default_path[name]] if name in defaults else []) + ([Path(flag)] if flag else [])
+
+    return build_reporters(
+        ReportTargets(
+            console=None if quiet else console,
+            progress=progress,
+            out_dir=out_dir,
+            json=paths("json"),
+            junit=paths("junit"),
+            html=paths("html"),
+            markdown=[Path(args.markdown)] if getattr(args, "markdown", None) else [],
+            json_extra=json_extra if json_extra is not None else {},
+            trace_dirs=trace_dirs,
+        )
+    )
+
+
+def end_reports(reporters, results) -> int:  # noqa: ANN001 - runner.report.reporters.Reporters, runner.results.run_results.Results
+    """Render every view of the results; the exit code says what the results (and the writing) came to."""
+    problems = reporters.end(results)
+    for line in problems:
+        errors.print(line, markup=False, highlight=False)
+    if problems:
+        return EXIT_INVALID
+    counts = results.gate_counts  # run --baseline: the null agent beside the agent decides nothing
+    return EXIT_FAILED if counts.failed else EXIT_NOT_RUN if counts.not_run or counts.missing else EXIT_OK
+
+
+class ResumeProgress:
+    """Progress of a resumed run: [done/to play] over the trials this invocation plays."""
+
+    def __init__(self, total: int) -> None:
+        from runner.report.reporters import ProgressReporter
+
+        self.inner = ProgressReporter(console)
+        self.inner.total = total
+
+    def begin(self, plan) -> None:  # noqa: ANN001
+        return None
+
+    def trial_done(self, trace) -> None:  # noqa: ANN001
+        self.inner.trial_done(trace)
+
+    def end(self, results) -> None:  # noqa: ANN001
+        return None
+
+
+def exit_for(traces: list) -> int:
+    verdicts = {t.verdict for t in traces}
+    return EXIT_FAILED if "failed" in verdicts else EXIT_NOT_RUN if "not_run" in verdicts else EXIT_OK
+
+
+def labels_path(args: argparse.Namespace) -> Path:
+    return Path(args.labels) if args.labels else default_suite_dir() / "labels.json"
+
+
+def labels_of(path_arg: str | None) -> dict | None:
+    """People's labels per trial for the human-label series: --labels FILE, else the suite's labels.json if any."""
+    from runner.judge.labels import LabelsFile
+
+    path = Path(path_arg) if path_arg else default_suite_dir() / "labels.json"
+    if not path.is_file():
+        if path_arg:
+            raise UsageError(f"--labels {path_arg}: no such file")
+        return None
+    try:
+        labels = LabelsFile.load(path)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    return {(t.run_id, t.trial): dict(t.labels) for t in labels.trials}
+
+
+def print_coverage(cases: list, suite: Any, catalog: str | None) -> None:
+    """Suite health: which catalog tools the cases played call or assert, and which none touches."""
+    from runner.audit.catalog_lint import run_coverage_line
+
+    line = run_coverage_line(cases, suite, catalog)
+    if line:
+        console.print(f"suite health: {line}", markup=False, highlight=False, soft_wrap=True)
+
+
+def print_graders_and_health(traces: list, out_dir: Path, min_trials: int) -> None:
+    """Model-grader evidence apart from the code checks, then suite health (written to health.json too)."""
+    from runner.results.health import health_lines, suite_health
+    from runner.trace import write_atomic
+
+    judged = [(t, a) for t in traces for a in t.assertions if a.grader == "model"]
+    if judged:
+        console.print("[bold]model grader[/] (rubric criteria; kept apart from code-checked assertions)")
+        for t, a in judged:
+            mark = a.status + ("" if a.gates else ", advisory")
+            console.print(f"  {t.trial_id:<16} {a.id:<36} {mark:<18} {a.why}", markup=False, highlight=False)
+    health = suite_health(traces, min_trials)
+    lines = health_lines(health)
+    if lines:
+        console.print(f"[bold]suite health[/] (flags need ≥ {min_trials} trials that ran)")
+        for line in lines:
+            console.print(f"  {line}", markup=False, highlight=False)
+    write_atomic(out_dir / "health.json", json.dumps(health.to_json(), indent=2, ensure_ascii=False) + "\n")
+
+
+def print_fixture_news(fixtures) -> None:  # noqa: ANN001 - runner.play.fixture_store.FixtureStore
+    for warning in fixtures.warnings:
+        errors.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
+    for path in fixtures.recorded:
+        console.print(f"recorded {path}", highlight=False)
+    for case_id, lines in fixtures.diffs.items():
+        if not lines:
+            console.print(f"{case_id}: the new recording answers exactly as the old one", highlight=False)
+            continue
+        console.print(f"[bold]{case_id}: what changed since the last recording (review it like code)[/]")
+        for line in lines:
+            console.print(f"  {line}", markup=False, highlight=False)

@@ -1,0 +1,116 @@
+"""Running again: ``--resume`` (the planned trials without a trace) and ``--last-failed`` (a new run)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fnmatch
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from runner.evaluation.loading import (
+    load_cases,
+)
+from runner.evaluation.output import (
+    UsageError,
+    console,
+    one_line,
+    report_problems,
+)
+from runner.evaluation.reporting import (
+    planned_traces,
+)
+
+
+def resume_selection(args: argparse.Namespace) -> tuple[list, set[str], Path, Any]:
+    """The planned cases, and the planned trials that have no trace (or, when asked, say not_run)."""
+    from runner.play.plan import PlanError, missing_trials, read_plan
+
+    run_dir = Path(args.resume)
+    if not run_dir.is_dir():
+        raise UsageError(f"--resume {run_dir}: not a run directory")
+    try:
+        plan = read_plan(run_dir)
+    except PlanError as err:
+        raise UsageError(str(err)) from None
+    if plan is None:
+        raise UsageError(f"--resume {run_dir}: no plan.json there (not a run directory, or a run made before plans)")
+    try:
+        traces = planned_traces(run_dir)
+    except (OSError, ValueError) as err:
+        raise UsageError(f"--resume {run_dir}: a trace cannot be read: {one_line(err)}") from None
+    todo = missing_trials(plan, traces, rerun_not_run=args.rerun_not_run)
+    files = list(dict.fromkeys(c["file"] for c in plan["cases"]))
+    loaded_suite = load_cases(files, getattr(args, "catalog", None))
+    if isinstance(loaded_suite, int):
+        raise UsageError(f"--resume {run_dir}: the planned case files {', '.join(files)} cannot be loaded")
+    loaded, problems, _note, suite = loaded_suite
+    if problems:
+        report_problems(problems)
+        raise UsageError(f"--resume {run_dir}: the planned case files no longer load; fix them and resume again")
+    by_id = {lc.case.id: lc for lc in loaded}
+    gone = [c["id"] for c in plan["cases"] if c["id"] not in by_id]
+    if gone:
+        raise UsageError(f"--resume {run_dir}: planned case(s) {', '.join(gone)} no longer in {', '.join(files)}")
+    args.trials = plan["trials_per_case"]
+    return [by_id[c["id"]] for c in plan["cases"]], {t["trial_id"] for t in todo}, run_dir, suite
+
+
+def planned_shard(run_dir: Path) -> tuple[int, int] | None:
+    """The (i, n) a resumed run directory was planned as, None for a whole run."""
+    from runner.play.plan import read_plan
+
+    shard = (read_plan(run_dir) or {}).get("shard")
+    return (shard["index"], shard["count"]) if shard else None
+
+
+def check_same_agent(run_dir: Path, agent_factory) -> None:  # noqa: ANN001 - Callable[[], Agent]
+    """A resumed run must be played by the agent its plan names: evidence kinds never mix."""
+    from runner.play.plan import read_plan
+
+    plan = read_plan(run_dir)
+    assert plan is not None
+    agent = agent_factory()
+    if (agent.name, agent.model) != (plan["agent"], plan["model"]):
+        model = f" --model {plan['model']}" if plan["model"] else ""
+        raise UsageError(f"--resume {run_dir}: planned for --agent {plan['agent']}{model}; resume with the same agent")
+
+
+def last_failed(args: argparse.Namespace, patterns: list[str]) -> tuple[list[str], list[str]]:
+    """The case files and ids of the failed cases of the latest run under --out."""
+    from runner.play.plan import PlanError, read_plan
+
+    latest = latest_run(Path(args.out))
+    try:
+        traces = planned_traces(latest)
+        plan = read_plan(latest)
+    except (OSError, ValueError, PlanError) as err:
+        raise UsageError(f"--last-failed: the latest run {latest} cannot be read: {one_line(err)}") from None
+    failed = list(dict.fromkeys(t.case_id for t in traces if t.verdict == "failed"))
+    if not failed:
+        raise UsageError(f"--last-failed: the latest run {latest} has no failed case; nothing to rerun")
+    files = {c["id"]: c["file"] for c in plan["cases"]} if plan else {t.case_id: t.case_file for t in traces}
+    console.print(f"--last-failed: {len(failed)} failed case(s) of {latest}: {', '.join(failed)}", markup=False)
+    ids = [f for f in failed if not patterns or any(fnmatch.fnmatchcase(f, p.upper()) for p in patterns)]
+    if not ids:
+        raise UsageError(f"--last-failed: none of the failed cases of {latest} matches {' '.join(patterns)}")
+    return list(dict.fromkeys(files[i] for i in ids if i in files)), ids
+
+
+def latest_run(out: Path) -> Path:
+    """The run under out planned last (a run without a plan counts by its files' time)."""
+    from runner.play.plan import PlanError, read_plan
+
+    runs = [d for d in out.iterdir() if (d / "trials").is_dir()] if out.is_dir() else []
+    if not runs:
+        raise UsageError(f"--last-failed: no run under {out}; give the --out the runs went to")
+
+    def when(run: Path) -> float:
+        with contextlib.suppress(PlanError, ValueError):
+            plan = read_plan(run)
+            if plan:
+                return datetime.fromisoformat(plan["created_at"]).timestamp()
+        return (run / "trials").stat().st_mtime
+
+    return max(runs, key=when)

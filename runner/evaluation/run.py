@@ -1,0 +1,295 @@
+"""A run from the command line's choices to its exit code: cases, agent, play, reports, Ctrl-C."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+from pathlib import Path
+from typing import Any
+
+from runner.evaluation.loading import (
+    is_evals,
+    load_cases,
+    select,
+    skip_invalid,
+)
+from runner.evaluation.output import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_INVALID,
+    EXIT_NOT_RUN,
+    EXIT_OK,
+    UsageError,
+    check_writable_dir,
+    console,
+    errors,
+    report_problems,
+    say,
+)
+from runner.evaluation.players import agent_factory_for, grader_of, harness_choice, simulator_factory_for
+from runner.evaluation.reporting import (
+    ResumeProgress,
+    end_reports,
+    planned_traces,
+    print_coverage,
+    print_fixture_news,
+    print_graders_and_health,
+    reporters_for,
+)
+from runner.evaluation.resume import check_same_agent, last_failed, planned_shard, resume_selection
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from runner.play.run import RunOptions, new_run_id
+
+    skipped: list[str] = []
+    live_rules = False  # no catalog file: each trial checks the rules against the tools it saw
+    if args.resume:
+        chosen, only_trials, run_dir, suite = resume_selection(args)
+        out_root, run_id = run_dir.parent, run_dir.name
+    else:
+        case_args = [a for a in args.cases if Path(a).exists()]
+        patterns = [a for a in args.cases if not Path(a).exists()]
+        if args.last_failed:
+            case_args, patterns = last_failed(args, patterns)
+        loaded_suite = load_cases(case_args, args.catalog, args.suite)
+        if isinstance(loaded_suite, int):
+            return loaded_suite
+        loaded, problems, catalog_note, suite = loaded_suite
+        if problems:
+            report_problems(problems)
+            if not args.skip_invalid:
+                say(f"nothing ran: fix the cases above, or pass --skip-invalid to run the rest ({catalog_note})")
+                return EXIT_INVALID
+            loaded, skipped = skip_invalid(loaded, problems, patterns, args)
+        elif "no catalog" in catalog_note:
+            say(f"note: {catalog_note}; each trial checks the rules against the tools its pages register")
+        live_rules = "no catalog" in catalog_note
+        chosen = select(args, loaded, patterns)
+        if any(is_evals(a) for a in case_args) and not (args.base_url or args.site_config):
+            raise UsageError("an evals.json names no site: give --base-url URL (the page the evals are for)")
+        site_config = site_config_for(args, suite)  # before anything is written
+        only_trials, out_root, run_id = None, Path(args.out), args.run_id or new_run_id()
+        check_writable_dir(out_root, "--out")
+        console.print(catalog_note, markup=False, highlight=False, soft_wrap=True)
+    if args.resume:
+        site_config = site_config_for(args, suite)
+    mode = args.network
+    fixtures = None
+    if mode != "live":
+        from runner.play.fixture_store import FixtureStore
+
+        fixtures = FixtureStore(Path(args.fixtures), mode, max_age_days=args.max_fixture_age)
+    harness = harness_choice(args, suite)
+    try:
+        agent_factory = agent_factory_for(args, harness)
+    except ValueError as err:
+        raise UsageError(f"invalid agent options: {err}") from None
+    try:
+        grader = grader_of(args)
+    except ValueError as err:
+        raise UsageError(f"invalid grader options: {err}") from None
+    try:
+        simulator_factory = simulator_factory_for(args)
+    except ValueError as err:
+        raise UsageError(f"invalid user simulator options: {err}") from None
+    if grader is not None:
+        console.print(
+            f"model grader {grader.id}: "
+            + ("gates the verdict" if grader.gate.gates else "advisory only")
+            + f" ({grader.gate.why})",
+            markup=False,
+            highlight=False,
+        )
+    options = RunOptions(
+        agent_factory=agent_factory,
+        out_root=out_root,
+        run_id=run_id,
+        trials=args.trials,
+        workers=args.workers,
+        headed=args.headed,
+        slowmo=args.slowmo,
+        hold_ms=args.hold_ms,
+        base_url=args.base_url,
+        site_config=site_config,
+        proxy=not args.no_proxy,
+        chromium=args.chromium,
+        network_mode=mode,
+        fixtures=fixtures,
+        playwright_trace=args.trace,
+        screenshots=args.screenshot,
+        only_trials=only_trials,
+        grader=grader,
+        simulator_factory=simulator_factory,
+        shard=args.shard,
+        durations=durations(args),
+        retries=args.retries,
+        connect=args.connect,
+        connect_over_cdp=args.connect_over_cdp,
+        proxy_host=args.proxy_host,
+        proxy_advertise=args.proxy_advertise,
+        browser_context=suite.config.browser_context(),  # suite.yaml's time zone and locale
+        harness=harness,
+        live_rules=live_rules,
+    )
+    if args.resume:
+        check_same_agent(run_dir, agent_factory)
+        options.shard = planned_shard(run_dir)  # its worlds keep the shard's name, as in the first play
+    code = play(args, chosen, options, fixtures, skipped)
+    if code in (EXIT_OK, EXIT_FAILED, EXIT_NOT_RUN):  # the trials ran: which tools did the cases touch
+        print_coverage([lc.case for lc in chosen], suite, args.catalog)
+    return code
+
+
+def play(args: argparse.Namespace, chosen: list, options, fixtures, skipped: list[str]) -> int:  # noqa: ANN001
+    """Play the trials with progress lines, then the reports; Ctrl-C keeps what ran and says how to go on."""
+    from runner.play.browser import BrowserUnavailable, ChromiumNotFound
+    from runner.play.plan import make_plan, read_plan
+    from runner.play.run import run_suite
+    from runner.results.run_results import RunInput, build_results
+
+    out_dir = options.out_root / options.run_id
+    resuming = options.only_trials is not None
+    if resuming:
+        plan = read_plan(out_dir)
+    else:
+        who = {
+            "agent": args.agent,
+            "model": args.model,
+            "evidence_kind": {"reference": "deterministic", "none": "baseline"}.get(args.agent, "agent"),
+        }
+        if options.harness:  # the harness names itself (program and version): the plan's series must match its traces
+            probe = options.agent_factory()
+            who = {"agent": probe.name, "model": probe.model, "evidence_kind": probe.evidence_kind}
+        cases = [(lc.case.id, lc.file) for lc in chosen]
+        plan = make_plan(options.run_id, cases, options.trials, **who)
+        if options.shard:
+            from runner.play.shard import shard_of
+
+            mine = set(shard_of([t["trial_id"] for t in plan["trials"]], *options.shard, options.durations))
+            plan["trials"] = [t for t in plan["trials"] if t["trial_id"] in mine]
+    run_info: dict = {"run_id": options.run_id}  # summary.json's header; the site's version joins it after the run
+    reporters = reporters_for(args, out_dir, ("json", "junit", "html"), progress=not resuming, json_extra=run_info)
+    reporters.begin(plan)
+    if resuming:
+        reporters.reporters.insert(0, ResumeProgress(len(options.only_trials)))
+    what = (
+        f"{len(options.only_trials)} planned trial(s) of {out_dir}"
+        if resuming
+        else f"{len(chosen)} case(s) × {options.trials} trial(s)"
+    )
+    if options.shard and not resuming:
+        what += f", shard {options.shard[0]}/{options.shard[1]}: {len(plan['trials'])} trial(s)"
+    if options.harness:
+        what += f", agent: harness {options.harness['command']!r} (from {options.harness['source']})"
+    console.print(
+        f"webmcp-eval: {what}, {options.workers} worker(s), {'headed' if options.headed else 'headless'}, "
+        f"site {site_shown(options)}",
+        markup=False,
+        highlight=False,
+    )
+    try:
+        result = asyncio.run(run_suite(chosen, options, on_trial=reporters.trial_done))
+    except ChromiumNotFound as err:
+        errors.print(str(err), markup=False)
+        return EXIT_NOT_RUN
+    except BrowserUnavailable as err:  # a wrong --connect endpoint: nothing ran, nothing is left behind
+        if not resuming and {p.name for p in out_dir.iterdir()} <= {"plan.json"}:
+            shutil.rmtree(out_dir, ignore_errors=True)
+        say(str(err))
+        return EXIT_INVALID
+    except KeyboardInterrupt:
+        return interrupted(args, out_dir)
+    run_info["site"] = result.site_info
+    try:
+        plan = read_plan(out_dir) or plan
+    except ValueError as err:
+        errors.print(f"warning: {err}; the plan of this invocation is used", markup=False, highlight=False)
+    traces = planned_traces(out_dir) if resuming else result.traces
+    runs = [RunInput(traces, plan), *play_baseline(args, chosen, options)]
+    code = end_reports(reporters, build_results(runs))
+    print_graders_and_health([t for r in runs for t in r.traces], out_dir, args.health_min_trials)
+    if fixtures is not None:
+        print_fixture_news(fixtures)
+    if skipped:
+        console.print(f"{len(skipped)} invalid case file(s) skipped, not run (--skip-invalid)", highlight=False)
+    return EXIT_NOT_RUN if skipped and code == EXIT_OK else code
+
+
+def play_baseline(args: argparse.Namespace, chosen: list, options) -> list:  # noqa: ANN001 - RunOptions
+    """run --baseline none: the null agent over the same cases, as a run of its own inside this one.
+
+    One trial per case (it does the same nothing every time), into <run>/<run-id>-baseline/; its
+    series is reported beside the agent's and never pooled with it, and its failures decide no exit code.
+    """
+    if not getattr(args, "baseline", None):
+        return []
+    import dataclasses
+
+    from runner.agents.null import NullAgent
+    from runner.play.plan import read_plan
+    from runner.play.run import run_suite
+    from runner.results.run_results import RunInput
+
+    baseline = dataclasses.replace(
+        options,
+        agent_factory=NullAgent,
+        out_root=options.out_root / options.run_id,
+        run_id=f"{options.run_id}-baseline",
+        trials=1,
+        grader=None,
+        harness=None,
+    )
+    console.print(f"baseline: the null agent over {len(chosen)} case(s) (reads the tools, calls none)", highlight=False)
+    result = asyncio.run(run_suite(chosen, baseline))
+    return [RunInput(result.traces, read_plan(result.out_dir), result.run_id)]
+
+
+def interrupted(args: argparse.Namespace, out_dir: Path) -> int:
+    """Ctrl-C: keep every trace written, write a partial report marked incomplete, say how to go on (one line)."""
+    from runner.play.plan import read_plan
+    from runner.results.run_results import RunInput, build_results
+
+    try:
+        plan = read_plan(out_dir)
+        traces = planned_traces(out_dir)
+    except (OSError, ValueError):
+        plan, traces = None, []
+    results = build_results([RunInput(traces, plan)])
+    reporters = reporters_for(args, out_dir, ("json", "junit", "html"), json_extra={"run_id": out_dir.name}, quiet=True)
+    reporters.end(results)  # files only: the one line below is all the console gets
+    errors.print(
+        f"interrupted: {results.completeness.text().split(' (')[0]}, their traces kept in {out_dir}; "
+        f"go on with: webmcp-eval run --resume {out_dir}",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+    return EXIT_INTERRUPTED
+
+
+def durations(args: argparse.Namespace) -> dict[str, float] | None:
+    from runner.play.shard import ShardError, read_durations
+
+    if not args.durations:
+        return None
+    try:
+        return read_durations(args.durations)
+    except ShardError as err:
+        raise UsageError(str(err)) from None
+
+
+def site_config_for(args: argparse.Namespace, suite: Any):  # noqa: ANN202 - SiteConfig | None
+    """--site-config, else the suite's own site (suite/folder.py); None: the embedded demo or a bare --base-url."""
+    from runner.suite.folder import SuiteError, site_for_run
+
+    try:
+        return site_for_run(suite, args.base_url, args.site_config)
+    except SuiteError as err:
+        raise UsageError(str(err)) from None
+
+
+def site_shown(options: Any) -> str:
+    config = options.site_config
+    return options.base_url or (config.base_url if config else "") or "embedded demo site (test mode)"
