@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import io
+import os
 import subprocess
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -17,9 +21,37 @@ from runner.trace import Trace
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "cases"
 SEED_CONTEXT = read_suite_config(CASES / "suite.yaml").browser_context()  # Asia/Taipei, zh-TW
+_ONE_CLI_AT_A_TIME = threading.Lock()
 
 
 def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """``webmcp-eval ARGS`` in this process: ``runner.cli.main`` in a thread of its own, in ``cwd``,
+    its stdout and stderr captured; the exit code and output a user gets, without a new interpreter
+    importing the whole runner for every call (most of the fast tier's time). ``cli_process`` is the
+    real console script in a process of its own, for what only a process shows."""
+    from runner.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with _ONE_CLI_AT_A_TIME:  # the working folder and sys.stdout/stderr are the process's own
+        here = Path.cwd()
+        os.chdir(cwd)
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                code = in_thread(_exit_code, main, list(args))
+        finally:
+            os.chdir(here)
+    return subprocess.CompletedProcess(["webmcp-eval", *args], code, out.getvalue(), err.getvalue())
+
+
+def _exit_code(entry, argv: list[str]) -> int:
+    """The entry point's return value, or the code of a SystemExit raised past it (as the process would exit)."""
+    try:
+        return entry(argv)
+    except SystemExit as exit_:
+        return exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+
+
+def cli_process(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     """``webmcp-eval ARGS`` as a user runs it, in its own process (this checkout's code).
 
     The time-out is generous: on a loaded shared machine even an argparse error can take tens of seconds."""

@@ -8,7 +8,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
-from runner_support import ROOT, cli
+from runner_support import ROOT, cli, cli_process
 
 from runner.suite.loader import case_files
 
@@ -280,14 +280,12 @@ def _cli_probes(tmp_path: Path, busy_port: int) -> list[list[str]]:
 
 def test_every_cli_mistake_is_one_line_and_exit_2(tmp_path):
     import socket
-    from concurrent.futures import ThreadPoolExecutor
 
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         probes = _cli_probes(tmp_path, busy.getsockname()[1])
-        with ThreadPoolExecutor(4) as pool:
-            results = list(pool.map(lambda argv: cli(*argv), probes))
+        results = [cli(*argv) for argv in probes]
     bad = []
     for argv, out in zip(probes, results, strict=True):
         lines = out.stderr.strip().splitlines()
@@ -463,3 +461,17 @@ def test_a_simulated_user_without_a_model_is_one_line_and_exit_2():
     assert out.stderr.strip().splitlines() == [
         "webmcp-eval run: invalid user simulator options: --user-simulator openai needs --user-model"
     ]
+
+
+def test_the_console_script_runs_in_a_process_of_its_own():
+    """The other tests call main() in this process; this one runs the installed ``webmcp-eval`` script."""
+    import subprocess
+    import sys
+
+    script = Path(sys.executable).parent / "webmcp-eval"
+    ok = subprocess.run([str(script), "--help"], capture_output=True, text=True, timeout=900)
+    assert ok.returncode == 0 and "Exit codes" in ok.stdout, ok.stderr
+    bad = subprocess.run([str(script), "run", "--trials", "0"], capture_output=True, text=True, timeout=900)
+    assert bad.returncode == 2 and "--trials: 0 is out of range" in bad.stderr and "Traceback" not in bad.stderr
+    module = cli_process("power", "--baseline", "1.5", "--delta", "0.1")
+    assert module.returncode == 2 and module.stderr.count("\n") == 1 and "1.5 is out of range" in module.stderr

@@ -5,14 +5,13 @@ from __future__ import annotations
 import http.server
 import re
 import subprocess
-import sys
 import threading
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 import yaml
-from runner_support import CASES, ROOT, play
+from runner_support import CASES, ROOT, cli, play
 
 from proxies.fixture import load_fixture, save_fixture
 from runner.play.fixture_store import FixtureStore
@@ -155,8 +154,7 @@ def test_rerecording_shows_what_changed(recorded, tmp_path):
 
 def _replay_cli(out: Path) -> subprocess.CompletedProcess[str]:
     traces = sorted(str(p) for p in (ROOT / "traces" / "day26" / "trials").glob("*.json"))
-    cmd = [sys.executable, "-m", "runner.cli", "replay", *traces, "--out", str(out)]
-    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    return cli("replay", *traces, "--out", str(out))
 
 
 def test_the_day26_traces_replay_offline_twice_identically(tmp_path):

@@ -294,13 +294,11 @@ def test_state_is_given_one_way_only():
 
 def test_tools_lists_what_each_route_registers(static_shop):
     import json
-    import subprocess
-    import sys
 
-    from runner_support import ROOT
+    from runner_support import cli
 
-    cmd = [sys.executable, "-m", "runner.cli", "tools", static_shop.url, "--route", "/", "--route", "cart.html"]
-    out = subprocess.run([*cmd, "--json", "--settle-ms", "1000"], cwd=ROOT, capture_output=True, text=True, timeout=180)
+    cmd = ["tools", static_shop.url, "--route", "/", "--route", "cart.html"]
+    out = cli(*cmd, "--json", "--settle-ms", "1000")
     assert out.returncode == 0, out.stderr
     shop, cart = json.loads(out.stdout)["routes"]
     assert (shop["url"], shop["path"], cart["url"]) == (static_shop.url, "native", static_shop.url + "cart.html")
@@ -314,7 +312,7 @@ def test_tools_lists_what_each_route_registers(static_shop):
     assert form["input_schema"]["properties"]["topic"]["enum"] == ["news", "offers"]  # built by the browser
     assert [t["name"] for t in cart["tools"]] == ["view_cart"]
 
-    text = subprocess.run([*cmd[:5], "--route", "missing.html"], cwd=ROOT, capture_output=True, text=True, timeout=180)
+    text = cli(*cmd[:2], "--route", "missing.html")
     assert text.returncode == 3 and "missing.html: could not open the page: HTTP 404" in text.stdout
 
 
