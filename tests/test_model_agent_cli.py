@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.fake_llm import FAKE_KEY, FakeLLM, Say
+from tests.runner_support import cli
 from tests.test_model_agent import by_case, sel01_good
 
-ROOT = Path(__file__).resolve().parent.parent
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(not importlib.util.find_spec("openai"), reason="the openai SDK is not installed"),
@@ -23,10 +21,7 @@ pytestmark = [
 
 def _run(api_base: str, cassette: str, cassettes: Path, out: Path, run_id: str) -> subprocess.CompletedProcess[str]:
     """`webmcp-eval run SEL-01` with the scripted model, a cassette mode and a run directory of its own."""
-    cmd = [
-        sys.executable,
-        "-m",
-        "runner.cli",
+    return cli(
         "run",
         "SEL-01",
         "--agent",
@@ -37,12 +32,11 @@ def _run(api_base: str, cassette: str, cassettes: Path, out: Path, run_id: str) 
         "WEBMCP_EVAL_CLI_TEST_KEY",
         *("--api-base", api_base, "--model-cassette", cassette, "--cassette-dir", str(cassettes)),
         *("--out", str(out), "--run-id", run_id),
-    ]
-    env = {**os.environ, "WEBMCP_EVAL_CLI_TEST_KEY": FAKE_KEY}
-    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+    )
 
 
-def test_a_model_agent_from_the_command_line_records_then_replays_offline(tmp_path):
+def test_a_model_agent_from_the_command_line_records_then_replays_offline(tmp_path, monkeypatch):
+    monkeypatch.setenv("WEBMCP_EVAL_CLI_TEST_KEY", FAKE_KEY)  # the key is read from the environment, as a user gives it
     cassettes = tmp_path / "cassettes"
     with FakeLLM({"scripted-good": by_case({"台北、免費": sel01_good})}) as llm:
         live = _run(llm.openai_base, "record", cassettes, tmp_path, "live")
