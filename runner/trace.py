@@ -323,6 +323,8 @@ class ToolCall(BaseModel):
     document: str | None = None  # the document that registered it (instances count per document)
     # the frame whose handler ran it, as the shim saw it at the call; written only when known
     frame: FrameRecord | None = Field(default=None, exclude_if=lambda v: v is None)
+    # "devtools": made through the DevTools WebMCP domain, the frame's own listing having hung
+    via: str | None = Field(default=None, exclude_if=lambda v: v is None)
     started_ms: float = 0.0  # since the trial started
     duration_ms: float = 0.0
 

@@ -16,9 +16,18 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from playwright.async_api import CDPSession, Frame, Page
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Frame, Page
+from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
+from runner.play.devtools_tools import (
+    INVOKE_TIMEOUT_S,
+    DevToolsCallError,
+    DevToolsTools,
+    answer,
+    find_frame_id,
+    frame_path,
+)
 from runner.trace import FrameRecord, ToolCall, ToolInfo
 
 SHIM_JS = (Path(__file__).with_name("shim.js")).read_text(encoding="utf-8")
@@ -181,6 +190,11 @@ class ToolHost:
         self.clock_start = clock_start
         self.calls: list[ToolCall] = []
         self.step = 0
+        # The DevTools WebMCP domain (the trial's witness session) and its account of each frame's
+        # tools: how a frame whose own listing never answers is listed and called (devtools_tools.py).
+        self.cdp: CDPSession | None = None
+        self.devtools: DevToolsTools | None = None
+        self._hung: dict[tuple[int, str | None], str] = {}  # (frame, document) -> its DevTools frame id
         # The page's requests in flight: a route change commonly withdraws its
         # tools, fetches the new route's data, then registers the new tools, so
         # a quiet registration log means nothing while that fetch is open.
@@ -243,7 +257,7 @@ class ToolHost:
             try:
                 top = frame is self.page.main_frame
                 if self.path == "native":
-                    raw = list(await frame.webmcp.tools(timeout=None if top else FRAME_LIST_TIMEOUT_MS))
+                    raw = await self._native_listing(frame, top)
                 else:
                     raw = await frame.evaluate("window.__webmcpEval ? window.__webmcpEval.tools() : []")
             except PlaywrightError:
@@ -252,6 +266,36 @@ class ToolHost:
                 continue
             out.append((frame, raw))
         return out
+
+    async def _native_listing(self, frame: Frame, top: bool) -> list[dict[str, Any]]:
+        """The browser's listing of the frame's own tools: a child frame whose listing does not answer
+        is read from DevTools from then on (the same registry; devtools_tools.py says why)."""
+        key = (id(frame), self.log.document_in(frame))
+        if key in self._hung and self.devtools is not None:
+            return self.devtools.listing(self._hung[key])
+        try:
+            return list(await frame.webmcp.tools(timeout=None if top else FRAME_LIST_TIMEOUT_MS))
+        except PlaywrightTimeoutError:
+            if top or self.devtools is None or self.cdp is None:
+                raise
+            tree = await self.cdp.send("Page.getFrameTree")
+            frame_id = find_frame_id(tree["frameTree"], frame_path(frame))
+            if frame_id is None:
+                raise
+            self._hung[key] = frame_id
+            return self.devtools.listing(frame_id)
+
+    async def _devtools_call(self, frame_id: str, name: str, args: dict[str, Any]) -> Any:
+        """Invoke through DevTools and wait for its toolResponded (a rare path: a short poll is enough)."""
+        assert self.cdp is not None and self.devtools is not None
+        sent = await self.cdp.send("WebMCP.invokeTool", self.devtools.invoke_params(frame_id, name, args))
+        invocation = sent["invocationId"]
+        deadline = time.monotonic() + INVOKE_TIMEOUT_S
+        while invocation not in self.devtools.responses:
+            if time.monotonic() >= deadline:
+                raise DevToolsCallError(f"no answer in {INVOKE_TIMEOUT_S:.0f} s")
+            await asyncio.sleep(0.02)
+        return answer(self.devtools.responses.pop(invocation))
 
     async def wait_for_tools(
         self, names: list[str] | None = None, timeout_ms: int = 5000, settle_ms: int | None = None
@@ -329,12 +373,16 @@ class ToolHost:
             record.error = f"refused: {name!r} is not in the active catalog ({', '.join(sorted(names)) or 'empty'})"
             return record
         seen = len(self.log.events)
+        hung = self._hung.get((id(frame), self.log.document_in(frame)))
         try:
-            if self.path == "native":
+            if hung is not None:
+                record.via = "devtools"
+                record.result = await self._devtools_call(hung, name, args)
+            elif self.path == "native":
                 record.result = await frame.webmcp.call_tool(name, args, timeout=CALL_TIMEOUT_MS)
             else:
                 record.result = await frame.evaluate("([n, a]) => window.__webmcpEval.call(n, a)", [name, args])
-        except PlaywrightError as err:
+        except (PlaywrightError, DevToolsCallError) as err:
             record.error = _first_line(err)
         finally:
             record.duration_ms = round((time.monotonic() - started) * 1000, 1)

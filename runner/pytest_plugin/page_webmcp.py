@@ -22,9 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 from playwright.sync_api import BrowserContext, CDPSession, Frame, Page
 from playwright.sync_api import Error as PlaywrightError
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from proxies.models import RequestRecord, TrialNetwork
-from runner.play.toolhost import SHIM_JS
+from runner.play import devtools_tools
+from runner.play.devtools_tools import DevToolsCallError, DevToolsTools
+from runner.play.toolhost import FRAME_LIST_TIMEOUT_MS, SHIM_JS
 from runner.play.witness import compare_witness
 from runner.pytest_plugin import expectations
 from runner.trace import ToolCall, WitnessRecord
@@ -81,6 +84,10 @@ class PageWebMCP:
     _top_frame_id: str | None = None
     _load_t: float | None = None  # the page's latest load event (host clock): the audit's timeline counts from it
     script_errors: list[str] = field(default_factory=list)  # the page's uncaught exceptions
+    # DevTools' account of each frame's tools: how a frame whose own listing never answers is listed
+    # and called (runner/play/devtools_tools.py says why)
+    devtools: DevToolsTools = field(default_factory=DevToolsTools)
+    _hung: dict[tuple[int, str | None], str] = field(default_factory=dict)  # (frame, document) -> DevTools id
 
     def __repr__(self) -> str:
         return f"<webmcp of {self.page.url}: {len(self.events)} shim event(s), proxy {'on' if self.network else 'off'}>"
@@ -115,6 +122,7 @@ class PageWebMCP:
 
     def _witnessed(self, name: str, params: dict[str, Any]) -> None:
         """As a trial records it (runner/play/session.py), so the comparison with the shim is the same."""
+        self.devtools.witness(name, params)
         slim = {k: v for k, v in params.items() if k not in ("stackTrace", "frameId")}
         frame_id = params.get("frameId") or next((t.get("frameId") for t in params.get("tools") or []), None)
         if frame_id is not None:
@@ -151,7 +159,7 @@ class PageWebMCP:
             native = frame.evaluate("() => window.__webmcpEval ? window.__webmcpEval.native : null")
             if native is None:
                 return []  # no shim in this frame (about:blank, or a page loaded before the fixture)
-            raw = frame.webmcp.tools() if native else frame.evaluate("() => window.__webmcpEval.tools()")
+            raw = self._native_listing(frame) if native else frame.evaluate("() => window.__webmcpEval.tools()")
         except PlaywrightError:
             return []  # a frame that went away while it was read
         registered = self._live_registrations(frame)
@@ -173,6 +181,29 @@ class PageWebMCP:
                 )
             )
         return out
+
+    def _document_key(self, frame: Frame) -> tuple[int, str | None]:
+        loaded = [e for e in self._events_of(frame) if e["type"] == "loaded"]
+        return id(frame), loaded[-1]["document"] if loaded else None
+
+    def _native_listing(self, frame: Frame) -> list[dict[str, Any]]:
+        """The browser's listing of the frame's own tools: a child frame whose listing does not answer
+        is read from DevTools from then on (the same registry)."""
+        top = frame.parent_frame is None
+        key = self._document_key(frame)
+        if key in self._hung:
+            return self.devtools.listing(self._hung[key])
+        try:
+            return list(frame.webmcp.tools(timeout=None if top else FRAME_LIST_TIMEOUT_MS))
+        except PlaywrightTimeoutError:
+            if top or self._cdp is None:
+                raise
+            tree = self._cdp.send("Page.getFrameTree")["frameTree"]
+            frame_id = devtools_tools.find_frame_id(tree, devtools_tools.frame_path(frame))
+            if frame_id is None:
+                raise
+            self._hung[key] = frame_id
+            return self.devtools.listing(frame_id)
 
     def tools(self) -> list[FrameTool]:
         """Every frame's tools right now, the main frame's first."""
@@ -211,15 +242,28 @@ class PageWebMCP:
             raise ToolCallError(f"no tool {name!r} on the page; it lists: {self._names() or 'none'}")
         frame = tool.frame
         seen = len(self.events)
+        hung = self._hung.get(self._document_key(frame))
         try:
-            if tool.path == "native":
+            if hung is not None:
+                result = self._devtools_call(hung, name, args)
+            elif tool.path == "native":
                 result = frame.webmcp.call_tool(name, args, timeout=CALL_TIMEOUT_MS)
             else:
                 result = frame.evaluate("([n, a]) => window.__webmcpEval.call(n, a)", [name, args])
-        except PlaywrightError as err:
+        except (PlaywrightError, DevToolsCallError) as err:
             raise ToolCallError(f"{name}({json.dumps(args, ensure_ascii=False)}): {_first_line(err)}") from None
         self._until_logged(name, seen)
         return result
+
+    def _devtools_call(self, frame_id: str, name: str, args: dict[str, Any]) -> Any:
+        assert self._cdp is not None
+        invocation = self._cdp.send("WebMCP.invokeTool", self.devtools.invoke_params(frame_id, name, args))
+        deadline = time.monotonic() + devtools_tools.INVOKE_TIMEOUT_S
+        while invocation["invocationId"] not in self.devtools.responses:
+            if time.monotonic() >= deadline:
+                raise DevToolsCallError(f"no answer in {devtools_tools.INVOKE_TIMEOUT_S:.0f} s")
+            self.page.wait_for_timeout(20)  # the sync API delivers the domain's events while it waits
+        return devtools_tools.answer(self.devtools.responses.pop(invocation["invocationId"]))
 
     def _until_logged(self, name: str, seen: int) -> None:
         """The shim's report of a call comes through the binding a moment after the call returns."""
@@ -319,7 +363,7 @@ class PageWebMCP:
             except PlaywrightError as err:
                 forms, forms_error = [], _first_line(err)
             try:
-                listed: list[dict[str, Any]] | None = list(frame.webmcp.tools(timeout=10_000))
+                listed: list[dict[str, Any]] | None = self._native_listing(frame)
             except PlaywrightError:
                 listed = None
             read = FrameReading(frame.url, main, _allow_of(frame), self._events_of(frame), forms, forms_error, listed)
