@@ -15,7 +15,8 @@ from runner.audit.contract import ContractError, contract_diff, contract_of, rea
 from runner.audit.engine import AuditReport, PageAudit
 from runner.audit.inputs import smoke_inputs
 from runner.audit.model import Finding, FormField, Frame, PageSurface, Refused, TimelineEvent, Tool
-from runner.audit.rules import RULES, STATIC, instructions_in, lint
+from runner.audit.rulebook import RULES
+from runner.audit.rules import STATIC, instructions_in, lint
 from runner.audit.score import page_score
 from runner.audit.smoke import UNSERIALIZABLE, CallOutcome, judge
 from runner.audit.timeline import timeline_findings, timeline_of

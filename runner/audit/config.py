@@ -14,12 +14,10 @@ that names its field, never a silently ignored setting.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from runner.audit.model import SEVERITIES, Severity
-
-if TYPE_CHECKING:
-    from runner.audit.rules import Rule
+from runner.audit.rulebook import RULES, Rule
 
 
 class AuditConfigError(ValueError):
@@ -42,8 +40,6 @@ class AuditConfig:
     settings: dict[str, RuleSetting] = field(default_factory=dict)
 
     def _rule(self, rule_id: str) -> Rule:
-        from runner.audit.rules import RULES
-
         return RULES[rule_id]
 
     def enabled(self, rule_id: str) -> bool:
@@ -68,8 +64,6 @@ def _typed(value: Any, default: Any) -> bool:
 
 def parse_audit_config(data: Any) -> AuditConfig:
     """suite.yaml's ``audit`` value as a config; AuditConfigError names the first bad field."""
-    from runner.audit.rules import RULES
-
     if data is None:
         return AuditConfig()
     if not isinstance(data, dict):

@@ -12,144 +12,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
 from rapidfuzz import fuzz
 
 from runner.audit.config import AuditConfig
-from runner.audit.model import Finding, Frame, PageSurface, Severity, Tool
-
-
-@dataclass(frozen=True)
-class Rule:
-    id: str
-    category: str  # declarations, safety, runtime (score categories), or page
-    severity: Severity
-    summary: str
-    options: dict[str, Any] = field(default_factory=dict)
-
-
-def _r(id_: str, category: str, severity: Severity, summary: str, **options: Any) -> Rule:
-    return Rule(id_, category, severity, summary, options)
-
-
-RULES: dict[str, Rule] = {
-    r.id: r
-    for r in [
-        # names
-        _r(
-            "name-invalid",
-            "declarations",
-            "error",
-            "A tool name agents can call: letters, digits, _ and -, 1-64 characters",
-            pattern=r"^[A-Za-z0-9_-]{1,64}$",
-        ),
-        _r(
-            "name-inconsistent",
-            "declarations",
-            "warning",
-            "Tool names on a page follow one style (snake_case, camelCase, kebab-case)",
-        ),
-        # descriptions
-        _r("description-missing", "declarations", "error", "Every tool says what it does"),
-        _r(
-            "description-length",
-            "declarations",
-            "warning",
-            "A description long enough to choose the tool by, short enough to read",
-            min=20,
-            max=1024,
-        ),
-        _r("param-description-missing", "declarations", "warning", "Every parameter says what it takes"),
-        _r(
-            "description-similar",
-            "declarations",
-            "warning",
-            "Two tools of a page are told apart by their descriptions",
-            threshold=90,
-        ),
-        # schemas
-        _r("schema-not-object", "declarations", "error", "The input schema is an object schema (type: object)"),
-        _r("schema-required-unknown", "declarations", "error", "Every required parameter is among the properties"),
-        _r("schema-null", "declarations", "warning", "No null literals in the schema (defaults, enums, consts)"),
-        _r(
-            "schema-depth",
-            "declarations",
-            "warning",
-            "Parameters nest no deeper than agents fill reliably",
-            max_depth=4,
-        ),
-        _r(
-            "schema-unsupported-keyword",
-            "declarations",
-            "warning",
-            "Only schema keywords agent hosts support",
-            keywords=[
-                "$ref",
-                "$defs",
-                "definitions",
-                "allOf",
-                "anyOf",
-                "oneOf",
-                "not",
-                "if",
-                "then",
-                "else",
-                "patternProperties",
-                "dependentSchemas",
-                "dependentRequired",
-                "unevaluatedProperties",
-            ],
-        ),
-        # sensitive data
-        _r("param-sensitive", "safety", "warning", "No parameter asks an agent for credentials or payment data"),
-        _r(
-            "form-autosubmit-sensitive",
-            "safety",
-            "error",
-            "A form with password or payment fields is never submitted by an agent without the person (toolautosubmit)",
-        ),
-        # the page as a whole
-        _r("name-duplicate", "declarations", "error", "A tool name is registered once per page, across frames"),
-        _r("too-many-tools", "declarations", "warning", "A page offers few enough tools to choose from", max=20),
-        _r(
-            "frame-cross-origin-without-allow",
-            "safety",
-            "error",
-            'A cross-origin frame registers tools only when its <iframe> has allow="tools"',
-        ),
-        _r("registration-refused", "declarations", "error", "The browser accepted every registration the page tried"),
-        _r("no-tools", "page", "error", "The page registers tools"),
-        _r("page-unreachable", "page", "error", "The page opens (loads, same origin, no redirect away)"),
-        _r("page-script-error", "page", "warning", "The page runs without uncaught exceptions"),
-        # injection
-        _r(
-            "description-injection",
-            "safety",
-            "error",
-            "Descriptions hold no instructions to the agent (overrides, role markers, exfiltration, hidden characters)",
-        ),
-        # smoke calls (runner/audit/smoke.py)
-        _r("smoke-error-on-valid", "runtime", "error", "A tool answers valid input without an error or throw"),
-        _r("smoke-timeout", "runtime", "error", "A call ends within the per-call timeout", timeout_ms=15000),
-        _r("smoke-null", "runtime", "warning", "A result has no null values"),
-        _r("smoke-unserializable", "runtime", "error", "A result is JSON (not undefined, cyclic or a function)"),
-        _r("smoke-too-large", "runtime", "warning", "A result fits an agent's context", max_bytes=16384),
-        _r("smoke-slow", "runtime", "warning", "A call answers quickly", max_ms=5000),
-        _r("smoke-accepts-invalid", "runtime", "warning", "A tool refuses input its schema forbids"),
-        _r("smoke-json-string", "runtime", "warning", "A result is structured, not JSON inside a string"),
-        _r("smoke-result-injection", "safety", "error", "Results hold no instructions to the agent"),
-        _r("readonly-writes", "safety", "error", "A tool marked read-only writes nothing to the server"),
-        _r("smoke-other-hosts", "safety", "note", "A call's requests to other hosts are listed"),
-        # timeline, contract, crawl
-        _r("late-tool", "runtime", "warning", "Tools are registered soon after the load event", after_ms=2000),
-        _r("tool-churn", "runtime", "warning", "A tool is not withdrawn and registered again and again", times=3),
-        _r("contract-changed", "declarations", "error", "The surface matches its reviewed contract"),
-        _r("cross-page-drift", "declarations", "warning", "A tool name means the same tool on every page"),
-    ]
-}
+from runner.audit.model import Finding, Frame, PageSurface, Tool
+from runner.audit.rulebook import RULES
 
 Hit = tuple[str, Frame | None, Tool | None, str]  # message, frame, tool, pointer
 StaticCheck = Callable[[PageSurface, dict[str, Any]], Iterator[Hit]]

@@ -14,7 +14,7 @@ scores 0. The overall score is the mean of the pages' scores.
 from __future__ import annotations
 
 from runner.audit.model import Finding, PageSurface
-from runner.audit.rules import RULES
+from runner.audit.rulebook import RULES
 
 CATEGORIES = ("declarations", "runtime", "safety", "coverage")
 

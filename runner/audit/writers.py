@@ -11,7 +11,7 @@ from typing import Any
 
 from runner.audit.engine import AuditReport, PageAudit
 from runner.audit.model import Finding
-from runner.audit.rules import RULES
+from runner.audit.rulebook import RULES
 
 _ORDER = {"error": 0, "warning": 1, "note": 2}
 
