@@ -10,6 +10,7 @@ its invocation, the shim's and the witness's logs.
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -19,7 +20,7 @@ import playwright.sync_api._generated as sync_api
 import pytest
 from frames_server import CASES, FramesSite
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
-from runner_support import in_thread
+from runner_support import cli, in_thread
 
 from runner.agents.reference import ReferenceAgent
 from runner.play.devtools_tools import DevToolsCallError, DevToolsTools, answer, find_frame_id, frame_path
@@ -112,6 +113,18 @@ def test_a_trial_lists_and_calls_a_hung_frames_tool_through_devtools(
     assert invoked and invoked[0].top is False
     assert trace.witness.disagreements == []
     assert "via" not in trace.calls[1].model_dump(mode="json")  # absent where the usual path was taken
+
+
+@pytest.mark.browser
+def test_tools_lists_a_hung_frames_tools_from_devtools(hung_async_listing: None, frames: FramesSite) -> None:
+    listed = cli("tools", frames.url, "--json", "--settle-ms", "500")
+    assert listed.returncode == 0, listed.stderr
+    by_url = {f["url"]: f for f in json.loads(listed.stdout)["routes"][0]["frames"]}
+    same = by_url[frames.url + "frame.html"]
+    assert same["error"] is None
+    assert [(t["name"], t["kind"], t["annotations"]) for t in same["tools"]] == [
+        ("lookup_item", "imperative", {"readOnlyHint": True})
+    ]
 
 
 # ---- the pytest plugin's webmcp fixture -------------------------------------------------------------

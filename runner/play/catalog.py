@@ -11,7 +11,7 @@ builds ``cases/catalog.json`` from the same reading: ``validate`` checks case
 files against that file without a browser, and a test compares it with what
 the live demo site registers, so the two cannot drift.
 
-The reading of one open page is ``read_frames(page, log)`` (a page whose
+The reading of one open page is ``read_frames(page, log, host)`` (a page whose
 context has the shim, see ``open_with_shim``): every frame's tools, top page
 first.
 """
@@ -27,7 +27,7 @@ from playwright.async_api import Browser, BrowserContext, Frame, Page, async_pla
 from playwright.async_api import Error as PlaywrightError
 
 from runner.play.browser import launch
-from runner.play.toolhost import FRAME_LIST_TIMEOUT_MS, SHIM_JS, ShimLog, ToolHost
+from runner.play.toolhost import SHIM_JS, ShimLog, ToolHost
 from runner.suite.site import resolve_route
 
 # Reading a site once (tools, init) waits longer for quiet than a trial's default: tools registered after a
@@ -110,13 +110,13 @@ def page_tool(raw: dict[str, Any], registered: dict[str, Any] | None) -> PageToo
     )
 
 
-async def _frame_listing(frame: Frame, native: bool) -> list[dict[str, Any]]:
-    if native:  # a frame still loading or hung gets a short wait: the rest of the page is still listed
-        return list(await frame.webmcp.tools(timeout=None if frame.parent_frame is None else FRAME_LIST_TIMEOUT_MS))
+async def _frame_listing(frame: Frame, native: bool, host: ToolHost) -> list[dict[str, Any]]:
+    if native:  # a frame still loading gets a short wait, a hung one is read from DevTools (ToolHost.native_listing)
+        return await host.native_listing(frame)
     return await frame.evaluate("window.__webmcpEval ? window.__webmcpEval.tools() : []")
 
 
-async def read_frame(frame: Frame, log: ShimLog, native: bool) -> FrameTools | None:
+async def read_frame(frame: Frame, log: ShimLog, native: bool, host: ToolHost) -> FrameTools | None:
     """One frame's tools and refused registrations; None for a frame with neither (and no shim log)."""
     document = log.document_in(frame)
     events = [e for e in log.events if document is not None and e.get("document") == document]
@@ -129,7 +129,7 @@ async def read_frame(frame: Frame, log: ShimLog, native: bool) -> FrameTools | N
     ]
     error = None
     try:
-        raw = await _frame_listing(frame, native)
+        raw = await _frame_listing(frame, native, host)
     except PlaywrightError as err:  # a cross-origin frame without allow="tools" may not even list
         raw, error = [], str(err).strip().splitlines()[0]
     tools = [page_tool(t, registered.get(t.get("name"))) for t in raw]
@@ -148,10 +148,12 @@ async def read_frame(frame: Frame, log: ShimLog, native: bool) -> FrameTools | N
     )
 
 
-async def read_frames(page: Page, log: ShimLog) -> list[FrameTools]:
-    """Every frame's tools, the top page first; frames with nothing to list are left out."""
+async def read_frames(page: Page, log: ShimLog, host: ToolHost | None = None) -> list[FrameTools]:
+    """Every frame's tools, the top page first; frames with nothing to list are left out. A host that
+    watches DevTools (ToolHost.watch_devtools) reads a frame whose own listing hangs from there."""
     native = log.native() is not False
-    read = [await read_frame(frame, log, native) for frame in page.frames]
+    host = host or ToolHost(page, log, 0.0)
+    read = [await read_frame(frame, log, native, host) for frame in page.frames]
     return [f for f in read if f is not None]
 
 
@@ -169,15 +171,16 @@ async def _read_route(browser: Browser, url: str, route: str, settle_ms: int) ->
     try:
         log = await open_with_shim(context)
         page = await context.new_page()
+        host = ToolHost(page, log, 0.0, settle_ms=settle_ms)
+        await host.watch_devtools(context)  # before the page loads: DevTools announces a frame's tools as it registers
         try:
             response = await page.goto(url, wait_until="load", timeout=30_000)
         except Exception as err:  # unreachable, refused, a timeout: say so, per route
             return RouteTools(route, url, "unknown", error=str(err).strip().splitlines()[0])
         if response is not None and response.status >= 400:
             return RouteTools(route, url, "unknown", error=f"HTTP {response.status}")
-        host = ToolHost(page, log, 0.0, settle_ms=settle_ms)
         await host.wait_for_tools()
-        frames = await read_frames(page, log)
+        frames = await read_frames(page, log, host)
         top = frames[0] if frames and frames[0].top else None
         return RouteTools(
             route,

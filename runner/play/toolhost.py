@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from playwright.async_api import CDPSession, Frame, Page
+from playwright.async_api import BrowserContext, CDPSession, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
@@ -257,7 +257,7 @@ class ToolHost:
             try:
                 top = frame is self.page.main_frame
                 if self.path == "native":
-                    raw = await self._native_listing(frame, top)
+                    raw = await self.native_listing(frame)
                 else:
                     raw = await frame.evaluate("window.__webmcpEval ? window.__webmcpEval.tools() : []")
             except PlaywrightError:
@@ -267,9 +267,24 @@ class ToolHost:
             out.append((frame, raw))
         return out
 
-    async def _native_listing(self, frame: Frame, top: bool) -> list[dict[str, Any]]:
+    async def watch_devtools(self, context: BrowserContext) -> None:
+        """Follow the DevTools WebMCP domain's account of the page's tools, for native_listing's fallback
+        (a trial's session feeds its witness's session instead). Call it before the page navigates: enabled
+        later, the domain re-announces the top page's tools only."""
+        tools = DevToolsTools()
+        try:
+            cdp = await context.new_cdp_session(self.page)
+            for name in ("toolsAdded", "toolsRemoved", "toolResponded"):
+                cdp.on(f"WebMCP.{name}", lambda params, name=name: tools.witness(name, params))
+            await cdp.send("WebMCP.enable")  # before the page loads: a frame's tools are announced as they come
+        except PlaywrightError:
+            return  # a browser without the domain: no fallback
+        self.cdp, self.devtools = cdp, tools
+
+    async def native_listing(self, frame: Frame) -> list[dict[str, Any]]:
         """The browser's listing of the frame's own tools: a child frame whose listing does not answer
         is read from DevTools from then on (the same registry; devtools_tools.py says why)."""
+        top = frame.parent_frame is None
         key = (id(frame), self.log.document_in(frame))
         if key in self._hung and self.devtools is not None:
             return self.devtools.listing(self._hung[key])
