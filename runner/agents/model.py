@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.agents.protocol import AgentError, AgentReport
-from runner.llm.cassette import Cassette, CassetteError, CassetteMiss, cassette_key, cassette_path
+from runner.llm.cassette import Cassette, CassetteError, CassetteMiss, cassette_key, cassette_path, replay_or_send
 from runner.llm.pricing import ModelConfigError, PriceTable
 from runner.llm.providers import (
     EMPTY_SCHEMA,
@@ -291,17 +291,17 @@ class ModelAgent:
     async def _send(self, request: dict[str, Any], started: float) -> tuple[dict[str, Any], float]:
         if self.cassette_mode != "off" and self.cassette is None:
             self.cassette = self._open_cassette()
-        if self.cassette_mode == "replay":
-            assert self.cassette
-            try:
-                entry = self.cassette.answer(request, self._rerecord())
-            except CassetteMiss as miss:
-                raise _Stop("cassette_miss", str(miss)) from None
-            return entry["response"], entry.get("latency_ms", 0.0)
         remaining = self._remaining(started)
-        t0 = time.monotonic()
         try:
-            response = await asyncio.wait_for(self.provider.send(request, timeout=remaining), timeout=remaining)
+            return await replay_or_send(
+                self.cassette_mode,
+                lambda: self.cassette,
+                request,
+                self._rerecord(),
+                lambda: asyncio.wait_for(self.provider.send(request, timeout=remaining), timeout=remaining),
+            )
+        except CassetteMiss as miss:
+            raise _Stop("cassette_miss", str(miss)) from None
         except (TimeoutError, EndpointTimeout):
             if self._remaining(started) <= 0.05:
                 detail = f"time limit reached waiting for the model: {self._elapsed(started):.1f} s"
@@ -316,11 +316,6 @@ class ModelAgent:
             raise AgentError(self._redact(f"the model endpoint refused the request: {err}")) from None
         except ProviderError as err:
             raise AgentError(self._redact(f"the model request failed: {err}")) from None
-        latency_ms = round((time.monotonic() - t0) * 1000, 1)
-        if self.cassette_mode == "record":
-            assert self.cassette
-            self.cassette.add(request, response, latency_ms)
-        return response, latency_ms
 
     def _open_cassette(self) -> Cassette:
         if not self.trial_id or not self.cassette_dir:

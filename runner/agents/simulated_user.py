@@ -25,13 +25,12 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runner.llm.cassette import Cassette, CassetteError, CassetteMiss, cassette_key, cassette_path
+from runner.llm.cassette import Cassette, CassetteError, CassetteMiss, cassette_key, cassette_path, replay_or_send
 from runner.llm.pricing import ModelConfigError, PriceTable
 from runner.llm.providers import (
     NO_KEY,
@@ -136,16 +135,16 @@ class SimulatedUser:
     async def _send(self, request: dict[str, Any], timeout: float) -> tuple[dict[str, Any], float]:
         if self.cassette_mode != "off" and self.cassette is None:
             self.cassette = self._open_cassette()
-        if self.cassette_mode == "replay":
-            assert self.cassette
-            try:
-                entry = self.cassette.answer(request, self.rerecord_hint())
-            except CassetteMiss as miss:
-                raise SimulatorError(f"the simulated user's cassette has no answer: {miss}") from None
-            return entry["response"], entry.get("latency_ms", 0.0)
-        t0 = time.monotonic()
         try:
-            response = await asyncio.wait_for(self.provider.send(request, timeout=timeout), timeout)
+            return await replay_or_send(
+                self.cassette_mode,
+                lambda: self.cassette,
+                request,
+                self.rerecord_hint(),
+                lambda: asyncio.wait_for(self.provider.send(request, timeout=timeout), timeout),
+            )
+        except CassetteMiss as miss:
+            raise SimulatorError(f"the simulated user's cassette has no answer: {miss}") from None
         except EndpointTimeout:  # it was given what was left of the conversation's time: the budget ran out
             raise TimeoutError from None
         except MissingSDK as err:
@@ -153,12 +152,8 @@ class SimulatedUser:
         except ProviderError as err:
             raise SimulatorError(self._redact(f"the simulated user's model could not answer: {err}")) from None
         finally:
-            await self.provider.aclose()
-        latency_ms = round((time.monotonic() - t0) * 1000, 1)
-        if self.cassette_mode == "record":
-            assert self.cassette
-            self.cassette.add(request, response, latency_ms)
-        return response, latency_ms
+            if self.cassette_mode != "replay":
+                await self.provider.aclose()
 
     def _open_cassette(self) -> Cassette:
         path = cassette_path(self.cassette_dir, self.trial_id)

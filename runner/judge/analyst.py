@@ -23,12 +23,11 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runner.llm.cassette import Cassette, CassetteError, CassetteMiss, cassette_key, cassette_path
+from runner.llm.cassette import Cassette, CassetteError, CassetteMiss, cassette_key, cassette_path, replay_or_send
 from runner.llm.providers import (
     NO_KEY,
     PROVIDERS,
@@ -173,14 +172,17 @@ class Analyst:
 
     async def _send(self, request: dict[str, Any], name: str) -> dict[str, Any]:
         path = cassette_path(self.cassette_dir, name)
-        if self.cassette_mode == "replay":
-            rerecord = f"re-run analyze with --model {self.provider.model} --cassette record"
-            return Cassette.open_replay(path).answer(request, rerecord)["response"]
-        t0 = time.monotonic()
-        response = await asyncio.wait_for(self.provider.send(request, timeout=self.timeout_s), self.timeout_s)
-        if self.cassette_mode == "record":
-            cassette = Cassette.open_record(path, {"analyst": self.id}, self.secrets)
-            cassette.add(request, response, round((time.monotonic() - t0) * 1000, 1))
+        response, _ = await replay_or_send(
+            self.cassette_mode,
+            lambda: (
+                Cassette.open_replay(path)
+                if self.cassette_mode == "replay"
+                else Cassette.open_record(path, {"analyst": self.id}, self.secrets)
+            ),
+            request,
+            f"re-run analyze with --model {self.provider.model} --cassette record",
+            lambda: asyncio.wait_for(self.provider.send(request, timeout=self.timeout_s), self.timeout_s),
+        )
         return response
 
     def _redact(self, text: str) -> str:

@@ -27,12 +27,11 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runner.llm.cassette import Cassette, CassetteError, CassetteMiss, cassette_key, cassette_path
+from runner.llm.cassette import Cassette, CassetteError, CassetteMiss, cassette_key, cassette_path, replay_or_send
 from runner.llm.pricing import ModelConfigError, PriceTable
 from runner.llm.providers import (
     NO_KEY,
@@ -275,17 +274,18 @@ class ModelGrader:
 
     async def _send(self, request: dict[str, Any], name: str) -> tuple[dict[str, Any], float]:
         path = cassette_path(self.cassette_dir or Path("cassettes/grader"), name)
-        if self.cassette_mode == "replay":
-            entry = Cassette.open_replay(path).answer(request, self.rerecord_hint())
-            return entry["response"], entry.get("latency_ms", 0.0)
-        t0 = time.monotonic()
-        response = await asyncio.wait_for(self.provider.send(request, timeout=self.timeout_s), self.timeout_s)
-        latency_ms = round((time.monotonic() - t0) * 1000, 1)
-        if self.cassette_mode == "record":
-            meta = {"grader": self.id, "provider": self.provider.kind, "model": self.provider.model}
-            cassette = Cassette.open_record(path, meta, self.secrets)
-            cassette.add(request, response, latency_ms)
-        return response, latency_ms
+        meta = {"grader": self.id, "provider": self.provider.kind, "model": self.provider.model}
+        return await replay_or_send(
+            self.cassette_mode,
+            lambda: (
+                Cassette.open_replay(path)
+                if self.cassette_mode == "replay"
+                else Cassette.open_record(path, meta, self.secrets)
+            ),
+            request,
+            self.rerecord_hint(),
+            lambda: asyncio.wait_for(self.provider.send(request, timeout=self.timeout_s), self.timeout_s),
+        )
 
     def rerecord_hint(self) -> str:
         return (

@@ -20,6 +20,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -167,6 +169,27 @@ class Cassette:
         for secret in self.secrets:
             text = text.replace(secret, REDACTED)
         write_atomic(self.path, text)
+
+
+async def replay_or_send(
+    mode: str,
+    cassette: Callable[[], Cassette],
+    request: dict[str, Any],
+    rerecord: str,
+    send: Callable[[], Awaitable[dict[str, Any]]],
+) -> tuple[dict[str, Any], float]:
+    """The answer to ``request`` and its latency in ms: from the cassette when replaying (a
+    CassetteMiss, with ``rerecord`` as the way out, where it has none), else from ``send()``,
+    added to the cassette when recording. ``cassette()`` is asked for it only when it is used."""
+    if mode == "replay":
+        entry = cassette().answer(request, rerecord)
+        return entry["response"], entry.get("latency_ms", 0.0)
+    t0 = time.monotonic()
+    response = await send()
+    latency_ms = round((time.monotonic() - t0) * 1000, 1)
+    if mode == "record":
+        cassette().add(request, response, latency_ms)
+    return response, latency_ms
 
 
 # Fields that differ between two recordings of the same conversation.
