@@ -2,7 +2,7 @@
 
 Chromium now and then leaves a child frame's getTools() unanswered for good
 (docs/browser.md). Which frame, and when, cannot be chosen, so the browser tests
-here make Playwright's listing of the items frame time out as the hang does;
+here make Playwright's listing and calls in the items frame time out as the hang does;
 everything else is real: the frames site, the DevTools WebMCP domain's registry,
 its invocation, the shim's and the witness's logs.
 """
@@ -89,7 +89,14 @@ def hung_async_listing(monkeypatch: pytest.MonkeyPatch) -> None:
             raise PlaywrightTimeoutError(f"WebMCP.tools: Timeout {timeout}ms exceeded.")
         return await original(self, timeout=timeout)
 
+    async def call_tool(self: Any, name: str, input: Any, *, timeout: float | None = None) -> Any:
+        if self._impl_obj._frame.url.split("?")[0].endswith(HUNG):
+            raise PlaywrightTimeoutError(f"WebMCP.callTool: Timeout {timeout}ms exceeded.")
+        return await original_call(self, name, input, timeout=timeout)
+
+    original_call = async_api.WebMCP.call_tool
     monkeypatch.setattr(async_api.WebMCP, "tools", tools)
+    monkeypatch.setattr(async_api.WebMCP, "call_tool", call_tool)
 
 
 @pytest.mark.browser
@@ -139,7 +146,14 @@ def hung_sync_listing(monkeypatch: pytest.MonkeyPatch) -> None:
             raise PlaywrightTimeoutError(f"WebMCP.tools: Timeout {timeout}ms exceeded.")
         return original(self, timeout=timeout)
 
+    def call_tool(self: Any, name: str, input: Any, *, timeout: float | None = None) -> Any:
+        if self._impl_obj._frame.url.split("?")[0].endswith(HUNG):
+            raise PlaywrightTimeoutError(f"WebMCP.callTool: Timeout {timeout}ms exceeded.")
+        return original_call(self, name, input, timeout=timeout)
+
+    original_call = sync_api.WebMCP.call_tool
     monkeypatch.setattr(sync_api.WebMCP, "tools", tools)
+    monkeypatch.setattr(sync_api.WebMCP, "call_tool", call_tool)
 
 
 @pytest.mark.browser
@@ -154,3 +168,7 @@ def test_the_webmcp_fixture_lists_and_calls_a_hung_frames_tool_through_devtools(
     assert webmcp.call("lookup_item", {"id": "item-1"}) == {"status": "ok", "data": {"id": "item-1"}}
     assert webmcp.call("find_items", {"q": "mug"})["status"] == "ok"  # the top page: Playwright's path
     assert [c.tool for c in webmcp.calls()] == ["lookup_item", "find_items"]
+    # the audit's smoke calls in that frame go through DevTools too: answered, judged, no time-out
+    findings = webmcp.smoke("lookup_item", smoke_timeout={"timeout_ms": 5000})
+    assert [f.rule for f in findings if f.rule.startswith("smoke-timeout")] == []
+    assert len(webmcp.calls()) > 2 and all(c.error is None for c in webmcp.calls() if c.args.get("id") == "item-1")

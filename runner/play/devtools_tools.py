@@ -16,9 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-# How long a call through DevTools may take before it is a failed call, as a page call.
-INVOKE_TIMEOUT_S = 15.0
-
 
 class DevToolsCallError(Exception):
     """The tool's invocation through DevTools ended in an error, or was cancelled."""

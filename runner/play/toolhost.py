@@ -21,7 +21,6 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from runner.play.devtools_tools import (
-    INVOKE_TIMEOUT_S,
     DevToolsCallError,
     DevToolsTools,
     answer,
@@ -305,10 +304,10 @@ class ToolHost:
         assert self.cdp is not None and self.devtools is not None
         sent = await self.cdp.send("WebMCP.invokeTool", self.devtools.invoke_params(frame_id, name, args))
         invocation = sent["invocationId"]
-        deadline = time.monotonic() + INVOKE_TIMEOUT_S
+        deadline = time.monotonic() + CALL_TIMEOUT_MS / 1000
         while invocation not in self.devtools.responses:
             if time.monotonic() >= deadline:
-                raise DevToolsCallError(f"no answer in {INVOKE_TIMEOUT_S:.0f} s")
+                raise DevToolsCallError(f"WebMCP.invokeTool: Timeout {CALL_TIMEOUT_MS}ms exceeded.")
             await asyncio.sleep(0.02)
         return answer(self.devtools.responses.pop(invocation))
 

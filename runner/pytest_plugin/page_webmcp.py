@@ -255,13 +255,15 @@ class PageWebMCP:
         self._until_logged(name, seen)
         return result
 
-    def _devtools_call(self, frame_id: str, name: str, args: dict[str, Any]) -> Any:
+    def _devtools_call(
+        self, frame_id: str, name: str, args: dict[str, Any], timeout_ms: float = CALL_TIMEOUT_MS
+    ) -> Any:
         assert self._cdp is not None
         invocation = self._cdp.send("WebMCP.invokeTool", self.devtools.invoke_params(frame_id, name, args))
-        deadline = time.monotonic() + devtools_tools.INVOKE_TIMEOUT_S
+        deadline = time.monotonic() + timeout_ms / 1000
         while invocation["invocationId"] not in self.devtools.responses:
-            if time.monotonic() >= deadline:
-                raise DevToolsCallError(f"no answer in {devtools_tools.INVOKE_TIMEOUT_S:.0f} s")
+            if time.monotonic() >= deadline:  # worded as Playwright words its timeouts, which the smoke reads
+                raise DevToolsCallError(f"WebMCP.invokeTool: Timeout {timeout_ms:.0f}ms exceeded.")
             self.page.wait_for_timeout(20)  # the sync API delivers the domain's events while it waits
         return devtools_tools.answer(self.devtools.responses.pop(invocation["invocationId"]))
 
@@ -426,8 +428,12 @@ class PageWebMCP:
         began = time.monotonic()
         try:
             timeout_ms = config.options("smoke-timeout")["timeout_ms"]
-            outcome.result = frame.webmcp.call_tool(name, smoke_input.args, timeout=timeout_ms)
-        except PlaywrightError as err:
+            hung = self._hung.get(self._document_key(frame))
+            if hung is not None:
+                outcome.result = self._devtools_call(hung, name, smoke_input.args, timeout_ms)
+            else:
+                outcome.result = frame.webmcp.call_tool(name, smoke_input.args, timeout=timeout_ms)
+        except (PlaywrightError, DevToolsCallError) as err:
             call_failed(outcome, _first_line(err))
         outcome.ms = round((time.monotonic() - began) * 1000, 1)
         self.page.wait_for_timeout(50)  # the shim's report of the answer
