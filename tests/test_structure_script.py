@@ -1,0 +1,41 @@
+"""scripts/structure.py: the project's structure in figures, and the circles it must not have."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "scripts" / "structure.py"
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=120)
+
+
+def test_help_says_what_it_counts() -> None:
+    shown = _run("--help")
+    assert shown.returncode == 0 and "Floors stack the rooms" in shown.stdout and "--top" in shown.stdout
+
+
+def test_the_code_has_no_circle_of_files_and_says_so(tmp_path: Path) -> None:
+    figures = _run("--top", "3")
+    assert figures.returncode == 0, figures.stderr
+    assert "circles of files 0" in figures.stdout
+    assert "floor 1:" in figures.stdout and "longest functions (lines):" in figures.stdout
+    # a made-up tree with a circle of two modules and one of two rooms is told as such
+    for name, text in {
+        "runner/__init__.py": "",
+        "runner/a/__init__.py": "",
+        "runner/a/x.py": "from runner.a import y\n",
+        "runner/a/y.py": "import runner.a.x\nfrom runner.b.z import f\n",
+        "runner/b/__init__.py": "",
+        "runner/b/z.py": "def f():\n    from runner.a.x import g\n",
+    }.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    made_up = _run("--repo", str(tmp_path)).stdout
+    assert "circles of files 1\n  runner.a.x <-> runner.a.y" in made_up
+    assert "circles of rooms 1\n  runner.a <-> runner.b" in made_up
+    assert "imports inside functions: runner.b 1" in made_up
