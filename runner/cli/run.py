@@ -69,6 +69,20 @@ def check_run_args(args: argparse.Namespace) -> None:
 
 
 def add_run_arguments(run: argparse.ArgumentParser) -> None:
+    """The arguments run and record share, group by group (--help lists them in this order)."""
+    _which_cases_and_site(run)
+    _running_again(run)
+    _remote_browsers(run)
+    _sharding(run)
+    _outputs_and_suite(run)
+    _agent_arguments(run)
+    _grader_arguments(run)
+    _simulated_user_arguments(run)
+    _evidence_arguments(run)
+
+
+def _which_cases_and_site(run: argparse.ArgumentParser) -> None:
+    """The cases, the site and where the run goes."""
     run.add_argument(
         "cases",
         nargs="*",
@@ -96,6 +110,10 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--chromium", help="the Chromium binary (else $WEBMCP_EVAL_CHROMIUM, Playwright's, system)")
     run.add_argument("--out", default="traces", help="where run directories go (default traces/)")
     run.add_argument("--run-id", type=run_id_type, help="name of the run directory (default: a timestamp)")
+
+
+def _running_again(run: argparse.ArgumentParser) -> None:
+    """--resume, --rerun-not-run, --last-failed, --retries."""
     again = run.add_argument_group("running again")
     again.add_argument(
         "--resume",
@@ -118,6 +136,10 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
         help="play a trial again, up to N times, when it could not run for an infrastructure reason "
         "(browser crash, lost connection, site unreachable or 5xx); a failed trial is never retried",
     )
+
+
+def _remote_browsers(run: argparse.ArgumentParser) -> None:
+    """A browser server or a running Chromium, and where the proxy is reached."""
     remote = run.add_argument_group("remote browsers")
     remote.add_argument(
         "--connect",
@@ -142,6 +164,10 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
         metavar="HOST",
         help="the proxy's host as the browser reaches it (default: --proxy-host; e.g. this machine's name)",
     )
+
+
+def _sharding(run: argparse.ArgumentParser) -> None:
+    """--shard and --durations."""
     scale = run.add_argument_group("sharding")
     scale.add_argument(
         "--shard",
@@ -154,6 +180,10 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
         metavar="RUN_DIR_OR_FILE",
         help="balance --shard by trial durations from an earlier run directory (or a JSON id -> ms file)",
     )
+
+
+def _outputs_and_suite(run: argparse.ArgumentParser) -> None:
+    """The extra report files, the catalog, the suite folder, --skip-invalid."""
     run.add_argument("--junit", help="also write JUnit XML here")
     run.add_argument("--markdown", metavar="FILE", help=MARKDOWN_HELP)
     run.add_argument("--json", help="also write the JSON summary here")
@@ -171,6 +201,10 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run the valid cases and list the invalid ones as not run (default: an invalid case stops the run)",
     )
+
+
+def _agent_arguments(run: argparse.ArgumentParser) -> None:
+    """Who plays the cases: the reference agent, a model, the null agent, a harness."""
     agent = run.add_argument_group("agents (default: the reference agent, deterministic evidence)")
     agent.add_argument(
         "--agent",
@@ -211,6 +245,10 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
         help="an external agent harness as the trial's agent, through the MCP bridge: a command line with "
         "{prompt} and {mcp_config} placeholders, run once per user message; its final answer is its output",
     )
+
+
+def _grader_arguments(run: argparse.ArgumentParser) -> None:
+    """The model grader of rubric criteria."""
     graders = run.add_argument_group("model grader (rubric criteria; default: not judged)")
     graders.add_argument("--grader", choices=["openai", "anthropic"], help="judge rubric criteria with this provider")
     graders.add_argument("--grader-model", help="the grader's model name")
@@ -228,6 +266,10 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     graders.add_argument(
         "--labels", help="people's labels that calibrate the grader (default: labels.json beside the cases)"
     )
+
+
+def _simulated_user_arguments(run: argparse.ArgumentParser) -> None:
+    """The simulated user of goal cases."""
     users = run.add_argument_group("simulated user (goal cases, user: in the case; default: none)")
     users.add_argument("--user-simulator", choices=["openai", "anthropic"], help="a model plays the user of goal cases")
     users.add_argument("--user-model", help="the simulated user's model name")
@@ -242,6 +284,10 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     users.add_argument(
         "--user-cassette-dir", default="cassettes/user", help="simulated user cassettes' directory (cassettes/user)"
     )
+
+
+def _evidence_arguments(run: argparse.ArgumentParser) -> None:
+    """Suite health, Playwright's trace, screenshots, network fixtures."""
     run.add_argument(
         "--health-min-trials",
         type=POSITIVE,

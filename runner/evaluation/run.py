@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import shutil
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,47 +41,122 @@ from runner.evaluation.reporting import (
 from runner.evaluation.resume import check_same_agent, last_failed, planned_shard, resume_selection
 
 
+@dataclass
+class Selection:
+    """What a run plays: the chosen cases of its suite, where it writes, and (resuming) which trials."""
+
+    cases: list  # LoadedCase, in suite order
+    suite: Any  # runner.suite.folder.Suite
+    site_config: Any  # SiteConfig | None: the embedded demo site or a bare --base-url
+    out_root: Path
+    run_id: str
+    only_trials: set[str] | None = None  # --resume: the planned trials still to play
+    resumed: Path | None = None  # --resume: the run directory played into
+    skipped: list[str] = field(default_factory=list)  # --skip-invalid: the invalid files not run
+    live_rules: bool = False  # no catalog file: each trial checks the rules against the tools it saw
+
+
 def run_command(args: argparse.Namespace) -> int:
-    from runner.play.run import RunOptions, new_run_id
+    """run and record: the cases (new, resumed or the last failed), the run's options built once, play, report."""
+    selection = resumed_selection(args) if args.resume else new_selection(args)
+    if isinstance(selection, int):
+        return selection
+    options = run_options(args, selection)
+    code = play(args, selection.cases, options, options.fixtures, selection.skipped)
+    if code in (EXIT_OK, EXIT_FAILED, EXIT_NOT_RUN):  # the trials ran: which tools did the cases touch
+        print_coverage([lc.case for lc in selection.cases], selection.suite, args.catalog)
+    return code
 
+
+def new_selection(args: argparse.Namespace) -> Selection | int:
+    """The cases a new run plays: loaded and checked as validate does, then selected; an exit code when invalid."""
+    from runner.play.run import new_run_id
+
+    case_args = [a for a in args.cases if Path(a).exists()]
+    patterns = [a for a in args.cases if not Path(a).exists()]
+    if args.last_failed:
+        case_args, patterns = last_failed(args, patterns)
+    loaded_suite = load_cases(case_args, args.catalog, args.suite)
+    if isinstance(loaded_suite, int):
+        return loaded_suite
+    loaded, problems, catalog_note, suite = loaded_suite
     skipped: list[str] = []
-    live_rules = False  # no catalog file: each trial checks the rules against the tools it saw
-    if args.resume:
-        chosen, only_trials, run_dir, suite = resume_selection(args)
-        out_root, run_id = run_dir.parent, run_dir.name
-    else:
-        case_args = [a for a in args.cases if Path(a).exists()]
-        patterns = [a for a in args.cases if not Path(a).exists()]
-        if args.last_failed:
-            case_args, patterns = last_failed(args, patterns)
-        loaded_suite = load_cases(case_args, args.catalog, args.suite)
-        if isinstance(loaded_suite, int):
-            return loaded_suite
-        loaded, problems, catalog_note, suite = loaded_suite
-        if problems:
-            report_problems(problems)
-            if not args.skip_invalid:
-                say(f"nothing ran: fix the cases above, or pass --skip-invalid to run the rest ({catalog_note})")
-                return EXIT_INVALID
-            loaded, skipped = skip_invalid(loaded, problems, patterns, args)
-        elif "no catalog" in catalog_note:
-            say(f"note: {catalog_note}; each trial checks the rules against the tools its pages register")
-        live_rules = "no catalog" in catalog_note
-        chosen = select(args, loaded, patterns)
-        if any(is_evals(a) for a in case_args) and not (args.base_url or args.site_config):
-            raise UsageError("an evals.json names no site: give --base-url URL (the page the evals are for)")
-        site_config = site_config_for(args, suite)  # before anything is written
-        only_trials, out_root, run_id = None, Path(args.out), args.run_id or new_run_id()
-        check_writable_dir(out_root, "--out")
-        console.print(catalog_note, markup=False, highlight=False, soft_wrap=True)
-    if args.resume:
-        site_config = site_config_for(args, suite)
-    mode = args.network
-    fixtures = None
-    if mode != "live":
-        from runner.play.fixture_store import FixtureStore
+    if problems:
+        report_problems(problems)
+        if not args.skip_invalid:
+            say(f"nothing ran: fix the cases above, or pass --skip-invalid to run the rest ({catalog_note})")
+            return EXIT_INVALID
+        loaded, skipped = skip_invalid(loaded, problems, patterns, args)
+    elif "no catalog" in catalog_note:
+        say(f"note: {catalog_note}; each trial checks the rules against the tools its pages register")
+    chosen = select(args, loaded, patterns)
+    if any(is_evals(a) for a in case_args) and not (args.base_url or args.site_config):
+        raise UsageError("an evals.json names no site: give --base-url URL (the page the evals are for)")
+    site_config = site_config_for(args, suite)  # before anything is written
+    out_root = Path(args.out)
+    check_writable_dir(out_root, "--out")
+    console.print(catalog_note, markup=False, highlight=False, soft_wrap=True)
+    run_id = args.run_id or new_run_id()
+    return Selection(
+        chosen, suite, site_config, out_root, run_id, skipped=skipped, live_rules="no catalog" in catalog_note
+    )
 
-        fixtures = FixtureStore(Path(args.fixtures), mode, max_age_days=args.max_fixture_age)
+
+def resumed_selection(args: argparse.Namespace) -> Selection:
+    """--resume RUN_DIR: its planned cases, and the planned trials that have no trace yet."""
+    chosen, only_trials, run_dir, suite = resume_selection(args)
+    site_config = site_config_for(args, suite)
+    return Selection(chosen, suite, site_config, run_dir.parent, run_dir.name, only_trials, resumed=run_dir)
+
+
+def run_options(args: argparse.Namespace, selection: Selection):  # noqa: ANN201 - runner.play.options.RunOptions
+    """The one options object of the run, from the flags and what they resolved to; every trial gets it as is."""
+    from runner.play.fixture_store import FixtureStore
+    from runner.play.options import RunOptions
+
+    fixtures = None
+    if args.network != "live":
+        fixtures = FixtureStore(Path(args.fixtures), args.network, max_age_days=args.max_fixture_age)
+    harness, agent_factory, grader, simulator_factory = players(args, selection.suite)
+    options = RunOptions(
+        agent_factory=agent_factory,
+        out_root=selection.out_root,
+        run_id=selection.run_id,
+        trials=args.trials,
+        workers=args.workers,
+        headed=args.headed,
+        slowmo=args.slowmo,
+        hold_ms=args.hold_ms,
+        base_url=args.base_url,
+        site_config=selection.site_config,
+        proxy=not args.no_proxy,
+        chromium=args.chromium,
+        network_mode=args.network,
+        fixtures=fixtures,
+        playwright_trace=args.trace,
+        screenshots=args.screenshot,
+        only_trials=selection.only_trials,
+        grader=grader,
+        simulator_factory=simulator_factory,
+        shard=args.shard,
+        durations=durations(args),
+        retries=args.retries,
+        connect=args.connect,
+        connect_over_cdp=args.connect_over_cdp,
+        proxy_host=args.proxy_host,
+        proxy_advertise=args.proxy_advertise,
+        browser_context=selection.suite.config.browser_context(),  # suite.yaml's time zone and locale
+        harness=harness,
+        live_rules=selection.live_rules,
+    )
+    if selection.resumed:
+        check_same_agent(selection.resumed, agent_factory)
+        options.shard = planned_shard(selection.resumed)  # its worlds keep the shard's name, as in the first play
+    return options
+
+
+def players(args: argparse.Namespace, suite: Any) -> tuple[Any, Any, Any, Any]:
+    """(harness, agent factory, grader, simulator factory) from the flags; a wrong one is a usage error."""
     harness = harness_choice(args, suite)
     try:
         agent_factory = agent_factory_for(args, harness)
@@ -102,44 +178,7 @@ def run_command(args: argparse.Namespace) -> int:
             markup=False,
             highlight=False,
         )
-    options = RunOptions(
-        agent_factory=agent_factory,
-        out_root=out_root,
-        run_id=run_id,
-        trials=args.trials,
-        workers=args.workers,
-        headed=args.headed,
-        slowmo=args.slowmo,
-        hold_ms=args.hold_ms,
-        base_url=args.base_url,
-        site_config=site_config,
-        proxy=not args.no_proxy,
-        chromium=args.chromium,
-        network_mode=mode,
-        fixtures=fixtures,
-        playwright_trace=args.trace,
-        screenshots=args.screenshot,
-        only_trials=only_trials,
-        grader=grader,
-        simulator_factory=simulator_factory,
-        shard=args.shard,
-        durations=durations(args),
-        retries=args.retries,
-        connect=args.connect,
-        connect_over_cdp=args.connect_over_cdp,
-        proxy_host=args.proxy_host,
-        proxy_advertise=args.proxy_advertise,
-        browser_context=suite.config.browser_context(),  # suite.yaml's time zone and locale
-        harness=harness,
-        live_rules=live_rules,
-    )
-    if args.resume:
-        check_same_agent(run_dir, agent_factory)
-        options.shard = planned_shard(run_dir)  # its worlds keep the shard's name, as in the first play
-    code = play(args, chosen, options, fixtures, skipped)
-    if code in (EXIT_OK, EXIT_FAILED, EXIT_NOT_RUN):  # the trials ran: which tools did the cases touch
-        print_coverage([lc.case for lc in chosen], suite, args.catalog)
-    return code
+    return harness, agent_factory, grader, simulator_factory
 
 
 def play(args: argparse.Namespace, chosen: list, options, fixtures, skipped: list[str]) -> int:  # noqa: ANN001

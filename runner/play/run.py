@@ -15,69 +15,25 @@ import json
 import logging
 import re
 from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from runner.agents.protocol import Agent
-from runner.play.fixture_store import FixtureStore
+from runner.play.options import RunOptions, TrialHook  # noqa: F401 - both are also known by this module's name
 from runner.play.plan import RunPlan, make_plan, trial_id_for, write_plan
 from runner.play.retry import resumed_attempts, retryable, set_aside
 from runner.play.session import BrowserSession
 from runner.play.shard import plan_hash, shard_of
-from runner.play.trial import RunEnv, Trial, TrialHook, TrialOptions
-from runner.suite.browser_context import BrowserContextSettings
+from runner.play.trial import RunEnv, Trial
 from runner.suite.loader import LoadedCase
 from runner.suite.site import SiteClient, SiteConfig, demo_site_config
 from runner.trace import Trace, write_atomic
 
 if TYPE_CHECKING:
     from proxies.controller import NetworkProxy
-    from runner.agents.simulated_user import SimulatedUser
-    from runner.judge.grader import ModelGrader
-
-
-@dataclass
-class RunOptions:
-    agent_factory: Callable[[], Agent]  # a fresh agent per trial: the command that runs chooses it
-    out_root: Path = Path("traces")
-    run_id: str | None = None
-    trials: int = 1
-    workers: int = 1
-    headed: bool = False
-    slowmo: float | None = None
-    hold_ms: int | None = None
-    base_url: str | None = None
-    site_config: SiteConfig | None = None
-    proxy: bool = True
-    network_mode: str = "live"
-    live_rules: bool = False  # no catalog file: each trial checks the case's rules against the tools it saw
-    chromium: str | None = None
-    fixtures: FixtureStore | None = None  # record/replay: where fixtures are kept and read
-    breaks: list[str] = field(default_factory=list)  # extra site breaks for every case (tests)
-    playwright_trace: str = "off"  # off, on or retain-on-failure (--trace)
-    screenshots: str = "only-on-failure"  # on, off or only-on-failure (--screenshot)
-    # --resume: play only these planned trials into the existing run directory (its plan stays)
-    only_trials: set[str] | None = None
-    hooks: dict[str, TrialHook] = field(default_factory=dict)  # case id -> a change to its trials (mutate)
-    grader: ModelGrader | None = None  # when rubric criteria are to be judged
-    shard: tuple[int, int] | None = None  # (i, n): play only shard i of n of the plan
-    durations: dict[str, float] | None = None  # trial id -> ms from an earlier run: balances the shards
-    # a selection of the planned trials (pytest's -k, --lf): the plan lists and the run plays only these
-    select_trials: set[str] | None = None
-    retries: int = 0  # attempts after the first for a trial that could not run for an infrastructure reason
-    connect: str | None = None  # a Playwright browser server's ws endpoint (playwright run-server)
-    connect_over_cdp: str | None = None  # a running Chromium's DevTools endpoint
-    proxy_host: str = "127.0.0.1"  # where the proxy listens (a remote browser must reach it)
-    proxy_advertise: str | None = None  # the proxy's host as the browser is told it (default: proxy_host)
-    # the external harness playing the agent: {command, source: "--harness" or the suite.yaml, max_seconds}
-    harness: dict[str, Any] | None = None
-    # the suite's time zone and locale: every browser context is opened with them
-    browser_context: BrowserContextSettings = field(default_factory=BrowserContextSettings)
-    # plays the user of goal cases (user:), a fresh one per trial; without it a model agent's goal case is not_run
-    simulator_factory: Callable[[], SimulatedUser] | None = None
 
 
 @dataclass
@@ -222,27 +178,7 @@ async def open_run(cases: list[LoadedCase], options: RunOptions) -> AsyncIterato
                 connect_over_cdp=options.connect_over_cdp,
             )
             async with session:
-                env = RunEnv(
-                    run_id=run_id,
-                    out_dir=out_dir,
-                    session=session,
-                    site=site,
-                    proxy=proxy,
-                    site_info=site_info,
-                    fixtures=options.fixtures,
-                    shard=options.shard,
-                    grader=options.grader,
-                    simulator_factory=options.simulator_factory,
-                    options=TrialOptions(
-                        headed=options.headed,
-                        hold_ms=options.hold_ms,
-                        network_mode=options.network_mode,
-                        playwright_trace=options.playwright_trace,
-                        screenshots=options.screenshots,
-                        browser_context=options.browser_context,
-                        live_rules=options.live_rules,
-                    ),
-                )
+                env = RunEnv(run_id, out_dir, session, site, proxy, options, site_info)
                 _write_run_info(out_dir, run_id, options, config, site_info, session.describe(), proxy)
                 try:
                     yield OpenRun(run_id, out_dir, options, env, site_info, plan, [first_agent])

@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 import hashlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,16 +39,16 @@ from runner.play.actions import UserActions
 from runner.play.artifacts import Artifacts, artifact_name
 from runner.play.browser import BrowserUnavailable
 from runner.play.conversation import NO_PLAN, NO_SIMULATOR, Conversation, conversation_assertions
-from runner.play.fixture_store import FixtureMissing, FixtureStore, HookTape
+from runner.play.fixture_store import FixtureMissing, HookTape
 from runner.play.human_windows import HumanWindows
 from runner.play.network_evidence import network_record, site_stopped_answering, unanswered_site_requests
 from runner.play.observe import PageObserver
+from runner.play.options import RunOptions, TrialHook
 from runner.play.plan import trial_id_for
 from runner.play.session import BrowserSession, TrialPage
 from runner.play.start_route import first_line, open_start_route, require_tools
 from runner.play.watcher import Watcher
 from runner.play.witness import compare_witness
-from runner.suite.browser_context import BrowserContextSettings
 from runner.suite.case import Case, SetupCall, UserStep
 from runner.suite.live_rules import rules_that_never_fire
 from runner.suite.loader import LoadedCase
@@ -71,49 +71,22 @@ from runner.trace import (
 if TYPE_CHECKING:
     from proxies.controller import NetworkProxy
     from proxies.models import RequestRecord
-    from runner.judge.grader import ModelGrader
 
 TRIAL_TIMEOUT_S = 120
 T = TypeVar("T")
 
 
 @dataclass
-class TrialOptions:
-    headed: bool = False
-    hold_ms: int | None = None  # headed: how long to hold at a confirmation point (None: until Enter)
-    screenshots: str = "only-on-failure"  # on, off or only-on-failure (--screenshot)
-    network_mode: str = "live"
-    playwright_trace: str = "off"  # off, on or retain-on-failure
-    browser_context: BrowserContextSettings = field(default_factory=BrowserContextSettings)  # suite.yaml's zone, locale
-    live_rules: bool = False  # no catalog file: check each rule against the tools the trial saw (suite/live_rules.py)
-
-
-@dataclass
-class TrialHook:
-    """A change to one trial's world that leaves the site untouched (mutation testing).
-
-    ``init_script`` runs in every document after the shim and before the page's
-    own scripts; ``proxy`` sees the trial's traffic (``request(flow)`` and
-    ``response(flow)``, mitmproxy flows) and may rewrite it.
-    """
-
-    init_script: str | None = None
-    proxy: Any = None
-
-
-@dataclass
 class RunEnv:
+    """What the trials of one open run share: where it writes, its browser, site and proxy, and its options."""
+
     run_id: str
     out_dir: Path
     session: BrowserSession
     site: SiteClient
     proxy: NetworkProxy | None
+    options: RunOptions  # the run's options as the command built them: never copied field by field
     site_info: dict[str, Any] = field(default_factory=dict)
-    options: TrialOptions = field(default_factory=TrialOptions)
-    fixtures: FixtureStore | None = None  # record/replay fixture store, when not live
-    shard: tuple[int, int] | None = None  # (i, n) of a --shard run: part of every world's name
-    grader: ModelGrader | None = None  # judges the rubric criteria
-    simulator_factory: Callable[[], SimulatedUser] | None = None  # plays the user of goal cases
 
 
 def world_id(run_id: str, shard: tuple[int, int] | None, trial_id: str) -> str:
@@ -171,7 +144,7 @@ class Trial:
         self.artifacts = Artifacts(
             env.out_dir, artifact_name(self.trial_id, attempt), options.screenshots, options.playwright_trace
         )
-        self.world = world_id(env.run_id, env.shard, self.trial_id)
+        self.world = world_id(env.run_id, env.options.shard, self.trial_id)
         self.clock = time.monotonic()
         self.tp: TrialPage | None = None
         self.actions: UserActions | None = None  # the user's scripted actions, once the page is open
@@ -266,15 +239,15 @@ class Trial:
             self.trace.assertions = (
                 checks.evaluate(self.case, self.trace) + self.agent.assertions() + conversation_assertions(self.trace)
             )
-            if self.env.grader is not None:
+            if self.env.options.grader is not None:
                 code_failed = [a.id for a in self.trace.assertions if a.status == "failed"]
                 if error is None and code_failed and self.case.user and self.case.user.rubric == "after_code_checks":
                     why = f"code checks failed first ({', '.join(code_failed)})"
-                    rubric, self.trace.grader = self.env.grader.unjudged(self.case, why)
+                    rubric, self.trace.grader = self.env.options.grader.unjudged(self.case, why)
                 elif error is None:
-                    rubric, self.trace.grader = await self.env.grader.grade_trial(self.case, self.trace)
+                    rubric, self.trace.grader = await self.env.options.grader.grade_trial(self.case, self.trace)
                 else:  # its criteria stay in the grader's series, as not_run
-                    rubric, self.trace.grader = self.env.grader.unjudged(self.case, error)
+                    rubric, self.trace.grader = self.env.options.grader.unjudged(self.case, error)
                 self.trace.assertions += rubric
         except Exception as err:
             self.trace.assertions = []
@@ -353,7 +326,7 @@ class Trial:
     def _open_fixture(self) -> None:
         """record: a fresh fixture to fill; replay: the recorded one (its hooks answer too)."""
         mode = self.env.options.network_mode
-        store = self.env.fixtures
+        store = self.env.options.fixtures
         if mode in ("record", "replay") and store is not None:
             try:
                 self.fixture = store.for_trial(self.case.id, self.env.site_info, self.env.site.config.base_url)
@@ -391,10 +364,10 @@ class Trial:
                 raise TrialAborted(NO_PLAN, "case")
         elif self.agent.evidence_kind == "baseline":
             return  # the null agent does nothing whatever is said: the goal is its one message
-        elif self.env.simulator_factory is None:
+        elif self.env.options.simulator_factory is None:
             raise TrialAborted(NO_SIMULATOR, "case")
         else:
-            self.simulator = self.env.simulator_factory()
+            self.simulator = self.env.options.simulator_factory()
 
     async def _setup(self) -> None:
         """The case's setup: tool calls and user actions before the agent starts, kept apart in the trace."""
@@ -644,7 +617,7 @@ class Trial:
 
     def _store_recording(self) -> None:
         """Keep a recording only of a trial that ran: a half-played trial is no fixture."""
-        store = self.env.fixtures
+        store = self.env.options.fixtures
         if store is None or self.env.options.network_mode != "record" or self.recorded is None:
             return
         if self.trace.verdict == "not_run":
