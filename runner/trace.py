@@ -255,7 +255,7 @@ class WitnessEvent(Record):
 
 
 class EarlierAttempt(Record):
-    """An attempt before this one (--retries), whose trace was set aside (runner/play/retry.py)."""
+    """An attempt before this one (--retries), whose trace was set aside (runner/rundir/attempts.py)."""
 
     attempt: int
     verdict: Verdict

@@ -28,7 +28,7 @@ def imports(path: Path) -> list[tuple[str, bool]]:
 def offenders(folder: str, bad: tuple[str, ...], allow_typing: bool = False, root: Path = ROOT) -> list[str]:
     return [
         f"{path.relative_to(root)}: {module}"
-        for path in sorted((root / folder).glob("*.py"))
+        for path in sorted((root / folder).rglob("*.py"))
         for module, typing_only in imports(path)
         if module.startswith(bad) and not (allow_typing and typing_only)
     ]
@@ -58,3 +58,56 @@ def test_the_checker_sees_a_wrong_import_and_lets_a_typing_one_pass(tmp_path) ->
     (tmp_path / "agents" / "wrong.py").write_text("import runner.play.toolhost\n")
     found = offenders("agents", ("runner.play",), allow_typing=True, root=tmp_path)
     assert found == ["agents/wrong.py: runner.play.toolhost"]
+
+
+def test_results_and_report_read_the_run_directory_not_play() -> None:
+    """The run directory (runner/rundir/) is the hand-off: what reads a run knows nothing of how it was played."""
+    assert offenders("runner/results", ("runner.play",)) == []
+    assert offenders("runner/report", ("runner.play",)) == []
+
+
+def layers(doc: Path) -> list[str]:
+    """The packages of the architecture diagram, top first: the first word of each of its lines that names one."""
+    text = doc.read_text(encoding="utf-8").split("## Architecture", 1)[1]
+    diagram = text.split("```", 2)[1]
+    names = [line.split()[0] for line in diagram.splitlines() if line and not line[0].isspace()]
+    return [n.removesuffix("/").removesuffix(".py").replace("/", ".") for n in names if "/" in n or n.endswith(".py")]
+
+
+def upward_imports(doc: Path, root: Path = ROOT) -> list[str]:
+    """Every import, typing ones included, of a package higher in the diagram than the importing file's own."""
+    order = layers(doc)
+
+    def layer(module: str) -> int | None:
+        found = [i for i, name in enumerate(order) if module == name or module.startswith(name + ".")]
+        return found[0] if found else None
+
+    found = []
+    for i, name in enumerate(order):
+        base = root / name.replace(".", "/")
+        files = sorted(base.rglob("*.py")) if base.is_dir() else [base.with_suffix(".py")]
+        for path in files:
+            for module, _typing in imports(path):
+                above = layer(module)
+                if above is not None and above < i:
+                    found.append(f"{path.relative_to(root)}: {module} ({order[above]} is above {name})")
+    return found
+
+
+def test_every_package_imports_only_the_packages_below_it_in_the_architecture_diagram() -> None:
+    order = layers(ROOT / "docs" / "architecture.md")
+    assert order[:2] == ["runner.cli", "runner.evaluation"] and order[-2:] == ["runner.trace", "proxies"]
+    assert {"runner.play", "runner.rundir", "runner.results", "runner.report", "runner.audit"} <= set(order)
+    assert upward_imports(ROOT / "docs" / "architecture.md") == []
+
+
+def test_the_diagram_checker_sees_an_import_that_runs_back_up(tmp_path) -> None:
+    doc = tmp_path / "architecture.md"
+    doc.write_text("## Architecture\n```\nrunner/high/   top\n               more\nrunner/low.py  bottom\n```\n")
+    (tmp_path / "runner" / "high").mkdir(parents=True)
+    (tmp_path / "runner" / "high" / "a.py").write_text("from runner.low import x\n")
+    (tmp_path / "runner" / "low.py").write_text("x = 1\n")
+    assert layers(doc) == ["runner.high", "runner.low"]
+    assert upward_imports(doc, tmp_path) == []
+    (tmp_path / "runner" / "low.py").write_text("from runner.high.a import y\n")
+    assert upward_imports(doc, tmp_path) == ["runner/low.py: runner.high.a (runner.high is above runner.low)"]

@@ -13,10 +13,10 @@ from xml.etree import ElementTree as ET
 import pytest
 from runner_support import cli
 
-from runner.play.plan import RunPlan, read_plan, write_plan
 from runner.report.writers import summary_json
 from runner.results.compare import compare_runs
 from runner.results.run_results import Counts, RunInput, build_results, interval_text, results_of, tokens_total
+from runner.rundir.plan import RunPlan, read_plan, write_plan
 from runner.trace import Assertion, ToolCall, Trace, write_trace
 
 ROOT = Path(__file__).resolve().parent.parent

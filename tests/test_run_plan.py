@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from runner_support import ROOT, cli
 
-from runner.play.plan import PlanError, make_plan, missing_trials, read_plan, write_plan
+from runner.rundir.plan import PlanError, make_plan, missing_trials, read_plan, write_plan
 from runner.trace import Trace, read_traces, write_trace
 
 

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from runner_support import cli
 
-from runner.play.plan import make_plan, read_plan, write_plan
-from runner.play.shard import ShardError, parse_shard, plan_hash, read_durations, shard_of, split
+from runner.play.shard import ShardError, parse_shard, read_durations, shard_of, split
 from runner.play.trial import world_id
 from runner.results.run_results import RunInput
 from runner.results.shards import merge
+from runner.rundir.plan import make_plan, plan_hash, read_plan, write_plan
 from runner.trace import Trace, write_trace
 
 IDS = [f"C{c:02d}.t{t}" for c in range(7) for t in (1, 2, 3)]

@@ -32,23 +32,16 @@ from runner.evaluation.output import (
     say,
 )
 from runner.evaluation.players import grader_of
-from runner.evaluation.reporting import (
-    baseline_dirs,
-    end_reports,
-    exit_for,
-    labels_of,
-    labels_path,
-    read_run_id,
-    reporters_for,
-    run_input,
-)
+from runner.evaluation.reporting import end_reports, exit_for, labels_of, labels_path, reporters_for, run_input
+from runner.rundir.reading import baseline_dirs
+from runner.rundir.run_info import read_run_id
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
     """Rebuild the reports from traces alone; several run directories merge into one, each series apart."""
-    from runner.play.shard import ShardError
     from runner.results.run_results import build_results
     from runner.results.shards import merge
+    from runner.rundir.plan import ShardError
 
     try:
         inputs = [run_input(d) for d in args.run_dirs]

@@ -19,63 +19,18 @@ from runner.evaluation.output import (
     console,
     errors,
 )
-
-
-def read_run_id(run_dir: Path) -> str:
-    info = run_dir / "run.json"
-    try:
-        return json.loads(info.read_text(encoding="utf-8"))["run_id"]
-    except (OSError, ValueError, KeyError):
-        return run_dir.name
+from runner.rundir.reading import RunDirError, read_run
 
 
 def run_input(run_dir: str):  # noqa: ANN202 - runner.results.run_results.RunInput
     """A run directory's traces and plan; SystemExit with one line when it has neither or they are unreadable."""
-    from runner.play.plan import read_plan
     from runner.results.run_results import RunInput
-    from runner.trace import read_traces
 
-    path = Path(run_dir)
-    if not path.is_dir():
-        raise SystemExit(f"{run_dir}: not a run directory")
     try:
-        plan = read_plan(path)
-        found = read_traces(path)
-        # the baseline played beside it (run --baseline) is a run of its own in a sub-directory
-        beside = {(t.run_id, t.trial_id) for d in baseline_dirs(path) for t in read_traces(d)}
-    except (OSError, ValueError) as err:
-        raise SystemExit(f"{run_dir}: {str(err).splitlines()[0]}") from err
-    found = [t for t in found if (t.run_id, t.trial_id) not in beside]
-    if not found and plan is None:
-        raise SystemExit(f"{run_dir}: no traces (expected {path / 'trials'}/*.json)")
-    return RunInput(found, plan, run_id=read_run_id(path) if plan is None else plan["run_id"])
-
-
-def baseline_dirs(run_dir: Path) -> list[Path]:
-    """The null agent's runs played beside this run (``run --baseline none``): sub-directories with a baseline plan."""
-    from runner.play.plan import read_plan
-
-    found = []
-    for sub in sorted(p for p in run_dir.iterdir() if (p / "plan.json").is_file()) if run_dir.is_dir() else []:
-        plan = read_plan(sub)
-        if plan and plan["evidence_kind"] == "baseline":
-            found.append(sub)
-    return found
-
-
-def planned_traces(run_dir: Path) -> list:
-    """The run's traces, in plan order when it has a plan (a trace outside the plan is not this run's)."""
-    from runner.play.plan import read_plan
-    from runner.trace import read_traces
-
-    traces = read_traces(run_dir) if (run_dir / "trials").is_dir() else []
-    beside = {(t.run_id, t.trial_id) for d in baseline_dirs(run_dir) for t in read_traces(d)}  # run --baseline
-    traces = [t for t in traces if (t.run_id, t.trial_id) not in beside]
-    plan = read_plan(run_dir)
-    if plan is None:
-        return traces
-    by_id = {t.trial_id: t for t in traces}
-    return [by_id[p["trial_id"]] for p in plan["trials"] if p["trial_id"] in by_id]
+        traces, plan, run_id = read_run(run_dir)
+    except RunDirError as err:
+        raise SystemExit(str(err)) from err
+    return RunInput(traces, plan, run_id=run_id)
 
 
 def reporters_for(

@@ -18,14 +18,12 @@ from runner.evaluation.output import (
     one_line,
     report_problems,
 )
-from runner.evaluation.reporting import (
-    planned_traces,
-)
+from runner.rundir.reading import planned_traces
 
 
-def resume_selection(args: argparse.Namespace) -> tuple[list, set[str], Path, Any]:
+def resume_selection(args: argparse.Namespace) -> tuple[list, set[str], Path, Any, Any]:
     """The planned cases, and the planned trials that have no trace (or, when asked, say not_run)."""
-    from runner.play.plan import PlanError, missing_trials, read_plan
+    from runner.rundir.plan import PlanError, missing_trials, read_plan
 
     run_dir = Path(args.resume)
     if not run_dir.is_dir():
@@ -37,7 +35,7 @@ def resume_selection(args: argparse.Namespace) -> tuple[list, set[str], Path, An
     if plan is None:
         raise UsageError(f"--resume {run_dir}: no plan.json there (not a run directory, or a run made before plans)")
     try:
-        traces = planned_traces(run_dir)
+        traces = planned_traces(run_dir, plan)
     except (OSError, ValueError) as err:
         raise UsageError(f"--resume {run_dir}: a trace cannot be read: {one_line(err)}") from None
     todo = missing_trials(plan, traces, rerun_not_run=args.rerun_not_run)
@@ -54,23 +52,17 @@ def resume_selection(args: argparse.Namespace) -> tuple[list, set[str], Path, An
     if gone:
         raise UsageError(f"--resume {run_dir}: planned case(s) {', '.join(gone)} no longer in {', '.join(files)}")
     args.trials = plan["trials_per_case"]
-    return [by_id[c["id"]] for c in plan["cases"]], {t["trial_id"] for t in todo}, run_dir, suite
+    return [by_id[c["id"]] for c in plan["cases"]], {t["trial_id"] for t in todo}, run_dir, suite, plan
 
 
-def planned_shard(run_dir: Path) -> tuple[int, int] | None:
+def planned_shard(plan) -> tuple[int, int] | None:  # noqa: ANN001 - RunPlan
     """The (i, n) a resumed run directory was planned as, None for a whole run."""
-    from runner.play.plan import read_plan
-
-    shard = (read_plan(run_dir) or {}).get("shard")
+    shard = plan.get("shard")
     return (shard["index"], shard["count"]) if shard else None
 
 
-def check_same_agent(run_dir: Path, agent_factory) -> None:  # noqa: ANN001 - Callable[[], Agent]
+def check_same_agent(run_dir: Path, plan, agent_factory) -> None:  # noqa: ANN001 - RunPlan, Callable[[], Agent]
     """A resumed run must be played by the agent its plan names: evidence kinds never mix."""
-    from runner.play.plan import read_plan
-
-    plan = read_plan(run_dir)
-    assert plan is not None
     agent = agent_factory()
     if (agent.name, agent.model) != (plan["agent"], plan["model"]):
         model = f" --model {plan['model']}" if plan["model"] else ""
@@ -79,7 +71,7 @@ def check_same_agent(run_dir: Path, agent_factory) -> None:  # noqa: ANN001 - Ca
 
 def last_failed(args: argparse.Namespace, patterns: list[str]) -> tuple[list[str], list[str]]:
     """The case files and ids of the failed cases of the latest run under --out."""
-    from runner.play.plan import PlanError, read_plan
+    from runner.rundir.plan import PlanError, read_plan
 
     latest = latest_run(Path(args.out))
     try:
@@ -100,7 +92,7 @@ def last_failed(args: argparse.Namespace, patterns: list[str]) -> tuple[list[str
 
 def latest_run(out: Path) -> Path:
     """The run under out planned last (a run without a plan counts by its files' time)."""
-    from runner.play.plan import PlanError, read_plan
+    from runner.rundir.plan import PlanError, read_plan
 
     runs = [d for d in out.iterdir() if (d / "trials").is_dir()] if out.is_dir() else []
     if not runs:

@@ -32,13 +32,13 @@ from runner.evaluation.players import agent_factory_for, grader_of, harness_choi
 from runner.evaluation.reporting import (
     ResumeProgress,
     end_reports,
-    planned_traces,
     print_coverage,
     print_fixture_news,
     print_graders_and_health,
     reporters_for,
 )
 from runner.evaluation.resume import check_same_agent, last_failed, planned_shard, resume_selection
+from runner.rundir.reading import planned_traces
 
 
 @dataclass
@@ -54,6 +54,7 @@ class Selection:
     resumed: Path | None = None  # --resume: the run directory played into
     skipped: list[str] = field(default_factory=list)  # --skip-invalid: the invalid files not run
     live_rules: bool = False  # no catalog file: each trial checks the rules against the tools it saw
+    plan: Any = None  # --resume: the run plan of the run directory, read once
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -62,7 +63,7 @@ def run_command(args: argparse.Namespace) -> int:
     if isinstance(selection, int):
         return selection
     options = run_options(args, selection)
-    code = play(args, selection.cases, options, options.fixtures, selection.skipped)
+    code = play(args, selection, options)
     if code in (EXIT_OK, EXIT_FAILED, EXIT_NOT_RUN):  # the trials ran: which tools did the cases touch
         print_coverage([lc.case for lc in selection.cases], selection.suite, args.catalog)
     return code
@@ -104,9 +105,9 @@ def new_selection(args: argparse.Namespace) -> Selection | int:
 
 def resumed_selection(args: argparse.Namespace) -> Selection:
     """--resume RUN_DIR: its planned cases, and the planned trials that have no trace yet."""
-    chosen, only_trials, run_dir, suite = resume_selection(args)
+    chosen, only_trials, run_dir, suite, plan = resume_selection(args)
     site_config = site_config_for(args, suite)
-    return Selection(chosen, suite, site_config, run_dir.parent, run_dir.name, only_trials, resumed=run_dir)
+    return Selection(chosen, suite, site_config, run_dir.parent, run_dir.name, only_trials, resumed=run_dir, plan=plan)
 
 
 def run_options(args: argparse.Namespace, selection: Selection):  # noqa: ANN201 - runner.play.options.RunOptions
@@ -150,8 +151,8 @@ def run_options(args: argparse.Namespace, selection: Selection):  # noqa: ANN201
         live_rules=selection.live_rules,
     )
     if selection.resumed:
-        check_same_agent(selection.resumed, agent_factory)
-        options.shard = planned_shard(selection.resumed)  # its worlds keep the shard's name, as in the first play
+        check_same_agent(selection.resumed, selection.plan, agent_factory)
+        options.shard = planned_shard(selection.plan)  # its worlds keep the shard's name, as in the first play
     return options
 
 
@@ -181,53 +182,25 @@ def players(args: argparse.Namespace, suite: Any) -> tuple[Any, Any, Any, Any]:
     return harness, agent_factory, grader, simulator_factory
 
 
-def play(args: argparse.Namespace, chosen: list, options, fixtures, skipped: list[str]) -> int:  # noqa: ANN001
+def play(args: argparse.Namespace, selection: Selection, options) -> int:  # noqa: ANN001 - RunOptions
     """Play the trials with progress lines, then the reports; Ctrl-C keeps what ran and says how to go on."""
     from runner.play.browser import BrowserUnavailable, ChromiumNotFound
-    from runner.play.plan import make_plan, read_plan
-    from runner.play.run import run_suite
+    from runner.play.run import plan_of, run_suite
     from runner.results.run_results import RunInput, build_results
 
+    chosen = selection.cases
     out_dir = options.out_root / options.run_id
     resuming = options.only_trials is not None
     if resuming:
-        plan = read_plan(out_dir)
-    else:
-        who = {
-            "agent": args.agent,
-            "model": args.model,
-            "evidence_kind": {"reference": "deterministic", "none": "baseline"}.get(args.agent, "agent"),
-        }
-        if options.harness:  # the harness names itself (program and version): the plan's series must match its traces
-            probe = options.agent_factory()
-            who = {"agent": probe.name, "model": probe.model, "evidence_kind": probe.evidence_kind}
-        cases = [(lc.case.id, lc.file) for lc in chosen]
-        plan = make_plan(options.run_id, cases, options.trials, **who)
-        if options.shard:
-            from runner.play.shard import shard_of
-
-            mine = set(shard_of([t["trial_id"] for t in plan["trials"]], *options.shard, options.durations))
-            plan["trials"] = [t for t in plan["trials"] if t["trial_id"] in mine]
+        plan = selection.plan
+    else:  # built once, with its hash: open_run writes this very plan
+        plan = options.plan = plan_of(chosen, options, options.agent_factory())
     run_info: dict = {"run_id": options.run_id}  # summary.json's header; the site's version joins it after the run
     reporters = reporters_for(args, out_dir, ("json", "junit", "html"), progress=not resuming, json_extra=run_info)
     reporters.begin(plan)
     if resuming:
         reporters.reporters.insert(0, ResumeProgress(len(options.only_trials)))
-    what = (
-        f"{len(options.only_trials)} planned trial(s) of {out_dir}"
-        if resuming
-        else f"{len(chosen)} case(s) × {options.trials} trial(s)"
-    )
-    if options.shard and not resuming:
-        what += f", shard {options.shard[0]}/{options.shard[1]}: {len(plan['trials'])} trial(s)"
-    if options.harness:
-        what += f", agent: harness {options.harness['command']!r} (from {options.harness['source']})"
-    console.print(
-        f"webmcp-eval: {what}, {options.workers} worker(s), {'headed' if options.headed else 'headless'}, "
-        f"site {site_shown(options)}",
-        markup=False,
-        highlight=False,
-    )
+    console.print(f"webmcp-eval: {playing(options, out_dir, chosen, plan)}", markup=False, highlight=False)
     try:
         result = asyncio.run(run_suite(chosen, options, on_trial=reporters.trial_done))
     except ChromiumNotFound as err:
@@ -239,21 +212,36 @@ def play(args: argparse.Namespace, chosen: list, options, fixtures, skipped: lis
         say(str(err))
         return EXIT_INVALID
     except KeyboardInterrupt:
-        return interrupted(args, out_dir)
+        return interrupted(args, out_dir, plan)
     run_info["site"] = result.site_info
-    try:
-        plan = read_plan(out_dir) or plan
-    except ValueError as err:
-        errors.print(f"warning: {err}; the plan of this invocation is used", markup=False, highlight=False)
-    traces = planned_traces(out_dir) if resuming else result.traces
+    traces = planned_traces(out_dir, plan) if resuming else result.traces
     runs = [RunInput(traces, plan), *play_baseline(args, chosen, options)]
     code = end_reports(reporters, build_results(runs))
     print_graders_and_health([t for r in runs for t in r.traces], out_dir, args.health_min_trials)
-    if fixtures is not None:
-        print_fixture_news(fixtures)
-    if skipped:
-        console.print(f"{len(skipped)} invalid case file(s) skipped, not run (--skip-invalid)", highlight=False)
-    return EXIT_NOT_RUN if skipped and code == EXIT_OK else code
+    if options.fixtures is not None:
+        print_fixture_news(options.fixtures)
+    if selection.skipped:
+        console.print(
+            f"{len(selection.skipped)} invalid case file(s) skipped, not run (--skip-invalid)", highlight=False
+        )
+    return EXIT_NOT_RUN if selection.skipped and code == EXIT_OK else code
+
+
+def playing(options, out_dir: Path, chosen: list, plan) -> str:  # noqa: ANN001 - RunOptions, RunPlan
+    """The run's header line: what is played, by whom, how, against which site."""
+    resuming = options.only_trials is not None
+    what = (
+        f"{len(options.only_trials)} planned trial(s) of {out_dir}"
+        if resuming
+        else f"{len(chosen)} case(s) × {options.trials} trial(s)"
+    )
+    if options.shard and not resuming:
+        what += f", shard {options.shard[0]}/{options.shard[1]}: {len(plan['trials'])} trial(s)"
+    if options.harness:
+        what += f", agent: harness {options.harness['command']!r} (from {options.harness['source']})"
+    return (
+        f"{what}, {options.workers} worker(s), {'headed' if options.headed else 'headless'}, site {site_shown(options)}"
+    )
 
 
 def play_baseline(args: argparse.Namespace, chosen: list, options) -> list:  # noqa: ANN001 - RunOptions
@@ -267,7 +255,6 @@ def play_baseline(args: argparse.Namespace, chosen: list, options) -> list:  # n
     import dataclasses
 
     from runner.agents.null import NullAgent
-    from runner.play.plan import read_plan
     from runner.play.run import run_suite
     from runner.results.run_results import RunInput
 
@@ -279,20 +266,19 @@ def play_baseline(args: argparse.Namespace, chosen: list, options) -> list:  # n
         trials=1,
         grader=None,
         harness=None,
+        plan=None,  # its own plan: the null agent's, one trial per case
     )
     console.print(f"baseline: the null agent over {len(chosen)} case(s) (reads the tools, calls none)", highlight=False)
     result = asyncio.run(run_suite(chosen, baseline))
-    return [RunInput(result.traces, read_plan(result.out_dir), result.run_id)]
+    return [RunInput(result.traces, result.plan, result.run_id)]
 
 
-def interrupted(args: argparse.Namespace, out_dir: Path) -> int:
+def interrupted(args: argparse.Namespace, out_dir: Path, plan) -> int:  # noqa: ANN001 - RunPlan | None
     """Ctrl-C: keep every trace written, write a partial report marked incomplete, say how to go on (one line)."""
-    from runner.play.plan import read_plan
     from runner.results.run_results import RunInput, build_results
 
     try:
-        plan = read_plan(out_dir)
-        traces = planned_traces(out_dir)
+        traces = planned_traces(out_dir, plan)
     except (OSError, ValueError):
         plan, traces = None, []
     results = build_results([RunInput(traces, plan)])

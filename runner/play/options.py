@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from runner.agents.protocol import Agent
 from runner.play.fixture_store import FixtureStore
+from runner.rundir.plan import RunPlan
 from runner.suite.browser_context import BrowserContextSettings
 from runner.suite.site import SiteConfig
 
@@ -69,3 +70,5 @@ class RunOptions:
     browser_context: BrowserContextSettings = field(default_factory=BrowserContextSettings)
     # plays the user of goal cases (user:), a fresh one per trial; without it a model agent's goal case is not_run
     simulator_factory: Callable[[], SimulatedUser] | None = None
+    # the run plan when the command built it already (run.py's plan_of): written as it is, never built again
+    plan: RunPlan | None = None

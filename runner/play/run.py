@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fnmatch
-import json
 import logging
 import re
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -23,14 +22,16 @@ from urllib.parse import urlsplit
 
 from runner.agents.protocol import Agent
 from runner.play.options import RunOptions, TrialHook  # noqa: F401 - both are also known by this module's name
-from runner.play.plan import RunPlan, make_plan, trial_id_for, write_plan
-from runner.play.retry import resumed_attempts, retryable, set_aside
+from runner.play.retry import retryable
 from runner.play.session import BrowserSession
-from runner.play.shard import plan_hash, shard_of
+from runner.play.shard import shard_of
 from runner.play.trial import RunEnv, Trial
+from runner.rundir.attempts import resumed_attempts, set_aside
+from runner.rundir.plan import RunPlan, make_plan, plan_hash, trial_id_for, write_plan
+from runner.rundir.run_info import write_run_info
 from runner.suite.loader import LoadedCase
 from runner.suite.site import SiteClient, SiteConfig, demo_site_config
-from runner.trace import Trace, write_atomic
+from runner.trace import Trace
 
 if TYPE_CHECKING:
     from proxies.controller import NetworkProxy
@@ -42,6 +43,7 @@ class RunResult:
     out_dir: Path
     traces: list[Trace]
     site_info: dict[str, Any]
+    plan: RunPlan | None = None  # as written into out_dir (None when resuming: the plan there stays)
 
 
 def select_cases(
@@ -161,7 +163,7 @@ async def open_run(cases: list[LoadedCase], options: RunOptions) -> AsyncIterato
     first_agent = options.agent_factory()
     plan = None
     if options.only_trials is None:
-        plan = _plan_of(run_id, cases, options, first_agent)
+        plan = options.plan or plan_of(cases, options, first_agent, run_id)
         write_plan(out_dir, plan)
         if options.shard or options.select_trials is not None:
             options.only_trials = {t["trial_id"] for t in plan["trials"]}
@@ -196,10 +198,12 @@ async def run_suite(
 ) -> RunResult:
     async with open_run(cases, options) as run:
         traces = await _play_all(cases, run, on_trial)
-    return RunResult(run.run_id, run.out_dir, traces, run.site_info)
+    return RunResult(run.run_id, run.out_dir, traces, run.site_info, run.plan)
 
 
-def _plan_of(run_id: str, cases: list[LoadedCase], options: RunOptions, probe: Agent) -> RunPlan:
+def plan_of(cases: list[LoadedCase], options: RunOptions, probe: Agent, run_id: str | None = None) -> RunPlan:
+    """The run plan, with its hash (and its shard): built once, by the command or by open_run, never again."""
+    run_id = run_id or options.run_id or new_run_id()
     plan = make_plan(
         run_id,
         [(lc.case.id, lc.file) for lc in cases],
@@ -300,4 +304,4 @@ def _write_run_info(
         "proxy": proxy.url if proxy else None,  # as the browser dials it (--proxy-advertise)
         "hooks": config.hooks.model_dump(),
     }
-    write_atomic(out_dir / "run.json", json.dumps(info, indent=2, ensure_ascii=False) + "\n")
+    write_run_info(out_dir, info)

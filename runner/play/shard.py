@@ -9,19 +9,16 @@ plans are never merged as one run.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from runner.rundir.plan import ShardError
+
 T = TypeVar("T")
 _SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
-
-
-class ShardError(ValueError):
-    """A --shard or --durations value that cannot be used."""
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -33,16 +30,6 @@ def parse_shard(text: str) -> tuple[int, int]:
     if count < 1 or not 1 <= index <= count:
         raise ShardError(f"--shard {text}: i must be between 1 and n (n >= 1)")
     return index, count
-
-
-def plan_hash(case_files: Iterable[Path], case_ids: Sequence[str], trials_per_case: int, **settings: Any) -> str:
-    """sha256 over the suite files' contents, the chosen cases, trials per case and the settings."""
-    digest = hashlib.sha256()
-    for path in sorted({Path(p) for p in case_files}, key=str):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    who = {"cases": list(case_ids), "trials_per_case": trials_per_case, **settings}
-    digest.update(json.dumps(who, sort_keys=True, default=str).encode())
-    return digest.hexdigest()
 
 
 def split(trial_ids: Sequence[str], count: int, durations: dict[str, float] | None = None) -> list[list[str]]:

@@ -44,11 +44,11 @@ from runner.play.human_windows import HumanWindows
 from runner.play.network_evidence import network_record, site_stopped_answering, unanswered_site_requests
 from runner.play.observe import PageObserver
 from runner.play.options import RunOptions, TrialHook
-from runner.play.plan import trial_id_for
 from runner.play.session import BrowserSession, TrialPage
 from runner.play.start_route import first_line, open_start_route, require_tools
 from runner.play.watcher import Watcher
 from runner.play.witness import compare_witness
+from runner.rundir.plan import trial_id_for
 from runner.suite.case import Case, SetupCall, UserStep
 from runner.suite.live_rules import rules_that_never_fire
 from runner.suite.loader import LoadedCase

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from runner.play.plan import trial_id_for
+from runner.rundir.plan import trial_id_for
 from runner.suite.loader import LoadedCase
 from runner.trace import Trace
 

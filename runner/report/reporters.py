@@ -19,9 +19,9 @@ from typing import Any, Protocol
 from rich.console import Console
 from rich.markup import escape
 
-from runner.play.plan import RunPlan
 from runner.report.writers import VERDICT_STYLE, counts_text, print_console, write_json, write_junit
 from runner.results.run_results import Results, SeriesResult, money, num, pct, seconds
+from runner.rundir.plan import RunPlan
 from runner.trace import Trace, write_atomic
 
 __all__ = [

@@ -54,8 +54,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from runner.play.plan import PLAN_FILE, PlannedTrial, RunPlan
 from runner.results.stats import Z_95, CaseScore, SuiteScore, signed
+from runner.rundir.plan import PLAN_FILE, PlannedTrial, RunPlan
 from runner.trace import Assertion, Trace, assertions_verdict
 
 __all__ = [

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from runner.play.plan import RunPlan
-from runner.play.shard import ShardError
 from runner.results.run_results import RunInput
+from runner.rundir.plan import RunPlan, ShardError
 
 
 def merge(runs: Sequence[tuple[str, RunInput]]) -> RunInput:

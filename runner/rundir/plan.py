@@ -7,11 +7,12 @@ never a quietly smaller run; ``run --resume`` plays only what is missing.
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import NotRequired
+from typing import Any, NotRequired
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError, with_config
 from typing_extensions import TypedDict  # pydantic validates only this TypedDict on Python < 3.12
@@ -57,12 +58,16 @@ class RunPlan(TypedDict):
     agent: str
     model: str | None
     evidence_kind: EvidenceKind
-    plan_hash: NotRequired[str]  # the whole plan's identity (runner.play.shard.plan_hash), the same in every shard
+    plan_hash: NotRequired[str]  # the whole plan's identity (plan_hash below), the same in every shard
     shard: NotRequired[ShardInfo]  # this run plays only its part of the plan
     harness: NotRequired[HarnessInfo]  # the external harness that played the agent, and who chose it
 
 
 _PLAN = TypeAdapter(RunPlan)
+
+
+class ShardError(ValueError):
+    """A --shard or --durations value that cannot be used."""
 
 
 class PlanError(ValueError):
@@ -138,3 +143,13 @@ def completeness(plan: RunPlan, traces: Iterable[Trace]) -> tuple[int, int]:
     """(planned trials that have a trace, planned trials)."""
     seen = {t.trial_id for t in traces}
     return sum(t["trial_id"] in seen for t in plan["trials"]), len(plan["trials"])
+
+
+def plan_hash(case_files: Iterable[Path], case_ids: Sequence[str], trials_per_case: int, **settings: Any) -> str:
+    """sha256 over the suite files' contents, the chosen cases, trials per case and the settings."""
+    digest = hashlib.sha256()
+    for path in sorted({Path(p) for p in case_files}, key=str):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    who = {"cases": list(case_ids), "trials_per_case": trials_per_case, **settings}
+    digest.update(json.dumps(who, sort_keys=True, default=str).encode())
+    return digest.hexdigest()
