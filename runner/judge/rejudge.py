@@ -17,7 +17,6 @@ observed). Judging it would answer a question the trial never asked the site.
 
 from __future__ import annotations
 
-import json
 import shutil
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -25,9 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from runner.judge import checks
+from runner.rundir.plan import write_plan
+from runner.rundir.run_info import read_run_info, write_run_info
 from runner.suite.case import Case
 from runner.suite.live_rules import rules_that_never_fire
-from runner.trace import Trace, write_atomic, write_trace
+from runner.trace import Trace, write_trace
 
 # A trial that stopped before its evidence was complete (browser, site, agent, step...) has nothing new to judge.
 JUDGED_KINDS = (None, "evidence", "checker")
@@ -176,12 +177,9 @@ def write_run(src: Path, dst: Path, traces: list[Trace], plan: dict[str, Any] | 
         if (src / name).is_dir():
             shutil.copytree(src / name, dst / name, dirs_exist_ok=True)
     if plan is not None:
-        write_atomic(dst / "plan.json", json.dumps({**plan, "run_id": run_id}, indent=2, ensure_ascii=False) + "\n")
-    try:
-        info = json.loads((src / "run.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        info = {}
+        write_plan(dst, {**plan, "run_id": run_id})  # type: ignore[typeddict-item]
+    info = read_run_info(src)
     info.update(run_id=run_id, rejudged_from=str(src))
-    write_atomic(dst / "run.json", json.dumps(info, indent=2, ensure_ascii=False) + "\n")
+    write_run_info(dst, info)
     for trace in traces:
         write_trace(trace, dst / "trials")
