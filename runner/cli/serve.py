@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
-from pathlib import Path
 
 from runner.cli.common import (
     PERCENT,
@@ -12,115 +10,7 @@ from runner.cli.common import (
     POSITIVE,
     base_url_type,
 )
-from runner.evaluation.loading import (
-    default_suite_dir,
-    load_cases,
-)
-from runner.evaluation.output import (
-    EXIT_FAILED,
-    EXIT_INVALID,
-    EXIT_NOT_RUN,
-    EXIT_OK,
-    UsageError,
-    console,
-    errors,
-    report_problems,
-    say,
-)
-
-
-def _cmd_mcp(args: argparse.Namespace) -> int:
-    """Serve the live page's active catalog as an MCP server (stdio or streamable HTTP)."""
-    from playwright.async_api import Error as PlaywrightError
-
-    from runner.agents.mcp_bridge import BridgeConfigError
-    from runner.play.mcp_serve import serve_page
-
-    try:
-        return asyncio.run(
-            serve_page(
-                args.base_url,
-                args.route,
-                args.transport,
-                args.host,
-                args.port,
-                chromium=args.chromium,
-                log_path=args.log,
-            )
-        )
-    except BridgeConfigError as err:
-        errors.print(str(err), markup=False)
-        return EXIT_INVALID
-    except PlaywrightError as err:  # the site is down or the page does not open: not the user's typing
-        say(f"{args.base_url}: the page could not be opened: {str(err).splitlines()[0]}")
-        return EXIT_NOT_RUN
-    except KeyboardInterrupt:
-        return 130
-
-
-def _cmd_site(args: argparse.Namespace) -> int:
-    from site_under_test.server import SiteStartError, run_site
-
-    if args.data_dir and Path(args.data_dir).exists() and not Path(args.data_dir).is_dir():
-        raise UsageError(f"--data-dir {args.data_dir}: is a file; give a directory (it is made if missing)")
-    try:
-        run_site(host=args.host, port=args.port, test_mode=args.test_mode, data_dir=args.data_dir)
-    except SiteStartError as err:
-        raise UsageError(str(err)) from None
-    return EXIT_OK
-
-
-def _cmd_mutate(args: argparse.Namespace) -> int:
-    """Mutation testing of the suite against the site: does it notice a broken site?"""
-    from runner.mutation.mutate import OPERATORS, MutateOptions, mutate, print_report
-    from runner.play.run import new_run_id, select_cases
-    from runner.suite.site import SiteConfigError, load_site_config
-    from runner.suite.validate import SuiteCatalog
-
-    operators = [o.strip() for o in (args.operators or "").split(",") if o.strip()] or None
-    unknown = sorted(set(operators or []) - set(OPERATORS))
-    if unknown:
-        say(f"--operators: unknown operator(s) {', '.join(unknown)}; one of: {', '.join(OPERATORS)}")
-        return EXIT_INVALID
-    try:
-        site_config = load_site_config(Path(args.site_config), args.base_url) if args.site_config else None
-    except SiteConfigError as err:
-        say(f"--site-config {err}")
-        return EXIT_INVALID
-    suite = load_cases([a for a in args.cases if Path(a).exists()], None)
-    if isinstance(suite, int):
-        return suite
-    loaded, problems, _note, the_suite = suite
-    if problems:
-        report_problems(problems)
-        return EXIT_INVALID
-    chosen = select_cases(loaded, [a for a in args.cases if not Path(a).exists()], None, [])
-    if not chosen:
-        errors.print("No case matches the selection " + " ".join(args.cases))
-        return EXIT_INVALID
-    catalog_path = default_suite_dir() / "catalog.json"
-    options = MutateOptions(
-        out_root=Path(args.out),
-        run_id=args.run_id or f"mutate-{new_run_id()}",
-        workers=args.workers,
-        operators=operators,
-        base_url=args.base_url,
-        site_config=site_config,
-        chromium=args.chromium,
-        catalog_tools=SuiteCatalog.load(catalog_path).tools() if catalog_path.is_file() else set(),
-        baseline_runs=args.baseline_runs,
-        confirm_kills=not args.no_confirm,
-        browser_context=the_suite.config.browser_context(),
-    )
-    try:
-        result = asyncio.run(mutate(chosen, options, lambda line: console.print(line, highlight=False)))
-    except KeyboardInterrupt:
-        errors.print("interrupted")
-        return 130
-    print_report(result, console)
-    if result.score is None:
-        return EXIT_NOT_RUN
-    return EXIT_FAILED if result.score * 100 < args.min_score else EXIT_OK
+from runner.evaluation.serving import mcp_command, mutate_command, site_command
 
 
 def add_mutate(sub: argparse._SubParsersAction) -> None:
@@ -152,7 +42,7 @@ def add_mutate(sub: argparse._SubParsersAction) -> None:
     mut.add_argument("--out", default="traces", help="where the run directory goes (default traces/)")
     mut.add_argument("--run-id", help="name of the run directory (default mutate-<timestamp>)")
     mut.add_argument("--chromium", help="the Chromium binary")
-    mut.set_defaults(func=_cmd_mutate)
+    mut.set_defaults(func=mutate_command)
 
 
 def add_mcp(sub: argparse._SubParsersAction) -> None:
@@ -170,7 +60,7 @@ def add_mcp(sub: argparse._SubParsersAction) -> None:
     mcp.add_argument("--port", type=PORT, default=8765, help="HTTP: port; 0 picks a free one (default 8765)")
     mcp.add_argument("--chromium", help="the Chromium binary")
     mcp.add_argument("--log", help="on exit, write the shim's log of registrations and calls here (JSON)")
-    mcp.set_defaults(func=_cmd_mcp)
+    mcp.set_defaults(func=mcp_command)
 
 
 def add_site(sub: argparse._SubParsersAction) -> None:
@@ -179,4 +69,4 @@ def add_site(sub: argparse._SubParsersAction) -> None:
     site.add_argument("--port", type=PORT, default=8000, help="port; 0 picks a free one")
     site.add_argument("--test-mode", action="store_true", help="enable worlds and the /__test__ control API")
     site.add_argument("--data-dir", default=None, help="where the SQLite files live (default: a temp dir)")
-    site.set_defaults(func=_cmd_site)
+    site.set_defaults(func=site_command)

@@ -1,0 +1,75 @@
+"""replay: recorded traces played again offline (or live), their tool results diffed."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+
+from runner.evaluation.output import (
+    EXIT_INVALID,
+    EXIT_OK,
+    console,
+    errors,
+)
+from runner.evaluation.reporting import exit_for
+
+
+def replay_command(args: argparse.Namespace) -> int:
+    """Re-run recorded traces against their fixtures (offline) or a live deployment, and compare."""
+    from runner.evaluation.replay_trace import ReplayOutcome, TraceAgent, case_of, result_diffs
+    from runner.play.fixture_store import FixtureStore
+    from runner.play.run import RunOptions, run_suite
+    from runner.report.writers import VERDICT_STYLE
+    from runner.trace import read_trace
+
+    if args.live and not args.base_url:
+        errors.print("--live needs --base-url URL (the deployment to compare with)")
+        return EXIT_INVALID
+    out = Path(args.out)
+    worst = EXIT_OK
+    for path in map(Path, args.traces):
+        try:
+            recorded = read_trace(path)
+            loaded = case_of(recorded)
+        except (OSError, ValueError) as err:
+            why = str(err).removeprefix(f"{path}: ")  # read_trace names the file already
+            errors.print(f"{path}: cannot replay: {why}", markup=False)
+            return EXIT_INVALID
+        fixtures_dir = Path(args.fixtures) if args.fixtures else path.resolve().parent.parent / "fixtures"
+        options = RunOptions(
+            out_root=out,
+            run_id=recorded.trial_id,
+            base_url=args.base_url if args.live else None,
+            network_mode="live" if args.live else "replay",
+            fixtures=None if args.live else FixtureStore(fixtures_dir, "replay", max_age_days=None),
+            agent_factory=lambda recorded=recorded: TraceAgent(recorded),
+            chromium=args.chromium,
+            browser_context=_recorded_context(recorded),
+        )
+        if not args.live and not options.fixtures.path_for(recorded.case_id).is_file():
+            errors.print(f"{path}: no fixture at {options.fixtures.path_for(recorded.case_id)} (use --fixtures DIR)")
+            return EXIT_INVALID
+        (replayed,) = asyncio.run(run_suite([loaded], options)).traces
+        outcome = ReplayOutcome(recorded, replayed, result_diffs(recorded, replayed))
+        written = outcome.write(out)
+        style = VERDICT_STYLE[replayed.verdict]
+        same = "same as recorded" if outcome.same_verdict else f"recorded: {recorded.verdict}"
+        console.print(f"[{style}]{replayed.verdict}[/] {recorded.trial_id} ({same}) → {written}", highlight=False)
+        if outcome.diffs:
+            console.print("  tool results differ from the recording:")
+            for line in outcome.diffs:
+                console.print(f"  {line}", markup=False, highlight=False)
+        else:
+            console.print(f"  all {len(replayed.calls)} tool result(s) as recorded", highlight=False)
+        if replayed.verdict != "passed":
+            console.print(f"  why: {replayed.verdict_reason}", markup=False, highlight=False)
+        worst = max(worst, exit_for([replayed]))
+    return worst
+
+
+def _recorded_context(recorded):  # noqa: ANN001, ANN202 - Trace -> BrowserContextSettings
+    """The time zone and locale a recorded trial was played with (the defaults for traces older than that)."""
+    from runner.suite.browser_context import DEFAULT_LOCALE, DEFAULT_TIMEZONE, BrowserContextSettings
+
+    return BrowserContextSettings(recorded.timezone_id or DEFAULT_TIMEZONE, recorded.locale or DEFAULT_LOCALE)

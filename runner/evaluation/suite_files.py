@@ -1,0 +1,181 @@
+"""import, export, tools, init, schema: suite folders and the site's tools, read and written."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+from runner.evaluation.output import (
+    EXIT_INVALID,
+    EXIT_NOT_RUN,
+    EXIT_OK,
+    UsageError,
+    console,
+    errors,
+    report_problems,
+    say,
+)
+
+
+def import_command(args: argparse.Namespace) -> int:
+    """An evals.json as a suite folder of YAML cases, for editing (runner/suite/evals_json.py converts)."""
+    from runner.suite.evals_json import WEAKER, write_suite
+
+    source, out = Path(args.evals), Path(args.output)
+    if not source.is_file():
+        raise UsageError(f"{source}: no such file (give a webmcp-evals evals.json)")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise UsageError(f"-o {out}: exists and is not an empty folder; give a new one")
+    catalog_note = _import_schema(source, out, args.schema)
+    written, problems, notes = write_suite(source, out, args.base_url)
+    if catalog_note and not problems:
+        from runner.suite.peer_files import check_against_catalog
+
+        problems = check_against_catalog(out)
+    if problems and catalog_note:  # nothing written: the folder is as empty as it was
+        for placed in [*written, out / "suite.yaml", out / "catalog.json", out / "schema.json"]:
+            placed.unlink(missing_ok=True)
+    if catalog_note and not problems:
+        notes = [catalog_note, *notes]
+    if problems:
+        report_problems(problems)
+        say(f"nothing written: fix {source} (an unknown $ operator or key is never ignored)")
+        return EXIT_INVALID
+    console.print(f"{len(written)} case(s) and suite.yaml written to {out}", markup=False, highlight=False)
+    made_up = [line.split(": made up ", 1)[0] for line in notes if ": made up " in line]
+    if made_up:  # the reference plan plays them: a site that checks the value refuses the call (then not_run)
+        console.print(
+            f"made up {len(made_up)} plan value(s), marked synthesized in the cases: {'; '.join(made_up)}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    for line in notes:
+        console.print(f"note: {line}", markup=False, highlight=False, soft_wrap=True)
+    console.print("where the webmcp-evals format is weaker, a run here is stricter:", markup=False, highlight=False)
+    for line in WEAKER:
+        console.print(f"  - {line}", markup=False, highlight=False, soft_wrap=True)
+    run = f"webmcp-eval run {out}" + ("" if args.base_url else " --base-url URL")
+    console.print(f"next: webmcp-eval validate {out}; {run}", markup=False, highlight=False, soft_wrap=True)
+    return EXIT_OK
+
+
+def _import_schema(source: Path, out: Path, schema: str | None) -> str | None:
+    """The peer's schema.json (given, or beside the evals) as the suite's catalog, before the cases are checked."""
+    from runner.suite.peer_files import SCHEMA_FILE, PeerFileError, place_catalog
+
+    path = Path(schema) if schema else source.with_name(SCHEMA_FILE)
+    if not schema and not path.is_file():
+        return None
+    try:
+        return place_catalog(path, out)
+    except PeerFileError as err:
+        raise UsageError(str(err)) from None
+
+
+def export_command(args: argparse.Namespace) -> int:
+    """A suite as the public webmcp-evals files (runner/suite/peer_files.py writes them)."""
+    from runner.suite.folder import SuiteError, find_suite
+    from runner.suite.loader import load_cases
+    from runner.suite.peer_files import SCHEMA_FILE, PeerFileError, export_suite, read_schema_tools
+
+    folder = Path(args.suite)
+    if not folder.is_dir():
+        raise UsageError(f"{folder}: not a suite folder")
+    try:
+        suite = find_suite([folder])
+        loaded, problems = load_cases(suite.case_files([folder]), suite.config.ignore)
+        catalog_file, _ = suite.catalog_path()
+        catalog = (
+            json.loads(catalog_file.read_text(encoding="utf-8")) if catalog_file and catalog_file.is_file() else {}
+        )
+        described = read_schema_tools(folder / SCHEMA_FILE) if (folder / SCHEMA_FILE).is_file() else None
+    except (SuiteError, PeerFileError, ValueError) as err:
+        raise UsageError(str(err)) from None
+    if problems:
+        report_problems(problems)
+        say(f"nothing written: fix the cases of {folder} first (webmcp-eval validate {folder})")
+        return EXIT_INVALID
+    count, skipped = export_suite([c.case for c in loaded], catalog, described, Path(args.output))
+    console.print(
+        f"{count} eval(s) written to {Path(args.output) / 'evals.json'}, the tool list to "
+        f"{Path(args.output) / SCHEMA_FILE}",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+    for line in skipped:
+        console.print(f"left out: {line}", markup=False, highlight=False, soft_wrap=True)
+    return EXIT_OK
+
+
+def tools_command(args: argparse.Namespace) -> int:
+    """What a page registers, per route (runner/play/catalog.py does the reading)."""
+    from runner.play.browser import ChromiumNotFound
+    from runner.play.catalog import DISCOVERY_SETTLE_MS, list_tools, tools_json, tools_text
+
+    if "://" not in args.url:
+        errors.print(f"{args.url}: not a URL (e.g. http://127.0.0.1:8000/demo/)", markup=False)
+        return EXIT_INVALID
+    settle_ms = DISCOVERY_SETTLE_MS if args.settle_ms is None else args.settle_ms
+    if not 0 <= settle_ms <= 10_000:
+        errors.print(f"--settle-ms {settle_ms}: give 0 to 10000 ms", markup=False)
+        return EXIT_INVALID
+    try:
+        listing = asyncio.run(list_tools(args.url, args.route, chromium=args.chromium, settle_ms=settle_ms))
+    except ChromiumNotFound as err:
+        errors.print(str(err), markup=False)
+        return EXIT_NOT_RUN
+    sys.stdout.write(tools_json(listing) if args.json else tools_text(listing))
+    return EXIT_NOT_RUN if any(r.error for r in listing) else EXIT_OK
+
+
+def init_command(args: argparse.Namespace) -> int:
+    """A suite folder from a live site's tools (runner/play/catalog.py reads them, runner/suite/init.py writes it)."""
+    from runner.play.browser import ChromiumNotFound
+    from runner.play.catalog import DISCOVERY_SETTLE_MS, list_tools
+    from runner.suite.init import InitError, check_folder, init_suite
+
+    if "://" not in args.base_url:
+        raise UsageError(f"--base-url {args.base_url}: not a URL (e.g. http://127.0.0.1:8000/demo/)")
+    settle_ms = DISCOVERY_SETTLE_MS if args.settle_ms is None else args.settle_ms
+    if not 0 <= settle_ms <= 10_000:
+        raise UsageError(f"--settle-ms {settle_ms}: give 0 to 10000 ms")
+    folder = Path(args.output)
+    try:
+        check_folder(folder)  # before any browser starts
+        listing = asyncio.run(
+            list_tools(args.base_url, args.route or ["/"], chromium=args.chromium, settle_ms=settle_ms)
+        )
+        result = init_suite(args.base_url, listing, folder, settle_ms)
+    except InitError as err:
+        errors.print(f"webmcp-eval init: {err}", markup=False, highlight=False, soft_wrap=True)
+        return err.exit_code
+    except ChromiumNotFound as err:
+        errors.print(str(err), markup=False)
+        return EXIT_NOT_RUN
+    console.print(result.summary(), markup=False, highlight=False, soft_wrap=True)
+    from runner.audit.catalog_lint import finding_line, lint_listing
+
+    for finding in lint_listing(listing):  # the audit's static rules on what was read (webmcp-eval audit: all)
+        console.print(finding_line(finding), markup=False, highlight=False, soft_wrap=True)
+    return EXIT_OK
+
+
+def schema_command(args: argparse.Namespace) -> int:
+    from runner.suite.case import case_json_schema
+
+    text = json.dumps(case_json_schema(), indent=2, ensure_ascii=False) + "\n"
+    if args.output:
+        try:
+            Path(args.output).write_text(text, encoding="utf-8")
+        except OSError as err:
+            raise UsageError(
+                f"-o {args.output}: cannot write it ({err.strerror or err}); give a writable path"
+            ) from None
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
