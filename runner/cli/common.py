@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 from runner.evaluation.output import (
     EXIT_INVALID,
 )
+from runner.play.shard import ShardError, parse_shard
 
 
 class Parser(argparse.ArgumentParser):
@@ -116,8 +117,6 @@ def cdp_endpoint_type(text: str) -> str:
 
 
 def shard_type(text: str) -> tuple[int, int]:
-    from runner.play.shard import ShardError, parse_shard
-
     try:
         return parse_shard(text)
     except ShardError as err:

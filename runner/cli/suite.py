@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from runner.audit.command import add_audit_parser
 from runner.cli.common import (
     POSITIVE,
     base_url_type,
@@ -128,6 +129,4 @@ def add_schema(sub: argparse._SubParsersAction) -> None:
 
 
 def add_audit(sub: argparse._SubParsersAction) -> None:
-    from runner.audit.command import add_audit_parser  # webmcp-eval audit: its own module
-
-    add_audit_parser(sub)
+    add_audit_parser(sub)  # webmcp-eval audit declares its arguments in its own module
