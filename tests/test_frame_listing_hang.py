@@ -23,6 +23,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 from runner_support import cli, in_thread
 
 from runner.agents.reference import ReferenceAgent
+from runner.audit.engine import AuditOptions, audit
 from runner.play.devtools_tools import DevToolsCallError, DevToolsTools, answer, find_frame_id, frame_path
 from runner.play.run import RunOptions, run_suite
 from runner.suite.loader import load_cases
@@ -132,6 +133,20 @@ def test_tools_lists_a_hung_frames_tools_from_devtools(hung_async_listing: None,
     assert [(t["name"], t["kind"], t["annotations"]) for t in same["tools"]] == [
         ("lookup_item", "imperative", {"readOnlyHint": True})
     ]
+
+
+@pytest.mark.browser
+def test_the_audit_reads_and_smoke_calls_a_hung_frames_tool_through_devtools(
+    hung_async_listing: None, frames: FramesSite
+) -> None:
+    report = in_thread(asyncio.run, audit(AuditOptions(url=frames.url, watch_ms=300, smoke=True)))
+    surface = report.pages[0].surface
+    same = next(f for f in surface.frames if f.url == frames.url + "frame.html")
+    (lookup,) = same.tools
+    assert lookup.name == "lookup_item" and lookup.annotations.get("readOnly") is True  # DevTools' reading
+    smoked = report.pages[0].calls[f"{frames.url}frame.html lookup_item"]
+    assert smoked and not any(o.timed_out for o in smoked)
+    assert all(o.error is None for o in smoked if o.input.valid)
 
 
 # ---- the pytest plugin's webmcp fixture -------------------------------------------------------------

@@ -40,6 +40,7 @@ from runner.audit.score import overall_score, page_score
 from runner.audit.smoke import CallOutcome, call_failed, judge, page_answer
 from runner.audit.timeline import Timeline, timeline_findings, timeline_of
 from runner.play.browser import launch
+from runner.play.devtools_tools import DevToolsCallError
 from runner.suite.site import SiteClient, SiteConfig, resolve_route
 
 MAX_REDIRECTS = 5
@@ -204,13 +205,17 @@ class Auditor:
         start = self.network.seen(trial) if self.network and trial else 0
         logged = len(opened.frame_log(frame))
         began = time.monotonic()
+        hung = opened.frames.frame_id(opened.document_key(frame)) if opened.frames else None
         try:
-            outcome.result = await asyncio.wait_for(
-                frame.webmcp.call_tool(tool.name, smoke_input.args, timeout=timeout_ms), timeout_ms / 1000 + 5
-            )
+            if hung is not None and opened.frames is not None:  # its listing never answered: through DevTools
+                outcome.result = await opened.frames.call(hung, tool.name, smoke_input.args, timeout_ms)
+            else:
+                outcome.result = await asyncio.wait_for(
+                    frame.webmcp.call_tool(tool.name, smoke_input.args, timeout=timeout_ms), timeout_ms / 1000 + 5
+                )
         except TimeoutError:
             outcome.timed_out = True
-        except PlaywrightError as err:
+        except (PlaywrightError, DevToolsCallError) as err:
             call_failed(outcome, _first_line(err))
         outcome.ms = round((time.monotonic() - began) * 1000, 1)
         await asyncio.sleep(0.05)  # the shim's report of the answer

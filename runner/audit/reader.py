@@ -24,6 +24,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame as PwFrame
 
 from runner.audit.model import FormField, Frame, PageSurface, Refused, TimelineEvent, Tool
+from runner.play.devtools_tools import HungFrames
 from runner.play.toolhost import SHIM_JS
 
 READ_TIMEOUT_MS = 10_000
@@ -59,6 +60,7 @@ class OpenPage:
     """A page opened for the audit: its reports per frame, its errors, its load moment; smoke calls use it too."""
 
     page: Page
+    frames: HungFrames | None = None  # a frame whose own listing never answers is read through DevTools
     logs: dict[int, FrameLog] = field(default_factory=dict)
     script_errors: list[str] = field(default_factory=list)
     nav_t: float = 0.0
@@ -76,6 +78,11 @@ class OpenPage:
     def frame_log(self, frame: PwFrame) -> list[dict[str, Any]]:
         return self.logs.get(id(frame), FrameLog(frame)).events
 
+    def document_key(self, frame: PwFrame) -> tuple[int, str | None]:
+        """The frame and the document it shows now, as the shim named it."""
+        loaded = [e for e in self.frame_log(frame) if e.get("type") == "loaded"]
+        return id(frame), loaded[-1].get("document") if loaded else None
+
 
 async def open_page(context: BrowserContext) -> OpenPage:
     """A new page of context with the shim in every frame, reporting per frame."""
@@ -84,6 +91,8 @@ async def open_page(context: BrowserContext) -> OpenPage:
     await context.add_init_script(SHIM_JS)
     opened.page = await context.new_page()
     opened.page.on("pageerror", lambda err: opened.script_errors.append(_first_line(err)))
+    opened.frames = HungFrames(opened.page)
+    await opened.frames.watch(context)  # before the page loads: DevTools announces a frame's tools as they come
     return opened
 
 
@@ -155,7 +164,9 @@ async def read_frame(opened: OpenPage, frame: PwFrame, top_origin: str) -> Frame
     except PlaywrightError as err:
         forms, forms_error = [], _first_line(err)
     try:
-        listed: list[dict[str, Any]] | None = list(await frame.webmcp.tools(timeout=READ_TIMEOUT_MS))
+        assert opened.frames is not None
+        key = opened.document_key(frame)
+        listed: list[dict[str, Any]] | None = await opened.frames.listing(frame, key, READ_TIMEOUT_MS, READ_TIMEOUT_MS)
     except PlaywrightError:
         listed = None
     read = FrameReading(frame.url, main, allow, opened.frame_log(frame), forms, forms_error, listed)

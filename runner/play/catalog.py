@@ -150,7 +150,7 @@ async def read_frame(frame: Frame, log: ShimLog, native: bool, host: ToolHost) -
 
 async def read_frames(page: Page, log: ShimLog, host: ToolHost | None = None) -> list[FrameTools]:
     """Every frame's tools, the top page first; frames with nothing to list are left out. A host that
-    watches DevTools (ToolHost.watch_devtools) reads a frame whose own listing hangs from there."""
+    watches DevTools (``host.frames.watch``) reads a frame whose own listing hangs from there."""
     native = log.native() is not False
     host = host or ToolHost(page, log, 0.0)
     read = [await read_frame(frame, log, native, host) for frame in page.frames]
@@ -172,7 +172,7 @@ async def _read_route(browser: Browser, url: str, route: str, settle_ms: int) ->
         log = await open_with_shim(context)
         page = await context.new_page()
         host = ToolHost(page, log, 0.0, settle_ms=settle_ms)
-        await host.watch_devtools(context)  # before the page loads: DevTools announces a frame's tools as it registers
+        await host.frames.watch(context)  # before the page loads: DevTools announces a frame's tools as it registers
         try:
             response = await page.goto(url, wait_until="load", timeout=30_000)
         except Exception as err:  # unreachable, refused, a timeout: say so, per route

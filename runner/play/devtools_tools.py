@@ -7,14 +7,23 @@ lists and invokes them, but the page-side listing, and with it Playwright's
 that frame's tools here: still the browser's own registry and its own invocation, never
 the shim's copy.
 
-The bookkeeping is plain data fed with the domain's events; sending is the caller's (the
-runner's CDP session is async, the plugin's sync).
+``DevToolsTools`` is the bookkeeping, plain data fed with the domain's events;
+``HungFrames`` does the reading and calling for one page with the async API (the
+trial's tool host, ``tools``/``init``, ``audit``); the pytest plugin does the same
+with the sync API.
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
+
+from playwright.async_api import BrowserContext, CDPSession, Frame, Page
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 
 class DevToolsCallError(Exception):
@@ -90,3 +99,66 @@ def find_frame_id(tree: dict[str, Any], path: list[tuple[str, str]]) -> str | No
         found = fits[0]
         nodes = found.get("childFrames") or []
     return found["frame"]["id"] if found else None
+
+
+class HungFrames:
+    """One page's frames read and called through Playwright, and a child frame whose own listing does not
+    answer through DevTools, from then on, for as long as its document lives (``key`` names the document)."""
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+        self.cdp: CDPSession | None = None
+        self.tools = DevToolsTools()
+        self._frame_ids: dict[Hashable, str] = {}  # a hung frame's document -> its DevTools frame id
+
+    def follow(self, cdp: CDPSession) -> None:
+        """Use a session whose WebMCP events the caller feeds to ``self.tools`` (the trial's witness)."""
+        self.cdp = cdp
+
+    async def watch(self, context: BrowserContext) -> None:
+        """A DevTools session of its own. Call it before the page navigates: enabled later, the domain
+        re-announces the top page's tools only."""
+        try:
+            cdp = await context.new_cdp_session(self.page)
+            for name in ("toolsAdded", "toolsRemoved", "toolResponded"):
+                cdp.on(f"WebMCP.{name}", lambda params, name=name: self.tools.witness(name, params))
+            await cdp.send("WebMCP.enable")
+        except PlaywrightError:
+            return  # a browser without the domain: no way around a hung frame
+        self.cdp = cdp
+
+    def frame_id(self, key: Hashable) -> str | None:
+        """The DevTools id of the frame showing this document, if its listing hung."""
+        return self._frame_ids.get(key)
+
+    async def listing(
+        self, frame: Frame, key: Hashable, timeout_ms: float, top_timeout_ms: float | None = None
+    ) -> list[dict[str, Any]]:
+        """The frame's own tools as the browser lists them: Playwright's listing, a child frame's bounded
+        by timeout_ms (the top page's by top_timeout_ms, else as long as Playwright waits)."""
+        if key in self._frame_ids:
+            return self.tools.listing(self._frame_ids[key])
+        top = frame.parent_frame is None
+        try:
+            return list(await frame.webmcp.tools(timeout=top_timeout_ms if top else timeout_ms))
+        except PlaywrightTimeoutError:
+            if top or self.cdp is None:
+                raise
+            tree = await self.cdp.send("Page.getFrameTree")
+            frame_id = find_frame_id(tree["frameTree"], frame_path(frame))
+            if frame_id is None:
+                raise
+            self._frame_ids[key] = frame_id
+            return self.tools.listing(frame_id)
+
+    async def call(self, frame_id: str, name: str, args: dict[str, Any], timeout_ms: float) -> Any:
+        """Invoke through DevTools and wait for its toolResponded (a rare path: a short poll is enough)."""
+        assert self.cdp is not None
+        sent = await self.cdp.send("WebMCP.invokeTool", self.tools.invoke_params(frame_id, name, args))
+        invocation = sent["invocationId"]
+        deadline = time.monotonic() + timeout_ms / 1000
+        while invocation not in self.tools.responses:
+            if time.monotonic() >= deadline:  # worded as Playwright words its timeouts, which the smoke reads
+                raise DevToolsCallError(f"WebMCP.invokeTool: Timeout {timeout_ms:.0f}ms exceeded.")
+            await asyncio.sleep(0.02)
+        return answer(self.tools.responses.pop(invocation))

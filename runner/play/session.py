@@ -27,7 +27,6 @@ from playwright.async_api import (
 )
 
 from runner.play.browser import ChromiumChoice, connect_cdp, connect_server, launch
-from runner.play.devtools_tools import DevToolsTools
 from runner.play.toolhost import SHIM_JS, ShimLog, ToolHost
 from runner.suite.browser_context import BrowserContextSettings
 
@@ -221,7 +220,7 @@ class TrialPage:
             self.cdp = await self.context.new_cdp_session(self.page)
             for name in ("toolsAdded", "toolsRemoved", "toolInvoked", "toolResponded"):
                 self.cdp.on(f"WebMCP.{name}", lambda params, name=name: self._witness(name, params))
-            self.host.cdp, self.host.devtools = self.cdp, DevToolsTools()
+            self.host.frames.follow(self.cdp)
             await self.cdp.send("WebMCP.enable")
             # the top page's frame id: DevTools names each event's frame, and a frame's events are told apart by it
             tree = await self.cdp.send("Page.getFrameTree")
@@ -231,15 +230,14 @@ class TrialPage:
             self.cdp.on("Page.navigatedWithinDocument", lambda e: self._frame_url(e.get("frameId"), e.get("url")))
             await self.cdp.send("Page.enable")
         except Exception:
-            self.cdp = self.host.cdp = self.host.devtools = None
+            self.cdp = self.host.frames.cdp = None
 
     def _frame_url(self, frame_id: str | None, url: str | None) -> None:
         if frame_id and url:
             self.frame_urls[frame_id] = url
 
     def _witness(self, name: str, params: dict[str, Any]) -> None:
-        if self.host.devtools is not None:
-            self.host.devtools.witness(name, params)
+        self.host.frames.tools.witness(name, params)
         slim = {k: v for k, v in params.items() if k not in ("stackTrace", "frameId")}
         frame_id = params.get("frameId") or next((t.get("frameId") for t in params.get("tools") or []), None)
         if frame_id is not None:  # which frame's document (toolResponded names only the invocation)

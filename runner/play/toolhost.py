@@ -16,17 +16,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from playwright.async_api import BrowserContext, CDPSession, Frame, Page
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import TimeoutError as PlaywrightTimeoutError
+from playwright.async_api import Frame, Page
 
-from runner.play.devtools_tools import (
-    DevToolsCallError,
-    DevToolsTools,
-    answer,
-    find_frame_id,
-    frame_path,
-)
+from runner.play.devtools_tools import DevToolsCallError, HungFrames
 from runner.trace import FrameRecord, ToolCall, ToolInfo
 
 SHIM_JS = (Path(__file__).with_name("shim.js")).read_text(encoding="utf-8")
@@ -189,11 +182,8 @@ class ToolHost:
         self.clock_start = clock_start
         self.calls: list[ToolCall] = []
         self.step = 0
-        # The DevTools WebMCP domain (the trial's witness session) and its account of each frame's
-        # tools: how a frame whose own listing never answers is listed and called (devtools_tools.py).
-        self.cdp: CDPSession | None = None
-        self.devtools: DevToolsTools | None = None
-        self._hung: dict[tuple[int, str | None], str] = {}  # (frame, document) -> its DevTools frame id
+        # a frame whose own listing never answers is listed and called through DevTools (devtools_tools.py)
+        self.frames = HungFrames(page)
         # The page's requests in flight: a route change commonly withdraws its
         # tools, fetches the new route's data, then registers the new tools, so
         # a quiet registration log means nothing while that fetch is open.
@@ -266,50 +256,10 @@ class ToolHost:
             out.append((frame, raw))
         return out
 
-    async def watch_devtools(self, context: BrowserContext) -> None:
-        """Follow the DevTools WebMCP domain's account of the page's tools, for native_listing's fallback
-        (a trial's session feeds its witness's session instead). Call it before the page navigates: enabled
-        later, the domain re-announces the top page's tools only."""
-        tools = DevToolsTools()
-        try:
-            cdp = await context.new_cdp_session(self.page)
-            for name in ("toolsAdded", "toolsRemoved", "toolResponded"):
-                cdp.on(f"WebMCP.{name}", lambda params, name=name: tools.witness(name, params))
-            await cdp.send("WebMCP.enable")  # before the page loads: a frame's tools are announced as they come
-        except PlaywrightError:
-            return  # a browser without the domain: no fallback
-        self.cdp, self.devtools = cdp, tools
-
     async def native_listing(self, frame: Frame) -> list[dict[str, Any]]:
-        """The browser's listing of the frame's own tools: a child frame whose listing does not answer
+        """The browser's listing of the frame's own tools; a child frame whose listing does not answer
         is read from DevTools from then on (the same registry; devtools_tools.py says why)."""
-        top = frame.parent_frame is None
-        key = (id(frame), self.log.document_in(frame))
-        if key in self._hung and self.devtools is not None:
-            return self.devtools.listing(self._hung[key])
-        try:
-            return list(await frame.webmcp.tools(timeout=None if top else FRAME_LIST_TIMEOUT_MS))
-        except PlaywrightTimeoutError:
-            if top or self.devtools is None or self.cdp is None:
-                raise
-            tree = await self.cdp.send("Page.getFrameTree")
-            frame_id = find_frame_id(tree["frameTree"], frame_path(frame))
-            if frame_id is None:
-                raise
-            self._hung[key] = frame_id
-            return self.devtools.listing(frame_id)
-
-    async def _devtools_call(self, frame_id: str, name: str, args: dict[str, Any]) -> Any:
-        """Invoke through DevTools and wait for its toolResponded (a rare path: a short poll is enough)."""
-        assert self.cdp is not None and self.devtools is not None
-        sent = await self.cdp.send("WebMCP.invokeTool", self.devtools.invoke_params(frame_id, name, args))
-        invocation = sent["invocationId"]
-        deadline = time.monotonic() + CALL_TIMEOUT_MS / 1000
-        while invocation not in self.devtools.responses:
-            if time.monotonic() >= deadline:
-                raise DevToolsCallError(f"WebMCP.invokeTool: Timeout {CALL_TIMEOUT_MS}ms exceeded.")
-            await asyncio.sleep(0.02)
-        return answer(self.devtools.responses.pop(invocation))
+        return await self.frames.listing(frame, (id(frame), self.log.document_in(frame)), FRAME_LIST_TIMEOUT_MS)
 
     async def wait_for_tools(
         self, names: list[str] | None = None, timeout_ms: int = 5000, settle_ms: int | None = None
@@ -387,11 +337,11 @@ class ToolHost:
             record.error = f"refused: {name!r} is not in the active catalog ({', '.join(sorted(names)) or 'empty'})"
             return record
         seen = len(self.log.events)
-        hung = self._hung.get((id(frame), self.log.document_in(frame)))
+        hung = self.frames.frame_id((id(frame), self.log.document_in(frame)))
         try:
             if hung is not None:
                 record.via = "devtools"
-                record.result = await self._devtools_call(hung, name, args)
+                record.result = await self.frames.call(hung, name, args, CALL_TIMEOUT_MS)
             elif self.path == "native":
                 record.result = await frame.webmcp.call_tool(name, args, timeout=CALL_TIMEOUT_MS)
             else:
