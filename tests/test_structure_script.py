@@ -19,10 +19,10 @@ def test_help_says_what_it_counts() -> None:
     assert shown.returncode == 0 and "Floors stack the rooms" in shown.stdout and "--top" in shown.stdout
 
 
-def test_the_code_has_no_circle_of_files_and_says_so(tmp_path: Path) -> None:
+def test_the_code_has_no_circle_and_no_arrow_up_and_says_so(tmp_path: Path) -> None:
     figures = _run("--top", "3")
     assert figures.returncode == 0, figures.stderr
-    assert "circles of files 0" in figures.stdout
+    assert "arrows up or sideways 0\ncircles of rooms 0\ncircles of files 0\n" in figures.stdout
     assert "floor 1:" in figures.stdout and "longest functions (lines):" in figures.stdout
     # a made-up tree with a circle of two modules and one of two rooms is told as such
     for name, text in {
