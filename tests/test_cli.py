@@ -475,3 +475,20 @@ def test_the_console_script_runs_in_a_process_of_its_own():
     assert bad.returncode == 2 and "--trials: 0 is out of range" in bad.stderr and "Traceback" not in bad.stderr
     module = cli_process("power", "--baseline", "1.5", "--delta", "0.1")
     assert module.returncode == 2 and module.stderr.count("\n") == 1 and "1.5 is out of range" in module.stderr
+
+
+def test_playwright_trace_is_named_apart_from_our_trace_and_the_old_spelling_still_works(capsys):
+    """`--playwright-trace` keeps Playwright's trace.zip; `--trace` (our trace is always kept) is its old
+    spelling for one release: the same value, a one-line notice, and no line of its own in --help."""
+    from runner.cli import build_parser
+
+    shown = cli("run", "--help").stdout
+    assert "--playwright-trace {off,on,retain-on-failure}" in shown and "--trace " not in shown
+    parser = build_parser()
+    assert parser.parse_args(["run", "--playwright-trace", "on"]).trace == "on"
+    assert capsys.readouterr().err == ""
+    assert parser.parse_args(["record", "--trace", "retain-on-failure"]).trace == "retain-on-failure"
+    assert capsys.readouterr().err == "webmcp-eval: --trace is deprecated: use --playwright-trace\n"
+    assert parser.parse_args(["run"]).trace == "off"
+    wrong = cli("run", "--trace", "always")
+    assert wrong.returncode == 2 and "invalid choice: 'always'" in wrong.stderr and len(wrong.stderr.splitlines()) == 1

@@ -210,7 +210,7 @@ def test_trials_give_both_rates_with_errors_pass_at_k_and_cost(tmp_path):
 
 
 def test_trace_zips_and_screenshots_are_kept_for_failures_only(tmp_path):
-    """--trace retain-on-failure and --screenshot only-on-failure: one passing and one failing trial."""
+    """--playwright-trace retain-on-failure and --screenshot only-on-failure: one passing and one failing trial."""
     from runner.report.html import render_html
 
     _run(

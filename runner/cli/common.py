@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
@@ -18,6 +19,19 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(EXIT_INVALID, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+class DeprecatedSpelling(argparse.Action):
+    """An option's old spelling, kept for one release: it stores as the new one does and says, once
+    per use on stderr, which spelling to use instead. It is left out of --help."""
+
+    def __init__(self, option_strings: list[str], dest: str, *, instead: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, help=argparse.SUPPRESS, **kwargs)  # type: ignore[arg-type]
+        self.instead = instead
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:  # noqa: ANN001
+        print(f"webmcp-eval: {option_string} is deprecated: use {self.instead}", file=sys.stderr)
+        setattr(namespace, self.dest, values)
 
 
 def number_type(kind: Callable[[str], float], low: float, high: float | None = None, *, above: bool = False):  # noqa: ANN202

@@ -13,6 +13,7 @@ from runner.cli.common import (
     POSITIVE,
     RETRIES,
     SECONDS,
+    DeprecatedSpelling,
     base_url_type,
     cdp_endpoint_type,
     regex_type,
@@ -295,11 +296,18 @@ def _evidence_arguments(run: argparse.ArgumentParser) -> None:
         metavar="N",
         help="flag cases with 0%% (broken task?) or 100%% (saturated) only over at least N trials (default 5)",
     )
+    trace_modes = ["off", "on", "retain-on-failure"]
     run.add_argument(
-        "--trace",
-        choices=["off", "on", "retain-on-failure"],
+        "--playwright-trace",
+        dest="trace",
+        choices=trace_modes,
         default="off",
-        help="keep Playwright's own trace.zip per trial (open with: playwright show-trace FILE)",
+        help="keep Playwright's own trace.zip per trial (open with: playwright show-trace FILE); "
+        "our trace of every trial is always kept",
+    )
+    # "trace" alone is our JSON record of a trial: the old spelling stays for one release
+    run.add_argument(
+        "--trace", dest="trace", choices=trace_modes, action=DeprecatedSpelling, instead="--playwright-trace"
     )
     run.add_argument(
         "--screenshot",
