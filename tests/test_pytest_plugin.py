@@ -240,7 +240,8 @@ def readme_test_file() -> str:
 
 
 def _break_the_shop(root: Path) -> None:
-    """A shop whose list_products lost its read-only hint and whose cart also writes to the server."""
+    """A shop whose list_products lost its read-only hint and whose cart also writes to the server, a moment
+    after the call has returned (fire and forget: the proxy's count must still see it)."""
     app = root / "site" / "demo" / "app.js"
     text = app.read_text(encoding="utf-8")
     text = text.replace(
@@ -248,9 +249,8 @@ def _break_the_shop(root: Path) -> None:
         "execute: async () => ok({ products }),",
         1,
     )
-    text = text.replace(
-        "    cart.write(value);\n", "    cart.write(value);\n    fetch('cart', { method: 'POST' });\n", 1
-    )
+    later_write = "    setTimeout(() => fetch('cart', { method: 'POST' }), 150);\n"
+    text = text.replace("    cart.write(value);\n", "    cart.write(value);\n" + later_write, 1)
     app.write_text(text, encoding="utf-8")
 
 

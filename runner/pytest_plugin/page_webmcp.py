@@ -41,6 +41,10 @@ if TYPE_CHECKING:  # the audit's engine is imported when a test asks for it
 
 BINDING = "__webmcpEvalReport"
 CALL_TIMEOUT_MS = 15_000
+# Before the proxy's account is read: the page's requests have ended and none began, nor a call ended, for
+# this long. A tool may fire a write and forget it (fetch without await): it reaches the proxy after the call.
+NETWORK_QUIET_S = 0.3
+NETWORK_WAIT_S = 5.0  # at most, for a page whose requests never end (a long poll, a stream)
 
 
 class ToolCallError(Exception):
@@ -84,6 +88,8 @@ class PageWebMCP:
     _top_frame_id: str | None = None
     _load_t: float | None = None  # the page's latest load event (host clock): the audit's timeline counts from it
     script_errors: list[str] = field(default_factory=list)  # the page's uncaught exceptions
+    _in_flight: set[int] = field(default_factory=set)  # the page's requests not yet ended
+    _network_t: float = 0.0  # when a request last began or ended, or a call ended (host clock)
     # DevTools' account of each frame's tools: how a frame whose own listing never answers is listed
     # and called (runner/play/devtools_tools.py says why)
     devtools: DevToolsTools = field(default_factory=DevToolsTools)
@@ -101,6 +107,9 @@ class PageWebMCP:
         context.add_init_script(SHIM_JS)
         self.page.on("load", lambda _page: setattr(self, "_load_t", time.monotonic()))
         self.page.on("pageerror", lambda err: self.script_errors.append(_first_line(err)))
+        self.page.on("request", lambda request: self._request(request, True))
+        self.page.on("requestfinished", lambda request: self._request(request, False))
+        self.page.on("requestfailed", lambda request: self._request(request, False))
         with contextlib.suppress(PlaywrightError):  # a browser without the DevTools WebMCP domain: no witness
             cdp = context.new_cdp_session(self.page)
             for name in ("toolsAdded", "toolsRemoved", "toolInvoked", "toolResponded"):
@@ -110,6 +119,18 @@ class PageWebMCP:
             self._top_frame_id = cdp.send("Page.getFrameTree")["frameTree"]["frame"]["id"]
             self._cdp = cdp
         return self
+
+    def _request(self, request: Any, began: bool) -> None:
+        (self._in_flight.add if began else self._in_flight.discard)(id(request))
+        self._network_t = time.monotonic()
+
+    def _network_settled(self) -> None:
+        """Until the page's requests have ended and the network has been quiet for NETWORK_QUIET_S."""
+        deadline = time.monotonic() + NETWORK_WAIT_S
+        while time.monotonic() < deadline:
+            if not self._in_flight and time.monotonic() - self._network_t >= NETWORK_QUIET_S:
+                return
+            self.page.wait_for_timeout(25)  # the sync API delivers the page's request events while it waits
 
     def _report(self, source: dict[str, Any], event: dict[str, Any]) -> None:
         frame: Frame | None = source.get("frame")
@@ -253,6 +274,7 @@ class PageWebMCP:
         except (PlaywrightError, DevToolsCallError) as err:
             raise ToolCallError(f"{name}({json.dumps(args, ensure_ascii=False)}): {_first_line(err)}") from None
         self._until_logged(name, seen)
+        self._network_t = time.monotonic()  # what the call set off may start a moment after it returned
         return result
 
     def _devtools_call(
@@ -331,6 +353,7 @@ class PageWebMCP:
                 "this test has no proxy: run pytest with --webmcp-proxy, "
                 "or mark the test @pytest.mark.webmcp(proxy=True)"
             )
+        self._network_settled()
         return self.network()
 
     def mutations(self) -> list[RequestRecord]:
