@@ -37,7 +37,7 @@ from static_server import static_site  # noqa: E402
 CONFTEST = """
 import json, os
 import pytest
-from runner.play.browser import find_chromium, launch_args
+from runner.play.browser.browser import find_chromium, launch_args
 
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args):

@@ -84,10 +84,10 @@ from traffic import (  # noqa: E402
 )
 
 from runner.agents.reference import ReferenceAgent  # noqa: E402
-from runner.play.browser import find_chromium, launch  # noqa: E402
-from runner.play.fixture_store import FixtureStore  # noqa: E402
-from runner.play.locate import locate  # noqa: E402
-from runner.play.run import RunOptions, run_suite  # noqa: E402
+from runner.play.browser.browser import find_chromium, launch  # noqa: E402
+from runner.play.evidence.fixture_store import FixtureStore  # noqa: E402
+from runner.play.page.locate import locate  # noqa: E402
+from runner.play.run.run import RunOptions, run_suite  # noqa: E402
 from runner.suite.case import ClickAction, NavigateAction, ReloadAction, UserStep  # noqa: E402
 from runner.suite.loader import LoadedCase, load_cases  # noqa: E402
 from runner.suite.matchers import MISSING, resolve, substitute  # noqa: E402

@@ -37,7 +37,7 @@ Verdict = Literal["passed", "failed", "not_run"]
 # agent (runner/agents/null.py), which does nothing. Each is a series of its own in every report.
 EvidenceKind = Literal["deterministic", "agent", "baseline", "simulated_user"]
 Status = Literal["passed", "failed", "not_run"]
-# Why a trial could not run, as data (runner/play/retry.py retries only "infrastructure"):
+# Why a trial could not run, as data (runner/play/run/retry.py retries only "infrastructure"):
 #   infrastructure  the browser crashed or its connection was lost; the site was unreachable or answered 5xx
 #   setup           the site answered, but not as a case needs (4xx, no tools, a page error, state_js)
 #   case            the case asks for what the site or run lacks (a hook, the proxy, a reset for breaks)
@@ -86,7 +86,7 @@ class Record(BaseModel):
 
 
 class UiObservation(Record):
-    """What the page showed of one ui expectation's target (runner/play/trial.py ``_observe_one``)."""
+    """What the page showed of one ui expectation's target (runner/play/run/trial.py ``_observe_one``)."""
 
     target: str  # the locator, described: the expectation it answers has the same description
     count: int | None = None  # elements found; None: not counted (see error)
@@ -242,7 +242,7 @@ class UntrustedText(Record):
 
 
 class WitnessEvent(Record):
-    """One event of the DevTools WebMCP domain (runner/play/session.py keeps it slim)."""
+    """One event of the DevTools WebMCP domain (runner/play/browser/session.py keeps it slim)."""
 
     event: str  # toolsAdded, toolsRemoved, toolInvoked, toolResponded
     t_ms: int | float | None = None  # since the trial started

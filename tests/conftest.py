@@ -23,7 +23,7 @@ from playwright.sync_api import Page
 from site_web import Web, World, join_world
 from static_server import StaticSite, static_site
 
-from runner.play.browser import find_chromium, launch_args
+from runner.play.browser.browser import find_chromium, launch_args
 from site_under_test.server import SiteServer
 
 _world_numbers = itertools.count(1)
@@ -49,7 +49,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
-    """pytest-playwright launches the Chromium runner.play.browser picks (headless: the headless shell when
+    """pytest-playwright launches the Chromium runner.play.browser.browser picks (headless: the headless shell when
     installed, as the runner's own runs), with WebMCP on."""
     headless = browser_type_launch_args.get("headless", True)
     chromium = find_chromium(headless=headless).path

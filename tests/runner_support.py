@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from runner.agents.reference import ReferenceAgent
-from runner.play.run import RunOptions, run_suite, select_cases
+from runner.play.run.run import RunOptions, run_suite, select_cases
 from runner.suite.folder import read_suite_config
 from runner.suite.loader import load_cases
 from runner.trace import Trace

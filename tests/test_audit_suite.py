@@ -10,7 +10,7 @@ import pytest
 from runner_support import cli
 
 from runner.audit.catalog_lint import lint_catalog, lint_listing
-from runner.play.catalog import FrameTools, PageTool, RefusedTool, RouteTools
+from runner.evaluation.catalog import FrameTools, PageTool, RefusedTool, RouteTools
 
 CASE = """id: look-01
 behaviour: tool_call

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from runner_support import in_thread, play
 
-from runner.play.trial import TrialHook
+from runner.play.run.trial import TrialHook
 from runner.suite.browser_context import DEFAULT_LOCALE, DEFAULT_TIMEZONE, BrowserContextSettings
 from runner.suite.folder import SuiteError, find_suite, read_suite_config
 from tests.test_cli import cli
@@ -73,7 +73,7 @@ def test_the_context_runs_on_the_suites_clock_and_the_trace_says_so(tmp_path: Pa
 
 def test_the_null_agents_baseline_plays_on_the_suites_clock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """validate --baselines opens its contexts as every other run of the suite does."""
-    import runner.play.run as run_module
+    import runner.play.run.run as run_module
     from runner import cli as cli_module
 
     seen = []

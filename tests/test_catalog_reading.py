@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from runner.play.catalog import page_tool
-from runner.play.toolhost import ShimLog, ToolHost, _tool_info
+from runner.evaluation.catalog import page_tool
+from runner.play.page.toolhost import ShimLog, ToolHost, _tool_info
 
 
 def test_native_annotations_are_kept_in_the_pages_spelling_and_the_pages_own_win():

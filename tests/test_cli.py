@@ -337,7 +337,7 @@ def test_calibrate_without_labels_and_a_bad_grader_option_are_usage_errors(tmp_p
 
 
 def test_init_help_names_its_flags_and_exit_codes_and_refuses_usage_mistakes(tmp_path):
-    from runner.play.catalog import DISCOVERY_SETTLE_MS
+    from runner.evaluation.catalog import DISCOVERY_SETTLE_MS
 
     text = " ".join(cli("init", "--help").stdout.split())
     for word in ("--base-url", "--route", "-o DIR", "--settle-ms", "readOnlyHint", "Exit 2", "non-empty"):

@@ -24,8 +24,8 @@ from runner_support import cli, in_thread
 
 from runner.agents.reference import ReferenceAgent
 from runner.audit.engine import AuditOptions, audit
-from runner.play.devtools_tools import DevToolsCallError, DevToolsTools, answer, find_frame_id, frame_path
-from runner.play.run import RunOptions, run_suite
+from runner.play.page.devtools_tools import DevToolsCallError, DevToolsTools, answer, find_frame_id, frame_path
+from runner.play.run.run import RunOptions, run_suite
 from runner.suite.loader import load_cases
 
 HUNG = "/frame.html"  # the frame whose listing is made to hang

@@ -20,7 +20,7 @@ from frames_server import CASES, FramesSite
 from runner_support import cli, in_thread
 
 from runner.agents.reference import ReferenceAgent
-from runner.play.run import RunOptions, run_suite
+from runner.play.run.run import RunOptions, run_suite
 from runner.report.html import render_html
 from runner.suite.case import Case
 from runner.suite.loader import LoadedCase, load_cases

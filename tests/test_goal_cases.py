@@ -36,9 +36,9 @@ from runner.agents.simulated_user import (
     read_marker,
 )
 from runner.judge.grader import make_grader
-from runner.play.conversation import NO_PLAN, NO_SIMULATOR, Conversation
-from runner.play.run import RunOptions, run_suite, select_cases
-from runner.play.trial import trial_id_for
+from runner.play.run.conversation import NO_PLAN, NO_SIMULATOR, Conversation
+from runner.play.run.run import RunOptions, run_suite, select_cases
+from runner.play.run.trial import trial_id_for
 from runner.suite.case import UserGoal
 from runner.suite.loader import load_cases
 from runner.suite.site import demo_site_config

@@ -26,7 +26,7 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 from runner.agents.harness import HarnessConfigError, make_harness_factory  # noqa: E402
 from runner.agents.mcp_bridge import PageBridge  # noqa: E402
-from runner.play.session import BrowserSession  # noqa: E402
+from runner.play.browser.session import BrowserSession  # noqa: E402
 from tests.runner_support import in_thread, play  # noqa: E402
 
 pytestmark = pytest.mark.browser

@@ -45,19 +45,19 @@ def test_agents_import_nothing_of_play() -> None:
 
 
 def test_nothing_in_play_imports_the_trial_but_the_run() -> None:
-    found = offenders("runner/play", ("runner.play.trial",))
-    assert found == ["runner/play/run.py: runner.play.trial"]
+    found = offenders("runner/play", ("runner.play.run.trial",))
+    assert found == ["runner/play/run/run.py: runner.play.run.trial"]
 
 
 def test_the_checker_sees_a_wrong_import_and_lets_a_typing_one_pass(tmp_path) -> None:
     (tmp_path / "agents").mkdir()
     (tmp_path / "agents" / "typed.py").write_text(
-        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from runner.play.toolhost import ToolHost\n"
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from runner.play.page.toolhost import ToolHost\n"
     )
     assert offenders("agents", ("runner.play",), allow_typing=True, root=tmp_path) == []
-    (tmp_path / "agents" / "wrong.py").write_text("import runner.play.toolhost\n")
+    (tmp_path / "agents" / "wrong.py").write_text("import runner.play.page.toolhost\n")
     found = offenders("agents", ("runner.play",), allow_typing=True, root=tmp_path)
-    assert found == ["agents/wrong.py: runner.play.toolhost"]
+    assert found == ["agents/wrong.py: runner.play.page.toolhost"]
 
 
 def test_results_and_report_read_the_run_directory_not_play() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
-from runner.play.catalog import PageTool, RouteTools
+from runner.evaluation.catalog import PageTool, RouteTools
 from runner.suite.folder import find_suite
 from runner.suite.init import InitError, SiteUnreadable, example_arguments, plan_suite, write_suite
 from runner.suite.validate import find_catalog, load_suite

@@ -33,8 +33,8 @@ from runner.agents.model import (
 from runner.agents.protocol import AgentError
 from runner.llm.cassette import Cassette, describe_rerecord, differences
 from runner.llm.providers import safe_tool_name
-from runner.play.run import RunOptions, run_suite, select_cases
-from runner.play.trial import trial_id_for
+from runner.play.run.run import RunOptions, run_suite, select_cases
+from runner.play.run.trial import trial_id_for
 from runner.suite.case import UserStep
 from runner.suite.loader import load_cases
 from runner.trace import ToolCall, ToolInfo, Trace

@@ -1,11 +1,11 @@
-"""The proxy's account of a trial as the trace keeps it (runner/play/network_evidence.py), from proxy records."""
+"""The proxy's account of a trial as the trace keeps it (play/evidence/network_evidence.py), from proxy records."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from proxies.models import BlockedRequest, RequestRecord, TrialNetwork
-from runner.play.network_evidence import network_record, site_stopped_answering, unanswered_site_requests
+from runner.play.evidence.network_evidence import network_record, site_stopped_answering, unanswered_site_requests
 
 SITE = "http://127.0.0.1:8123"
 

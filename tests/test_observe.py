@@ -1,4 +1,4 @@
-"""What the page shows after the steps (runner/play/observe.py), read from a fake page: no browser."""
+"""What the page shows after the steps (runner/play/page/observe.py), read from a fake page: no browser."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ import io
 
 from playwright.async_api import Error as PlaywrightError
 
-from runner.play.artifacts import Artifacts
-from runner.play.human_windows import HumanWindows
-from runner.play.observe import PageObserver
-from runner.play.toolhost import ShimLog
-from runner.play.watcher import Watcher
+from runner.play.browser.artifacts import Artifacts
+from runner.play.page.human_windows import HumanWindows
+from runner.play.page.observe import PageObserver
+from runner.play.page.toolhost import ShimLog
+from runner.play.page.watcher import Watcher
 from runner.suite.case import Expectations, Locator
 from runner.trace import HumanClick, Trace
 from tests.fake_page import Control, FakeLocator, FakePage, run

@@ -10,7 +10,7 @@ import pytest
 from runner_support import in_thread, suite_cases
 
 from runner.agents.reference import ReferenceAgent
-from runner.play.run import RunOptions, run_suite
+from runner.play.run.run import RunOptions, run_suite
 
 pytestmark = pytest.mark.browser
 

@@ -24,7 +24,7 @@ pytest_plugins = ["pytester"]
 # The Chromium the project's own tests use, with WebMCP on, for pytest-playwright in the subprocess.
 CONFTEST = """
 import pytest
-from runner.play.browser import find_chromium, launch_args
+from runner.play.browser.browser import find_chromium, launch_args
 
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args):

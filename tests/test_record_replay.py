@@ -14,7 +14,7 @@ import yaml
 from runner_support import CASES, ROOT, cli, play
 
 from proxies.fixture import load_fixture, save_fixture
-from runner.play.fixture_store import FixtureStore
+from runner.play.evidence.fixture_store import FixtureStore
 from runner.suite.loader import case_files
 
 pytestmark = pytest.mark.browser

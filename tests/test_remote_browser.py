@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from runner_support import cli, play
 
-from runner.play.browser import find_chromium, launch_args
+from runner.play.browser.browser import find_chromium, launch_args
 from runner.trace import Trace
 
 

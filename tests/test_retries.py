@@ -22,8 +22,8 @@ from static_server import StaticSite
 from test_static_site import _wrong_quantity, shop_cases, variant
 
 from runner.agents.reference import ReferenceAgent
-from runner.play.retry import retryable
-from runner.play.run import RunOptions, run_suite
+from runner.play.run.retry import retryable
+from runner.play.run.run import RunOptions, run_suite
 from runner.report.html import render_html
 from runner.report.reporters import markdown
 from runner.report.writers import print_console, summary_json, write_junit

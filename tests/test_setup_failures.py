@@ -14,7 +14,7 @@ from runner_support import in_thread, play, suite_cases
 
 from runner.agents.reference import ReferenceAgent
 from runner.judge import checks
-from runner.play.run import RunOptions, run_suite
+from runner.play.run.run import RunOptions, run_suite
 from runner.suite.loader import LoadedCase
 
 pytestmark = pytest.mark.browser

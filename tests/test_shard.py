@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from runner_support import cli
 
-from runner.play.shard import ShardError, parse_shard, read_durations, shard_of, split
-from runner.play.trial import world_id
+from runner.play.run.shard import ShardError, parse_shard, read_durations, shard_of, split
+from runner.play.run.trial import world_id
 from runner.results.run_results import RunInput
 from runner.results.shards import merge
 from runner.rundir.plan import make_plan, plan_hash, read_plan, write_plan

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from runner.judge.checks import _stale
-from runner.play.toolhost import ShimLog
+from runner.play.page.toolhost import ShimLog
 from runner.trace import FrameRecord, RegistrationEvent, StaleRegistration, StepRecord, ToolCall, Trace
 
 

@@ -18,7 +18,7 @@ from runner_support import in_thread
 from static_server import CASES, StaticSite
 
 from runner.agents.reference import ReferenceAgent
-from runner.play.run import RunOptions, run_suite
+from runner.play.run.run import RunOptions, run_suite
 from runner.suite.case import Case
 from runner.suite.loader import LoadedCase, load_cases
 from runner.suite.site import SiteConfig, resolve_route

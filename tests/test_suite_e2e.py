@@ -22,8 +22,8 @@ import pytest
 from runner_support import CASES, ROOT, in_thread, play, suite_cases
 
 from runner.agents.reference import ReferenceAgent
-from runner.play.browser import find_chromium
-from runner.play.run import RunOptions, run_suite
+from runner.play.browser.browser import find_chromium
+from runner.play.run.run import RunOptions, run_suite
 from runner.suite.loader import LoadedCase, case_files
 from runner.trace import Trace, read_traces
 
@@ -154,13 +154,15 @@ def test_a_killed_run_leaves_every_written_trace_readable(tmp_path):
 
 
 def test_the_suite_catalog_is_what_the_site_registers():
-    from runner.play.catalog import read_catalog_sync
+    from runner.evaluation.catalog import read_catalog_sync
     from site_under_test.server import SiteServer
 
     with SiteServer(test_mode=True) as site:
         live = in_thread(read_catalog_sync, site.url)
     committed = json.loads((CASES / "catalog.json").read_text(encoding="utf-8"))
-    assert live == committed, "cases/catalog.json is stale: regenerate it from the site (see runner/play/catalog.py)"
+    assert live == committed, (
+        "cases/catalog.json is stale: regenerate it from the site (see runner/evaluation/catalog.py)"
+    )
 
 
 def test_a_deployed_site_without_hooks_gives_not_run_never_passed(tmp_path):

@@ -200,7 +200,7 @@ def test_run_takes_the_suite_harness_and_the_flag_wins(folder):
 
 def test_the_plan_names_its_harness_and_two_harnesses_never_share_a_plan_hash(folder):
     from runner.agents.reference import ReferenceAgent
-    from runner.play.run import RunOptions, plan_of
+    from runner.play.run.run import RunOptions, plan_of
     from runner.rundir.plan import _PLAN
     from runner.suite.loader import load_cases
 

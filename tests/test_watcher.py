@@ -1,11 +1,11 @@
-"""The headed watcher (runner/play/watcher.py): the cue line and both ways of waiting, without a browser."""
+"""The headed watcher (runner/play/page/watcher.py): the cue line and both ways of waiting, without a browser."""
 
 from __future__ import annotations
 
 import asyncio
 import io
 
-from runner.play.watcher import Watcher
+from runner.play.page.watcher import Watcher
 from tests.runner_support import in_thread
 
 

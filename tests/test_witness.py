@@ -6,7 +6,7 @@ import pytest
 
 from runner.agents.reference import ReferenceAgent
 from runner.judge.checks import check_calls
-from runner.play.witness import compare_witness
+from runner.play.page.witness import compare_witness
 from runner.suite.case import CallExpectations
 from runner.trace import Trace, WitnessRecord
 
@@ -80,7 +80,7 @@ def test_on_the_demo_site_devtools_sees_the_shims_calls(tmp_path):
     import pytest
     from runner_support import in_thread, suite_cases
 
-    from runner.play.run import RunOptions, run_suite
+    from runner.play.run.run import RunOptions, run_suite
     from runner.suite.case import Case
     from runner.suite.loader import LoadedCase
 

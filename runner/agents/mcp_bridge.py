@@ -2,7 +2,7 @@
 
 Any agent harness that speaks MCP (a desktop or CLI agent, an agent
 framework) can then use the site. Nothing is called around the page: every
-``tools/call`` goes to the tool host (runner/play/toolhost.py), which calls the
+``tools/call`` goes to the tool host (runner/play/page/toolhost.py), which calls the
 page's tool as an agent host does, so the shim logs it, the DevTools witness
 sees it, and a tool that is not in the active catalog is refused and recorded
 for the checks, exactly as for our own agents. The SDK's input validation is

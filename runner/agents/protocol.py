@@ -24,7 +24,7 @@ class ToolHost(Protocol):
     """What an agent is handed to act on the page: the active catalog and calls through the page.
 
     Declared here, where it is used: agents are handed a tool host and never make one, so they
-    need its shape, not the browser code behind it (``runner/play/toolhost.py`` implements it).
+    need its shape, not the browser code behind it (``runner/play/page/toolhost.py`` implements it).
     """
 
     log: RegistrationLog

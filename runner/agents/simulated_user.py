@@ -14,7 +14,7 @@ reply with a question mark), so an opening message cannot give them.
 ``upfront`` gives them from the first request.
 
 It ends the conversation by writing a marker: ``[GOAL_MET]`` or ``[GAVE_UP]``.
-The runner ends it when a budget runs out (runner/play/conversation.py). A
+The runner ends it when a budget runs out (runner/play/run/conversation.py). A
 simulated user that cannot answer (an unreachable endpoint, a cassette miss in
 replay) raises :class:`SimulatorError`: the trial is ``not_run``, never judged
 on a conversation that did not happen.

@@ -33,7 +33,7 @@ def lint_catalog(
 
 
 def lint_listing(listing: list[Any], config: AuditConfig | None = None) -> list[Finding]:
-    """Findings on what init read (runner.play.catalog.RouteTools): every frame's tools and refusals."""
+    """Findings on what init read (runner.evaluation.catalog.RouteTools): every frame's tools and refusals."""
     config = config or AuditConfig()
     findings: list[Finding] = []
     for route in listing:

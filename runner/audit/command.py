@@ -79,7 +79,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     from runner.audit.engine import audit
     from runner.audit.writers import html_report, json_text, markdown_report, sarif_report, text_report
-    from runner.play.browser import ChromiumNotFound
+    from runner.play.browser.browser import ChromiumNotFound
 
     try:
         report = asyncio.run(audit(options))

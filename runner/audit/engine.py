@@ -39,8 +39,8 @@ from runner.audit.rules import lint
 from runner.audit.score import overall_score, page_score
 from runner.audit.smoke import CallOutcome, call_failed, judge, page_answer
 from runner.audit.timeline import Timeline, timeline_findings, timeline_of
-from runner.play.browser import launch
-from runner.play.devtools_tools import DevToolsCallError
+from runner.play.browser.browser import launch
+from runner.play.page.devtools_tools import DevToolsCallError
 from runner.suite.site import SiteClient, SiteConfig, resolve_route
 
 MAX_REDIRECTS = 5

@@ -1,6 +1,6 @@
 """Reading one page's surface from a live browser: every frame's tools, forms, refusals and timeline.
 
-The shim (``runner/play/shim.js``) runs in every frame as an init script and
+The shim (``runner/play/page/shim.js``) runs in every frame as an init script and
 reports through the exposed binding; Playwright tells which frame each report
 came from, so every registration, withdrawal and refusal is kept per frame.
 After the watch, each frame's tools are read from the browser itself
@@ -24,8 +24,8 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame as PwFrame
 
 from runner.audit.model import FormField, Frame, PageSurface, Refused, TimelineEvent, Tool
-from runner.play.devtools_tools import HungFrames
-from runner.play.toolhost import SHIM_JS
+from runner.play.page.devtools_tools import HungFrames
+from runner.play.page.toolhost import SHIM_JS
 
 READ_TIMEOUT_MS = 10_000
 GOTO_TIMEOUT_MS = 30_000

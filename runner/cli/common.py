@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 from runner.evaluation.output import (
     EXIT_INVALID,
 )
-from runner.play.shard import ShardError, parse_shard
+from runner.play.run.shard import ShardError, parse_shard
 
 
 class Parser(argparse.ArgumentParser):

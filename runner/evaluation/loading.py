@@ -89,7 +89,7 @@ def load_evals_file(paths: list[str], catalog: str | None) -> tuple[list, list, 
 
 
 def select(args: argparse.Namespace, loaded: list, patterns: list[str]) -> list:
-    from runner.play.run import select_cases
+    from runner.play.run.run import select_cases
 
     chosen = select_cases(loaded, patterns, args.grep, args.behaviour or [])
     if not chosen:
@@ -100,7 +100,7 @@ def select(args: argparse.Namespace, loaded: list, patterns: list[str]) -> list:
 
 def skip_invalid(loaded: list, problems: list, patterns: list[str], args: argparse.Namespace) -> tuple[list, list]:
     """--skip-invalid: the valid cases, and the invalid files this selection would have run (its not-run ones)."""
-    from runner.play.run import select_cases
+    from runner.play.run.run import select_cases
     from runner.suite.validate import split_valid
 
     valid, invalid_files = split_valid(loaded, problems)

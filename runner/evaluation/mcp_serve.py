@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from runner.agents.mcp_bridge import PageBridge, require_mcp
-from runner.play.session import BrowserSession
-from runner.play.witness import compare_witness
+from runner.play.browser.session import BrowserSession
+from runner.play.page.witness import compare_witness
 from runner.trace import write_atomic
 
 

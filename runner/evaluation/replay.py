@@ -18,8 +18,8 @@ from runner.evaluation.reporting import exit_for
 def replay_command(args: argparse.Namespace) -> int:
     """Re-run recorded traces against their fixtures (offline) or a live deployment, and compare."""
     from runner.evaluation.replay_trace import ReplayOutcome, TraceAgent, case_of, result_diffs
-    from runner.play.fixture_store import FixtureStore
-    from runner.play.run import RunOptions, run_suite
+    from runner.play.evidence.fixture_store import FixtureStore
+    from runner.play.run.run import RunOptions, run_suite
     from runner.report.writers import VERDICT_STYLE
     from runner.trace import read_trace
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.agents.protocol import AgentReport
-from runner.play.toolhost import ToolHost
+from runner.play.page.toolhost import ToolHost
 from runner.suite.case import Case, UserStep
 from runner.suite.loader import LoadedCase
 from runner.trace import Assertion, Trace, write_atomic

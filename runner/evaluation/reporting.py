@@ -153,7 +153,7 @@ def print_graders_and_health(traces: list, out_dir: Path, min_trials: int) -> No
     write_atomic(out_dir / "health.json", json.dumps(health.to_json(), indent=2, ensure_ascii=False) + "\n")
 
 
-def print_fixture_news(fixtures) -> None:  # noqa: ANN001 - runner.play.fixture_store.FixtureStore
+def print_fixture_news(fixtures) -> None:  # noqa: ANN001 - runner.play.evidence.fixture_store.FixtureStore
     for warning in fixtures.warnings:
         errors.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
     for path in fixtures.recorded:

@@ -71,7 +71,7 @@ def run_command(args: argparse.Namespace) -> int:
 
 def new_selection(args: argparse.Namespace) -> Selection | int:
     """The cases a new run plays: loaded and checked as validate does, then selected; an exit code when invalid."""
-    from runner.play.run import new_run_id
+    from runner.play.run.run import new_run_id
 
     case_args = [a for a in args.cases if Path(a).exists()]
     patterns = [a for a in args.cases if not Path(a).exists()]
@@ -110,10 +110,10 @@ def resumed_selection(args: argparse.Namespace) -> Selection:
     return Selection(chosen, suite, site_config, run_dir.parent, run_dir.name, only_trials, resumed=run_dir, plan=plan)
 
 
-def run_options(args: argparse.Namespace, selection: Selection):  # noqa: ANN201 - runner.play.options.RunOptions
+def run_options(args: argparse.Namespace, selection: Selection):  # noqa: ANN201 - runner.play.run.options.RunOptions
     """The one options object of the run, from the flags and what they resolved to; every trial gets it as is."""
-    from runner.play.fixture_store import FixtureStore
-    from runner.play.options import RunOptions
+    from runner.play.evidence.fixture_store import FixtureStore
+    from runner.play.run.options import RunOptions
 
     fixtures = None
     if args.network != "live":
@@ -184,8 +184,8 @@ def players(args: argparse.Namespace, suite: Any) -> tuple[Any, Any, Any, Any]:
 
 def play(args: argparse.Namespace, selection: Selection, options) -> int:  # noqa: ANN001 - RunOptions
     """Play the trials with progress lines, then the reports; Ctrl-C keeps what ran and says how to go on."""
-    from runner.play.browser import BrowserUnavailable, ChromiumNotFound
-    from runner.play.run import plan_of, run_suite
+    from runner.play.browser.browser import BrowserUnavailable, ChromiumNotFound
+    from runner.play.run.run import plan_of, run_suite
     from runner.results.run_results import RunInput, build_results
 
     chosen = selection.cases
@@ -255,7 +255,7 @@ def play_baseline(args: argparse.Namespace, chosen: list, options) -> list:  # n
     import dataclasses
 
     from runner.agents.null import NullAgent
-    from runner.play.run import run_suite
+    from runner.play.run.run import run_suite
     from runner.results.run_results import RunInput
 
     baseline = dataclasses.replace(
@@ -295,7 +295,7 @@ def interrupted(args: argparse.Namespace, out_dir: Path, plan) -> int:  # noqa: 
 
 
 def durations(args: argparse.Namespace) -> dict[str, float] | None:
-    from runner.play.shard import ShardError, read_durations
+    from runner.play.run.shard import ShardError, read_durations
 
     if not args.durations:
         return None

@@ -67,7 +67,7 @@ def site_command(args: argparse.Namespace) -> int:
 def mutate_command(args: argparse.Namespace) -> int:
     """Mutation testing of the suite against the site: does it notice a broken site?"""
     from runner.mutation.mutate import OPERATORS, MutateOptions, mutate, print_report
-    from runner.play.run import new_run_id, select_cases
+    from runner.play.run.run import new_run_id, select_cases
     from runner.suite.site import SiteConfigError, load_site_config
     from runner.suite.validate import SuiteCatalog
 

@@ -113,9 +113,9 @@ def export_command(args: argparse.Namespace) -> int:
 
 
 def tools_command(args: argparse.Namespace) -> int:
-    """What a page registers, per route (runner/play/catalog.py does the reading)."""
-    from runner.play.browser import ChromiumNotFound
-    from runner.play.catalog import DISCOVERY_SETTLE_MS, list_tools, tools_json, tools_text
+    """What a page registers, per route (runner/evaluation/catalog.py does the reading)."""
+    from runner.evaluation.catalog import DISCOVERY_SETTLE_MS, list_tools, tools_json, tools_text
+    from runner.play.browser.browser import ChromiumNotFound
 
     if "://" not in args.url:
         errors.print(f"{args.url}: not a URL (e.g. http://127.0.0.1:8000/demo/)", markup=False)
@@ -134,9 +134,9 @@ def tools_command(args: argparse.Namespace) -> int:
 
 
 def init_command(args: argparse.Namespace) -> int:
-    """A suite folder from a live site's tools (runner/play/catalog.py reads them, runner/suite/init.py writes it)."""
-    from runner.play.browser import ChromiumNotFound
-    from runner.play.catalog import DISCOVERY_SETTLE_MS, list_tools
+    """A suite folder from a live site's tools (evaluation/catalog.py reads them, runner/suite/init.py writes it)."""
+    from runner.evaluation.catalog import DISCOVERY_SETTLE_MS, list_tools
+    from runner.play.browser.browser import ChromiumNotFound
     from runner.suite.init import InitError, check_folder, init_suite
 
     if "://" not in args.base_url:

@@ -58,8 +58,8 @@ def _validate_baselines(args: argparse.Namespace, loaded: list, suite: Any) -> i
     Exit 1 names each unexplained pass; 3 when some case could not be judged (the site or browser failed).
     """
     from runner.agents.null import NullAgent
-    from runner.play.browser import ChromiumNotFound
-    from runner.play.run import RunOptions, new_run_id, run_suite
+    from runner.play.browser.browser import ChromiumNotFound
+    from runner.play.run.run import RunOptions, new_run_id, run_suite
     from runner.results.health import baseline_health
 
     check_writable_dir(Path(args.out), "--out")
@@ -101,8 +101,8 @@ def _validate_live(args: argparse.Namespace) -> tuple[list, list, str, Any] | in
     """``validate --live URL``: every rule checked against the tools the cases' routes register now."""
     import tempfile
 
-    from runner.play.browser import ChromiumNotFound
-    from runner.play.catalog import DISCOVERY_SETTLE_MS, list_tools
+    from runner.evaluation.catalog import DISCOVERY_SETTLE_MS, list_tools
+    from runner.play.browser.browser import ChromiumNotFound
     from runner.suite.case import NavigateAction
     from runner.suite.init import route_key
 

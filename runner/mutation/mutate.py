@@ -30,8 +30,8 @@ from typing import Any
 
 from proxies import mutations as proxy_ops
 from runner.agents.reference import ReferenceAgent
-from runner.play.run import RunOptions, run_suite
-from runner.play.trial import TrialHook
+from runner.play.run.run import RunOptions, run_suite
+from runner.play.run.trial import TrialHook
 from runner.suite.browser_context import BrowserContextSettings
 from runner.suite.loader import LoadedCase
 from runner.suite.site import SiteConfig, demo_site_config

@@ -1,1 +1,1 @@
-"""Playing trials: the browser and page, the run plan and its shards, one trial from clean state to trace."""
+"""Playing trials, one sub-package per job: run/ (orchestration), browser/, page/, evidence/ (the network's account)."""

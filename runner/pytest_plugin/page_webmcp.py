@@ -1,6 +1,6 @@
 """The ``webmcp`` fixture's object: the WebMCP side of one test's page, through Playwright's sync API.
 
-It puts on the page's context what a trial's context gets (runner/play/session.py):
+It puts on the page's context what a trial's context gets (runner/play/browser/session.py):
 the shim as an init script, its events through an exposed binding, and the
 DevTools WebMCP domain as the second witness. Every frame counts: the shim runs
 in each, its events say which frame sent them, and ``tools()`` lists each
@@ -25,10 +25,10 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from proxies.models import RequestRecord, TrialNetwork
-from runner.play import devtools_tools
-from runner.play.devtools_tools import DevToolsCallError, DevToolsTools
-from runner.play.toolhost import FRAME_LIST_TIMEOUT_MS, SHIM_JS
-from runner.play.witness import compare_witness
+from runner.play.page import devtools_tools
+from runner.play.page.devtools_tools import DevToolsCallError, DevToolsTools
+from runner.play.page.toolhost import FRAME_LIST_TIMEOUT_MS, SHIM_JS
+from runner.play.page.witness import compare_witness
 from runner.pytest_plugin import expectations
 from runner.trace import ToolCall, WitnessRecord
 
@@ -91,7 +91,7 @@ class PageWebMCP:
     _in_flight: set[int] = field(default_factory=set)  # the page's requests not yet ended
     _network_t: float = 0.0  # when a request last began or ended, or a call ended (host clock)
     # DevTools' account of each frame's tools: how a frame whose own listing never answers is listed
-    # and called (runner/play/devtools_tools.py says why)
+    # and called (runner/play/page/devtools_tools.py says why)
     devtools: DevToolsTools = field(default_factory=DevToolsTools)
     _hung: dict[tuple[int, str | None], str] = field(default_factory=dict)  # (frame, document) -> DevTools id
 
@@ -142,7 +142,7 @@ class PageWebMCP:
         self.events.append(event)
 
     def _witnessed(self, name: str, params: dict[str, Any]) -> None:
-        """As a trial records it (runner/play/session.py), so the comparison with the shim is the same."""
+        """As a trial records it (runner/play/browser/session.py), so the comparison with the shim is the same."""
         self.devtools.witness(name, params)
         slim = {k: v for k, v in params.items() if k not in ("stackTrace", "frameId")}
         frame_id = params.get("frameId") or next((t.get("frameId") for t in params.get("tools") or []), None)

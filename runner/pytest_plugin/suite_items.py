@@ -4,7 +4,7 @@ The suite is loaded and validated as ``validate`` and ``run`` do, before anythin
 starts; one invalid case stops the session (every problem as
 ``file:line: field: message``). The items are ``CASE.yaml::CASE.tN``, so ``-k``,
 ``--lf``, ``-x`` and ``--maxfail`` select and stop them as any test. Once pytest
-has chosen the items, the run opens (runner/play/run.py ``open_run``: its plan
+has chosen the items, the run opens (runner/play/run/run.py ``open_run``: its plan
 lists exactly the chosen trials, the site, the proxy and the browser start) on
 an event loop of its own thread, and each item plays its trial there and waits
 for its trace. passed is a pass; failed a failure that lists the failing
@@ -104,7 +104,7 @@ class SuitePlugin:
 
     def _options(self) -> Any:
         from runner.agents.reference import ReferenceAgent
-        from runner.play.run import RunOptions, new_run_id
+        from runner.play.run.run import RunOptions, new_run_id
 
         return RunOptions(
             agent_factory=ReferenceAgent,
@@ -154,11 +154,11 @@ class SuitePlugin:
 
 
 class OpenRunThread:
-    """An open run (runner.play.run.open_run) on an event loop of its own thread: pytest calls in, one trial
+    """An open run (runner.play.run.run.open_run) on an event loop of its own thread: pytest calls in, one trial
     at a time, and waits for each trace."""
 
     def __init__(self, options: Any, cases: list[LoadedCase]) -> None:
-        from runner.play.run import open_run
+        from runner.play.run.run import open_run
 
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="webmcp-eval-run", daemon=True)

@@ -1,6 +1,6 @@
 """The shards of one plan merged into one run, or refused: a missing or duplicated shard is never a smaller suite.
 
-Splitting a plan into shards is play's (runner/play/shard.py); putting their
+Splitting a plan into shards is play's (runner/play/run/shard.py); putting their
 traces back together for one report is the results layer's.
 """
 

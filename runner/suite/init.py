@@ -1,6 +1,6 @@
 """``webmcp-eval init``: from a site's URL to a suite folder that validates and runs green.
 
-From what the live pages register (read by ``runner.play.catalog.list_tools``;
+From what the live pages register (read by ``runner.evaluation.catalog.list_tools``;
 this module only needs the reading's shape, ``PageReading``, so the suite layer
 never imports the browser) it writes, into one folder: ``suite.yaml`` (the
 site's base URL, settle time and network policy, the catalog, the two
@@ -25,7 +25,7 @@ make it their own: the user's words, the arguments, the expected results.
 
 init writes only into a folder that is new or empty (it never mixes its files
 with a person's). The pages are read with a longer quiet window than a trial's
-default (``runner.play.catalog.DISCOVERY_SETTLE_MS``): tools that register after
+default (``runner.evaluation.catalog.DISCOVERY_SETTLE_MS``): tools that register after
 a fetch or a timer are common, and a tool missed there has no starter and no
 catalog entry. The window used goes into ``suite.yaml`` so that runs see the
 tools init saw.
@@ -69,7 +69,7 @@ class SiteUnreadable(InitError):
 
 
 class PageTool(Protocol):
-    """One tool as a page registered it (runner.play.catalog.PageTool has this shape)."""
+    """One tool as a page registered it (runner.evaluation.catalog.PageTool has this shape)."""
 
     name: str
     description: str
@@ -78,7 +78,7 @@ class PageTool(Protocol):
 
 
 class PageReading(Protocol):
-    """What one route registered (runner.play.catalog.RouteTools has this shape)."""
+    """What one route registered (runner.evaluation.catalog.RouteTools has this shape)."""
 
     route: str
     url: str

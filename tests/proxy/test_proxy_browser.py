@@ -9,7 +9,7 @@ from playwright.sync_api import Browser, BrowserType
 from proxy_helpers import PNG, OriginServer, new_trial_id
 
 from proxies import TRIAL_HEADER, NetworkProxy
-from runner.play.browser import find_chromium, launch_args
+from runner.play.browser.browser import find_chromium, launch_args
 
 pytestmark = pytest.mark.browser
 

@@ -26,8 +26,8 @@ from typing import Any
 from playwright.async_api import Browser, BrowserContext, Frame, Page, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
-from runner.play.browser import launch
-from runner.play.toolhost import SHIM_JS, ShimLog, ToolHost
+from runner.play.browser.browser import launch
+from runner.play.page.toolhost import SHIM_JS, ShimLog, ToolHost
 from runner.suite.site import resolve_route
 
 # Reading a site once (tools, init) waits longer for quiet than a trial's default: tools registered after a

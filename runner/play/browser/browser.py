@@ -186,7 +186,7 @@ def _first_line(err: BaseException) -> str:
 
 
 def main() -> int:
-    """``python -m runner.play.browser``: print the Chromium that would be used, or what to install."""
+    """``python -m runner.play.browser.browser``: print the Chromium that would be used, or what to install."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:

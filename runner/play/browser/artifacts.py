@@ -30,7 +30,7 @@ def artifact_name(trial_id: str, attempt: int) -> str:
 
 
 class Tracing(Protocol):
-    """The trial page's side of Playwright tracing (runner/play/session.py TrialPage)."""
+    """The trial page's side of Playwright tracing (runner/play/browser/session.py TrialPage)."""
 
     async def stop_tracing(self, path: str | None) -> bool: ...
 
@@ -86,7 +86,7 @@ class Artifacts:
 
 async def _redacted(zip_path: Path) -> bool:
     """Secrets out of a kept trace.zip (the fixtures' rules); a zip that cannot be cleaned is not kept."""
-    from runner.play.playwright_trace import redact_trace_zip
+    from runner.play.browser.playwright_trace import redact_trace_zip
 
     try:
         await asyncio.to_thread(redact_trace_zip, zip_path)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from runner.agents.protocol import Agent
-from runner.play.fixture_store import FixtureStore
+from runner.play.evidence.fixture_store import FixtureStore
 from runner.rundir.plan import RunPlan
 from runner.suite.browser_context import BrowserContextSettings
 from runner.suite.site import SiteConfig

@@ -1,7 +1,7 @@
 """What the page shows after the steps: the UI a case expects, its confirmation point, ARIA, a screenshot.
 
 These only read the page, so they run together. Headed, the confirmation point
-holds for the person at the screen (runner/play/watcher.py), so the rest waits
+holds for the person at the screen (runner/play/page/watcher.py), so the rest waits
 for it; a press during the hold falls in a human window and is the person's.
 """
 
@@ -16,11 +16,11 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
 from runner.judge import probes
-from runner.play.artifacts import Artifacts
-from runner.play.human_windows import HumanWindows
-from runner.play.locate import locate
-from runner.play.toolhost import ShimLog
-from runner.play.watcher import Watcher
+from runner.play.browser.artifacts import Artifacts
+from runner.play.page.human_windows import HumanWindows
+from runner.play.page.locate import locate
+from runner.play.page.toolhost import ShimLog
+from runner.play.page.watcher import Watcher
 from runner.suite.case import Expectations, Locator
 from runner.trace import ConfirmationRecord, HumanClick, Trace, UiObservation, UntrustedText
 

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Page
 
-from runner.play.devtools_tools import DevToolsCallError, HungFrames
+from runner.play.page.devtools_tools import DevToolsCallError, HungFrames
 from runner.trace import FrameRecord, ToolCall, ToolInfo
 
 SHIM_JS = (Path(__file__).with_name("shim.js")).read_text(encoding="utf-8")

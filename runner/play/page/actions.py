@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from playwright.async_api import Page
 
-from runner.play.abort import TrialAborted
-from runner.play.fixture_store import FixtureMissing, HookTape
-from runner.play.human_windows import HumanWindows
-from runner.play.locate import locate
-from runner.play.toolhost import ToolHost
+from runner.play.evidence.fixture_store import FixtureMissing, HookTape
+from runner.play.page.human_windows import HumanWindows
+from runner.play.page.locate import locate
+from runner.play.page.toolhost import ToolHost
+from runner.play.run.abort import TrialAborted
 from runner.suite.case import (
     ChangeAction,
     ClickAction,

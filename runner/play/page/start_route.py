@@ -13,8 +13,8 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
-from runner.play.abort import TrialAborted
-from runner.play.toolhost import ToolHost
+from runner.play.page.toolhost import ToolHost
+from runner.play.run.abort import TrialAborted
 from runner.suite.site import SiteConfig
 from runner.trace import NotRunKind
 

@@ -26,8 +26,8 @@ from playwright.async_api import (
     async_playwright,
 )
 
-from runner.play.browser import ChromiumChoice, connect_cdp, connect_server, launch
-from runner.play.toolhost import SHIM_JS, ShimLog, ToolHost
+from runner.play.browser.browser import ChromiumChoice, connect_cdp, connect_server, launch
+from runner.play.page.toolhost import SHIM_JS, ShimLog, ToolHost
 from runner.suite.browser_context import BrowserContextSettings
 
 TRIAL_HEADER = "X-WebMCP-Eval-Trial"

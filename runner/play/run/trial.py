@@ -34,20 +34,20 @@ from proxies.fixture import Fixture
 from runner.agents.protocol import Agent, AgentError
 from runner.agents.simulated_user import SimulatedUser, SimulatorError
 from runner.judge import checks
-from runner.play.abort import TrialAborted
-from runner.play.actions import UserActions
-from runner.play.artifacts import Artifacts, artifact_name
-from runner.play.browser import BrowserUnavailable
-from runner.play.conversation import NO_PLAN, NO_SIMULATOR, Conversation, conversation_assertions
-from runner.play.fixture_store import FixtureMissing, HookTape
-from runner.play.human_windows import HumanWindows
-from runner.play.network_evidence import network_record, site_stopped_answering, unanswered_site_requests
-from runner.play.observe import PageObserver
-from runner.play.options import RunOptions, TrialHook
-from runner.play.session import BrowserSession, TrialPage
-from runner.play.start_route import first_line, open_start_route, require_tools
-from runner.play.watcher import Watcher
-from runner.play.witness import compare_witness
+from runner.play.browser.artifacts import Artifacts, artifact_name
+from runner.play.browser.browser import BrowserUnavailable
+from runner.play.browser.session import BrowserSession, TrialPage
+from runner.play.evidence.fixture_store import FixtureMissing, HookTape
+from runner.play.evidence.network_evidence import network_record, site_stopped_answering, unanswered_site_requests
+from runner.play.page.actions import UserActions
+from runner.play.page.human_windows import HumanWindows
+from runner.play.page.observe import PageObserver
+from runner.play.page.start_route import first_line, open_start_route, require_tools
+from runner.play.page.watcher import Watcher
+from runner.play.page.witness import compare_witness
+from runner.play.run.abort import TrialAborted
+from runner.play.run.conversation import NO_PLAN, NO_SIMULATOR, Conversation, conversation_assertions
+from runner.play.run.options import RunOptions, TrialHook
 from runner.rundir.plan import trial_id_for
 from runner.suite.case import Case, SetupCall, UserStep
 from runner.suite.live_rules import rules_that_never_fire
@@ -133,7 +133,7 @@ class Trial:
         earlier_attempts: list[EarlierAttempt] | None = None,
         worker: int = 0,
     ):
-        attempt = len(earlier_attempts or []) + 1  # --retries: the attempts before this one (runner/play/retry.py)
+        attempt = len(earlier_attempts or []) + 1  # --retries: the attempts before this one (runner/play/run/retry.py)
         self.case: Case = loaded.case
         self.env = env
         self.agent = agent
@@ -396,7 +396,7 @@ class Trial:
         self.trace.setup = record
 
     async def _converse(self) -> None:
-        """A goal case: the simulated user and the agent take turns (runner/play/conversation.py)."""
+        """A goal case: the simulated user and the agent take turns (runner/play/run/conversation.py)."""
         goal = self.case.user
         assert goal is not None
 

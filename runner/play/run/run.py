@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from runner.agents.protocol import Agent
-from runner.play.options import RunOptions, TrialHook  # noqa: F401 - both are also known by this module's name
-from runner.play.retry import retryable
-from runner.play.session import BrowserSession
-from runner.play.shard import shard_of
-from runner.play.trial import RunEnv, Trial
+from runner.play.browser.session import BrowserSession
+from runner.play.run.options import RunOptions, TrialHook  # noqa: F401 - both are also known by this module's name
+from runner.play.run.retry import retryable
+from runner.play.run.shard import shard_of
+from runner.play.run.trial import RunEnv, Trial
 from runner.rundir.attempts import resumed_attempts, set_aside
 from runner.rundir.plan import RunPlan, make_plan, plan_hash, trial_id_for, write_plan
 from runner.rundir.run_info import write_run_info

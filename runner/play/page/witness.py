@@ -10,7 +10,7 @@ import json
 from collections import Counter
 from typing import Any
 
-from runner.play.toolhost import is_top
+from runner.play.page.toolhost import is_top
 from runner.trace import WitnessRecord
 
 

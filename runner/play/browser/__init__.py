@@ -1,0 +1,1 @@
+"""The browser: launched or connected (browser.py), its contexts (session.py), screenshots and Playwright traces."""
