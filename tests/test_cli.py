@@ -492,3 +492,18 @@ def test_playwright_trace_is_named_apart_from_our_trace_and_the_old_spelling_sti
     assert parser.parse_args(["run"]).trace == "off"
     wrong = cli("run", "--trace", "always")
     assert wrong.returncode == 2 and "invalid choice: 'always'" in wrong.stderr and len(wrong.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("flag", "bad", "why"),
+    [
+        ("--base-url", "ftp://127.0.0.1/", "'ftp://127.0.0.1/' is not a URL like http://127.0.0.1:8000"),
+        ("--base-url", "http://127.0.0.1:99999/", "'http://127.0.0.1:99999/' is not a usable URL (Port out of range"),
+        ("--connect", "http://127.0.0.1:3000/", "is not a browser server endpoint like ws://127.0.0.1:3000/"),
+        ("--connect", "ws://127.0.0.1:70000/", "is not a usable endpoint (Port out of range"),
+        ("--connect-over-cdp", "file:///tmp/x", "is not a DevTools endpoint like http://127.0.0.1:9222"),
+    ],
+)
+def test_a_url_flag_says_what_kind_of_url_it_wants(flag, bad, why):
+    wrong = cli("run", flag, bad)
+    assert wrong.returncode == 2 and why in wrong.stderr and len(wrong.stderr.splitlines()) == 1, wrong.stderr

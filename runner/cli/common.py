@@ -94,40 +94,28 @@ def run_id_type(text: str) -> str:
     return text
 
 
-def base_url_type(text: str) -> str:
-    """http(s)://host[:port][/path]: the site to run against."""
-    try:
-        parts = urlsplit(text)
-        parts.port  # noqa: B018 - raises ValueError when the port is out of range
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a usable URL ({err})") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a URL like http://127.0.0.1:8000")
-    return text
+def _url_type(schemes: tuple[str, ...], what: str, like: str) -> Callable[[str], str]:
+    """An argparse type: a URL with one of these schemes and a host; ``what`` names it in the reason."""
+
+    def parse(text: str) -> str:
+        try:
+            parts = urlsplit(text)
+            parts.port  # noqa: B018 - raises ValueError when the port is out of range
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a usable {what} ({err})") from None
+        if parts.scheme not in schemes or not parts.hostname:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {like}")
+        return text
+
+    return parse
 
 
-def ws_endpoint_type(text: str) -> str:
-    """ws(s)://host:port/path of a Playwright browser server."""
-    try:
-        parts = urlsplit(text)
-        parts.port  # noqa: B018 - raises ValueError when the port is out of range
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a usable endpoint ({err})") from None
-    if parts.scheme not in ("ws", "wss") or not parts.hostname:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a browser server endpoint like ws://127.0.0.1:3000/")
-    return text
-
-
-def cdp_endpoint_type(text: str) -> str:
-    """http(s)://host:port of a Chromium's DevTools (or its ws:// browser endpoint)."""
-    try:
-        parts = urlsplit(text)
-        parts.port  # noqa: B018
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a usable URL ({err})") from None
-    if parts.scheme not in ("http", "https", "ws", "wss") or not parts.hostname:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a DevTools endpoint like http://127.0.0.1:9222")
-    return text
+# http(s)://host[:port][/path]: the site to run against
+base_url_type = _url_type(("http", "https"), "URL", "a URL like http://127.0.0.1:8000")
+# ws(s)://host:port/path of a Playwright browser server
+ws_endpoint_type = _url_type(("ws", "wss"), "endpoint", "a browser server endpoint like ws://127.0.0.1:3000/")
+# http(s)://host:port of a Chromium's DevTools (or its ws:// browser endpoint)
+cdp_endpoint_type = _url_type(("http", "https", "ws", "wss"), "URL", "a DevTools endpoint like http://127.0.0.1:9222")
 
 
 def shard_type(text: str) -> tuple[int, int]:
