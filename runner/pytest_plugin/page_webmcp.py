@@ -163,8 +163,7 @@ class PageWebMCP:
     def _live_registrations(self, frame: Frame) -> dict[str, dict[str, Any]]:
         """The frame's current document's registrations that were never withdrawn, by tool name."""
         mine = self._events_of(frame)
-        loaded = [e for e in mine if e["type"] == "loaded"]
-        document = loaded[-1]["document"] if loaded else None
+        document = self._document_key(frame)[1]
         live: dict[int, dict[str, Any]] = {}
         for e in mine:
             if e.get("document") != document:
@@ -204,6 +203,7 @@ class PageWebMCP:
         return out
 
     def _document_key(self, frame: Frame) -> tuple[int, str | None]:
+        """The frame and the document it shows now (its latest ``loaded`` report)."""
         loaded = [e for e in self._events_of(frame) if e["type"] == "loaded"]
         return id(frame), loaded[-1]["document"] if loaded else None
 
