@@ -26,8 +26,10 @@ def test_help_explains_commands_and_exit_codes():
 def test_mutate_help_names_its_flags():
     out = cli("mutate", "--help")
     assert out.returncode == 0
-    for flag in ("--base-url", "--operators", "--workers", "--min-score", "mutation.json"):
+    for flag in ("--base-url", "--operators", "--workers", "--min-score", "--confirm", "mutation.json"):
         assert flag in out.stdout
+    wrong = cli("mutate", "--confirm", "sometimes")
+    assert wrong.returncode == 2 and len(wrong.stderr.strip().splitlines()) == 1, wrong.stderr
 
 
 def test_mutate_refuses_an_unknown_operator_in_one_line():

@@ -3,17 +3,20 @@ mutant generation from a baseline, and the verdict on each mutant."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
 
 from mitmproxy.test import tflow, tutils
+from runner_support import in_thread
 
 from proxies import mutations as ops
 from runner.mutation.mutate import (
     Baseline,
     Mutant,
     MutationResult,
+    _Hunt,
     _judge,
     differences,
     field_paths,
@@ -209,3 +212,83 @@ def test_a_failure_that_does_not_repeat_is_not_a_kill():
     m = Mutant("M001", "result_field_dropped", "t", {}, ["SEL-01"])
     _judge(m, b, mutated(b.trace, run_id="again"), TrialHook(), flaky="not_run: the page did not answer")
     assert m.status == "pending" and m.runs[0].flaky == "not_run: the page did not answer"
+
+
+class ScriptedTrials:
+    """Plays nothing: hands out the traces a test scripted, in order, and keeps which jobs were asked for."""
+
+    def __init__(self, traces: list[Trace]):
+        self.traces = traces
+        self.jobs: list[str] = []
+
+    async def play(self, lc: LoadedCase, suffix: str, hook: TrialHook) -> Trace:
+        self.jobs.append(f"{lc.case.id}-{suffix}")
+        return self.traces.pop(0)
+
+
+def hunt(b: Baseline, traces: list[Trace], confirm: str = "doubtful") -> tuple[Mutant, list[str]]:
+    trials = ScriptedTrials(traces)
+    m = Mutant("M001", "result_field_dropped", "t", {}, ["SEL-01", "SEL-02"])
+    second = parse_case(CASE.replace("id: SEL-01", "id: SEL-02"), "SEL-02.yaml")
+    assert isinstance(second, LoadedCase)
+    other = Baseline(second, b.trace, [], set())
+    lines: list[str] = []
+    job = _Hunt(trials, {"SEL-01": b, "SEL-02": other}, confirm, 1, lines.append)  # type: ignore[arg-type]
+    in_thread(asyncio.run, job.mutant(m))
+    assert len(lines) == 1 and lines[0].startswith("[1/1] M001")
+    return m, trials.jobs
+
+
+FAILED = Assertion(id="calls.expected[0]", kind="calls", description="d", status="failed", why="no")
+
+
+def test_a_failure_the_trace_ties_to_the_mutant_kills_at_once_and_a_doubtful_one_is_played_again():
+    b = baseline([SEARCH])
+    other = SEARCH.model_copy(update={"result": {"status": "ok", "data": {"count": 2, "events": []}}})
+    shows_it = mutated(b.trace, verdict="failed", calls=[other], assertions=[FAILED])
+    m, jobs = hunt(b, [shows_it])
+    assert m.status == "killed" and jobs == ["SEL-01-M001"]
+    # --confirm all plays it again all the same, and the repeated failure kills
+    m, jobs = hunt(b, [shows_it, shows_it], confirm="all")
+    assert m.status == "killed" and jobs == ["SEL-01-M001", "SEL-01-M001-again"]
+    # a failure that differs from the baseline in nothing a check reads is doubtful: played again,
+    # and when it passes then, it is no kill; the mutant goes on to its next case
+    nothing_else = mutated(b.trace, verdict="failed", assertions=[FAILED])
+    m, jobs = hunt(b, [nothing_else, b.trace, b.trace])
+    assert m.status == "pending" and jobs == ["SEL-01-M001", "SEL-01-M001-again", "SEL-02-M001"]
+    assert m.runs[0].flaky and m.runs[0].flaky.startswith("failed")
+    # a trial that could not run is doubtful whatever it shows; a repeat kills
+    not_run = mutated(b.trace, verdict="not_run", verdict_reason="the page did not answer", calls=[other])
+    m, jobs = hunt(b, [not_run, not_run])
+    assert m.status == "killed" and jobs == ["SEL-01-M001", "SEL-01-M001-again"]
+    # --confirm none: every failure kills at once
+    m, jobs = hunt(b, [nothing_else], confirm="none")
+    assert m.status == "killed" and jobs == ["SEL-01-M001"]
+
+
+def test_a_case_that_failed_once_unmutated_has_its_failures_played_again():
+    b = baseline([SEARCH])
+    b.flaky = "failed once unmutated (the page did not answer)"
+    other = SEARCH.model_copy(update={"result": {"status": "ok", "data": {"count": 2, "events": []}}})
+    shows_it = mutated(b.trace, verdict="failed", calls=[other], assertions=[FAILED])
+    m, jobs = hunt(b, [shows_it, shows_it])
+    assert m.status == "killed" and jobs == ["SEL-01-M001", "SEL-01-M001-again"]
+
+
+def test_a_field_mutant_tries_first_the_cases_that_check_that_field():
+    b = baseline([SEARCH])
+    checks = parse_case(
+        CASE.replace("id: SEL-01", "id: SEL-02")
+        + "expect:\n  calls:\n    expected:\n      - tool: search_events\n"
+        + "        result: {data: {events: [{title: A}]}}\n",
+        "SEL-02.yaml",
+    )
+    assert isinstance(checks, LoadedCase), checks
+    checking = Baseline(checks, b.trace.model_copy(update={"case_id": "SEL-02"}), [], set())
+    mutants = generate([b, checking], catalog_tools=set())
+    by = {(m.operator, m.target): m for m in mutants}
+    # SEL-02 checks events[].title (and so something inside events): it goes first for those
+    assert by[("result_field_altered", "search_events → data.events[].title")].cases == ["SEL-02", "SEL-01"]
+    assert by[("result_list_reordered", "search_events → data.events")].cases == ["SEL-02", "SEL-01"]
+    # a field no case checks keeps the suite's order
+    assert by[("result_field_altered", "search_events → data.events[].id")].cases == ["SEL-01", "SEL-02"]

@@ -1,9 +1,9 @@
 """CI gate: the seed suite's mutation score must not drop below the figure docs/suite-validity.md states.
 
 It plays a lean part of ``webmcp-eval mutate`` (every operator but the three
-per-field ones, on the cases those operators can see; one baseline run; a kill
-is not played twice: a flaky kill can only raise the score, never fail the
-gate), 25 cases, about 7 minutes on a busy 2-core machine. The full command, with the per-field operators, is what
+per-field ones, on the cases those operators can see; one baseline run; only a
+doubtful failure is played twice: a flaky kill can only raise the score, never
+fail the gate), 25 cases, about 40 s on a quiet 2-core machine. The full command, with the per-field operators, is what
 the full figure in docs/suite-validity.md comes from.
 """
 

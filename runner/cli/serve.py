@@ -37,8 +37,14 @@ def add_mutate(sub: argparse._SubParsersAction) -> None:
         help="unmutated runs; what differs between them is noise (default 2)",
     )
     mut.add_argument(
-        "--no-confirm", action="store_true", help="count a failing case as a kill at once (default: play it again)"
+        "--confirm",
+        choices=("doubtful", "all", "none"),
+        default="doubtful",
+        help="which failing cases are played again before they count as a kill: doubtful ones (default: "
+        "not_run, a case that failed once unmutated, or a failure with no difference from the baseline), "
+        "all, or none",
     )
+    mut.add_argument("--no-confirm", action="store_true", help="the same as --confirm none")
     mut.add_argument("--out", default="traces", help="where the run directory goes (default traces/)")
     mut.add_argument("--run-id", help="name of the run directory (default mutate-<timestamp>)")
     mut.add_argument("--chromium", help="the Chromium binary")

@@ -103,7 +103,7 @@ def mutate_command(args: argparse.Namespace) -> int:
         chromium=args.chromium,
         catalog_tools=SuiteCatalog.load(catalog_path).tools() if catalog_path.is_file() else set(),
         baseline_runs=args.baseline_runs,
-        confirm_kills=not args.no_confirm,
+        confirm="none" if args.no_confirm else args.confirm,
         browser_context=the_suite.config.browser_context(),
     )
     try:

@@ -9,8 +9,10 @@ in the proxy (a rewriter of the site's answers, ``proxies/mutations.py``).
    proxy. What a case touches (tools, results, routes, requests, controls)
    decides which mutants it can see; whatever differs between the two baseline
    runs is noise and never counts as a difference.
-2. Each mutant is played on the cases that can see it, one case per round,
-   until a case kills it (fails or cannot run) — like mutmut or Stryker.
+2. Each mutant is played on the cases that can see it, one case after
+   another, until a case kills it (fails or cannot run) — like mutmut or
+   Stryker. Every trial is played in one run as soon as it is decided, on
+   the next free worker: no round waits for its slowest trial.
 3. A mutant no case failed is *equivalent* when no trace differed from the
    baseline in anything observable (the mutation changed nothing a check could
    see), else it *survived*: those cases saw the bug and passed. Mutants with
@@ -21,16 +23,18 @@ The score is killed / (killed + survived).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from proxies import mutations as proxy_ops
 from runner.agents.reference import ReferenceAgent
-from runner.play.run.run import RunOptions, run_suite
+from runner.play.run.run import OpenRun, RunOptions, open_run
 from runner.play.run.trial import TrialHook
 from runner.suite.browser_context import BrowserContextSettings
 from runner.suite.loader import LoadedCase
@@ -268,13 +272,47 @@ def _result_mutants(add: Callable[..., None], called: dict[str, list[Baseline]])
                 if call.tool == tool:
                     for path, kind in field_paths(_result_data(call)):
                         paths.setdefault((path, kind), []).append(b.id)
-        for (path, kind), cases in sorted(paths.items()):
+        checked = {b.id: _checked_paths(b, tool) for b in called[tool]}
+        for (path, kind), found_in in sorted(paths.items()):
+            cases = _likeliest_first(found_in, path, checked)
             target = f"{tool} → data.{path}"
             add("result_field_dropped", target, {"tool": tool, "path": path}, cases)
             if kind == "scalar":
                 add("result_field_altered", target, {"tool": tool, "path": path}, cases)
             if kind == "list":
                 add("result_list_reordered", target, {"tool": tool, "path": path}, cases)
+
+
+def _checked_paths(b: Baseline, tool: str) -> set[str]:
+    """The result fields (``event.title``, ``events[].id``) a case's expected calls of ``tool`` check."""
+    out: set[str] = set()
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            if value.get("tool") == tool and isinstance(value.get("result"), dict):
+                out.update(p for p, _ in field_paths(value["result"].get("data")))
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+
+    walk(b.case.case.expect.model_dump(exclude_defaults=True))
+    return out
+
+
+def _likeliest_first(cases: list[str], path: str, checked: dict[str, set[str]]) -> list[str]:
+    """The cases that check the field (or a field inside it) first: they are the ones that kill it, and a
+    mutant stops at its first kill. The order never changes a verdict, only how many trials it takes."""
+    inside = path + "."
+
+    def rank(case_id: str) -> int:
+        fields = checked[case_id]
+        if path in fields:
+            return 0
+        return 1 if any(f.startswith(inside) or f.startswith(path + "[].") for f in fields) else 2
+
+    return sorted(dict.fromkeys(cases), key=rank)
 
 
 def _tool_mutants(
@@ -492,7 +530,7 @@ class MutateOptions:
     chromium: str | None = None
     catalog_tools: set[str] = field(default_factory=set)
     baseline_runs: int = 2
-    confirm_kills: bool = True  # a failing case is played again: only a repeated failure kills
+    confirm: str = "doubtful"  # which failing cases are played again before they kill: doubtful, all or none
     browser_context: BrowserContextSettings = field(default_factory=BrowserContextSettings)  # the suite's zone, locale
 
 
@@ -533,12 +571,29 @@ def _renamed(lc: LoadedCase, suffix: str) -> LoadedCase:
     return LoadedCase(lc.case.model_copy(update={"id": f"{lc.case.id}-{suffix}"}), lc.file, lc.lines)
 
 
-async def _play(
-    pairs: list[tuple[LoadedCase, str, TrialHook]], options: MutateOptions, run_id: str, config: SiteConfig
-) -> dict[str, Trace]:
-    """Play each (case, job suffix, hook) once, in one run; traces by job id."""
-    cases = [_renamed(lc, suffix) for lc, suffix, _ in pairs]
-    hooks = {c.case.id: hook for c, (_, _, hook) in zip(cases, pairs, strict=True)}
+class _Trials:
+    """One open run for the whole mutation: each trial is played as soon as it is decided, on the next free
+    worker. No round waits for its slowest trial and the browser, proxy and site start once."""
+
+    def __init__(self, run: OpenRun, workers: int):
+        self.run = run
+        self.free: asyncio.Queue[int] = asyncio.Queue()  # worker numbers (a remote browser is a worker's own)
+        for number in range(max(1, workers)):
+            self.free.put_nowait(number)
+
+    async def play(self, lc: LoadedCase, suffix: str, hook: TrialHook) -> Trace:
+        """The case, renamed ``<case>-<suffix>``, once with the hook; waits for a free worker (first come)."""
+        case = _renamed(lc, suffix)
+        self.run.options.hooks[case.case.id] = hook
+        worker = await self.free.get()
+        try:
+            return await self.run.play(case, 0, worker)
+        finally:
+            self.free.put_nowait(worker)
+
+
+@contextlib.asynccontextmanager
+async def _open(options: MutateOptions, run_id: str, config: SiteConfig) -> AsyncIterator[_Trials]:
     run_options = RunOptions(
         agent_factory=ReferenceAgent,  # a mutant is killed by the cases' own plans: deterministic evidence
         out_root=options.out_root / options.run_id,
@@ -546,47 +601,61 @@ async def _play(
         workers=options.workers,
         site_config=config,
         chromium=options.chromium,
-        hooks=hooks,
+        screenshots="off",  # a killed mutant's evidence is its trace; nobody looks at its screen
         browser_context=options.browser_context,
     )
-    result = await run_suite(cases, run_options)
-    return {t.case_id: t for t in result.traces}
+    async with open_run([], run_options, planned=False) as run:
+        yield _Trials(run, options.workers)
 
 
-async def baseline(cases: list[LoadedCase], options: MutateOptions, config: SiteConfig) -> list[Baseline]:
-    """``baseline_runs`` passing runs of every case; a case that fails is played again (twice at most).
+async def _play(
+    pairs: list[tuple[LoadedCase, str, TrialHook]], options: MutateOptions, run_id: str, config: SiteConfig
+) -> dict[str, Trace]:
+    """Each (case, job suffix, hook) once, in one run; traces by job id."""
+    async with _open(options, run_id, config) as trials:
+        traces = await asyncio.gather(*(trials.play(lc, suffix, hook) for lc, suffix, hook in pairs))
+    return {t.case_id: t for t in traces}
+
+
+async def baseline(cases: list[LoadedCase], trials: _Trials, runs: int) -> list[Baseline]:
+    """``runs`` passing runs of every case; a case that fails is played again (twice at most).
 
     A case that cannot pass unmutated is left out (its mutants would die of the case, not the bug).
     """
-    wanted = max(1, options.baseline_runs)
+    wanted = max(1, runs)
     passing: dict[str, list[Trace]] = {lc.case.id: [] for lc in cases}
     failing: dict[str, Trace] = {}
     observers: dict[str, proxy_ops.Observer] = {}
-    for attempt in range(1, wanted + 3):
+
+    async def play(lc: LoadedCase, attempt: int) -> None:
+        observer = proxy_ops.Observer()
+        trace = await trials.play(lc, f"B{attempt}", TrialHook(proxy=observer))
+        if trace.verdict == "passed":
+            passing[lc.case.id].append(trace)
+            observers.setdefault(lc.case.id, observer)
+        else:
+            failing[lc.case.id] = trace
+
+    # the wanted runs at once (they are independent), in attempt order: the first passing one is the baseline
+    await asyncio.gather(*(play(lc, attempt) for attempt in range(1, wanted + 1) for lc in cases))
+    for lc in cases:
+        passing[lc.case.id].sort(key=lambda t: t.case_id)
+    for attempt in (wanted + 1, wanted + 2):
         todo = [lc for lc in cases if len(passing[lc.case.id]) < wanted]
-        if not todo or attempt > wanted and len(todo) == len(cases):
+        if not todo or len(todo) == len(cases):  # every case failing is the site or the machine: stop
             break
-        fresh = {lc.case.id: proxy_ops.Observer() for lc in todo}
-        pairs = [(lc, f"B{attempt}", TrialHook(proxy=fresh[lc.case.id])) for lc in todo]
-        played = await _play(pairs, options, f"baseline-{attempt}", config)
-        for lc in todo:
-            trace = played[f"{lc.case.id}-B{attempt}"]
-            if trace.verdict == "passed":
-                passing[lc.case.id].append(trace)
-                observers.setdefault(lc.case.id, fresh[lc.case.id])
-            else:
-                failing[lc.case.id] = trace
+        await asyncio.gather(*(play(lc, attempt) for lc in todo))
     out = []
     for lc in cases:
-        runs = passing[lc.case.id]
-        if not runs:
+        runs_of = passing[lc.case.id]
+        if not runs_of:
             out.append(Baseline(lc, failing[lc.case.id], [], set()))
             continue
         noise: set[str] = set()
-        for other in runs[1:]:
-            noise |= set(differences(observable(runs[0]), observable(other), set()))
+        for other in runs_of[1:]:
+            noise |= set(differences(observable(runs_of[0]), observable(other), set()))
         flaky = f"failed once unmutated ({failing[lc.case.id].verdict_reason})" if lc.case.id in failing else None
-        out.append(Baseline(lc, runs[0], observers[lc.case.id].exchanges, noise, flaky))
+        out.append(Baseline(lc, runs_of[0], observers[lc.case.id].exchanges, noise, flaky))
     return out
 
 
@@ -594,54 +663,66 @@ async def mutate(cases: list[LoadedCase], options: MutateOptions, progress: Call
     out_dir = options.out_root / options.run_id
     out_dir.mkdir(parents=True, exist_ok=True)
     with _Site(options) as config:
-        progress(f"baseline: {len(cases)} case(s) × {options.baseline_runs}")
-        base = await baseline(cases, options, config)
-        failed = {b.id: b.trace.verdict_reason for b in base if b.trace.verdict != "passed"}
-        usable = [b for b in base if b.id not in failed]
-        mutants = generate(usable, options.catalog_tools)
-        if options.operators:
-            mutants = [m for m in mutants if m.operator in options.operators]
-        by_id = {b.id: b for b in usable}
-        pending = {m.id: list(m.cases) for m in mutants if m.status == "pending"}
-        progress(f"{len(mutants)} mutant(s), {len(pending)} with cases that can see them")
-        round_no = 0
-        while pending:
-            round_no += 1
-            jobs = [(m, pending[m.id].pop(0)) for m in mutants if m.id in pending]
-            progress(f"round {round_no}: {len(jobs)} trial(s)")
-            played = await _play_jobs(jobs, by_id, options, f"round-{round_no}", config)
-            failing = [(m, c) for m, c in jobs if played[(m.id, c)][0].verdict != "passed"]
-            if options.confirm_kills and failing:
-                progress(f"round {round_no}: {len(failing)} kill(s) to confirm")
-                again = await _play_jobs(failing, by_id, options, f"round-{round_no}-confirm", config)
-            else:
-                again = {}
-            for m, case_id in jobs:
-                trace, hook = played[(m.id, case_id)]
-                second = again.get((m.id, case_id))
-                if second is not None and second[0].verdict == "passed":
-                    # a failure that does not repeat is the machine, not the mutant
-                    _judge(m, by_id[case_id], second[0], second[1], flaky=f"{trace.verdict}: {trace.verdict_reason}")
-                else:
-                    _judge(m, by_id[case_id], trace, hook)
-                if m.status == "killed" or not pending[m.id]:
-                    del pending[m.id]
-        for m in mutants:
-            if m.status == "pending":
-                m.status = "survived" if any(r.differs for r in m.runs) else "equivalent"
+        async with _open(options, "play", config) as trials:
+            progress(f"baseline: {len(cases)} case(s) × {options.baseline_runs}")
+            base = await baseline(cases, trials, options.baseline_runs)
+            failed = {b.id: b.trace.verdict_reason for b in base if b.trace.verdict != "passed"}
+            usable = [b for b in base if b.id not in failed]
+            mutants = generate(usable, options.catalog_tools)
+            if options.operators:
+                mutants = [m for m in mutants if m.operator in options.operators]
+            pending = [m for m in mutants if m.status == "pending"]
+            progress(f"{len(mutants)} mutant(s), {len(pending)} with cases that can see them")
+            hunt = _Hunt(trials, {b.id: b for b in usable}, options.confirm, len(pending), progress)
+            await asyncio.gather(*(hunt.mutant(m) for m in pending))
+    for m in mutants:
+        if m.status == "pending":
+            m.status = "survived" if any(r.differs for r in m.runs) else "equivalent"
     result = MutationResult(mutants, failed, out_dir, {b.id: b.flaky for b in usable if b.flaky})
     write_atomic(out_dir / "mutation.json", json.dumps(result.to_json(), indent=2, ensure_ascii=False) + "\n")
     return result
 
 
-async def _play_jobs(
-    jobs: list[tuple[Mutant, str]], by_id: dict[str, Baseline], options: MutateOptions, run_id: str, config: SiteConfig
-) -> dict[tuple[str, str], tuple[Trace, TrialHook]]:
-    """Each (mutant, case) once, in one run, with a fresh hook each."""
-    hooks = [m.hook() for m, _ in jobs]
-    pairs = [(by_id[c].case, m.id, h) for (m, c), h in zip(jobs, hooks, strict=True)]
-    traces = await _play(pairs, options, run_id, config)
-    return {(m.id, c): (traces[f"{c}-{m.id}"], h) for (m, c), h in zip(jobs, hooks, strict=True)}
+@dataclass
+class _Hunt:
+    """Each mutant on the cases that can see it, one case after another, until one kills it."""
+
+    trials: _Trials
+    by_id: dict[str, Baseline]
+    confirm: str  # doubtful, all or none: which failing cases are played again before they kill
+    total: int
+    progress: Callable[[str], None]
+    done: int = 0
+
+    async def mutant(self, m: Mutant) -> None:
+        for case_id in m.cases:
+            b = self.by_id[case_id]
+            hook = m.hook()
+            trace = await self.trials.play(b.case, m.id, hook)
+            if trace.verdict != "passed" and self._confirms(b, trace):
+                again = m.hook()
+                second = await self.trials.play(b.case, f"{m.id}-again", again)
+                if second.verdict == "passed":  # a failure that does not repeat is the machine, not the mutant
+                    _judge(m, b, second, again, flaky=f"{trace.verdict}: {trace.verdict_reason}")
+                    continue
+            _judge(m, b, trace, hook)
+            if m.status == "killed":
+                break
+        self.done += 1
+        verdict = "killed by " + m.runs[-1].case if m.status == "killed" else f"passed {len(m.runs)} case(s)"
+        self.progress(f"[{self.done}/{self.total}] {m.id} {m.operator} {m.target}: {verdict}")
+
+    def _confirms(self, b: Baseline, trace: Trace) -> bool:
+        """Whether a failing case is played again before it kills (docs/suite-validity.md says why).
+
+        A failure is doubtful when the trial could not run (the machine or the site, as often as the
+        mutant), when the case failed once unmutated too, or when nothing a check reads differs from
+        the baseline's passing runs: then nothing in the trace ties the failure to the mutant.
+        """
+        if self.confirm != "doubtful":
+            return self.confirm == "all"
+        changed = [key for key in differences(b.observed, observable(trace), b.noise) if key != "verdict"]
+        return trace.verdict == "not_run" or b.flaky is not None or not changed
 
 
 def _judge(m: Mutant, b: Baseline, trace: Trace, hook: TrialHook, flaky: str | None = None) -> None:

@@ -150,9 +150,12 @@ class OpenRun:
 
 
 @contextlib.asynccontextmanager
-async def open_run(cases: list[LoadedCase], options: RunOptions) -> AsyncIterator[OpenRun]:
+async def open_run(cases: list[LoadedCase], options: RunOptions, planned: bool = True) -> AsyncIterator[OpenRun]:
     """Write the plan (unless resuming), start the site (embedded unless a base URL is given), the proxy and
-    the browser; close them all on the way out."""
+    the browser; close them all on the way out.
+
+    ``planned=False``: no plan is written; the caller decides each trial as it goes (``mutate`` plays a
+    mutant's next case only while no case has killed it)."""
     run_id = options.run_id or new_run_id()
     out_dir = options.out_root / run_id
     replay_url = _replay_base_url(cases, options)
@@ -162,7 +165,7 @@ async def open_run(cases: list[LoadedCase], options: RunOptions) -> AsyncIterato
     # The first trial's agent, made now: its name, model and evidence kind go into the plan.
     first_agent = options.agent_factory()
     plan = None
-    if options.only_trials is None:
+    if planned and options.only_trials is None:
         plan = options.plan or plan_of(cases, options, first_agent, run_id)
         write_plan(out_dir, plan)
         if options.shard or options.select_trials is not None:
