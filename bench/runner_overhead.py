@@ -42,7 +42,10 @@ The load average is printed beside every table: on a shared machine a figure
 means little without it.
 
 Usage: .venv/bin/python bench/runner_overhead.py [--rounds N] [--trials T] [--site demo|shop|both]
-       [--no-throughput] [--no-traffic]
+       [--no-throughput] [--no-traffic] [--cases N] [--jobs 1,2]
+
+The whole-run figure of docs/speed.md (20 cases x 10 trials at -j 2, beside the bare loop):
+       .venv/bin/python bench/runner_overhead.py --site demo --cases 20 --trials 10 --jobs 2 --no-traffic
 """
 
 from __future__ import annotations
@@ -424,11 +427,9 @@ def cpu_used() -> Iterator[Cpu]:
         cpu.children = (after.children_user - before.children_user) + (after.children_system - before.children_system)
 
 
-RUNS = (("bare loop -j 1", "bare", 1), ("bare loop -j 2", "bare", 2), ("-j 1", "runner", 1), ("-j 2", "runner", 2))
-
-
-def throughput(site: Site, trials: int, rounds: int) -> None:
-    """Whole runs of every case x trials: the bare loop and the runner (proxy, live), one and two workers."""
+def throughput(site: Site, trials: int, rounds: int, jobs: tuple[int, ...] = (1, 2)) -> None:
+    """Whole runs of every case x trials: the bare loop and the runner (proxy, live), with each number of workers."""
+    RUNS = [(f"bare loop -j {j}", "bare", j) for j in jobs] + [(f"-j {j}", "runner", j) for j in jobs]
     walls: dict[str, list[float]] = {label: [] for label, _, _ in RUNS}
     cpus: dict[str, list[Cpu]] = {label: [] for label in walls}
     peaks: dict[str, float] = dict.fromkeys(walls, 0.0)
@@ -456,12 +457,14 @@ def throughput(site: Site, trials: int, rounds: int) -> None:
         cpu = statistics.mean(c.total for c in cpus[label])
         row = f"{wall[label]:>7.1f} {count / wall[label]:>9.2f} {cpu / count:>12.2f} {cpu / wall[label]:>11.2f}"
         print(f"{label:<16} {row} {peaks[label]:>8.0f}")
-    bare1, bare2 = wall["bare loop -j 1"], wall["bare loop -j 2"]
-    print(f"wall per trial, whole run / bare loop: -j 1 {wall['-j 1'] / bare1:.2f}x, -j 2 {wall['-j 2'] / bare2:.2f}x")
-    print(
-        f"-j 2 / -j 1 throughput: runner {wall['-j 1'] / wall['-j 2']:.2f}x, bare loop {bare1 / bare2:.2f}x "
-        "(the bare loop's is what this machine gives a second worker)"
-    )
+    ratios = ", ".join(f"-j {j} {wall[f'-j {j}'] / wall[f'bare loop -j {j}']:.2f}x" for j in jobs)
+    print(f"wall per trial, whole run / bare loop: {ratios}")
+    if set(jobs) >= {1, 2}:
+        bare1, bare2 = wall["bare loop -j 1"], wall["bare loop -j 2"]
+        print(
+            f"-j 2 / -j 1 throughput: runner {wall['-j 1'] / wall['-j 2']:.2f}x, bare loop {bare1 / bare2:.2f}x "
+            "(the bare loop's is what this machine gives a second worker)"
+        )
     print(f"verdicts: {', '.join(sorted(verdicts))}")
 
 
@@ -475,7 +478,10 @@ def main() -> None:
     parser.add_argument("--site", choices=("demo", "shop", "both"), default="both")
     parser.add_argument("--no-throughput", action="store_true", help="skip the -j 1 / -j 2 runs")
     parser.add_argument("--no-traffic", action="store_true", help="skip the counted pass (messages, CPU by process)")
+    parser.add_argument("--cases", type=int, help="only the first N cases of the demo suite, in suite order")
+    parser.add_argument("--jobs", default="1,2", help="worker counts of the whole runs, comma-separated (default 1,2)")
     args = parser.parse_args()
+    jobs = tuple(int(j) for j in args.jobs.split(","))
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]  # each table as it is done
     _adopt_orphans()
     print(f"{os.cpu_count()} CPUs, {load()}")
@@ -483,6 +489,7 @@ def main() -> None:
     if args.site in ("demo", "both"):
         cases, problems = load_cases([ROOT / "cases"])
         assert not problems, problems
+        cases = cases[: args.cases] if args.cases else cases
         with SiteServer(test_mode=True) as server:
             demo = Site("demo site", cases, demo_site_config(server.url), reset=True)
             before = load()
@@ -492,7 +499,7 @@ def main() -> None:
             if not args.no_traffic:
                 count_traffic(demo)
             if not args.no_throughput:
-                throughput(demo, args.trials, args.rounds)
+                throughput(demo, args.trials, args.rounds, jobs)
     if args.site in ("shop", "both"):
         cases, problems = load_cases([SHOP_CASES])
         assert not problems, problems
