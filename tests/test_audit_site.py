@@ -126,7 +126,7 @@ def test_smoke_judges_every_answer_and_the_proxy_catches_a_read_only_tool_that_w
     assert "slow_lookup" in rules["smoke-slow"] and "echo_strict" not in rules["smoke-slow"]  # 3 s against 2.5 s
     assert rules["smoke-json-string"] == {"returns_json_string"}
     assert rules["smoke-result-injection"] == {"returns_injection"}
-    assert rules["readonly-writes"] == {"readonly_writes"}
+    assert rules["readonly-writes"] == {"readonly_writes", "forgets_its_write"}  # the latter writes after answering
     assert "echo_strict" not in rules["smoke-accepts-invalid"] and "accepts_anything" in rules["smoke-accepts-invalid"]
     assert not any("echo_strict" in tools for tools in rules.values())
     writes = audit_web.writes[before:]

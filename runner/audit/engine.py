@@ -44,7 +44,7 @@ from runner.play.page.devtools_tools import DevToolsCallError
 from runner.suite.site import SiteClient, SiteConfig, resolve_route
 
 MAX_REDIRECTS = 5
-NETWORK_SETTLE_S = 0.3  # after a call, how long its requests may still start and count for it
+NETWORK_SETTLE_S = 0.3  # after a tool's last call, how long its requests may still start and count for it
 
 
 @dataclass
@@ -116,8 +116,8 @@ class _Network:
     def seen(self, trial: str) -> int:
         return len(self.proxy.snapshot(trial).requests)
 
-    def since(self, trial: str, start: int) -> tuple[list[str], list[str]]:
-        new = self.proxy.snapshot(trial).requests[start:]
+    def between(self, trial: str, start: int, end: int) -> tuple[list[str], list[str]]:
+        new = self.proxy.snapshot(trial).requests[start:end]
         writes = [f"{r.method} {r.path if not r.outbound else r.url}" for r in new if r.mutation]
         other = [f"{r.method} {r.url}" for r in new if r.outbound]
         return writes, other
@@ -182,27 +182,65 @@ class Auditor:
                 continue  # a form call fills (and may submit) the person's form
             if not tool.read_only and not self.options.all_tools:
                 continue
-            outcomes: list[CallOutcome] = []
-            for smoke_input in smoke_inputs(tool.input_schema):
-                if tool.read_only:
-                    outcome = await self._call(opened, _find_frame(opened, frame_info), tool, smoke_input, trial)
-                else:
-                    outcome = await self._fresh_call(page.url, frame_info, tool, smoke_input)
-                outcomes.append(outcome)
-                if outcome.timed_out:
-                    break  # a tool that hangs once is judged; waiting out every input would only cost time
+            if tool.read_only:
+                outcomes = await self._read_only_calls(opened, frame_info, tool, trial)
+            else:
+                outcomes = []
+                for smoke_input in smoke_inputs(tool.input_schema):
+                    outcomes.append(await self._fresh_call(page.url, frame_info, tool, smoke_input))
+                    if outcomes[-1].timed_out:
+                        break  # a tool that hangs once is judged; waiting out every input would only cost time
             audit.calls[f"{frame_info.url} {tool.name}"] = outcomes
             audit.findings += judge(tool, frame_info, page.url, outcomes, self.options.config)
 
-    async def _call(
-        self, opened: OpenPage, frame: PwFrame | None, tool: Tool, smoke_input: Any, trial: str | None
-    ) -> CallOutcome:
+    async def _read_only_calls(
+        self, opened: OpenPage, frame_info: Frame, tool: Tool, trial: str | None
+    ) -> list[CallOutcome]:
+        """A read-only tool's inputs, called one after another on the open page.
+
+        Each call's writes are those the proxy counted from its start to the next call's start, and the network
+        settles once, after the tool's last call, not after every call (a page of 50 calls waited 15 s for it).
+        A write the tool fires and forgets is still the tool's, which is what readonly-writes judges; it may be
+        listed under the input after the one that fired it.
+        """
+        outcomes: list[CallOutcome] = []
+        mark = self._mark(trial)
+        for smoke_input in smoke_inputs(tool.input_schema):
+            outcomes.append(await self._call(opened, _find_frame(opened, frame_info), tool, smoke_input))
+            mark = self._count(outcomes[-1], trial, mark)
+            if outcomes[-1].timed_out:
+                break  # a tool that hangs once is judged; waiting out every input would only cost time
+        if outcomes:
+            await self._settle(outcomes[-1], trial, mark)
+        return outcomes
+
+    def _mark(self, trial: str | None) -> int:
+        """How many requests the proxy has counted for the trial so far."""
+        return self.network.seen(trial) if self.network and trial else 0
+
+    def _count(self, outcome: CallOutcome, trial: str | None, start: int) -> int:
+        """Add the trial's requests since start to outcome; return where the next count starts."""
+        if not (self.network and trial):
+            return start
+        end = self.network.seen(trial)
+        writes, other = self.network.between(trial, start, end)
+        outcome.writes += writes
+        outcome.other_hosts += other
+        return end
+
+    async def _settle(self, outcome: CallOutcome, trial: str | None, start: int) -> None:
+        """Give the last call's requests time to start, then count them for it."""
+        if self.network and trial:
+            await asyncio.sleep(NETWORK_SETTLE_S)
+            self._count(outcome, trial, start)
+
+    async def _call(self, opened: OpenPage, frame: PwFrame | None, tool: Tool, smoke_input: Any) -> CallOutcome:
+        """One call of the tool in frame; the caller counts its network."""
         outcome = CallOutcome(smoke_input)
         if frame is None:
             outcome.error = "its frame is gone"
             return outcome
         timeout_ms = self.options.config.options("smoke-timeout")["timeout_ms"]
-        start = self.network.seen(trial) if self.network and trial else 0
         logged = len(opened.frame_log(frame))
         began = time.monotonic()
         hung = opened.frames.frame_id(opened.document_key(frame)) if opened.frames else None
@@ -220,9 +258,6 @@ class Auditor:
         outcome.ms = round((time.monotonic() - began) * 1000, 1)
         await asyncio.sleep(0.05)  # the shim's report of the answer
         page_answer(outcome, opened.frame_log(frame)[logged:], tool.name)
-        if self.network and trial:
-            await asyncio.sleep(NETWORK_SETTLE_S)
-            outcome.writes, outcome.other_hosts = self.network.since(trial, start)
         return outcome
 
     async def _fresh_call(self, url: str, frame_info: Frame, tool: Tool, smoke_input: Any) -> CallOutcome:
@@ -239,7 +274,10 @@ class Auditor:
             surface = await read_surface(opened, url, min(self.options.watch_ms, 2000))
             if surface.error:
                 return CallOutcome(smoke_input, error=f"could not open the page again: {surface.error}")
-            return await self._call(opened, _find_frame(opened, frame_info), tool, smoke_input, trial)
+            start = self._mark(trial)
+            outcome = await self._call(opened, _find_frame(opened, frame_info), tool, smoke_input)
+            await self._settle(outcome, trial, start)
+            return outcome
         finally:
             await context.close()
 

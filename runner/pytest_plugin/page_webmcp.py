@@ -429,16 +429,23 @@ class PageWebMCP:
             if not all_tools and (tool.kind == "declarative" or not tool.read_only):
                 continue
             outcomes = []
+            mark = self._count_network(None, 0)
             for smoke_input in smoke_inputs(tool.input_schema):
                 outcomes.append(self._smoke_call(frame_info, tool.name, smoke_input, config))
+                mark = self._count_network(outcomes[-1], mark)
                 if outcomes[-1].timed_out:
                     break  # a tool that hangs once is judged; waiting out every input would only cost time
+            if outcomes and self.network:  # as the audit does: the network settles once, after the tool's last call
+                from runner.audit.engine import NETWORK_SETTLE_S
+
+                self.page.wait_for_timeout(NETWORK_SETTLE_S * 1000)
+                self._count_network(outcomes[-1], mark)
             findings += judge(tool, frame_info, surface.url, outcomes, config)
         return findings
 
     def _smoke_call(self, frame_info: AuditFrame, name: str, smoke_input: Any, config: AuditConfig) -> CallOutcome:
-        """One smoke call, recorded as the audit's engine records it (runner/audit/engine.py ``_call``)."""
-        from runner.audit.engine import NETWORK_SETTLE_S
+        """One smoke call, recorded as the audit's engine records it (runner/audit/engine.py ``_call``); the
+        caller counts its network."""
         from runner.audit.smoke import CallOutcome, call_failed, page_answer
 
         outcome = CallOutcome(smoke_input)
@@ -446,7 +453,6 @@ class PageWebMCP:
         if frame is None:
             outcome.error = "its frame is gone"
             return outcome
-        start = len(self._network().requests) if self.network else 0
         logged = len(self._events_of(frame))
         began = time.monotonic()
         try:
@@ -461,12 +467,18 @@ class PageWebMCP:
         outcome.ms = round((time.monotonic() - began) * 1000, 1)
         self.page.wait_for_timeout(50)  # the shim's report of the answer
         page_answer(outcome, self._events_of(frame)[logged:], name)
-        if self.network:
-            self.page.wait_for_timeout(NETWORK_SETTLE_S * 1000)
-            new = self._network().requests[start:]
-            outcome.writes = [f"{r.method} {r.path if not r.outbound else r.url}" for r in new if r.mutation]
-            outcome.other_hosts = [f"{r.method} {r.url}" for r in new if r.outbound]
         return outcome
+
+    def _count_network(self, outcome: CallOutcome | None, start: int) -> int:
+        """Add the requests the proxy counted since start to outcome; return where the next count starts."""
+        if not self.network:
+            return start
+        requests = self._network().requests
+        if outcome:
+            new = requests[start:]
+            outcome.writes += [f"{r.method} {r.path if not r.outbound else r.url}" for r in new if r.mutation]
+            outcome.other_hosts += [f"{r.method} {r.url}" for r in new if r.outbound]
+        return len(requests)
 
     def contract(self) -> dict[str, Any]:
         """The page's tool contract, as ``audit --contract`` writes it."""
