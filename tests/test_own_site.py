@@ -170,7 +170,9 @@ def walk(tmp_path_factory: pytest.TempPathFactory, static_shop: StaticSite) -> d
     out["tools"] = cli("tools", static_shop.url, cwd=here)
     out["init"] = cli("init", "--base-url", static_shop.url, "-o", "my-suite", cwd=here)
     out["validate"] = cli("validate", "my-suite", cwd=here)
-    out["run"] = cli("run", "my-suite", "--run-id", "first", "-j", "2", cwd=here)
+    # Four workers: a trial here is mostly waiting (the suite's settle_ms, 1 s of quiet before the tools count as
+    # read), and the waits of four trials overlap.
+    out["run"] = cli("run", "my-suite", "--run-id", "first", "-j", "4", cwd=here)
     out["report"] = cli("report", "traces/first", cwd=here)
     # a second suite with the checkout page too (--route), where the hand-written cases go
     routes = ("--route", "/", "--route", "checkout.html")
@@ -178,7 +180,7 @@ def walk(tmp_path_factory: pytest.TempPathFactory, static_shop: StaticSite) -> d
     for case_id, text in HAND_WRITTEN.items():
         (here / "shop-suite" / f"{case_id}.yaml").write_text(text.lstrip(), encoding="utf-8")
     out["validate_own"] = cli("validate", "shop-suite", cwd=here)
-    out["run_own"] = cli("run", "own-*", "--suite", "shop-suite", "--run-id", "own", "-j", "2", cwd=here)
+    out["run_own"] = cli("run", "own-*", "--suite", "shop-suite", "--run-id", "own", "-j", "4", cwd=here)
     return out
 
 
