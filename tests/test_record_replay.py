@@ -25,7 +25,9 @@ def recorded(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     """The whole suite recorded once: the fixture directory and each case's verdict."""
     out = tmp_path_factory.mktemp("record")
     fixtures = out / "fixtures"
-    traces = play(out, network_mode="record", fixtures=FixtureStore(fixtures, "record"), workers=2)
+    # Four workers on two cores: a trial spends much of its time waiting (page loads, the tools' settle time),
+    # and four overlap those waits (the whole suite: 16.8 s with two workers, 12.2 s with four).
+    traces = play(out, network_mode="record", fixtures=FixtureStore(fixtures, "record"), workers=4)
     _RECORDING_PROBLEMS.update({t.case_id: f"{t.verdict}: {t.verdict_reason}" for t in traces if t.verdict != "passed"})
     return fixtures, {t.case_id: t.verdict for t in traces}
 
@@ -50,7 +52,7 @@ def test_record_then_replay_gives_the_same_verdicts_with_no_site(recorded, tmp_p
     fixtures, verdicts = recorded
     assert set(verdicts.values()) == {"passed"} and len(verdicts) == len(case_files([CASES])), _RECORDING_PROBLEMS
     # The embedded site of the recording run is gone: replay starts none and needs none.
-    replayed = _replay(tmp_path, fixtures, workers=2)
+    replayed = _replay(tmp_path, fixtures, workers=4)
     assert {t.case_id: t.verdict for t in replayed} == verdicts
     assert all(t.network_mode == "replay" and t.network.requests > 0 for t in replayed)
     assert all(not t.network.replay_misses for t in replayed)
