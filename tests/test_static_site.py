@@ -102,7 +102,9 @@ def shop_run(tmp_path_factory: pytest.TempPathFactory, static_shop: StaticSite) 
         variant("SHOP-02", "SHOP-15", _a_topic_the_form_cannot_hold),
         variant("SHOP-04", "SHOP-16", _left_stale),
     ]
-    return play_shop(tmp_path_factory.mktemp("shop"), static_shop, cases, workers=2)
+    # Four workers: a shop trial mostly waits (the site's 1 s settle_ms), and four overlap; no test here looks at a
+    # screenshot, and six of these trials fail on purpose, so none is taken.
+    return play_shop(tmp_path_factory.mktemp("shop"), static_shop, cases, workers=4, screenshots="off")
 
 
 def test_the_shops_own_cases_pass_on_a_static_site_under_a_sub_path(shop_run, static_shop):
@@ -227,7 +229,7 @@ def test_warnings_reach_the_console_and_the_html_report(shop_run, tmp_path):
 
 def test_without_the_proxy_only_the_network_assertions_are_not_run(tmp_path, static_shop):
     cases = shop_cases()
-    traces = play_shop(tmp_path, static_shop, [cases["SHOP-01"], cases["SHOP-02"]], proxy=False)
+    traces = play_shop(tmp_path, static_shop, [cases["SHOP-01"], cases["SHOP-02"]], proxy=False, workers=2)
     assert traces["SHOP-02"].verdict == "passed"  # it asks nothing about the network
     one = traces["SHOP-01"]
     not_run = {a.id for a in one.assertions if a.status == "not_run"}
@@ -239,7 +241,8 @@ def test_a_site_that_blocks_other_hosts_and_asks_for_none_fails_every_case_on_th
     config = static_shop.config(block_other_hosts=True, outbound=0)
     before = len(static_shop.cdn_seen)
     one_asked = variant("SHOP-02", "SHOP-17", lambda data: data["expect"].update(network={"outbound": 1}))
-    traces = play_shop(tmp_path, static_shop, [shop_cases()["SHOP-02"], one_asked], site_config=config)
+    cases = [shop_cases()["SHOP-02"], one_asked]
+    traces = play_shop(tmp_path, static_shop, cases, site_config=config, workers=2, screenshots="off")
     trace = traces["SHOP-02"]
     assert failed(trace) == {"network.outbound"}  # the page still works without its font
     assert "(blocked)" in why(trace, "network.outbound")
