@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from runner_support import CASES, ROOT, in_thread, play, suite_cases
+from runner_support import CASES, ROOT, cli, in_thread, play, suite_cases
 
 from runner.agents.reference import ReferenceAgent
 from runner.play.browser.browser import find_chromium
@@ -44,7 +44,9 @@ def _why(traces: list[Trace]) -> str:
 
 @pytest.fixture(scope="module")
 def suite_run(tmp_path_factory) -> list[Trace]:
-    return _run(tmp_path_factory.mktemp("suite"), workers=2)
+    # Four workers on two cores: a trial spends much of its time waiting (page loads, the tools' settle time), and
+    # four overlap those waits; test_workers_do_not_change_results holds the verdicts to a serial run's.
+    return _run(tmp_path_factory.mktemp("suite"), workers=4)
 
 
 def test_the_whole_suite_passes_with_the_reference_agent(suite_run):
@@ -98,7 +100,8 @@ BROKEN = [
 def broken_site_runs(tmp_path_factory) -> dict[str, Trace]:
     """Every break of BROKEN in one run (one browser, one proxy): each on its own copy of its case, whose
     trial has a world of its own with that break switched on; traces by break. One worker: on 2 cores a
-    second adds no throughput, only the risk of a start route slower than its time-out on a busy machine."""
+    second adds no throughput, only the risk of a start route slower than its time-out on a busy machine. No test
+    here looks at a screenshot, so the failing trials take none."""
     loaded = {lc.case.id: lc for lc in suite_cases(*{case_id for _, case_id, _ in BROKEN})}
     cases = []
     for brk, case_id, _ in BROKEN:
@@ -106,7 +109,11 @@ def broken_site_runs(tmp_path_factory) -> dict[str, Trace]:
         broken = lc.case.model_copy(update={"id": f"{case_id}-{brk}", "breaks": [*lc.case.breaks, brk]})
         cases.append(LoadedCase(broken, lc.file, lc.lines))
     options = RunOptions(
-        out_root=tmp_path_factory.mktemp("broken"), run_id="broken", agent_factory=ReferenceAgent, workers=1
+        out_root=tmp_path_factory.mktemp("broken"),
+        run_id="broken",
+        agent_factory=ReferenceAgent,
+        workers=1,
+        screenshots="off",
     )
     traces = in_thread(asyncio.run, run_suite(cases, options)).traces
     return {t.case_id.split("-", 2)[2]: t for t in traces}
@@ -178,36 +185,14 @@ def test_a_deployed_site_without_hooks_gives_not_run_never_passed(tmp_path):
 
 
 def test_trials_give_both_rates_with_errors_pass_at_k_and_cost(tmp_path):
-    cmd = [
-        sys.executable,
-        "-m",
-        "runner.cli",
-        "run",
-        "SEL-01",
-        "NO-01",
-        "--trials",
-        "3",
-        "-j",
-        "2",
-        "--out",
-        str(tmp_path),
-        "--run-id",
-        "k3",
-    ]
-    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    out = cli("run", "SEL-01", "NO-01", "--trials", "3", "-j", "2", "--out", str(tmp_path), "--run-id", "k3")
     assert out.returncode == 0, out.stdout + out.stderr
     for text in ("case pass rate 100.0% ±", "per-assertion pass rate", "pass@3 1.00", "pass^3 1.00", "tokens", "cost"):
         assert text in out.stdout
     traces = read_traces(tmp_path / "k3")
     assert sorted(t.trial_id for t in traces) == [f"{c}.t{i}" for c in ("NO-01", "SEL-01") for i in (1, 2, 3)]
     assert (tmp_path / "k3" / "report.html").is_file()
-    rebuilt = subprocess.run(
-        [sys.executable, "-m", "runner.cli", "report", str(tmp_path / "k3")],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    rebuilt = cli("report", str(tmp_path / "k3"))
     assert rebuilt.returncode == 0 and "pass^3 1.00" in rebuilt.stdout
 
 
