@@ -162,11 +162,12 @@ def _cases(summary: dict) -> list[dict]:
 @pytest.mark.browser
 def test_two_shards_merged_equal_the_unsharded_run_trial_for_trial(tmp_path):
     cases = ["SEL-01", "NO-01"]  # four trials over two shards: enough for a split, a merge and a durations balance
-    whole = cli("run", *cases, "--trials", "2", "--out", str(tmp_path), "--run-id", "whole")
+    two = ("--trials", "2", "-j", "2")  # two workers: each trial's waits overlap another's work
+    whole = cli("run", *cases, *two, "--out", str(tmp_path), "--run-id", "whole")
     assert whole.returncode == 0, whole.stdout + whole.stderr
     for i in (1, 2):
         args = ["--shard", f"{i}/2", "--durations", str(tmp_path / "whole")]
-        shard = cli("run", *cases, "--trials", "2", *args, "--out", str(tmp_path), "--run-id", f"s{i}")
+        shard = cli("run", *cases, *two, *args, "--out", str(tmp_path), "--run-id", f"s{i}")
         assert shard.returncode == 0, shard.stdout + shard.stderr
     plans = [json.loads((tmp_path / f"s{i}" / "plan.json").read_text(encoding="utf-8")) for i in (1, 2)]
     assert plans[0]["plan_hash"] == plans[1]["plan_hash"] and len(plans[0]["plan_hash"]) == 64
