@@ -349,6 +349,14 @@ def test_smoke_inputs_cover_required_all_bounds_enums_and_invalid():
         assert validator.is_valid(i.args) == i.valid, i
     assert smoke_inputs(schema) == inputs  # the same inputs on every run
     assert smoke_inputs(None)[0].args == {} and smoke_inputs("nonsense") == []
+    # no parameters: {} is the one input, drawn without the library; a schema {} does not satisfy is still drawn
+    assert [(i.label, i.args) for i in smoke_inputs(obj({}))] == [("required only", {})]
+    assert [i.label for i in smoke_inputs({**obj({}), "additionalProperties": False})] == [
+        "required only",
+        "an extra key",
+    ]
+    none_allowed = smoke_inputs({"type": "object", "properties": {}, "minProperties": 1})
+    assert none_allowed and all(i.args for i in none_allowed if i.valid)
 
 
 def test_score_per_category_and_left_out_categories():

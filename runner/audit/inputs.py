@@ -17,9 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import jsonschema
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis.errors import HypothesisException
-from hypothesis_jsonschema import from_schema
 
 
 @dataclass
@@ -31,6 +28,12 @@ class SmokeInput:
 
 def _draw(schema: dict[str, Any]) -> dict[str, Any] | None:
     """One value of schema, the same on every run; None when the library finds none."""
+    # Imported here: hypothesis takes seconds to import and to build its character tables, which a page whose
+    # tools take no parameters never needs (smoke_inputs does not draw for those).
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis.errors import HypothesisException
+    from hypothesis_jsonschema import from_schema
+
     drawn: list[Any] = []
 
     @settings(
@@ -87,8 +90,9 @@ def smoke_inputs(schema: Any) -> list[SmokeInput]:
     }
     everything = {**schema, "required": list(props)}
     out: list[SmokeInput] = []
-    base = _draw(only_required)
-    full = _draw(everything)
+    # With nothing required, {} is the one value only_required allows; with no properties, {} is all the fields.
+    base = {} if not required and _valid(only_required, {}) else _draw(only_required)
+    full = {} if not props and _valid(everything, {}) else _draw(everything)
     if base is not None:
         out.append(SmokeInput("required only", base, True))
     if full is not None and full != base:
