@@ -10,12 +10,11 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from runner_support import cli
 from static_server import CASES, SOURCE, StaticSite, static_site
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -338,12 +337,7 @@ def test_a_suite_runs_as_items_with_k_lf_junit_and_a_run_directory(
     assert (run_dir / "report.html").is_file() and (run_dir / "junit.xml").is_file()
     summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
     assert summary["run_id"] == run_dir.name
-    report = subprocess.run(
-        [sys.executable, "-m", "runner.cli", "report", str(run_dir), "--out", str(tmp_path / "again")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    report = cli("report", str(run_dir), "--out", str(tmp_path / "again"))  # in-process: it only reads the run
     assert report.returncode == 1, report.stdout + report.stderr  # one trial failed
     assert "3 passed, 1 failed, 1 not_run" in report.stdout
     assert "incomplete: 5 of 6 trials" in report.stdout + report.stderr
