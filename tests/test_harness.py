@@ -107,15 +107,16 @@ def good(tmp_path_factory):
         tmp_path_factory.mktemp("harness-good"),
         ("SEL-01", "CONF-01"),
         agent_factory=make_harness_factory(f"{HARNESS} {{prompt}} {{mcp_config}}"),
+        workers=2,  # a harness step is a process of its own: two overlap their start-ups
     )
 
 
 @pytest.fixture(scope="module")
 def bad(tmp_path_factory):
     factory = make_harness_factory(f"{HARNESS} --bad writes,submits,made_up,stale {{prompt}} {{mcp_config}}")
-    traces = play(
-        tmp_path_factory.mktemp("harness-bad"), ("SEL-01", "CONF-01", "SEL-02", "STALE-01"), agent_factory=factory
-    )
+    ids = ("SEL-01", "CONF-01", "SEL-02", "STALE-01")
+    # two workers, as above; no test here looks at a screenshot, so the trials failing on purpose take none
+    traces = play(tmp_path_factory.mktemp("harness-bad"), ids, agent_factory=factory, workers=2, screenshots="off")
     return {t.case_id: t for t in traces}
 
 

@@ -199,7 +199,11 @@ def _run(out: Path, ids: tuple[str, ...], choose: Callable[[str, str], Callable[
         agent.trial_id = trial_id_for(case_id, i)
         return agent
 
-    options = RunOptions(out_root=out, run_id="run", trials=len(PROVIDERS), workers=2, agent_factory=factory)
+    # Four workers: a trial mostly waits (page, tools, the model's answers), and four overlap; no test here looks at
+    # a screenshot, so the trials failing on purpose take none.
+    options = RunOptions(
+        out_root=out, run_id="run", trials=len(PROVIDERS), workers=4, agent_factory=factory, screenshots="off"
+    )
     return _in_thread(asyncio.run, run_suite(cases, options)).traces
 
 
