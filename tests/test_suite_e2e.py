@@ -224,34 +224,17 @@ def test_trace_zips_and_screenshots_are_kept_for_failures_only(tmp_path):
 
 
 def test_compare_and_power_from_the_command_line(suite_run, tmp_path):
-    broken = _run(tmp_path, ("REPEAT-01", "SEL-01"), breaks=["save_not_idempotent"], run_id="broken")
+    two = {"workers": 2, "screenshots": "off"}  # compare reads the traces only
+    broken = _run(tmp_path, ("REPEAT-01", "SEL-01"), breaks=["save_not_idempotent"], run_id="broken", **two)
     assert {t.case_id: t.verdict for t in broken} == {"REPEAT-01": "failed", "SEL-01": "passed"}
-    _run(tmp_path, ("REPEAT-01", "SEL-01"), run_id="good")
-    out = subprocess.run(
-        [sys.executable, "-m", "runner.cli", "compare", str(tmp_path / "good"), str(tmp_path / "broken")],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    _run(tmp_path, ("REPEAT-01", "SEL-01"), run_id="good", **two)
+    out = cli("compare", str(tmp_path / "good"), str(tmp_path / "broken"))
     assert out.returncode == 0, out.stderr
     text = " ".join(out.stdout.split())
     assert "pass → fail (1): REPEAT-01" in text and "not distinguishable from noise" in text
-    power = subprocess.run(
-        [sys.executable, "-m", "runner.cli", "power", "--baseline", "0.6", "--delta", "0.2"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    power = cli("power", "--baseline", "0.6", "--delta", "0.2")
     assert power.returncode == 0 and "41 cases" in power.stdout
-    bad = subprocess.run(
-        [sys.executable, "-m", "runner.cli", "power", "--baseline", "1.5"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    bad = cli("power", "--baseline", "1.5")
     assert bad.returncode == 2
 
 
