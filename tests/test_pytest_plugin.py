@@ -3,6 +3,11 @@
 Each subprocess launches its own Chromium, so each example file makes several
 checks per page load. The static shop (tests/static_site/) is the site; a page
 of frames is written beside its pages.
+
+A session that plays pages is a real process: pytest-playwright's sync Playwright is already running in
+this one, and a second beside it in the same thread is refused. A session that stops at its options
+(--help, a usage error) starts no browser and shows the same in-process, so it runs in-process (no
+interpreter start, ~1.4 s each).
 """
 
 from __future__ import annotations
@@ -53,7 +58,7 @@ def _outcomes(result: pytest.RunResult) -> dict[str, int]:
 
 
 def test_help_lists_the_plugins_options_under_their_own_group(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest_subprocess("--help")
+    result = pytester.runpytest_inprocess("--help")
     assert result.ret == 0
     text = result.stdout.str()
     group = text.index("webmcp-eval (WebMCP tools in your tests, case suites as test items):")
@@ -64,7 +69,7 @@ def test_help_lists_the_plugins_options_under_their_own_group(pytester: pytest.P
 
 
 def test_a_bad_trial_count_is_one_line_and_a_usage_error(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest_subprocess("--webmcp-suite", str(CASES), "--webmcp-trials", "0")
+    result = pytester.runpytest_inprocess("--webmcp-suite", str(CASES), "--webmcp-trials", "0")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "--webmcp-trials: 0 is less than 1" in result.stderr.str()
     assert "Traceback" not in result.stderr.str() + result.stdout.str()
@@ -353,7 +358,7 @@ def test_a_suite_runs_as_items_with_k_lf_junit_and_a_run_directory(
 
 
 def test_the_proxy_without_a_site_address_is_a_usage_error(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest_subprocess("--webmcp-proxy")
+    result = pytester.runpytest_inprocess("--webmcp-proxy")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "--webmcp-proxy: the proxy needs the site's address: give --base-url URL" in result.stderr.str()
     assert "Traceback" not in result.stderr.str()
@@ -363,7 +368,7 @@ def test_an_invalid_suite_stops_before_anything_runs(pytester: pytest.Pytester, 
     suite = tmp_path / "suite"
     suite.mkdir()
     (suite / "BAD-01.yaml").write_text((CASES / "SHOP-01.yaml").read_text().replace("{$ref: tea}", "{$regex: x}"))
-    result = pytester.runpytest_subprocess("--webmcp-suite", str(suite))
+    result = pytester.runpytest_inprocess("--webmcp-suite", str(suite))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     err = result.stderr.str()
     assert re.search(r"BAD-01\.yaml:\d+: steps\[0\]\.plan\[1\]\.args\.product_id: .* not \$regex", err), err
