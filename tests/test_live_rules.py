@@ -35,7 +35,8 @@ def _two_cases(folder: Path) -> list[str]:
 @pytest.mark.browser
 def test_a_rule_on_an_argument_the_live_tool_lacks_is_not_run_and_validate_live_says_so(tmp_path, static_shop):
     files = _two_cases(tmp_path)
-    done = cli("run", *files, "--base-url", static_shop.url, "--site-config", str(SITE_YAML), "--out", str(tmp_path))
+    site = ("--base-url", static_shop.url, "--site-config", str(SITE_YAML))
+    done = cli("run", *files, *site, "-j", "2", "--out", str(tmp_path))  # two workers overlap the shop's settle time
     assert done.returncode == 3, done.stdout + done.stderr
     assert "each trial checks the rules against the tools its pages register" in done.stderr
     (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]

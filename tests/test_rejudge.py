@@ -24,7 +24,7 @@ IDS = ("SEL-01", "NO-01")
 @pytest.fixture(scope="module")
 def run_dir(site, tmp_path_factory: pytest.TempPathFactory) -> Path:  # noqa: ANN001 - the shared SiteServer
     out = tmp_path_factory.mktemp("rejudge")
-    traces = play(out, IDS, site_config=demo_site_config(site.url), screenshots="only-on-failure")
+    traces = play(out, IDS, site_config=demo_site_config(site.url), screenshots="only-on-failure", workers=2)
     assert [t.verdict for t in traces] == ["passed", "passed"], [t.verdict_reason for t in traces]
     return out / "run"
 
