@@ -256,7 +256,7 @@ class Auditor:
         except (PlaywrightError, DevToolsCallError) as err:
             call_failed(outcome, _first_line(err))
         outcome.ms = round((time.monotonic() - began) * 1000, 1)
-        await asyncio.sleep(0.05)  # the shim's report of the answer
+        await _shim_report(opened, frame, logged, tool.name)
         page_answer(outcome, opened.frame_log(frame)[logged:], tool.name)
         return outcome
 
@@ -284,6 +284,17 @@ class Auditor:
     async def close(self) -> None:
         if self.site:
             await self.site.aclose()
+
+
+async def _shim_report(opened: OpenPage, frame: PwFrame, logged: int, name: str, wait_s: float = 0.05) -> None:
+    """Wait until the shim has reported the call's answer (its own time, a throw), at most wait_s: the report
+    usually comes within a few milliseconds; one that never comes costs the whole wait, as a fixed pause did."""
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        events = opened.frame_log(frame)[logged:]
+        if any(e.get("name") == name and e.get("type") in ("result", "error") for e in events):
+            return
+        await asyncio.sleep(0.005)
 
 
 def _find_frame(opened: OpenPage, frame: Frame) -> PwFrame | None:
