@@ -37,7 +37,7 @@ from runner.audit.model import Finding, Frame, PageSurface, Tool
 from runner.audit.reader import OpenPage, open_page, origin_of, read_surface
 from runner.audit.rules import lint
 from runner.audit.score import overall_score, page_score
-from runner.audit.smoke import CallOutcome, call_failed, judge, page_answer
+from runner.audit.smoke import CallOutcome, add_requests, call_failed, judge, page_answer
 from runner.audit.timeline import Timeline, timeline_findings, timeline_of
 from runner.play.browser.browser import launch
 from runner.play.page.devtools_tools import DevToolsCallError
@@ -113,14 +113,9 @@ class _Network:
         self.proxy.begin_trial(trial)
         return trial
 
-    def seen(self, trial: str) -> int:
-        return len(self.proxy.snapshot(trial).requests)
-
-    def between(self, trial: str, start: int, end: int) -> tuple[list[str], list[str]]:
-        new = self.proxy.snapshot(trial).requests[start:end]
-        writes = [f"{r.method} {r.path if not r.outbound else r.url}" for r in new if r.mutation]
-        other = [f"{r.method} {r.url}" for r in new if r.outbound]
-        return writes, other
+    def requests(self, trial: str) -> list[Any]:
+        """The trial's requests so far (a copy: the proxy's account goes on)."""
+        return self.proxy.snapshot(trial).requests
 
 
 class Auditor:
@@ -216,17 +211,15 @@ class Auditor:
 
     def _mark(self, trial: str | None) -> int:
         """How many requests the proxy has counted for the trial so far."""
-        return self.network.seen(trial) if self.network and trial else 0
+        return len(self.network.requests(trial)) if self.network and trial else 0
 
     def _count(self, outcome: CallOutcome, trial: str | None, start: int) -> int:
         """Add the trial's requests since start to outcome; return where the next count starts."""
         if not (self.network and trial):
             return start
-        end = self.network.seen(trial)
-        writes, other = self.network.between(trial, start, end)
-        outcome.writes += writes
-        outcome.other_hosts += other
-        return end
+        requests = self.network.requests(trial)  # one copy of the account: the count and the end agree
+        add_requests(outcome, requests[start:])
+        return len(requests)
 
     async def _settle(self, outcome: CallOutcome, trial: str | None, start: int) -> None:
         """Give the last call's requests time to start, then count them for it."""

@@ -170,6 +170,13 @@ def call_failed(outcome: CallOutcome, message: str) -> None:
         outcome.error = message
 
 
+def add_requests(outcome: CallOutcome, requests: list[Any]) -> None:
+    """Add the proxy's requests of a call to it: its writes (a path on the site, a URL elsewhere) and its requests
+    to other hosts."""
+    outcome.writes += [f"{r.method} {r.path if not r.outbound else r.url}" for r in requests if r.mutation]
+    outcome.other_hosts += [f"{r.method} {r.url}" for r in requests if r.outbound]
+
+
 def page_answer(outcome: CallOutcome, events: list[dict[str, Any]], name: str) -> None:
     """What the page itself answered, as the shim saw it: the browser's listing parses a JSON text into an object
     and reports any throw, or a cyclic value it cannot pass on, as one generic error."""

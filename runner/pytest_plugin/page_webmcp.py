@@ -473,11 +473,11 @@ class PageWebMCP:
         """Add the requests the proxy counted since start to outcome; return where the next count starts."""
         if not self.network:
             return start
+        from runner.audit.smoke import add_requests
+
         requests = self._network().requests
         if outcome:
-            new = requests[start:]
-            outcome.writes += [f"{r.method} {r.path if not r.outbound else r.url}" for r in new if r.mutation]
-            outcome.other_hosts += [f"{r.method} {r.url}" for r in new if r.outbound]
+            add_requests(outcome, requests[start:])
         return len(requests)
 
     def contract(self) -> dict[str, Any]:
