@@ -9,7 +9,13 @@ import pytest
 from runner_support import in_thread, play
 
 from runner.play.run.trial import TrialHook
-from runner.suite.browser_context import DEFAULT_LOCALE, DEFAULT_TIMEZONE, BrowserContextSettings
+from runner.suite.browser_context import (
+    DEFAULT_LOCALE,
+    DEFAULT_TIMEZONE,
+    BrowserContextSettings,
+    check_locale,
+    check_timezone,
+)
 from runner.suite.folder import SuiteError, find_suite, read_suite_config
 from tests.test_cli import cli
 
@@ -42,6 +48,13 @@ def test_the_seed_suite_pins_taipei_and_zh_tw_and_a_silent_suite_gets_utc_en_us(
         ("timezone_id: ../../etc/passwd", "timezone_id: '../../etc/passwd' is not an IANA time zone"),
         ("locale: zh_TW", "locale: 'zh_TW' is not a BCP 47 language tag; give one such as zh-TW or en-US"),
         ("locale: 8", "locale: Input should be a valid string"),
+        # names the zone files hold that the browser refuses ("Invalid timezone ID"): every trial would be not_run
+        ("timezone_id: posix/Asia/Taipei", "timezone_id: 'posix/Asia/Taipei' is not an IANA time zone"),
+        ("timezone_id: right/UTC", "timezone_id: 'right/UTC' is not an IANA time zone"),
+        ("timezone_id: localtime", "timezone_id: 'localtime' is not an IANA time zone"),
+        ("timezone_id: asia/taipei", "timezone_id: 'asia/taipei' is not an IANA time zone"),
+        ('locale: "zh-TW\\n"', "locale: 'zh-TW\\n' is not a BCP 47 language tag"),
+        ('locale: "zh-TW "', "locale: 'zh-TW ' is not a BCP 47 language tag"),
     ],
 )
 def test_a_bad_time_zone_or_locale_is_file_line_field(tmp_path: Path, entry: str, message: str):
@@ -49,6 +62,18 @@ def test_a_bad_time_zone_or_locale_is_file_line_field(tmp_path: Path, entry: str
     with pytest.raises(SuiteError) as err:
         read_suite_config(tmp_path / "suite.yaml")
     assert str(err.value).startswith(f"{tmp_path / 'suite.yaml'}:3: {message}"), str(err.value)
+
+
+@pytest.mark.parametrize("zone", ["Asia/Taipei", "UTC", "America/Argentina/Buenos_Aires", "Etc/GMT+5", "US/Eastern"])
+def test_a_zone_the_browser_takes_is_accepted(zone: str):
+    assert check_timezone(zone) == zone
+
+
+@pytest.mark.parametrize(
+    "tag", ["zh-TW", "en", "zh-Hant-TW", "de-DE-1996", "es-419", "en-US-u-ca-buddhist", "en-x-pirate"]
+)
+def test_a_well_formed_language_tag_is_accepted(tag: str):
+    assert check_locale(tag) == tag
 
 
 def test_validate_refuses_a_bad_time_zone_in_one_line(tmp_path: Path):
