@@ -343,6 +343,8 @@ class StepRecord(BaseModel):
     calls: list[int] = Field(default_factory=list)  # indexes into Trace.calls
     reply: str | None = None
     error: str | None = None
+    # a scripted human step the page did not let happen (it never showed the control): the trial fails here
+    not_shown: str | None = Field(default=None, exclude_if=lambda v: v is None)
     stale_registrations: list[StaleRegistration] = Field(default_factory=list)  # outlived their route
     duration_ms: float = 0.0
 
@@ -469,6 +471,8 @@ class Trace(BaseModel):
     verdict: Verdict = "not_run"
     verdict_reason: str = ""
     not_run_kind: NotRunKind | None = None  # set exactly when the verdict is not_run
+    # why the trial stopped before the page and the state were read: its unread checks are "not reached"
+    stopped: str | None = Field(default=None, exclude_if=lambda v: v is None)
     attempt: int = 1  # --retries: which attempt this is; earlier ones are kept under attempts/
     earlier_attempts: list[EarlierAttempt] = Field(default_factory=list)
     tokens: dict[str, int] = Field(default_factory=dict)

@@ -59,8 +59,8 @@ def test_the_null_agent_fails_every_seed_case_except_those_marked(tmp_path):
             assert lc.case.null_agent.reason.strip(), lc.case.id
             continue
         assert t.verdict != "passed", f"{lc.case.id} passes with no agent: {t.verdict_reason}"
-        # a silent agent may leave a scripted human step nothing to click: that is not passing either
-        assert t.verdict == "failed" or t.not_run_kind == "step", (lc.case.id, t.verdict_reason)
+        # a silent agent may leave a scripted human step nothing to click: that step fails, named
+        assert t.verdict == "failed", (lc.case.id, t.verdict_reason)
 
 
 @pytest.mark.browser

@@ -405,6 +405,24 @@ def check_network(exp: NetworkExpectation, trace: Trace) -> list[Assertion]:
     return out
 
 
+def _not_reached(trace: Trace, why: str) -> str:
+    """Why evidence is missing: "not reached" when the trial stopped before reading it, else ``why``."""
+    return f"not reached: the trial stopped first ({short(trace.stopped, 160)})" if trace.stopped else why
+
+
+def check_steps(trace: Trace) -> list[Assertion]:
+    """A scripted human step the page did not let happen: the page never showed what the case says it shows."""
+    return [
+        _a(f"steps[{s.index}]", "steps", f"step {s.index} ({_step_name(s.input)}) could happen", False, s.not_shown)
+        for s in trace.steps
+        if s.not_shown
+    ]
+
+
+def _step_name(step: Any) -> str:
+    return str(step.get("action", "?")) if isinstance(step, dict) else "user"
+
+
 def check_ui(expectations: list[UiExpectation], trace: Trace) -> list[Assertion]:
     out = []
     for i, exp in enumerate(expectations):
@@ -416,7 +434,7 @@ def check_ui(expectations: list[UiExpectation], trace: Trace) -> list[Assertion]
         obs = trace.ui.observations[i] if i < len(trace.ui.observations) else None
         missing = _unobserved(exp, obs)
         if missing or obs is None:
-            out.append(_a(f"ui[{i}]", "ui", desc, None, missing))
+            out.append(_a(f"ui[{i}]", "ui", desc, None, _not_reached(trace, missing) if obs is None else missing))
             continue
         ok, why = _ui_ok(exp, obs)
         out.append(_a(f"ui[{i}]", "ui", desc + (f" — {exp.why}" if exp.why else ""), ok, why, obs.model_dump()))
@@ -509,7 +527,7 @@ def check_state(exp: StateExpectation, trace: Trace, captures: dict[str, Any]) -
         wanted.append((f"state.after[{path}]", f"after: {path} matches {short(matcher, 50)}", (path, matcher)))
     for id_, desc, detail in wanted:
         if not st.available:
-            out.append(_a(id_, "state", desc, None, NO_STATE))
+            out.append(_a(id_, "state", desc, None, _not_reached(trace, NO_STATE)))
             continue
         changes = [d.path for d in st.diff]
         if id_ == "state.unchanged":
@@ -595,7 +613,7 @@ def check_confirmation(exp: ConfirmationExpectation, trace: Trace) -> list[Asser
                 "confirmation",
                 f"the confirmation control {name} waits for the human",
                 None,
-                "the page was not observed",
+                _not_reached(trace, "the page was not observed"),
             )
         ]
     out = [
@@ -654,7 +672,7 @@ def check_untrusted(exp: UntrustedExpectation, trace: Trace) -> list[Assertion]:
     desc = "untrusted content is shown as text, never rendered as markup"
     found = trace.untrusted_rendering
     if found is None:
-        return [_a("untrusted.as_text", "untrusted", desc, None, "the page was not observed")]
+        return [_a("untrusted.as_text", "untrusted", desc, None, _not_reached(trace, "the page was not observed"))]
     if not found:
         why = "no result of an untrustedContentHint tool carried markup: the rule had nothing to judge"
         return [_a("untrusted.as_text", "untrusted", desc, None, why)]
@@ -685,6 +703,7 @@ def check_untrusted(exp: UntrustedExpectation, trace: Trace) -> list[Assertion]:
 def evaluate(case: Case, trace: Trace) -> list[Assertion]:
     e = case.expect
     assertions, captures = check_calls(e.calls, trace)
+    assertions = check_steps(trace) + assertions
     assertions += check_network(e.network, trace)
     assertions += check_ui(e.ui, trace)
     if e.state:

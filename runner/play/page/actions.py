@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from playwright.async_api import Page
+from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from runner.play.evidence.fixture_store import FixtureMissing, HookTape
 from runner.play.page.human_windows import HumanWindows
@@ -32,6 +33,14 @@ from runner.suite.site import HookMissing
 
 if TYPE_CHECKING:
     from proxies.controller import NetworkProxy
+
+
+class StepNotShown(Exception):
+    """A scripted human step could not happen: the page never showed what the case says it shows.
+
+    That is the site's (or the agent's) doing, never the machine's: the trial is ``failed`` with the
+    step named, and what the page shows then is still read and judged.
+    """
 
 
 @dataclass
@@ -81,8 +90,12 @@ async def human_click(user: UserActions, step: ClickAction) -> None:
     """The human clicks (``times`` times); a control that is not there fails the step (Playwright's timeout)."""
     async with user.humans.human():
         target = locate(user.page, step.target).first
-        for _ in range(step.times):
-            await target.click()
+        for n in range(step.times):
+            try:
+                await target.click()
+            except PlaywrightTimeoutError:
+                again = f" (press {n + 1} of {step.times})" if step.times > 1 else ""
+                raise StepNotShown(f"the human could not press {step.target.describe()}{again}: not there") from None
 
 
 async def expire_session(user: UserActions, step: ExpireSessionAction) -> None:
@@ -115,7 +128,10 @@ async def arm_fault(user: UserActions, step: FaultAction) -> None:
 
 async def wait_for(user: UserActions, step: WaitForAction) -> None:
     if step.target:
-        await locate(user.page, step.target).first.wait_for(state="visible", timeout=step.timeout_ms)
+        try:
+            await locate(user.page, step.target).first.wait_for(state="visible", timeout=step.timeout_ms)
+        except PlaywrightTimeoutError:
+            raise StepNotShown(f"the page did not show {step.target.describe()} within {step.timeout_ms} ms") from None
     if step.tools:
         await user.host.wait_for_tools(step.tools, timeout_ms=step.timeout_ms)
 

@@ -39,7 +39,7 @@ from runner.play.browser.browser import BrowserUnavailable
 from runner.play.browser.session import BrowserSession, TrialPage
 from runner.play.evidence.fixture_store import FixtureMissing, HookTape
 from runner.play.evidence.network_evidence import network_record, site_stopped_answering, unanswered_site_requests
-from runner.play.page.actions import UserActions
+from runner.play.page.actions import StepNotShown, UserActions
 from runner.play.page.human_windows import HumanWindows
 from runner.play.page.observe import PageObserver
 from runner.play.page.start_route import first_line, open_start_route, require_tools
@@ -157,6 +157,7 @@ class Trial:
         self._site_unanswered: list[RequestRecord] = []  # the proxy's records of site requests that got no answer
         self._setup_network: Any = None  # the proxy's account once setup was done: its writes are not the agent's
         self.simulator: SimulatedUser | None = None
+        self._collected = False  # the page and the state after were read
         self.trace = Trace(
             run_id=env.run_id,
             trial_id=self.trial_id,
@@ -210,6 +211,8 @@ class Trial:
                 kind = "agent" if isinstance(err, AgentError) else "step"
         except Exception as err:  # a harness bug must not take the run down; the trace says what
             error = f"harness error: {type(err).__name__}: {err}"
+        if error and not self._collected:
+            self.trace.stopped = error
         self._agent_report()
         await self._finish_network()
         site_down = site_stopped_answering(self._site_unanswered, self.site.config.base_url)
@@ -351,7 +354,11 @@ class Trial:
         if self.case.user is not None:
             await self._converse()
         for index, step in enumerate(self.case.steps):
-            await self._step(index, step)
+            try:
+                await self._step(index, step)
+            except StepNotShown as err:  # the page's doing: failed at this step, the rest judged as it is
+                self.trace.steps[-1].not_shown = str(err)
+                break
         await self._collect(before)
 
     def _check_goal_players(self) -> None:
@@ -500,6 +507,7 @@ class Trial:
             self.trace.state.available = True
             self.trace.state.before, self.trace.state.after = before, after
             self.trace.state.diff = checks.state_diff(before, after)
+        self._collected = True
 
     def _proxy_mode(self) -> dict[str, Any]:
         mode = self.env.options.network_mode if self.fixture is not None else "live"
