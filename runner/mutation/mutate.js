@@ -207,6 +207,21 @@
     }
   }
 
+  // ---- a select shows another option's label than the value it holds -----------------------
+  if (M.op === "select_label_shifted") {
+    const shift = (select) => {
+      const options = [...select.options];
+      if (select.__shifted || options.length < 2) return;
+      select.__shifted = true; // each option keeps its value and shows the next one's label
+      const labels = options.map((o) => o.text);
+      options.forEach((o, i) => (o.text = labels[(i + 1) % labels.length]));
+    };
+    new MutationObserver(() => document.querySelectorAll("select").forEach(shift)).observe(document, {
+      subtree: true,
+      childList: true,
+    });
+  }
+
   // ---- lists keep their stale items beside the new ones -----------------------------------
   if (M.op === "list_keeps_stale") {
     const isList = (el) => el instanceof Element && (/^(UL|OL|TBODY)$/.test(el.tagName) || el.getAttribute("role") === "list");

@@ -27,7 +27,9 @@ from runner.trace import ConfirmationRecord, HumanClick, Trace, UiObservation, U
 # What Playwright's count(), and of the first element is_visible(), inner_text() and input_value() give,
 # read at once: visible as Playwright has it (checkVisibility, visibility: visible, a box that is not
 # empty; display: contents by its children), innerText of an HTML element only, the value of the
-# input, textarea or select it is or is the label of (Playwright's follow-label).
+# input, textarea or select it is or is the label of (Playwright's follow-label). A choice reads as a
+# person sees it: a select's text is its chosen option's label (not every option's), a group of radios
+# or checkboxes (fieldset, radiogroup, group) has the checked ones' labels as text, their values as value.
 READ_JS = """
 els => {
   const textVisible = t => { const r = document.createRange(); r.selectNode(t);
@@ -63,6 +65,18 @@ els => {
   const found = { count: els.length, visible: visible(first) };
   if (first.namespaceURI !== "http://www.w3.org/1999/xhtml") return { ...found, error: "Node is not an HTMLElement" };
   const input = control(first);
+  // what a person reads of a choice: a select's chosen option(s), a group's checked box(es), by label
+  if (input && input.tagName === "SELECT") {
+    const chosen = [...input.selectedOptions];
+    return { ...found, text: chosen.map(o => o.label).join(", "), value: input.value };
+  }
+  const choices = first.matches("fieldset, [role=radiogroup], [role=group]")
+    ? [...first.querySelectorAll("input[type=radio], input[type=checkbox]")] : [];
+  if (choices.length) {
+    const checked = choices.filter(c => c.checked);
+    const label = c => ((c.labels && c.labels[0]) || c.closest("label") || c).innerText.trim();
+    return { ...found, text: checked.map(label).join(", "), value: checked.map(c => c.value).join(", ") };
+  }
   return { ...found, text: first.innerText, value: input ? input.value : null };
 }
 """

@@ -1,0 +1,64 @@
+"""The mutation operators for what a person (or an agent) reads and does that the checks did not: a select
+whose label differs from its value, ...
+
+For each, on the demo site: the seed case as it was (``tests/weaker_cases/``) passes the mutant, the
+strengthened seed case fails it, for the reason named here. All pairs play in one run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from runner_support import SEED_CONTEXT, in_thread, suite_cases
+
+from runner.mutation.mutate import Baseline, Mutant, MutateOptions, _play, generate
+from runner.suite.loader import LoadedCase, parse_case
+from runner.suite.site import demo_site_config
+from runner.trace import Trace
+
+WEAKER = Path(__file__).parent / "weaker_cases"
+
+# operator, its params, the case, the failed assertion of the strengthened case, what its failure shows
+OPERATORS = [
+    ("select_label_shifted", {}, "ARG-01", "ui[0]", 'got "線上"'),
+]
+
+
+@pytest.mark.browser
+def test_each_operator_passes_the_weaker_case_and_the_strengthened_one_kills_it(site, tmp_path: Path):
+    pairs = []
+    for operator, params, case_id, _, _ in OPERATORS:
+        hook = Mutant("M", operator, "t", params, [case_id]).hook
+        (weaker,) = suite_cases(case_id, directory=WEAKER)
+        (strong,) = suite_cases(case_id)
+        pairs += [(weaker, f"{operator}-weaker", hook()), (strong, f"{operator}-strong", hook())]
+    options = MutateOptions(out_root=tmp_path, run_id="ops", workers=2, browser_context=SEED_CONTEXT)
+    traces = in_thread(asyncio.run, _play(pairs, options, "ops", demo_site_config(site.url)))
+    for operator, _, case_id, assertion, shown in OPERATORS:
+        weaker, strong = traces[f"{case_id}-{operator}-weaker"], traces[f"{case_id}-{operator}-strong"]
+        assert weaker.verdict == "passed", f"{operator}: the weaker {case_id} {weaker.verdict_reason}"
+        failed = {a.id: a.why for a in strong.assertions if a.status == "failed"}
+        assert strong.verdict == "failed", f"{operator}: the strengthened {case_id} {strong.verdict_reason}"
+        assert assertion in failed and shown in failed[assertion], f"{operator}: {failed}"
+    # the mutants did act on the weaker cases: they passed with the bug in front of them
+    assert 'option "線上" [selected]' in (traces["ARG-01-select_label_shifted-weaker"].ui.aria_snapshot or "")
+
+
+CASE = "id: X-01\nbehaviour: selection\ntitle: t\nstart_route: /r\nsteps:\n  - user: hi\n"
+
+
+def _baseline(aria: str) -> Baseline:
+    loaded = parse_case(CASE, "X-01.yaml")
+    assert isinstance(loaded, LoadedCase)
+    trace = Trace(run_id="r", trial_id="X-01.t1", case_id="X-01", behaviour="selection", start_route="/r")
+    trace.ui.aria_snapshot = aria
+    return Baseline(loaded, trace, [], set())
+
+
+def test_generation_finds_the_cases_that_show_a_select():
+    shows = {m.operator: m for m in generate([_baseline('- combobox "城市":\n  - option "台北" [selected]')], set())}
+    assert shows["select_label_shifted"].cases == ["X-01"]
+    quiet = {m.operator: m.status for m in generate([_baseline("- heading: Hello")], set())}
+    assert quiet["select_label_shifted"] == "unseen"
