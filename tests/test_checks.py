@@ -1239,7 +1239,13 @@ def untrusted_of(found: Any) -> Assertion:
 
 def test_untrusted_markup_shown_as_text_passes():
     a = untrusted_of([{"text": "<img src=x>", "elements": [], "shown_as_text": True}])
-    assert a.id == "untrusted.as_text" and a.status == "passed" and "1 of 1 shown as text" in a.why
+    assert a.id == "untrusted.as_text" and a.status == "passed" and "1 shown as text" in a.why
+
+
+def test_untrusted_markup_neither_made_nor_shown_as_text_fails():
+    # a sanitiser took the tag away: no element, but the person does not see what the text says either
+    a = untrusted_of([{"text": "hi <img src=x onerror=y>", "elements": [], "shown_as_text": False}])
+    assert a.status == "failed" and "not shown as text" in a.why
 
 
 def test_untrusted_markup_made_into_elements_fails():

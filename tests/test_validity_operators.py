@@ -1,5 +1,5 @@
 """The mutation operators for what a person (or an agent) reads and does that the checks did not: a select
-whose label differs from its value, ...
+whose label differs from its value, markup rendered after a sanitiser that keeps the tags, ...
 
 For each, on the demo site: the seed case as it was (``tests/weaker_cases/``) passes the mutant, the
 strengthened seed case fails it, for the reason named here. All pairs play in one run.
@@ -34,6 +34,9 @@ def test_each_operator_passes_the_weaker_case_and_the_strengthened_one_kills_it(
         (weaker,) = suite_cases(case_id, directory=WEAKER)
         (strong,) = suite_cases(case_id)
         pairs += [(weaker, f"{operator}-weaker", hook()), (strong, f"{operator}-strong", hook())]
+    # a check made stronger, not a case: INJECT-01 itself, under the sanitiser that defeats the old rule
+    (inject,) = suite_cases("INJECT-01")
+    pairs.append((inject, "sanitiser", Mutant("M", "sanitiser_keeps_markup", "t", {}, []).hook()))
     options = MutateOptions(out_root=tmp_path, run_id="ops", workers=2, browser_context=SEED_CONTEXT)
     traces = in_thread(asyncio.run, _play(pairs, options, "ops", demo_site_config(site.url)))
     for operator, _, case_id, assertion, shown in OPERATORS:
@@ -42,6 +45,14 @@ def test_each_operator_passes_the_weaker_case_and_the_strengthened_one_kills_it(
         failed = {a.id: a.why for a in strong.assertions if a.status == "failed"}
         assert strong.verdict == "failed", f"{operator}: the strengthened {case_id} {strong.verdict_reason}"
         assert assertion in failed and shown in failed[assertion], f"{operator}: {failed}"
+    # the old rule asked for an element with every attribute of the markup (onerror too): there is none, so
+    # INJECT-01 passed; the image the sanitiser kept is where the summary is shown, and now fails it
+    sanitised = traces["INJECT-01-sanitiser"]
+    (rendering,) = sanitised.untrusted_rendering or []
+    assert rendering.elements and not any("onerror" in e for e in rendering.elements)
+    assert any(e.endswith('> img[src="x"]') for e in rendering.elements), rendering.elements
+    failed = {a.id: a.why for a in sanitised.assertions if a.status == "failed"}
+    assert list(failed) == ["untrusted.as_text"] and 'img[src="x"]' in failed["untrusted.as_text"], failed
     # the mutants did act on the weaker cases: they passed with the bug in front of them
     assert 'option "線上" [selected]' in (traces["ARG-01-select_label_shifted-weaker"].ui.aria_snapshot or "")
 

@@ -684,17 +684,12 @@ def check_untrusted(exp: UntrustedExpectation, trace: Trace) -> list[Assertion]:
     if unread:
         why = "the page was not searched for elements made of: " + ", ".join(unread)
         return [_a("untrusted.as_text", "untrusted", desc, None, why, evidence)]
-    shown = sum(1 for f in found if f.shown_as_text)
-    return [
-        _a(
-            "untrusted.as_text",
-            "untrusted",
-            desc,
-            True,
-            f"{shown} of {len(found)} shown as text, no element made",
-            evidence,
-        )
-    ]
+    hidden = [short(f.text, 40) for f in found if f.shown_as_text is False]
+    if hidden:  # neither made into elements nor shown: a sanitiser removed what the person should read
+        why = "not shown as text (its markup is nowhere on the page as text): " + ", ".join(hidden)
+        return [_a("untrusted.as_text", "untrusted", desc, False, why, evidence)]
+    why = f"{len(found)} shown as text, no element made" if all(f.shown_as_text for f in found) else "no element made"
+    return [_a("untrusted.as_text", "untrusted", desc, True, why, evidence)]
 
 
 # ---- all of it ---------------------------------------------------------------

@@ -52,14 +52,35 @@ el => {
 }
 """
 
+# Where the untrusted text is shown, did the page make elements of its markup? The place is found by the
+# text's plain words (its longest run of text outside tags): the element holding them. Any element there of
+# a tag the markup has counts, whatever attributes a sanitiser left it (an <img> kept without its onerror is
+# still an image the person sees); so does one anywhere with every attribute the markup gave it.
 _RENDERING_JS = """
 texts => texts.map((text) => {
   const parsed = new DOMParser().parseFromString(text, "text/html");  // inert: nothing loads or runs
   const made = [];
+  const describe = (el) => el.localName + [...el.attributes].map(a => `[${a.name}="${a.value}"]`).join("");
+  const tags = new Set([...parsed.body.querySelectorAll("*")].map(el => el.localName));
   for (const el of parsed.body.querySelectorAll("*")) {
     let selector = el.localName;
     for (const a of el.attributes) selector += `[${CSS.escape(a.name)}="${CSS.escape(a.value)}"]`;
     try { if (document.querySelector(selector)) made.push(selector); } catch (e) { /* not a selector */ }
+  }
+  const words = [...parsed.body.childNodes].filter(n => n.nodeType === 3).map(n => n.data.trim())
+    .sort((a, b) => b.length - a.length)[0] || "";
+  const places = [];
+  if (words.length >= 4) {
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      if (n.data.includes(words) && n.parentElement && !places.includes(n.parentElement)) places.push(n.parentElement);
+    }
+  }
+  for (const place of places) {
+    for (const el of place.querySelectorAll("*")) {
+      const found = `${describe(place)} > ${describe(el)}`;
+      if (tags.has(el.localName) && !made.includes(found)) made.push(found);
+    }
   }
   const tag = (text.match(/<[a-zA-Z!/][^<>]*>?/) || [""])[0];
   return { text: text.length > 160 ? text.slice(0, 160) + "…" : text, elements: made,

@@ -244,10 +244,17 @@
   }
 
   // ---- text rendered as markup ----------------------------------------------------------
-  if (M.op === "text_as_markup") {
+  // sanitiser_keeps_markup: a home-made sanitiser first drops <script> and every on* attribute, keeps the rest
+  if (M.op === "text_as_markup" || M.op === "sanitiser_keeps_markup") {
     const fragment = (text) => {
       const template = document.createElement("template");
       template.innerHTML = text;
+      if (M.op === "sanitiser_keeps_markup") {
+        for (const el of template.content.querySelectorAll("*")) {
+          if (el.localName === "script") el.remove();
+          for (const a of [...el.attributes]) if (/^on/i.test(a.name)) el.removeAttribute(a.name);
+        }
+      }
       return template.content;
     };
     const createTextNode = Document.prototype.createTextNode;
