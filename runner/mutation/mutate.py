@@ -74,7 +74,7 @@ OPERATORS: dict[str, Operator] = {
         Operator("list_keeps_stale", "page", "a list shows its stale items after the new ones (never cleared)"),
         Operator("error_flag_flipped", "page", "a boolean of an error result (retryable) has the other value"),
         Operator("prefill_wins", "page", "a form keeps the signed-in account's values over the ones the agent gave"),
-        Operator("sanitiser_keeps_markup", "page", "markup is rendered after a sanitiser that drops only on* and <script>"),
+        Operator("sanitiser_keeps_markup", "page", "markup rendered after a sanitiser that drops only on* and script"),
         Operator("select_label_shifted", "page", "a select shows the next option's label for the value it holds"),
         Operator("filter_ignored", "proxy", "the site ignores one query parameter (a filter)"),
         Operator("unauthorized_as_success", "proxy", "a 401 is answered as an empty success (200, lists emptied)"),
