@@ -243,7 +243,8 @@ def starter_for(tool: PageTool, route: str, case_id: str) -> Starter:
             "start_route": route,
             "steps": [
                 {
-                    "user": f"Could you use {tool.name} for me? ({about})",
+                    # the site's description is the site's words, never the user's: it goes in the notes
+                    "user": f"Could you use {tool.name} for me?",
                     "plan": [{"call": tool.name, "args": args}],
                     "reply": "",
                 }
@@ -254,7 +255,8 @@ def starter_for(tool: PageTool, route: str, case_id: str) -> Starter:
             },
             "notes": "TODO: write what a user of your site would ask, real arguments, and what the result must "
             "hold (expect.calls.expected[0].result), and the answer (expect.answer). Written by webmcp-eval init "
-            f"from {tool.name}'s input schema (it says readOnlyHint: true, so no write is expected).",
+            f"from {tool.name}'s input schema (it says readOnlyHint: true, so no write is expected). "
+            f"The site describes it as: {about}",
         }
         return Starter(f"{case_id}.yaml", case, "call")
     why = (
@@ -282,7 +284,8 @@ def starter_for(tool: PageTool, route: str, case_id: str) -> Starter:
         "that calls it with real arguments and expects what your site shows: a confirmation the human gives "
         "(expect.confirmation, a result code such as CONFIRMATION_REQUIRED) or the change itself (expect.state, "
         "expect.network.mutations). Each trial has a fresh browser context; state on a server needs a reset "
-        "hook (site.hooks.reset in suite.yaml) so that trials do not see each other's writes.",
+        "hook (site.hooks.reset in suite.yaml) so that trials do not see each other's writes. "
+        f"The site describes it as: {about}",
     }
     return Starter(f"{case_id}.yaml", case, "ask", todo=f"{tool.name} is not called ({why})")
 
