@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from runner.report.sanitise import terminal
+
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_NOT_RUN = 0, 1, 2, 3
 DEFAULT_HTML = "audit-report.html"
 
@@ -68,7 +70,7 @@ def add_audit_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _say(text: str) -> None:
-    sys.stderr.write(f"webmcp-eval audit: {text}\n")
+    sys.stderr.write(f"webmcp-eval audit: {terminal(text)}\n")
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
@@ -99,7 +101,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
             "note: no reset hook (--suite DIR whose site has hooks.reset): each call of a tool that may write got "
             "a fresh browser context, but the server's state was not reset between calls\n"
         )
-    sys.stdout.write(text_report(report))
+    sys.stdout.write(terminal(text_report(report), lines=True))
     for path, render in outputs.items():
         if path:
             try:

@@ -12,6 +12,7 @@ from typing import Any
 from runner.audit.engine import AuditReport, PageAudit
 from runner.audit.model import Finding
 from runner.audit.rulebook import RULES
+from runner.report.sanitise import markdown
 
 _ORDER = {"error": 0, "warning": 1, "note": 2}
 
@@ -136,7 +137,7 @@ def json_text(report: AuditReport) -> str:
 
 
 def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return markdown(text)
 
 
 def markdown_report(report: AuditReport) -> str:

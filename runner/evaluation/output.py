@@ -6,16 +6,16 @@ import os
 import sys
 from pathlib import Path
 
-from rich.console import Console
+from runner.report.sanitise import SafeConsole
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_NOT_RUN, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 # Wide enough for the report when output is a file or a CI log (rich would use 80).
-console = Console(stderr=False, width=None if sys.stdout.isatty() else 160)
+console = SafeConsole(stderr=False, width=None if sys.stdout.isatty() else 160)
 
 
-errors = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
+errors = SafeConsole(stderr=True, width=None if sys.stderr.isatty() else 160)
 
 
 def say(line: str) -> None:

@@ -18,6 +18,7 @@ from runner.evaluation.output import (
     report_problems,
     say,
 )
+from runner.report.sanitise import terminal
 
 
 def import_command(args: argparse.Namespace) -> int:
@@ -129,7 +130,7 @@ def tools_command(args: argparse.Namespace) -> int:
     except ChromiumNotFound as err:
         errors.print(str(err), markup=False)
         return EXIT_NOT_RUN
-    sys.stdout.write(tools_json(listing) if args.json else tools_text(listing))
+    sys.stdout.write(tools_json(listing) if args.json else terminal(tools_text(listing), lines=True))
     return EXIT_NOT_RUN if any(r.error for r in listing) else EXIT_OK
 
 

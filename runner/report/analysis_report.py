@@ -15,6 +15,8 @@ from typing import Any
 
 from jinja2 import Environment
 
+from runner.report.sanitise import markdown as md
+from runner.report.sanitise import markdown_code as code
 from runner.results.analysis import Analysis, FailureGroup
 
 PATTERN_WORDS = {"every": "in every run", "some": "in some runs", "new": "newly (only in the last run)"}
@@ -74,30 +76,31 @@ def console_lines(analysis: Analysis) -> list[str]:
 
 
 def markdown(analysis: Analysis, base: Path) -> str:
-    out = [f"## Why the runs failed: {_headline(analysis)}", "", "Runs, oldest first: " + ", ".join(analysis.runs), ""]
+    runs = md(", ".join(analysis.runs))
+    out = [f"## Why the runs failed: {_headline(analysis)}", "", f"Runs, oldest first: {runs}", ""]
     if analysis.cases:
         out += ["| case | failing | failed in | played in | failing trials |", "|---|---|---|---|---|"]
         for c in analysis.cases:
             out.append(
-                f"| {c.case_id} | {PATTERN_WORDS[c.pattern]} | {', '.join(c.failed_in)} | "
-                f"{', '.join(c.played_in)} | {c.failed_trials} |"
+                f"| {md(c.case_id)} | {PATTERN_WORDS[c.pattern]} | {md(', '.join(c.failed_in))} | "
+                f"{md(', '.join(c.played_in))} | {c.failed_trials} |"
             )
         out.append("")
     for n, g in enumerate(analysis.groups, 1):
         out += [
             f"### {n}. `{g.assertion}` — {len(g.trials)} failing trial(s)",
             "",
-            f"{g.description}: {_example(g)}",
+            f"{md(g.description)}: {md(_example(g))}",
             "",
         ]
         explained = _explained(g)
         if explained:
-            out += [f"**{explained}**", ""]
+            out += [f"**{md(explained)}**", ""]
             for q in (g.explanation or {}).get("quotes", []):
                 mark = "" if q["verified"] else " *(not in the trace as quoted)*"
-                out.append(f"- `{q['field']}` = `{q.get('value')!r}`{mark}")
+                out.append(f"- {code(q['field'])} = {code(repr(q.get('value')))}{mark}")
             out.append("")
-        out += [f"- [{t.run} {t.trial_id}]({_link(t.trace_file, base)})" for t in g.trials]
+        out += [f"- [{md(t.run)} {md(t.trial_id)}]({_link(t.trace_file, base)})" for t in g.trials]
         out.append("")
     if not analysis.groups:
         out.append("No trial failed.")

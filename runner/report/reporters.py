@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from rich.console import Console
 from rich.markup import escape
 
+from runner.report.sanitise import markdown as markdown_text
 from runner.report.writers import VERDICT_STYLE, counts_text, print_console, write_json, write_junit
 from runner.results.run_results import Results, SeriesResult, money, num, pct, seconds
 from runner.rundir.plan import RunPlan
@@ -139,8 +140,8 @@ class MarkdownReporter(_Quiet):
 
 
 def _md(text: str) -> str:
-    """Table-safe text: no pipes or line breaks from trace content."""
-    return " ".join(str(text).split()).replace("|", "\\|")
+    """Table-safe text: no pipes, line breaks or markup from trace content."""
+    return markdown_text(text)
 
 
 def _series_row(s: SeriesResult) -> str:

@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from runner.report.sanitise import SafeConsole, xml
 from runner.results.run_results import (
     CaseResult,
     NoAgentPass,
@@ -147,7 +148,7 @@ def print_console(
     results: Results | Sequence[Trace], out_dir: Path | None = None, console: Console | None = None
 ) -> None:
     results = as_results(results)
-    console = console or Console()
+    console = console or SafeConsole()
     console.print(_case_table(results) if results.repeated else _trial_table(results))
     _print_problems(results, console)
     _print_warnings(results, console)
@@ -407,6 +408,14 @@ def _junit_properties(tc: ET.Element, f: TrialFigures, case: CaseResult, no_agen
             ET.SubElement(node, "property", name=name, value=value)
 
 
+def _xml_safe(root: ET.Element) -> None:
+    """Every attribute and text of the document as XML 1.0 can hold it (a page error's control characters)."""
+    for node in root.iter():
+        node.attrib = {k: xml(v) for k, v in node.attrib.items()}
+        if node.text:
+            node.text = xml(node.text)
+
+
 def write_junit(results: Results | Sequence[Trace], path: Path) -> None:
     """JUnit XML: one testsuite per series, one testcase per trial; failed → <failure>, not_run → <skipped>."""
     results = as_results(results)
@@ -423,5 +432,6 @@ def write_junit(results: Results | Sequence[Trace], path: Path) -> None:
     no_agent = {n.case_id: n for n in results.passes_with_no_agent}
     for s in results.series:
         _suite(root, s, no_agent)
+    _xml_safe(root)
     ET.indent(root)
     write_atomic(path, ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n")
