@@ -17,7 +17,7 @@ from runner.audit.inputs import smoke_inputs
 from runner.audit.model import Finding, FormField, Frame, PageSurface, Refused, TimelineEvent, Tool
 from runner.audit.rulebook import RULES
 from runner.audit.rules import STATIC, instructions_in, lint
-from runner.audit.score import page_score
+from runner.audit.score import Evidence, page_score, site_score
 from runner.audit.smoke import UNSERIALIZABLE, CallOutcome, judge
 from runner.audit.timeline import timeline_findings, timeline_of
 from runner.audit.writers import html_report, json_report, markdown_report, sarif_report, text_report
@@ -359,18 +359,73 @@ def test_smoke_inputs_cover_required_all_bounds_enums_and_invalid():
     assert none_allowed and all(i.args for i in none_allowed if i.valid)
 
 
-def test_score_per_category_and_left_out_categories():
+def test_one_cause_one_finding_a_denied_cross_origin_frame():
+    denied = Refused("chat", 'NotAllowedError: Access to the feature "tools" is disallowed by permissions policy.')
+    frame = Frame("http://cdn.test/w.html", "http://cdn.test", main=False, same_origin=False, refused=[denied])
+    surface = page(tool(), frames=[frame], script_errors=[denied.error, "Error: boom"])
+    found = lint(surface, AuditConfig())
+    (cross,) = [f for f in found if f.rule == "frame-cross-origin-without-allow"]
+    assert "NotAllowedError" in cross.message
+    assert not [f for f in found if f.rule == "registration-refused"]
+    assert [f.message for f in found if f.rule == "page-script-error"] == ["uncaught exception: Error: boom"]
+
+
+def test_cross_page_drift_is_one_finding_per_tool_with_the_pages_listed():
+    from runner.audit.engine import drift_findings
+
+    other = tool(description="Another description, long enough to be read by an agent.")
+    pages = [
+        PageAudit(PageSurface(f"http://site.test/{i}", frames=[Frame(f"http://site.test/{i}", "x")])) for i in range(4)
+    ]
+    pages[0].surface.frames[0].tools = [tool()]
+    for p in pages[1:]:
+        p.surface.frames[0].tools = [other]
+    (drift,) = drift_findings(pages, AuditConfig())
+    assert (
+        drift.page == "http://site.test/1" and "on 3 page(s): http://site.test/1, http://site.test/2" in drift.message
+    )
+    assert drift_findings(pages[1:], AuditConfig()) == []
+
+
+def _weights(category: str, needs: set[str]) -> int:
+    return sum(r.weight for r in RULES.values() if r.category == category and r.needs in needs)
+
+
+def test_score_is_the_weighted_share_of_audits_passed_per_category():
     surface = page(tool("a"), tool("b"))
     findings = [
         Finding("schema-null", "warning", "m", surface.url, "", "a"),
         Finding("readonly-writes", "error", "m", surface.url, "", "b"),
+        Finding("smoke-other-hosts", "note", "m", surface.url, "", "b"),  # a note never fails an audit
     ]
-    score, per = page_score(surface, findings, runtime=False, covered=None)
-    assert per == {"declarations": 75, "safety": 50} and score == 62
-    score, per = page_score(surface, findings, runtime=True, covered={"a"})
-    assert per == {"declarations": 75, "runtime": 100, "safety": 50, "coverage": 50} and score == 69
-    assert page_score(page(), [], runtime=True, covered=None) == (0, {})
-    assert page_score(PageSurface("http://x.test/", error="HTTP 500"), [], runtime=True, covered=None) == (0, {})
+    config = AuditConfig()
+    static = {"open", "page", "tools"}
+    decl = _weights("declarations", static)
+    score, per, audits = page_score(surface, findings, Evidence(), config, None)
+    assert per["declarations"] == round(100 * (decl - 3) / decl) and per["safety"] == 100  # no smoke: not counted
+    assert "readonly-writes" not in {a.rule for a in audits}
+    score, per, _ = page_score(surface, findings, Evidence(smoke=True, watch=True), config, {"a"})
+    safety = _weights("safety", static | {"smoke"})
+    assert per["safety"] == round(100 * (safety - 10) / safety) and per["coverage"] == 50
+    assert score == round(sum(per.values()) / 4)
+    assert page_score(surface, [], Evidence(smoke=True, watch=True), config, None)[0] == 100  # no finding: 100
+    assert page_score(page(), [], Evidence(), config, None)[0] is None  # no tools: nothing of its own to score
+    assert page_score(PageSurface("http://x.test/", error="HTTP 500"), [], Evidence(), config, None)[0] is None
+    off = parse_audit_config({"rules": {"schema-null": "off"}})
+    assert page_score(surface, findings, Evidence(), off, None)[1]["declarations"] == 100  # off: not counted
+
+
+def test_site_score_pools_every_page_and_an_unopened_page_counts_its_runtime_audit_only():
+    config = AuditConfig()
+    good = page(tool("a"))
+    gone = PageSurface("http://site.test/gone", error="HTTP 404")
+    down = [Finding("page-unreachable", "error", "m", gone.url)]
+    scored = [(good, page_score(good, [], Evidence(crawl=True), config, None)[2])]
+    scored.append((gone, page_score(gone, down, Evidence(crawl=True), config, None)[2]))
+    score, per = site_score(scored, None)
+    runtime = _weights("runtime", {"open", "page", "tools"})
+    assert per["declarations"] == 100 and per["runtime"] == round(100 * runtime / (runtime + 10))
+    assert site_score([(page(), [])], None) == (0, {})  # no page with a tool
 
 
 def _report() -> AuditReport:
@@ -443,4 +498,4 @@ def test_coverage_of_tools_parameters_and_enum_values():
     line = coverage_line(audit)
     assert line is not None and "2 of 3 tool(s), 3 of 4 parameter(s), 1 of 4 enum value(s)" in line
     assert line.endswith("no case touches add_to_cart")
-    assert page_score(page(*tools), [], runtime=False, covered=cov.tools)[1]["coverage"] == 67
+    assert page_score(page(*tools), [], Evidence(), AuditConfig(), cov.tools)[1]["coverage"] == 67

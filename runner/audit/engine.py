@@ -36,7 +36,7 @@ from runner.audit.inputs import smoke_inputs
 from runner.audit.model import Finding, Frame, PageSurface, Tool
 from runner.audit.reader import OpenPage, open_page, origin_of, read_surface
 from runner.audit.rules import lint
-from runner.audit.score import overall_score, page_score
+from runner.audit.score import Evidence, page_score, site_score
 from runner.audit.smoke import CallOutcome, add_requests, call_failed, judge, page_answer
 from runner.audit.timeline import Timeline, timeline_findings, timeline_of
 from runner.play.browser.browser import launch
@@ -70,7 +70,7 @@ class PageAudit:
     timeline: Timeline | None = None
     calls: dict[str, list[CallOutcome]] = field(default_factory=dict)
     seconds: float = 0.0
-    score: int = 0
+    score: int | None = 0  # None: the page did not open or has no tools (score.py)
     categories: dict[str, int] = field(default_factory=dict)
     coverage: list[ToolCoverage] | None = None  # per tool, when a suite was given
 
@@ -83,6 +83,7 @@ class AuditReport:
     contract_changes: list[str] = field(default_factory=list)
     contract_written: Path | None = None
     score: int = 0
+    categories: dict[str, int] = field(default_factory=dict)  # every page's audits pooled (score.py)
     seconds: float = 0.0
     smoke: bool = False
 
@@ -314,37 +315,44 @@ async def redirect_away(url: str) -> str | None:
 
 
 def drift_findings(pages: list[PageAudit], config: AuditConfig) -> list[Finding]:
-    """The same tool name with another description or schema on another page."""
+    """A tool name with another description or schema on another page: one finding per tool, the pages listed
+    (reported on the first page where it differs)."""
     if not config.enabled("cross-page-drift"):
         return []
     first: dict[str, tuple[str, Tool]] = {}
-    out: list[Finding] = []
+    drifted: dict[str, list[tuple[str, str, Frame, set[str]]]] = {}
     for audit in pages:
         for frame, tool in audit.surface.tools():
             if tool.name not in first:
                 first[tool.name] = (audit.surface.url, tool)
                 continue
             url, earlier = first[tool.name]
-            what = [
+            what = {
                 w
                 for w, a, b in (
                     ("description", earlier.description, tool.description),
                     ("input schema", earlier.input_schema, tool.input_schema),
                 )
                 if a != b
-            ]
+            }
             if what and url != audit.surface.url:
-                out.append(
-                    Finding(
-                        "cross-page-drift",
-                        config.severity("cross-page-drift"),
-                        f"{tool.name} has another {' and '.join(what)} here than on {url}",
-                        audit.surface.url,
-                        frame.url,
-                        tool.name,
-                        "/description" if what[0] == "description" else "/inputSchema",
-                    )
-                )
+                drifted.setdefault(tool.name, []).append((url, audit.surface.url, frame, what))
+    out: list[Finding] = []
+    for name, seen in drifted.items():
+        url, page, frame, _ = seen[0]
+        what = sorted(set().union(*(w for *_, w in seen)))
+        where = ", ".join(p for _, p, _, _ in seen)
+        out.append(
+            Finding(
+                "cross-page-drift",
+                config.severity("cross-page-drift"),
+                f"{name} has another {' and '.join(what)} than on {url} on {len(seen)} page(s): {where}",
+                page,
+                frame.url,
+                name,
+                "/description" if what[0] == "description" else "/inputSchema",
+            )
+        )
     return out
 
 
@@ -382,14 +390,21 @@ async def audit(options: AuditOptions) -> AuditReport:
         old = read_contract(options.contract)
         report.contract_changes = [c for _, _, c in contract_diff(old, contract_of(surfaces))]
         report.findings += contract_findings(old, surfaces, config)
+    covered = options.coverage.tools if options.coverage else None
+    scored = []
     for audit_ in report.pages:
         mine = audit_.findings + [f for f in report.findings if f.page == audit_.surface.url]
-        runtime = options.smoke or options.watch_ms > 0
-        covered = options.coverage.tools if options.coverage else None
-        audit_.score, audit_.categories = page_score(audit_.surface, mine, runtime=runtime, covered=covered)
+        evidence = Evidence(
+            smoke=bool(audit_.calls),
+            watch=options.watch_ms > 0,
+            contract=bool(options.contract and not options.update_contract),
+            crawl=len(report.pages) > 1,
+        )
+        audit_.score, audit_.categories, audits = page_score(audit_.surface, mine, evidence, config, covered)
+        scored.append((audit_.surface, audits))
         if options.coverage and not audit_.surface.error:
             audit_.coverage = tool_coverage(options.coverage, [t for _, t in audit_.surface.tools()])
-    report.score = overall_score([p.score for p in report.pages])
+    report.score, report.categories = site_score(scored, covered)
     report.seconds = round(time.monotonic() - started, 2)
     return report
 

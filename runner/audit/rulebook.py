@@ -1,7 +1,11 @@
-"""Every audit rule as data: its id, score category, default severity, one-line summary and options.
+"""Every audit rule as data: its id, score category, default severity, one-line summary, options, and what
+the score weighs it by.
 
 The checks that apply them are in rules.py (static), smoke.py and timeline.py;
-suite.yaml's ``audit.rules`` is checked against this table (config.py).
+suite.yaml's ``audit.rules`` is checked against this table (config.py); score.py
+counts each rule as one audit per page, weighted by ``weight`` (by default 10
+for a rule whose default severity is error, 3 for a warning, 1 for a note) and
+counted only where its evidence exists (``needs``).
 """
 
 from __future__ import annotations
@@ -11,18 +15,32 @@ from typing import Any
 
 from runner.audit.model import Severity
 
+# What a rule needs before its audit counts in the score: "open" (any page, even one that did not open), "page"
+# (a page that opened), "tools" (a page that registered or tried to register a tool), "smoke" (a page whose tools
+# were called), "watch" (a page watched after its load event), "contract" (--contract), "crawl" (two pages or more).
+NEEDS = ("open", "page", "tools", "smoke", "watch", "contract", "crawl")
+WEIGHTS: dict[str, int] = {"error": 10, "warning": 3, "note": 1}
+
 
 @dataclass(frozen=True)
 class Rule:
     id: str
-    category: str  # declarations, safety, runtime (score categories), or page
+    category: str  # declarations, safety, runtime: the score's categories
     severity: Severity
     summary: str
     options: dict[str, Any] = field(default_factory=dict)
+    needs: str = "tools"
+
+    @property
+    def weight(self) -> int:
+        """The rule's weight in its category: by its default severity, so a suite that lowers a rule to a note
+        keeps its weight but no longer fails it (notes never fail an audit)."""
+        return WEIGHTS[self.severity]
 
 
-def _r(id_: str, category: str, severity: Severity, summary: str, **options: Any) -> Rule:
-    return Rule(id_, category, severity, summary, options)
+def _r(id_: str, category: str, severity: Severity, summary: str, needs: str = "tools", **options: Any) -> Rule:
+    assert needs in NEEDS, needs
+    return Rule(id_, category, severity, summary, options, needs)
 
 
 RULES: dict[str, Rule] = {
@@ -111,9 +129,9 @@ RULES: dict[str, Rule] = {
             'A cross-origin frame registers tools only when its <iframe> has allow="tools"',
         ),
         _r("registration-refused", "declarations", "error", "The browser accepted every registration the page tried"),
-        _r("no-tools", "page", "error", "The page registers tools"),
-        _r("page-unreachable", "page", "error", "The page opens (loads, same origin, no redirect away)"),
-        _r("page-script-error", "page", "warning", "The page runs without uncaught exceptions"),
+        _r("no-tools", "runtime", "error", "The page registers tools", needs="page"),
+        _r("page-unreachable", "runtime", "error", "The page opens (loads, same origin, no redirect away)", "open"),
+        _r("page-script-error", "runtime", "warning", "The page runs without uncaught exceptions", needs="page"),
         # injection
         _r(
             "description-injection",
@@ -122,21 +140,34 @@ RULES: dict[str, Rule] = {
             "Descriptions hold no instructions to the agent (overrides, role markers, exfiltration, hidden characters)",
         ),
         # smoke calls (runner/audit/smoke.py)
-        _r("smoke-error-on-valid", "runtime", "error", "A tool answers valid input without an error or throw"),
-        _r("smoke-timeout", "runtime", "error", "A call ends within the per-call timeout", timeout_ms=15000),
-        _r("smoke-null", "runtime", "warning", "A result has no null values"),
-        _r("smoke-unserializable", "runtime", "error", "A result is JSON (not undefined, cyclic or a function)"),
-        _r("smoke-too-large", "runtime", "warning", "A result fits an agent's context", max_bytes=16384),
-        _r("smoke-slow", "runtime", "warning", "A call answers quickly", max_ms=5000),
-        _r("smoke-accepts-invalid", "runtime", "warning", "A tool refuses input its schema forbids"),
-        _r("smoke-json-string", "runtime", "warning", "A result is structured, not JSON inside a string"),
-        _r("smoke-result-injection", "safety", "error", "Results hold no instructions to the agent"),
-        _r("readonly-writes", "safety", "error", "A tool marked read-only writes nothing to the server"),
-        _r("smoke-other-hosts", "safety", "note", "A call's requests to other hosts are listed"),
+        _r("smoke-error-on-valid", "runtime", "error", "A tool answers valid input without an error or throw", "smoke"),
+        _r("smoke-timeout", "runtime", "error", "A call ends within the per-call timeout", "smoke", timeout_ms=15000),
+        _r("smoke-null", "runtime", "warning", "A result has no null values", "smoke"),
+        _r(
+            "smoke-unserializable",
+            "runtime",
+            "error",
+            "A result is JSON (not undefined, cyclic or a function)",
+            "smoke",
+        ),
+        _r("smoke-too-large", "runtime", "warning", "A result fits an agent's context", "smoke", max_bytes=16384),
+        _r("smoke-slow", "runtime", "warning", "A call answers quickly", "smoke", max_ms=5000),
+        _r("smoke-accepts-invalid", "runtime", "warning", "A tool refuses input its schema forbids", "smoke"),
+        _r("smoke-json-string", "runtime", "warning", "A result is structured, not JSON inside a string", "smoke"),
+        _r("smoke-result-injection", "safety", "error", "Results hold no instructions to the agent", "smoke"),
+        _r("readonly-writes", "safety", "error", "A tool marked read-only writes nothing to the server", "smoke"),
+        _r("smoke-other-hosts", "safety", "note", "A call's requests to other hosts are listed", "smoke"),
         # timeline, contract, crawl
-        _r("late-tool", "runtime", "warning", "Tools are registered soon after the load event", after_ms=2000),
-        _r("tool-churn", "runtime", "warning", "A tool is not withdrawn and registered again and again", times=3),
-        _r("contract-changed", "declarations", "error", "The surface matches its reviewed contract"),
-        _r("cross-page-drift", "declarations", "warning", "A tool name means the same tool on every page"),
+        _r("late-tool", "runtime", "warning", "Tools are registered soon after the load event", "watch", after_ms=2000),
+        _r(
+            "tool-churn",
+            "runtime",
+            "warning",
+            "A tool is not withdrawn and registered again and again",
+            "watch",
+            times=3,
+        ),
+        _r("contract-changed", "declarations", "error", "The surface matches its reviewed contract", "contract"),
+        _r("cross-page-drift", "declarations", "warning", "A tool name means the same tool on every page", "crawl"),
     ]
 }

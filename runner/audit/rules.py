@@ -369,16 +369,23 @@ def _too_many(page: PageSurface, opts: dict[str, Any]) -> Iterator[Hit]:
         yield f"the page offers {n} tools (more than {opts['max']}): agents choose worse among many", None, None, ""
 
 
+def _denied(frame: Frame) -> bool:
+    """A cross-origin frame its <iframe> does not let register tools: every refusal there has one cause."""
+    return not (frame.main or frame.same_origin or frame.allows_tools)
+
+
 @static("frame-cross-origin-without-allow")
 def _cross_origin(page: PageSurface, opts: dict[str, Any]) -> Iterator[Hit]:
     for frame in page.frames:
-        if frame.main or frame.same_origin or frame.allows_tools:
+        if not _denied(frame):
             continue
         tried = [t.name for t in frame.tools] + [r.name for r in frame.refused]
         if tried:
+            errors = sorted({r.error for r in frame.refused})
+            said = f"; the browser refused them: {'; '.join(errors)}" if errors else ""
             yield (
                 f"cross-origin frame {frame.origin} registers tools ({', '.join(tried)}) without "
-                'allow="tools" on its <iframe>',
+                f'allow="tools" on its <iframe>{said}',
                 frame,
                 None,
                 "",
@@ -388,6 +395,8 @@ def _cross_origin(page: PageSurface, opts: dict[str, Any]) -> Iterator[Hit]:
 @static("registration-refused")
 def _refused(page: PageSurface, opts: dict[str, Any]) -> Iterator[Hit]:
     for frame in page.frames:
+        if _denied(frame):
+            continue  # one cause, one finding: frame-cross-origin-without-allow says it with the browser's error
         for refused in frame.refused:
             tool = Tool(refused.name or "", "", None, kind=refused.kind)
             yield (f"the browser refused the {refused.kind} tool {refused.name!r}: {refused.error}", frame, tool, "")
@@ -401,7 +410,10 @@ def _no_tools(page: PageSurface, opts: dict[str, Any]) -> Iterator[Hit]:
 
 @static("page-script-error")
 def _script_errors(page: PageSurface, opts: dict[str, Any]) -> Iterator[Hit]:
+    refusals = [r.error for f in page.frames for r in f.refused if r.error]
     for error in page.script_errors:
+        if any(r in error or error in r for r in refusals):
+            continue  # a refused registration the page did not catch: already its own finding, with this error
         yield f"uncaught exception: {error}", None, None, ""
 
 

@@ -31,6 +31,16 @@ def _counts(findings: list[Finding]) -> str:
     return f"{n['error']} error(s), {n['warning']} warning(s), {n['note']} note(s)"
 
 
+def _page_score(p: PageAudit) -> str:
+    if p.score is None:
+        return "not scored (no tools)"
+    return f"score {p.score} ({_categories(p.categories)})"
+
+
+def _categories(categories: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in categories.items()) or "nothing scored"
+
+
 def _page_line(p: PageAudit) -> str:
     s = p.surface
     if s.error:
@@ -39,7 +49,7 @@ def _page_line(p: PageAudit) -> str:
     first = p.timeline.first_tool_ms if p.timeline else None
     bits = [
         f"{s.tool_count()} tool(s) in {frames} frame(s)",
-        f"score {p.score}",
+        _page_score(p),
         f"first tool {first:.0f} ms" if first is not None else "no tool",
         f"{p.seconds:.1f} s",
     ]
@@ -80,7 +90,8 @@ def text_report(report: AuditReport) -> str:
     if report.contract_written:
         lines.append(f"contract written: {report.contract_written}")
     lines.append(
-        f"score {report.score}/100 over {len(report.pages)} page(s); {_counts(report.all_findings())}; "
+        f"score {report.score}/100 ({_categories(report.categories)}) over {len(report.pages)} page(s); "
+        f"{_counts(report.all_findings())}; "
         f"{report.seconds:.1f} s"
     )
     return "\n".join(lines) + "\n"
@@ -90,6 +101,7 @@ def json_report(report: AuditReport) -> dict[str, Any]:
     return {
         "url": report.url,
         "score": report.score,
+        "categories": report.categories,
         "counts": report.counts(),
         "exit_code": report.exit_code,
         "seconds": report.seconds,
@@ -144,14 +156,18 @@ def markdown_report(report: AuditReport) -> str:
     out = [
         f"## WebMCP audit of {report.url}",
         "",
-        f"**Score {report.score}/100** · {len(report.pages)} page(s) · {_counts(report.all_findings())}",
+        f"**Score {report.score}/100** ({_categories(report.categories)}) · {len(report.pages)} page(s) · "
+        f"{_counts(report.all_findings())}",
         "",
         "| page | tools | score | findings | seconds |",
         "|---|---|---|---|---|",
     ]
     for p in report.pages:
         tools = "not audited: " + _md(p.surface.error) if p.surface.error else str(p.surface.tool_count())
-        out.append(f"| {_md(p.surface.url)} | {tools} | {p.score} | {_counts(p.findings)} | {p.seconds:.1f} |")
+        out.append(
+            f"| {_md(p.surface.url)} | {tools} | {'-' if p.score is None else p.score} | {_counts(p.findings)} "
+            f"| {p.seconds:.1f} |"
+        )
     out += [f"\n{_md(p.surface.url)}: {coverage_line(p)}" for p in report.pages if coverage_line(p)]
     findings = _sorted(report.all_findings())
     if findings:
@@ -164,7 +180,7 @@ def html_report(report: AuditReport) -> str:
     e = html.escape
     rows = []
     for p in report.pages:
-        rows.append(f"<h2>{e(p.surface.url)} <small>score {p.score}</small></h2><p>{e(_page_line(p))}</p>")
+        rows.append(f"<h2>{e(p.surface.url)} <small>{e(_page_score(p))}</small></h2><p>{e(_page_line(p))}</p>")
         if coverage_line(p):
             rows.append(f"<p>{e(coverage_line(p) or '')}</p>")
         if p.surface.frames:
@@ -194,7 +210,8 @@ def html_report(report: AuditReport) -> str:
     return (
         f"<!doctype html><html><head><meta charset='utf-8'><title>WebMCP audit: {e(report.url)}</title>"
         f"<style>{style}</style></head><body><h1>WebMCP audit of {e(report.url)}</h1>"
-        f"<p><strong>Score {report.score}/100</strong> · {e(_counts(report.all_findings()))} · "
+        f"<p><strong>Score {report.score}/100</strong> ({e(_categories(report.categories))}) · "
+        f"{e(_counts(report.all_findings()))} · "
         f"{report.seconds:.1f} s</p>{''.join(rows)}"
         + (f"<h2>Across pages</h2><ul>{''.join(extra)}</ul>" if extra else "")
         + "</body></html>\n"
@@ -230,7 +247,7 @@ def sarif_report(report: AuditReport, tool_version: str = "0.1.0") -> dict[str, 
             "id": r,
             "shortDescription": {"text": RULES[r].summary},
             "defaultConfiguration": {"level": RULES[r].severity},
-            "properties": {"category": RULES[r].category},
+            "properties": {"category": RULES[r].category, "weight": RULES[r].weight},
         }
         for r in rule_ids
     ]
