@@ -111,7 +111,8 @@ def test_crawl_follows_same_origin_links_once_reports_drift_and_writes_every_vie
     assert audit_web.writes == []  # no form submitted, no tool called
     jsonschema.Draft4Validator(json.loads(SARIF_SCHEMA.read_text())).validate(json.loads(out["sarif"].read_text()))
     assert "cross-page-drift" in out["md"].read_text() and "search_items" in out["html"].read_text()
-    assert f"score {data['score']}/100 over 4 page(s)" in run.stdout
+    categories = ", ".join(f"{k} {v}" for k, v in data["categories"].items())
+    assert f"score {data['score']}/100 ({categories}) over 4 page(s)" in run.stdout
 
 
 def test_smoke_judges_every_answer_and_the_proxy_catches_a_read_only_tool_that_writes(audit_web: AuditSite):
