@@ -17,6 +17,7 @@ import os
 
 from runner.cli import results, run, serve, suite
 from runner.cli.common import Parser
+from runner.cli.version import VersionAction
 from runner.evaluation.output import (
     EXIT_INTERRUPTED,
     EXIT_INVALID,
@@ -57,6 +58,9 @@ COMMANDS = (
 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="webmcp-eval", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument(
+        "--version", action=VersionAction, help="print the versions of webmcp-eval, Playwright and Chromium, and exit"
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in COMMANDS:
         add(sub)

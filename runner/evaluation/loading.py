@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from runner import SEED_SUITE, __version__
 from runner.evaluation.output import (
     EXIT_INVALID,
     UsageError,
@@ -16,9 +17,19 @@ DEFAULT_CASES = "cases"
 
 
 def default_suite_dir() -> Path:
-    """./cases when run from a checkout, else the cases shipped beside the package."""
+    """cases/ in the user's folder, else the seed suite shipped with the package (never a folder inside runner/)."""
     here = Path(DEFAULT_CASES)
-    return here if here.is_dir() else Path(__file__).resolve().parent.parent / DEFAULT_CASES
+    return here if here.is_dir() else SEED_SUITE
+
+
+def seed_suite_note() -> str | None:
+    """The one line that says the shipped seed suite is played, when the user's folder has no cases/."""
+    if Path(DEFAULT_CASES).is_dir():
+        return None
+    return (
+        f"no {DEFAULT_CASES}/ here: using the seed suite shipped with webmcp-eval {__version__} (the embedded "
+        "demo site's cases); `webmcp-eval init --base-url URL -o DIR` starts a suite of your own"
+    )
 
 
 def load_cases(
@@ -39,6 +50,8 @@ def load_cases(
     if missing:
         say(f"{missing[0]}: no such file or folder")
         return EXIT_INVALID
+    if not paths and not suite_dir and (note := seed_suite_note()):
+        say(note)
     paths = paths or [suite_dir or str(default_suite_dir())]
     if any(is_evals(p) for p in paths):
         return load_evals_file(paths, catalog)

@@ -16,10 +16,12 @@ import re
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from runner import __version__
 from runner.agents.protocol import Agent
 from runner.play.browser.session import BrowserSession
 from runner.play.run.options import RunOptions, TrialHook  # noqa: F401 - both are also known by this module's name
@@ -293,6 +295,8 @@ def _write_run_info(
 ) -> None:
     info = {
         "run_id": run_id,
+        "webmcp_eval_version": __version__,
+        "playwright_version": metadata.version("playwright"),
         "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "base_url": config.base_url,
         "embedded_site": not (options.base_url or options.site_config),

@@ -1,0 +1,115 @@
+"""Packaging without building: the wheel's import mapping (build_backend/webmcp_wheel.py), the default suite
+from the user's folder or the shipped seed suite, and --version. tests/test_wheel.py builds and runs the wheel."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import shutil
+
+import pytest
+from runner_support import ROOT, cli
+
+import runner
+from runner.evaluation.loading import default_suite_dir
+
+
+def backend():
+    spec = importlib.util.spec_from_file_location("webmcp_wheel", ROOT / "build_backend" / "webmcp_wheel.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_imports_are_mapped_under_one_root_and_keep_their_lines() -> None:
+    source = (
+        '"""doc: from runner.x import y stays a word"""\n'
+        "import os, runner\n"
+        "from runner.play.run import run as r\n"
+        "from proxies import (\n    Fixture,\n)\n"
+        "import site_under_test.app as app; import json\n"
+        "from .sibling import z\n"
+        "from runnerish import w\n"
+        "if True:\n    from runner.trace import Trace  # é\n"
+    )
+    mapped = backend().map_imports(source, "m.py")
+    assert mapped.splitlines()[1:] == [
+        "import os, webmcp_eval.runner as runner",
+        "from webmcp_eval.runner.play.run import run as r",
+        "from webmcp_eval.proxies import (",
+        "    Fixture,",
+        ")",
+        "import webmcp_eval.site_under_test.app as app; import json",
+        "from .sibling import z",
+        "from runnerish import w",
+        "if True:",
+        "    from webmcp_eval.runner.trace import Trace  # é",
+    ]
+    assert mapped.splitlines()[0] == source.splitlines()[0]  # only imports change, never text
+
+
+def test_an_import_that_binds_the_bare_name_is_refused_at_build_time() -> None:
+    wheel = backend()
+    with pytest.raises(wheel.MappingError, match=r"m.py:2: `import runner.trace` binds `runner`"):
+        wheel.map_imports("x = 1\nimport runner.trace\n", "m.py")
+
+
+def test_every_module_of_the_repository_maps_and_imports_nothing_unmapped() -> None:
+    """So a module written the one way the build refuses fails here, in the fast tier, not in the wheel test."""
+    wheel = backend()
+    for folder in wheel.MAPPED:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            mapped = wheel.map_imports(path.read_text(encoding="utf-8"), str(path))
+            for node in ast.walk(ast.parse(mapped)):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+                if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    names = [node.module]
+                assert not [n for n in names if n.split(".")[0] in wheel.MAPPED], (path, names)
+
+
+def test_entry_points_and_top_level_names_follow_the_root() -> None:
+    wheel = backend()
+    points = b"[console_scripts]\nwebmcp-eval = runner.cli:main\n\n[pytest11]\nwebmcp = runner.pytest_plugin.plugin\n"
+    mapped = wheel.dist_info_file("x.dist-info/entry_points.txt", points).decode()
+    assert "= webmcp_eval.runner.cli:main" in mapped and "= webmcp_eval.runner.pytest_plugin.plugin" in mapped
+    assert wheel.dist_info_file("x.dist-info/top_level.txt", b"proxies\nrunner\nsite_under_test\n") == b"webmcp_eval\n"
+
+
+def test_the_seed_suite_lies_beside_runner_never_inside_it() -> None:
+    assert runner.SEED_SUITE == ROOT / "cases" and (runner.SEED_SUITE / "suite.yaml").is_file()
+    assert runner.HOME / "runner" not in runner.SEED_SUITE.parents
+
+
+def test_a_folder_without_cases_uses_the_shipped_seed_suite_and_says_so_in_one_line(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert default_suite_dir() == runner.SEED_SUITE
+    done = cli("validate", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith("no cases/ here: using the seed suite shipped with webmcp-eval")
+    assert done.stderr.count("\n") == 1 and "webmcp-eval init" in done.stderr
+    assert "runner/cases" not in done.stdout + done.stderr and "no such file" not in done.stderr
+
+
+def test_the_users_own_cases_folder_comes_first(tmp_path) -> None:
+    shutil.copytree(ROOT / "cases", tmp_path / "cases")
+    done = cli("validate", cwd=tmp_path)
+    assert done.returncode == 0 and "seed suite shipped" not in done.stderr, done.stderr
+    assert str(tmp_path / "cases" / "suite.yaml") in done.stdout or "cases/suite.yaml" in done.stdout
+
+
+def test_version_names_the_package_playwright_and_chromium() -> None:
+    from importlib import metadata
+
+    assert "--version" in cli("--help").stdout
+    done = cli("--version")
+    lines = done.stdout.splitlines()
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert lines[0] == f"webmcp-eval {runner.__version__}" == f"webmcp-eval {metadata.version('webmcp-eval')}"
+    assert lines[1] == f"playwright {metadata.version('playwright')}"
+    assert lines[2].startswith("chromium ")
+
+
+def test_a_chromium_that_states_no_version_is_said_so() -> None:
+    from runner.cli.version import chromium_version
+
+    assert chromium_version("/bin/true") is None and chromium_version("/no/such/chromium") is None
