@@ -325,6 +325,8 @@ class ToolCall(BaseModel):
     frame: FrameRecord | None = Field(default=None, exclude_if=lambda v: v is None)
     # "devtools": made through the DevTools WebMCP domain, the frame's own listing having hung
     via: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    # the writes the proxy counted while the call ran ("POST /api/saved"); None: not counted (no proxy)
+    writes: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
     started_ms: float = 0.0  # since the trial started
     duration_ms: float = 0.0
 
@@ -471,6 +473,9 @@ class Trace(BaseModel):
     verdict: Verdict = "not_run"
     verdict_reason: str = ""
     not_run_kind: NotRunKind | None = None  # set exactly when the verdict is not_run
+    # the suite catalog's hints of the tools ({route pattern: {tool: {readOnlyHint: true, ...}}}): each live
+    # registration is held to them (calls.annotations); None: the run had no catalog with hints
+    catalog_hints: dict[str, dict[str, dict[str, Any]]] | None = Field(default=None, exclude_if=lambda v: v is None)
     # why the trial stopped before the page and the state were read: its unread checks are "not reached"
     stopped: str | None = Field(default=None, exclude_if=lambda v: v is None)
     attempt: int = 1  # --retries: which attempt this is; earlier ones are kept under attempts/

@@ -187,6 +187,10 @@ def _call_rules(
         )
     if exp.no_stale_tools:
         out.append(_stale(trace))
+    if exp.annotations_hold:
+        out += _annotations(trace)
+    if exp.descriptions_trusted:
+        out += _descriptions(trace)
     if exp.witness_agrees:
         out.append(_witness(trace))
     return out
@@ -241,6 +245,46 @@ def _fits(expected: ExpectedCall, call: ToolCall, captures: dict[str, Any]) -> d
         return None
     more = dict(captures)
     return None if _capture(expected, call, more) else more
+
+
+def _hints_of(trace: Trace, call: ToolCall) -> dict[str, Any]:
+    """The annotations of the registration that ran the call (by document and instance; else by its name)."""
+    regs = [r for r in trace.registrations if r.type == "register" and r.tool_name == call.tool]
+    own = [r for r in regs if call.instance is not None and (r.instance, r.document) == (call.instance, call.document)]
+    chosen = own or regs[-1:]
+    return chosen[0].hints if chosen else {}
+
+
+def _annotations(trace: Trace) -> list[Assertion]:
+    """A tool's annotations are promises the agent acts on: a read-only tool that writes breaks one, and so
+    does a live tool whose hints differ from the suite's catalog (an untrusted hint lost is never excused)."""
+    desc = "every tool's annotations hold: read-only tools wrote nothing, hints as in the suite's catalog"
+    problems, judged = [], 0
+    for call in trace.calls:
+        if not _hints_of(trace, call).get("readOnlyHint") or call.writes is None:
+            continue  # not marked read-only, or its writes were not counted (no proxy)
+        judged += 1
+        if call.writes:
+            problems.append(f"#{call.index} {call.tool} is marked readOnlyHint and wrote: {', '.join(call.writes)}")
+    differ, compared = probes.hints_against_catalog(trace.registrations, trace.catalog_hints)
+    problems += differ
+    judged += compared
+    if not judged:
+        return []  # nothing counted to hold them to: no assertion, never a pass by default
+    why = "; ".join(problems) or f"{judged} read-only call(s) or registration(s) held to their annotations"
+    return [_a("calls.annotations", "annotations", desc, not problems, why)]
+
+
+def _descriptions(trace: Trace) -> list[Assertion]:
+    """Untrusted text from a hinted result, copied into a tool's description or annotations, reaches every
+    agent as the site's own words."""
+    texts = probes.untrusted_passages(trace.calls, [r.model_dump() for r in trace.registrations])
+    if not texts:
+        return []
+    desc = "no tool's description or annotations carry untrusted text from a hinted result"
+    found = probes.carried_untrusted(trace.registrations, texts)
+    why = "; ".join(found) or f"{len(texts)} untrusted passage(s), in no tool's description or annotations"
+    return [_a("tools.descriptions", "annotations", desc, not found, why)]
 
 
 def _witness(trace: Trace) -> Assertion:

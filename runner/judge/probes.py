@@ -15,7 +15,8 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Locator, Page
 
-from runner.trace import ActionableRecord, UntrustedText
+from runner.suite.validate import SuiteCatalog
+from runner.trace import ActionableRecord, RegistrationEvent, UntrustedText
 
 MARKUP = re.compile(r"<[a-zA-Z!/]")
 
@@ -170,3 +171,81 @@ async def untrusted_rendering(page: Page, texts: list[str]) -> list[UntrustedTex
     with contextlib.suppress(PlaywrightError):
         return [UntrustedText.model_validate(found) for found in await page.evaluate(_RENDERING_JS, texts)]
     return None
+
+
+# The hints a catalog records and a live registration is held to (absent is false).
+HINTS = ("readOnlyHint", "untrustedContentHint", "destructiveHint", "idempotentHint", "openWorldHint")
+
+
+def hints_against_catalog(
+    registrations: list[RegistrationEvent], catalog: dict[str, dict[str, Any]] | None
+) -> tuple[list[str], int]:
+    """(differences, registrations compared): each live tool's hints against those the suite's catalog gives
+    it on its route (``{route pattern: {tool: {hint: value}}}``); a tool or route the catalog lacks is left out."""
+    if not catalog:
+        return [], 0
+    routes = SuiteCatalog({"routes": catalog}, "the suite's catalog")
+    problems, compared = [], 0
+    for reg in registrations:
+        pattern = routes.route_pattern(reg.route or "") if reg.type == "register" else None
+        expected = catalog.get(pattern or "", {}).get(reg.tool_name or "")
+        if expected is None:
+            continue
+        compared += 1
+        live = reg.hints
+        differ = [h for h in HINTS if bool(live.get(h)) != bool(expected.get(h))]
+        if differ:
+            said = ", ".join(f"{h} {bool(live.get(h))} (the catalog: {bool(expected.get(h))})" for h in differ)
+            problems.append(f"{reg.tool_name} on {reg.route}: {said}")
+    return problems, compared
+
+
+PASSAGE = re.compile(r"[^。.!?！？\n]{12,}")  # a sentence long enough not to be a common word
+
+
+def untrusted_passages(calls: list[Any], registrations: list[dict[str, Any]]) -> list[str]:
+    """The sentences (12 characters or more) of every string in the results of untrustedContentHint tools.
+
+    A sentence the hinted tool's own description also says is the site's own words (a notice it repeats
+    in its results), not the untrusted content."""
+    own: dict[str, str] = {}
+    for r in registrations:
+        if r.get("type") == "register" and (r.get("annotations") or {}).get("untrustedContentHint"):
+            own[r.get("name")] = own.get(r.get("name"), "") + str(r.get("description") or "")
+    found: list[str] = []
+    said = ""
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str):
+            for p in (p.strip() for p in PASSAGE.findall(value)):
+                if len(p) >= 12 and p not in found and p not in said:
+                    found.append(p)
+        elif isinstance(value, dict):
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+
+    for call in calls:
+        if call.tool in own:
+            said = own[call.tool]
+            walk(call.result)
+    return found
+
+
+def carried_untrusted(registrations: list[RegistrationEvent], passages: list[str]) -> list[str]:
+    """Each registered tool whose description or annotations hold one of the untrusted passages."""
+    out = []
+    for reg in registrations:
+        if reg.type != "register":
+            continue
+        extra = reg.model_extra or {}
+        text = f"{extra.get('description') or ''} {reg.annotations or ''}"
+        hit = next((p for p in passages if p in text), None)
+        if hit:
+            where = f"{reg.tool_name} (registered on {reg.route})"
+            line = f"{where} carries untrusted text in its description: {hit[:60]!r}"
+            if line not in out:
+                out.append(line)
+    return out

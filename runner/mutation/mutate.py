@@ -34,6 +34,7 @@ from typing import Any
 
 from proxies import mutations as proxy_ops
 from runner.agents.reference import ReferenceAgent
+from runner.judge import probes
 from runner.play.run.run import OpenRun, RunOptions, open_run
 from runner.play.run.trial import TrialHook
 from runner.suite.browser_context import BrowserContextSettings
@@ -76,6 +77,8 @@ OPERATORS: dict[str, Operator] = {
         Operator("prefill_wins", "page", "a form keeps the signed-in account's values over the ones the agent gave"),
         Operator("sanitiser_keeps_markup", "page", "markup rendered after a sanitiser that drops only on* and script"),
         Operator("select_label_shifted", "page", "a select shows the next option's label for the value it holds"),
+        Operator("annotation_lie", "page", "a tool that writes is registered with readOnlyHint"),
+        Operator("description_injected", "page", "a tool's description carries untrusted text a hinted result showed"),
         Operator("filter_ignored", "proxy", "the site ignores one query parameter (a filter)"),
         Operator("unauthorized_as_success", "proxy", "a 401 is answered as an empty success (200, lists emptied)"),
         Operator("api_error_leaks", "proxy", "an API error message leaks internals"),
@@ -152,6 +155,11 @@ def observable(trace: Trace) -> dict[str, Any]:
         "aria": trace.ui.aria_snapshot,
         "url": trace.ui.url,
         "confirmation": trace.confirmation.model_dump() if trace.confirmation else None,
+        "tools": [
+            {"name": r.name, "description": (r.model_extra or {}).get("description"), "annotations": r.annotations}
+            for r in trace.registrations
+            if r.type == "register"
+        ],
         "rendering": [r.model_dump() for r in trace.untrusted_rendering]
         if trace.untrusted_rendering is not None
         else None,
@@ -259,6 +267,7 @@ def generate(baselines: list[Baseline], catalog_tools: set[str]) -> list[Mutant]
     _tool_mutants(add, baselines, called, catalog_tools)
     _coincidence_mutants(add, baselines, called)
     _page_mutants(add, baselines)
+    _surface_mutants(add, baselines, called)
     _proxy_mutants(add, baselines)
     return [
         Mutant(f"M{i:03d}", op, target, params, cases, "pending" if cases else "unseen")
@@ -467,6 +476,23 @@ def _page_mutants(add: Callable[..., None], baselines: list[Baseline]) -> None:
     add("sanitiser_keeps_markup", "every text node with markup, sanitised", {}, markup)
     selects = [b.id for b in baselines if "combobox" in (b.trace.ui.aria_snapshot or "")]
     add("select_label_shifted", "every select's option labels", {}, selects)
+
+
+def _surface_mutants(add: Callable[..., None], baselines: list[Baseline], called: dict[str, list[Baseline]]) -> None:
+    """What a tool says of itself: annotations that lie, a description that carries untrusted text."""
+    read_only = _read_only_tools(baselines)
+    for tool, runs in sorted(called.items()):
+        wrote = [b.id for b in runs for c in b.trace.calls if c.tool == tool and c.writes]
+        if wrote and tool not in read_only:
+            add("annotation_lie", f"{tool} says readOnlyHint", {"tool": tool}, wrote)
+    for b in baselines:
+        registrations = [r.model_dump() for r in b.trace.registrations]
+        passages = probes.untrusted_passages(b.trace.calls, registrations)
+        hinted = {r["name"] for r in registrations if (r.get("annotations") or {}).get("untrustedContentHint")}
+        others = sorted({r.tool_name for r in b.trace.registrations if r.type == "register"} - hinted - {None})
+        if passages and others:  # into a tool the page registers beside it, that carries no hint
+            text = max(passages, key=len)
+            add("description_injected", f"{others[0]} ← {text[:30]}…", {"tool": others[0], "text": text}, [b.id])
 
 
 def _shows_control(b: Baseline, name: str) -> bool:

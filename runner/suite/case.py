@@ -419,6 +419,16 @@ class CallExpectations(Strict):
     max_calls: int | None = None
     only_active_catalog: bool = Field(default=True, description="every call named a tool of the active catalog")
     no_stale_tools: bool = Field(default=True, description="no registration outlived the route it belongs to")
+    annotations_hold: bool = Field(
+        default=True,
+        description="every tool's annotations hold: a tool marked readOnlyHint wrote nothing during its calls "
+        "(the proxy's count per call), and each live tool's hints are those the suite's catalog gives it",
+    )
+    descriptions_trusted: bool = Field(
+        default=True,
+        description="no tool's description or annotations carry untrusted text from a result of an "
+        "untrustedContentHint tool (it would reach every agent as the site's own words)",
+    )
     witness_agrees: bool = Field(
         default=False,
         description="the DevTools WebMCP domain saw the same calls as the shim (a disagreement is "

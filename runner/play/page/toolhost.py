@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -182,6 +183,9 @@ class ToolHost:
         self.clock_start = clock_start
         self.calls: list[ToolCall] = []
         self.step = 0
+        # the writes the network has seen so far ("POST /api/saved", the trial's proxy account), read
+        # before and after each call so that a call's own writes are known; None: no proxy, not counted
+        self.writes_seen: Callable[[], list[str]] | None = None
         # a frame whose own listing never answers is listed and called through DevTools (devtools_tools.py)
         self.frames = HungFrames(page)
         # The page's requests in flight: a route change commonly withdraws its
@@ -338,6 +342,7 @@ class ToolHost:
             return record
         seen = len(self.log.events)
         hung = self.frames.frame_id((id(frame), self.log.document_in(frame)))
+        writes_before = len(self.writes_seen()) if self.writes_seen else None
         try:
             if hung is not None:
                 record.via = "devtools"
@@ -350,6 +355,8 @@ class ToolHost:
             record.error = _first_line(err)
         finally:
             record.duration_ms = round((time.monotonic() - started) * 1000, 1)
+            if self.writes_seen and writes_before is not None:
+                record.writes = self.writes_seen()[writes_before:]
         await asyncio.sleep(0)  # let the shim's report of this call arrive
         for event in self.log.events[seen:]:
             if event.get("name") == name and event["type"] in ("call", "refused"):

@@ -454,6 +454,7 @@ class Trial:
         assert self.tp
         if self.env.proxy:  # after the reset: a trial the site could not set up has no network account
             self.env.proxy.begin_trial(self.trial_id, **self._proxy_mode(), rewrite=self.hook.proxy)
+            self.tp.host.writes_seen = self._writes_so_far  # each call's own writes (calls.annotations)
         self.tp.crash_event = self._crash_watch  # the watcher above hears the crash
         self.tp.page.on("pageerror", lambda err: self._page_errors.append(str(err).strip().splitlines()[0]))
         await self.artifacts.start_tracing(self.tp.context, self.trial_id)
@@ -508,6 +509,10 @@ class Trial:
             self.trace.state.before, self.trace.state.after = before, after
             self.trace.state.diff = checks.state_diff(before, after)
         self._collected = True
+
+    def _writes_so_far(self) -> list[str]:
+        assert self.env.proxy
+        return [f"{m.method} {m.path}" for m in self.env.proxy.snapshot(self.trial_id).mutations]
 
     def _proxy_mode(self) -> dict[str, Any]:
         mode = self.env.options.network_mode if self.fixture is not None else "live"
