@@ -1,0 +1,153 @@
+"""The wheel as a user installs it: built from the source, installed with pip into a fresh venv, run from an
+empty folder. No download: the wheel is built by the package's own backend with this venv's setuptools (the
+PEP 517 hook pip calls), and the fresh venv takes its dependencies from this venv's site-packages, linked
+read-only (every distribution but webmcp-eval's own), so ``pip check`` can say they meet the wheel's
+requirements. docs/packaging.md says what the wheel holds and why."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+from runner_support import ROOT
+
+import runner
+
+pytestmark = pytest.mark.browser  # the wheel's run and audit start Chromium
+
+# What a source distribution holds (pyproject.toml's packages and MANIFEST.in), so what a build sees.
+SOURCE = (
+    "pyproject.toml", "README.md", "MANIFEST.in", "build_backend", "runner", "proxies", "site_under_test",
+    "cases", "traces/day26",
+)
+OURS = re.compile(r"^(webmcp_eval[-_.]|__editable__)|\.pth$|^__pycache__$")  # not linked into the fresh venv
+MAPPED = ("runner", "proxies", "site_under_test")
+
+
+# A user's environment: not this checkout's PYTHONPATH (tests/conftest.py sets it), nor this venv.
+CLEAN_ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+
+
+def run(argv: list, cwd: Path, timeout: float = 600, env: dict | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(a) for a in argv], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env or CLEAN_ENV
+    )
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """The wheel, built from a copy of the source by build_backend/webmcp_wheel.py's build_wheel hook."""
+    src, out = tmp_path_factory.mktemp("source"), tmp_path_factory.mktemp("dist")
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in SOURCE:
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, src / name, ignore=ignore)
+        else:
+            (src / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, src / name)
+    hook = "import sys, webmcp_wheel; print(webmcp_wheel.build_wheel(sys.argv[1]))"
+    built = run([sys.executable, "-c", hook, out], src, env={**CLEAN_ENV, "PYTHONPATH": str(src / "build_backend")})
+    assert built.returncode == 0, built.stderr[-3000:]
+    return out / built.stdout.strip().splitlines()[-1]
+
+
+@pytest.fixture(scope="module")
+def fresh(wheel, tmp_path_factory) -> Path:
+    """A fresh venv with the wheel installed by pip (no index) and this venv's other distributions linked in."""
+    home = tmp_path_factory.mktemp("venv")
+    venv.create(home / "env", with_pip=False)
+    python = home / "env" / "bin" / "python"
+    deps = home / "deps"
+    deps.mkdir()
+    for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
+        if not OURS.search(entry.name):
+            (deps / entry.name).symlink_to(entry)
+    purelib = run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], home).stdout.strip()
+    Path(purelib, "webmcp_eval_test_deps.pth").write_text(f"{deps}\n", encoding="utf-8")
+    pip = [sys.executable, "-m", "pip", "--python", python, "--disable-pip-version-check"]
+    installed = run([*pip, "install", "--no-deps", "--no-index", "--quiet", wheel], home)
+    assert installed.returncode == 0, installed.stderr
+    checked = run([*pip, "check"], home)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    return home / "env" / "bin"
+
+
+def test_the_wheel_has_one_top_level_name_and_ships_the_seed_suite(wheel) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    dist_info = f"webmcp_eval-{runner.__version__}.dist-info"
+    assert {n.split("/")[0] for n in names} == {"webmcp_eval", dist_info}
+    read = zipfile.ZipFile(wheel).read
+    assert read(f"{dist_info}/top_level.txt") == b"webmcp_eval\n"
+    points = read(f"{dist_info}/entry_points.txt").decode()
+    assert "webmcp-eval = webmcp_eval.runner.cli:main" in points
+    assert "webmcp = webmcp_eval.runner.pytest_plugin.plugin" in points
+    seed = {p.name for p in (ROOT / "cases").iterdir() if p.is_file()}
+    assert {n.removeprefix("webmcp_eval/cases/") for n in names if n.startswith("webmcp_eval/cases/")} == seed
+    assert "webmcp_eval/traces/day26/trials/SEL-01.t1.json" in names
+    assert "webmcp_eval/runner/play/page/shim.js" in names and "webmcp_eval/site_under_test/static/app.js" in names
+    for name in (n for n in names if n.endswith(".py")):
+        for node in ast.walk(ast.parse(read(name), name)):
+            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                modules = [node.module]
+            assert not [m for m in modules if m.split(".")[0] in MAPPED], (name, modules)
+
+
+def test_installed_from_an_empty_folder_it_answers_runs_the_seed_suite_and_audits_the_demo(fresh, tmp_path) -> None:
+    version = run([fresh / "webmcp-eval", "--version"], tmp_path)
+    assert version.returncode == 0 and version.stdout.startswith(f"webmcp-eval {runner.__version__}\n"), version
+    assert "\nplaywright " in version.stdout and "\nchromium " in version.stdout
+
+    played = run([fresh / "webmcp-eval", "run", "-j", "2"], tmp_path)
+    assert played.returncode == 0, played.stdout[-3000:] + played.stderr[-3000:]
+    assert played.stderr.startswith("no cases/ here: using the seed suite shipped with webmcp-eval")
+    seed_cases = len([p for p in (ROOT / "cases").glob("*.yaml") if p.name != "suite.yaml"])
+    assert f"{seed_cases} passed, 0 failed, 0 not_run" in played.stdout
+    (run_dir,) = (tmp_path / "traces").iterdir()
+    info = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    assert info["webmcp_eval_version"] == runner.__version__ and info["embedded_site"] is True
+
+    site = subprocess.Popen(
+        [fresh / "webmcp-eval", "site", "--port", "0"], cwd=tmp_path, stdout=subprocess.PIPE, text=True, env=CLEAN_ENV
+    )
+    try:
+        url = re.search(r"http://127\.0\.0\.1:\d+", site.stdout.readline()).group(0)
+        audit = [fresh / "webmcp-eval", "audit", f"{url}/", "--watch-ms", "500", "--json", "audit.json"]
+        audited = run(audit, tmp_path)
+    finally:
+        site.terminate()
+        site.wait(timeout=30)
+    assert audited.returncode == 0, audited.stdout + audited.stderr
+    (page,) = json.loads((tmp_path / "audit.json").read_text(encoding="utf-8"))["pages"]
+    assert page["error"] is None and page["frames"][0]["tools"], page
+    assert "site-packages" not in played.stderr + audited.stderr
+
+
+def test_an_unrelated_projects_own_runner_is_never_shadowed(fresh, tmp_path) -> None:
+    """The wheel installs no `runner`, `proxies` or `site_under_test`: a project's own modules of those names
+    are the ones it imports, even in a pytest session that loads the webmcp plugin, and they do not break
+    `python -m webmcp_eval` run from that project's folder."""
+    assert run([fresh / "python", "-c", "import runner"], tmp_path).returncode == 1
+    (tmp_path / "runner.py").write_text('OWNER = "this project"\n', encoding="utf-8")
+    (tmp_path / "proxies.py").write_text('raise ImportError("this project\'s own proxies")\n', encoding="utf-8")
+    (tmp_path / "test_own.py").write_text(
+        "import runner\n\n"
+        "def test_its_own_runner(pytestconfig):\n"
+        "    assert runner.OWNER == 'this project'\n"
+        "    assert pytestconfig.pluginmanager.get_plugin('webmcp') is not None\n",
+        encoding="utf-8",
+    )
+    tested = run([fresh / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_own.py"], tmp_path)
+    assert tested.returncode == 0 and "1 passed" in tested.stdout, tested.stdout + tested.stderr
+    helped = run([fresh / "python", "-m", "webmcp_eval", "--help"], tmp_path)
+    assert helped.returncode == 0 and "usage: webmcp-eval" in helped.stdout, helped.stderr
