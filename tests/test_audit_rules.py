@@ -314,6 +314,61 @@ def test_smoke_judgement_fires_and_stays_quiet(rule: str):
     assert [f.rule for f in judge(ro, frame, "http://site.test/", good, AuditConfig()) if f.rule == rule] == []
 
 
+def test_refusal_is_judged_on_evidence_in_the_documented_order():
+    from runner.audit.smoke import answer_text
+
+    assert _outcome(False, error="Error: q required", result={"ok": 1}).refusal == "a thrown error"
+    assert _outcome(False, result={"isError": True, "content": []}).refusal == "isError or an error field"
+    assert _outcome(False, result={"error": "bad q"}).refusal == "isError or an error field"
+    form = _outcome(False, result=["Name: at least 2 characters"], declarative=True)
+    assert form.refusal == "the form's validation answer"
+    assert _outcome(False, result=["Name: at least 2 characters"]).refusal is None  # a list from a tool is data
+    words = "the text heuristic (words that say no)"
+    for said in ("Unknown action", "Topping __not_a_choice__ not found", "Could not determine a valid size"):
+        assert _outcome(False, result=said).refusal == words, said
+    assert _outcome(False, result={"content": [{"type": "text", "text": "q is required"}]}).refusal == words
+    for said in ("Added 2 toppings.", {"items": ["unknown soldier"]}, {"ok": True}):
+        assert _outcome(False, result=said).refusal is None, said  # words inside data are not a refusal
+    long = _outcome(result={"t": "x" * 5000})
+    assert len(answer_text(long)) < 2100 and answer_text(long).endswith("(5009 characters)")
+    d = _outcome(False, result="Unknown action").as_dict()
+    assert d["refused"] is True and d["evidence"] == words and d["answer"] == "Unknown action" and d["result_bytes"]
+
+
+def test_accepted_invalid_input_says_what_was_answered_and_valid_input_answered_with_an_error_fails():
+    frame = Frame("http://site.test/", "http://site.test")
+    (found,) = judge(tool(), frame, "http://site.test/", [_outcome(False, result={"n": 1})], AuditConfig())
+    assert found.rule == "smoke-accepts-invalid" and "answered '{\"n\": 1}'" in found.message
+    (found,) = judge(tool(), frame, "http://site.test/", [_outcome(result={"isError": True})], AuditConfig())
+    assert found.rule == "smoke-error-on-valid"
+
+
+def test_smoke_that_calls_nothing_says_why_in_one_line():
+    from runner.audit.engine import nothing_called
+
+    surface = page(tool("add_pizza"), tool("set_size"))
+    line = nothing_called(surface, all_tools=False)
+    assert line.startswith("--smoke called nothing: no tool is marked read-only (2 tool(s) may write)")
+    assert "--all-tools" in line and nothing_called(page(), all_tools=False).endswith("the page has no tool")
+    audit = PageAudit(surface, smoke_note=line)
+    assert line in text_report(AuditReport("http://site.test/", pages=[audit])) and line in html_report(
+        AuditReport("http://site.test/", pages=[audit])
+    )
+    assert json_report(AuditReport("http://site.test/", pages=[audit]))["pages"][0]["smoke_note"] == line
+
+
+def test_every_smoke_call_is_listed_in_json_and_html():
+    outcome = _outcome(False, result="Unknown action", writes=["POST /api/log"], ms=12)
+    audit = PageAudit(page(tool()), calls={"http://site.test/ lookup_item": [outcome]})
+    report = AuditReport("http://site.test/", pages=[audit])
+    (call,) = json_report(report)["pages"][0]["calls"]["http://site.test/ lookup_item"]
+    assert call["answer"] == "Unknown action" and call["evidence"].startswith("the text heuristic")
+    assert call["input"] == "missing required q" and call["writes"] == ["POST /api/log"] and call["ms"] == 12
+    page_html = html_report(report)
+    assert "Smoke calls" in page_html and "Unknown action" in page_html and "missing required q (invalid)" in page_html
+    assert "refused (the text heuristic (words that say no))" in page_html and "POST /api/log" in page_html
+
+
 def test_a_tool_not_marked_read_only_may_write():
     frame = Frame("http://site.test/", "http://site.test")
     writes = [_outcome(result={}, writes=["POST /api/cart"])]

@@ -131,6 +131,12 @@ def test_smoke_judges_every_answer_and_the_proxy_catches_a_read_only_tool_that_w
     assert rules["readonly-writes"] == {"readonly_writes", "forgets_its_write"}  # the latter writes after answering
     assert "echo_strict" not in rules["smoke-accepts-invalid"] and "accepts_anything" in rules["smoke-accepts-invalid"]
     assert not any("echo_strict" in tools for tools in rules.values())
+    assert not any(t in tools for tools in rules.values() for t in ("says_no_in_words", "flags_is_error"))
+    calls = {k.rsplit(" ", 1)[-1]: [o.as_dict() for o in v] for k, v in report.pages[0].calls.items()}
+    evidence = {t: {c["evidence"] for c in calls[t] if not c["valid"]} for t in calls}
+    assert evidence["echo_strict"] == {"a thrown error"} and evidence["flags_is_error"] == {"isError or an error field"}
+    assert evidence["says_no_in_words"] == {"the text heuristic (words that say no)"}
+    assert all(c["evidence"] is None and c["answer"] for c in calls["says_no_in_words"] if c["valid"])
     writes = audit_web.writes[before:]
     assert writes and all('"lookup ' in w for w in writes)  # save_word (not read-only) was never called
     calls = report.pages[0].calls

@@ -73,6 +73,7 @@ class PageAudit:
     score: int | None = 0  # None: the page did not open or has no tools (score.py)
     categories: dict[str, int] = field(default_factory=dict)
     coverage: list[ToolCoverage] | None = None  # per tool, when a suite was given
+    smoke_note: str | None = None  # why --smoke called nothing on the page
 
 
 @dataclass
@@ -188,6 +189,8 @@ class Auditor:
                         break  # a tool that hangs once is judged; waiting out every input would only cost time
             audit.calls[f"{frame_info.url} {tool.name}"] = outcomes
             audit.findings += judge(tool, frame_info, page.url, outcomes, self.options.config)
+        if not any(audit.calls.values()):
+            audit.smoke_note = nothing_called(page, self.options.all_tools)
 
     async def _read_only_calls(
         self, opened: OpenPage, frame_info: Frame, tool: Tool, trial: str | None
@@ -230,7 +233,7 @@ class Auditor:
 
     async def _call(self, opened: OpenPage, frame: PwFrame | None, tool: Tool, smoke_input: Any) -> CallOutcome:
         """One call of the tool in frame; the caller counts its network."""
-        outcome = CallOutcome(smoke_input)
+        outcome = CallOutcome(smoke_input, declarative=tool.kind == "declarative")
         if frame is None:
             outcome.error = "its frame is gone"
             return outcome
@@ -289,6 +292,21 @@ async def _shim_report(opened: OpenPage, frame: PwFrame, logged: int, name: str,
         if any(e.get("name") == name and e.get("type") in ("result", "error") for e in events):
             return
         await asyncio.sleep(0.005)
+
+
+def nothing_called(page: PageSurface, all_tools: bool) -> str:
+    """Why --smoke made no call on a page, in one line."""
+    tools = [t for _, t in page.tools()]
+    if not tools:
+        return "--smoke called nothing: the page has no tool"
+    if all_tools:
+        return "--smoke called nothing: no tool gave an input to call it with"
+    forms = sum(1 for t in tools if t.kind == "declarative")
+    return (
+        f"--smoke called nothing: no tool is marked read-only ({len(tools)} tool(s) may write"
+        + (f", {forms} of them form(s)" if forms else "")
+        + "); --all-tools calls them too, each call in a fresh browser context"
+    )
 
 
 def _find_frame(opened: OpenPage, frame: Frame) -> PwFrame | None:

@@ -9,6 +9,7 @@ fresh world per call for tools that may write).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,6 +18,8 @@ from runner.audit.config import AuditConfig
 from runner.audit.inputs import SmokeInput
 from runner.audit.model import Finding, Frame, Tool
 from runner.audit.rules import instructions_in
+
+ANSWER_CHARS = 2048  # how much of an answer the reports keep
 
 
 @dataclass
@@ -28,19 +31,91 @@ class CallOutcome:
     ms: float = 0.0
     writes: list[str] = field(default_factory=list)  # "POST /api/log" per write the proxy counted
     other_hosts: list[str] = field(default_factory=list)  # "GET http://cdn/x" per request to another host
+    declarative: bool = False  # a form's call: its validation answer is refusal evidence
+
+    @property
+    def refusal(self) -> str | None:
+        """Why the call counts as refused (refusal_of), None when it was accepted."""
+        return refusal_of(self)
 
     def as_dict(self) -> dict[str, Any]:
+        refusal = None if self.timed_out else self.refusal
         return {
-            "input": self.input.label,
+            "input": self.input.label,  # why this input: which draw or which one change from a valid one
             "valid": self.input.valid,
             "args": self.input.args,
+            "answer": answer_text(self),
+            "result_bytes": _size(self.result),
             "error": self.error,
             "timed_out": self.timed_out,
+            "refused": None if self.timed_out else refusal is not None,
+            "evidence": refusal,
             "ms": self.ms,
             "writes": self.writes,
             "other_hosts": self.other_hosts,
-            "result_bytes": _size(self.result),
         }
+
+
+def answer_text(outcome: CallOutcome) -> str:
+    """The answer as a reader sees it: the thrown error, or the result as JSON, cut at ANSWER_CHARS."""
+    if outcome.timed_out:
+        return ""
+    if outcome.error is not None:
+        text = f"threw: {outcome.error}"
+    elif isinstance(outcome.result, str):
+        text = outcome.result
+    else:
+        try:
+            text = json.dumps(outcome.result, ensure_ascii=False)
+        except (TypeError, ValueError):
+            text = repr(outcome.result)
+    return text if len(text) <= ANSWER_CHARS else text[:ANSWER_CHARS] + f"... ({len(text)} characters)"
+
+
+# The documented text heuristic, the last evidence of a refusal: an answer whose words say no.
+REFUSAL_WORDS = re.compile(
+    r"\b(error|invalid|unknown|not found|no such|could not|couldn't|cannot|can't|unable to|must be|must have|"
+    r"is required|are required|missing|not allowed|not supported|unsupported|not a valid|out of range|failed|"
+    r"rejected|expected)\b",
+    re.I,
+)
+
+
+def _error_field(result: Any) -> bool:
+    if isinstance(result, dict):
+        status = str(result.get("status") or "").lower()
+        return bool(result.get("isError") or result.get("error") or status in ("error", "invalid", "failed"))
+    return False
+
+
+def _validation_answer(outcome: CallOutcome) -> bool:
+    """A form's validation answer: the page answered its submit with a list of messages (respondWith(errors))."""
+    result = outcome.result
+    return outcome.declarative and isinstance(result, list) and bool(result) and all(isinstance(r, str) for r in result)
+
+
+def _says_no(result: Any) -> bool:
+    texts = [result] if isinstance(result, str) else []
+    if isinstance(result, dict):
+        texts += [v for k, v in result.items() if k in ("message", "text", "result", "content") and isinstance(v, str)]
+        content = result.get("content")
+        if isinstance(content, list):
+            texts += [c.get("text") for c in content if isinstance(c, dict) and isinstance(c.get("text"), str)]
+    return any(REFUSAL_WORDS.search(t) for t in texts)
+
+
+def refusal_of(outcome: CallOutcome) -> str | None:
+    """The evidence that a call was refused, the first found in this order (docs/audit.md): a thrown error;
+    isError or an error field in the answer; a form's validation answer; the text heuristic (REFUSAL_WORDS)."""
+    if outcome.error is not None:
+        return "a thrown error"
+    if _error_field(outcome.result):
+        return "isError or an error field"
+    if _validation_answer(outcome):
+        return "the form's validation answer"
+    if _says_no(outcome.result):
+        return "the text heuristic (words that say no)"
+    return None
 
 
 UNSERIALIZABLE = "__unserializable__"
@@ -75,14 +150,6 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(v)
 
 
-def refused_answer(result: Any) -> bool:
-    """An answer that says no: an error shape the tools of the web commonly return instead of throwing."""
-    if isinstance(result, dict):
-        status = str(result.get("status") or "").lower()
-        return bool(result.get("error") or result.get("isError") or status in ("error", "invalid", "failed"))
-    return isinstance(result, str) and result.lower().startswith(("error", "invalid"))
-
-
 def judge(tool: Tool, frame: Frame, page: str, outcomes: list[CallOutcome], config: AuditConfig) -> list[Finding]:
     findings: list[Finding] = []
 
@@ -107,7 +174,10 @@ def judge(tool: Tool, frame: Frame, page: str, outcomes: list[CallOutcome], conf
             once("smoke-timeout", f"{label} did not answer within {config.options('smoke-timeout')['timeout_ms']} ms")
             continue
         if o.error is not None:
-            once("smoke-error-on-valid", f"{label} failed on valid input: {o.error}")
+            once("smoke-error-on-valid", f"{label} failed on valid input: {o.error} (a thrown error)")
+            continue
+        if _error_field(o.result):
+            once("smoke-error-on-valid", f"{label} answered valid input with an error: {answer_text(o)[:200]}")
             continue
         if o.result is None or o.result == UNSERIALIZABLE:
             what = "nothing (undefined)" if o.result is None else "a value that is not JSON (cyclic, a function)"
@@ -133,9 +203,17 @@ def judge(tool: Tool, frame: Frame, page: str, outcomes: list[CallOutcome], conf
                 f"{tool.name} ({o.input.label}) did not answer within "
                 f"{config.options('smoke-timeout')['timeout_ms']} ms",
             )
-    accepted = [o.input.label for o in invalid if not o.timed_out and o.error is None and not refused_answer(o.result)]
+    accepted = [o for o in invalid if not o.timed_out and o.refusal is None]
     if accepted:
-        add("smoke-accepts-invalid", f"{tool.name} accepted input its schema forbids: {'; '.join(accepted)}")
+        said = "; ".join(f"{o.input.label} (answered {answer_text(o)[:80]!r})" for o in accepted)
+        refused = [o for o in invalid if not o.timed_out and o.refusal is not None]
+        judged = ", ".join(sorted({str(o.refusal) for o in refused}))
+        add(
+            "smoke-accepts-invalid",
+            f"{tool.name} accepted input its schema forbids, judged on the evidence in order (a thrown error, "
+            f"isError or an error field, a form's validation answer, words that say no) and none found: {said}"
+            + (f"; its other invalid inputs were refused on {judged}" if refused else ""),
+        )
     writes = sorted({w for o in outcomes for w in o.writes})
     if tool.read_only and writes:
         add(

@@ -79,6 +79,8 @@ def text_report(report: AuditReport) -> str:
         lines.append(_page_line(p))
         if coverage_line(p):
             lines.append(f"  {coverage_line(p)}")
+        if p.smoke_note:
+            lines.append(f"  {p.smoke_note}")
         for f in _sorted(p.findings):
             lines.append(f"  {f.severity:<7} {f.rule:<30} {f.message}" + (f"  [{_where(f)}]" if _where(f) else ""))
     for f in _sorted(report.findings):
@@ -129,6 +131,7 @@ def json_report(report: AuditReport) -> dict[str, Any]:
                 if p.timeline is None
                 else {"first_tool_ms": p.timeline.first_tool_ms, "late": p.timeline.late, "churn": p.timeline.churn},
                 "calls": {k: [o.as_dict() for o in v] for k, v in p.calls.items()},
+                "smoke_note": p.smoke_note,
                 "coverage": None
                 if p.coverage is None
                 else [
@@ -176,6 +179,31 @@ def markdown_report(report: AuditReport) -> str:
     return "\n".join(out) + "\n"
 
 
+def _calls_html(p: PageAudit) -> list[str]:
+    """Every smoke call: the input and why it was chosen, the answer, refused or accepted on what evidence,
+    the writes and other hosts, the time."""
+    e = html.escape
+    if not any(p.calls.values()):
+        return []
+    rows = [
+        "<h3>Smoke calls</h3><table><tr><th>tool</th><th>input (why)</th><th>arguments</th><th>answer</th>"
+        "<th>bytes</th><th>verdict (evidence)</th><th>writes, other hosts</th><th>ms</th></tr>"
+    ]
+    for key, outcomes in p.calls.items():
+        tool = key.rsplit(" ", 1)[-1]
+        for o in outcomes:
+            d = o.as_dict()
+            verdict = "timed out" if o.timed_out else f"refused ({d['evidence']})" if d["refused"] else "accepted"
+            network = ", ".join(o.writes + o.other_hosts)
+            rows.append(
+                f"<tr><td>{e(tool)}</td><td>{e(d['input'])} ({'valid' if d['valid'] else 'invalid'})</td>"
+                f"<td><code>{e(json.dumps(d['args'], ensure_ascii=False))}</code></td><td><code>{e(d['answer'])}</code>"
+                f"</td><td>{d['result_bytes']}</td><td>{e(verdict)}</td><td>{e(network)}</td><td>{o.ms:.0f}</td></tr>"
+            )
+    rows.append("</table>")
+    return rows
+
+
 def html_report(report: AuditReport) -> str:
     e = html.escape
     rows = []
@@ -201,6 +229,9 @@ def html_report(report: AuditReport) -> str:
                     f"<td>{e(f.tool or '')}</td><td>{e(f.message)}</td><td>{e(f.pointer)}</td></tr>"
                 )
             rows.append("</table>")
+        if p.smoke_note:
+            rows.append(f"<p>{e(p.smoke_note)}</p>")
+        rows += _calls_html(p)
     extra = [f"<li>{e(f.severity)} <code>{e(f.rule)}</code> {e(f.message)}</li>" for f in _sorted(report.findings)]
     style = (
         "body{font-family:system-ui,sans-serif;margin:2em}table{border-collapse:collapse;margin:.5em 0}"
