@@ -14,11 +14,12 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from runner_support import SEED_CONTEXT, in_thread, suite_cases
+from runner_support import CASES, SEED_CONTEXT, in_thread, suite_cases
 
 from runner.mutation.mutate import Baseline, Mutant, MutateOptions, _play, generate
 from runner.suite.loader import LoadedCase, parse_case
 from runner.suite.site import demo_site_config
+from runner.suite.validate import SuiteCatalog
 from runner.trace import Trace
 
 WEAKER = Path(__file__).parent / "weaker_cases"
@@ -43,7 +44,15 @@ def test_each_operator_passes_the_weaker_case_and_the_strengthened_one_kills_it(
     # a check made stronger, not a case: INJECT-01 itself, under the sanitiser that defeats the old rule
     (inject,) = suite_cases("INJECT-01")
     pairs.append((inject, "sanitiser", Mutant("M", "sanitiser_keeps_markup", "t", {}, []).hook()))
-    options = MutateOptions(out_root=tmp_path, run_id="ops", workers=2, browser_context=SEED_CONTEXT)
+    # a hint lost: INJECT-01 as it was judged is not_run (its untrusted rule had nothing to judge: excused),
+    # held to the suite catalog's hints it fails
+    dropped = Mutant("M", "hint_dropped", "t", {"tool": "get_event_details", "hint": "untrustedContentHint"}, [])
+    (weaker_inject,) = suite_cases("INJECT-01", directory=WEAKER)
+    pairs += [(weaker_inject, "dropped-weaker", dropped.hook()), (inject, "dropped-strong", dropped.hook())]
+    hints = SuiteCatalog.load(CASES / "catalog.json").annotations
+    options = MutateOptions(
+        out_root=tmp_path, run_id="ops", workers=2, browser_context=SEED_CONTEXT, catalog_hints=hints
+    )
     traces = in_thread(asyncio.run, _play(pairs, options, "ops", demo_site_config(site.url)))
     for operator, _, case_id, assertion, shown in OPERATORS:
         weaker, strong = traces[f"{case_id}-{operator}-weaker"], traces[f"{case_id}-{operator}-strong"]
@@ -59,6 +68,10 @@ def test_each_operator_passes_the_weaker_case_and_the_strengthened_one_kills_it(
     assert any(e.endswith('> img[src="x"]') for e in rendering.elements), rendering.elements
     failed = {a.id: a.why for a in sanitised.assertions if a.status == "failed"}
     assert list(failed) == ["untrusted.as_text"] and 'img[src="x"]' in failed["untrusted.as_text"], failed
+    excused, held = traces["INJECT-01-dropped-weaker"], traces["INJECT-01-dropped-strong"]
+    assert excused.verdict == "not_run" and "nothing to judge" in excused.verdict_reason
+    failed = {a.id: a.why for a in held.assertions if a.status == "failed"}
+    assert held.verdict == "failed" and "untrustedContentHint False (the catalog: True)" in failed["calls.annotations"]
     # the mutants did act on the weaker cases: they passed with the bug in front of them
     lie = traces["REPEAT-01-annotation_lie-weaker"]
     assert all(c.writes == ["POST /api/saved"] for c in lie.calls[:1])

@@ -254,8 +254,10 @@ def _tool_lines(tools: list[PageTool], refused: list[RefusedTool], indent: str) 
 
 
 async def read_catalog(base_url: str, routes: dict[str, str], chromium: str | None = None) -> dict[str, Any]:
-    """{routes: {pattern: {tool: input schema}}}, the shape of cases/catalog.json."""
+    """{routes: {pattern: {tool: input schema}}, annotations: {pattern: {tool: {hint: true}}}}, the shape of
+    cases/catalog.json: the hints each tool is registered with (true ones only), so a run can tell one lost."""
     out: dict[str, dict[str, Any]] = {}
+    hints: dict[str, dict[str, Any]] = {}
     async with async_playwright() as p:
         browser, _ = await launch(p.chromium, explicit=chromium)
         try:
@@ -264,9 +266,11 @@ async def read_catalog(base_url: str, routes: dict[str, str], chromium: str | No
                 if read.error:
                     raise RuntimeError(f"{read.url}: {read.error}")
                 out[pattern] = {t.name: t.input_schema or {"type": "object"} for t in read.tools}
+                hints[pattern] = {t.name: {k: True for k, v in sorted(t.annotations.items()) if v is True}
+                                  for t in read.tools}  # fmt: skip
         finally:
             await browser.close()
-    return {"routes": out}
+    return {"routes": out, "annotations": hints}
 
 
 def read_catalog_sync(base_url: str, routes: dict[str, str] | None = None) -> dict[str, Any]:

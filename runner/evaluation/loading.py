@@ -72,6 +72,18 @@ def load_cases(
     return loaded, problems, f"{suite.describe()}; {note}", suite
 
 
+def catalog_hints(args: argparse.Namespace, suite: Any) -> dict[str, Any] | None:
+    """The hints the suite's catalog records for its tools, which every trial holds the live tools to
+    (None: no catalog, or one without hints). The catalog was read and checked when the cases were loaded."""
+    from runner.suite.validate import CatalogError, find_catalog
+
+    try:
+        catalog, _ = find_catalog([], getattr(args, "catalog", None), suite)
+    except CatalogError:
+        return None
+    return catalog.annotations if catalog else None
+
+
 def is_evals(path: str) -> bool:
     from runner.suite.evals_json import looks_like_evals
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.evaluation.loading import (
+    catalog_hints,
     is_evals,
     load_cases,
     select,
@@ -149,6 +150,7 @@ def run_options(args: argparse.Namespace, selection: Selection):  # noqa: ANN201
         browser_context=selection.suite.config.browser_context(),  # suite.yaml's time zone and locale
         harness=harness,
         live_rules=selection.live_rules,
+        catalog_hints=catalog_hints(args, selection.suite),
     )
     if selection.resumed:
         check_same_agent(selection.resumed, selection.plan, agent_factory)

@@ -93,6 +93,7 @@ def mutate_command(args: argparse.Namespace) -> int:
         errors.print("No case matches the selection " + " ".join(args.cases))
         return EXIT_INVALID
     catalog_path = default_suite_dir() / "catalog.json"
+    catalog = SuiteCatalog.load(catalog_path) if catalog_path.is_file() else None
     options = MutateOptions(
         out_root=Path(args.out),
         run_id=args.run_id or f"mutate-{new_run_id()}",
@@ -101,7 +102,8 @@ def mutate_command(args: argparse.Namespace) -> int:
         base_url=args.base_url,
         site_config=site_config,
         chromium=args.chromium,
-        catalog_tools=SuiteCatalog.load(catalog_path).tools() if catalog_path.is_file() else set(),
+        catalog_tools=catalog.tools() if catalog else set(),
+        catalog_hints=catalog.annotations if catalog else None,
         baseline_runs=args.baseline_runs,
         confirm="none" if args.no_confirm else args.confirm,
         browser_context=the_suite.config.browser_context(),

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.evaluation.loading import (
+    catalog_hints,
     load_cases,
 )
 from runner.evaluation.output import (
@@ -72,6 +73,7 @@ def _validate_baselines(args: argparse.Namespace, loaded: list, suite: Any) -> i
         site_config=site_config_for(args, suite),
         screenshots="off",
         browser_context=suite.config.browser_context(),  # the suite's time zone and locale, as every run of it
+        catalog_hints=catalog_hints(args, suite),
     )
     console.print(f"baseline: the null agent over {len(loaded)} case(s) (reads the tools, calls none)")
     try:

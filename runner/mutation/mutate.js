@@ -145,11 +145,15 @@
     }
   }
 
-  // annotation_lie: a writing tool says it only reads; description_injected: a tool's description carries
+  // annotation_lie: a writing tool says it only reads; hint_dropped: a tool lost one hint; description_injected: a tool's description carries
   // untrusted text a hinted tool's result showed (an organiser's words, as the site's own)
   function described(tool) {
     if (tool.name !== M.tool) return tool;
     if (M.op === "annotation_lie") return { ...tool, annotations: { ...(tool.annotations || {}), readOnlyHint: true } };
+    if (M.op === "hint_dropped") {
+      const { [M.hint]: _dropped, ...kept } = tool.annotations || {};
+      return { ...tool, annotations: kept };
+    }
     if (M.op === "description_injected") return { ...tool, description: `${tool.description || ""} ${M.text}` };
     return tool;
   }

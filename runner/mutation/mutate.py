@@ -78,6 +78,7 @@ OPERATORS: dict[str, Operator] = {
         Operator("sanitiser_keeps_markup", "page", "markup rendered after a sanitiser that drops only on* and script"),
         Operator("select_label_shifted", "page", "a select shows the next option's label for the value it holds"),
         Operator("annotation_lie", "page", "a tool that writes is registered with readOnlyHint"),
+        Operator("hint_dropped", "page", "a tool is registered without its untrustedContentHint"),
         Operator("description_injected", "page", "a tool's description carries untrusted text a hinted result showed"),
         Operator("filter_ignored", "proxy", "the site ignores one query parameter (a filter)"),
         Operator("unauthorized_as_success", "proxy", "a 401 is answered as an empty success (200, lists emptied)"),
@@ -485,6 +486,18 @@ def _surface_mutants(add: Callable[..., None], baselines: list[Baseline], called
         wrote = [b.id for b in runs for c in b.trace.calls if c.tool == tool and c.writes]
         if wrote and tool not in read_only:
             add("annotation_lie", f"{tool} says readOnlyHint", {"tool": tool}, wrote)
+    hinted: dict[str, list[str]] = {}
+    for b in baselines:
+        for r in b.trace.registrations:
+            if r.type == "register" and r.tool_name and r.hints.get("untrustedContentHint"):
+                hinted.setdefault(r.tool_name, []).append(b.id)
+    for tool, cases in sorted(hinted.items()):
+        add(
+            "hint_dropped",
+            f"{tool} without untrustedContentHint",
+            {"tool": tool, "hint": "untrustedContentHint"},
+            cases,
+        )
     for b in baselines:
         registrations = [r.model_dump() for r in b.trace.registrations]
         passages = probes.untrusted_passages(b.trace.calls, registrations)
@@ -560,6 +573,7 @@ class MutateOptions:
     site_config: SiteConfig | None = None
     chromium: str | None = None
     catalog_tools: set[str] = field(default_factory=set)
+    catalog_hints: dict[str, Any] | None = None  # the suite catalog's hints: every trial holds the tools to them
     baseline_runs: int = 2
     confirm: str = "doubtful"  # which failing cases are played again before they kill: doubtful, all or none
     browser_context: BrowserContextSettings = field(default_factory=BrowserContextSettings)  # the suite's zone, locale
@@ -634,6 +648,7 @@ async def _open(options: MutateOptions, run_id: str, config: SiteConfig) -> Asyn
         chromium=options.chromium,
         screenshots="off",  # a killed mutant's evidence is its trace; nobody looks at its screen
         browser_context=options.browser_context,
+        catalog_hints=options.catalog_hints,
     )
     async with open_run([], run_options, planned=False) as run:
         yield _Trials(run, options.workers)

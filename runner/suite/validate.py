@@ -69,6 +69,14 @@ class SuiteCatalog:
             )
         self.routes: dict[str, dict[str, Any]] = routes
         self.source = source
+        # {pattern: {tool: {hint: true}}}: the hints each tool is registered with (absent: not recorded)
+        hints = data.get("annotations")
+        if hints is not None and not (
+            isinstance(hints, dict) and all(isinstance(t, dict) and all(isinstance(h, dict) for h in t.values())
+                                             for t in hints.values())
+        ):  # fmt: skip
+            raise CatalogError(f'{source}: "annotations" must be {{"/route": {{"tool": {{"readOnlyHint": true}}}}}}')
+        self.annotations: dict[str, dict[str, Any]] | None = hints
 
     @classmethod
     def load(cls, path: Path) -> SuiteCatalog:

@@ -46,6 +46,8 @@ class RunOptions:
     proxy: bool = True
     network_mode: str = "live"
     live_rules: bool = False  # no catalog file: each trial checks the case's rules against the tools it saw
+    # the suite catalog's hints ({route pattern: {tool: {hint: true}}}): each trial holds live tools to them
+    catalog_hints: dict[str, Any] | None = None
     chromium: str | None = None
     fixtures: FixtureStore | None = None  # record/replay: where fixtures are kept and read
     breaks: list[str] = field(default_factory=list)  # extra site breaks for every case (tests)

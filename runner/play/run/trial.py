@@ -180,6 +180,7 @@ class Trial:
             start_route=self.case.start_route,
             timezone_id=options.browser_context.timezone_id,
             locale=options.browser_context.locale,
+            catalog_hints=options.catalog_hints,
             prompt=self.case.user_messages,
             started_at=datetime.now(UTC).isoformat(timespec="seconds"),
         )
