@@ -311,11 +311,13 @@ def plan_suite(base_url: str, routes: list[PageReading], settle_ms: int) -> tupl
             f"no WebMCP tools registered at {shown} within the wait: check the URL and routes "
             "(webmcp-eval tools URL --route R), or raise --settle-ms for tools that register late"
         )
-    catalog: dict[str, dict[str, Any]] = {"routes": {}}
+    catalog: dict[str, dict[str, Any]] = {"routes": {}, "annotations": {}}
     for r in routes:
         tools = catalog["routes"].setdefault(route_key(r.route), {})
+        hints = catalog["annotations"].setdefault(route_key(r.route), {})  # every run holds the tools to them
         for t in offered(r):
             tools.setdefault(t.name, t.input_schema or {"type": "object"})
+            hints.setdefault(t.name, {k: True for k, v in sorted(t.annotations.items()) if v is True})
     starters: list[Starter] = []
     taken: set[str] = set()
     seen_tools: set[str] = set()
