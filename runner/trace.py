@@ -93,6 +93,8 @@ class UiObservation(Record):
     visible: bool | None = None  # the first of them
     text: str | None = None  # its inner text, when there was one
     value: str | None = None  # its input value, when it is a form control (absent otherwise)
+    # its label/value pairs (dl's dt/dd, th/td rows), read only for a summary expectation
+    pairs: list[list[str]] | None = Field(default=None, exclude_if=lambda v: v is None)
     error: str | None = None  # why it could not be observed
 
 

@@ -27,8 +27,15 @@ pytestmark = pytest.mark.browser  # the wheel's run and audit start Chromium
 
 # What a source distribution holds (pyproject.toml's packages and MANIFEST.in), so what a build sees.
 SOURCE = (
-    "pyproject.toml", "README.md", "MANIFEST.in", "build_backend", "runner", "proxies", "site_under_test",
-    "cases", "traces/day26",
+    "pyproject.toml",
+    "README.md",
+    "MANIFEST.in",
+    "build_backend",
+    "runner",
+    "proxies",
+    "site_under_test",
+    "cases",
+    "traces/day26",
 )
 OURS = re.compile(r"^(webmcp_eval[-_.]|__editable__)|\.pth$|^__pycache__$")  # not linked into the fresh venv
 MAPPED = ("runner", "proxies", "site_under_test")

@@ -467,7 +467,9 @@ def _step_name(step: Any) -> str:
     return str(step.get("action", "?")) if isinstance(step, dict) else "user"
 
 
-def check_ui(expectations: list[UiExpectation], trace: Trace) -> list[Assertion]:
+def check_ui(
+    expectations: list[UiExpectation], trace: Trace, captures: dict[str, Any] | None = None
+) -> list[Assertion]:
     out = []
     for i, exp in enumerate(expectations):
         desc = f"{exp.target.describe()} is {exp.state}"
@@ -475,12 +477,14 @@ def check_ui(expectations: list[UiExpectation], trace: Trace) -> list[Assertion]
             desc += f" with value {short(exp.value, 40)}"
         if exp.text is not None:
             desc += f" with text {short(exp.text, 40)}"
+        if exp.summary is not None:
+            desc += " showing exactly " + ", ".join(exp.summary)
         obs = trace.ui.observations[i] if i < len(trace.ui.observations) else None
         missing = _unobserved(exp, obs)
         if missing or obs is None:
             out.append(_a(f"ui[{i}]", "ui", desc, None, _not_reached(trace, missing) if obs is None else missing))
             continue
-        ok, why = _ui_ok(exp, obs)
+        ok, why = _ui_ok(exp, obs, captures or {})
         out.append(_a(f"ui[{i}]", "ui", desc + (f" — {exp.why}" if exp.why else ""), ok, why, obs.model_dump()))
     return out
 
@@ -498,10 +502,12 @@ def _unobserved(exp: UiExpectation, obs: UiObservation | None) -> str:
     if obs.target != exp.target.describe():
         return f"the observation is of {obs.target}, not of {exp.target.describe()}"
     lacks = [name for name in ("count", "visible") if getattr(obs, name) is None]
+    if exp.summary is not None and obs.count and obs.pairs is None:
+        lacks.append("label/value pairs")
     return f"the observation of {obs.target} has no {' or '.join(lacks)}" if lacks else ""
 
 
-def _ui_ok(exp: UiExpectation, obs: UiObservation) -> tuple[bool, str]:
+def _ui_ok(exp: UiExpectation, obs: UiObservation, captures: dict[str, Any]) -> tuple[bool, str]:
     count, visible = obs.count, obs.visible
     if exp.state == "absent":
         return count == 0, f"{count} found"
@@ -515,7 +521,31 @@ def _ui_ok(exp: UiExpectation, obs: UiObservation) -> tuple[bool, str]:
             ok, why = match(want, getattr(obs, field) if field in obs.model_fields_set else MISSING)
             if not ok:
                 return False, f"{field}: {why}"
+    if exp.summary is not None:
+        problems = _summary_problems(exp.summary, obs.pairs or [], captures)
+        if problems:
+            return False, "summary: " + "; ".join(problems)
+        return True, "visible; shows exactly " + ", ".join(f"{k} {short(v, 30)}" for k, v in obs.pairs or [])
     return True, f"visible; value {short(obs.value, 30)}; text {short(obs.text, 40)}"
+
+
+def _summary_problems(want: dict[str, Any], pairs: list[list[str]], captures: dict[str, Any]) -> list[str]:
+    """A summary read whole: every field it shows is named with its value, every named field is shown."""
+    if not pairs:
+        return ["it shows no label/value pairs (dt/dd, th/td)"]
+    shown: dict[str, str] = {}
+    for label, value in pairs:
+        shown[label] = f"{shown[label]} {value}" if label in shown else value
+    problems = [f"{label} {short(value, 40)} is shown and the case does not name it"
+                for label, value in shown.items() if label not in want]  # fmt: skip
+    for label, matcher in want.items():
+        if label not in shown:
+            problems.append(f"{label} is not shown")
+            continue
+        ok, why = match(matcher, shown[label], captures)
+        if not ok:
+            problems.append(f"{label}: {why}")
+    return problems
 
 
 def state_diff(before: Any, after: Any, path: str = "") -> list[StateChange]:
@@ -744,7 +774,7 @@ def evaluate(case: Case, trace: Trace) -> list[Assertion]:
     assertions, captures = check_calls(e.calls, trace)
     assertions = check_steps(trace) + assertions
     assertions += check_network(e.network, trace)
-    assertions += check_ui(e.ui, trace)
+    assertions += check_ui(e.ui, trace, captures)
     if e.state:
         assertions += check_state(e.state, trace, captures)
     if e.answer:

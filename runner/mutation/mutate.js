@@ -13,6 +13,7 @@
   const proto = window.__webmcpEval.native ? Object.getPrototypeOf(mc) : mc;
   const register = proto.registerTool;
   const seenLists = []; // [{key, values}] from every result this document saw: for wrong_target
+  const results = []; // every tool result this document saw, in order: for dialog_field_swapped
 
   const copy = (value) => (value === undefined ? value : JSON.parse(JSON.stringify(value)));
   const tokens = (path) => path.split(".").flatMap((part) => (part.endsWith("[]") ? [part.slice(0, -2), "[]"] : [part]));
@@ -43,6 +44,7 @@
   }
 
   function remember(result) {
+    results.push(result);
     const walk = (node) => {
       if (Array.isArray(node)) {
         const objects = node.filter((item) => item && typeof item === "object" && !Array.isArray(item));
@@ -233,6 +235,40 @@
     new MutationObserver(() => document.querySelectorAll("select").forEach(shift)).observe(document, {
       subtree: true,
       childList: true,
+    });
+  }
+
+  // ---- a dialog's summary shows another record's id in its last field ----------------------
+  if (M.op === "dialog_field_swapped") {
+    const idsSeen = () => {
+      const ids = [];
+      const walk = (node) => {
+        if (Array.isArray(node)) node.forEach(walk);
+        else if (node && typeof node === "object") {
+          for (const [key, value] of Object.entries(node)) {
+            if (/id$/i.test(key) && typeof value === "string" && !ids.includes(value)) ids.push(value);
+            else walk(value);
+          }
+        }
+      };
+      results.forEach(walk);
+      return ids;
+    };
+    const apply = () => {
+      for (const dl of document.querySelectorAll("dialog[open] dl, [role=dialog] dl, [role=alertdialog] dl")) {
+        const fields = dl.querySelectorAll("dd");
+        const last = fields[fields.length - 1];
+        const shown = last ? last.textContent.trim() : "";
+        if (!shown || last.dataset.swapped === shown) continue;
+        const other = idsSeen().find((id) => id !== shown);
+        if (other) {
+          last.dataset.swapped = other;
+          last.textContent = other;
+        }
+      }
+    };
+    new MutationObserver(apply).observe(document, {
+      subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ["open"],
     });
   }
 

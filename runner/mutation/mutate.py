@@ -76,6 +76,7 @@ OPERATORS: dict[str, Operator] = {
         Operator("error_flag_flipped", "page", "a boolean of an error result (retryable) has the other value"),
         Operator("prefill_wins", "page", "a form keeps the signed-in account's values over the ones the agent gave"),
         Operator("sanitiser_keeps_markup", "page", "markup rendered after a sanitiser that drops only on* and script"),
+        Operator("dialog_field_swapped", "page", "a dialog's summary shows another record's id in its last field"),
         Operator("select_label_shifted", "page", "a select shows the next option's label for the value it holds"),
         Operator("annotation_lie", "page", "a tool that writes is registered with readOnlyHint"),
         Operator("hint_dropped", "page", "a tool is registered without its untrustedContentHint"),
@@ -475,6 +476,8 @@ def _page_mutants(add: Callable[..., None], baselines: list[Baseline]) -> None:
     ]
     add("text_as_markup", "every text node with markup", {}, markup)
     add("sanitiser_keeps_markup", "every text node with markup, sanitised", {}, markup)
+    summaries = [b.id for b in baselines if re.search(r"dialog[^\n]*\n(?:\s+-[^\n]*\n)*?\s+- term:", aria(b))]
+    add("dialog_field_swapped", "every dialog's summary (its last field)", {}, summaries)
     selects = [b.id for b in baselines if "combobox" in (b.trace.ui.aria_snapshot or "")]
     add("select_label_shifted", "every select's option labels", {}, selects)
 
@@ -506,6 +509,10 @@ def _surface_mutants(add: Callable[..., None], baselines: list[Baseline], called
         if passages and others:  # into a tool the page registers beside it, that carries no hint
             text = max(passages, key=len)
             add("description_injected", f"{others[0]} ← {text[:30]}…", {"tool": others[0], "text": text}, [b.id])
+
+
+def aria(b: Baseline) -> str:
+    return b.trace.ui.aria_snapshot or ""
 
 
 def _shows_control(b: Baseline, name: str) -> bool:

@@ -441,11 +441,16 @@ class UiExpectation(Strict):
     state: Literal["visible", "hidden", "absent"] = "visible"
     value: Any = None
     text: Any = None
+    summary: dict[str, Any] | None = Field(
+        default=None,
+        description="label -> matcher of every label/value pair the element shows (a dl's dt/dd, a table's "
+        "th/td rows), read whole: a field it shows that is not named here, or named with another value, fails",
+    )
     why: str = ""
 
     @model_validator(mode="after")
     def _checked(self) -> UiExpectation:
-        given = [name for name in ("value", "text") if getattr(self, name) is not None]
+        given = [name for name in ("value", "text", "summary") if getattr(self, name) is not None]
         if given and self.state != "visible":
             raise ValueError(
                 f"{' and '.join(given)} beside state: {self.state} is never checked (only a visible element has "

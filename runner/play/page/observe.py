@@ -31,7 +31,7 @@ from runner.trace import ConfirmationRecord, HumanClick, Trace, UiObservation, U
 # person sees it: a select's text is its chosen option's label (not every option's), a group of radios
 # or checkboxes (fieldset, radiogroup, group) has the checked ones' labels as text, their values as value.
 READ_JS = """
-els => {
+(els, withPairs) => {
   const textVisible = t => { const r = document.createRange(); r.selectNode(t);
                              const b = r.getBoundingClientRect(); return b.width > 0 && b.height > 0; };
   const visible = el => {
@@ -64,6 +64,21 @@ els => {
   if (!first) return { count: 0, visible: false };
   const found = { count: els.length, visible: visible(first) };
   if (first.namespaceURI !== "http://www.w3.org/1999/xhtml") return { ...found, error: "Node is not an HTMLElement" };
+  if (withPairs) {  // a summary read whole: each label with its value, as the person reads them in order
+    const pairs = [];
+    for (const dt of first.querySelectorAll("dt")) {
+      const values = [];
+      for (let n = dt.nextElementSibling; n && n.localName === "dd"; n = n.nextElementSibling) {
+        values.push(n.innerText.trim());
+      }
+      pairs.push([dt.innerText.trim(), values.join(" ")]);
+    }
+    for (const row of first.querySelectorAll("tr")) {
+      const th = row.querySelector("th"), td = row.querySelector("td");
+      if (th && td) pairs.push([th.innerText.trim(), td.innerText.trim()]);
+    }
+    found.pairs = pairs;
+  }
   const input = control(first);
   // what a person reads of a choice: a select's chosen option(s), a group's checked box(es), by label
   if (input && input.tagName === "SELECT") {
@@ -93,7 +108,7 @@ class PageObserver:
     async def observe(self, expect: Expectations, trace: Trace) -> None:
         """Fill the trace's UI record, confirmation and untrusted rendering from the page as it is now."""
         trace.ui.url = self.page.url
-        observations = asyncio.gather(*(self.target(exp.target) for exp in expect.ui))
+        observations = asyncio.gather(*(self.target(exp.target, exp.summary is not None) for exp in expect.ui))
         confirmation = expect.confirmation
         if self.watcher is not None:
             trace.ui.observations = list(await observations)
@@ -111,7 +126,7 @@ class PageObserver:
         results = await asyncio.gather(*parts)
         trace.ui.observations = list(results[0])
 
-    async def target(self, target: Locator) -> UiObservation:
+    async def target(self, target: Locator, pairs: bool = False) -> UiObservation:
         """Count, visibility, text and value of one expected element; an error says why it could not be read.
 
         One read of the page (the elements as they are at one moment), where count, is_visible,
@@ -119,7 +134,7 @@ class PageObserver:
         of those gives (tests/test_observe_read.py holds it to them on a real page)."""
         obs = UiObservation(target=target.describe())
         try:
-            found = await locate(self.page, target).evaluate_all(READ_JS)
+            found = await locate(self.page, target).evaluate_all(READ_JS, pairs)
         except PlaywrightError as err:
             obs.error = f"could not observe {target.describe()}: {str(err).splitlines()[0]}"
             return obs
@@ -128,6 +143,8 @@ class PageObserver:
             obs.error = f"could not observe {target.describe()}: {found['error']}"
         elif obs.count:
             obs.text = found["text"].strip()
+            if found.get("pairs") is not None:
+                obs.pairs = found["pairs"]
             if found.get("value") is not None:  # a form control's; the trace leaves it out of anything else
                 obs.value = found["value"]
         return obs
