@@ -113,3 +113,59 @@ def test_a_chromium_that_states_no_version_is_said_so() -> None:
     from runner.cli.version import chromium_version
 
     assert chromium_version("/bin/true") is None and chromium_version("/no/such/chromium") is None
+
+
+def action_local():
+    spec = importlib.util.spec_from_file_location("action_local", ROOT / "scripts" / "action_local.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_local_action_player_fails_as_github_does_and_still_runs_always_steps(tmp_path, capfd) -> None:
+    (tmp_path / "action.yml").write_text(
+        """
+inputs: {word: {default: hello}}
+runs:
+  using: composite
+  steps:
+    - id: first
+      shell: bash
+      env: {WORD: "${{ inputs.word }}"}
+      run: |
+        echo "said=$WORD" >> "$GITHUB_OUTPUT"; mkdir -p bin; echo "$PWD/bin" >> "$GITHUB_PATH"
+        printf '#!/bin/sh\\necho tool ran\\n' > bin/tool; chmod +x bin/tool
+    - if: steps.first.outputs.said == 'bye' && !failure()
+      shell: bash
+      run: tool > ran.txt; exit 3
+    - name: after a failure, skipped
+      shell: bash
+      run: echo should not run
+    - if: always()
+      shell: bash
+      run: echo "always ran"
+""",
+        encoding="utf-8",
+    )
+    player = action_local()
+    code = player.main(["--action", str(tmp_path / "action.yml"), "--workspace", str(tmp_path), "--input", "word=bye"])
+    out = capfd.readouterr().out
+    assert code == 1 and "step failed: ${{ steps.first" not in out and "exit 3" in out, out
+    assert (tmp_path / "ran.txt").read_text(encoding="utf-8") == "tool ran\n"  # GITHUB_PATH reached the next step
+    assert "skipped: after a failure, skipped" in out and "should not run" not in out and "always ran" in out
+    with pytest.raises(SystemExit, match="no such input: wrod"):
+        player.main(["--action", str(tmp_path / "action.yml"), "--input", "wrod=x"])
+
+
+def test_the_actions_inputs_are_described_and_its_uploads_known_to_the_local_player() -> None:
+    import re
+
+    import yaml
+
+    action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+    inputs = action["inputs"]
+    assert all(spec.get("description") for spec in inputs.values())
+    used = set(re.findall(r"inputs\.([a-z-]+)", (ROOT / "action.yml").read_text(encoding="utf-8")))
+    assert used == set(inputs), used ^ set(inputs)
+    uses = {step["uses"].split("@")[0] for step in action["runs"]["steps"] if "uses" in step}
+    assert uses == {"actions/upload-artifact", "github/codeql-action/upload-sarif"}
