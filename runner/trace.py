@@ -10,7 +10,6 @@ so a killed run leaves only complete traces behind.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -29,6 +28,7 @@ from pydantic import (
 )
 
 from proxies.files import write_atomic
+from runner.data_file import RUN_FILE_DEPTH, FileProblem, load_json
 
 TRACE_SCHEMA_VERSION = 1
 
@@ -532,9 +532,9 @@ def write_trace(trace: Trace, directory: Path) -> Path:
 def read_trace(path: Path) -> Trace:
     """The trace in a file; a ValueError naming the file and the first field that is wrong."""
     try:
-        return Trace.model_validate(json.loads(path.read_text(encoding="utf-8")))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path}: not JSON: {err}") from None
+        return Trace.model_validate(load_json(path, RUN_FILE_DEPTH))
+    except FileProblem as err:
+        raise ValueError(err.at(path)) from None
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(top)"

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from runner.data_file import FileProblem, read_text
 from runner.suite.evals_json import read_evals
 from runner.suite.folder import SuiteError, read_suite_file
 from runner.suite.loader import load_cases
 from runner.suite.site import SiteConfigError, load_site_config
-from runner.suite.text_file import FileProblem, read_text
 from runner.suite.validate import CatalogError, SuiteCatalog
 
 BAD = b"a: 1\nb: 2\nc: \xff\n"  # the bad byte is on line 3

@@ -404,5 +404,5 @@ def test_a_record_without_what_its_producer_always_writes_is_a_clear_error(tmp_p
 def test_a_file_that_is_not_json_names_itself(tmp_path):
     source = tmp_path / "cut.json"
     source.write_text('{"run_id": ', encoding="utf-8")
-    with pytest.raises(ValueError, match=f"^{source}: not JSON: "):
+    with pytest.raises(ValueError, match=f"^{source}:1: not valid JSON: "):
         read_trace(source)

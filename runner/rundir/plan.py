@@ -17,6 +17,7 @@ from typing import Any, NotRequired
 from pydantic import ConfigDict, TypeAdapter, ValidationError, with_config
 from typing_extensions import TypedDict  # pydantic validates only this TypedDict on Python < 3.12
 
+from runner.data_file import RUN_FILE_DEPTH, FileProblem, load_json
 from runner.trace import EvidenceKind, Trace, write_atomic
 
 PLAN_FILE = "plan.json"
@@ -115,14 +116,14 @@ def write_plan(run_dir: Path, plan: RunPlan) -> Path:
 def read_plan(run_dir: Path) -> RunPlan | None:
     """The run's plan; None for a run written before plans existed. PlanError when it is broken."""
     path = Path(run_dir) / PLAN_FILE
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    if not (path.exists() or path.is_symlink()):
         return None
-    except (OSError, UnicodeDecodeError) as err:
-        raise PlanError(f"{path}: cannot read the run plan: {err}") from None
     try:
-        return _PLAN.validate_json(text)
+        data = load_json(path, RUN_FILE_DEPTH)
+    except FileProblem as err:
+        raise PlanError(f"{err.at(path)} (the run plan)") from None
+    try:
+        return _PLAN.validate_python(data)
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(top)"

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from runner.data_file import RUN_FILE_DEPTH, FileProblem, load_json
 from runner.trace import write_atomic
 
 RUN_INFO_FILE = "run.json"
@@ -18,15 +19,13 @@ def write_run_info(run_dir: Path, info: dict[str, Any]) -> None:
 def read_run_info(run_dir: Path) -> dict[str, Any]:
     """run.json as written, or nothing when there is none (or it cannot be read)."""
     try:
-        info = json.loads((run_dir / RUN_INFO_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        info = load_json(run_dir / RUN_INFO_FILE, RUN_FILE_DEPTH)
+    except FileProblem:
         return {}
     return info if isinstance(info, dict) else {}
 
 
 def read_run_id(run_dir: Path) -> str:
-    """The run id run.json names, else the directory's name."""
-    try:
-        return json.loads((run_dir / RUN_INFO_FILE).read_text(encoding="utf-8"))["run_id"]
-    except (OSError, ValueError, KeyError):
-        return run_dir.name
+    """The run id run.json names (a text), else the directory's name."""
+    run_id = read_run_info(run_dir).get("run_id")
+    return run_id if isinstance(run_id, str) and run_id else run_dir.name

@@ -24,7 +24,6 @@ tool would silently match anything.
 
 from __future__ import annotations
 
-import bisect
 import json
 import re
 from dataclasses import dataclass, field
@@ -33,10 +32,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError
 
+from runner.data_file import MAX_PERSON_JSON_BYTES, FileProblem, json_lines, parse_json, read_text
 from runner.suite.case import Case
 from runner.suite.loader import LoadedCase, Problem
 from runner.suite.matchers import MISSING, is_operator, match
-from runner.suite.text_file import FileProblem, read_text
 
 BEHAVIOURS = {
     "tool_call": "the agent makes the expected tool calls (webmcp-evals expectedCall)",
@@ -155,48 +154,6 @@ _TAGS = {"message", "call", "response", "ordered", "unordered"}
 # ---- reading: JSON with the line of every value ----------------------------------------------
 
 
-def json_lines(text: str, duplicates: list[tuple[tuple, int]] | None = None) -> dict[tuple, int]:
-    """The 1-based line of every value of a valid JSON text, by path ((), (0,), (0, 'name'), ...).
-
-    A key given twice in one object goes into ``duplicates`` (path, line): JSON keeps the last.
-    """
-    newlines = [i for i, c in enumerate(text) if c == "\n"]
-    scan = json.scanner.make_scanner(json.JSONDecoder())
-    out: dict[tuple, int] = {}
-
-    def line(pos: int) -> int:
-        return bisect.bisect_right(newlines, pos - 1) + 1
-
-    def skip(pos: int) -> int:
-        while pos < len(text) and text[pos] in " \t\r\n":
-            pos += 1
-        return pos
-
-    def value(pos: int, path: tuple) -> int:
-        pos = skip(pos)
-        out.setdefault(path, line(pos))
-        if text[pos] == "{":
-            pos = skip(pos + 1)
-            while text[pos] != "}":
-                key, pos = json.decoder.scanstring(text, pos + 1)
-                if (*path, key) in out and duplicates is not None:
-                    duplicates.append(((*path, key), line(pos)))
-                out[(*path, key)] = line(pos)
-                pos = skip(value(skip(pos) + 1, (*path, key)))
-                pos = skip(pos + 1) if text[pos] == "," else pos
-            return pos + 1
-        if text[pos] == "[":
-            pos, i = skip(pos + 1), 0
-            while text[pos] != "]":
-                pos = skip(value(pos, (*path, i)))
-                pos, i = (skip(pos + 1) if text[pos] == "," else pos), i + 1
-            return pos + 1
-        return scan(text, pos)[1]
-
-    value(0, ())
-    return out
-
-
 def _json_path(loc: tuple | list) -> str:
     """``(3, 'expectedCall', 0, 'arguments')`` as ``[3].expectedCall[0].arguments``; union tags dropped."""
     parts = [p for i, p in enumerate(loc) if not (p in _TAGS and i and isinstance(loc[i - 1], int))]
@@ -221,15 +178,10 @@ def read_evals(path: Path) -> tuple[list[tuple[int, Eval]], dict[tuple, int], li
     """The evals that are well formed (with their index), the line of each value, and every problem."""
     file = str(path)
     try:
-        text = read_text(path)
+        text = read_text(path, MAX_PERSON_JSON_BYTES)
+        data = parse_json(text)
     except FileProblem as err:
         return [], {}, [Problem(file, err.line or 1, "", err.what)]
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        return [], {}, [Problem(file, err.lineno, "", f"not valid JSON: {err.msg} (column {err.colno})")]
-    except RecursionError:
-        return [], {}, [Problem(file, 1, "", "refused: nested too deeply")]
     twice: list[tuple[tuple, int]] = []
     lines = json_lines(text, twice)
     if twice:  # JSON keeps the last of two equal keys: an expectation would vanish unseen

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from runner.data_file import FileProblem, load_yaml
 from runner.suite.browser_context import (
     DEFAULT_LOCALE,
     DEFAULT_TIMEZONE,
@@ -30,9 +30,8 @@ from runner.suite.browser_context import (
     check_timezone,
 )
 from runner.suite.case import BEHAVIOURS
-from runner.suite.loader import DuplicateKey, _line_map, case_files, line_for
+from runner.suite.loader import case_files, line_for
 from runner.suite.site import SiteConfig
-from runner.suite.text_file import FileProblem, read_text
 
 SUITE_FILE = "suite.yaml"
 DEFAULT_CATALOG = "catalog.json"
@@ -183,23 +182,13 @@ def read_suite_config(path: Path) -> SuiteConfig:
 def read_suite_file(path: Path) -> tuple[SuiteConfig, dict[tuple, int]]:
     """suite.yaml checked, and the line of each of its fields; a problem is one line: file:line: field: what."""
     try:
-        text = read_text(path)
+        data, lines = load_yaml(path)
     except FileProblem as err:
         raise SuiteError(err.at(path)) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark else ""
-        raise SuiteError(f"{path}{line}: not valid YAML: {getattr(err, 'problem', None) or err}") from None
     if data is None:
-        data = {}
+        data = {}  # an empty suite.yaml: every key has its default
     if not isinstance(data, dict):
-        raise SuiteError(f"{path}: a suite config is a YAML mapping (site, catalog, behaviours, ...)")
-    try:
-        lines = _line_map(yaml.compose(text))
-    except DuplicateKey as dup:
-        raise SuiteError(f"{path}:{dup.line}: {dup.field}: duplicate key (the first would be ignored)") from None
+        raise SuiteError(f"{path}:1: a suite config is a YAML mapping (site, catalog, behaviours, ...)")
     try:
         return SuiteConfig.model_validate(data), lines
     except ValidationError as err:

@@ -2,16 +2,9 @@
 
 A malformed file never raises a traceback at the user: every problem becomes a
 ``Problem`` that names the file, the line and the field path, on one line.
-YAML input is bounded: nesting deeper than ``MAX_DEPTH``, more than
-``MAX_NODES`` values once aliases are expanded (an alias bomb), and an alias
-inside the node it names (``&L [*L]``) are refused at the line where they
-happen, before anything is built from them.
-
-A case holds JSON values only (what tools take and give): a key is a plain
-scalar, never a list or mapping, and YAML's own types beyond JSON (``!!binary``,
-``!!set``, ``!!timestamp``, ``!!omap``, any custom tag) are refused at their
-line. An unquoted date (``2024-01-01``) is read as the text it shows, as in
-YAML 1.2 and JSON: a tool's dates are text, so the matcher compares text.
+The YAML itself is read by ``runner.data_file`` (the one loader of every file
+the runner reads), with its guards: size, depth, aliases, a key given twice,
+YAML beyond JSON and numbers that are not finite, each refused at its line.
 """
 
 from __future__ import annotations
@@ -23,11 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
+from runner.data_file import MAX_YAML_BYTES, DataFileError, FileProblem, parse_yaml, read_text
 from runner.suite.case import Case
-from runner.suite.text_file import FileProblem, read_text
 
 
 @dataclass(frozen=True)
@@ -59,135 +51,10 @@ class LoadedCase:
         return line_for(self.lines, path)
 
 
-class DuplicateKey(Exception):
-    def __init__(self, line: int, field: str):
-        super().__init__(field)
-        self.line, self.field = line, field
-
-
-class NotJson(Exception):
-    """A node a case cannot hold: a key that is a list or mapping, or a YAML type beyond JSON."""
-
-    def __init__(self, line: int, field: str, message: str):
-        super().__init__(message)
-        self.line, self.field, self.message = line, field, message
-
-
 class CaseLoadError(Exception):
     def __init__(self, problems: list[Problem]):
         super().__init__("\n".join(str(p) for p in problems))
         self.problems = problems
-
-
-MAX_DEPTH = 100  # nesting levels of a case file
-MAX_NODES = 20_000  # values in a case file once aliases are expanded (the seed cases have a few hundred)
-
-
-class InputRefused(yaml.MarkedYAMLError):
-    """Valid YAML that the loader will not build: too deep, too large, or recursive."""
-
-
-_YAML = "tag:yaml.org,2002:"
-JSON_TAGS = frozenset(_YAML + t for t in ("str", "int", "float", "bool", "null", "seq", "map", "merge"))
-
-
-class BoundedLoader(yaml.SafeLoader):
-    """SafeLoader that measures the document as it composes it, before constructing anything.
-
-    Plain scalars never resolve to timestamps: ``2024-01-01`` stays the text it shows.
-    """
-
-    yaml_implicit_resolvers = {
-        first: [(tag, regexp) for tag, regexp in resolvers if tag != _YAML + "timestamp"]
-        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-    }
-
-    def __init__(self, text: str):
-        super().__init__(text)
-        self._depth = 0
-        self._total = 0
-        self._open_anchors: set[str] = set()
-        self._measure: dict[int, tuple[int, int]] = {}  # id(node) -> (expanded size, expanded height)
-
-    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
-        event = self.peek_event()
-        if isinstance(event, yaml.AliasEvent):
-            if event.anchor in self._open_anchors:
-                raise InputRefused(
-                    None, None, f"recursive alias *{event.anchor} inside the node it names", event.start_mark
-                )
-            node = super().compose_node(parent, index)
-            size, height = self._measure[id(node)]
-            self._grow(size, self._depth + height, event.start_mark)
-            return node
-        self._grow(1, self._depth + 1, event.start_mark)
-        anchor = getattr(event, "anchor", None)
-        if anchor is not None:
-            self._open_anchors.add(anchor)
-        self._depth += 1
-        try:
-            node = super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
-            self._open_anchors.discard(anchor)
-        children = (
-            [self._measure[id(n)] for pair in node.value for n in pair]
-            if isinstance(node, yaml.MappingNode)
-            else ([self._measure[id(n)] for n in node.value] if isinstance(node, yaml.SequenceNode) else [])
-        )
-        self._measure[id(node)] = (1 + sum(c[0] for c in children), 1 + max((c[1] for c in children), default=0))
-        return node
-
-    def _grow(self, nodes: int, depth: int, mark: yaml.Mark) -> None:
-        self._total += nodes
-        if depth > MAX_DEPTH:
-            raise InputRefused(None, None, f"nested deeper than {MAX_DEPTH} levels", mark)
-        if self._total > MAX_NODES:
-            raise InputRefused(
-                None, None, f"more than {MAX_NODES} values once aliases are expanded (an alias bomb?)", mark
-            )
-
-
-def _field(path: tuple) -> str:
-    return field_path(path) or "(top level)"
-
-
-def _json_only(node: yaml.Node, path: tuple) -> None:
-    if node.tag not in JSON_TAGS:
-        tag = node.tag.replace(_YAML, "!!")
-        raise NotJson(
-            node.start_mark.line + 1,
-            _field(path),
-            f"YAML tag {tag} is not allowed: a case holds JSON values "
-            "(text, numbers, true/false, null, lists, mappings): write it as one of those",
-        )
-
-
-def _line_map(node: yaml.Node, path: tuple = (), out: dict | None = None) -> dict[tuple, int]:
-    """Map every field path in a composed YAML tree to its 1-based line (and refuse what is not JSON)."""
-    out = {} if out is None else out
-    out.setdefault(path, node.start_mark.line + 1)
-    _json_only(node, path)
-    if isinstance(node, yaml.MappingNode):
-        seen: set[str] = set()
-        for key, value in node.value:
-            if not isinstance(key, yaml.ScalarNode):
-                shape = "a list" if isinstance(key, yaml.SequenceNode) else "a mapping"
-                raise NotJson(
-                    key.start_mark.line + 1, _field(path), f"a key must be a plain name, not {shape} (a YAML '? ' key)"
-                )
-            _json_only(key, (*path, key.value))
-            if key.value in seen:
-                # PyYAML keeps the last of two equal keys: an expectation would vanish unseen.
-                raise DuplicateKey(key.start_mark.line + 1, ".".join(map(str, (*path, key.value))))
-            seen.add(key.value)
-            child = (*path, key.value)
-            out[child] = key.start_mark.line + 1
-            _line_map(value, child, out)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            _line_map(item, (*path, i), out)
-    return out
 
 
 STEP_TAGS = {"user", "action"}
@@ -235,48 +102,11 @@ def field_path(loc: Iterable[Any]) -> str:
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts).lstrip(".")
 
 
-def _parse_yaml(text: str) -> tuple[dict[tuple, int], Any]:
-    """One bounded parse gives both the line of every field and the data."""
-    loader = BoundedLoader(text)
-    try:
-        root = loader.get_single_node()
-        if root is None:
-            return {}, None
-        lines = _line_map(root)  # before construction: a merge key (<<) rewrites the node
-        return lines, loader.construct_document(root)
-    finally:
-        loader.dispose()
-
-
-def _yaml_problem(err: yaml.YAMLError, text: str, file: str) -> Problem:
-    """One line, at the line of the problem itself."""
-    if isinstance(err, yaml.reader.ReaderError):
-        line = text[: err.position].count("\n") + 1
-        code = err.character if isinstance(err.character, int) else ord(err.character)
-        shown = f"character U+{code:04X}" if err.encoding == "unicode" else f"byte 0x{code:02x}"
-        return Problem(file, line, "", f"not valid YAML: {shown} ({err.reason})")
-    mark = getattr(err, "problem_mark", None)
-    line = mark.line + 1 if mark else 1
-    problem = getattr(err, "problem", None) or str(err)
-    if isinstance(err, InputRefused):
-        return Problem(file, line, "", f"refused: {problem}")
-    context, context_mark = getattr(err, "context", None), getattr(err, "context_mark", None)
-    if context and context_mark is not None and context_mark.line != (mark.line if mark else None):
-        problem += f" ({context} from line {context_mark.line + 1})"
-    return Problem(file, line, "", f"not valid YAML: {problem}")
-
-
 def parse_case(text: str, file: str) -> LoadedCase:
     try:
-        lines, data = _parse_yaml(text)
-    except DuplicateKey as dup:
-        raise CaseLoadError(
-            [Problem(file, dup.line, dup.field, "duplicate key (the first would be ignored)")]
-        ) from None
-    except NotJson as bad:
-        raise CaseLoadError([Problem(file, bad.line, bad.field, bad.message)]) from None
-    except yaml.YAMLError as err:
-        raise CaseLoadError([_yaml_problem(err, text, file)]) from None
+        data, lines = parse_yaml(text)
+    except DataFileError as err:
+        raise CaseLoadError([Problem(file, err.line or 1, err.field, err.message)]) from None
     if not isinstance(data, dict):
         raise CaseLoadError([Problem(file, 1, "", "a case file must be a YAML mapping (id, behaviour, ...)")])
     try:
@@ -326,7 +156,7 @@ def load_cases(paths: Iterable[str | Path], ignore: Iterable[str] = ()) -> tuple
     problems: list[Problem] = []
     for f in case_files(paths, ignore):
         try:
-            text = read_text(f)
+            text = read_text(f, MAX_YAML_BYTES)
         except FileProblem as err:
             problems.append(Problem(str(f), err.line or 1, "", err.what))
             continue

@@ -16,7 +16,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from runner.data_file import FileProblem, load_json_document
 from runner.suite.case import Case, ExpectedCall, HistoryCall, HistoryModel, HistoryUser, OrderedGroup, UserStep
+from runner.suite.tool_schema import ToolSchemaError, check_tool_schema
 
 SCHEMA_FILE = "schema.json"
 THEIR_OPERATORS = {"$pattern", "$contains", "$gt", "$gte", "$lt", "$lte", "$type", "$any"}
@@ -27,29 +29,30 @@ class PeerFileError(ValueError):
 
 
 def read_schema_tools(path: Path) -> list[dict[str, Any]]:
-    """The tools of a schema.json: each {name, description, inputSchema}."""
+    """The tools of a schema.json: each {name, description, inputSchema}, the schema checked (tool_schema.py)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise PeerFileError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise PeerFileError(f"{path}: cannot read it: {err}") from None
-    except json.JSONDecodeError as err:
-        raise PeerFileError(f"{path}:{err.lineno}: not JSON: {err.msg}") from None
+        document = load_json_document(path)
+    except FileProblem as err:
+        raise PeerFileError(err.at(path)) from None
+    data = document.data
     tools = data.get("tools") if isinstance(data, dict) else data
     if not isinstance(tools, list):
         raise PeerFileError(f'{path}: expected {{"tools": [...]}}, the webmcp-evals tool list')
     seen: set[str] = set()
+    prefix = ("tools",) if isinstance(data, dict) else ()
     for i, tool in enumerate(tools):
-        where = f"{path}: tools[{i}]"
+        where = f"{path}:{document.line_of((*prefix, i))}: tools[{i}]"
         if not isinstance(tool, dict) or not isinstance(tool.get("name"), str) or not tool["name"]:
             raise PeerFileError(f"{where}.name: every tool needs a name")
         if tool["name"] in seen:
             raise PeerFileError(f"{where}.name: {tool['name']} is listed twice")
         seen.add(tool["name"])
-        schema = tool.get("inputSchema", {"type": "object"})
-        if schema is not None and not isinstance(schema, dict):
-            raise PeerFileError(f"{where}.inputSchema: an input schema is a JSON object")
+        if tool.get("inputSchema") is None:
+            continue
+        try:
+            tool["inputSchema"] = check_tool_schema(tool["inputSchema"])
+        except ToolSchemaError as err:
+            raise PeerFileError(f"{where}.inputSchema: {err}") from None
     return tools
 
 

@@ -19,10 +19,9 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import httpx
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from runner.suite.text_file import FileProblem, read_text
+from runner.data_file import FileProblem, deepest_line, load_yaml
 
 
 class Hooks(BaseModel):
@@ -113,16 +112,9 @@ def load_site_config(path: Path, base_url: str | None) -> SiteConfig:
     if path.is_dir():
         raise SiteConfigError(f"{path}: is a directory; --site-config takes a YAML file")
     try:
-        text = read_text(path)
+        data, lines = load_yaml(path)
     except FileProblem as err:
         raise SiteConfigError(f"{err.at(path)} (--site-config takes a YAML file)") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark else ""
-        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        raise SiteConfigError(f"{path}{line}: not valid YAML ({problem})") from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -132,7 +124,7 @@ def load_site_config(path: Path, base_url: str | None) -> SiteConfig:
     except ValidationError as err:
         first = err.errors()[0]
         field = ".".join(str(p) for p in first["loc"])
-        line = _line_of(text, str(first["loc"][0])) if first["loc"] else 1
+        line = deepest_line(lines, first["loc"])
         more = f" (and {err.error_count() - 1} more)" if err.error_count() > 1 else ""
         message = "unknown key" if first["type"] == "extra_forbidden" else first["msg"]
         keys = "docs/running.md's site config example lists the keys"
@@ -140,14 +132,6 @@ def load_site_config(path: Path, base_url: str | None) -> SiteConfig:
     if base_url:
         config.base_url = base_url
     return config
-
-
-def _line_of(text: str, key: str) -> int:
-    """The line of a top-level key (1 when it cannot be found)."""
-    for number, line in enumerate(text.splitlines(), 1):
-        if line.startswith(f"{key}:") or line.startswith(f"'{key}'") or line.startswith(f'"{key}"'):
-            return number
-    return 1
 
 
 class HookMissing(Exception):

@@ -25,6 +25,7 @@ from typing import Any
 
 import jsonschema
 
+from runner.data_file import FileProblem, deepest_line, load_json_document, shown_field
 from runner.suite.call_tree import best_assignment, order_kept
 from runner.suite.case import (
     BEHAVIOURS,
@@ -35,10 +36,10 @@ from runner.suite.case import (
     has_groups_or_optional,
 )
 from runner.suite.folder import Suite, find_suite, shown_path
-from runner.suite.loader import LoadedCase, Problem, field_path, load_cases
+from runner.suite.loader import LoadedCase, Problem, field_path, line_for, load_cases
 from runner.suite.matchers import COMPARISONS, PathError, is_operator, matcher_problems, parse_path, refs_in
 from runner.suite.site import SiteConfig
-from runner.suite.text_file import FileProblem, read_text
+from runner.suite.tool_schema import ToolSchemaError, check_tool_schema
 
 MIN_CASES_PER_BEHAVIOUR = 2
 COUNTED_METHODS = ("POST", "PUT", "PATCH", "DELETE")  # the proxy's default mutation_methods
@@ -58,16 +59,20 @@ class SuiteCatalog:
     A test compares the demo's with what the live demo site registers, so it cannot drift.
     """
 
-    def __init__(self, data: Any, source: str = "the given catalog"):
+    def __init__(self, data: Any, source: str = "the given catalog", lines: dict[tuple, int] | None = None):
         routes = data.get("routes") if isinstance(data, dict) else None
         shape_ok = isinstance(routes, dict) and all(
-            isinstance(tools, dict) and all(isinstance(s, dict) for s in tools.values()) for tools in routes.values()
+            isinstance(tools, dict) and all(isinstance(s, dict | bool) for s in tools.values())
+            for tools in routes.values()
         )
         if not shape_ok:
             raise CatalogError(
                 f'{source}: not a catalog: expected {{"routes": {{"/route": {{"tool": {{input schema}}}}}}}}'
             )
-        self.routes: dict[str, dict[str, Any]] = routes
+        self.routes: dict[str, dict[str, Any]] = {
+            route: {tool: _checked(schema, source, ("routes", route, tool), lines) for tool, schema in tools.items()}
+            for route, tools in routes.items()
+        }
         self.source = source
         # {pattern: {tool: {hint: true}}}: the hints each tool is registered with (absent: not recorded)
         hints = data.get("annotations")
@@ -81,14 +86,10 @@ class SuiteCatalog:
     @classmethod
     def load(cls, path: Path) -> SuiteCatalog:
         try:
-            text = read_text(path)
+            document = load_json_document(path)
         except FileProblem as err:
             raise CatalogError(f"catalog {err.at(path)}") from None
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise CatalogError(f"catalog {path}:{err.lineno}: not valid JSON: {err.msg}") from None
-        return cls(data, str(path))
+        return cls(document.data, str(path), document.lines)
 
     def route_pattern(self, route: str) -> str | None:
         parts = route.split("?")[0].strip("/").split("/")
@@ -117,6 +118,15 @@ class SuiteCatalog:
 
     def argument_schemas(self, tool: str, name: str) -> list[dict[str, Any]]:
         return [s["properties"][name] for s in self.schemas(tool) if name in (s.get("properties") or {})]
+
+
+def _checked(schema: Any, source: str, where: tuple, lines: dict[tuple, int] | None) -> dict[str, Any]:
+    """A tool's input schema checked (runner/suite/tool_schema.py); CatalogError at its file:line and JSON path."""
+    try:
+        return check_tool_schema(schema)
+    except ToolSchemaError as err:
+        at = f"{source}:{deepest_line(lines, where)}" if lines else source
+        raise CatalogError(f"catalog {at}: {shown_field(where)}: {err}") from None
 
 
 def find_catalog(paths: list[str], explicit: str | None, suite: Suite | None = None) -> tuple[SuiteCatalog | None, str]:
@@ -150,7 +160,28 @@ def load_suite(
     rules = (suite.behaviours, suite.config.min_cases_per_behaviour)
     site = suite.config.site
     counted = tuple(site.mutation_methods) if isinstance(site, SiteConfig) else COUNTED_METHODS
-    return loaded, problems + validate_suite(loaded, catalog, whole_suite, rules, counted)
+    problems += validate_suite(loaded, catalog, whole_suite, rules, counted)
+    return loaded, problems + (_empty_behaviours(loaded, suite) if whole_suite else [])
+
+
+def _empty_behaviours(loaded: list[LoadedCase], suite: Suite) -> list[Problem]:
+    """A behaviour suite.yaml declares and no case tests: the coverage rule holds it to its count like any other."""
+    least = suite.config.min_cases_per_behaviour
+    if suite.config.behaviours is None or suite.config_file is None or least == 0:
+        return []
+    tested = {lc.case.behaviour for lc in loaded}
+    return [
+        Problem(
+            str(suite.config_file),
+            line_for(suite.lines, ("behaviours", name)),
+            f"behaviours.{name}",
+            f"behaviour {name} has 0 case(s); the suite needs at least {least} per behaviour "
+            "(min_cases_per_behaviour): add its cases, or drop it from behaviours",
+            of_case=False,
+        )
+        for name in suite.config.behaviours
+        if name not in tested
+    ]
 
 
 def split_valid(loaded: list[LoadedCase], problems: list[Problem]) -> tuple[list[LoadedCase], list[str]]:

@@ -1,0 +1,167 @@
+"""One loader for every YAML and JSON file (runner/data_file.py): each damaged shape is one line, exit 2.
+
+Each shape here was an internal error (exit 3) or a hang before the loader was shared: an empty or
+YAML-typed suite.yaml, an alias bomb in it, JSON nested past the interpreter's stack in a catalog, a
+schema.json or a trace, a catalog schema the jsonschema library itself refuses.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from runner.data_file import DataFileError, parse_json, parse_yaml
+from runner.suite.validate import CatalogError, SuiteCatalog
+from tests.test_cli import cli
+from tests.test_trace import full_trace
+
+ROOT = Path(__file__).resolve().parent.parent
+BOMB = "behaviours:\n  x0: &a0 [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"  x{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 9)
+)
+
+
+def a_suite(folder: Path, suite_yaml: str | None = "min_cases_per_behaviour: 0\n", catalog: object = None) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for case in ("NO-01", "NO-02"):
+        (folder / f"{case}.yaml").write_text((ROOT / "cases" / f"{case}.yaml").read_text(encoding="utf-8"))
+    if suite_yaml is not None:
+        (folder / "suite.yaml").write_text(suite_yaml, encoding="utf-8")
+    if catalog is not None:
+        text = catalog if isinstance(catalog, str) else json.dumps(catalog)
+        (folder / "catalog.json").write_text(text, encoding="utf-8")
+    return folder
+
+
+def one_line_exit_2(out, *expected: str) -> None:
+    said = out.stdout + out.stderr
+    assert out.returncode == 2, said
+    assert "internal error" not in said and "Traceback" not in said, said
+    flat = " ".join(said.split())  # a console may wrap a long line
+    for text in expected:
+        assert text in flat, said
+
+
+@pytest.mark.parametrize(
+    ("suite_yaml", "expected"),
+    [
+        ("min_cases_per_behaviour: !!binary aGVsbG8=\n", "suite.yaml:1: min_cases_per_behaviour: YAML tag !!binary"),
+        ("min_cases_per_behaviour: 0\nignore: !!set {a, b}\n", "suite.yaml:2: ignore: YAML tag !!set"),
+        ("behaviours: &a {x: *a}\n", "suite.yaml:1: refused: recursive alias *a"),
+        ("ignore: " + "[" * 3000 + "]" * 3000 + "\n", "suite.yaml:1: refused: nested deeper than 100 levels"),
+        (BOMB, "refused: more than 20000 values once aliases are expanded"),
+        ("min_cases_per_behaviour: .nan\n", "suite.yaml:1: min_cases_per_behaviour: .nan is not a finite number"),
+        (
+            "min_cases_per_behaviour: 0\nmin_cases_per_behaviour: 1\n",
+            "suite.yaml:2: min_cases_per_behaviour: duplicate",
+        ),
+    ],
+)
+def test_a_damaged_suite_yaml_is_one_line_at_its_line(tmp_path: Path, suite_yaml: str, expected: str) -> None:
+    one_line_exit_2(cli("validate", str(a_suite(tmp_path / "s", suite_yaml))), expected)
+
+
+def test_an_empty_suite_yaml_is_a_suite_with_every_default_and_a_date_is_text(tmp_path: Path) -> None:
+    out = cli("validate", str(a_suite(tmp_path / "empty", "")))
+    assert out.returncode == 0 and "internal error" not in out.stderr, out.stdout + out.stderr
+    dated = a_suite(tmp_path / "dated", "min_cases_per_behaviour: 0\nbehaviours: {no_tool: 2024-01-01}\n")
+    out = cli("validate", str(dated))
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+BAD_SCHEMAS = [
+    ({"type": "object", "properties": [1]}, "routes./.t: properties: not valid JSON Schema"),
+    ({"type": "object", "properties": {"a": {"$ref": "#/nope"}}}, "properties.a.$ref: '#/nope' does not resolve"),
+    ({"type": "object", "properties": {"a": {"type": "strin"}}}, "properties.a.type: not valid JSON Schema"),
+]
+
+
+@pytest.mark.parametrize(("schema", "expected"), BAD_SCHEMAS)
+def test_a_catalog_schema_the_meta_schema_refuses_is_one_line(tmp_path: Path, schema: dict, expected: str) -> None:
+    catalog = {"routes": {"/": {"t": schema}}}
+    one_line_exit_2(cli("validate", str(a_suite(tmp_path / "s", catalog=catalog))), expected)
+
+
+def test_a_boolean_property_schema_is_valid_json_schema_and_reads_as_an_object(tmp_path: Path) -> None:
+    catalog = SuiteCatalog({"routes": {"/": {"t": {"type": "object", "properties": {"a": True, "b": False}}}}})
+    assert catalog.argument_schemas("t", "a") == [{}] and catalog.argument_schemas("t", "b") == [{"not": {}}]
+    assert SuiteCatalog({"routes": {"/": {"t": True}}}).schemas("t") == [{}]
+
+
+def deep(levels: int) -> str:
+    return "[" * levels + "]" * levels
+
+
+@pytest.mark.parametrize("levels", [150, 3000])
+def test_json_nested_too_deeply_is_refused_in_a_catalog(tmp_path: Path, levels: int) -> None:
+    path = tmp_path / "catalog.json"
+    path.write_text('{"routes": {"/": {"t": {"enum": ' + deep(levels) + "}}}}", encoding="utf-8")
+    with pytest.raises(CatalogError, match=r"catalog\.json:1: refused: nested deeper than 100 levels"):
+        SuiteCatalog.load(path)
+
+
+def test_a_deep_schema_json_is_refused_by_import(tmp_path: Path) -> None:
+    (tmp_path / "evals.json").write_text(
+        json.dumps([{"messages": [{"role": "user", "type": "message", "content": "hi"}], "expectedCall": None}])
+    )
+    (tmp_path / "schema.json").write_text('{"tools": ' + deep(3000) + "}", encoding="utf-8")
+    out = cli("import", str(tmp_path / "evals.json"), "-o", str(tmp_path / "out"))
+    one_line_exit_2(out, "schema.json:1: refused: nested deeper than 100 levels")
+    (tmp_path / "schema.json").write_text(
+        json.dumps({"tools": [{"name": "t", "inputSchema": {"properties": {"a": {"$ref": "#/x"}}}}]})
+    )
+    out = cli("import", str(tmp_path / "evals.json"), "-o", str(tmp_path / "out"))
+    one_line_exit_2(out, "schema.json:1: tools[0].inputSchema: properties.a.$ref: '#/x' does not resolve")
+
+
+@pytest.mark.parametrize("command", ["report", "rejudge", "compare", "analyze"])
+def test_a_trace_nested_past_the_stack_is_one_line_for_every_reader(tmp_path: Path, command: str) -> None:
+    run = tmp_path / "run"
+    (run / "trials").mkdir(parents=True)
+    (run / "trials" / "X-01.t0.json").write_text(deep(3000), encoding="utf-8")
+    args = {"rejudge": ["-o", str(tmp_path / "new")], "compare": [str(run)]}.get(command, [])
+    one_line_exit_2(cli(command, str(run), *args), "X-01.t0.json:1: refused: nested deeper than 200 levels")
+
+
+def test_a_damaged_plan_or_run_json_is_one_line_or_ignored(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    (run / "trials").mkdir(parents=True)
+    (run / "trials" / "SEL-01.t0.json").write_text(full_trace("SEL-01.t0").model_dump_json(), encoding="utf-8")
+    (run / "run.json").write_text("[]", encoding="utf-8")  # not the mapping run.json is: the folder names the run
+    out = cli("report", str(run))
+    assert out.returncode in (0, 1) and "internal error" not in out.stderr, out.stdout + out.stderr
+    (run / "plan.json").write_text(deep(3000), encoding="utf-8")
+    one_line_exit_2(cli("report", str(run)), "plan.json:1: refused: nested deeper than 200 levels")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"a": NaN}', "NaN is not a finite number"),
+        ('{"a":\n -Infinity}', "-Infinity is not a finite number"),
+        ('{"a": "NaN", "b": [1,\n Infinity]}', "Infinity is not a finite number"),
+    ],
+)
+def test_json_refuses_numbers_that_are_not_finite_at_their_line(text: str, expected: str) -> None:
+    with pytest.raises(DataFileError) as err:
+        parse_json(text)
+    assert expected in str(err.value) and err.value.line == text.count("\n") + 1
+
+
+def test_yaml_and_json_give_the_line_of_every_field() -> None:
+    data, lines = parse_yaml("a:\n  b: [1, 2]\n")
+    assert data == {"a": {"b": [1, 2]}} and lines[("a", "b")] == 2
+    assert parse_yaml("") == (None, {})
+
+
+def test_a_declared_behaviour_without_cases_fails_the_coverage_rule(tmp_path: Path) -> None:
+    suite = a_suite(
+        tmp_path / "s", "behaviours:\n  no_tool: stops\n  checkout: buys once\nmin_cases_per_behaviour: 2\n"
+    )
+    out = cli("validate", str(suite))
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "suite.yaml:3: behaviours.checkout: behaviour checkout has 0 case(s)" in out.stdout + out.stderr
+    (suite / "suite.yaml").write_text("behaviours:\n  no_tool: stops\nmin_cases_per_behaviour: 2\n")
+    assert cli("validate", str(suite)).returncode == 0
