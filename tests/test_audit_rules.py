@@ -335,12 +335,12 @@ def test_refusal_is_judged_on_evidence_in_the_documented_order():
     assert d["refused"] is True and d["evidence"] == words and d["answer"] == "Unknown action" and d["result_bytes"]
 
 
-def test_accepted_invalid_input_says_what_was_answered_and_valid_input_answered_with_an_error_fails():
+def test_accepted_invalid_input_says_what_was_answered():
     frame = Frame("http://site.test/", "http://site.test")
     (found,) = judge(tool(), frame, "http://site.test/", [_outcome(False, result={"n": 1})], AuditConfig())
     assert found.rule == "smoke-accepts-invalid" and "answered '{\"n\": 1}'" in found.message
-    (found,) = judge(tool(), frame, "http://site.test/", [_outcome(result={"isError": True})], AuditConfig())
-    assert found.rule == "smoke-error-on-valid"
+    # an error field on input the schema allows is an answer (an unknown id: not found), not a failure
+    assert judge(tool(), frame, "http://site.test/", [_outcome(result={"status": "error"})], AuditConfig()) == []
 
 
 def test_smoke_that_calls_nothing_says_why_in_one_line():
@@ -554,3 +554,32 @@ def test_coverage_of_tools_parameters_and_enum_values():
     assert line is not None and "2 of 3 tool(s), 3 of 4 parameter(s), 1 of 4 enum value(s)" in line
     assert line.endswith("no case touches add_to_cart")
     assert page_score(page(*tools), [], Evidence(), AuditConfig(), cov.tools)[1]["coverage"] == 67
+
+
+def test_ci_flags_are_in_help_and_bad_ones_are_one_line_exit_2(tmp_path: Path):
+    from runner_support import cli
+
+    help_text = cli("audit", "--help").stdout
+    for flag in ("--fail-on", "--junit", "--header", "--storage-state"):
+        assert flag in help_text
+    bad = cli("audit", "http://127.0.0.1:9/", "--header", "no colon here")
+    assert bad.returncode == 2 and "--header 'no colon here': give 'Name: value'" in bad.stderr
+    (tmp_path / "s.json").write_text("{not json")
+    bad = cli("audit", "http://127.0.0.1:9/", "--storage-state", str(tmp_path / "s.json"))
+    assert bad.returncode == 2 and "not JSON" in bad.stderr and "Traceback" not in bad.stderr
+    bad = cli("audit", "http://127.0.0.1:9/", "--fail-on", "info")
+    assert bad.returncode == 2 and "invalid choice" in bad.stderr
+
+
+def test_fail_on_and_junit_one_case_per_rule_and_page():
+    from runner.audit.writers import junit_report
+
+    surface = page(tool())
+    audit = PageAudit(surface, [Finding("schema-null", "warning", "a null", surface.url, "", "lookup_item")])
+    audit.audits = page_score(surface, audit.findings, Evidence(), AuditConfig(), None)[2]
+    report = AuditReport(surface.url, pages=[audit])
+    assert report.exit_code_at("error") == 0 and report.exit_code_at("warning") == 1 == report.exit_code_at("note")
+    at_error, at_warning = junit_report(report, "error"), junit_report(report, "warning")
+    assert at_error.count("<testcase ") == len(RULES) and "<failure" not in at_error and "a null" in at_error
+    assert at_warning.count("<failure") == 1 and 'failures="1"' in at_warning
+    assert '<testcase classname="http://site.test/" name="readonly-writes"><skipped' in at_warning  # no smoke

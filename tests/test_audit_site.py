@@ -18,6 +18,7 @@ from runner_support import cli, in_thread
 
 from runner.audit.config import parse_audit_config
 from runner.audit.engine import AuditOptions, AuditReport, audit
+from runner.audit.rulebook import RULES
 from runner.suite.site import Hooks, SiteConfig
 
 SARIF_SCHEMA = Path(__file__).resolve().parent / "sarif" / "sarif-schema-2.1.0.json"
@@ -245,3 +246,64 @@ def test_the_score_ranks_sites_by_their_findings(audit_web: AuditSite, site, sta
     assert bad.score < shop.score and bad.score < demo.score, (bad.categories, shop.categories, demo.categories)
     assert clean.all_findings() == [] and clean.score == 100 and clean.pages[0].score == 100
     assert set(bad.categories) == {"declarations", "runtime", "safety"} and bad.categories["safety"] < 100
+
+
+def test_a_page_behind_a_login_with_header_and_storage_state_and_no_secret_in_any_output(
+    audit_web: AuditSite, tmp_path: Path
+):
+    from audit_server import TOKEN
+
+    origin = audit_web.url.rstrip("/")
+    state = {
+        "cookies": [
+            {
+                "name": "session",
+                "value": "sess-4d2e8b1c9a",
+                "domain": "127.0.0.1",
+                "path": "/",
+                "expires": -1,
+                "httpOnly": False,
+                "secure": False,
+                "sameSite": "Lax",
+            }
+        ],
+        "origins": [{"origin": origin, "localStorage": [{"name": "profile", "value": "profile-88c1e0f2"}]}],
+    }
+    (tmp_path / "state.json").write_text(json.dumps(state))
+    out = {k: tmp_path / f"audit.{k}" for k in ("json", "sarif", "md", "html", "xml")}
+    url = audit_web.url + "private.html"
+    denied = cli("audit", url, "--watch-ms", "200", "--html", str(out["html"]))
+    assert denied.returncode == 1 and "HTTP 401" in denied.stdout
+    views = [f"--{k if k != 'md' else 'markdown'}" if k != "xml" else "--junit" for k in out]
+    paths = [a for k, flag in zip(out, views, strict=True) for a in (flag, str(out[k]))]
+    run = cli(
+        "audit",
+        url,
+        "--watch-ms",
+        "200",
+        "--smoke",
+        "--all-tools",
+        "--header",
+        f"Authorization: {TOKEN}",
+        "--storage-state",
+        str(tmp_path / "state.json"),
+        "--fail-on",
+        "note",
+        *paths,
+    )
+    assert "Traceback" not in run.stderr
+    data = json.loads(out["json"].read_text())
+    calls = {k.rsplit(" ", 1)[-1]: v for k, v in data["pages"][0]["calls"].items()}
+    assert set(calls) == {"whoami", "save_note"}  # the page opened with the header: its tools were read
+    # every call saw the session, also after --all-tools cleared the origin's data before each of save_note's calls
+    answers = [c["answer"] for c in calls["save_note"]]
+    assert len(answers) >= 2 and all(a.count("<redacted>") == 3 for a in answers), answers
+    for text in [run.stdout, *(p.read_text() for p in out.values())]:
+        for secret in ("audit-secret-7f3a9c", "sess-4d2e8b1c9a", "profile-88c1e0f2"):
+            assert secret not in text
+    assert audit_web.other_auths == []  # the header went to the audited origin only, never to the other host
+    assert any(a.startswith("/private.html ") for a in audit_web.auths)
+    junit = out["xml"].read_text()
+    assert junit.count("<testcase ") == len(RULES) and 'name="smoke-other-hosts"' in junit
+    # --fail-on note: the calls reached another host (a note), so the exit is 1; at error level it would be 0
+    assert 'type="note"' in junit and run.returncode == 1 and data["exit_code"] == 0

@@ -65,6 +65,27 @@ def add_audit_parser(sub: argparse._SubParsersAction) -> None:
         metavar="DIR",
         help="a suite folder: its suite.yaml's audit rules and site hooks, and its cases for coverage",
     )
+    audit.add_argument(
+        "--fail-on",
+        choices=("error", "warning", "note"),
+        default="error",
+        help="exit 1 for a finding at this level or worse (default error); a page that did not load always fails",
+    )
+    audit.add_argument("--junit", metavar="FILE", help="write JUnit XML: one test case per rule and page (CI)")
+    audit.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="send this header to the audited origin only (repeatable; e.g. a login); its value is redacted "
+        "from every output",
+    )
+    audit.add_argument(
+        "--storage-state",
+        metavar="FILE",
+        help="open every page with this Playwright storage state (cookies, localStorage: a logged-in session); "
+        "its values are redacted from every output",
+    )
     audit.add_argument("--chromium", help="the Chromium binary")
     audit.set_defaults(func=cmd_audit)
 
@@ -80,7 +101,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         _say(str(err))
         return EXIT_USAGE
     from runner.audit.engine import audit
-    from runner.audit.writers import html_report, json_text, markdown_report, sarif_report, text_report
+    from runner.audit.writers import html_report, json_text, junit_report, markdown_report, sarif_report, text_report
     from runner.play.browser.browser import ChromiumNotFound
 
     try:
@@ -95,28 +116,32 @@ def cmd_audit(args: argparse.Namespace) -> int:
         args.sarif: lambda: json.dumps(sarif_report(report), indent=2, ensure_ascii=False) + "\n",
         args.markdown: lambda: markdown_report(report),
         args.html: lambda: html_report(report),
+        args.junit: lambda: junit_report(report, args.fail_on),
     }
+    redact = options.access.redact  # no output shows a header value or a storage-state secret
     if options.all_tools and not (options.site and options.site.hooks.reset):
         sys.stdout.write(
             "note: no reset hook (--suite DIR whose site has hooks.reset): each call of a tool that may write got "
-            "a fresh browser context, but the server's state was not reset between calls\n"
+            "a fresh document with the origin's cookies and storage cleared, but the server's state was not reset "
+            "between calls\n"
         )
-    sys.stdout.write(terminal(text_report(report), lines=True))
+    sys.stdout.write(terminal(redact(text_report(report)), lines=True))
     for path, render in outputs.items():
         if path:
             try:
-                Path(path).write_text(render(), encoding="utf-8")
+                Path(path).write_text(redact(render()), encoding="utf-8")
             except OSError as err:
                 _say(f"cannot write {path}: {err.strerror or err}")
                 return EXIT_USAGE
     sys.stdout.write(f"report: {args.html}\n")
-    return report.exit_code
+    return report.exit_code_at(args.fail_on)
 
 
 def _options(args: argparse.Namespace):  # noqa: ANN202 - AuditOptions, imported late to keep --help fast
     from runner.audit.config import AuditConfigError, parse_audit_config
     from runner.audit.contract import ContractError, read_contract
     from runner.audit.engine import AuditOptions
+    from runner.audit.reader import origin_of
     from runner.suite.folder import SuiteError, find_suite
     from runner.suite.site import SiteConfig, demo_site_config
 
@@ -136,8 +161,16 @@ def _options(args: argparse.Namespace):  # noqa: ANN202 - AuditOptions, imported
             read_contract(Path(args.contract))  # a corrupt contract stops here, before any browser
         except ContractError as err:
             raise AuditUsageError(str(err)) from None
+    from runner.audit.access import Access, AccessError, parse_header, read_storage_state
+
+    try:
+        headers = dict(parse_header(h) for h in args.header)
+        state = read_storage_state(Path(args.storage_state)) if args.storage_state else None
+    except AccessError as err:
+        raise AuditUsageError(str(err)) from None
     options = AuditOptions(
         url=args.url,
+        access=Access(origin_of(args.url), headers, state),
         routes=args.route,
         max_pages=args.max_pages,
         smoke=args.smoke,

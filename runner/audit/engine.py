@@ -29,14 +29,15 @@ from playwright.async_api import Browser, BrowserContext, async_playwright
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame as PwFrame
 
+from runner.audit.access import Access
 from runner.audit.config import AuditConfig
 from runner.audit.contract import contract_diff, contract_findings, contract_of, read_contract, write_contract
 from runner.audit.coverage import Coverage, ToolCoverage, tool_coverage
 from runner.audit.inputs import smoke_inputs
-from runner.audit.model import Finding, Frame, PageSurface, Tool
-from runner.audit.reader import OpenPage, open_page, origin_of, read_surface
+from runner.audit.model import SEVERITIES, Finding, Frame, PageSurface, Tool
+from runner.audit.reader import OpenPage, load, open_page, origin_of, read_surface
 from runner.audit.rules import lint
-from runner.audit.score import Evidence, page_score, site_score
+from runner.audit.score import Audit, Evidence, page_score, site_score
 from runner.audit.smoke import CallOutcome, add_requests, call_failed, judge, page_answer
 from runner.audit.timeline import Timeline, timeline_findings, timeline_of
 from runner.play.browser.browser import launch
@@ -44,6 +45,7 @@ from runner.play.page.devtools_tools import DevToolsCallError
 from runner.suite.site import SiteClient, SiteConfig, resolve_route
 
 MAX_REDIRECTS = 5
+FRESH_WAIT_MS = 2000  # --all-tools: how long a fresh document may take to register the tool called
 NETWORK_SETTLE_S = 0.3  # after a tool's last call, how long its requests may still start and count for it
 
 
@@ -61,6 +63,7 @@ class AuditOptions:
     chromium: str | None = None
     site: SiteConfig | None = None  # hooks for a fresh world per call (--all-tools)
     coverage: Coverage | None = None  # what the suite's cases call or assert; None: no suite
+    access: Access = field(default_factory=Access)  # headers and storage state for a page behind a login
 
 
 @dataclass
@@ -74,6 +77,7 @@ class PageAudit:
     categories: dict[str, int] = field(default_factory=dict)
     coverage: list[ToolCoverage] | None = None  # per tool, when a suite was given
     smoke_note: str | None = None  # why --smoke called nothing on the page
+    audits: list[Audit] = field(default_factory=list)  # every rule that counted on the page, passed or not
 
 
 @dataclass
@@ -99,8 +103,13 @@ class AuditReport:
 
     @property
     def exit_code(self) -> int:
+        return self.exit_code_at("error")
+
+    def exit_code_at(self, fail_on: str) -> int:
+        """1 when a page failed to load or a finding is at fail_on or worse (error > warning > note), else 0."""
+        levels = SEVERITIES[: SEVERITIES.index(fail_on) + 1]  # type: ignore[arg-type]
         failed = any(p.surface.error for p in self.pages)
-        return 1 if failed or self.counts()["error"] else 0
+        return 1 if failed or any(self.counts()[s] for s in levels) else 0
 
 
 class _Network:
@@ -127,19 +136,20 @@ class Auditor:
         self.network = network
         self.site = SiteClient(options.site) if options.site else None
 
-    async def _context(self, world: str | None = None) -> tuple[BrowserContext, str | None]:
+    async def _context(self) -> tuple[BrowserContext, str | None]:
         from proxies import TRIAL_HEADER
 
         trial = self.network.begin() if self.network else None
-        context = await self.browser.new_context(extra_http_headers={TRIAL_HEADER: trial} if trial else None)
-        if world and self.options.site and self.options.site.world_cookie:
-            cookie = {"name": self.options.site.world_cookie, "value": world, "url": self.options.url}
-            await context.add_cookies([cookie])  # type: ignore[list-item]
+        context = await self.browser.new_context(
+            extra_http_headers={TRIAL_HEADER: trial} if trial else None,
+            storage_state=self.options.access.state,  # type: ignore[arg-type]
+        )
+        await self.options.access.open(context)
         return context, trial
 
     async def audit_page(self, url: str) -> PageAudit:
         started = time.monotonic()
-        error = await redirect_away(url)
+        error = await redirect_away(url, self.options.access.headers)
         if error:
             audit = PageAudit(PageSurface(url=url, error=error))
         else:
@@ -182,11 +192,7 @@ class Auditor:
             if tool.read_only:
                 outcomes = await self._read_only_calls(opened, frame_info, tool, trial)
             else:
-                outcomes = []
-                for smoke_input in smoke_inputs(tool.input_schema):
-                    outcomes.append(await self._fresh_call(page.url, frame_info, tool, smoke_input))
-                    if outcomes[-1].timed_out:
-                        break  # a tool that hangs once is judged; waiting out every input would only cost time
+                outcomes = await self._fresh_calls(page.url, frame_info, tool)
             audit.calls[f"{frame_info.url} {tool.name}"] = outcomes
             audit.findings += judge(tool, frame_info, page.url, outcomes, self.options.config)
         if not any(audit.calls.values()):
@@ -257,26 +263,57 @@ class Auditor:
         page_answer(outcome, opened.frame_log(frame)[logged:], tool.name)
         return outcome
 
-    async def _fresh_call(self, url: str, frame_info: Frame, tool: Tool, smoke_input: Any) -> CallOutcome:
-        """A tool that may write: called in a fresh context (and world, when the site has a reset hook)."""
+    async def _fresh_calls(self, url: str, frame_info: Frame, tool: Tool) -> list[CallOutcome]:
+        """A tool that may write: each call on a fresh document in a clean world (the site's reset hook, when it
+        has one). One browser context serves all the tool's calls: a new context per call, with its shim binding,
+        its DevTools session and a fixed watch of the page, cost about 3 s a call (pizza-maker: 230 s for 79)."""
+        context, trial = await self._context()
+        try:
+            opened = await open_page(context)
+            outcomes: list[CallOutcome] = []
+            for smoke_input in smoke_inputs(tool.input_schema):
+                outcomes.append(await self._fresh_call(opened, url, frame_info, tool, smoke_input, trial))
+                if outcomes[-1].timed_out:
+                    break  # a tool that hangs once is judged; waiting out every input would only cost time
+            return outcomes
+        finally:
+            await context.close()
+
+    async def _fresh_call(
+        self, opened: OpenPage, url: str, frame_info: Frame, tool: Tool, smoke_input: Any, trial: str | None
+    ) -> CallOutcome:
+        """One call on a fresh document: the last one left (about:blank), the origin's cookies and storage
+        cleared, a new world, the page loaded again and called once the tool is registered."""
         world = f"audit-{uuid.uuid4().hex[:10]}"
         if self.site and self.site.has("reset"):
             try:
                 await self.site.reset(world, "default", [])
             except Exception as err:  # noqa: BLE001 - the site's hook failed: say so for this call
                 return CallOutcome(smoke_input, error=f"could not reset a fresh world: {_first_line(err)}")
-        context, trial = await self._context(world)
+        await self._clean(opened, url, world)
+        error = await load(opened, url)
+        if error:
+            return CallOutcome(smoke_input, error=f"could not open the page again: {error}")
+        frame = await _registered(opened, frame_info, tool.name, min(self.options.watch_ms, FRESH_WAIT_MS) / 1000)
+        start = self._mark(trial)
+        outcome = await self._call(opened, frame, tool, smoke_input)
+        await self._settle(outcome, trial, start)
+        return outcome
+
+    async def _clean(self, opened: OpenPage, url: str, world: str) -> None:
+        """Leave the page, clear what the origin keeps in the browser, and set the new world's cookie."""
+        page = opened.page
+        await page.goto("about:blank")
+        cdp = await page.context.new_cdp_session(page)
         try:
-            opened = await open_page(context)
-            surface = await read_surface(opened, url, min(self.options.watch_ms, 2000))
-            if surface.error:
-                return CallOutcome(smoke_input, error=f"could not open the page again: {surface.error}")
-            start = self._mark(trial)
-            outcome = await self._call(opened, _find_frame(opened, frame_info), tool, smoke_input)
-            await self._settle(outcome, trial, start)
-            return outcome
+            await cdp.send("Storage.clearDataForOrigin", {"origin": origin_of(url), "storageTypes": "all"})
         finally:
-            await context.close()
+            await cdp.detach()
+        await page.context.clear_cookies()
+        await self.options.access.restore(page)
+        if self.options.site and self.options.site.world_cookie:
+            cookie = {"name": self.options.site.world_cookie, "value": world, "url": self.options.url}
+            await page.context.add_cookies([cookie])  # type: ignore[list-item]
 
     async def close(self) -> None:
         if self.site:
@@ -309,19 +346,43 @@ def nothing_called(page: PageSurface, all_tools: bool) -> str:
     )
 
 
+def _registered_now(events: list[dict[str, Any]], name: str) -> bool:
+    """Whether the frame's current document has name registered, by the shim's reports."""
+    documents = [e.get("document") for e in events if e.get("type") == "loaded"]
+    if not documents:
+        return False
+    mine = [
+        e
+        for e in events
+        if e.get("document") == documents[-1] and e.get("name") == name and e.get("type") in ("register", "unregister")
+    ]
+    return bool(mine) and mine[-1]["type"] == "register"
+
+
+async def _registered(opened: OpenPage, frame_info: Frame, name: str, wait_s: float) -> PwFrame | None:
+    """The frame once it has registered the tool (at most wait_s: then as it is, and the call says what fails)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        frame = _find_frame(opened, frame_info)
+        if frame is not None and _registered_now(opened.frame_log(frame), name) or time.monotonic() >= deadline:
+            return frame
+        await asyncio.sleep(0.01)
+
+
 def _find_frame(opened: OpenPage, frame: Frame) -> PwFrame | None:
     if frame.main:
         return opened.page.main_frame
     return next((f for f in opened.page.frames if f.url == frame.url and not f.is_detached()), None)
 
 
-async def redirect_away(url: str) -> str | None:
+async def redirect_away(url: str, headers: dict[str, str] | None = None) -> str | None:
     """Why the page is not audited when it redirects to another origin (the redirect is never followed)."""
     target = url
     async with httpx.AsyncClient(timeout=15, trust_env=False, follow_redirects=False) as http:
         for _ in range(MAX_REDIRECTS):
             try:
-                async with http.stream("GET", target) as response:
+                same = origin_of(target) == origin_of(url)  # the headers go to the audited origin only
+                async with http.stream("GET", target, headers=headers if same else None) as response:
                     if response.status_code not in (301, 302, 303, 307, 308):
                         return None
                     target = urljoin(target, response.headers.get("location", ""))
@@ -418,8 +479,8 @@ async def audit(options: AuditOptions) -> AuditReport:
             contract=bool(options.contract and not options.update_contract),
             crawl=len(report.pages) > 1,
         )
-        audit_.score, audit_.categories, audits = page_score(audit_.surface, mine, evidence, config, covered)
-        scored.append((audit_.surface, audits))
+        audit_.score, audit_.categories, audit_.audits = page_score(audit_.surface, mine, evidence, config, covered)
+        scored.append((audit_.surface, audit_.audits))
         if options.coverage and not audit_.surface.error:
             audit_.coverage = tool_coverage(options.coverage, [t for _, t in audit_.surface.tools()])
     report.score, report.categories = site_score(scored, covered)

@@ -249,6 +249,45 @@ def html_report(report: AuditReport) -> str:
     )
 
 
+def junit_report(report: AuditReport, fail_on: str = "error") -> str:
+    """JUnit XML: one test suite per page, one test case per rule of the rulebook. A case fails with the rule's
+    findings at fail_on or worse; its lesser findings are its output; a rule whose evidence the page did not
+    give (no smoke calls, no contract, ...) or that is turned off is skipped."""
+    import xml.etree.ElementTree as ET
+
+    from runner.report.sanitise import xml
+
+    levels = list(_ORDER)[: list(_ORDER).index(fail_on) + 1]
+    root = ET.Element("testsuites", name="webmcp-eval audit")
+    for p in report.pages:
+        mine = p.findings + [f for f in report.findings if f.page == p.surface.url]
+        counted = {a.rule for a in p.audits}
+        suite = ET.SubElement(root, "testsuite", name=xml(p.surface.url))
+        failures = skipped = 0
+        for rule in sorted(RULES):
+            case = ET.SubElement(suite, "testcase", classname=xml(p.surface.url), name=rule)
+            found = _sorted([f for f in mine if f.rule == rule])
+            failing = [f for f in found if f.severity in levels]
+            if failing:
+                failures += 1
+                text = "\n".join(
+                    f"{f.severity}: {f.message}" + (f" [{_where(f)}]" if _where(f) else "") for f in failing
+                )
+                ET.SubElement(case, "failure", message=xml(failing[0].message), type=failing[0].severity).text = xml(
+                    text
+                )
+            elif rule not in counted and not found:
+                skipped += 1
+                ET.SubElement(case, "skipped", message="not counted on this page (no evidence for it, or off)")
+            rest = [f for f in found if f not in failing]
+            if rest:
+                ET.SubElement(case, "system-out").text = xml("\n".join(f"{f.severity}: {f.message}" for f in rest))
+        suite.set("tests", str(len(RULES)))
+        suite.set("failures", str(failures))
+        suite.set("skipped", str(skipped))
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
