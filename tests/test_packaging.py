@@ -169,3 +169,9 @@ def test_the_actions_inputs_are_described_and_its_uploads_known_to_the_local_pla
     assert used == set(inputs), used ^ set(inputs)
     uses = {step["uses"].split("@")[0] for step in action["runs"]["steps"] if "uses" in step}
     assert uses == {"actions/upload-artifact", "github/codeql-action/upload-sarif"}
+
+
+def test_label_never_writes_into_the_shipped_seed_suite(tmp_path) -> None:
+    done = cli("label", str(ROOT / "traces" / "day26"), cwd=tmp_path)
+    assert done.returncode == 2 and "no cases/ here to keep labels.json beside: give --labels FILE" in done.stderr
+    assert done.stderr.count("\n") == 1

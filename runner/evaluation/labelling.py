@@ -7,6 +7,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from runner.evaluation.loading import seed_suite_note
 from runner.evaluation.output import (
     EXIT_FAILED,
     EXIT_INVALID,
@@ -23,6 +24,9 @@ def label_command(args: argparse.Namespace) -> int:
     from runner.judge.labels import LabelsFile, label_trials, trials_to_label
 
     path = labels_path(args)
+    if not args.labels and seed_suite_note():  # never write into the installed package's seed suite
+        errors.print("webmcp-eval label: no cases/ here to keep labels.json beside: give --labels FILE", markup=False)
+        return EXIT_INVALID
     try:
         labels = LabelsFile.load(path)
         traces = [t for d in args.run_dirs for t in run_input(d).traces]
