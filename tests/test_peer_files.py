@@ -8,8 +8,10 @@ from pathlib import Path
 
 from runner_support import cli
 
+from runner.suite.case import Case
 from runner.suite.folder import find_suite
 from runner.suite.loader import load_cases
+from runner.suite.peer_files import BEYOND_CALLS, export_cases
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOP_EVALS = ROOT / "tests" / "static_site" / "evals.json"
@@ -101,9 +103,109 @@ def test_round_trip_import_export_import_keeps_every_case(tmp_path: Path):
     )
 
 
-def test_export_names_the_cases_the_public_format_cannot_say(tmp_path: Path):
-    out = cli("export", str(ROOT / "tests" / "static_site" / "cases"), "-o", str(tmp_path / "x"))
-    assert out.returncode == 0, out.stderr
-    assert "left out: SHOP-" in out.stdout  # the shop's own cases script clicks and state checks
+def test_export_refuses_a_weaker_suite_unless_lossy_and_names_what_is_lost(tmp_path: Path):
+    shop = ROOT / "tests" / "static_site" / "cases"
+    out = cli("export", str(shop), "-o", str(tmp_path / "x"))
+    assert out.returncode == 2 and "would be left out: SHOP-" in out.stderr, out.stdout + out.stderr
+    assert not (tmp_path / "x").exists()  # nothing written
+    out = cli("export", str(shop), "-o", str(tmp_path / "x"), "--lossy")
+    assert out.returncode == 0 and "left out: SHOP-" in out.stdout, out.stdout + out.stderr
     assert json.loads((tmp_path / "x" / "evals.json").read_text()) is not None
     assert cli("export", str(tmp_path / "nope"), "-o", str(tmp_path / "y")).returncode == 2
+
+
+def test_export_of_the_seed_cases_names_the_expectations_it_would_drop(tmp_path: Path):
+    folder = tmp_path / "seed"
+    folder.mkdir()
+    for name in ("NO-01.yaml", "RECOVERY-05.yaml", "catalog.json"):
+        (folder / name).write_text((ROOT / "cases" / name).read_text(encoding="utf-8"), encoding="utf-8")
+    (folder / "suite.yaml").write_text("min_cases_per_behaviour: 0\n", encoding="utf-8")
+    out = cli("export", str(folder), "-o", str(tmp_path / "out"))
+    said = " ".join((out.stdout + out.stderr).split())
+    assert out.returncode == 2, said
+    assert "would be dropped: NO-01: expect.network" in said and "start_route /events" in said, said
+    assert "RECOVERY-05" in said and not (tmp_path / "out").exists()
+
+
+def _never_silently_weaker(original: Case, again: Case | None, lost: list[str]) -> list[str]:
+    """What the exported eval lost of ``original`` without a line in ``lost`` (the export's own list)."""
+    said = " ".join(lost)
+    if again is None:
+        return [] if said else ["left out without a word"]
+    quiet = [f"expect.{name}" for name in BEYOND_CALLS if name in original.expect.model_fields_set]
+    quiet = [q for q in quiet if q not in said]
+    if original.start_route.strip("/") and "start_route" not in said:
+        quiet.append("start_route")
+    quiet += [name for name in ("setup", "breaks") if getattr(original, name) and name not in said]
+    mine, theirs = original.expect.calls, again.expect.calls
+    if mine.forbidden and "forbidden" not in said:
+        quiet.append("forbidden")
+    dump = [n.model_dump(exclude_defaults=True) for n in mine.expected]
+    if dump != [n.model_dump(exclude_defaults=True) for n in theirs.expected] and "expect.calls" not in said:
+        quiet.append("expect.calls.expected")
+    return quiet
+
+
+def test_every_seed_case_and_peer_file_round_trips_or_says_what_it_loses(tmp_path: Path):
+    """export --lossy of every seed case, then import: whatever the eval lost is on export's own list."""
+    from runner.suite.evals_json import convert
+
+    loaded, problems = load_cases(find_suite([ROOT / "cases"]).case_files([ROOT / "cases"]))
+    assert problems == [] and len(loaded) >= 31
+    quiet = {}
+    for lc in loaded:
+        exported = export_cases([lc.case])
+        lost = exported.left_out + exported.dropped
+        again = None
+        if exported.evals:
+            (tmp_path / "evals.json").write_text(json.dumps(exported.evals), encoding="utf-8")
+            [again] = [c.case for c in convert(tmp_path / "evals.json").cases]
+        if _never_silently_weaker(lc.case, again, lost):
+            quiet[lc.case.id] = _never_silently_weaker(lc.case, again, lost)
+    assert quiet == {}
+    # the peer files: import, export, import gives the same cases, and export drops nothing of them
+    for peer in (SHOP_EVALS, ROOT / "tests" / "static_site" / "bistro-evals.json"):
+        first, exported_dir, second = (tmp_path / peer.stem / n for n in ("first", "exported", "second"))
+        assert cli("import", str(peer), "-o", str(first)).returncode == 0
+        out = cli("export", str(first), "-o", str(exported_dir))
+        assert out.returncode == 0 and "dropped" not in out.stdout and "left out" not in out.stdout, out.stdout
+        assert not (exported_dir / "schema.json").exists()  # no catalog: no empty tool list taken as one later
+        assert cli("import", str(exported_dir / "evals.json"), "-o", str(second)).returncode == 0
+        assert _cases(first) == _cases(second)
+
+
+def test_export_refuses_an_unusable_catalog_and_an_output_that_is_a_file(tmp_path: Path):
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "NO-01.yaml").write_text((ROOT / "cases" / "NO-01.yaml").read_text(encoding="utf-8"))
+    (suite / "suite.yaml").write_text("min_cases_per_behaviour: 0\n")
+    (suite / "catalog.json").write_text('"x"')
+    out = cli("export", str(suite), "-o", str(tmp_path / "out"), "--lossy")
+    assert out.returncode == 2 and "not a catalog" in out.stderr and "internal error" not in out.stderr
+    (suite / "catalog.json").write_text((ROOT / "cases" / "catalog.json").read_text(encoding="utf-8"))
+    (tmp_path / "file").write_text("x")
+    for command in (["export", str(suite)], ["import", str(SHOP_EVALS)]):
+        for target in ("file", "file/sub"):
+            out = cli(*command, "-o", str(tmp_path / target))
+            assert out.returncode == 2 and "is a file, not a folder" in out.stderr, out.stderr
+    out = cli("export", str(suite), "-o", str(tmp_path / "out"), "--lossy")
+    assert out.returncode == 0, out.stderr
+    tools = {t["name"] for t in json.loads((tmp_path / "out" / "schema.json").read_text())["tools"]}
+    assert "search_events" in tools  # the catalog's tools, never an empty list
+
+
+def test_import_of_a_type_list_or_an_infinite_bound_is_a_line_not_an_internal_error(tmp_path: Path):
+    for name, matcher in (("type", '{"$type": ["string"]}'), ("nan", '{"$gte": NaN}'), ("inf", '{"$lt": Infinity}')):
+        source = tmp_path / f"{name}.json"
+        source.write_text(
+            '[{"messages": [{"role": "user", "type": "message", "content": "hi"}], '
+            f'"expectedCall": [{{"functionName": "t", "arguments": {{"n": {matcher}}}}}]}}]'
+        )
+        out = cli("import", str(source), "-o", str(tmp_path / f"out-{name}"))
+        assert out.returncode == 2 and "internal error" not in out.stderr, out.stderr
+        assert f"{source}:1:" in out.stderr, out.stderr
+
+
+def test_export_help_names_lossy():
+    said = " ".join(cli("export", "--help").stdout.split())
+    assert "--lossy" in said and "refused with what would be lost" in said

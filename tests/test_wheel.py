@@ -188,4 +188,3 @@ def test_the_actions_steps_play_the_documented_workflows_on_the_static_shop(fres
     assert audited.returncode == 0, audited.stdout[-3000:] + audited.stderr[-3000:]
     assert "upload-sarif@v3: what it would upload is there" in audited.stdout
     assert "WebMCP audit of" in (tmp_path / "step-summary.md").read_text(encoding="utf-8")
-

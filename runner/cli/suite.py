@@ -69,11 +69,19 @@ def add_export(sub: argparse._SubParsersAction) -> None:
         "export",
         help="write a suite as a webmcp-evals evals.json and its tool list (schema.json)",
         description="Write SUITE's cases as one eval each into -o DIR/evals.json, and the tools of its catalog "
-        "(with the descriptions of an imported schema.json) as DIR/schema.json. A case the public format cannot "
-        "say (scripted steps, forbidden calls, an operator it lacks) is left out and named.",
+        "(with the descriptions of an imported schema.json) as DIR/schema.json. A suite the public format would "
+        "hold weaker (a case it cannot say: scripted steps, a goal; an expectation it drops: answer, network, UI, "
+        "state, confirmation, forbidden calls, start route, setup, an operator it lacks) is refused with what "
+        "would be lost (exit 2, nothing written), unless --lossy.",
     )
     exp.add_argument("suite", help="the suite folder")
     exp.add_argument("-o", "--output", required=True, metavar="DIR", help="where evals.json and schema.json go")
+    exp.add_argument(
+        "--lossy",
+        action="store_true",
+        help="write the weaker evals.json anyway: the cases it cannot say left out, and each dropped "
+        "expectation listed",
+    )
     exp.set_defaults(func=export_command)
 
 

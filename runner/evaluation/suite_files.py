@@ -7,6 +7,7 @@ import asyncio
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from runner.evaluation.output import (
     EXIT_INVALID,
@@ -28,7 +29,9 @@ def import_command(args: argparse.Namespace) -> int:
     source, out = Path(args.evals), Path(args.output)
     if not source.is_file():
         raise UsageError(f"{source}: no such file (give a webmcp-evals evals.json)")
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+    if output_folder_problem(out):
+        raise UsageError(output_folder_problem(out))
+    if out.exists() and any(out.iterdir()):
         raise UsageError(f"-o {out}: exists and is not an empty folder; give a new one")
     catalog_note = _import_schema(source, out, args.schema)
     written, problems, notes = write_suite(source, out, args.base_url)
@@ -77,40 +80,68 @@ def _import_schema(source: Path, out: Path, schema: str | None) -> str | None:
         raise UsageError(str(err)) from None
 
 
+def output_folder_problem(out: Path) -> str | None:
+    """Why ``-o`` cannot be the folder a command fills (a file, or a file on its way), or None."""
+    for place in (out, *out.parents):
+        if place.exists() and not place.is_dir():
+            return f"-o {out}: {place} is a file, not a folder; give a new folder"
+    return None
+
+
 def export_command(args: argparse.Namespace) -> int:
     """A suite as the public webmcp-evals files (runner/suite/peer_files.py writes them)."""
     from runner.suite.folder import SuiteError, find_suite
     from runner.suite.loader import load_cases
-    from runner.suite.peer_files import SCHEMA_FILE, PeerFileError, export_suite, read_schema_tools
+    from runner.suite.peer_files import SCHEMA_FILE, PeerFileError, export_cases, read_schema_tools, write_export
+    from runner.suite.validate import CatalogError
 
-    folder = Path(args.suite)
+    folder, out = Path(args.suite), Path(args.output)
     if not folder.is_dir():
         raise UsageError(f"{folder}: not a suite folder")
+    if output_folder_problem(out):
+        raise UsageError(output_folder_problem(out))
     try:
         suite = find_suite([folder])
         loaded, problems = load_cases(suite.case_files([folder]), suite.config.ignore)
-        catalog_file, _ = suite.catalog_path()
-        catalog = (
-            json.loads(catalog_file.read_text(encoding="utf-8")) if catalog_file and catalog_file.is_file() else {}
-        )
         described = read_schema_tools(folder / SCHEMA_FILE) if (folder / SCHEMA_FILE).is_file() else None
-    except (SuiteError, PeerFileError, ValueError) as err:
+        tools = _export_tools(suite, described)
+    except (SuiteError, PeerFileError, CatalogError) as err:
         raise UsageError(str(err)) from None
     if problems:
         report_problems(problems)
         say(f"nothing written: fix the cases of {folder} first (webmcp-eval validate {folder})")
         return EXIT_INVALID
-    count, skipped = export_suite([c.case for c in loaded], catalog, described, Path(args.output))
-    console.print(
-        f"{count} eval(s) written to {Path(args.output) / 'evals.json'}, the tool list to "
-        f"{Path(args.output) / SCHEMA_FILE}",
-        markup=False,
-        highlight=False,
-        soft_wrap=True,
-    )
-    for line in skipped:
-        console.print(f"left out: {line}", markup=False, highlight=False, soft_wrap=True)
+    exported = export_cases([c.case for c in loaded])
+    lines = [f"left out: {line}" for line in exported.left_out] + [f"dropped: {line}" for line in exported.dropped]
+    if exported.weaker and not args.lossy:
+        for line in lines:
+            errors.print(f"would be {line}", markup=False, highlight=False, soft_wrap=True)
+        say(
+            f"nothing written: evals.json would hold a weaker suite than {folder} ({len(exported.left_out)} case(s) "
+            f"left out, {len(exported.dropped)} expectation(s) dropped); --lossy writes it with this list"
+        )
+        return EXIT_INVALID
+    write_export(exported, tools, out)
+    where = f"{out / 'evals.json'}" + (f", the tool list to {out / SCHEMA_FILE}" if tools is not None else "")
+    console.print(f"{len(exported.evals)} eval(s) written to {where}", markup=False, highlight=False, soft_wrap=True)
+    if tools is None:
+        console.print(
+            f"no catalog in {folder}: no {SCHEMA_FILE} written", markup=False, highlight=False, soft_wrap=True
+        )
+    for line in lines:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
     return EXIT_OK
+
+
+def _export_tools(suite: Any, described: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    """The tools schema.json lists: the suite's catalog (it must load), else an imported schema.json, else none."""
+    from runner.suite.peer_files import tools_from_catalog
+    from runner.suite.validate import SuiteCatalog
+
+    catalog_file, named = suite.catalog_path()
+    if catalog_file is not None and (named or catalog_file.is_file()):
+        return tools_from_catalog(SuiteCatalog.load(catalog_file).routes, described)
+    return described
 
 
 def tools_command(args: argparse.Namespace) -> int:

@@ -481,7 +481,7 @@ def _operator_example(ops: dict[str, Any]) -> Any:
         return _pattern_example(ops["$pattern"])
     if "$in" in ops and isinstance(ops["$in"], list) and ops["$in"]:
         return ops["$in"][0]
-    if "$type" in ops:
+    if isinstance(ops.get("$type"), str):  # any other $type is a problem validate names
         return _TYPE_EXAMPLES.get(ops["$type"], MISSING)
     return MISSING  # $any, $ref, $absent, $not, ...: the value cannot be known from the rule
 

@@ -1,26 +1,40 @@
 """The public webmcp-evals tool's files, both ways: its ``schema.json`` (the tool list) as a suite's catalog, and a
 suite written back as ``evals.json`` + ``schema.json``.
 
-``schema.json`` is ``{"tools": [{name, description, inputSchema, outputSchema?}]}`` (a bare list is taken too).
+``schema.json`` is ``{"tools": [{name, description, inputSchema}]}`` (a bare list is taken too).
 Its tools become ``catalog.json`` under the start route ``/`` (the public tool opens one URL), and the file is
 kept beside it, so their descriptions travel on to ``export`` and to the audit's rules in ``validate``.
 
 ``export`` writes one eval per case: the history and the user message as messages, the expected calls (groups,
-``optional``) as ``expectedCall``, ``max_calls: 0`` as ``null``. A case the public format cannot say (several
-steps, scripted actions, an operator it lacks) is left out and named, never written weaker.
+``optional``) as ``expectedCall``, ``max_calls: 0`` as ``null``, and the catalog's tools as ``schema.json``.
+It never writes a weaker suite without saying so: a case the public format cannot say at all (scripted
+steps, a goal), or whose eval would drop an expectation (the answer, network, UI, state, confirmation,
+untrusted text, forbidden calls, a start route other than ``/``, setup, an operator the format lacks...), is
+refused with what would be lost, unless ``--lossy`` asks for the weaker file and the list of what it dropped.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from runner.data_file import FileProblem, load_json_document
-from runner.suite.case import Case, ExpectedCall, HistoryCall, HistoryModel, HistoryUser, OrderedGroup, UserStep
+from runner.suite.case import (
+    Case,
+    ExpectedCall,
+    HistoryCall,
+    HistoryModel,
+    HistoryUser,
+    OrderedGroup,
+    UserStep,
+    expected_leaves,
+)
 from runner.suite.tool_schema import ToolSchemaError, check_tool_schema
 
 SCHEMA_FILE = "schema.json"
+START_ROUTE = "/"  # the public tool opens one URL: the base URL itself
 THEIR_OPERATORS = {"$pattern", "$contains", "$gt", "$gte", "$lt", "$lte", "$type", "$any"}
 
 
@@ -61,12 +75,14 @@ def catalog_from_tools(tools: list[dict[str, Any]], route: str = "/") -> dict[st
     return {"routes": {route: {t["name"]: t.get("inputSchema") or {"type": "object"} for t in tools}}}
 
 
-def tools_from_catalog(catalog: dict[str, Any], described: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
-    """The tool list of a catalog (every route's tools, once each), descriptions from an earlier schema.json."""
+def tools_from_catalog(
+    routes: dict[str, dict[str, Any]], described: list[dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """The tool list of a catalog's routes (every route's tools, once each), descriptions from a schema.json."""
     descriptions = {t["name"]: t.get("description") or "" for t in described or []}
     out: dict[str, dict[str, Any]] = {}
-    for tools in (catalog.get("routes") or {}).values():
-        for name, schema in (tools or {}).items():
+    for tools in routes.values():
+        for name, schema in tools.items():
             out.setdefault(name, {"name": name, "description": descriptions.get(name, ""), "inputSchema": schema})
     return [out[n] for n in sorted(out)]
 
@@ -75,34 +91,39 @@ def tools_from_catalog(catalog: dict[str, Any], described: list[dict[str, Any]] 
 
 
 class NotExportable(ValueError):
-    """Why one case cannot be said in the public format."""
+    """Why one case cannot be said in the public format at all."""
 
 
-def _matchers(value: Any, where: str) -> None:
+def _matchers(value: Any, where: str, dropped: list[str]) -> Any:
+    """The matcher tree with what the public format lacks left out, each left-out operator in ``dropped``."""
     if isinstance(value, dict):
+        out = {}
         for key, item in value.items():
             if key.startswith("$") and key not in THEIR_OPERATORS:
-                raise NotExportable(f"{where}: the public format has no {key}")
-            _matchers(item, where)
-    elif isinstance(value, list):
-        for item in value:
-            _matchers(item, where)
+                dropped.append(f"{where}: {key}")
+                continue
+            out[key] = _matchers(item, f"{where}.{key}" if not key.startswith("$") else where, dropped)
+        return out
+    if isinstance(value, list):
+        return [_matchers(item, where, dropped) for item in value]
+    return value
 
 
-def _expected(node: Any) -> dict[str, Any]:
+def _expected(node: Any, where: str, dropped: list[str]) -> dict[str, Any]:
     if isinstance(node, ExpectedCall):
-        if node.step not in (None, 0) or node.capture or node.no_other_args:
-            raise NotExportable(f"{node.tool}: step, capture and no_other_args have no public equivalent")
-        _matchers(node.args, node.tool)
-        out: dict[str, Any] = {"functionName": node.tool, "arguments": node.args}
+        at = f"{where} ({node.tool})"
+        for name in ("step", "capture", "no_other_args"):
+            if getattr(node, name) not in (None, 0, {}, False):
+                dropped.append(f"{at}.{name}")
+        out: dict[str, Any] = {"functionName": node.tool, "arguments": _matchers(node.args, f"{at}.args", dropped)}
         if "result" in node.model_fields_set:
-            out["result"] = None if node.result == {"$type": "null"} else node.result
-            _matchers(out["result"], node.tool)
+            result = None if node.result == {"$type": "null"} else node.result
+            out["result"] = _matchers(result, f"{at}.result", dropped)
         if node.optional:
             out["optional"] = True
         return out
     key = "ordered" if isinstance(node, OrderedGroup) else "unordered"
-    return {key: [_expected(n) for n in getattr(node, key)]}
+    return {key: [_expected(n, f"{where}.{key}[{i}]", dropped) for i, n in enumerate(getattr(node, key))]}
 
 
 def _messages(step: UserStep) -> list[dict[str, Any]]:
@@ -122,39 +143,78 @@ def _messages(step: UserStep) -> list[dict[str, Any]]:
     return out
 
 
-def case_as_eval(case: Case) -> dict[str, Any]:
-    """One case as one eval; NotExportable says why it cannot be."""
-    if len(case.steps) != 1 or not isinstance(case.steps[0], UserStep):
-        raise NotExportable("one user message (with its history) per eval; this case has scripted steps")
-    calls = case.expect.calls
-    if calls.forbidden or (calls.order != "exact" and calls.expected):
-        raise NotExportable(
-            f"the public tool checks an exact list of calls: forbidden calls and order {calls.order} cannot be said"
-        )
+# expectations and settings an eval cannot hold: (field path, how it reads when it is set)
+BEYOND_CALLS = ("network", "ui", "state", "answer", "confirmation", "untrusted")
+
+
+def _beyond_calls(case: Case) -> list[str]:
+    """What the case asks besides its calls that an eval would drop (the public tool sees calls only)."""
+    dropped = [f"expect.{name}" for name in BEYOND_CALLS if name in case.expect.model_fields_set]
+    if case.start_route.strip("/") != START_ROUTE.strip("/"):
+        dropped.append(f"start_route {case.start_route} (the public tool opens the base URL)")
+    dropped += [name for name in ("setup", "breaks") if getattr(case, name)]
+    if case.seed != "default":
+        dropped.append(f"seed {case.seed}")
+    return dropped
+
+
+def case_as_eval(case: Case) -> tuple[dict[str, Any], list[str]]:
+    """One case as one eval, and what the eval drops of it; NotExportable when no eval can say it."""
+    if case.user is not None or len(case.steps) != 1 or not isinstance(case.steps[0], UserStep):
+        raise NotExportable("one user message (with its history) per eval; this case has scripted steps or a goal")
     messages = _messages(case.steps[0])
     if not messages:
         raise NotExportable("no message to send")
-    expected = [_expected(n) for n in calls.expected]
+    calls, dropped = case.expect.calls, _beyond_calls(case)
+    if calls.forbidden:
+        dropped.append(f"expect.calls.forbidden ({', '.join(f.tool for f in calls.forbidden)})")
+    if calls.order != "exact" and calls.expected:
+        dropped.append(f"expect.calls.order {calls.order} (the public tool checks an exact list: stricter)")
+    expected = [_expected(n, f"expect.calls.expected[{i}]", dropped) for i, n in enumerate(calls.expected)]
+    leaves = len(expected_leaves(calls.expected))
     if not expected and calls.max_calls != 0:
         raise NotExportable("no expected call and no max_calls: 0: the public format has no 'any calls'")
-    return {"name": case.title, "messages": messages, "expectedCall": expected or None}
+    if calls.max_calls is not None and expected and calls.max_calls < leaves:
+        dropped.append(f"expect.calls.max_calls {calls.max_calls}")
+    return {"name": case.title, "messages": messages, "expectedCall": expected or None}, dropped
 
 
-def export_suite(
-    cases: list[Case], catalog: dict[str, Any] | None, described: list[dict[str, Any]] | None, out: Path
-) -> tuple[int, list[str]]:
-    """Write out/evals.json and out/schema.json; (evals written, one line per case left out)."""
-    evals, skipped = [], []
+@dataclass
+class Exported:
+    """What export did or would do: the evals, the cases it leaves out (why), what each written one drops."""
+
+    evals: list[dict[str, Any]] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+
+    @property
+    def weaker(self) -> bool:
+        return bool(self.left_out or self.dropped)
+
+
+def export_cases(cases: list[Case]) -> Exported:
+    """Every case as an eval where one can say it; nothing written."""
+    out = Exported()
     for case in cases:
         try:
-            evals.append(case_as_eval(case))
+            evaluation, dropped = case_as_eval(case)
         except NotExportable as why:
-            skipped.append(f"{case.id}: {why}")
+            out.left_out.append(f"{case.id}: {why}")
+            continue
+        out.evals.append(evaluation)
+        out.dropped += [f"{case.id}: {what}" for what in dropped]
+    return out
+
+
+def write_export(exported: Exported, tools: list[dict[str, Any]] | None, out: Path) -> list[Path]:
+    """out/evals.json, and out/schema.json when the suite has a catalog; the files written."""
     out.mkdir(parents=True, exist_ok=True)
-    (out / "evals.json").write_text(json.dumps(evals, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    tools = tools_from_catalog(catalog or {}, described)
-    (out / SCHEMA_FILE).write_text(json.dumps({"tools": tools}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return len(evals), skipped
+    written = [out / "evals.json"]
+    written[0].write_text(json.dumps(exported.evals, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if tools is not None:
+        written.append(out / SCHEMA_FILE)
+        written[1].write_text(json.dumps({"tools": tools}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return written
 
 
 def place_catalog(schema: Path, out: Path) -> str:
