@@ -88,6 +88,7 @@ def test_a_folder_without_cases_uses_the_shipped_seed_suite_and_says_so_in_one_l
     assert done.stderr.startswith("no cases/ here: using the seed suite shipped with webmcp-eval")
     assert done.stderr.count("\n") == 1 and "webmcp-eval init" in done.stderr
     assert "runner/cases" not in done.stdout + done.stderr and "no such file" not in done.stderr
+    assert str(runner.SEED_SUITE) not in done.stdout and "suite config <seed suite>/suite.yaml" in done.stdout
 
 
 def test_the_users_own_cases_folder_comes_first(tmp_path) -> None:

@@ -69,7 +69,12 @@ def load_cases(
         return EXIT_INVALID
     whole_suite = any(Path(p).is_dir() for p in paths)
     loaded, problems = load_suite(paths, suite_catalog, whole_suite, suite)
-    return loaded, problems, f"{suite.describe()}; {note}", suite
+    return loaded, problems, shown(f"{suite.describe()}; {note}"), suite
+
+
+def shown(message: str) -> str:
+    """A message with the shipped seed suite's folder as ``<seed suite>``: the user's paths, not the package's."""
+    return message.replace(str(SEED_SUITE), "<seed suite>")
 
 
 def catalog_hints(args: argparse.Namespace, suite: Any) -> dict[str, Any] | None:
