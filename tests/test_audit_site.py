@@ -242,7 +242,7 @@ def test_the_score_ranks_sites_by_their_findings(audit_web: AuditSite, site, sta
     shop = run_audit(url=static_shop.url, max_pages=3, watch_ms=1500)  # its share_cart tool comes after a timer
     demo = run_audit(url=site.url + "/", routes=["/events", "/events/evt-a7k2p9"], watch_ms=300)
     clean = run_audit(url=audit_web.url + "clean.html", watch_ms=300)
-    assert bad.counts()["error"] >= 7 and shop.counts()["error"] == 1 and demo.counts()["error"] == 0
+    assert bad.counts()["error"] >= 8 and shop.counts()["error"] == 1 and demo.counts()["error"] == 0
     assert bad.score < shop.score and bad.score < demo.score, (bad.categories, shop.categories, demo.categories)
     assert clean.all_findings() == [] and clean.score == 100 and clean.pages[0].score == 100
     assert set(bad.categories) == {"declarations", "runtime", "safety"} and bad.categories["safety"] < 100
@@ -307,3 +307,17 @@ def test_a_page_behind_a_login_with_header_and_storage_state_and_no_secret_in_an
     assert junit.count("<testcase ") == len(RULES) and 'name="smoke-other-hosts"' in junit
     # --fail-on note: the calls reached another host (a note), so the exit is 1; at error level it would be 0
     assert 'type="note"' in junit and run.returncode == 1 and data["exit_code"] == 0
+
+
+def test_trust_boundaries_on_a_page_built_for_them(audit_web: AuditSite):
+    report = run_audit(url=audit_web.url + "trust.html", watch_ms=200, smoke=True)
+    rules = by_rule(report)
+    assert rules["smoke-result-injection"] == {"get_reviews"}  # the review orders a call of pay_now
+    (injection,) = [f for f in report.all_findings() if f.rule == "smoke-result-injection"]
+    assert "an order to call pay_now" in injection.message and "a role marker" in injection.message
+    assert rules["untrusted-content-unmarked"] == {"get_reviews"}
+    assert rules["untrusted-hint-unneeded"] == {"get_price"}
+    assert rules["capability-trifecta"] == {None}
+    (trifecta,) = [f for f in report.all_findings() if f.rule == "capability-trifecta"]
+    assert "get_account" in trifecta.message and "get_reviews" in trifecta.message and "share_page" in trifecta.message
+    assert "description-injection" not in rules and "shop_help" not in {t for ts in rules.values() for t in ts}

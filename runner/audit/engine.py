@@ -194,7 +194,8 @@ class Auditor:
             else:
                 outcomes = await self._fresh_calls(page.url, frame_info, tool)
             audit.calls[f"{frame_info.url} {tool.name}"] = outcomes
-            audit.findings += judge(tool, frame_info, page.url, outcomes, self.options.config)
+            names = [t.name for _, t in page.tools()]
+            audit.findings += judge(tool, frame_info, page.url, outcomes, self.options.config, names)
         if not any(audit.calls.values()):
             audit.smoke_note = nothing_called(page, self.options.all_tools)
 

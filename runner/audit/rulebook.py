@@ -139,6 +139,27 @@ RULES: dict[str, Rule] = {
             "error",
             "Descriptions hold no instructions to the agent (overrides, role markers, exfiltration, hidden characters)",
         ),
+        # trust boundaries (runner/audit/trust.py)
+        _r(
+            "untrusted-content-unmarked",
+            "safety",
+            "warning",
+            "A tool whose answers carry text others wrote (reviews, messages, results from elsewhere) says so "
+            "with untrustedContentHint",
+        ),
+        _r(
+            "untrusted-hint-unneeded",
+            "safety",
+            "note",
+            "untrustedContentHint marks only tools whose answers carry text others wrote",
+            "smoke",
+        ),
+        _r(
+            "capability-trifecta",
+            "safety",
+            "warning",
+            "One page does not offer private data, untrusted content and a way to send data out all at once",
+        ),
         # smoke calls (runner/audit/smoke.py)
         _r("smoke-error-on-valid", "runtime", "error", "A tool answers valid input without an error or throw", "smoke"),
         _r("smoke-timeout", "runtime", "error", "A call ends within the per-call timeout", "smoke", timeout_ms=15000),

@@ -20,6 +20,14 @@ from rapidfuzz import fuzz
 from runner.audit.config import AuditConfig
 from runner.audit.model import Finding, Frame, PageSurface, Tool
 from runner.audit.rulebook import RULES
+from runner.audit.trust import (
+    instructions_in,
+    private_data,
+    third_party_by_description,
+    untrusted_content,
+    untrusted_hint,
+    way_out,
+)
 
 Hit = tuple[str, Frame | None, Tool | None, str]  # message, frame, tool, pointer
 StaticCheck = Callable[[PageSurface, dict[str, Any]], Iterator[Hit]]
@@ -419,52 +427,10 @@ def _script_errors(page: PageSurface, opts: dict[str, Any]) -> Iterator[Hit]:
 
 # ---- injection --------------------------------------------------------------------------------
 
-INSTRUCTIONS: list[tuple[str, re.Pattern[str]]] = [
-    (
-        "an override",
-        re.compile(
-            r"\b(ignore|disregard|forget|override)\b.{0,40}\b(previous|prior|above|earlier|all|"
-            r"any|other|system)\b.{0,25}\b(instructions?|prompts?|rules?|messages?|guidelines)",
-            re.I | re.S,
-        ),
-    ),
-    (
-        "a role marker",
-        re.compile(
-            r"(^|\n)\s*(system|assistant|developer)\s*:|<\|?(im_start|im_end|system|endoftext)"
-            r"\|?>|\[/?INST\]|</?(system|instructions?)>",
-            re.I,
-        ),
-    ),
-    (
-        "exfiltration phrasing",
-        re.compile(
-            r"\b(send|post|forward|upload|e-?mail|leak|exfiltrate)\b.{0,60}\b(password|"
-            r"credentials?|cookies?|tokens?|secrets?|api keys?|conversation|chat history|"
-            r"user'?s? data|personal data)",
-            re.I | re.S,
-        ),
-    ),
-    (
-        "concealment",
-        re.compile(
-            r"\b(do not|don't|never)\s+(tell|inform|mention|reveal|show)\b.{0,30}\b(the )?(user|"
-            r"human|person)\b",
-            re.I | re.S,
-        ),
-    ),
-    ("a zero-width character", re.compile("[\u200b-\u200f\u2060\ufeff]")),
-    ("a bidirectional control character", re.compile("[\u202a-\u202e\u2066-\u2069]")),
-]
-
-
-def instructions_in(text: str) -> list[str]:
-    """What in text speaks to the agent rather than describing: the kinds found, in order."""
-    return [kind for kind, pattern in INSTRUCTIONS if pattern.search(text)]
-
 
 @static("description-injection")
 def _injection(page: PageSurface, opts: dict[str, Any]) -> Iterator[Hit]:
+    names = {t.name for _, t in page.tools()}
     for frame, tool in page.tools():
         texts = [(tool.description, "/description")] + [
             (str(sub.get("description")), f"{ptr}/description")
@@ -472,6 +438,40 @@ def _injection(page: PageSurface, opts: dict[str, Any]) -> Iterator[Hit]:
             if sub.get("description")
         ]
         for text, pointer in texts:
-            kinds = instructions_in(text)
+            kinds = instructions_in(text, names - {tool.name})
             if kinds:
                 yield f"{tool.name}: instructions to the agent ({', '.join(kinds)})", frame, tool, pointer
+
+
+# ---- trust boundaries (runner/audit/trust.py) ---------------------------------------------------------
+
+
+@static("untrusted-content-unmarked")
+def _untrusted_unmarked(page: PageSurface, opts: dict[str, Any]) -> Iterator[Hit]:
+    for frame, tool in page.tools():
+        why = third_party_by_description(tool)
+        if why and not untrusted_hint(tool):
+            yield (
+                f"{tool.name} returns text others wrote ({why}) without untrustedContentHint: an agent takes it "
+                "for the site's own words",
+                frame,
+                tool,
+                "/annotations/untrustedContentHint",
+            )
+
+
+@static("capability-trifecta")
+def _trifecta(page: PageSurface, opts: dict[str, Any]) -> Iterator[Hit]:
+    tools = [t for _, t in page.tools()]
+    private = [t.name for t in tools if private_data(t)]
+    untrusted = [t.name for t in tools if untrusted_content(t)]
+    out = [t.name for t in tools if way_out(t, [n for n, _, _ in properties(t.input_schema)])]
+    if private and untrusted and out:
+        yield (
+            f"the page offers private data ({', '.join(private)}), untrusted content ({', '.join(untrusted)}) and a "
+            f"way to send data out ({', '.join(out)}): text others wrote can steer an agent to send the person's "
+            "data away",
+            None,
+            None,
+            "",
+        )

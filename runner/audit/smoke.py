@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from runner.audit.config import AuditConfig
 from runner.audit.inputs import SmokeInput
 from runner.audit.model import Finding, Frame, Tool
-from runner.audit.rules import instructions_in
+from runner.audit.trust import instructions_in, third_party_by_description, third_party_in_answer, untrusted_hint
 
 ANSWER_CHARS = 2048  # how much of an answer the reports keep
 
@@ -150,8 +150,18 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(v)
 
 
-def judge(tool: Tool, frame: Frame, page: str, outcomes: list[CallOutcome], config: AuditConfig) -> list[Finding]:
+def judge(
+    tool: Tool,
+    frame: Frame,
+    page: str,
+    outcomes: list[CallOutcome],
+    config: AuditConfig,
+    page_tools: Iterable[str] = (),
+) -> list[Finding]:
+    """Findings on a tool's calls; page_tools: the page's tool names, so an answer ordering a call of another
+    one is found."""
     findings: list[Finding] = []
+    others = set(page_tools) - {tool.name}
 
     def add(rule: str, message: str, pointer: str = "") -> None:
         if config.enabled(rule):
@@ -190,7 +200,7 @@ def judge(tool: Tool, frame: Frame, page: str, outcomes: list[CallOutcome], conf
             once("smoke-null", f"{label} answered null at {', '.join(nulls[:3])}", nulls[0])
         if isinstance(o.result, str) and _json_text(o.result):
             once("smoke-json-string", f"{label} answered JSON inside a string: agents get text, not structure")
-        kinds = sorted({k for text in _strings(o.result) for k in instructions_in(text)})
+        kinds = sorted({k for text in _strings(o.result) for k in instructions_in(text, others)})
         if kinds:
             once("smoke-result-injection", f"{label} answered instructions to the agent ({', '.join(kinds)})")
     for o in invalid:
@@ -218,10 +228,36 @@ def judge(tool: Tool, frame: Frame, page: str, outcomes: list[CallOutcome], conf
             f"{tool.name} is marked read-only but wrote to the server: {', '.join(writes)}",
             "/annotations/readOnlyHint",
         )
+    _untrusted(tool, valid, add)
     other = sorted({r for o in outcomes for r in o.other_hosts})
     if other:
         add("smoke-other-hosts", f"{tool.name} reached other hosts: {', '.join(other[:5])}")
     return findings
+
+
+def _untrusted(tool: Tool, valid: list[CallOutcome], add: Callable[[str, str, str], None]) -> None:
+    """untrustedContentHint judged on the answers: missing where they carry text others wrote (the description
+    alone is the static rule's), needless where nothing says they do."""
+    answered = [o for o in valid if o.error is None and not o.timed_out and o.result not in (None, UNSERIALIZABLE)]
+    if not answered:
+        return
+    in_answer = next((w for o in answered if (w := third_party_in_answer(o.result))), None)
+    described = third_party_by_description(tool)
+    if not untrusted_hint(tool) and in_answer and not described:
+        add(
+            "untrusted-content-unmarked",
+            f"{tool.name} returns text others wrote ({in_answer}) without untrustedContentHint: an agent takes it "
+            "for the site's own words",
+            "/annotations/untrustedContentHint",
+        )
+    if untrusted_hint(tool) and not (in_answer or described or any(o.other_hosts for o in answered)):
+        add(
+            "untrusted-hint-unneeded",
+            f"{tool.name} has untrustedContentHint but nothing says its answers carry text others wrote (its "
+            "description, its answers' fields, requests to other hosts): the hint makes an agent distrust the "
+            "site's own data",
+            "/annotations/untrustedContentHint",
+        )
 
 
 def _json_text(text: str) -> bool:
