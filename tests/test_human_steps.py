@@ -15,6 +15,7 @@ from runner.judge import checks
 from runner.play.run.run import RunOptions, run_suite
 from runner.suite.case import StateExpectation, UiExpectation
 from runner.suite.loader import load_cases
+from runner.suite.validate import load_suite
 from runner.trace import StepRecord, Trace
 
 # REPEAT-03's first half, then a wait for a text the dialog never shows
@@ -86,3 +87,14 @@ def test_a_step_the_page_did_not_show_is_a_failed_assertion_naming_it():
     (a,) = checks.check_steps(trace)
     assert (a.id, a.status, a.why) == ("steps[2]", "failed", "no dialog") and "wait_for" in a.description
     assert checks.check_steps(_trace()) == []
+
+
+def test_press_needs_a_control_the_case_names(tmp_path: Path):
+    bare = "id: P\nbehaviour: human_authority\ntitle: t\nstart_route: /\nsteps:\n  - user: hi\n  - action: press\n"
+    (tmp_path / "P.yaml").write_text(bare, encoding="utf-8")
+    loaded, problems = load_suite([tmp_path], None, whole_suite=False)
+    (problem,) = problems
+    assert (problem.line, problem.field) == (7, "steps[1]") and "press needs a control" in problem.message
+    targeted = bare.replace("action: press", "action: press\n    target: {role: button, name: 確認}")
+    (tmp_path / "P.yaml").write_text(targeted, encoding="utf-8")
+    assert load_suite([tmp_path], None, whole_suite=False)[1] == []

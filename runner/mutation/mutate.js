@@ -238,6 +238,15 @@
     });
   }
 
+  // ---- a form's submit listener never fires: its button does the browser's own submission ----
+  if (M.op === "submit_listener_dead") {
+    const add = EventTarget.prototype.addEventListener;
+    EventTarget.prototype.addEventListener = function (type, listener, options) {
+      if (type === "submit" && this instanceof HTMLFormElement) return undefined; // never registered
+      return add.call(this, type, listener, options);
+    };
+  }
+
   // ---- a dialog's summary shows another record's id in its last field ----------------------
   if (M.op === "dialog_field_swapped") {
     const idsSeen = () => {

@@ -76,6 +76,7 @@ OPERATORS: dict[str, Operator] = {
         Operator("error_flag_flipped", "page", "a boolean of an error result (retryable) has the other value"),
         Operator("prefill_wins", "page", "a form keeps the signed-in account's values over the ones the agent gave"),
         Operator("sanitiser_keeps_markup", "page", "markup rendered after a sanitiser that drops only on* and script"),
+        Operator("submit_listener_dead", "page", "a form's submit listener never fires: its button submits natively"),
         Operator("dialog_field_swapped", "page", "a dialog's summary shows another record's id in its last field"),
         Operator("select_label_shifted", "page", "a select shows the next option's label for the value it holds"),
         Operator("annotation_lie", "page", "a tool that writes is registered with readOnlyHint"),
@@ -476,6 +477,12 @@ def _page_mutants(add: Callable[..., None], baselines: list[Baseline]) -> None:
     ]
     add("text_as_markup", "every text node with markup", {}, markup)
     add("sanitiser_keeps_markup", "every text node with markup, sanitised", {}, markup)
+    submits = [
+        b.id
+        for b in baselines
+        if b.trace.confirmation and b.trace.confirmation.actionable and b.trace.confirmation.actionable.submits_form
+    ]
+    add("submit_listener_dead", "every form's submit listener", {}, submits)
     summaries = [b.id for b in baselines if re.search(r"dialog[^\n]*\n(?:\s+-[^\n]*\n)*?\s+- term:", aria(b))]
     add("dialog_field_swapped", "every dialog's summary (its last field)", {}, summaries)
     selects = [b.id for b in baselines if "combobox" in (b.trace.ui.aria_snapshot or "")]

@@ -202,6 +202,18 @@ class ClickAction(Strict):
     times: int = 1
 
 
+class PressAction(Strict):
+    """The human presses the control the agent stopped at: the case's confirmation control, or ``target``.
+
+    The confirmation point is read as the agent left it just before the press; the checks after it
+    (state, network, UI) judge what the press did.
+    """
+
+    action: Literal["press"]
+    target: Locator | None = Field(default=None, description="default: expect.confirmation.control")
+    times: int = Field(default=1, ge=1, description="presses (a person pressing again)")
+
+
 class ExpireSessionAction(Strict):
     action: Literal["expire_session"]
 
@@ -245,7 +257,14 @@ class WaitForAction(Strict):
 
 
 Action = Annotated[
-    NavigateAction | ReloadAction | ClickAction | ExpireSessionAction | ChangeAction | FaultAction | WaitForAction,
+    NavigateAction
+    | ReloadAction
+    | ClickAction
+    | PressAction
+    | ExpireSessionAction
+    | ChangeAction
+    | FaultAction
+    | WaitForAction,
     Field(discriminator="action"),
 ]
 

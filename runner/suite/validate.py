@@ -31,6 +31,7 @@ from runner.suite.case import (
     BEHAVIOURS,
     ExpectedCall,
     HistoryCall,
+    PressAction,
     UserStep,
     expected_leaves,
     has_groups_or_optional,
@@ -283,7 +284,20 @@ def _case_problems(lc: LoadedCase, catalog: SuiteCatalog | None) -> list[Problem
     out += goal_problems(lc, catalog)
     out += _expectation_problems(lc, catalog)
     out += plan_satisfies_expectations(lc)
+    out += _press_problems(lc)
     return out
+
+
+def _press_problems(lc: LoadedCase) -> list[Problem]:
+    """press presses the case's confirmation control unless it names its own target."""
+    if lc.case.expect.confirmation is not None:
+        return []
+    return [
+        _at(lc, (part, i), "press needs a control: give it a target, or the case an expect.confirmation")
+        for part in ("setup", "steps")
+        for i, step in enumerate(getattr(lc.case, part))
+        if isinstance(step, PressAction) and step.target is None
+    ]
 
 
 def _mutation_rule_problems(lc: LoadedCase, counted: tuple[str, ...]) -> list[Problem]:
@@ -478,6 +492,8 @@ def _expectation_problems(lc: LoadedCase, catalog: SuiteCatalog | None) -> list[
     for i, ui in enumerate(lc.case.expect.ui):
         for field in ("value", "text"):
             out += _matcher_problems(lc, ("expect", "ui", i, field), getattr(ui, field))
+        for label, matcher in (ui.summary or {}).items():
+            out += _matcher_problems(lc, ("expect", "ui", i, "summary", label), matcher)
     if lc.case.expect.answer:
         answer = lc.case.expect.answer
         empty = [("contains", i) for i, s in enumerate(answer.contains) if not s]

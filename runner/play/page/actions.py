@@ -25,7 +25,9 @@ from runner.suite.case import (
     ClickAction,
     ExpireSessionAction,
     FaultAction,
+    Locator,
     NavigateAction,
+    PressAction,
     ReloadAction,
     WaitForAction,
 )
@@ -54,6 +56,9 @@ class UserActions:
     trial_id: str  # the proxy's name for the trial's traffic
     proxy: NetworkProxy | None
     humans: HumanWindows
+    confirmation: Locator | None = None  # the case's confirmation control: what press presses by default
+    # reads the confirmation point as the agent left it, just before the human presses (set by the trial)
+    before_press: Callable[[Locator], Awaitable[None]] | None = None
 
     async def perform(self, step: Any) -> None:
         """Do one action; a fixture or site hook it needs and lacks stops the trial (not_run)."""
@@ -98,6 +103,16 @@ async def human_click(user: UserActions, step: ClickAction) -> None:
                 raise StepNotShown(f"the human could not press {step.target.describe()}{again}: not there") from None
 
 
+async def human_press(user: UserActions, step: PressAction) -> None:
+    """The human presses the control the agent stopped at, after the confirmation point is read."""
+    control = step.target or user.confirmation
+    if control is None:  # validate refuses such a case
+        raise TrialAborted("press has no control: give it a target, or the case an expect.confirmation", "case")
+    if user.before_press is not None:
+        await user.before_press(control)
+    await human_click(user, ClickAction(action="click", target=control, times=step.times))
+
+
 async def expire_session(user: UserActions, step: ExpireSessionAction) -> None:
     await user.site.expire_session(user.world)
 
@@ -140,6 +155,7 @@ ACTIONS: dict[type, Callable[[UserActions, Any], Awaitable[None]]] = {
     NavigateAction: navigate,
     ReloadAction: reload,
     ClickAction: human_click,
+    PressAction: human_press,
     ExpireSessionAction: expire_session,
     ChangeAction: change,
     FaultAction: arm_fault,

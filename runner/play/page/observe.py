@@ -113,7 +113,7 @@ class PageObserver:
         if self.watcher is not None:
             trace.ui.observations = list(await observations)
             if confirmation:
-                trace.confirmation = await self.confirmation(confirmation.control, trace.trial_id)
+                trace.confirmation = await self.confirmation(confirmation.control, trace.trial_id, trace.confirmation)
             if expect.untrusted:
                 trace.untrusted_rendering = await self.untrusted(trace.calls)
             await asyncio.gather(self._aria(trace), self._screenshot(trace))
@@ -149,16 +149,24 @@ class PageObserver:
                 obs.value = found["value"]
         return obs
 
-    async def confirmation(self, control: Locator, trial_id: str) -> ConfirmationRecord:
-        """The confirmation control: there, visible, actionable, and who pressed it (the human or the agent)."""
-        obs = await self.target(control)
-        rec = ConfirmationRecord(
-            control=control.describe(), found=bool(obs.count), visible=bool(obs.visible), error=obs.error
-        )
-        if rec.found:  # before a headed hold outlines it
-            rec.actionable = await probes.actionable(locate(self.page, control).first)
-        if self.watcher is not None and rec.visible:
-            await self._hold_for_human(control, trial_id)
+    async def confirmation(
+        self, control: Locator, trial_id: str, at_press: ConfirmationRecord | None = None
+    ) -> ConfirmationRecord:
+        """The confirmation control: there, visible, actionable, and who pressed it (the human or the agent).
+
+        ``at_press``: the control as it was read just before a scripted human press (the press may close its
+        dialog or replace its form); only who pressed it is read now."""
+        if at_press is not None:
+            rec = at_press.model_copy(update={"pressed_by_human": False, "pressed_by_agent": False, "human_clicks": []})
+        else:
+            obs = await self.target(control)
+            rec = ConfirmationRecord(
+                control=control.describe(), found=bool(obs.count), visible=bool(obs.visible), error=obs.error
+            )
+            if rec.found:  # before a headed hold outlines it
+                rec.actionable = await probes.actionable(locate(self.page, control).first)
+            if self.watcher is not None and rec.visible:
+                await self._hold_for_human(control, trial_id)
         name = (control.name or control.text or control.label or "").strip()
         for i, event in enumerate(self.log.events):
             if event.get("type") != "click" or name not in event.get("text", ""):
@@ -193,7 +201,7 @@ class PageObserver:
             await self.watcher.hold(trial_id, control.describe())
 
     async def _confirmation(self, control: Locator, trace: Trace) -> None:
-        trace.confirmation = await self.confirmation(control, trace.trial_id)
+        trace.confirmation = await self.confirmation(control, trace.trial_id, trace.confirmation)
 
     async def _untrusted(self, trace: Trace) -> None:
         trace.untrusted_rendering = await self.untrusted(trace.calls)

@@ -463,6 +463,9 @@ class Trial:
         self.actions = UserActions(
             self.tp.page, self.tp.host, site, self.world, self.trial_id, self.env.proxy, self.humans
         )
+        if case.expect.confirmation:
+            self.actions.confirmation = case.expect.confirmation.control
+        self.actions.before_press = self._confirmation_point
         mark("context_ms")
         config = site.config
         proxied = self.env.proxy is not None
@@ -475,6 +478,13 @@ class Trial:
         await require_tools(self.tp.host, case.start_route, config.base_url, self._page_errors)
         self.trace.webmcp_path = self.tp.host.path  # type: ignore[assignment]
         self.trace.timings["setup_ms"] = self._ms()
+
+    async def _confirmation_point(self, control: Any) -> None:
+        """The confirmation point as the agent left it, read just before the human presses the control."""
+        assert self.tp and self.humans
+        if self.trace.confirmation is None and self.case.expect.confirmation:
+            observer = PageObserver(self.tp.page, self.tp.log, self.humans, self.artifacts)
+            self.trace.confirmation = await observer.confirmation(control, self.trial_id)
 
     async def _reset(self) -> None:
         """The case's world at its seed, with its breaks."""
