@@ -107,8 +107,22 @@ class ArmedFault:
 
 
 @dataclass
+class TrialSite:
+    """A trial's own site, apart from the proxy's: a test of the pytest plugin opens whatever page it likes.
+
+    ``origins`` are the site's; with ``learn_first_page`` the origin of the trial's first top-level page is
+    added when the trial sees it. ``allow_hosts`` are the other hosts it may reach (as the proxy's)."""
+
+    origins: list[str]
+    allow_hosts: list[str]
+    learn_first_page: bool = True
+    learnt: bool = False
+
+
+@dataclass
 class TrialState:
     network: TrialNetwork
+    site: TrialSite | None = None  # None: the proxy's site and allow list
     faults: list[ArmedFault] = field(default_factory=list)
     replay: ReplayIndex | None = None
     recording: Fixture | None = None  # record mode: metadata; entries are built at the end
@@ -149,10 +163,9 @@ class EvalAddon:
         ssl_insecure: bool = False,
         block_other_hosts: bool = True,
     ) -> None:
-        if not site_origins:
-            raise ValueError("NetworkProxy needs at least one site origin")
         self.site_origins = [normalize_origin(o) for o in site_origins]
-        self.primary_origin = self.site_origins[0]
+        # none: each trial brings its own (TrialSite); fixture keys then carry every host
+        self.primary_origin = self.site_origins[0] if self.site_origins else ""
         self.site_addresses = {(urlsplit(o).hostname, urlsplit(o).port) for o in self.site_origins}
         self.allow_hosts = [h.lower() for h in allow_hosts]
         self.block_other_hosts = block_other_hosts
@@ -168,14 +181,22 @@ class EvalAddon:
 
     # ---- controller side (any thread) ---------------------------------------
 
-    def begin_trial(self, trial_id: str, mode: Mode, fixture: Fixture | None, rewrite: Any = None) -> None:
+    def begin_trial(
+        self, trial_id: str, mode: Mode, fixture: Fixture | None, rewrite: Any = None, site: TrialSite | None = None
+    ) -> None:
         if not trial_id:
             raise ValueError('a trial id must not be empty ("" collects unattributed requests)')
         if mode not in ("live", "record", "replay"):
             raise ValueError(f"unknown network mode {mode!r}: live, record or replay")
         if mode == "replay" and fixture is None:
             raise ValueError(f"trial {trial_id}: replay mode needs a fixture")
-        state = TrialState(TrialNetwork(trial_id=trial_id, mode=mode), rewrite=rewrite)
+        if site is not None:
+            site = TrialSite(
+                [normalize_origin(o) for o in site.origins],
+                [h.lower() for h in site.allow_hosts],
+                site.learn_first_page,
+            )
+        state = TrialState(TrialNetwork(trial_id=trial_id, mode=mode), site=site, rewrite=rewrite)
         if mode == "replay":
             assert fixture is not None
             state.replay = ReplayIndex.of(fixture)
@@ -241,27 +262,47 @@ class EvalAddon:
 
     # ---- policy -----------------------------------------------------------------
 
-    def _host_allowed(self, host: str, port: int | None) -> bool:
+    def _host_allowed(self, host: str, port: int | None, trial: TrialState | None = None) -> bool:
         if not self.block_other_hosts:
             return True
         host = host.lower()
-        return any(fnmatchcase(host, pattern) or fnmatchcase(f"{host}:{port}", pattern) for pattern in self.allow_hosts)
+        patterns = trial.site.allow_hosts if trial and trial.site else self.allow_hosts
+        return any(fnmatchcase(host, pattern) or fnmatchcase(f"{host}:{port}", pattern) for pattern in patterns)
 
-    def _is_site(self, origin: str) -> bool:
-        return origin in self.site_origins
+    def _is_site(self, origin: str, trial: TrialState | None = None) -> bool:
+        return origin in (trial.site.origins if trial and trial.site else self.site_origins)
 
-    def _is_mutation(self, method: str, origin: str, path: str) -> bool:
+    def _learn_site(self, trial: TrialState, flow: http.HTTPFlow, origin: str) -> None:
+        """The trial's first top-level page names its site (a frame's page or a fetch does not)."""
+        site = trial.site
+        if site is None or not site.learn_first_page or site.learnt:
+            return
+        headers = flow.request.headers
+        dest = headers.get("sec-fetch-dest")
+        # no Sec-Fetch headers on plain http to a host that is not loopback: a GET that asks for HTML then
+        top_page = dest.lower() == "document" if dest is not None else headers.get("accept", "").startswith("text/html")
+        if not top_page or flow.request.method != "GET":
+            return
+        site.learnt = True
+        if origin not in site.origins:
+            site.origins.append(origin)
+        # server_connect does not know the trial: the learnt site's address is let through from now on
+        self.site_addresses.add((flow.request.host, flow.request.port))
+
+    def _is_mutation(self, method: str, origin: str, path: str, trial: TrialState | None = None) -> bool:
         """A write to the site (outside the ignored paths), or a write that leaves for another host."""
         if method.upper() not in self.mutation_methods:
             return False
-        return not self._is_site(origin) or not any(path.startswith(prefix) for prefix in self.ignore_paths)
+        return not self._is_site(origin, trial) or not any(path.startswith(prefix) for prefix in self.ignore_paths)
 
     # ---- mitmproxy hooks (proxy thread) ---------------------------------------
 
     def server_connect(self, data: ServerConnectionHookData) -> None:
         """Last line of the guard: never open a connection to a host outside the site and allow list."""
         host, port = data.server.address or ("", 0)
-        if (host, port) not in self.site_addresses and not self._host_allowed(host, port):
+        with self.lock:  # the proxy's allow list, or a trial's own
+            allowed = any(self._host_allowed(host, port, trial) for trial in self.trials.values())
+        if (host, port) not in self.site_addresses and not allowed:
             data.server.error = f"webmcp-eval: {host}:{port} is neither a site origin nor an allowed host"
 
     async def request(self, flow: http.HTTPFlow) -> None:
@@ -289,11 +330,12 @@ class EvalAddon:
                 del trial.network.requests[:-UNATTRIBUTED_KEEP]
                 del trial.network.blocked[:-UNATTRIBUTED_KEEP]
             flow_state = self.flows[flow.id] = FlowState(trial, record)
-            record.outbound = not self._is_site(origin)
-            if record.outbound and not self._host_allowed(req.host, req.port):
+            self._learn_site(trial, flow, origin)
+            record.outbound = not self._is_site(origin, trial)
+            if record.outbound and not self._host_allowed(req.host, req.port, trial):
                 self._block(flow, flow_state, origin)
                 return
-            if self._is_mutation(req.method, origin, record.path):
+            if self._is_mutation(req.method, origin, record.path, trial):
                 record.mutation = True
                 trial.network.mutations.append(record)
                 # another host's write is keyed by its host too: "POST //cdn.example:443/share"

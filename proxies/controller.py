@@ -22,7 +22,7 @@ from mitmproxy.addons import core, disable_h2c, errorcheck, next_layer, proxyser
 from mitmproxy.master import Master
 from mitmproxy.options import Options
 
-from .addon import EvalAddon
+from .addon import EvalAddon, TrialSite
 from .canonical import TRIAL_HEADER
 from .fixture import Fixture
 from .models import FaultSpec, Mode, TrialNetwork
@@ -85,7 +85,8 @@ class NetworkProxy:
         listen_host: str = "127.0.0.1",
         advertise_host: str | None = None,
     ) -> None:
-        """site_origins: where the site lives (the first is the primary: fixture keys carry no host for it).
+        """site_origins: where the site lives (the first is the primary: fixture keys carry no host for it);
+        none when each trial names its own (begin_trial's site).
         allow_hosts: other hosts the site may reach (exact or glob, optionally host:port); all else is blocked.
         block_other_hosts: False passes every other host through (still recorded, its writes counted).
         ssl_insecure: do not verify upstream HTTPS certificates (a staging deployment's self-signed one).
@@ -197,12 +198,19 @@ class NetworkProxy:
     # ---- trials -------------------------------------------------------------------
 
     def begin_trial(
-        self, trial_id: str, *, mode: Mode = "live", fixture: Fixture | None = None, rewrite: Any = None
+        self,
+        trial_id: str,
+        *,
+        mode: Mode = "live",
+        fixture: Fixture | None = None,
+        rewrite: Any = None,
+        site: TrialSite | None = None,
     ) -> None:
         """Start counting for trial_id. record: fixture (optional) gives case_id/site_revision;
         replay: fixture is required and is the only source of answers. rewrite: an object with
-        ``request(flow)`` / ``response(flow)`` that may change the trial's traffic (mutation testing)."""
-        self.addon.begin_trial(trial_id, mode, fixture, rewrite)
+        ``request(flow)`` / ``response(flow)`` that may change the trial's traffic (mutation testing).
+        site: the trial's own site and allow list instead of the proxy's (a pytest test's page)."""
+        self.addon.begin_trial(trial_id, mode, fixture, rewrite, site)
 
     def arm_fault(self, trial_id: str, fault: FaultSpec) -> None:
         self.addon.arm_fault(trial_id, fault)

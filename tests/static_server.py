@@ -3,12 +3,20 @@
 Served by Python's own static file server (no server state, no test API): the
 shop keeps its cart in localStorage, registers its tools late, has one
 declarative form tool, and loads a web font from the other host. The only
-"build step" writes the CDN's address into the copied files.
+"build step" writes the CDN's address into the copied files. The CDN also
+answers ``POST /share`` (the shop's sharing service), which ``http.server``
+alone does not: serve the shop with this module, as the tests do.
+
+    python tests/static_server.py --port 8000    # the shop at http://127.0.0.1:8000/demo/, until Ctrl-C
 """
 
 from __future__ import annotations
 
+import argparse
 import shutil
+import signal
+import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -80,15 +88,18 @@ class StaticSite:
         return SiteConfig.model_validate({**data, "base_url": self.url, **changes})
 
 
-def _serve(directory: Path, seen: list[tuple[str, str]], fail_once: set[str] | None = None) -> ThreadingHTTPServer:
+def _serve(
+    directory: Path, seen: list[tuple[str, str]], fail_once: set[str] | None = None, port: int = 0
+) -> ThreadingHTTPServer:
     handler = type("Handler", (_Quiet,), {"seen": seen, "fail_once": fail_once if fail_once is not None else set()})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(handler, directory=str(directory)))
+    server = ThreadingHTTPServer(("127.0.0.1", port), partial(handler, directory=str(directory)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 
 
 @contextmanager
-def static_site(tmp: Path) -> Iterator[StaticSite]:
+def static_site(tmp: Path, port: int = 0) -> Iterator[StaticSite]:
+    """The shop copied into tmp and served on loopback (port 0: a free one); its CDN on a free port."""
     site = StaticSite(root=tmp)
     shutil.copytree(SOURCE / "cdn", tmp / "cdn")
     cdn = _serve(tmp / "cdn", site.cdn_seen)
@@ -97,7 +108,7 @@ def static_site(tmp: Path) -> Iterator[StaticSite]:
     for path in (tmp / "site").rglob("*"):
         if path.suffix in (".html", ".js", ".css"):
             path.write_text(path.read_text(encoding="utf-8").replace("__CDN__", site.cdn), encoding="utf-8")
-    server = _serve(tmp / "site", site.site_seen, site.fail_once)
+    server = _serve(tmp / "site", site.site_seen, site.fail_once, port)
     site.site_port = server.server_address[1]
     try:
         yield site
@@ -105,3 +116,28 @@ def static_site(tmp: Path) -> Iterator[StaticSite]:
         for s in (server, cdn):
             s.shutdown()
             s.server_close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python tests/static_server.py",
+        description="Serve the static test shop on loopback as the tests serve it (its CDN on a free port), "
+        "until Ctrl-C.",
+    )
+    parser.add_argument("--port", type=int, default=8000, help="the shop's port; 0 picks a free one (default 8000)")
+    args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # `kill` too cleans the copied shop up
+    try:
+        with tempfile.TemporaryDirectory(prefix="static-shop-") as tmp, static_site(Path(tmp), args.port) as shop:
+            print(f"the static shop: {shop.url} (its CDN: {shop.cdn}); Ctrl-C stops it", flush=True)
+            threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    except OSError as err:  # the port is taken
+        print(f"error: port {args.port}: {err.strerror}; pick another with --port", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

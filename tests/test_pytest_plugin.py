@@ -15,9 +15,11 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import socket
 from pathlib import Path
 
 import pytest
+import static_server
 import yaml
 from runner_support import cli
 from static_server import CASES, SOURCE, StaticSite, static_site
@@ -25,14 +27,18 @@ from static_server import CASES, SOURCE, StaticSite, static_site
 ROOT = Path(__file__).resolve().parent.parent
 pytest_plugins = ["pytester"]
 
-# The Chromium the project's own tests use, with WebMCP on, for pytest-playwright in the subprocess.
+# The Chromium the project's own tests use, with WebMCP on, for pytest-playwright in the subprocess (as the
+# docs' conftest picks it: the headless shell for headless runs, other browser types left alone).
 CONFTEST = """
 import pytest
 from runner.play.browser.browser import find_chromium, launch_args
 
 @pytest.fixture(scope="session")
-def browser_type_launch_args(browser_type_launch_args):
-    return {**browser_type_launch_args, "executable_path": find_chromium().path, "args": launch_args()}
+def browser_type_launch_args(browser_type_launch_args, browser_name):
+    if browser_name != "chromium":
+        return browser_type_launch_args
+    chromium = find_chromium(headless=browser_type_launch_args.get("headless", True)).path
+    return {**browser_type_launch_args, "executable_path": chromium, "args": launch_args()}
 """
 
 FRAMES_PAGE = """<!doctype html>
@@ -63,9 +69,15 @@ def test_help_lists_the_plugins_options_under_their_own_group(pytester: pytest.P
     text = result.stdout.str()
     group = text.index("webmcp-eval (WebMCP tools in your tests, case suites as test items):")
     options = ("--webmcp-proxy", "--webmcp-allow-host=HOST", "--webmcp-update-contracts", "--webmcp-suite=DIR")
-    for option in (*options, "--webmcp-trials=K", "--webmcp-out=DIR"):
+    more = ("--webmcp-suite-base-url=URL", "--webmcp-trials=K", "--webmcp-expect-timeout=MS", "--webmcp-out=DIR")
+    for option in (*options, *more):
         assert option in text[group:], option
-    assert "--base-url" in text  # pytest-playwright's, which the suite items read too
+    assert "--base-url" in text  # pytest-playwright's: your tests' site, never the suite's
+    ini = text[text.index("[pytest] configuration options") :]
+    for name in ("webmcp_proxy (bool)", "webmcp_allow_host (linelist)", "webmcp_suite (string)"):
+        assert name in ini, name
+    for name in ("webmcp_suite_base_url", "webmcp_trials", "webmcp_out", "webmcp_expect_timeout"):
+        assert f"{name} (string)" in ini, name
 
 
 def test_a_bad_trial_count_is_one_line_and_a_usage_error(pytester: pytest.Pytester) -> None:
@@ -73,6 +85,20 @@ def test_a_bad_trial_count_is_one_line_and_a_usage_error(pytester: pytest.Pytest
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "--webmcp-trials: 0 is less than 1" in result.stderr.str()
     assert "Traceback" not in result.stderr.str() + result.stdout.str()
+
+
+def test_the_static_shop_script_says_how_to_use_it_and_a_taken_port_is_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as done:
+        static_server.main(["--help"])
+    assert done.value.code == 0
+    assert "Serve the static test shop on loopback as the tests serve it" in capsys.readouterr().out
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        assert static_server.main(["--port", str(taken.getsockname()[1])]) == 2
+    assert capsys.readouterr().err.endswith("Address already in use; pick another with --port\n")
 
 
 @pytest.mark.browser
@@ -267,12 +293,15 @@ def test_the_readmes_test_file_passes_on_the_shop_and_fails_on_a_broken_one(
     assert _outcomes(passed) == {"passed": 3}, passed.stdout.str()
     with static_site(tmp_path / "broken") as broken:
         _break_the_shop(broken.root)
-        failed = pytester.runpytest_subprocess("--base-url", broken.url, "--webmcp-proxy", "-p", "no:cacheprovider")
+        failed = pytester.runpytest_subprocess(
+            "--base-url", broken.url, "--webmcp-proxy", "-p", "no:cacheprovider", "--webmcp-expect-timeout", "1000"
+        )
     assert _outcomes(failed) == {"passed": 1, "failed": 2}, failed.stdout.str()
     failed.stdout.fnmatch_lines(
         [
             "*test_the_shop_registers_its_tools*",
-            "E       AssertionError: assert_tool('list_products'): the tool differs",
+            "E       AssertionError: expect(webmcp).to_have_tool('list_products'): still not met after 1 s of retrying",
+            "E       assert_tool('list_products'): the tool differs",
             "E         annotations: readOnlyHint: missing, expected true",
             "*test_adding_to_the_cart_writes_nothing*",
             "E       AssertionError: expected 0 network mutation(s), the proxy counted 1:",
@@ -287,9 +316,7 @@ def test_the_readmes_test_file_passes_on_the_shop_and_fails_on_a_broken_one(
 def _shop_suite(folder: Path, shop: StaticSite) -> Path:
     """The shop's cases as a suite folder, plus one that cannot run (SHOP-00), one that fails (a wrong
     quantity, SHOP-05) and one after it (SHOP-07)."""
-    folder.mkdir()
-    for case in CASES.glob("*.yaml"):
-        shutil.copy(case, folder / case.name)
+    _good_suite(folder, shop)
     one = (CASES / "SHOP-01.yaml").read_text(encoding="utf-8")
     wrong = one.replace("id: SHOP-01", "id: SHOP-05")
     wrong = wrong.replace("quantity: 2}\n        no_other", "quantity: 3}\n        no_other")
@@ -298,13 +325,6 @@ def _shop_suite(folder: Path, shop: StaticSite) -> Path:
     (folder / "SHOP-00.yaml").write_text(gone, encoding="utf-8")
     after = (CASES / "SHOP-03.yaml").read_text(encoding="utf-8").replace("id: SHOP-03", "id: SHOP-07")
     (folder / "SHOP-07.yaml").write_text(after, encoding="utf-8")
-    site = yaml.safe_load((SOURCE / "site.yaml").read_text(encoding="utf-8"))
-    suite = {
-        "site": {**site, "base_url": shop.url},
-        "behaviours": {b: b for b in ("selection", "arguments", "ordering", "freshness")},
-        "min_cases_per_behaviour": 1,
-    }
-    (folder / "suite.yaml").write_text(yaml.safe_dump(suite), encoding="utf-8")
     return folder
 
 
@@ -357,11 +377,123 @@ def test_a_suite_runs_as_items_with_k_lf_junit_and_a_run_directory(
     assert [t["trial_id"] for t in json.loads((newest / "plan.json").read_text())["trials"]] == ["SHOP-05.t1"]
 
 
-def test_the_proxy_without_a_site_address_is_a_usage_error(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest_inprocess("--webmcp-proxy")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "--webmcp-proxy: the proxy needs the site's address: give --base-url URL" in result.stderr.str()
-    assert "Traceback" not in result.stderr.str()
+# ---- your tests and a suite in one session, each on its own site; assertions that wait -------------------
+
+LATE_PAGE = """<!doctype html>
+<title>Late</title>
+<script>
+  // late_tool comes a second after load and goes 300 ms after its first call
+  addEventListener("load", () => setTimeout(() => {
+    const gone = new AbortController();
+    document.modelContext.registerTool({
+      name: "late_tool",
+      description: "Registered a second after the page has loaded.",
+      inputSchema: {type: "object", properties: {}},
+      annotations: {readOnlyHint: true},
+      execute: async () => { setTimeout(() => gone.abort(), 300); return {status: "ok"}; },
+    }, {signal: gone.signal});
+  }, 1000));
+</script>
+"""
+
+EXPECT_TESTS = """
+import pytest
+
+from runner.pytest_plugin import expect
+
+
+def test_expect_waits_for_a_late_tool_where_the_one_look_form_fails(page, webmcp, base_url):
+    page.goto(base_url + "late.html")
+    with pytest.raises(AssertionError, match=r"assert_tool\\('late_tool'\\): the page lists no such tool"):
+        webmcp.assert_tool("late_tool")
+    assert expect(webmcp).to_have_tool("late_tool", annotations={"readOnlyHint": True}).read_only
+    webmcp.call("late_tool")
+    assert expect(webmcp).to_have_called("late_tool").result == {"status": "ok"}
+    expect(webmcp).not_to_have_tool("late_tool")  # withdrawn 300 ms after the call
+    with pytest.raises(AssertionError) as err:
+        expect(webmcp).to_have_tool("no_such_tool", timeout=300)
+    assert str(err.value).splitlines()[:2] == [
+        "expect(webmcp).to_have_tool('no_such_tool'): still not met after 0.3 s of retrying",
+        "assert_tool('no_such_tool'): the page lists no such tool",
+    ]
+    with pytest.raises(ValueError, match="unknown matcher"):  # a broken matcher is not retried
+        expect(webmcp).to_have_called("late_tool", {"q": {"$regex": "x"}})
+
+
+@pytest.mark.webmcp(proxy=True)
+def test_the_proxy_takes_the_site_of_the_tests_own_page(page, webmcp):
+    page.goto(OTHER_SHOP)  # not --base-url's shop: the suite's
+    expect(webmcp).to_have_tool("share_cart")
+    webmcp.call("add_to_cart", {"product_id": "tea-green-01"})
+    webmcp.call("share_cart")
+    expect(webmcp).to_have_mutations(1)
+    assert {(r.port, r.path) for r in webmcp.outbound()} >= {(OTHER_CDN_PORT, "/share")}
+    assert {r.port for r in webmcp.outbound()} == {OTHER_CDN_PORT}  # the page's own origin is the site
+"""
+
+
+@pytest.mark.browser
+def test_your_tests_and_a_suite_in_one_session_each_on_its_own_site(
+    pytester: pytest.Pytester, static_shop: StaticSite, tmp_path: Path
+) -> None:
+    (static_shop.root / "site" / "demo" / "late.html").write_text(LATE_PAGE, encoding="utf-8")
+    mine = pytester.mkdir("tests")
+    (mine / "conftest.py").write_text(CONFTEST, encoding="utf-8")
+    (mine / "test_shop_tools.py").write_text(readme_test_file(), encoding="utf-8")
+    with static_site(tmp_path / "suite-shop") as other:
+        suite = _good_suite(tmp_path / "suite", other)
+        constants = f"OTHER_SHOP = {other.url!r}\nOTHER_CDN_PORT = {other.cdn_port}\n"
+        (mine / "test_expect.py").write_text(constants + EXPECT_TESTS, encoding="utf-8")
+        out = tmp_path / "traces"
+        # --base-url is the tests' shop; the suite keeps its suite.yaml's, the other shop
+        args = ("tests", "--webmcp-suite", str(suite), "--base-url", static_shop.url, "--webmcp-proxy")
+        result = pytester.runpytest_subprocess(*args, "--webmcp-out", str(out), "-p", "no:cacheprovider")
+        suite_requests = [path for _, path in other.site_seen]
+    assert _outcomes(result) == {"passed": 9}, result.stdout.str()
+    result.stdout.fnmatch_lines(["4 passed, 0 failed, 0 not_run"])
+    (run_dir,) = out.iterdir()
+    assert sorted(p.stem for p in (run_dir / "trials").glob("*.json")) == [f"SHOP-0{i}.t1" for i in range(1, 5)]
+    assert "/demo/late.html" not in suite_requests  # each site saw its own tests
+    assert ("GET", "/demo/late.html") in static_shop.site_seen
+
+
+def _good_suite(folder: Path, shop: StaticSite) -> Path:
+    """The shop's four cases as a suite folder whose suite.yaml names this shop."""
+    folder.mkdir()
+    for case in CASES.glob("*.yaml"):
+        shutil.copy(case, folder / case.name)
+    site = yaml.safe_load((SOURCE / "site.yaml").read_text(encoding="utf-8"))
+    suite = {
+        "site": {**site, "base_url": shop.url},
+        "behaviours": {b: b for b in ("selection", "arguments", "ordering", "freshness")},
+        "min_cases_per_behaviour": 1,
+    }
+    (folder / "suite.yaml").write_text(yaml.safe_dump(suite), encoding="utf-8")
+    return folder
+
+
+def test_a_suite_over_xdist_workers_is_refused_at_once_with_one_line(pytester: pytest.Pytester) -> None:
+    # refused by the controller before any worker starts: a worker's error would be retried by xdist
+    pytest.importorskip("xdist")
+    result = pytester.runpytest_inprocess("--webmcp-suite", str(CASES), "-n", "2")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR == 4
+    err = result.stderr.str()
+    assert "ERROR: --webmcp-suite plays its items in this process, on one open run: it does not spread over " in err
+    assert "run it without -n (or with -n 0)" in err
+    assert "Traceback" not in err + result.stdout.str()
+
+
+def test_ini_values_stand_in_for_options_and_a_bad_one_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    _good_suite(pytester.path / "suite", StaticSite(root=pytester.path, site_port=9))  # collected, never played
+    pytester.makeini("[pytest]\nwebmcp_suite = suite\nwebmcp_trials = 2\n")  # relative to the ini file
+    listed = pytester.runpytest_inprocess("--collect-only", "-q")
+    assert listed.ret == 0, listed.stdout.str()
+    assert {line.rsplit("::", 1)[-1] for line in listed.stdout.lines if "::" in line} >= {"SHOP-01.t1", "SHOP-01.t2"}
+    pytester.makeini("[pytest]\nwebmcp_suite = suite\nwebmcp_trials = none\n")
+    bad = pytester.runpytest_inprocess("--collect-only")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    assert "ini webmcp_trials: 'none' is not a whole number" in bad.stderr.str()
+    assert "Traceback" not in bad.stderr.str()
 
 
 def test_an_invalid_suite_stops_before_anything_runs(pytester: pytest.Pytester, tmp_path: Path) -> None:

@@ -4,5 +4,10 @@
 ``page_webmcp.py`` is the fixture's object on one test's page; ``expectations.py``
 turns the assertion helpers' arguments into the case format's expectations and
 judges them with the runner's own checks; ``suite_items.py`` plays a suite's
-(case, trial) pairs as test items through the run's own code path.
+(case, trial) pairs as test items through the run's own code path; ``expect.py`` holds
+``expect(webmcp)``, the assertions that wait, importable from here.
 """
+
+from runner.pytest_plugin.expect import expect
+
+__all__ = ["expect"]

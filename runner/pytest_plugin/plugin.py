@@ -10,12 +10,13 @@ marker, before its page exists.
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import pytest
+
+from runner.pytest_plugin.settings import INI, base_url_of, positive_int, setting
 
 if TYPE_CHECKING:
     from runner.pytest_plugin.page_webmcp import PageWebMCP
@@ -25,29 +26,11 @@ if TYPE_CHECKING:
 
 TRIAL_PREFIX = "pytest-"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
-NO_SITE = (
-    "the proxy needs the site's address: give --base-url URL (its origin is the site's; "
-    "requests to any other host are outbound)"
-)
 QUIET_MODULES = ("mitmproxy.*", "ldap3.*", "passlib.*", "pyasn1.*")
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is less than 1")
-    return value
-
-
-def base_url_of(config: pytest.Config) -> str | None:
-    """pytest-playwright's --base-url (or its base_url ini value)."""
-    try:
-        return config.getoption("base_url", None) or config.getini("base_url") or None
-    except ValueError:  # no plugin declares base_url
-        return None
+XDIST = (
+    "--webmcp-suite plays its items in this process, on one open run: it does not spread over "
+    "pytest-xdist workers; run it without -n (or with -n 0)"
+)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -57,7 +40,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         default=False,
         help="route every test that uses the webmcp fixture through the counting proxy "
-        "(mutations(), outbound(); the site is --base-url's origin)",
+        "(mutations(), outbound(); the site is the origin of the test's first page, and --base-url's)",
     )
     group.addoption(
         "--webmcp-allow-host",
@@ -81,18 +64,41 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "without test paths on the command line, only the suite",
     )
     group.addoption(
+        "--webmcp-suite-base-url",
+        metavar="URL",
+        default=None,
+        help="the suite's site (default: its suite.yaml's, else the embedded demo site); "
+        "--base-url is your tests' site and never moves the suite",
+    )
+    group.addoption(
         "--webmcp-trials",
         metavar="K",
         type=positive_int,
-        default=1,
+        default=None,
         help="trials per case of --webmcp-suite (default 1)",
+    )
+    group.addoption(
+        "--webmcp-expect-timeout",
+        metavar="MS",
+        type=positive_int,
+        default=None,
+        help="how long expect(webmcp) assertions retry (default 5000 ms, as Playwright's expect)",
     )
     group.addoption(
         "--webmcp-out",
         metavar="DIR",
-        default="traces",
+        default=None,
         help="where --webmcp-suite writes its run directory, as `webmcp-eval run --out` (default traces)",
     )
+    for name, (kind, text) in INI.items():
+        parser.addini(name, text, type=kind)  # type: ignore[arg-type]
+
+
+def _xdist_controller(config: pytest.Config) -> bool:
+    """pytest-xdist is to spread this session over workers (and this process is not one of them)."""
+    if hasattr(config, "workerinput"):
+        return False
+    return bool(getattr(config.option, "numprocesses", None)) or getattr(config.option, "dist", "no") != "no"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -102,10 +108,15 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "webmcp_case(behaviour): a (case, trial) item of --webmcp-suite")
     for module in QUIET_MODULES:  # the proxy's dependencies' deprecations: nothing a test of yours can act on
         config.addinivalue_line("filterwarnings", f"ignore::DeprecationWarning:{module}")
-    if config.getoption("webmcp_proxy") and not base_url_of(config):
-        raise pytest.UsageError(f"--webmcp-proxy: {NO_SITE}")
+    for name in INI:  # a bad ini value stops the session here, as a bad option does
+        setting(config, name)
     config.pluginmanager.register(ProxyPlugin(config), "webmcp-proxy")
-    if config.getoption("webmcp_suite"):
+    from runner.pytest_plugin.expect import expect
+
+    expect.set_options(timeout=setting(config, "webmcp_expect_timeout"))
+    if setting(config, "webmcp_suite"):
+        if _xdist_controller(config):  # refused here, at once: a worker's usage error would be retried by xdist
+            raise pytest.UsageError(XDIST)
         from runner.pytest_plugin import suite_items
 
         suite_items.configure(config)
@@ -113,11 +124,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 class ProxyPlugin:
     """The counting proxy for tests that ask for it: one per session (mitmproxy allows one per process),
-    started at the first such test; each test is a trial of its own on it."""
+    started at the first such test; each test is a trial of its own on it, with its own site: the origin
+    of the first page it opens (and --base-url's). With --webmcp-suite it is the suite's run's proxy."""
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.proxy: Any = None  # proxies.controller.NetworkProxy
+        self.own = False  # started here (else the suite's run owns it)
         self.numbers = 0
 
     def wanted(self, item: pytest.Item) -> bool:
@@ -125,40 +138,43 @@ class ProxyPlugin:
             return False
         marker = item.get_closest_marker("webmcp")
         asked = marker.kwargs.get("proxy") if marker else None
-        return bool(self.config.getoption("webmcp_proxy") if asked is None else asked)
+        return bool(setting(self.config, "webmcp_proxy") if asked is None else asked)
 
-    def site_origin(self) -> str | None:
+    def site_origins(self) -> list[str]:
         base_url = base_url_of(self.config)
         if not base_url:
-            return None
+            return []
         parts = urlsplit(base_url)
-        return f"{parts.scheme}://{parts.netloc}"
+        return [f"{parts.scheme}://{parts.netloc}"]
 
     def _start(self) -> Any:
         if self.proxy is None:
-            from proxies.controller import NetworkProxy
+            suite = self.config.pluginmanager.get_plugin("webmcp-suite")
+            self.proxy = suite.shared_proxy() if suite is not None else None
+            if self.proxy is None:
+                from proxies.controller import NetworkProxy
 
-            # Loopback hosts pass (a local CDN, a second local service), and what --webmcp-allow-host names;
-            # the rest is blocked and recorded, so a test never reaches out (the browser's own services too).
-            allow = [*LOOPBACK, *self.config.getoption("webmcp_allow_host")]
-            self.proxy = NetworkProxy(site_origins=[self.site_origin()], allow_hosts=allow)
-            self.proxy.start()
+                self.proxy = NetworkProxy(site_origins=self.site_origins(), allow_hosts=self.allow_hosts())
+                self.proxy.start()
+                self.own = True
         return self.proxy
+
+    def allow_hosts(self) -> list[str]:
+        # Loopback hosts pass (a local CDN, a second local service), and what --webmcp-allow-host names;
+        # the rest is blocked and recorded, so a test never reaches out (the browser's own services too).
+        return [*LOOPBACK, *setting(self.config, "webmcp_allow_host")]
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         if not self.wanted(item):
             return
+        from proxies.addon import TrialSite
         from proxies.canonical import TRIAL_HEADER
 
-        if self.config.getoption("webmcp_suite"):
-            pytest.fail("--webmcp-suite runs its own proxy (one per process): run this test apart", pytrace=False)
-        if self.site_origin() is None:
-            pytest.fail(NO_SITE, pytrace=False)
         proxy = self._start()
         self.numbers += 1
         trial_id = f"{TRIAL_PREFIX}{self.numbers}"
-        proxy.begin_trial(trial_id)
+        proxy.begin_trial(trial_id, site=TrialSite(self.site_origins(), self.allow_hosts()))
         item.stash[TRIAL_KEY] = trial_id
         # pytest-playwright's context fixture takes the closest browser_context_args marker: ours goes
         # first, with the test's own arguments kept in it.
@@ -180,7 +196,7 @@ class ProxyPlugin:
         return lambda: self.proxy.snapshot(trial_id)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
-        if self.proxy is not None:
+        if self.proxy is not None and self.own:
             self.proxy.stop()
 
 

@@ -34,16 +34,24 @@ SUITE_PLUGIN = "webmcp-suite"
 
 
 def configure(config: pytest.Config) -> None:
-    """Load and check the suite; collect only it when no test paths were given, else beside them."""
-    if hasattr(config, "workerinput"):
-        raise pytest.UsageError("--webmcp-suite does not spread over pytest-xdist workers: run it with -n 0")
-    folder = Path(config.getoption("webmcp_suite"))
-    plugin = SuitePlugin(config, _load(folder, config.getoption("base_url", None)))
+    """Load and check the suite; collect only it when --webmcp-suite is given without test paths, else beside
+    them (an ini ``webmcp_suite`` is always beside the tests pytest would collect anyway)."""
+    from runner.pytest_plugin.settings import setting
+
+    given = config.getoption("webmcp_suite")
+    folder = Path(given) if given else _ini_path(config, setting(config, "webmcp_suite"))
+    plugin = SuitePlugin(config, _load(folder, setting(config, "webmcp_suite_base_url")))
     config.pluginmanager.register(plugin, SUITE_PLUGIN)
-    if config.args_source != pytest.Config.ArgsSource.ARGS:
+    if given and config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args[:] = [str(folder)]
     elif not any(folder.resolve().is_relative_to(Path(a).resolve()) for a in config.args if Path(a).exists()):
         config.args.append(str(folder))
+
+
+def _ini_path(config: pytest.Config, value: str) -> Path:
+    """An ini file's path is relative to the ini file."""
+    path = Path(value)
+    return path if path.is_absolute() or config.inipath is None else config.inipath.parent / path
 
 
 @dataclass
@@ -91,10 +99,20 @@ class SuitePlugin:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.chosen = [item for item in session.items if isinstance(item, CaseItem)]
 
-    def play(self, item: CaseItem) -> Trace:
+    def _open(self) -> OpenRunThread:
         if self.run is None:
             self.run = OpenRunThread(self._options(), self.loaded.cases)
-        trace = self.run.play(item.loaded, item.index)
+        return self.run
+
+    def shared_proxy(self) -> Any:
+        """The run's proxy, for the session's own tests that ask for one (mitmproxy allows one per process);
+        None when no item of the suite was chosen (no run opens)."""
+        if not self.chosen:
+            return None
+        return self._open().run.env.proxy
+
+    def play(self, item: CaseItem) -> Trace:
+        trace = self._open().play(item.loaded, item.index)
         self.traces.append(trace)
         return trace
 
@@ -105,14 +123,15 @@ class SuitePlugin:
     def _options(self) -> Any:
         from runner.agents.reference import ReferenceAgent
         from runner.play.run.run import RunOptions, new_run_id
+        from runner.pytest_plugin.settings import setting
 
         return RunOptions(
             agent_factory=ReferenceAgent,
-            out_root=Path(self.config.getoption("webmcp_out")),
+            out_root=Path(setting(self.config, "webmcp_out")),
             run_id=new_run_id(),
-            trials=self.config.getoption("webmcp_trials"),
+            trials=setting(self.config, "webmcp_trials"),
             headed=bool(self.config.getoption("headed", False)),
-            base_url=self.config.getoption("base_url", None),
+            base_url=setting(self.config, "webmcp_suite_base_url"),
             site_config=self.loaded.site_config,
             browser_context=self.loaded.suite.config.browser_context(),  # suite.yaml's time zone and locale
             live_rules=self.loaded.live_rules,
@@ -192,7 +211,9 @@ class CaseFile(pytest.File):
         self.loaded = loaded
 
     def collect(self) -> Iterator[CaseItem]:
-        trials = self.config.getoption("webmcp_trials")
+        from runner.pytest_plugin.settings import setting
+
+        trials = setting(self.config, "webmcp_trials")
         for index in range(trials):
             yield CaseItem.from_parent(self, name=trial_id_for(self.loaded.case.id, index), index=index)
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
 
 import pytest
-from proxy_helpers import OriginServer, new_trial_id
+from proxy_helpers import OriginServer, new_trial_id, start_origin
 
 from proxies import TRIAL_HEADER, NetworkProxy, ProxyError
+from proxies.addon import TrialSite
 
 
 def test_counts_every_request_in_order_and_mutations_by_method_and_path(proxy, origin, client_for):
@@ -213,3 +215,46 @@ def test_a_cors_preflight_only_the_trial_header_caused_is_answered_by_the_proxy(
     # a preflight without our header is the page's business alone
     client.options(f"{allowed.url}/api/y", headers={**asked, "Access-Control-Request-Headers": "x-custom"})
     assert {k.lower(): v for k, v in allowed.hits[-1].headers.items()}["access-control-request-headers"] == "x-custom"
+
+
+@pytest.fixture
+def own_site() -> Iterator[OriginServer]:
+    """A site that is not the proxy's: a pytest test's own page."""
+    server = start_origin()
+    yield server
+    server.stop()
+
+
+def test_a_trial_of_its_own_site_learns_it_from_its_first_page(proxy, origin, own_site: OriginServer, client_for):
+    """A pytest test's trial: its site is the origin of its first top-level page, not the proxy's."""
+    trial = new_trial_id()
+    proxy.begin_trial(trial, site=TrialSite([], [f"127.0.0.1:{origin.server.server_port}"]))
+    client = client_for(proxy, trial)
+    page = {"sec-fetch-dest": "document", "accept": "text/html"}
+    client.get(f"{own_site.url}/shop/", headers=page)  # its first page: its site
+    client.post(f"{own_site.url}/shop/cart", json={})
+    client.get(f"{origin.url}/font.css", headers={"sec-fetch-dest": "style"})
+    client.get(f"{origin.url}/elsewhere/", headers=page)  # a later page does not move the site
+    net = proxy.end_trial(trial)
+    assert [(r.port, r.path, r.outbound, r.blocked) for r in net.requests] == [
+        (own_site.server.server_port, "/shop/", False, False),
+        (own_site.server.server_port, "/shop/cart", False, False),
+        (origin.server.server_port, "/font.css", True, False),  # the proxy's site is another host to this trial
+        (origin.server.server_port, "/elsewhere/", True, False),
+    ]
+    assert net.mutation_counts == {"POST /shop/cart": 1}  # a write to its own site, keyed without a host
+    assert own_site.count() == 2
+
+
+def test_a_trial_that_learns_nothing_from_a_fetch_keeps_every_host_other(proxy, own_site: OriginServer, client_for):
+    trial = new_trial_id()
+    proxy.begin_trial(trial, site=TrialSite([], []))
+    client = client_for(proxy, trial)
+    client.get(f"{own_site.url}/data.json", headers={"sec-fetch-dest": "empty"})  # not a page: no site learnt
+    client.get(f"{own_site.url}/page/", headers={"sec-fetch-dest": "iframe", "accept": "text/html"})  # nor a frame
+    net = proxy.end_trial(trial)
+    assert [(r.path, r.outbound, r.blocked) for r in net.requests] == [
+        ("/data.json", True, True),
+        ("/page/", True, True),
+    ]
+    assert own_site.count() == 0  # blocked: its own allow list is empty

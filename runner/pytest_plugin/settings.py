@@ -1,0 +1,63 @@
+"""The plugin's settings: each option on the command line, else its ini value of the same name, else the default.
+
+Kept apart from plugin.py so the suite items and the fixture read them without importing the plugin back.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import pytest
+
+EXPECT_TIMEOUT_MS = 5000  # as Playwright's expect
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is less than 1")
+    return value
+
+
+def base_url_of(config: pytest.Config) -> str | None:
+    """pytest-playwright's --base-url (or its base_url ini value): your tests' site, never the suite's."""
+    try:
+        return config.getoption("base_url", None) or config.getini("base_url") or None
+    except ValueError:  # no plugin declares base_url
+        return None
+
+
+# Every option has an ini value of the same name (``webmcp_proxy = true`` under [pytest]); the command line wins.
+# (--webmcp-update-contracts has none: it is a one-off.)
+INI = {
+    "webmcp_proxy": ("bool", "route every test that uses the webmcp fixture through the counting proxy"),
+    "webmcp_allow_host": ("linelist", "hosts (or globs) the proxy lets the page reach besides the site and loopback"),
+    "webmcp_suite": ("string", "a webmcp-eval suite folder to collect as test items"),
+    "webmcp_suite_base_url": ("string", "the suite's site (default: its suite.yaml's, else the embedded demo site)"),
+    "webmcp_trials": ("string", "trials per case of the suite (default 1)"),
+    "webmcp_out": ("string", "where the suite's run directory goes (default traces)"),
+    "webmcp_expect_timeout": ("string", "how long expect(webmcp) retries, in ms (default 5000, as Playwright's)"),
+}
+
+
+def setting(config: pytest.Config, name: str) -> Any:
+    """The command line's value, else the ini file's, else the default; a bad ini value is a usage error."""
+    given = config.getoption(name, None)
+    if name == "webmcp_allow_host":
+        return [*config.getini(name), *given]
+    if given not in (None, False):
+        return given
+    ini = config.getini(name)
+    if name == "webmcp_proxy":
+        return bool(ini)
+    if name in ("webmcp_trials", "webmcp_expect_timeout"):
+        default = 1 if name == "webmcp_trials" else EXPECT_TIMEOUT_MS
+        try:
+            return positive_int(ini) if ini else default
+        except argparse.ArgumentTypeError as err:
+            raise pytest.UsageError(f"ini {name}: {err}") from None
+    return ini or ("traces" if name == "webmcp_out" else None)
