@@ -176,3 +176,17 @@ def test_label_never_writes_into_the_shipped_seed_suite(tmp_path) -> None:
     done = cli("label", str(ROOT / "traces" / "day26"), cwd=tmp_path)
     assert done.returncode == 2 and "no cases/ here to keep labels.json beside: give --labels FILE" in done.stderr
     assert done.stderr.count("\n") == 1
+
+
+def test_a_recorded_trace_finds_its_case_file_from_any_folder(tmp_path, monkeypatch) -> None:
+    """traces/day26 names its case files relative to the checkout; installed, it lies in the package."""
+    from runner.evaluation.replay_trace import case_file_near
+
+    monkeypatch.chdir(tmp_path)
+    trace = ROOT / "traces" / "day26" / "trials" / "SEL-01.t1.json"
+    assert case_file_near("traces/day26/cases/SEL-01.yaml", trace) == str(ROOT / "traces/day26/cases/SEL-01.yaml")
+    (tmp_path / "trials").mkdir()
+    shutil.copy2(trace, tmp_path / "trials" / trace.name)
+    done = cli("replay", str(tmp_path / "trials" / trace.name), cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "cannot replay: its case file traces/day26/cases/SEL-01.yaml is found neither here" in done.stderr

@@ -124,6 +124,11 @@ def test_installed_from_an_empty_folder_it_answers_runs_the_seed_suite_and_audit
     info = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
     assert info["webmcp_eval_version"] == runner.__version__ and info["embedded_site"] is True
 
+    shipped = run([fresh / "python", "-c", "import webmcp_eval; print(webmcp_eval.__file__)"], tmp_path)
+    day26 = Path(shipped.stdout.strip()).parent / "traces" / "day26" / "trials" / "SEL-01.t1.json"
+    replayed = run([fresh / "webmcp-eval", "replay", day26, "--out", "replays"], tmp_path)
+    assert replayed.returncode == 0 and "same as recorded" in replayed.stdout, replayed.stdout + replayed.stderr
+
     site = subprocess.Popen(
         [fresh / "webmcp-eval", "site", "--port", "0"], cwd=tmp_path, stdout=subprocess.PIPE, text=True, env=CLEAN_ENV
     )

@@ -31,10 +31,10 @@ def replay_command(args: argparse.Namespace) -> int:
     for path in map(Path, args.traces):
         try:
             recorded = read_trace(path)
-            loaded = case_of(recorded)
+            loaded = case_of(recorded, path)
         except (OSError, ValueError) as err:
             why = str(err).removeprefix(f"{path}: ")  # read_trace names the file already
-            errors.print(f"{path}: cannot replay: {why}", markup=False)
+            errors.print(f"{path}: cannot replay: {why}", markup=False, highlight=False, soft_wrap=True)
             return EXIT_INVALID
         fixtures_dir = Path(args.fixtures) if args.fixtures else path.resolve().parent.parent / "fixtures"
         options = RunOptions(

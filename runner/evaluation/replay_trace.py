@@ -50,11 +50,22 @@ class TraceAgent:
         return {"log": {"replayed_from": self.recorded.trial_id}}
 
 
-def case_of(trace: Trace) -> LoadedCase:
+def case_of(trace: Trace, trace_path: Path) -> LoadedCase:
     """The case as it was run (embedded in the trace), so the trace replays on its own."""
     if not trace.case:
         raise ValueError(f"{trace.trial_id}: the trace carries no case (recorded by an older webmcp-eval)")
-    return LoadedCase(Case.model_validate(trace.case), trace.case_file, {})
+    return LoadedCase(Case.model_validate(trace.case), case_file_near(trace.case_file, trace_path), {})
+
+
+def case_file_near(case_file: str, trace_path: Path) -> str:
+    """The recorded case file, found from here or, when it was relative to the folder the run was played
+    in, from a folder above the trace (the recorded run directory moved, or shipped inside the package)."""
+    if Path(case_file).is_absolute() or Path(case_file).is_file():
+        return case_file
+    for folder in trace_path.resolve().parents:
+        if (folder / case_file).is_file():
+            return str(folder / case_file)
+    raise ValueError(f"its case file {case_file} is found neither here nor under a folder above the trace")
 
 
 def result_diffs(recorded: Trace, replayed: Trace) -> list[str]:
