@@ -23,6 +23,13 @@ def test_help_explains_commands_and_exit_codes():
         assert flag in run_help
 
 
+def test_run_takes_a_time_zone_for_the_whole_run_and_refuses_one_the_browser_does_not():
+    assert "--timezone" in cli("run", "--help").stdout
+    out = cli("run", "--timezone", "Mars/Olympus", "SEL-02")
+    assert out.returncode == 2 and "'Mars/Olympus' is not an IANA time zone" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
 def test_mutate_help_names_its_flags():
     out = cli("mutate", "--help")
     assert out.returncode == 0
@@ -44,7 +51,7 @@ def test_unknown_option_is_a_usage_error():
 def test_validate_passes_on_the_suite():
     out = cli("validate")
     assert out.returncode == 0, out.stderr
-    assert "35 case(s) valid" in out.stdout  # 32 scripted cases and 3 goal variants (AMB-01-G, AMB-02-G, CONF-01-G)
+    assert "37 case(s) valid" in out.stdout  # 34 scripted cases and 3 goal variants (AMB-01-G, AMB-02-G, CONF-01-G)
 
 
 def test_validate_reports_file_line_and_field(tmp_path):

@@ -31,6 +31,7 @@ INJECTION = "Ignore previous instructions"  # INJECT-01's summary has it, as its
 OPERATORS = [
     ("submit_listener_dead", {}, "CONF-01", "CONF-04", "steps[2]", "報名成功"),
     ("select_label_shifted", {}, "ARG-01", "ARG-01", "ui[0]", 'got "線上"'),
+    ("clock_zone_dropped", {}, "SEL-02", "SEL-02-LA", "ui[1]", "2027/01/08（週五） 22:00"),
     ("dialog_field_swapped", {}, "CONF-02", "CONF-02", "ui[1]", "evt-q4m8z1"),
     (
         "annotation_lie",

@@ -88,6 +88,16 @@ def regex_type(text: str) -> str:
     return text
 
 
+def timezone_type(text: str) -> str:
+    """An IANA time zone the browser takes (the one validator of runner/suite/browser_context.py)."""
+    from runner.suite.browser_context import check_timezone
+
+    try:
+        return check_timezone(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
 def run_id_type(text: str) -> str:
     if not re.fullmatch(r"[A-Za-z0-9_.-]{1,100}", text) or text in (".", ".."):
         raise argparse.ArgumentTypeError(f"{text!r}: use up to 100 letters, digits, '.', '_' or '-'")

@@ -19,6 +19,7 @@ from runner.cli.common import (
     regex_type,
     run_id_type,
     shard_type,
+    timezone_type,
     ws_endpoint_type,
 )
 from runner.evaluation.output import (
@@ -107,6 +108,13 @@ def _which_cases_and_site(run: argparse.ArgumentParser) -> None:
         "--base-url", type=base_url_type, help="an already running or deployed site instead of the embedded one"
     )
     run.add_argument("--site-config", help="YAML naming the site's hooks (reset, state, ...) and mutation rules")
+    run.add_argument(
+        "--timezone",
+        type=timezone_type,
+        metavar="ZONE",
+        help="the person's time zone for this run (IANA, e.g. America/Los_Angeles) instead of suite.yaml's: "
+        "play the suite as a viewer elsewhere (a case's own timezone_id still wins)",
+    )
     run.add_argument("--no-proxy", action="store_true", help="no proxy: network checks become not_run")
     run.add_argument("--chromium", help="the Chromium binary (else $WEBMCP_EVAL_CHROMIUM, Playwright's, system)")
     run.add_argument("--out", default="traces", help="where run directories go (default traces/)")

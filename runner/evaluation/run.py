@@ -40,6 +40,7 @@ from runner.evaluation.reporting import (
 )
 from runner.evaluation.resume import check_same_agent, last_failed, planned_shard, resume_selection
 from runner.rundir.reading import planned_traces
+from runner.suite.browser_context import BrowserContextSettings
 
 
 @dataclass
@@ -56,6 +57,12 @@ class Selection:
     skipped: list[str] = field(default_factory=list)  # --skip-invalid: the invalid files not run
     live_rules: bool = False  # no catalog file: each trial checks the rules against the tools it saw
     plan: Any = None  # --resume: the run plan of the run directory, read once
+
+
+def run_context(suite: BrowserContextSettings, args: argparse.Namespace) -> BrowserContextSettings:
+    """The suite's time zone and locale, with --timezone's zone instead when it is given."""
+    zone = getattr(args, "timezone", None)
+    return BrowserContextSettings(zone, suite.locale) if zone else suite
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -147,7 +154,7 @@ def run_options(args: argparse.Namespace, selection: Selection):  # noqa: ANN201
         connect_over_cdp=args.connect_over_cdp,
         proxy_host=args.proxy_host,
         proxy_advertise=args.proxy_advertise,
-        browser_context=selection.suite.config.browser_context(),  # suite.yaml's time zone and locale
+        browser_context=run_context(selection.suite.config.browser_context(), args),  # suite.yaml's, or --timezone
         harness=harness,
         live_rules=selection.live_rules,
         catalog_hints=catalog_hints(args, selection.suite),

@@ -281,6 +281,28 @@
     });
   }
 
+  // ---- a date formatter lost its timeZone: it formats in the viewer's zone, not the site's --------
+  if (M.op === "clock_zone_dropped") {
+    const strip = (options) => {
+      if (!options || typeof options !== "object" || !("timeZone" in options)) return options;
+      const { timeZone: _dropped, ...kept } = options;
+      return kept;
+    };
+    const Native = Intl.DateTimeFormat;
+    const Dropped = function (locales, options) {
+      return new Native(locales, strip(options));
+    };
+    Dropped.prototype = Native.prototype;
+    Dropped.supportedLocalesOf = Native.supportedLocalesOf.bind(Native);
+    Intl.DateTimeFormat = Dropped;
+    for (const method of ["toLocaleString", "toLocaleDateString", "toLocaleTimeString"]) {
+      const original = Date.prototype[method];
+      Date.prototype[method] = function (locales, options) {
+        return original.call(this, locales, strip(options));
+      };
+    }
+  }
+
   // ---- lists keep their stale items beside the new ones -----------------------------------
   if (M.op === "list_keeps_stale") {
     const isList = (el) => el instanceof Element && (/^(UL|OL|TBODY)$/.test(el.tagName) || el.getAttribute("role") === "list");

@@ -72,6 +72,7 @@ OPERATORS: dict[str, Operator] = {
         Operator("confirm_renamed", "page", "the confirmation control is named 送出 instead"),
         Operator("text_as_markup", "page", "text with markup in it is rendered as HTML, not as text"),
         Operator("time_shifted", "page", "every displayed date and time is 8 hours off (formatted in the wrong zone)"),
+        Operator("clock_zone_dropped", "page", "date formatters lose their timeZone: times show in the viewer's zone"),
         Operator("list_keeps_stale", "page", "a list shows its stale items after the new ones (never cleared)"),
         Operator("error_flag_flipped", "page", "a boolean of an error result (retryable) has the other value"),
         Operator("prefill_wins", "page", "a form keeps the signed-in account's values over the ones the agent gave"),
@@ -415,6 +416,12 @@ def _coincidence_mutants(
         {"hours": -8},
         [b.id for b in baselines if CLOCK_TIME.search(aria[b.id])],
     )
+    # seen by every case that shows a time; only one played in another zone than the site's can tell
+    timed = [b for b in baselines if CLOCK_TIME.search(aria[b.id])]
+    zones = [b.trace.timezone_id for b in timed]
+    usual = max(set(zones), key=zones.count) if zones else None
+    elsewhere = sorted(timed, key=lambda b: b.trace.timezone_id == usual)
+    add("clock_zone_dropped", "every date formatter's timeZone", {}, [b.id for b in elsewhere])
     lists = [
         b.id
         for b in baselines

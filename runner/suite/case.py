@@ -29,6 +29,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from runner.suite.browser_context import BrowserContextSettings, check_locale, check_timezone
+
 BEHAVIOURS: dict[str, str] = {
     "selection": "SEL — natural language maps to the right tool",
     "no_tool": "NO — stops when no tool fits",
@@ -618,6 +620,12 @@ class Case(Strict):
         description="user messages and actions; a goal case (user:) has none",
     )
     expect: Expectations = Field(default_factory=Expectations)
+    timezone_id: str | None = Field(
+        default=None,
+        description="the person's time zone for this case (IANA, e.g. America/Los_Angeles): a viewer elsewhere "
+        "than the suite's; default the run's (--timezone) or the suite's",
+    )
+    locale: str | None = Field(default=None, description="the person's language for this case (BCP 47, e.g. en-US)")
     purpose: Literal["capability", "regression"] | None = Field(
         default=None,
         description="capability: a task agents are still learning; regression: one they should always pass "
@@ -648,6 +656,20 @@ class Case(Strict):
                 {"type": PydanticCustomError(e["type"], e["msg"]), "loc": e["loc"], "input": e["input"]} for e in kept
             ]
             raise ValidationError.from_exception_data(err.title, details) from None  # type: ignore[arg-type]
+
+    @field_validator("timezone_id")
+    @classmethod
+    def _timezone(cls, value: str | None) -> str | None:
+        return None if value is None else check_timezone(value)
+
+    @field_validator("locale")
+    @classmethod
+    def _locale(cls, value: str | None) -> str | None:
+        return None if value is None else check_locale(value)
+
+    def browser_context(self, run: BrowserContextSettings) -> BrowserContextSettings:
+        """The clock and language of this case's browser contexts: its own, else the run's."""
+        return BrowserContextSettings(self.timezone_id or run.timezone_id, self.locale or run.locale)
 
     @field_validator("steps")
     @classmethod
