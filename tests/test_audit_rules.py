@@ -190,6 +190,32 @@ def test_injection_is_found_by_meaning_on_the_corpus():
         assert instructions_in(text, corpus["tools"]) == [], text
 
 
+def test_form_rules_fire_and_stay_quiet():
+    from runner.audit.forms import Control, PageForm, form_findings, one_cause
+
+    def rules(*forms: PageForm) -> set[str]:
+        return {f.rule for f in form_findings("http://site.test/", list(forms), AuditConfig())}
+
+    named = Control("guests", "guests", "number", required=True, labelled=True)
+    good = PageForm("http://site.test/", "book", "Books a table for a number of guests.", controls=[named])
+    assert rules(good) == set()
+    unnamed = Control("", "name", "text", required=True, description="the guest's name")
+    assert rules(PageForm("f", "book", "Books.", controls=[named, unnamed])) == {"form-required-unnamed"}
+    bare = Control("phone", "phone", "tel")
+    assert rules(PageForm("f", "book", "Books.", controls=[bare])) == {"form-param-undescribed"}
+    described = Control("phone", "phone", "tel", description="a phone number")
+    assert rules(PageForm("f", "book", "Books.", controls=[described])) == set()
+    assert rules(PageForm("f", "book", None, controls=[named])) == {"form-tooldescription-missing"}
+    assert rules(PageForm("f", None, "Books.", controls=[named])) == {"form-toolname-missing"}
+    assert rules(PageForm("f", None, None, controls=[named])) == {"form-not-tool"}
+    assert rules(PageForm("f", None, None)) == set()  # no control: nothing an agent could fill
+    refused = Finding("registration-refused", "error", "form not registered (no tooldescription)", tool="book")
+    kept = one_cause([refused, Finding("form-tooldescription-missing", "error", "m", tool="book")])
+    assert [f.rule for f in kept] == ["form-tooldescription-missing"]
+    no_tools = [Finding("no-tools", "error", "m"), Finding("form-toolname-missing", "error", "m")]
+    assert [f.rule for f in one_cause(no_tools)] == ["form-toolname-missing"]
+
+
 def test_every_static_rule_has_a_firing_and_a_quiet_case():
     assert set(FIRE) == set(STATIC)
 

@@ -50,7 +50,8 @@ def test_lint_page_every_rule_fires_on_its_tool_and_frames_are_apart(audit_web: 
     assert rules["description-injection"] == {"injected_desc", "hidden_chars"}
     assert rules["form-autosubmit-sensitive"] == {"sign_in_form"}  # not the newsletter form, autosubmit too
     assert rules["name-duplicate"] == {"lookup_item"}  # the frame's, not frame_lookup
-    assert rules["registration-refused"] == {"lookup item!", "no_description", "undescribed_form"}  # one cause:
+    assert rules["registration-refused"] == {"lookup item!", "no_description"}  # one cause: the form's finding
+    assert rules["form-tooldescription-missing"] == {"undescribed_form"}  # ... and the denied frame's
     assert rules["schema-not-object"] == {"schema_array"}
     assert rules["schema-required-unknown"] == {"schema_required_ghost"}
     assert rules["description-length"] == {"short_desc", "long_desc"}
@@ -321,3 +322,18 @@ def test_trust_boundaries_on_a_page_built_for_them(audit_web: AuditSite):
     (trifecta,) = [f for f in report.all_findings() if f.rule == "capability-trifecta"]
     assert "get_account" in trifecta.message and "get_reviews" in trifecta.message and "share_page" in trifecta.message
     assert "description-injection" not in rules and "shop_help" not in {t for ts in rules.values() for t in ts}
+
+
+def test_forms_as_lighthouse_checks_them(audit_web: AuditSite):
+    report = run_audit(url=audit_web.url + "forms.html", watch_ms=300)
+    found = {(f.rule, f.tool) for f in report.all_findings()}
+    assert ("form-required-unnamed", "order_gift") in found
+    assert ("form-param-undescribed", "order_gift") in found
+    (undescribed,) = [f for f in report.all_findings() if f.rule == "form-param-undescribed"]
+    assert "'message'" in undescribed.message  # not the required field without a name: that one is no parameter
+    assert ("form-toolname-missing", None) in found and ("form-not-tool", None) in found
+    assert ("form-tooldescription-missing", "contact_us") in found
+    assert "registration-refused" not in {r for r, _ in found}  # one cause: the form's finding says it
+    assert not [f for f in report.all_findings() if f.tool == "book_tasting"]  # the good form is quiet
+    (note,) = [f for f in report.all_findings() if f.rule == "form-not-tool"]
+    assert "#search" in note.message and note.severity == "note"

@@ -33,6 +33,7 @@ from runner.audit.access import Access
 from runner.audit.config import AuditConfig
 from runner.audit.contract import contract_diff, contract_findings, contract_of, read_contract, write_contract
 from runner.audit.coverage import Coverage, ToolCoverage, tool_coverage
+from runner.audit.forms import form_findings, one_cause, read_forms
 from runner.audit.inputs import smoke_inputs
 from runner.audit.model import SEVERITIES, Finding, Frame, PageSurface, Tool
 from runner.audit.reader import OpenPage, load, open_page, origin_of, read_surface
@@ -158,6 +159,9 @@ class Auditor:
                 opened = await open_page(context)
                 audit = PageAudit(await read_surface(opened, url, self.options.watch_ms))
                 self._judge_static(audit)
+                if not audit.surface.error:
+                    forms = form_findings(url, await read_forms(opened.page), self.options.config)
+                    audit.findings = one_cause(audit.findings + forms)
                 if self.options.smoke and not audit.surface.error:
                     await self._smoke(audit, opened, trial)
             finally:

@@ -139,6 +139,30 @@ RULES: dict[str, Rule] = {
             "error",
             "Descriptions hold no instructions to the agent (overrides, role markers, exfiltration, hidden characters)",
         ),
+        # forms (runner/audit/forms.py)
+        _r(
+            "form-toolname-missing",
+            "declarations",
+            "error",
+            "A form with WebMCP attributes has a toolname (else it is no tool)",
+            "page",
+        ),
+        _r("form-tooldescription-missing", "declarations", "error", "A form tool has a tooldescription", "page"),
+        _r(
+            "form-required-unnamed",
+            "declarations",
+            "error",
+            "Every required control of a form tool has a name (else it is no parameter)",
+            "page",
+        ),
+        _r(
+            "form-param-undescribed",
+            "declarations",
+            "warning",
+            "Every parameter of a form tool has a toolparamdescription or a label tied to it",
+            "page",
+        ),
+        _r("form-not-tool", "declarations", "note", "Forms of the page not offered to agents are listed", "page"),
         # trust boundaries (runner/audit/trust.py)
         _r(
             "untrusted-content-unmarked",
