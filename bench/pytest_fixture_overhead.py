@@ -34,14 +34,18 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from static_server import static_site  # noqa: E402
 
+# The browser as docs/pytest.md's conftest picks it: headless, the headless shell when it is installed.
 CONFTEST = """
 import json, os
 import pytest
 from runner.play.browser.browser import find_chromium, launch_args
 
 @pytest.fixture(scope="session")
-def browser_type_launch_args(browser_type_launch_args):
-    return {**browser_type_launch_args, "executable_path": find_chromium().path, "args": launch_args()}
+def browser_type_launch_args(browser_type_launch_args, browser_name):
+    if browser_name != "chromium":
+        return browser_type_launch_args
+    chromium = find_chromium(headless=browser_type_launch_args.get("headless", True)).path
+    return {**browser_type_launch_args, "executable_path": chromium, "args": launch_args()}
 
 def pytest_runtest_logreport(report):
     with open(os.environ["BENCH_TIMES"], "a") as out:
@@ -85,6 +89,12 @@ def _p90(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))] * 1000
 
 
+def _browser() -> str:
+    from runner.play.browser.browser import find_chromium
+
+    return find_chromium(headless=True).path
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=15, help="rounds (each: one test of each kind)")
@@ -110,7 +120,7 @@ def main() -> int:
     per: dict[str, dict[str, dict[str, float]]] = {}  # test -> when -> seconds
     for r in records:
         per.setdefault(r["test"], {})[r["when"]] = r["s"]
-    print(f"pytest session: {len(per)} tests in {wall:.1f}s wall, one Chromium; site: the static shop")
+    print(f"pytest session: {len(per)} tests in {wall:.1f}s wall, one Chromium ({_browser()}); site: the static shop")
     print(f"load average before {load_before[0]:.1f}, after {load_after[0]:.1f} ({os.cpu_count()} cores)")
     print()
     print(

@@ -30,6 +30,7 @@ def as_json(value: Any) -> str:
 
 
 def _refuse_bad_matchers(where: str, matcher: Any) -> None:
+    __tracebackhide__ = True  # a mistyped matcher is the test's line, not a traceback into the plugin
     problems = matcher_problems(matcher)
     if problems:
         path, message = problems[0]
@@ -41,6 +42,7 @@ def call_expectations(
     expected: Sequence[Any], order: str = "sequence", forbidden: Sequence[Any] = (), max_calls: int | None = None
 ) -> CallExpectations:
     """The helpers' arguments as a case's ``expect.calls`` (only the rules asked for: no catalog or stale rule)."""
+    __tracebackhide__ = True
     if order not in ORDERS:
         raise ValueError(f"order must be one of {', '.join(ORDERS)}, not {order!r}")
     try:
@@ -102,6 +104,7 @@ def tool_mismatches(
     ``schema`` is a subset: a mapping matches when each key it lists matches (nested the same way),
     so ``{"required": ["product_id"]}`` asserts that list and leaves the rest of the schema free.
     """
+    __tracebackhide__ = True
     out = []
     for part, matcher in (("description", description), ("schema", schema), ("annotations", annotations)):
         if matcher is None:
