@@ -165,3 +165,35 @@ def test_a_declared_behaviour_without_cases_fails_the_coverage_rule(tmp_path: Pa
     assert "suite.yaml:3: behaviours.checkout: behaviour checkout has 0 case(s)" in out.stdout + out.stderr
     (suite / "suite.yaml").write_text("behaviours:\n  no_tool: stops\nmin_cases_per_behaviour: 2\n")
     assert cli("validate", str(suite)).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("base", "paths", "expected"),
+    [
+        ("http://127.0.0.1:9/", '["/"]', "site.ignore_paths: [0] '/': every request of the site starts with it"),
+        ("http://127.0.0.1:9/demo/", '["/__test__/", "/demo"]', "site.ignore_paths: [1] '/demo': every request"),
+        ("http://127.0.0.1:9/", '["/api/*"]', "site.ignore_paths: [0] '/api/*': a prefix, not a glob"),
+        ("http://127.0.0.1:9/", '["api/"]', "site.ignore_paths: [0] 'api/': a request path prefix starts with /"),
+    ],
+)
+def test_ignore_paths_that_would_hide_the_sites_own_writes_are_refused(
+    tmp_path: Path, base: str, paths: str, expected: str
+) -> None:
+    """With ignore_paths: ["/"] no write is counted: a case forbidding any save passed although the site saved."""
+    suite_yaml = f"min_cases_per_behaviour: 0\nsite:\n  base_url: {base}\n  ignore_paths: {paths}\n"
+    one_line_exit_2(cli("validate", str(a_suite(tmp_path / "s", suite_yaml))), "suite.yaml:4: " + expected)
+
+
+def test_ignore_paths_are_checked_again_under_the_base_url_a_run_gives(tmp_path: Path) -> None:
+    suite_yaml = "min_cases_per_behaviour: 0\nsite:\n  base_url: http://127.0.0.1:9/\n  ignore_paths: [/shop]\n"
+    suite = a_suite(tmp_path / "s", suite_yaml)
+    assert cli("validate", str(suite)).returncode == 0
+    out = cli("run", str(suite), "--base-url", "http://127.0.0.1:9/shop/", "--out", str(tmp_path / "t"))
+    one_line_exit_2(out, "site.ignore_paths '/shop' under --base-url http://127.0.0.1:9/shop/: every request")
+    assert not (tmp_path / "t").exists() or not list((tmp_path / "t").iterdir())
+
+
+def test_a_bad_regular_expression_in_an_audit_rule_is_the_configs_line(tmp_path: Path) -> None:
+    suite_yaml = "min_cases_per_behaviour: 0\naudit:\n  rules:\n    name-invalid: {pattern: '(['}\n"
+    out = cli("validate", str(a_suite(tmp_path / "s", suite_yaml)))
+    one_line_exit_2(out, "audit.rules.name-invalid.pattern: not a valid regular expression")

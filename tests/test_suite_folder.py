@@ -174,8 +174,8 @@ def test_a_suite_names_its_harness_as_a_command_line_or_a_mapping(folder):
         ("harness: 'python3 harness.py'", 5, "harness.command: needs a {prompt} placeholder"),
         ('harness:\n  command: "\'unclosed {prompt}"', 6, "harness.command: not a command line: No closing quotation"),
         ("harness:\n  command: ''", 6, "harness.command: an empty command line"),
-        ("harness:\n  command: 'h {prompt}'\n  cmd: x", 7, "harness.cmd: unknown field"),
-        ("harness:\n  command: 'h {prompt}'\n  max_seconds: 0", 7, "harness.max_seconds: Input should be greater"),
+        ("harness:\n  command: 'sh {prompt}'\n  cmd: x", 7, "harness.cmd: unknown field"),
+        ("harness:\n  command: 'sh {prompt}'\n  max_seconds: 0", 7, "harness.max_seconds: Input should be greater"),
         ("harness: [h]", 5, "harness: Input should be a valid dictionary"),
     ],
 )
@@ -193,6 +193,7 @@ def test_run_takes_the_suite_harness_and_the_flag_wins(folder):
     out = cli("run", str(folder), "--out", str(folder / "traces"))
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert f"{folder / 'suite.yaml'}:6: harness.command: no program 'no-such-harness-xyz' found" in out.stderr
+    (folder / "suite.yaml").write_text(text + "harness:\n  command: 'sh {prompt}'\n", encoding="utf-8")
     flag = cli("run", str(folder), "--harness", "no-such-other-xyz {prompt}", "--out", str(folder / "traces"))
     assert flag.returncode == 2 and "no program 'no-such-other-xyz'" in flag.stderr and "suite.yaml" not in flag.stderr
     assert not list((folder / "traces").glob("*"))  # a rejected command writes no run
@@ -232,3 +233,12 @@ def test_the_run_header_and_plan_say_which_harness_and_from_where(folder):
     plan = json.loads((folder / "traces" / "h" / "plan.json").read_text(encoding="utf-8"))
     assert plan["harness"] == {"command": harness, "source": f"{folder / 'suite.yaml'}:6"}
     assert plan["agent"] == "harness"
+
+
+def test_a_harness_program_that_is_not_there_is_refused_by_validate(folder):
+    text = (folder / "suite.yaml").read_text(encoding="utf-8")
+    (folder / "suite.yaml").write_text(text + "harness: 'no-such-program-xyz {prompt}'\n", encoding="utf-8")
+    out = cli("validate", str(folder))
+    assert out.returncode == 2 and "internal error" not in out.stderr, out.stdout + out.stderr
+    said = " ".join((out.stdout + out.stderr).split())
+    assert "suite.yaml:5: harness.command: no program 'no-such-program-xyz' found" in said, said

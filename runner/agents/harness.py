@@ -177,8 +177,6 @@ def make_harness_factory(command: str, timeout_s: float = 90.0) -> Callable[[], 
         argv = harness_argv(command)
     except ValueError as err:
         raise HarnessConfigError(f"--harness {command!r}: {err}") from None
-    if shutil.which(argv[0]) is None:
-        raise HarnessConfigError(f"--harness: no program {argv[0]!r} found")
     try:
         require_mcp()
     except ValueError as err:

@@ -13,6 +13,7 @@ that names its field, never a silently ignored setting.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,6 +104,11 @@ def _setting(rule: Rule, value: dict[str, Any], where: str) -> RuleSetting:
         elif key in rule.options:
             if not _typed(item, rule.options[key]):
                 raise AuditConfigError(f"{where}.{key}", f"expected a value like {rule.options[key]!r}, got {item!r}")
+            if key == "pattern":  # compiled when the rule runs: a bad one is the config's line, not a crash then
+                try:
+                    re.compile(item)
+                except re.error as err:
+                    raise AuditConfigError(f"{where}.{key}", f"not a valid regular expression: {err}") from None
             setting.options[key] = item
         else:
             known = ", ".join(["severity", *rule.options])

@@ -15,6 +15,7 @@ behaviours, two cases each) and no site: every message says so.
 from __future__ import annotations
 
 import shlex
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -31,7 +32,7 @@ from runner.suite.browser_context import (
 )
 from runner.suite.case import BEHAVIOURS
 from runner.suite.loader import case_files, line_for
-from runner.suite.site import SiteConfig
+from runner.suite.site import SiteConfig, ignore_path_problem
 
 SUITE_FILE = "suite.yaml"
 DEFAULT_CATALOG = "catalog.json"
@@ -42,7 +43,8 @@ class SuiteError(Exception):
 
 
 def harness_argv(command: str) -> list[str]:
-    """A harness command line as its argument list: it must parse and ask for the prompt (ValueError says why).
+    """A harness command line as its argument list: it must parse, name a program that is there and ask for the
+    prompt (ValueError says why).
 
     Both the suite's ``agent.command`` and ``run --harness`` are checked by this one rule."""
     try:
@@ -53,6 +55,8 @@ def harness_argv(command: str) -> list[str]:
         raise ValueError("an empty command line")
     if not any("{prompt}" in token for token in argv):
         raise ValueError("needs a {prompt} placeholder: the user's message goes there")
+    if shutil.which(argv[0]) is None:  # validate says so, not the first trial of a run
+        raise ValueError(f"no program {argv[0]!r} found (not on PATH, or not an executable file)")
     return argv
 
 
@@ -192,11 +196,14 @@ def read_suite_file(path: Path) -> tuple[SuiteConfig, dict[tuple, int]]:
     try:
         return SuiteConfig.model_validate(data), lines
     except ValidationError as err:
-        first = err.errors()[0]
-        loc = [p for p in first["loc"] if not str(p).startswith(("function-", "literal["))]
+        # a mapping under site: is a site config; that it is not the word 'demo' says nothing
+        found = [e for e in err.errors() if not any(str(p).startswith("literal[") for p in e["loc"][1:])]
+        found = found or err.errors()
+        first = found[0]
+        loc = [p for p in first["loc"] if not str(p).startswith(("function-", "literal[")) and p != "SiteConfig"]
         where = ".".join(str(p) for p in loc)
         message = "unknown field" if first["type"] == "extra_forbidden" else first["msg"].removeprefix("Value error, ")
-        more = f" (and {len(err.errors()) - 1} more)" if len(err.errors()) > 1 else ""
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
         raise SuiteError(f"{path}:{line_for(lines, loc)}: {where or 'suite'}: {message}{more}") from None
 
 
@@ -259,6 +266,11 @@ def site_for_run(suite: Suite, base_url: str | None, site_config_file: str | Non
         config.base_url = base_url
     if not config.base_url:
         raise SuiteError(f"{suite.config_file}: site has no base_url: add one, or pass --base-url URL")
+    for prefix in config.ignore_paths:  # checked again under the base URL the run uses
+        problem = ignore_path_problem(prefix, config.base_url)
+        if problem:
+            where = suite.where("site", "ignore_paths")
+            raise SuiteError(f"{where}: site.ignore_paths {prefix!r} under --base-url {config.base_url}: {problem}")
     return config
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from runner.data_file import FileProblem, deepest_line, load_yaml
 
@@ -73,8 +73,32 @@ class SiteConfig(BaseModel):
         "raise it for a site that registers tools in stages, after timers",
     )
 
+    @field_validator("ignore_paths")
+    @classmethod
+    def _ignore_paths_leave_the_site_counted(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        for i, prefix in enumerate(value):
+            problem = ignore_path_problem(prefix, info.data.get("base_url") or "")
+            if problem:
+                raise ValueError(f"[{i}] {prefix!r}: {problem}")
+        return value
+
     def url_for(self, route: str) -> str:
         return resolve_route(self.base_url, route)
+
+
+def ignore_path_problem(prefix: str, base_url: str) -> str | None:
+    """Why an ``ignore_paths`` entry would hide the site's own writes (or match nothing), or None.
+
+    An entry is a prefix of the request path; one that every path of the site starts with (``/``, or
+    the base URL's own path) would leave no write counted, so a case that forbids saving passes."""
+    if not prefix.startswith("/"):
+        return "a request path prefix starts with / (e.g. /__test__/)"
+    if any(c in prefix for c in "*?["):
+        return "a prefix, not a glob: write the start of the paths (e.g. /api/analytics/)"
+    base_path = urlsplit(base_url).path or "/"
+    if base_path.startswith(prefix):
+        return f"every request of the site starts with it (the base URL's path is {base_path}): no write would count"
+    return None
 
 
 def resolve_route(base_url: str, route: str) -> str:
@@ -131,6 +155,10 @@ def load_site_config(path: Path, base_url: str | None) -> SiteConfig:
         raise SiteConfigError(f"{path}:{line}: {field}: {message}{more}; {keys}") from None
     if base_url:
         config.base_url = base_url
+        for prefix in config.ignore_paths:  # checked again under the base URL the run uses
+            problem = ignore_path_problem(prefix, base_url)
+            if problem:
+                raise SiteConfigError(f"{path}: ignore_paths {prefix!r} under --base-url {base_url}: {problem}")
     return config
 
 
