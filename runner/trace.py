@@ -478,6 +478,8 @@ class Trace(BaseModel):
     # the suite catalog's hints of the tools ({route pattern: {tool: {readOnlyHint: true, ...}}}): each live
     # registration is held to them (calls.annotations); None: the run had no catalog with hints
     catalog_hints: dict[str, dict[str, dict[str, Any]]] | None = Field(default=None, exclude_if=lambda v: v is None)
+    # each registered tool whose description speaks to the agent (the audit's rule); None: not read
+    tool_instructions: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
     # why the trial stopped before the page and the state were read: its unread checks are "not reached"
     stopped: str | None = Field(default=None, exclude_if=lambda v: v is None)
     attempt: int = 1  # --retries: which attempt this is; earlier ones are kept under attempts/

@@ -92,3 +92,21 @@ def test_a_summary_is_read_whole_every_field_named_with_its_value():
     assert ui_judged(want, [], {"first": "x"}).status == "failed"
     # pairs never read (an older trace): not judged, never "shows nothing"
     assert ui_judged(want, None).status == "not_run"
+
+
+def test_a_description_that_gives_the_agent_orders_fails_by_the_audits_rule():
+    trace = Trace(run_id="r", trial_id="X.t1", case_id="X", behaviour="selection", start_route="/")
+    trace.tool_instructions = ["save_event (registered on /events/e1): an override"]
+    (a,) = checks._descriptions(trace)
+    assert a.status == "failed" and "instructions to the agent in save_event" in a.why
+    trace.tool_instructions = []
+    (quiet,) = checks._descriptions(trace)
+    assert quiet.status == "passed" and "no description gives the agent orders" in quiet.why
+    trace.tool_instructions = None  # not read (a run without the rule), and no hinted result: nothing judged
+    assert checks._descriptions(trace) == []
+
+
+def test_a_description_may_name_the_sites_codes_and_dates_a_hinted_result_carries():
+    result = {"status": "error", "code": "TEMPORARILY_UNAVAILABLE", "data": {"startsAt": "2027-01-09T14:00+08:00"}}
+    regs = [reg("get_event_details", HINTED), reg("save_event", {}, "On TEMPORARILY_UNAVAILABLE, retry later.")]
+    assert "tools.descriptions" not in judged([call("get_event_details", [], result)], regs)

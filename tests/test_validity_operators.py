@@ -95,6 +95,8 @@ def test_each_operator_passes_the_weaker_case_and_the_strengthened_one_kills_it(
     lie = traces["REPEAT-01-annotation_lie-weaker"]
     assert all(c.writes == ["POST /api/saved"] for c in lie.calls[:1])
     assert any(r.tool_name == "save_event" and r.hints.get("readOnlyHint") for r in lie.registrations)
+    ordered = {a.id: a.why for a in traces["INJECT-01-description_injected-strong"].assertions}
+    assert "instructions to the agent in save_event" in ordered["tools.descriptions"]  # the audit's rule too
     injected = traces["INJECT-01-description_injected-weaker"].registrations
     assert any(INJECTION in str((r.model_extra or {}).get("description")) for r in injected)
     assert 'option "線上" [selected]' in (traces["ARG-01-select_label_shifted-weaker"].ui.aria_snapshot or "")

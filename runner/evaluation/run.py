@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from runner.audit.trust import instructions_in
 from runner.evaluation.loading import (
     catalog_hints,
     is_evals,
@@ -158,6 +159,7 @@ def run_options(args: argparse.Namespace, selection: Selection):  # noqa: ANN201
         harness=harness,
         live_rules=selection.live_rules,
         catalog_hints=catalog_hints(args, selection.suite),
+        instructions_in=instructions_in,  # the audit's rule: a tool description that gives the agent orders
     )
     if selection.resumed:
         check_same_agent(selection.resumed, selection.plan, agent_factory)

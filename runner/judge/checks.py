@@ -277,14 +277,17 @@ def _annotations(trace: Trace) -> list[Assertion]:
 
 def _descriptions(trace: Trace) -> list[Assertion]:
     """Untrusted text from a hinted result, copied into a tool's description or annotations, reaches every
-    agent as the site's own words."""
+    agent as the site's own words; so does a description that gives the agent orders (the audit's rule)."""
     texts = probes.untrusted_passages(trace.calls, [r.model_dump() for r in trace.registrations])
-    if not texts:
-        return []
-    desc = "no tool's description or annotations carry untrusted text from a hinted result"
-    found = probes.carried_untrusted(trace.registrations, texts)
-    why = "; ".join(found) or f"{len(texts)} untrusted passage(s), in no tool's description or annotations"
-    return [_a("tools.descriptions", "annotations", desc, not found, why)]
+    if not texts and trace.tool_instructions is None:
+        return []  # nothing to judge: no hinted result, descriptions not read for instructions
+    desc = "no tool's description or annotations carry untrusted text or instructions to the agent"
+    found = probes.carried_untrusted(trace.registrations, texts) if texts else []
+    found += [f"instructions to the agent in {line}" for line in trace.tool_instructions or []]
+    read = [f"{len(texts)} untrusted passage(s) in none"] if texts else []
+    if trace.tool_instructions is not None:
+        read.append("no description gives the agent orders")
+    return [_a("tools.descriptions", "annotations", desc, not found, "; ".join(found) or "; ".join(read))]
 
 
 def _witness(trace: Trace) -> Assertion:

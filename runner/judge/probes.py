@@ -201,6 +201,9 @@ def hints_against_catalog(
 
 
 PASSAGE = re.compile(r"[^。.!?！？\n]{12,}")  # a sentence long enough not to be a common word
+# a code, an id, a date or a URL part (TEMPORARILY_UNAVAILABLE, 2027-01-09T14:00+08:00): the site's vocabulary,
+# which a description may well name, never the untrusted words of a person
+TOKEN = re.compile(r"[\w.:+/=&?%#@-]+", re.ASCII)
 
 
 def untrusted_passages(calls: list[Any], registrations: list[dict[str, Any]]) -> list[str]:
@@ -218,7 +221,7 @@ def untrusted_passages(calls: list[Any], registrations: list[dict[str, Any]]) ->
     def walk(value: Any) -> None:
         if isinstance(value, str):
             for p in (p.strip() for p in PASSAGE.findall(value)):
-                if len(p) >= 12 and p not in found and p not in said:
+                if len(p) >= 12 and not TOKEN.fullmatch(p) and p not in found and p not in said:
                     found.append(p)
         elif isinstance(value, dict):
             for v in value.values():

@@ -34,6 +34,7 @@ from typing import Any
 
 from proxies import mutations as proxy_ops
 from runner.agents.reference import ReferenceAgent
+from runner.audit.trust import instructions_in
 from runner.judge import probes
 from runner.play.run.run import OpenRun, RunOptions, open_run
 from runner.play.run.trial import TrialHook
@@ -515,14 +516,19 @@ def _surface_mutants(add: Callable[..., None], baselines: list[Baseline], called
             {"tool": tool, "hint": "untrustedContentHint"},
             cases,
         )
+    # one mutant per tool registered beside a hinted one: the longest untrusted sentence any such page showed
+    beside: dict[str, list[tuple[Baseline, list[str]]]] = {}
     for b in baselines:
         registrations = [r.model_dump() for r in b.trace.registrations]
         passages = probes.untrusted_passages(b.trace.calls, registrations)
         hinted = {r["name"] for r in registrations if (r.get("annotations") or {}).get("untrustedContentHint")}
-        others = sorted({r.tool_name for r in b.trace.registrations if r.type == "register"} - hinted - {None})
-        if passages and others:  # into a tool the page registers beside it, that carries no hint
-            text = max(passages, key=len)
-            add("description_injected", f"{others[0]} ← {text[:30]}…", {"tool": others[0], "text": text}, [b.id])
+        for tool in sorted({r.tool_name for r in b.trace.registrations if r.type == "register"} - hinted - {None}):
+            if passages:
+                beside.setdefault(str(tool), []).append((b, passages))
+    for tool, seen in sorted(beside.items()):
+        text = max((p for _, passages in seen for p in passages), key=len)
+        cases = [b.id for b, passages in seen if text in passages]
+        add("description_injected", f"{tool} ← {text[:30]}…", {"tool": tool, "text": text}, cases)
 
 
 def aria(b: Baseline) -> str:
@@ -670,6 +676,7 @@ async def _open(options: MutateOptions, run_id: str, config: SiteConfig) -> Asyn
         screenshots="off",  # a killed mutant's evidence is its trace; nobody looks at its screen
         browser_context=options.browser_context,
         catalog_hints=options.catalog_hints,
+        instructions_in=instructions_in,  # the audit's rule, as every run reads the tools' descriptions
     )
     async with open_run([], run_options, planned=False) as run:
         yield _Trials(run, options.workers)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,6 +48,9 @@ class RunOptions:
     live_rules: bool = False  # no catalog file: each trial checks the case's rules against the tools it saw
     # the suite catalog's hints ({route pattern: {tool: {hint: true}}}): each trial holds live tools to them
     catalog_hints: dict[str, Any] | None = None
+    # the audit's rule for text that speaks to the agent (runner/audit/trust.py instructions_in), handed down by
+    # the command: each registered tool's description is read with it (tools.descriptions); None: not read
+    instructions_in: Callable[[str, Iterable[str]], list[str]] | None = None
     chromium: str | None = None
     fixtures: FixtureStore | None = None  # record/replay: where fixtures are kept and read
     breaks: list[str] = field(default_factory=list)  # extra site breaks for every case (tests)

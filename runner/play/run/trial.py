@@ -608,9 +608,25 @@ class Trial:
             for e in tp.log.events
             if e.get("type") in ("register", "unregister", "register_error", "refused", "loaded")
         ]
+        self.trace.tool_instructions = self._instructions()
         self.trace.witness = compare_witness(tp.log.events, tp.cdp_events, tp.cdp is not None)
         # a disagreement is shown wherever the trial is, asserted only where the case asks (witness_agrees)
         self.trace.warnings += [f"shim and DevTools disagree: {d}" for d in self.trace.witness.disagreements]
+
+    def _instructions(self) -> list[str] | None:
+        """Each registered tool whose description speaks to the agent, by the audit's rule (None: not read)."""
+        rule = self.env.options.instructions_in
+        if rule is None:
+            return None
+        regs = [r for r in self.trace.registrations if r.type == "register" and r.tool_name]
+        names = {r.tool_name for r in regs}
+        found = []
+        for reg in regs:
+            kinds = rule(str((reg.model_extra or {}).get("description") or ""), names - {reg.tool_name})
+            line = f"{reg.tool_name} (registered on {reg.route}): {', '.join(kinds)}"
+            if kinds and line not in found:
+                found.append(line)
+        return found
 
     async def _finish_network(self) -> None:
         proxy = self.env.proxy
