@@ -190,3 +190,32 @@ def test_a_recorded_trace_finds_its_case_file_from_any_folder(tmp_path, monkeypa
     done = cli("replay", str(tmp_path / "trials" / trace.name), cwd=tmp_path)
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert "cannot replay: its case file traces/day26/cases/SEL-01.yaml is found neither here" in done.stderr
+
+
+@pytest.mark.parametrize("found", [True, False])
+def test_the_actions_chromium_step_installs_debians_only_when_none_is_found(tmp_path, found) -> None:
+    """The step's own script, with a webmcp-eval and an apt-get that only say what they were asked."""
+    import subprocess
+
+    import yaml
+
+    steps = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))["runs"]["steps"]
+    script = next(s["run"] for s in steps if s.get("name", "").startswith("Find Chromium"))
+    answer = "chromium 156.0.1.2 (/usr/bin/chromium, system)" if found else "chromium: not found (docs/browser.md ...)"
+    fakes = {
+        "webmcp-eval": f'echo "webmcp-eval 0.1.0"; echo "{answer}"',
+        "apt-get": f'echo "apt-get $*" >> {tmp_path}/asked',
+        "sudo": '"$@"',
+        "id": "echo 0",
+    }
+    for name, body in fakes.items():
+        (tmp_path / name).write_text(f"#!/bin/sh\n{body}\n", encoding="utf-8")
+        (tmp_path / name).chmod(0o755)
+    env = {"PATH": f"{tmp_path}:/usr/bin:/bin"}
+    done = subprocess.run(["bash", "-eo", "pipefail", "-c", script], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    asked = (tmp_path / "asked").read_text(encoding="utf-8") if (tmp_path / "asked").exists() else ""
+    if found:
+        assert asked == "" and answer in done.stdout
+    else:
+        assert asked == "apt-get update -q\napt-get install -y -q chromium chromium-headless-shell\n"
