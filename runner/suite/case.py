@@ -201,7 +201,7 @@ class ClickAction(Strict):
 
     action: Literal["click"]
     target: Locator
-    times: int = 1
+    times: int = Field(default=1, ge=1, description="clicks (0 would click nothing)")
 
 
 class PressAction(Strict):

@@ -58,9 +58,10 @@ class CaseLoadError(Exception):
 
 
 STEP_TAGS = {"user", "action"}
+SETUP_TAGS = {"call", "action"}
 NODE_LISTS, NODE_TAGS = {"expected", "ordered", "unordered"}, {"call", "ordered", "unordered"}
 HISTORY_TAGS = {"user", "model", "call"}
-ACTION_TAGS = {"navigate", "reload", "click", "expire_session", "change", "fault", "wait_for"}
+ACTION_TAGS = {"navigate", "reload", "click", "press", "expire_session", "change", "fault", "wait_for"}
 
 
 def _clean_loc(loc: Iterable[Any]) -> list[Any]:
@@ -71,6 +72,9 @@ def _clean_loc(loc: Iterable[Any]) -> list[Any]:
         after_step_index = i >= 2 and parts[i - 2] == "steps" and isinstance(parts[i - 1], int)
         if after_step_index and part in STEP_TAGS:
             continue
+        after_setup_index = i >= 2 and parts[i - 2] == "setup" and isinstance(parts[i - 1], int)
+        if after_setup_index and part in SETUP_TAGS and i + 1 < len(parts):
+            continue  # which kind of setup step pydantic tried: a call's own field 'call' comes after it
         if part in ACTION_TAGS and i >= 1 and parts[i - 1] == "action":
             continue
         # a union tag sits between a list index and the member's own field (a str); a real path has none

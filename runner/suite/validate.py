@@ -39,6 +39,7 @@ from runner.suite.case import (
 from runner.suite.folder import Suite, find_suite, shown_path
 from runner.suite.loader import LoadedCase, Problem, field_path, line_for, load_cases
 from runner.suite.matchers import COMPARISONS, PathError, is_operator, matcher_problems, parse_path, refs_in
+from runner.suite.route_tools import route_problems
 from runner.suite.site import SiteConfig
 from runner.suite.tool_schema import ToolSchemaError, check_tool_schema
 
@@ -282,6 +283,7 @@ def _case_problems(lc: LoadedCase, catalog: SuiteCatalog | None) -> list[Problem
         out.append(_at(lc, ("start_route",), f"{case.start_route} is not a route of the site"))
     out += _plan_problems(lc, catalog)
     out += goal_problems(lc, catalog)
+    out += route_problems(lc, catalog)
     out += _expectation_problems(lc, catalog)
     out += plan_satisfies_expectations(lc)
     out += _press_problems(lc)
