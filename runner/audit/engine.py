@@ -347,7 +347,7 @@ def nothing_called(page: PageSurface, all_tools: bool) -> str:
     return (
         f"--smoke called nothing: no tool is marked read-only ({len(tools)} tool(s) may write"
         + (f", {forms} of them form(s)" if forms else "")
-        + "); --all-tools calls them too, each call in a fresh browser context"
+        + "); --all-tools calls them too, each call on a fresh document"
     )
 
 
