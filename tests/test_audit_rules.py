@@ -572,6 +572,10 @@ def test_site_score_pools_every_page_and_an_unopened_page_counts_its_runtime_aud
     runtime = _weights("runtime", {"open", "page", "tools"})
     assert per["declarations"] == 100 and per["runtime"] == round(100 * runtime / (runtime + 10))
     assert site_score([(page(), [])], None) == (0, {})  # no page with a tool
+    many = [(good, page_score(good, [], Evidence(), config, None)[2]) for _ in range(300)]
+    slip = [Finding("schema-null", "warning", "m", good.url, "", "a")]
+    many.append((good, page_score(good, slip, Evidence(), config, None)[2]))
+    assert site_score(many, None)[1]["declarations"] == 99  # one failed audit in 301 pages: not 100
 
 
 def _report() -> AuditReport:

@@ -78,7 +78,10 @@ class PageForm:
     def label(self) -> str:
         if self.toolname:
             return f"form tool {self.toolname}"
-        return f"form #{self.id}" if self.id else "a form"
+        if self.id:
+            return f"form #{self.id}"
+        names = sorted({c.name for c in self.controls if c.name})
+        return f"a form with fields {', '.join(names[:4])}" if names else "a form"
 
     @property
     def tool_like(self) -> bool:

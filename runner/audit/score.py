@@ -14,7 +14,8 @@ A page's score is the mean of its categories; so is the site's, whose
 categories pool the audits of every page. A page that did not open or has no
 tools has no score of its own: only its page audits count (page-unreachable,
 no-tools, page-script-error), in the site's runtime category. A site none of
-whose pages has a tool scores 0. A page with no finding scores 100.
+whose pages has a tool scores 0. A page with no finding scores 100, and only such a page: a category with a
+failed audit scores at most 99.
 """
 
 from __future__ import annotations
@@ -74,7 +75,8 @@ def category_scores(audits: list[Audit], tools: int = 0, covered: int | None = N
         mine = [a for a in audits if a.category == category]
         total = sum(a.weight for a in mine)
         if total:
-            out[category] = round(100 * sum(a.weight for a in mine if a.passed) / total)
+            share = 100 * sum(a.weight for a in mine if a.passed) / total
+            out[category] = round(share) if share == 100 else min(99, round(share))  # 100 only with none failed
     if covered is not None and tools:
         out["coverage"] = round(100 * covered / tools)
     return out
