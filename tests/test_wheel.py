@@ -165,11 +165,27 @@ def test_an_unrelated_projects_own_runner_is_never_shadowed(fresh, tmp_path) -> 
     assert helped.returncode == 0 and "usage: webmcp-eval" in helped.stdout, helped.stderr
 
 
-def action(workspace: Path, fresh: Path, wheel: Path, **inputs: str) -> subprocess.CompletedProcess[str]:
-    """action.yml played by scripts/action_local.py: its install step puts the wheel into the fresh venv."""
+def action(workspace: Path, fresh: Path, wheel: Path, job: str, **inputs: str) -> subprocess.Popen[str]:
+    """action.yml played by scripts/action_local.py as one job (its step summary: JOB.md), started and not
+    waited for: jobs run side by side, as a matrix's do. Its install step puts the wheel into the fresh venv."""
     given = {"python": str(fresh / "python"), "package": str(wheel), "pip-args": "--no-index --no-deps", **inputs}
-    argv = [sys.executable, ROOT / "scripts" / "action_local.py", "--workspace", workspace]
-    return run([*argv, *(a for k, v in given.items() for a in ("--input", f"{k}={v}"))], workspace)
+    argv = [sys.executable, ROOT / "scripts" / "action_local.py", "--workspace", workspace, "--summary", f"{job}.md"]
+    argv += [a for k, v in given.items() for a in ("--input", f"{k}={v}")]
+    return subprocess.Popen(
+        [str(a) for a in argv],
+        cwd=workspace,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=CLEAN_ENV,
+    )
+
+
+def finished(job: subprocess.Popen[str]) -> str:
+    """The job's output once it ended; it must have passed."""
+    out, _ = job.communicate(timeout=600)
+    assert job.returncode == 0, out[-4000:]
+    return out
 
 
 def test_the_actions_steps_play_the_documented_workflows_on_the_static_shop(fresh, wheel, tmp_path) -> None:
@@ -181,15 +197,21 @@ def test_the_actions_steps_play_the_documented_workflows_on_the_static_shop(fres
     shutil.copy2(SOURCE / "site.yaml", tmp_path / "site.yaml")
     with static_site(tmp_path / "served") as shop:
         common = {"base-url": shop.url, "suite": "shop-suite", "site-config": "site.yaml", "fail": "false"}
-        for shard in ("1/2", "2/2"):
-            played = action(tmp_path, fresh, wheel, shard=shard, args="SHOP-01 SHOP-02 --screenshot off", **common)
-            assert played.returncode == 0, played.stdout[-3000:] + played.stderr[-3000:]
-            assert "upload-artifact@v4: what it would upload is there" in played.stdout
-        merged = action(tmp_path, fresh, wheel, command="report", runs="webmcp-eval/run-shard-*/")
-        assert merged.returncode == 0 and "webmcp-eval exited 0" in merged.stdout, merged.stdout + merged.stderr
-        assert "2 passed, 0 failed, 0 not_run" in (tmp_path / "step-summary.md").read_text(encoding="utf-8")
-        assert json.loads((tmp_path / "webmcp-eval/merged/summary.json").read_text(encoding="utf-8"))
-        audited = action(tmp_path, fresh, wheel, command="audit", **{"base-url": shop.url, "args": "--watch-ms 500"})
-    assert audited.returncode == 0, audited.stdout[-3000:] + audited.stderr[-3000:]
-    assert "upload-sarif@v3: what it would upload is there" in audited.stdout
-    assert "WebMCP audit of" in (tmp_path / "step-summary.md").read_text(encoding="utf-8")
+        shards = [
+            action(
+                tmp_path, fresh, wheel, f"shard{i}", shard=f"{i}/2", args="SHOP-01 SHOP-02 --screenshot off", **common
+            )
+            for i in (1, 2)
+        ]
+        audit = action(
+            tmp_path, fresh, wheel, "audit", command="audit", args="--watch-ms 500", **{"base-url": shop.url}
+        )
+        for shard in shards:
+            assert "upload-artifact@v4: what it would upload is there" in finished(shard)
+        merged = finished(action(tmp_path, fresh, wheel, "merge", command="report", runs="webmcp-eval/run-shard-*/"))
+        audited = finished(audit)
+    assert "webmcp-eval exited 0" in merged
+    assert "2 passed, 0 failed, 0 not_run" in (tmp_path / "merge.md").read_text(encoding="utf-8")
+    assert json.loads((tmp_path / "webmcp-eval/merged/summary.json").read_text(encoding="utf-8"))
+    assert "upload-sarif@v3: what it would upload is there" in audited and "webmcp-eval exited 0" in audited
+    assert "WebMCP audit of" in (tmp_path / "audit.md").read_text(encoding="utf-8")
