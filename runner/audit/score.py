@@ -83,7 +83,10 @@ def category_scores(audits: list[Audit], tools: int = 0, covered: int | None = N
 
 
 def mean_score(categories: dict[str, int]) -> int:
-    return round(sum(categories.values()) / len(categories)) if categories else 0
+    if not categories:
+        return 0
+    mean = round(sum(categories.values()) / len(categories))
+    return mean if all(v == 100 for v in categories.values()) else min(99, mean)  # 100: nothing failed
 
 
 def page_score(
