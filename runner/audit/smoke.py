@@ -89,9 +89,13 @@ def _error_field(result: Any) -> bool:
 
 
 def _validation_answer(outcome: CallOutcome) -> bool:
-    """A form's validation answer: the page answered its submit with a list of messages (respondWith(errors))."""
+    """A form's validation answer: what is wrong with its fields, as a list of messages (a page's
+    respondWith(errors)), of {field, message} items, or under "errors"."""
     result = outcome.result
-    return outcome.declarative and isinstance(result, list) and bool(result) and all(isinstance(r, str) for r in result)
+    items = result.get("errors") if isinstance(result, dict) else result
+    if not (outcome.declarative and isinstance(items, list) and items):
+        return False
+    return all(isinstance(i, str) or isinstance(i, dict) and ("message" in i or "error" in i) for i in items)
 
 
 def _says_no(result: Any) -> bool:
