@@ -67,8 +67,9 @@ class FakeLocator:
             raise PlaywrightError("Error: Node is not an <input>, <textarea> or <select> element")
         return value
 
-    async def evaluate_all(self, script: str) -> dict[str, Any]:
-        """observe.READ_JS: what count(), is_visible(), inner_text() and input_value() give, in one read."""
+    async def evaluate_all(self, script: str, arg: Any = None) -> dict[str, Any]:
+        """observe.READ_JS: what count(), is_visible(), inner_text() and input_value() give, in one read
+        (``arg``: whether a summary's label/value pairs are read too; the fake page has none)."""
         count = await self.count()
         if not count:
             return {"count": 0, "visible": False}

@@ -132,6 +132,7 @@ def test_unknown_behaviour(suite):
 
 def test_a_behaviour_with_fewer_than_two_cases(suite):
     (suite / "SEL-02.yaml").unlink()
+    (suite / "SEL-02-LA.yaml").unlink()
     problems = validate(suite)
     assert brief(problems) == [("SEL-01.yaml", 2, "behaviour")]
     assert "behaviour selection has 1 case(s)" in problems[0].message
@@ -267,11 +268,13 @@ def test_an_unknown_tool_in_expectations_with_the_real_catalog(suite):
 
 def test_problems_are_sorted_by_file_and_line(suite):
     edit(suite / "SEL-01.yaml", "behaviour: selection", "behaviour: choosing")
+    edit(suite / "SEL-02-LA.yaml", "behaviour: selection", "behaviour: zoned")
     edit(suite / "AMB-01.yaml", "behaviour: clarification", "behaviour: asking")
     problems = validate(suite)
     assert problems == sorted(problems, key=lambda p: (p.file, p.line))
-    # clarification keeps AMB-02 and the two AMB goal variants: only selection falls below two cases
-    assert [Path(p.file).name for p in problems] == ["AMB-01.yaml", "SEL-01.yaml", "SEL-02.yaml"]
+    # clarification keeps AMB-02 and the two AMB goal variants: only selection (and the new one-case
+    # behaviour) fall below two cases
+    assert [Path(p.file).name for p in problems] == ["AMB-01.yaml", "SEL-01.yaml", "SEL-02-LA.yaml", "SEL-02.yaml"]
 
 
 def test_an_unknown_matcher_in_a_ui_expectation(suite):
