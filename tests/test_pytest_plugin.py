@@ -85,6 +85,9 @@ def test_a_bad_trial_count_is_one_line_and_a_usage_error(pytester: pytest.Pytest
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "--webmcp-trials: 0 is less than 1" in result.stderr.str()
     assert "Traceback" not in result.stderr.str() + result.stdout.str()
+    url = pytester.runpytest_inprocess("--webmcp-suite", str(CASES), "--webmcp-suite-base-url", "staging")
+    assert url.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--webmcp-suite-base-url: 'staging' is not a URL like http://127.0.0.1:8000/" in url.stderr.str()
 
 
 def test_the_static_shop_script_says_how_to_use_it_and_a_taken_port_is_one_line(
@@ -494,6 +497,10 @@ def test_ini_values_stand_in_for_options_and_a_bad_one_is_a_usage_error(pytester
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     assert "ini webmcp_trials: 'none' is not a whole number" in bad.stderr.str()
     assert "Traceback" not in bad.stderr.str()
+    pytester.makeini("[pytest]\nwebmcp_suite = suite\nwebmcp_suite_base_url = staging.example\n")
+    url = pytester.runpytest_inprocess("--collect-only")
+    assert url.ret == pytest.ExitCode.USAGE_ERROR
+    assert "ini webmcp_suite_base_url: 'staging.example' is not a URL like http://127.0.0.1:8000/" in url.stderr.str()
 
 
 def test_an_invalid_suite_stops_before_anything_runs(pytester: pytest.Pytester, tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from runner.pytest_plugin.settings import INI, base_url_of, positive_int, setting
+from runner.pytest_plugin.settings import INI, base_url_of, http_url, positive_int, setting
 
 if TYPE_CHECKING:
     from runner.pytest_plugin.page_webmcp import PageWebMCP
@@ -66,6 +66,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--webmcp-suite-base-url",
         metavar="URL",
+        type=http_url,
         default=None,
         help="the suite's site (default: its suite.yaml's, else the embedded demo site); "
         "--base-url is your tests' site and never moves the suite",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -60,4 +61,23 @@ def setting(config: pytest.Config, name: str) -> Any:
             return positive_int(ini) if ini else default
         except argparse.ArgumentTypeError as err:
             raise pytest.UsageError(f"ini {name}: {err}") from None
-    return ini or ("traces" if name == "webmcp_out" else None)
+    value = ini or ("traces" if name == "webmcp_out" else None)
+    if name == "webmcp_suite_base_url" and value:
+        _check_url(value, "ini webmcp_suite_base_url")
+    return value
+
+
+def http_url(text: str) -> str:
+    """An option's type: an http(s) URL with a host."""
+    try:
+        return _check_url(text, None)
+    except pytest.UsageError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _check_url(text: str, where: str | None) -> str:
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        said = f"{where}: " if where else ""
+        raise pytest.UsageError(f"{said}{text!r} is not a URL like http://127.0.0.1:8000/")
+    return text
