@@ -25,7 +25,7 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import httpx
-from playwright.async_api import Browser, BrowserContext, async_playwright
+from playwright.async_api import Browser, BrowserContext, CDPSession, async_playwright
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame as PwFrame
 
@@ -36,7 +36,7 @@ from runner.audit.coverage import Coverage, ToolCoverage, tool_coverage
 from runner.audit.forms import form_findings, one_cause, read_forms
 from runner.audit.inputs import smoke_inputs
 from runner.audit.model import SEVERITIES, Finding, Frame, PageSurface, Tool
-from runner.audit.reader import OpenPage, load, open_page, origin_of, read_surface
+from runner.audit.reader import OpenPage, open_page, origin_of, read_surface
 from runner.audit.rules import lint
 from runner.audit.score import Audit, Evidence, page_score, site_score
 from runner.audit.smoke import CallOutcome, add_requests, call_failed, judge, page_answer
@@ -275,9 +275,10 @@ class Auditor:
         context, trial = await self._context()
         try:
             opened = await open_page(context)
+            cdp = await context.new_cdp_session(opened.page)  # one session clears the origin's data before each call
             outcomes: list[CallOutcome] = []
             for smoke_input in smoke_inputs(tool.input_schema):
-                outcomes.append(await self._fresh_call(opened, url, frame_info, tool, smoke_input, trial))
+                outcomes.append(await self._fresh_call(opened, cdp, url, frame_info, tool, smoke_input, trial))
                 if outcomes[-1].timed_out:
                     break  # a tool that hangs once is judged; waiting out every input would only cost time
             return outcomes
@@ -285,18 +286,22 @@ class Auditor:
             await context.close()
 
     async def _fresh_call(
-        self, opened: OpenPage, url: str, frame_info: Frame, tool: Tool, smoke_input: Any, trial: str | None
+        self,
+        opened: OpenPage,
+        cdp: CDPSession,
+        url: str,
+        frame_info: Frame,
+        tool: Tool,
+        smoke_input: Any,
+        trial: str | None,
     ) -> CallOutcome:
         """One call on a fresh document: the last one left (about:blank), the origin's cookies and storage
-        cleared, a new world, the page loaded again and called once the tool is registered."""
+        cleared while the site makes a new world, the page loaded again and called once the tool is registered."""
         world = f"audit-{uuid.uuid4().hex[:10]}"
-        if self.site and self.site.has("reset"):
-            try:
-                await self.site.reset(world, "default", [])
-            except Exception as err:  # noqa: BLE001 - the site's hook failed: say so for this call
-                return CallOutcome(smoke_input, error=f"could not reset a fresh world: {_first_line(err)}")
-        await self._clean(opened, url, world)
-        error = await load(opened, url)
+        reset_error, _ = await asyncio.gather(self._reset(world), self._clean(opened, cdp, url, world))
+        if reset_error:
+            return CallOutcome(smoke_input, error=f"could not reset a fresh world: {reset_error}")
+        error = await _reopen(opened, url)
         if error:
             return CallOutcome(smoke_input, error=f"could not open the page again: {error}")
         frame = await _registered(opened, frame_info, tool.name, min(self.options.watch_ms, FRESH_WAIT_MS) / 1000)
@@ -305,15 +310,21 @@ class Auditor:
         await self._settle(outcome, trial, start)
         return outcome
 
-    async def _clean(self, opened: OpenPage, url: str, world: str) -> None:
+    async def _reset(self, world: str) -> str | None:
+        """A new world from the site's reset hook, when it has one; why not, when it failed."""
+        if not (self.site and self.site.has("reset")):
+            return None
+        try:
+            await self.site.reset(world, "default", [])
+        except Exception as err:  # noqa: BLE001 - the site's hook failed: said for this call
+            return _first_line(err)
+        return None
+
+    async def _clean(self, opened: OpenPage, cdp: CDPSession, url: str, world: str) -> None:
         """Leave the page, clear what the origin keeps in the browser, and set the new world's cookie."""
         page = opened.page
         await page.goto("about:blank")
-        cdp = await page.context.new_cdp_session(page)
-        try:
-            await cdp.send("Storage.clearDataForOrigin", {"origin": origin_of(url), "storageTypes": "all"})
-        finally:
-            await cdp.detach()
+        await cdp.send("Storage.clearDataForOrigin", {"origin": origin_of(url), "storageTypes": "all"})
         await page.context.clear_cookies()
         await self.options.access.restore(page)
         if self.options.site and self.options.site.world_cookie:
@@ -349,6 +360,18 @@ def nothing_called(page: PageSurface, all_tools: bool) -> str:
         + (f", {forms} of them form(s)" if forms else "")
         + "); --all-tools calls them too, each call on a fresh document"
     )
+
+
+async def _reopen(opened: OpenPage, url: str) -> str | None:
+    """Load url again up to its DOM (the call waits for the tool to register, not for the load event); None when
+    it opened, else why not."""
+    try:
+        response = await opened.page.goto(url, wait_until="domcontentloaded", timeout=30_000)
+    except PlaywrightError as err:
+        return _first_line(err)
+    if response is not None and response.status >= 400:
+        return f"HTTP {response.status}"
+    return None
 
 
 def _registered_now(events: list[dict[str, Any]], name: str) -> bool:
