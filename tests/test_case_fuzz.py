@@ -4,7 +4,9 @@ Each variant of a seed case (a key misspelt or dropped, a value of another type,
 an operator with a good or bad argument, a step that does not exist, a typo in
 an argument name, another order, expected calls put into ordered/unordered
 groups or made optional, a corrupt capture path, a broken line, a bad byte, an
-alias bomb) goes through the real loading path (``load_suite``) and:
+alias bomb, and the shapes a documented rule forbids: a ``state.changed_only`` path in a form the state diff
+never names, ids that differ only in case, an expected call its own plan breaks, a result matcher that
+contradicts itself) goes through the real loading path (``load_suite``) and:
 
 - never raises: no traceback, whatever the input;
 - when rejected, every problem names the file, a line inside it and the field
@@ -36,7 +38,7 @@ from runner.judge import checks
 from runner.suite.case import Case, UserStep, expected_leaves
 from runner.suite.loader import LoadedCase, Problem, case_files
 from runner.suite.matchers import COMPARISONS, MISSING, is_operator, match, parse_path, resolve, substitute
-from runner.suite.plan_contradictions import plan_warnings
+from runner.suite.plan_contradictions import plan_problems
 from runner.suite.validate import SuiteCatalog, load_suite
 from runner.trace import ToolCall, Trace
 
@@ -396,11 +398,74 @@ def _inert(data: dict[str, Any], rng: random.Random) -> None:
             network.setdefault("mutations", {})["GET /api/*"] = 0
 
 
+# Shapes a documented rule forbids: accepted, each is a wrong verdict (a rule that never matches, a case
+# that fails with its own plan, ids that collide on a case-insensitive file system).
+MUST_REFUSE = ("changed-only", "self-contradiction", "plan-contradiction", "id-case")
+CHANGED_ONLY = ["events[0]", "events[name=x]", "a..b", ".saved", "{eventId}", "events[id=x", "saved."]
+SELF_CONTRADICTIONS = [
+    {"$gt": 5, "$lt": 3},
+    {"$gte": 4, "$lt": 4},
+    {"$type": "string", "$in": [1, 2]},
+    {"$type": "string", "$gt": 1},
+    {"$absent": True, "$type": "string"},
+    {"$in": [1, 2], "$gt": 5},
+    {"$pattern": "^a", "$type": "integer"},
+]
+
+
+def _must_refuse(data: dict[str, Any], rng: random.Random) -> str:
+    """One shape a documented rule forbids, or 'none' when this case has no place for it."""
+    expect = data.get("expect") if isinstance(data.get("expect"), dict) else {}
+    how = rng.choice(MUST_REFUSE)
+    if how == "changed-only":
+        expect.setdefault("state", {})["changed_only"] = [rng.choice(CHANGED_ONLY)]
+        return how
+    if how == "self-contradiction":
+        slots = [(h, k) for h, k in _matcher_slots(data) if h is not (expect.get("state") or {}).get("after")]
+        if not slots:
+            return "none"
+        holder, key = rng.choice(slots)
+        holder[key] = copy.deepcopy(rng.choice(SELF_CONTRADICTIONS))
+        return how
+    if how == "id-case":
+        return how if data.get("id") != str(data.get("id")).lower() else "none"  # run_fuzz loads both files
+    return _contradict_plan(data, expect, rng)
+
+
+def _contradict_plan(data: dict[str, Any], expect: dict[str, Any], rng: random.Random) -> str:
+    """An expected call the case's own plan breaks, in a way known before the run."""
+    planned = [c for s in data.get("steps") or [] if isinstance(s, dict) for c in s.get("plan") or []]
+    planned = [c for c in planned if isinstance(c, dict) and not any("$ref" in str(v) for v in c.get("args", {}))]
+    calls = expect.get("calls") if isinstance(expect.get("calls"), dict) else {}
+    rules = [r for r in _flat(calls.get("expected")) if not r.get("optional") and "step" not in r]
+    pairs = [(r, c) for r in rules for c in planned if r.get("tool") == c.get("call") and c.get("args")]
+    pairs = [(r, c) for r, c in pairs if not any("$ref" in str(v) for v in (r.get("args") or {}).values())]
+    same_tool = [[c for c in planned if c.get("call") == r.get("tool")] for r, _ in pairs]
+    pairs = [p for p, others in zip(pairs, same_tool, strict=True) if len(others) == 1]
+    how = rng.choice(["value", "absent", "no-other-args", "max-calls"])
+    if how == "max-calls" and planned:
+        calls["max_calls"] = len(planned) - 1
+        return "plan-contradiction"
+    if not pairs:
+        return "none"
+    rule, call = rng.choice(pairs)
+    name = rng.choice(sorted(call["args"]))
+    if how == "absent":
+        rule.setdefault("args", {})[name] = {"$absent": True}
+    elif how == "no-other-args" and set(call["args"]) - set(rule.get("args") or {}):
+        rule["no_other_args"] = True
+    else:
+        rule.setdefault("args", {})[name] = "a value the plan never sends"
+    return "plan-contradiction"
+
+
 def mutate_data(data: dict[str, Any], rng: random.Random) -> str:
     """Change ``data`` in place the way a person might; return what was done."""
     kinds = ["key", "drop", "type", "operator", "step", "arg", "order", "tool", "capture", "plan", "id", "group"]
-    kinds += ["inert"]
+    kinds += ["inert", "must-refuse", "must-refuse", "must-refuse"]
     kind = rng.choice(kinds)
+    if kind == "must-refuse":
+        return _must_refuse(data, rng)
     paths = [p for p in _paths(data) if p]
     if kind == "key":
         path = rng.choice([p for p in paths if isinstance(p[-1], str)])
@@ -512,14 +577,14 @@ class Figures:
     unplaced: list[str] = field(default_factory=list)  # problems without a file, line or field
     wrong_verdicts: list[str] = field(default_factory=list)
     plan_fails_own_case: int = 0  # accepted, but the reference plan would not pass it (the case fails: no wrong pass)
-    warned_of_own_plan: int = 0  # ... of which validate warns (plan_warnings) before any browser starts
+    warned_of_own_plan: int = 0  # ... of which validate names (plan_problems) before any browser starts
     kinds: dict[str, int] = field(default_factory=dict)
 
     def line(self) -> str:
         return (
             f"variants tried {self.tried}, rejected {self.rejected}, accepted {self.accepted} "
             f"({self.equivalent} equivalent to the original, {self.judged} judged on their plan's trace; "
-            f"{self.plan_fails_own_case} fail with their own plan, {self.warned_of_own_plan} of them warned), "
+            f"{self.plan_fails_own_case} fail with their own plan, {self.warned_of_own_plan} named), "
             f"tracebacks {len(self.tracebacks)}, "
             f"misplaced problems {len(self.unplaced)}, wrong verdicts {len(self.wrong_verdicts)}"
         )
@@ -546,7 +611,7 @@ def judge(variant: LoadedCase, original: Case, figures: Figures, label: str) -> 
     calls = [a for a in assertions if a.kind in ("calls", "forbidden", "catalog")]
     if any(a.status == "failed" for a in calls):
         figures.plan_fails_own_case += 1
-        figures.warned_of_own_plan += bool(plan_warnings([variant]))
+        figures.warned_of_own_plan += bool(plan_problems([variant]))
     figures.wrong_verdicts += [f"{label}: {w}" for w in forbidden_fires(variant.case, trace)]
     figures.wrong_verdicts += [f"{label}: {w}" for w in required_fires(variant.case, trace)]
 
@@ -569,18 +634,25 @@ def run_fuzz(tmp: Path, variants_per_seed: int = VARIANTS_PER_SEED, seed: int = 
             file.write_bytes(raw)
             label = f"{file.name} ({kind})"
             figures.tried += 1
+            if kind == "id-case":  # the seed beside a copy whose id differs only in case
+                copy_of = yaml.safe_load(text)
+                copy_of["id"] = str(copy_of["id"]).lower()
+                file.write_text(yaml.safe_dump(copy_of, allow_unicode=True, sort_keys=False), encoding="utf-8")
+                raw = file.read_bytes()
             try:
-                loaded, problems = load_suite([file], CATALOG, whole_suite=False)
-                plan_warnings(loaded)  # validate prints them beside the problems: they must never raise either
+                loaded, problems = load_suite([source, file] if kind == "id-case" else [file], CATALOG, False)
+                plan_problems(loaded)  # validate prints them beside the problems: they must never raise either
                 if problems:
                     figures.rejected += 1
                     for p in problems:
-                        _check_problem(p, file, raw, figures)
+                        _check_problem(p, file, raw, figures) if p.file == str(file) else None
                     continue
                 figures.accepted += 1
                 if kind == "inert":  # every inert mutation changes the case: accepted, it could never fire
                     figures.wrong_verdicts.append(f"{label}: a rule that can never fire was accepted")
-                judge(loaded[0], original, figures, label)
+                if kind in MUST_REFUSE:
+                    figures.wrong_verdicts.append(f"{label}: accepted although a documented rule forbids it")
+                judge(loaded[-1], original, figures, label)
             except Exception as err:  # noqa: BLE001 - the point: nothing may escape
                 figures.tracebacks.append(f"{label}: {type(err).__name__}: {err}")
     return figures
@@ -608,6 +680,7 @@ def test_fuzzed_cases_never_traceback_and_never_give_a_wrong_verdict(tmp_path, c
     assert figures.wrong_verdicts == []
     assert figures.rejected and figures.judged and figures.equivalent  # the fuzz reaches every outcome
     assert figures.kinds.get("group", 0) >= 10  # groups and optional calls are fuzzed too
+    assert all(figures.kinds.get(kind, 0) >= 3 for kind in MUST_REFUSE), figures.kinds  # each refused shape is tried
 
 
 if __name__ == "__main__":  # python tests/test_case_fuzz.py [variants per seed]

@@ -14,6 +14,7 @@ from test_checks import make_trace, tc
 from runner.judge.checks import check_calls
 from runner.suite.case import HistoryCall, HistoryModel, HistoryUser, UnorderedGroup
 from runner.suite.evals_json import example, json_lines, load_evals
+from runner.suite.loader import parse_case
 from runner.suite.matchers import MISSING
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -250,16 +251,25 @@ def test_the_shop_evals_json_runs_unchanged_and_every_case_passes(static_shop, t
 
 
 @pytest.mark.browser
-def test_an_imported_case_with_a_wrong_argument_fails(static_shop, tmp_path):
-    assert cli("import", str(SHOP_EVALS), "-o", str(tmp_path / "suite"), "--base-url", static_shop.url).returncode == 0
+def test_an_imported_case_with_a_wrong_argument_fails(tmp_path):
+    """A plan that asks for three where the eval expects at most two: validate refuses the case before any
+    browser starts (its own plan fails it), and the checks fail the call that asks for three."""
+    from runner.judge import checks
+    from tests.test_case_fuzz import plan_trace
+
+    assert (
+        cli("import", str(SHOP_EVALS), "-o", str(tmp_path / "suite"), "--base-url", "http://127.0.0.1:9/").returncode
+        == 0
+    )
     case_file = tmp_path / "suite" / "002-Two-green-teas.yaml"
     data = yaml.safe_load(case_file.read_text())
     data["steps"][0]["plan"][0]["args"]["quantity"] = 3  # the agent now asks for three
     case_file.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False))
-    code, traces = _run(static_shop, tmp_path, str(case_file), base_url=False)
-    (trace,) = traces.values()
-    assert trace["verdict"] == "failed" and code == 1
-    failed = {a["id"]: a["why"] for a in trace["assertions"] if a["status"] == "failed"}
+    out = cli("validate", str(tmp_path / "suite"))
+    said = " ".join((out.stdout + out.stderr).split())
+    assert out.returncode == 2 and "args.quantity: the reference plan's call steps[0].plan[0]" in said, said
+    case = parse_case(case_file.read_text(), str(case_file)).case
+    failed = {a.id: a.why for a in checks.evaluate(case, plan_trace(case)) if a.status == "failed"}
     assert set(failed) == {"calls.expected[1]", "calls.exact"}, failed
     assert "quantity" in failed["calls.expected[1]"]
 

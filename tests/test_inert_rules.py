@@ -1,4 +1,4 @@
-"""Rules that could never fire are errors, and expectations that contradict the plan are warnings.
+"""Rules that could never fire are errors, and so are expectations that contradict the case's own plan.
 
 Each of these passed before, whatever the agent did: a misspelt ARIA role with ``state: absent``, a
 ``text:`` beside ``absent`` that was never read, a mutation rule on GET (never counted), a fault with
@@ -16,7 +16,7 @@ from playwright.sync_api import Page
 
 from runner.suite.case import ARIA_ROLES
 from runner.suite.loader import load_cases
-from runner.suite.plan_contradictions import plan_warnings
+from runner.suite.plan_contradictions import plan_problems
 from runner.suite.validate import SuiteCatalog, validate_suite
 from tests.test_validate import CASES, edit, line_of
 
@@ -78,18 +78,18 @@ def test_a_fault_status_outside_100_to_599_is_an_error(suite):
     assert problems_of(path) == []
 
 
-# ---- expectations against the case's own plan (warnings) ----------------------------------------
+# ---- expectations against the case's own plan (errors: known before any run) ----------------------------------------
 
 
-def warnings_of(path: Path) -> list[str]:
+def plan_errors_of(path: Path) -> list[str]:
     loaded, problems = load_cases([path])
     assert problems == []
-    return [str(w) for w in plan_warnings(loaded)]
+    return [str(w) for w in plan_problems(loaded)]
 
 
 def test_the_seed_cases_agree_with_their_own_plans():
     loaded, _ = load_cases([CASES])
-    assert plan_warnings(loaded) == []
+    assert plan_problems(loaded) == []
 
 
 @pytest.mark.parametrize(
@@ -133,11 +133,27 @@ def test_the_seed_cases_agree_with_their_own_plans():
     ],
     ids=["missing-arg", "other-value", "no-other-args", "forbidden", "max-calls"],
 )
-def test_an_expectation_the_plan_breaks_is_a_warning_naming_the_step_and_rule(suite, file, old, new, field, words):
+def test_an_expectation_the_plan_breaks_is_an_error_naming_the_step_and_rule(suite, file, old, new, field, words):
     path = suite / file
     text = edit(path, old, new)
-    (warning,) = warnings_of(path)
+    (warning,) = plan_errors_of(path)
     assert f": {field}: " in warning and words in warning, warning
     assert warning.startswith(f"{path}:") and "fails with its own plan" in warning
     line = int(warning.split(":")[1])
     assert text.splitlines()[line - 1].strip(), "the line of the rule itself"
+
+
+def test_validate_refuses_a_case_its_own_plan_fails(tmp_path):
+    """Before, validate exit 0 with a warning: a run of the case failed every trial of the reference agent."""
+    from tests.test_cli import cli
+
+    folder = tmp_path / "s"
+    folder.mkdir()
+    (folder / "suite.yaml").write_text("min_cases_per_behaviour: 0\n", encoding="utf-8")
+    text = (CASES / "SEL-01.yaml").read_text(encoding="utf-8")
+    old = "args: {city: taipei, price: free, level: beginner}\n        no_other_args"
+    assert old in text
+    (folder / "SEL-01.yaml").write_text(text.replace(old, old.replace("taipei", "kaohsiung")), encoding="utf-8")
+    out = cli("validate", str(folder), "--catalog", str(CASES / "catalog.json"))
+    said = " ".join((out.stdout + out.stderr).split())
+    assert out.returncode == 2 and "expect.calls.expected[0].args.city: the reference plan's call" in said, said

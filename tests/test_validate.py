@@ -617,7 +617,8 @@ def test_not_with_a_mapping_or_list_is_checked_not_crashed(suite, matcher):
         "- {tool: save_event, why:",
         f"- {{tool: search_events, args: {{city: {forbidden}}}, why:",
     )
-    assert validate(suite) == []
+    # read, never crashed; where the forbidden rule catches the plan's own call, that is the one problem
+    assert all("so the case fails with its own plan" in p.message for p in validate(suite))
 
 
 def test_a_capture_path_that_does_not_parse(suite):

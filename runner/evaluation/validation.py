@@ -28,7 +28,6 @@ from runner.evaluation.run import site_config_for
 
 
 def validate_command(args: argparse.Namespace) -> int:
-    from runner.suite.plan_contradictions import plan_warnings
     from runner.suite.validate import scope_warnings
 
     if args.route and not args.live:
@@ -37,7 +36,7 @@ def validate_command(args: argparse.Namespace) -> int:
     if isinstance(suite, int):
         return suite
     loaded, problems, catalog_note, _ = suite
-    for warning in scope_warnings(loaded) + plan_warnings(loaded):
+    for warning in scope_warnings(loaded):
         say(f"warning: {warning}")
     problems = problems + _audit_catalog(args.paths, args.catalog, args.suite)
     if problems:

@@ -146,10 +146,55 @@ def matcher_problems(matcher: Any, path: tuple = ()) -> list[tuple[tuple, str]]:
                 continue
             else:
                 found.extend(matcher_problems(sub, (*path, key)))
+        if ops and not fields and not found:
+            why = contradiction(matcher)
+            if why:
+                found.append((path, f"no value can satisfy it: {why}"))
     elif isinstance(matcher, list):
         for i, sub in enumerate(matcher):
             found.extend(matcher_problems(sub, (*path, i)))
     return found
+
+
+# the operators that hold only for one kind of value, and that kind (as $type names it)
+_NEEDS_KIND = {"$pattern": ("string",), "$gt": ("number", "integer"), "$gte": ("number", "integer")}
+_NEEDS_KIND |= {"$lt": ("number", "integer"), "$lte": ("number", "integer"), "$len": ("string", "array", "object")}
+_NEEDS_KIND |= {"$contains": ("string", "array")}
+
+
+def _has_operator(value: Any) -> bool:
+    if isinstance(value, dict):
+        return is_operator(value) or any(_has_operator(v) for v in value.values())
+    return isinstance(value, list) and any(_has_operator(v) for v in value)
+
+
+def contradiction(ops: dict[str, Any]) -> str | None:
+    """Why a set of operators (all of which must hold) can match no value at all, or None.
+
+    Known before any run, so the rule is refused rather than failing every trial: bounds that leave
+    no number, a $type the other operators rule out, an $in none of whose values passes the rest,
+    $absent: true beside an operator that needs a value."""
+    lows = [k for k in ("$gt", "$gte") if k in ops]
+    highs = [k for k in ("$lt", "$lte") if k in ops]
+    for lo in lows:
+        for hi in highs:
+            if ops[lo] > ops[hi] or (ops[lo] == ops[hi] and (lo == "$gt" or hi == "$lt")):
+                return f"{lo} {ops[lo]} and {hi} {ops[hi]} leave no number"
+    kind = ops.get("$type")
+    for op, kinds in _NEEDS_KIND.items():
+        if op in ops and kind is not None and kind not in kinds:
+            return f"{op} needs {' or '.join(kinds)}, but $type is {kind}"
+    if ops.get("$absent") is True and set(ops) - {"$absent", "$not"}:
+        others = ", ".join(sorted(set(ops) - {"$absent", "$not"}))
+        return f"$absent: true means no value, and {others} needs one"
+    if "$in" in ops and ops["$in"] and not _has_operator(ops["$in"]) and not refs_in(ops):
+        rest = {k: v for k, v in ops.items() if k != "$in"}
+        try:
+            if rest and not any(match(rest, value)[0] for value in ops["$in"]):
+                return f"none of $in's values {short(ops['$in'], 40)} passes {short(rest, 40)}"
+        except ValueError:
+            return None  # an operator that cannot be read: named on its own
+    return None
 
 
 def _mixed(ops: list, fields: list) -> str:

@@ -1,13 +1,14 @@
-"""Warnings for a case whose expectations contradict its own reference plan.
+"""Errors for a case whose expectations contradict its own reference plan.
 
 The reference agent plays the plan as written, so a rule the plan breaks fails
 every deterministic trial: an expected argument the plan never sends (or sends
-another value of), ``no_other_args`` beside an argument the plan adds,
-``max_calls`` below the plan's number of calls, a forbidden call (with
-arguments) that the plan makes. ``validate`` says so before any browser starts,
-naming the plan step and the rule. Warnings, not errors: the case may be meant
-for other agents, and a plan value that uses ``{$ref: …}`` is only known when it
-runs, so such values (and matchers that use ``$ref``) are left out.
+another value of, or sends where ``$absent`` forbids it), ``no_other_args``
+beside an argument the plan adds, ``max_calls`` below the plan's number of
+calls, a forbidden call (with arguments) that the plan makes. This is known
+before any run, so ``validate`` refuses the case, naming the plan step and the
+rule (a case meant for other agents gives a plan that passes it). A plan value
+that uses ``{$ref: …}`` is only known when it runs, so such values (and matchers
+that use ``$ref``) are left out, and so is an ``optional`` expected call.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ class _Planned:
         return f"steps[{self.step}].plan[{self.index}]"
 
 
-def plan_warnings(cases: list[LoadedCase]) -> list[Problem]:
+def plan_problems(cases: list[LoadedCase]) -> list[Problem]:
     out: list[Problem] = []
     for lc in cases:
         planned = [
@@ -47,13 +48,15 @@ def plan_warnings(cases: list[LoadedCase]) -> list[Problem]:
     return out
 
 
-def _warn(lc: LoadedCase, loc: tuple, message: str) -> Problem:
+def _problem(lc: LoadedCase, loc: tuple, message: str) -> Problem:
     return Problem(lc.file, lc.line_of(*loc), field_path(loc), message)
 
 
 def _expected(lc: LoadedCase, planned: list[_Planned]) -> list[Problem]:
     out = []
     for loc, exp in expected_leaves(lc.case.expect.calls.expected):
+        if exp.optional:
+            continue  # a call the agent may leave out: the plan not making it fails nothing
         same = [p for p in planned if p.tool == exp.tool and exp.step in (None, p.step)]
         if not same:
             continue  # "never calls" is validate's error already
@@ -61,7 +64,7 @@ def _expected(lc: LoadedCase, planned: list[_Planned]) -> list[Problem]:
         if all(reasons):
             where, name, why = reasons[0]  # type: ignore[misc]
             out.append(
-                _warn(
+                _problem(
                     lc,
                     (*loc, *name),
                     f"the reference plan's call {where} {exp.tool} {why}, so the case fails with its own plan",
@@ -97,7 +100,7 @@ def _forbidden(lc: LoadedCase, planned: list[_Planned]) -> list[Problem]:
                 continue
             if all(_match(m, p.args.get(k, MISSING))[0] for k, m in rule.args.items()):
                 out.append(
-                    _warn(
+                    _problem(
                         lc,
                         ("expect", "calls", "forbidden", i),
                         f"the reference plan's call {p.where} {p.tool} is one this rule forbids, "
@@ -121,7 +124,7 @@ def _budget(lc: LoadedCase, planned: list[_Planned]) -> list[Problem]:
     if most is None or len(planned) <= most:
         return []
     return [
-        _warn(
+        _problem(
             lc,
             ("expect", "calls", "max_calls"),
             f"max_calls is {most}, but the reference plan makes {len(planned)} calls "

@@ -39,6 +39,7 @@ from runner.suite.case import (
 from runner.suite.folder import Suite, find_suite, shown_path
 from runner.suite.loader import LoadedCase, Problem, field_path, line_for, load_cases
 from runner.suite.matchers import COMPARISONS, PathError, is_operator, matcher_problems, parse_path, refs_in
+from runner.suite.plan_contradictions import plan_problems
 from runner.suite.route_tools import route_problems
 from runner.suite.site import SiteConfig
 from runner.suite.tool_schema import ToolSchemaError, check_tool_schema
@@ -224,9 +225,20 @@ def validate_suite(
 
 def _duplicates(cases: list[LoadedCase]) -> list[Problem]:
     seen: dict[str, LoadedCase] = {}
+    folded: dict[str, LoadedCase] = {}
     out = []
     for lc in cases:
         first = seen.setdefault(lc.case.id, lc)
+        other = folded.setdefault(lc.case.id.casefold(), lc)
+        if first is lc and other is not lc:
+            out.append(
+                _at(
+                    lc,
+                    ("id",),
+                    f"case id {lc.case.id} differs from {other.case.id} ({other.file}:{other.line_of('id')}) only "
+                    "in case: on a case-insensitive file system their traces and fixtures overwrite each other",
+                )
+            )
         if first is not lc:
             out.append(
                 Problem(
@@ -287,7 +299,7 @@ def _case_problems(lc: LoadedCase, catalog: SuiteCatalog | None) -> list[Problem
     out += _expectation_problems(lc, catalog)
     out += plan_satisfies_expectations(lc)
     out += _press_problems(lc)
-    return out
+    return out or plan_problems([lc])  # a rule already wrong is named once, not again against the plan
 
 
 def _press_problems(lc: LoadedCase) -> list[Problem]:
@@ -518,8 +530,38 @@ def _matcher_problems(lc: LoadedCase, where: tuple, matcher: Any) -> list[Proble
     return [_at(lc, (*where, *path), message) for path, message in matcher_problems(matcher)]
 
 
-def _state_problems(lc: LoadedCase, state: Any) -> list[Problem]:
+def _changed_only_problems(lc: LoadedCase, state: Any) -> list[Problem]:
+    """changed_only paths are read as after paths are, in the form the state diff names a change: keys joined by
+    '.', list items by id ([id=…]); a path in any other form matches no change, so the rule refuses them all."""
     out = []
+    for i, path in enumerate(state.changed_only or []):
+        where = ("expect", "state", "changed_only", i)
+        if _PLACEHOLDER.search(path):
+            out.append(_at(lc, where, f"{path!r}: changed_only paths are not filled from captures; name the place"))
+            continue
+        try:
+            parts = parse_path(path)
+        except PathError as err:
+            out.append(_at(lc, where, str(err)))
+            continue
+        if any(isinstance(p, int) or (isinstance(p, tuple) and p[0] != "id") for p in parts):
+            out.append(
+                _at(
+                    lc,
+                    where,
+                    f"{path!r}: the state diff names a list item by its id ([id=…]), never by "
+                    "position or another field, so this path matches no change",
+                )
+            )
+            continue
+        shown = ".".join(p if isinstance(p, str) else f"[id={p[1]}]" for p in parts).replace(".[", "[")
+        if shown != path:
+            out.append(_at(lc, where, f"{path!r} matches no change as written: write it as {shown!r}"))
+    return out
+
+
+def _state_problems(lc: LoadedCase, state: Any) -> list[Problem]:
+    out = _changed_only_problems(lc, state)
     captured = {name for _, exp in expected_leaves(lc.case.expect.calls.expected) for name in exp.capture}
     for path, matcher in state.after.items():
         where = ("expect", "state", "after", path)
