@@ -10,7 +10,8 @@ import pytest
 from runner_support import cli
 
 from runner.audit.catalog_lint import lint_catalog, lint_listing
-from runner.evaluation.catalog import FrameTools, PageTool, RefusedTool, RouteTools
+from runner.play.page.surface.discover import RouteTools
+from runner.play.page.surface.model import Frame, Refused, Tool
 
 CASE = """id: look-01
 behaviour: tool_call
@@ -81,24 +82,22 @@ def test_catalog_rules_need_descriptions_only_when_there_are_some():
 
 
 def test_init_reading_is_linted_frame_by_frame():
-    top = PageTool("find", "Finds one item of the catalog by its id.", {**BAD, "required": ["ghost"]}, {}, "imperative")
-    framed = PageTool("find", "Finds one item of the catalog by its id.", GOOD, {}, "imperative")
+    top = Tool("find", "Finds one item of the catalog by its id.", {**BAD, "required": ["ghost"]}, {}, "imperative")
+    framed = Tool("find", "Finds one item of the catalog by its id.", GOOD, {}, "imperative")
     route = RouteTools(
         "/",
         "http://site.test/",
         "native",
-        [top],
         frames=[
-            FrameTools("http://site.test/", "http://site.test", True, True, None, True, [top]),
-            FrameTools(
+            Frame("http://site.test/", "http://site.test", True, True, None, [top]),
+            Frame(
                 "http://cdn.test/w",
                 "http://cdn.test",
                 False,
                 False,
                 None,
-                False,
                 [],
-                [RefusedTool("chat", "NotAllowedError", "imperative")],
+                [Refused("chat", "NotAllowedError", "imperative")],
             ),
         ],
     )
@@ -113,8 +112,7 @@ def test_init_reading_is_linted_frame_by_frame():
         "/",
         "http://site.test/",
         "native",
-        [framed],
-        frames=[FrameTools("http://site.test/", "http://site.test", True, True, None, True, [framed])],
+        frames=[Frame("http://site.test/", "http://site.test", True, True, None, [framed])],
     )
     assert lint_listing([clean]) == []
 

@@ -143,7 +143,7 @@ def test_the_audit_reads_and_smoke_calls_a_hung_frames_tool_through_devtools(
     surface = report.pages[0].surface
     same = next(f for f in surface.frames if f.url == frames.url + "frame.html")
     (lookup,) = same.tools
-    assert lookup.name == "lookup_item" and lookup.annotations.get("readOnly") is True  # DevTools' reading
+    assert lookup.name == "lookup_item" and lookup.annotations == {"readOnlyHint": True}  # one spelling
     smoked = report.pages[0].calls[f"{frames.url}frame.html lookup_item"]
     assert smoked and not any(o.timed_out for o in smoked)
     assert all(o.error is None for o in smoked if o.input.valid)
@@ -179,7 +179,7 @@ def test_the_webmcp_fixture_lists_and_calls_a_hung_frames_tool_through_devtools(
     tools = {t.name: t for t in webmcp.wait_for_tools("find_items", "lookup_item")}
     assert tools["lookup_item"].frame_url == frames.url + "frame.html"
     assert tools["lookup_item"].read_only and tools["lookup_item"].description == "Look an item up by its id."
-    assert list(webmcp._hung.values()), "the items frame was read through DevTools"
+    assert list(webmcp.surface_engine.hung._frame_ids.values()), "the items frame was read through DevTools"
     assert webmcp.call("lookup_item", {"id": "item-1"}) == {"status": "ok", "data": {"id": "item-1"}}
     assert webmcp.call("find_items", {"q": "mug"})["status"] == "ok"  # the top page: Playwright's path
     assert [c.tool for c in webmcp.calls()] == ["lookup_item", "find_items"]

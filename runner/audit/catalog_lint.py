@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from runner.audit.config import AuditConfig
-from runner.audit.model import Finding, Frame, PageSurface, Refused, Tool
+from runner.audit.model import Finding, Frame, PageSurface, Tool
 from runner.audit.rules import lint
 
 PAGE_ONLY = {"no-tools", "page-script-error", "page-unreachable", "frame-cross-origin-without-allow"}
@@ -33,41 +33,20 @@ def lint_catalog(
 
 
 def lint_listing(listing: list[Any], config: AuditConfig | None = None) -> list[Finding]:
-    """Findings on what init read (runner.evaluation.catalog.RouteTools): every frame's tools and refusals."""
+    """Findings on what init read (runner/play/page/surface/discover.py ``RouteTools``): every frame's tools and
+    refusals, the engine's own model, judged as the audit judges it."""
     config = config or AuditConfig()
     findings: list[Finding] = []
     for route in listing:
-        if getattr(route, "error", None):
+        if route.error:
             continue
-        frames = [_frame(f) for f in getattr(route, "frames", [])] or [
-            Frame(route.url, "", tools=[_tool(t) for t in route.tools], refused=[_refused(r) for r in route.refused])
-        ]
+        frames = [f for f in route.frames if f.main or f.tools or f.refused]
         findings += [
             f
             for f in lint(PageSurface(route.url, frames), config)
             if f.rule not in PAGE_ONLY - {"frame-cross-origin-without-allow"}
         ]
     return findings
-
-
-def _tool(t: Any) -> Tool:
-    return Tool(t.name, t.description or "", t.input_schema, dict(t.annotations or {}), t.kind)
-
-
-def _refused(r: Any) -> Refused:
-    return Refused(str(r.name), r.error, r.kind)
-
-
-def _frame(f: Any) -> Frame:
-    return Frame(
-        url=f.url,
-        origin=f.origin or "",
-        main=f.top,
-        same_origin=f.same_origin is not False,
-        allow=f.allow,
-        tools=[_tool(t) for t in f.tools],
-        refused=[_refused(r) for r in f.refused],
-    )
 
 
 def finding_line(f: Finding) -> str:

@@ -39,10 +39,9 @@ from runner.audit.model import SEVERITIES, Finding, Frame, PageSurface, Tool
 from runner.audit.reader import OpenPage, open_page, origin_of, read_surface
 from runner.audit.rules import lint
 from runner.audit.score import Audit, Evidence, page_score, site_score
-from runner.audit.smoke import CallOutcome, add_requests, call_failed, judge, page_answer
+from runner.audit.smoke import CallOutcome, add_requests, call_failed, judge, page_answer, waits_for_person
 from runner.audit.timeline import Timeline, timeline_findings, timeline_of
 from runner.play.browser.browser import launch
-from runner.play.page.devtools_tools import DevToolsCallError
 from runner.suite.site import SiteClient, SiteConfig, resolve_route
 
 MAX_REDIRECTS = 5
@@ -191,6 +190,9 @@ class Auditor:
         for frame_info, tool in page.tools():
             if tool.kind == "declarative" and not self.options.all_tools:
                 continue  # a form call fills (and may submit) the person's form
+            if tool.waits_for_person:  # a call would only fill the form and wait for a person: said, not called
+                audit.findings += waits_for_person(tool, frame_info, page.url, self.options.config)
+                continue
             if not tool.read_only and not self.options.all_tools:
                 continue
             if tool.read_only:
@@ -249,23 +251,17 @@ class Auditor:
             outcome.error = "its frame is gone"
             return outcome
         timeout_ms = self.options.config.options("smoke-timeout")["timeout_ms"]
-        logged = len(opened.frame_log(frame))
-        began = time.monotonic()
-        hung = opened.frames.frame_id(opened.document_key(frame)) if opened.frames else None
-        try:
-            if hung is not None and opened.frames is not None:  # its listing never answered: through DevTools
-                outcome.result = await opened.frames.call(hung, tool.name, smoke_input.args, timeout_ms)
-            else:
-                outcome.result = await asyncio.wait_for(
-                    frame.webmcp.call_tool(tool.name, smoke_input.args, timeout=timeout_ms), timeout_ms / 1000 + 5
-                )
-        except TimeoutError:
+        logged = len(opened.log.events)
+        answer = await opened.surface.call(frame, tool.name, smoke_input.args, timeout_ms)
+        outcome.ms = answer.ms
+        if answer.timed_out:
             outcome.timed_out = True
-        except (PlaywrightError, DevToolsCallError) as err:
-            call_failed(outcome, _first_line(err))
-        outcome.ms = round((time.monotonic() - began) * 1000, 1)
-        await _shim_report(opened, frame, logged, tool.name)
-        page_answer(outcome, opened.frame_log(frame)[logged:], tool.name)
+        elif answer.error is not None:
+            call_failed(outcome, answer.error)
+        else:
+            outcome.result = answer.result
+        await _shim_report(opened, logged, tool.name)
+        page_answer(outcome, opened.surface.call_events(logged, tool.name)[1])
         return outcome
 
     async def _fresh_calls(self, url: str, frame_info: Frame, tool: Tool) -> list[CallOutcome]:
@@ -336,13 +332,12 @@ class Auditor:
             await self.site.aclose()
 
 
-async def _shim_report(opened: OpenPage, frame: PwFrame, logged: int, name: str, wait_s: float = 0.05) -> None:
+async def _shim_report(opened: OpenPage, logged: int, name: str, wait_s: float = 0.05) -> None:
     """Wait until the shim has reported the call's answer (its own time, a throw), at most wait_s: the report
     usually comes within a few milliseconds; one that never comes costs the whole wait, as a fixed pause did."""
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
-        events = opened.frame_log(frame)[logged:]
-        if any(e.get("name") == name and e.get("type") in ("result", "error") for e in events):
+        if opened.surface.call_events(logged, name)[1] is not None:
             return
         await asyncio.sleep(0.005)
 
@@ -374,27 +369,21 @@ async def _reopen(opened: OpenPage, url: str) -> str | None:
     return None
 
 
-def _registered_now(events: list[dict[str, Any]], name: str) -> bool:
-    """Whether the frame's current document has name registered, by the shim's reports."""
-    documents = [e.get("document") for e in events if e.get("type") == "loaded"]
-    if not documents:
-        return False
-    mine = [
-        e
-        for e in events
-        if e.get("document") == documents[-1] and e.get("name") == name and e.get("type") in ("register", "unregister")
-    ]
-    return bool(mine) and mine[-1]["type"] == "register"
-
-
 async def _registered(opened: OpenPage, frame_info: Frame, name: str, wait_s: float) -> PwFrame | None:
     """The frame once it has registered the tool (at most wait_s: then as it is, and the call says what fails)."""
     deadline = time.monotonic() + wait_s
     while True:
         frame = _find_frame(opened, frame_info)
-        if frame is not None and _registered_now(opened.frame_log(frame), name) or time.monotonic() >= deadline:
+        if frame is not None and _registered_now(opened, frame, name) or time.monotonic() >= deadline:
             return frame
         await asyncio.sleep(0.01)
+
+
+def _registered_now(opened: OpenPage, frame: PwFrame, name: str) -> bool:
+    """Whether the frame's current document has name registered, by the shim's reports (the engine's reading)."""
+    document = opened.log.document_in(frame)
+    live, _ = opened.log.registrations({document} if document else set())
+    return any(r.get("name") == name for r in live)
 
 
 def _find_frame(opened: OpenPage, frame: Frame) -> PwFrame | None:

@@ -198,6 +198,13 @@ RULES: dict[str, Rule] = {
         _r("smoke-too-large", "runtime", "warning", "A result fits an agent's context", "smoke", max_bytes=16384),
         _r("smoke-slow", "runtime", "warning", "A call answers quickly", "smoke", max_ms=5000),
         _r("smoke-accepts-invalid", "runtime", "warning", "A tool refuses input its schema forbids", "smoke"),
+        _r(
+            "form-waits-for-person",
+            "runtime",
+            "note",
+            "A form without toolautosubmit waits for a person to submit it: said, not smoke-called",
+            "tools",
+        ),
         _r("smoke-json-string", "runtime", "warning", "A result is structured, not JSON inside a string", "smoke"),
         _r("smoke-result-injection", "safety", "error", "Results hold no instructions to the agent", "smoke"),
         _r("readonly-writes", "safety", "error", "A tool marked read-only writes nothing to the server", "smoke"),

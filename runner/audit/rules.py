@@ -270,6 +270,8 @@ def _required_unknown(page: PageSurface, opts: dict[str, Any]) -> Iterator[Hit]:
 @static("schema-null")
 def _schema_null(page: PageSurface, opts: dict[str, Any]) -> Iterator[Hit]:
     for frame, tool in page.tools():
+        if tool.schema_derived:
+            continue  # the browser built this schema from the form's controls: the author wrote no null
         for pointer in _nulls(tool.input_schema, "/inputSchema"):
             yield f"{tool.name}'s schema has a null literal at {pointer}", frame, tool, pointer
 
@@ -291,6 +293,8 @@ def _schema_depth(page: PageSurface, opts: dict[str, Any]) -> Iterator[Hit]:
 def _unsupported(page: PageSurface, opts: dict[str, Any]) -> Iterator[Hit]:
     banned = set(opts["keywords"])
     for frame, tool in page.tools():
+        if tool.schema_derived:
+            continue  # the browser built this schema from the form's controls (anyOf for a <select>): not the author's
         for node, pointer in subschemas(tool.input_schema):
             for key in sorted(banned & set(node)):
                 yield (

@@ -154,6 +154,18 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(v)
 
 
+def waits_for_person(tool: Tool, frame: Frame, page: str, config: AuditConfig) -> list[Finding]:
+    """A form without toolautosubmit: a call fills it and waits for a person, so it is said, not smoke-called."""
+    rule = "form-waits-for-person"
+    if not config.enabled(rule):
+        return []
+    message = (
+        f"{tool.name} is a form without toolautosubmit: a call fills it and waits for a person to submit it "
+        "(not smoke-called)"
+    )
+    return [Finding(rule, config.severity(rule), message, page, frame.url, tool.name, "/annotations/autosubmit")]
+
+
 def judge(
     tool: Tool,
     frame: Frame,
@@ -292,18 +304,25 @@ def add_requests(outcome: CallOutcome, requests: list[Any]) -> None:
     outcome.other_hosts += [f"{r.method} {r.url}" for r in requests if r.outbound]
 
 
-def page_answer(outcome: CallOutcome, events: list[dict[str, Any]], name: str) -> None:
-    """What the page itself answered, as the shim saw it: the browser's listing parses a JSON text into an object
-    and reports any throw, or a cyclic value it cannot pass on, as one generic error."""
-    for event in events:
-        if event.get("name") != name or event.get("type") not in ("result", "error"):
-            continue
-        if event["type"] == "error":
-            outcome.error, outcome.result = str(event.get("error")), None
-        elif isinstance(event.get("result"), dict) and set(event["result"]) == {"unserialisable"}:
-            outcome.error, outcome.result = None, UNSERIALIZABLE
-        elif not outcome.timed_out:
-            outcome.error, outcome.result = None, event.get("result")
-        if isinstance(event.get("ms"), int | float):
-            outcome.ms = round(event["ms"], 1)  # the tool's own time, by the page's clock: not the runner's lag
+def page_answer(outcome: CallOutcome, event: dict[str, Any] | None) -> None:
+    """Add the shim's report of the call's end (runner/play/page/surface/reader.py ``call_events``) to the
+    browser's answer, without ever replacing an answer the browser gave.
+
+    The browser reports any throw, or a value it cannot pass on, as one generic error: the shim's words say
+    which. It parses a JSON text into an object: the text the tool returned is the shim's. A form's call
+    (declarative) ends in the shim's log with what the shim could see of it, often null: the form's answer
+    is the browser's alone.
+    """
+    if event is None:
         return
+    if isinstance(event.get("ms"), int | float):
+        outcome.ms = round(event["ms"], 1)  # the tool's own time, by the page's clock: not the runner's lag
+    failed = outcome.error is not None or outcome.result == UNSERIALIZABLE
+    if event["type"] == "error" and (failed or outcome.result is None) and not outcome.timed_out:
+        outcome.error, outcome.result = str(event.get("error")), None
+    elif event.get("declarative") or outcome.timed_out:
+        return
+    elif isinstance(event.get("result"), dict) and set(event["result"]) == {"unserialisable"}:
+        outcome.error, outcome.result = None, UNSERIALIZABLE
+    elif event["type"] == "result" and event.get("result") is not None and not failed:
+        outcome.result = event["result"]  # the value as the tool returned it (a JSON text stays a text)

@@ -22,25 +22,25 @@ from typing import TYPE_CHECKING, Any
 
 from playwright.sync_api import BrowserContext, CDPSession, Frame, Page
 from playwright.sync_api import Error as PlaywrightError
-from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from proxies.models import RequestRecord, TrialNetwork
-from runner.play.page import devtools_tools
-from runner.play.page.devtools_tools import DevToolsCallError, DevToolsTools
-from runner.play.page.toolhost import FRAME_LIST_TIMEOUT_MS, SHIM_JS
+from runner.play.page.devtools_tools import DevToolsTools
+from runner.play.page.surface.blocking import Blocking, face, run
+from runner.play.page.surface.log import ShimLog
+from runner.play.page.surface.model import PageSurface, Tool
+from runner.play.page.surface.reader import BINDING, CALL_TIMEOUT_MS, SHIM_JS, Answer, LoadClock, Surface, first_line
 from runner.play.page.witness import compare_witness
 from runner.pytest_plugin import expectations
 from runner.trace import ToolCall, WitnessRecord
 
 if TYPE_CHECKING:  # the audit's engine is imported when a test asks for it
     from runner.audit.config import AuditConfig
-    from runner.audit.model import Finding, PageSurface
+    from runner.audit.model import Finding
     from runner.audit.model import Frame as AuditFrame
     from runner.audit.smoke import CallOutcome
     from runner.audit.timeline import Timeline
 
-BINDING = "__webmcpEvalReport"
-CALL_TIMEOUT_MS = 15_000
+__all__ = ["CALL_TIMEOUT_MS", "NoProxy", "PageWebMCP", "ToolCallError", "as_matchable"]
 # Before the proxy's account is read: the page's requests have ended and none began, nor a call ended, for
 # this long. A tool may fire a write and forget it (fetch without await): it reaches the proxy after the call.
 NETWORK_QUIET_S = 0.3
@@ -55,26 +55,9 @@ class NoProxy(RuntimeError):
     """mutations()/outbound() on a test that has no proxy."""
 
 
-@dataclass
-class FrameTool:
-    """A tool as a frame lists it, with the annotations the page registered it with."""
-
-    name: str
-    description: str
-    input_schema: Any
-    annotations: dict[str, Any]
-    kind: str  # "imperative" (registerTool) or "declarative" (<form toolname>)
-    frame_url: str
-    frame_name: str
-    path: str  # "native" (the browser's WebMCP) or "polyfill" (the shim's)
-    frame: Frame = field(repr=False, compare=False)
-
-    @property
-    def read_only(self) -> bool:
-        return bool(self.annotations.get("readOnlyHint") or self.annotations.get("readOnly"))
-
-    def as_matchable(self) -> dict[str, Any]:
-        return {"description": self.description, "schema": self.input_schema, "annotations": self.annotations}
+def as_matchable(tool: Tool) -> dict[str, Any]:
+    """A tool as the case format's matchers read it."""
+    return {"description": tool.description, "schema": tool.input_schema, "annotations": tool.annotations}
 
 
 @dataclass(repr=False)
@@ -82,7 +65,9 @@ class PageWebMCP:
     page: Page
     network: Callable[[], TrialNetwork] | None = None  # the proxy's account of this test, when it has one
     update_contracts: bool = False  # --webmcp-update-contracts: assert_contract writes instead of comparing
-    events: list[dict[str, Any]] = field(default_factory=list)  # the shim's, in arrival order, with frame_url
+    log: ShimLog = field(
+        default_factory=lambda: ShimLog(read_allow=False)
+    )  # the shim's events, in arrival order, each with frame_url
     cdp_events: list[dict[str, Any]] = field(default_factory=list)
     _cdp: CDPSession | None = None
     _top_frame_id: str | None = None
@@ -90,10 +75,25 @@ class PageWebMCP:
     script_errors: list[str] = field(default_factory=list)  # the page's uncaught exceptions
     _in_flight: set[int] = field(default_factory=set)  # the page's requests not yet ended
     _network_t: float = 0.0  # when a request last began or ended, or a call ended (host clock)
-    # DevTools' account of each frame's tools: how a frame whose own listing never answers is listed
-    # and called (runner/play/page/devtools_tools.py says why)
-    devtools: DevToolsTools = field(default_factory=DevToolsTools)
-    _hung: dict[tuple[int, str | None], str] = field(default_factory=dict)  # (frame, document) -> DevTools id
+    _faces: dict[int, Blocking] = field(default_factory=dict)  # the engine's async face of each sync object
+    _surface: Surface | None = None  # the page surface engine, over those faces
+    _answers: dict[tuple[Any, Any], Answer] = field(default_factory=dict)  # (document, callId) -> the browser's
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        return self.log.events
+
+    @property
+    def surface_engine(self) -> Surface:
+        if self._surface is None:
+            self._surface = Surface(face(self.page, self._faces), self.log)
+        return self._surface
+
+    @property
+    def devtools(self) -> DevToolsTools:
+        """DevTools' account of each frame's tools: how a frame whose own listing never answers is listed and
+        called (runner/play/page/devtools_tools.py says why)."""
+        return self.surface_engine.hung.tools
 
     def __repr__(self) -> str:
         return f"<webmcp of {self.page.url}: {len(self.events)} shim event(s), proxy {'on' if self.network else 'off'}>"
@@ -106,7 +106,7 @@ class PageWebMCP:
         context.expose_binding(BINDING, self._report)
         context.add_init_script(SHIM_JS)
         self.page.on("load", lambda _page: setattr(self, "_load_t", time.monotonic()))
-        self.page.on("pageerror", lambda err: self.script_errors.append(_first_line(err)))
+        self.page.on("pageerror", lambda err: self.script_errors.append(first_line(err)))
         self.page.on("request", lambda request: self._request(request, True))
         self.page.on("requestfinished", lambda request: self._request(request, False))
         self.page.on("requestfailed", lambda request: self._request(request, False))
@@ -118,6 +118,7 @@ class PageWebMCP:
             # DevTools names each event's frame: the top page's frame id tells its calls from a frame's
             self._top_frame_id = cdp.send("Page.getFrameTree")["frameTree"]["frame"]["id"]
             self._cdp = cdp
+            self.surface_engine.hung.follow(face(cdp, self._faces))  # type: ignore[arg-type]
         return self
 
     def _request(self, request: Any, began: bool) -> None:
@@ -139,7 +140,7 @@ class PageWebMCP:
         event["frame_url"] = frame.url if frame else ""
         event["frame_name"] = frame.name if frame else ""
         event["main_frame"] = frame is None or frame.parent_frame is None
-        self.events.append(event)
+        self.log.add(event, face(frame, self._faces) if frame is not None else None)
 
     def _witnessed(self, name: str, params: dict[str, Any]) -> None:
         """As a trial records it (runner/play/browser/session.py), so the comparison with the shim is the same."""
@@ -157,80 +158,11 @@ class PageWebMCP:
 
     # ---- what the page offers ----------------------------------------------------------
 
-    def _events_of(self, frame: Frame) -> list[dict[str, Any]]:
-        return [e for e in self.events if e.get("_frame") is frame]
-
-    def _live_registrations(self, frame: Frame) -> dict[str, dict[str, Any]]:
-        """The frame's current document's registrations that were never withdrawn, by tool name."""
-        mine = self._events_of(frame)
-        document = self._document_key(frame)[1]
-        live: dict[int, dict[str, Any]] = {}
-        for e in mine:
-            if e.get("document") != document:
-                continue
-            if e["type"] == "register":
-                live[e["instance"]] = e
-            elif e["type"] in ("unregister", "register_error"):
-                live.pop(e["instance"], None)
-        return {r["name"]: r for r in live.values()}
-
-    def _frame_tools(self, frame: Frame) -> list[FrameTool]:
-        try:
-            native = frame.evaluate("() => window.__webmcpEval ? window.__webmcpEval.native : null")
-            if native is None:
-                return []  # no shim in this frame (about:blank, or a page loaded before the fixture)
-            raw = self._native_listing(frame) if native else frame.evaluate("() => window.__webmcpEval.tools()")
-        except PlaywrightError:
-            return []  # a frame that went away while it was read
-        registered = self._live_registrations(frame)
-        out = []
-        for t in raw:
-            reg = registered.get(t.get("name"), {})
-            annotations = {**(reg.get("annotations") or {}), **(t.get("annotations") or {})}
-            out.append(
-                FrameTool(
-                    name=t.get("name", ""),
-                    description=t.get("description") or "",
-                    input_schema=t.get("inputSchema"),
-                    annotations={k: v for k, v in annotations.items() if v is not None},
-                    kind="declarative" if reg.get("declarative") else "imperative",
-                    frame_url=frame.url,
-                    frame_name=frame.name,
-                    path="native" if native else "polyfill",
-                    frame=frame,
-                )
-            )
-        return out
-
-    def _document_key(self, frame: Frame) -> tuple[int, str | None]:
-        """The frame and the document it shows now (its latest ``loaded`` report)."""
-        loaded = [e for e in self._events_of(frame) if e["type"] == "loaded"]
-        return id(frame), loaded[-1]["document"] if loaded else None
-
-    def _native_listing(self, frame: Frame) -> list[dict[str, Any]]:
-        """The browser's listing of the frame's own tools: a child frame whose listing does not answer
-        is read from DevTools from then on (the same registry)."""
-        top = frame.parent_frame is None
-        key = self._document_key(frame)
-        if key in self._hung:
-            return self.devtools.listing(self._hung[key])
-        try:
-            return list(frame.webmcp.tools(timeout=None if top else FRAME_LIST_TIMEOUT_MS))
-        except PlaywrightTimeoutError:
-            if top or self._cdp is None:
-                raise
-            tree = self._cdp.send("Page.getFrameTree")["frameTree"]
-            frame_id = devtools_tools.find_frame_id(tree, devtools_tools.frame_path(frame))
-            if frame_id is None:
-                raise
-            self._hung[key] = frame_id
-            return self.devtools.listing(frame_id)
-
-    def tools(self) -> list[FrameTool]:
+    def tools(self) -> list[Tool]:
         """Every frame's tools right now, the main frame's first."""
-        return [tool for frame in self.page.frames for tool in self._frame_tools(frame)]
+        return [tool for _, tools in run(self.surface_engine.listed()) for tool in tools]
 
-    def tool(self, name: str) -> FrameTool:
+    def tool(self, name: str) -> Tool:
         found = next((t for t in self.tools() if t.name == name), None)
         if found is None:
             raise LookupError(f"no tool {name!r} on the page; it lists: {self._names() or 'none'}")
@@ -239,7 +171,7 @@ class PageWebMCP:
     def _names(self) -> str:
         return ", ".join(sorted({t.name for t in self.tools()}))
 
-    def wait_for_tools(self, *names: str, timeout_ms: float = 15_000) -> list[FrameTool]:
+    def wait_for_tools(self, *names: str, timeout_ms: float = 15_000) -> list[Tool]:
         """Wait until every named tool is listed by some frame (any tool, without names); then the tools."""
         deadline = time.monotonic() + timeout_ms / 1000
         while True:
@@ -255,48 +187,40 @@ class PageWebMCP:
 
     # ---- calls ---------------------------------------------------------------------------
 
+    def _frame_of(self, name: str, frame_url: str | None = None) -> Any:
+        """The frame (its engine face) that lists the tool, the top page's first."""
+        for frame, tools in run(self.surface_engine.listed()):
+            if any(t.name == name for t in tools) and frame_url in (None, frame.url):
+                return frame
+        return None
+
+    def _call(self, name: str, args: dict[str, Any], timeout_ms: float, frame_url: str | None = None) -> Answer:
+        """One call through the engine, waited for until the shim has logged it; None when no frame lists it."""
+        frame = self._frame_of(name, frame_url)
+        if frame is None:
+            raise LookupError(name)
+        seen = len(self.log.events)
+        answer = run(self.surface_engine.call(frame, name, args, timeout_ms))
+        deadline = time.monotonic() + (5 if answer.error is None else 0.05)
+        start, end = self.surface_engine.call_events(seen, name)
+        while time.monotonic() < deadline and not (start and (start["type"] == "refused" or end)):
+            self.page.wait_for_timeout(10)  # the shim's report comes through the binding a moment after
+            start, end = self.surface_engine.call_events(seen, name)
+        if start is not None:
+            self._answers[(start.get("document"), start.get("callId"))] = answer
+        self._network_t = time.monotonic()  # what the call set off may start a moment after it returned
+        return answer
+
     def call(self, name: str, args: dict[str, Any] | None = None) -> Any:
         """Call a tool through the page, in the frame that lists it; its result, or ToolCallError."""
         args = dict(args or {})
-        tool = next((t for t in self.tools() if t.name == name), None)
-        if tool is None:
-            raise ToolCallError(f"no tool {name!r} on the page; it lists: {self._names() or 'none'}")
-        frame = tool.frame
-        seen = len(self.events)
-        hung = self._hung.get(self._document_key(frame))
         try:
-            if hung is not None:
-                result = self._devtools_call(hung, name, args)
-            elif tool.path == "native":
-                result = frame.webmcp.call_tool(name, args, timeout=CALL_TIMEOUT_MS)
-            else:
-                result = frame.evaluate("([n, a]) => window.__webmcpEval.call(n, a)", [name, args])
-        except (PlaywrightError, DevToolsCallError) as err:
-            raise ToolCallError(f"{name}({json.dumps(args, ensure_ascii=False)}): {_first_line(err)}") from None
-        self._until_logged(name, seen)
-        self._network_t = time.monotonic()  # what the call set off may start a moment after it returned
-        return result
-
-    def _devtools_call(
-        self, frame_id: str, name: str, args: dict[str, Any], timeout_ms: float = CALL_TIMEOUT_MS
-    ) -> Any:
-        assert self._cdp is not None
-        invocation = self._cdp.send("WebMCP.invokeTool", self.devtools.invoke_params(frame_id, name, args))
-        deadline = time.monotonic() + timeout_ms / 1000
-        while invocation["invocationId"] not in self.devtools.responses:
-            if time.monotonic() >= deadline:  # worded as Playwright words its timeouts, which the smoke reads
-                raise DevToolsCallError(f"WebMCP.invokeTool: Timeout {timeout_ms:.0f}ms exceeded.")
-            self.page.wait_for_timeout(20)  # the sync API delivers the domain's events while it waits
-        return devtools_tools.answer(self.devtools.responses.pop(invocation["invocationId"]))
-
-    def _until_logged(self, name: str, seen: int) -> None:
-        """The shim's report of a call comes through the binding a moment after the call returns."""
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            calls = [e for e in self.events[seen:] if e.get("name") == name and e["type"] in ("call", "refused")]
-            if calls and (calls[0]["type"] == "refused" or self._answer(calls[0]) is not None):
-                return
-            self.page.wait_for_timeout(10)
+            answer = self._call(name, args, CALL_TIMEOUT_MS)
+        except LookupError:
+            raise ToolCallError(f"no tool {name!r} on the page; it lists: {self._names() or 'none'}") from None
+        if answer.error is not None:
+            raise ToolCallError(f"{name}({json.dumps(args, ensure_ascii=False)}): {answer.error}")
+        return answer.result
 
     def _answer(self, call: dict[str, Any]) -> dict[str, Any] | None:
         key = (call.get("frame_url"), call.get("document"), call.get("callId"))
@@ -317,6 +241,10 @@ class PageWebMCP:
                 continue
             answer = self._answer(e) if e["type"] == "call" else None
             error = (answer or {}).get("error")
+            result = (answer or {}).get("result")
+            browser = self._answers.get((e.get("document"), e.get("callId")))
+            if browser is not None:  # a call made here: its answer is the browser's, the shim's log only its view
+                result, error = browser.result, browser.error
             if e["type"] == "refused":
                 error = "refused: the tool is no longer registered on this page"
             out.append(
@@ -325,7 +253,7 @@ class PageWebMCP:
                     step=0,
                     tool=e.get("name") or "",
                     args=e.get("args") or {},
-                    result=(answer or {}).get("result"),
+                    result=result,
                     error=error,
                     refused=e["type"] == "refused",
                     route=e.get("route") or "",
@@ -368,32 +296,15 @@ class PageWebMCP:
 
     def surface(self) -> PageSurface:
         """The page's surface as ``webmcp-eval audit`` reads it: every frame's tools, forms, refusals, timeline."""
-        from runner.audit.model import PageSurface
-        from runner.audit.reader import FORMS_JS, LOAD_JS, FrameReading, LoadClock, frame_surface, origin_of
+        from runner.audit.reader import LOAD_JS
 
         page = self.page
-        surface = PageSurface(url=page.url, script_errors=list(self.script_errors))
-        top = origin_of(page.url)
         loaded = None  # the load event by the page's own clock, as the audit times the timeline
         with contextlib.suppress(PlaywrightError):
             loaded = page.evaluate(LOAD_JS)
         clock = LoadClock(float(loaded[0]) if loaded else None, self._load_t or time.monotonic())
-        for frame in page.frames:
-            main = frame is page.main_frame
-            if frame.is_detached() or (frame.url in ("", "about:blank") and not main):
-                continue
-            forms_error = None
-            try:
-                forms = frame.evaluate(FORMS_JS)
-            except PlaywrightError as err:
-                forms, forms_error = [], _first_line(err)
-            try:
-                listed: list[dict[str, Any]] | None = self._native_listing(frame)
-            except PlaywrightError:
-                listed = None
-            read = FrameReading(frame.url, main, _allow_of(frame), self._events_of(frame), forms, forms_error, listed)
-            surface.frames.append(frame_surface(read, top, clock))
-        return surface
+        frames = run(self.surface_engine.read_frames(clock))
+        return PageSurface(url=page.url, frames=frames, script_errors=list(self.script_errors))
 
     def lint(self, **rules: Any) -> list[Finding]:
         """The audit's static rules and timeline rules on this page; ``rules`` tune them as suite.yaml's
@@ -419,7 +330,7 @@ class PageWebMCP:
         The calls are the page's calls like any other: ``calls()`` lists them.
         """
         from runner.audit.inputs import smoke_inputs
-        from runner.audit.smoke import judge
+        from runner.audit.smoke import judge, waits_for_person
 
         config, surface = _audit_config(rules), self.surface()
         findings: list[Finding] = []
@@ -427,6 +338,9 @@ class PageWebMCP:
             if names and tool.name not in names:
                 continue
             if not all_tools and (tool.kind == "declarative" or not tool.read_only):
+                continue
+            if tool.waits_for_person:  # as the audit does: a call would wait for a person, so it is said
+                findings += waits_for_person(tool, frame_info, surface.url, config)
                 continue
             outcomes = []
             mark = self._count_network(None, 0)
@@ -449,24 +363,20 @@ class PageWebMCP:
         from runner.audit.smoke import CallOutcome, call_failed, page_answer
 
         outcome = CallOutcome(smoke_input)
-        frame = next((t.frame for t in self.tools() if t.name == name and t.frame_url == frame_info.url), None)
-        if frame is None:
+        seen = len(self.log.events)
+        try:
+            answer = self._call(name, smoke_input.args, config.options("smoke-timeout")["timeout_ms"], frame_info.url)
+        except LookupError:
             outcome.error = "its frame is gone"
             return outcome
-        logged = len(self._events_of(frame))
-        began = time.monotonic()
-        try:
-            timeout_ms = config.options("smoke-timeout")["timeout_ms"]
-            hung = self._hung.get(self._document_key(frame))
-            if hung is not None:
-                outcome.result = self._devtools_call(hung, name, smoke_input.args, timeout_ms)
-            else:
-                outcome.result = frame.webmcp.call_tool(name, smoke_input.args, timeout=timeout_ms)
-        except (PlaywrightError, DevToolsCallError) as err:
-            call_failed(outcome, _first_line(err))
-        outcome.ms = round((time.monotonic() - began) * 1000, 1)
-        self.page.wait_for_timeout(50)  # the shim's report of the answer
-        page_answer(outcome, self._events_of(frame)[logged:], name)
+        outcome.ms = answer.ms
+        if answer.timed_out:
+            outcome.timed_out = True
+        elif answer.error is not None:
+            call_failed(outcome, answer.error)
+        else:
+            outcome.result = answer.result
+        page_answer(outcome, self.surface_engine.call_events(seen, name)[1])
         return outcome
 
     def _count_network(self, outcome: CallOutcome | None, start: int) -> int:
@@ -525,7 +435,7 @@ class PageWebMCP:
 
     # ---- assertions ------------------------------------------------------------------------
 
-    def assert_tool(self, name: str, description: Any = None, schema: Any = None, annotations: Any = None) -> FrameTool:
+    def assert_tool(self, name: str, description: Any = None, schema: Any = None, annotations: Any = None) -> Tool:
         """The page lists ``name``; description, schema (a subset) and annotations match, as case matchers."""
         __tracebackhide__ = True  # pytest shows the test's line, not this helper's
         tools = self.tools()
@@ -533,7 +443,7 @@ class PageWebMCP:
         if found is None:
             listed = ", ".join(sorted({t.name for t in tools})) or "none"
             raise AssertionError(f"assert_tool({name!r}): the page lists no such tool\n  listed: {listed}")
-        diff = expectations.tool_mismatches(found.as_matchable(), description, schema, annotations)
+        diff = expectations.tool_mismatches(as_matchable(found), description, schema, annotations)
         if diff:
             raise AssertionError("\n".join([f"assert_tool({name!r}): the tool differs", *diff]))
         return found
@@ -593,21 +503,7 @@ def _audit_config(rules: dict[str, Any]) -> AuditConfig:
         raise ValueError(str(err)) from None
 
 
-def _allow_of(frame: Frame) -> str | None:
-    if frame.parent_frame is None:
-        return None
-    try:
-        return frame.frame_element().get_attribute("allow")
-    except PlaywrightError:
-        return None
-
-
 def _where(finding: Finding) -> str:
     parts = [p for p in (finding.tool, finding.pointer) if p]
     frame = f" in the frame {finding.frame}" if finding.frame and finding.frame != finding.page else ""
     return (f" ({' '.join(parts)})" if parts else "") + frame
-
-
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip()
-    return text.splitlines()[0] if text else type(err).__name__

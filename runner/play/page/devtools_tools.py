@@ -15,7 +15,6 @@ with the sync API.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Hashable
 from dataclasses import dataclass, field
@@ -160,5 +159,5 @@ class HungFrames:
         while invocation not in self.tools.responses:
             if time.monotonic() >= deadline:  # worded as Playwright words its timeouts, which the smoke reads
                 raise DevToolsCallError(f"WebMCP.invokeTool: Timeout {timeout_ms:.0f}ms exceeded.")
-            await asyncio.sleep(0.02)
+            await self.page.wait_for_timeout(20)  # a blocking page (the fixture's) delivers its events meanwhile
         return answer(self.tools.responses.pop(invocation))

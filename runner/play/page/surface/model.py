@@ -1,0 +1,123 @@
+"""A page's tool surface: per frame, each tool, the registrations the browser refused, the timeline.
+
+Plain data: the audit's rules, the ``tools`` listing and the fixture read this and nothing
+else. A tool's annotations are kept in one spelling (``readOnlyHint``, ``untrustedContentHint``,
+``consequentialHint``: the page's own words) whichever of the browser or the page said them;
+what the page itself passed stays in ``page_annotations``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+# The browser's names for the annotations (its listing) -> the names a page registers them with.
+NATIVE_ANNOTATIONS = {
+    "readOnly": "readOnlyHint",
+    "untrustedContent": "untrustedContentHint",
+    "consequential": "consequentialHint",
+}
+
+
+def one_spelling(annotations: Any) -> dict[str, Any]:
+    """Annotations in the page's spelling, without the ones nobody set."""
+    if not isinstance(annotations, dict):
+        return {}
+    return {NATIVE_ANNOTATIONS.get(k, k): v for k, v in annotations.items() if v is not None}
+
+
+def origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme in ("http", "https") else url
+
+
+@dataclass
+class FormField:
+    name: str
+    type: str  # the input's type ("password", "text", ...), or the tag for select/textarea
+    autocomplete: str = ""
+
+
+@dataclass
+class Tool:
+    name: str
+    description: str
+    input_schema: Any
+    annotations: dict[str, Any] = field(default_factory=dict)  # one spelling (see the module's note)
+    kind: str = "imperative"  # "imperative" (registerTool), "declarative" (<form toolname>), "unknown"
+    fields: list[FormField] = field(default_factory=list)  # a declarative tool's form fields
+    page_annotations: Any = None  # as the page passed them (None: the page passed none, or the shim did not see)
+    # the browser built input_schema from the form's controls: the author wrote none of it
+    schema_derived: bool = False
+    frame_url: str = ""  # the document of the frame that lists it
+    frame_name: str = ""  # that frame's name attribute ("" for the top page)
+
+    @property
+    def read_only(self) -> bool:
+        return bool(self.annotations.get("readOnlyHint") or self.annotations.get("readOnly"))
+
+    @property
+    def untrusted_content(self) -> bool:
+        return bool(self.annotations.get("untrustedContentHint") or self.annotations.get("untrustedContent"))
+
+    @property
+    def autosubmit(self) -> bool:
+        return bool(self.annotations.get("autosubmit"))
+
+    @property
+    def waits_for_person(self) -> bool:
+        """A form without toolautosubmit: a call fills it and waits for a person to submit it."""
+        return self.kind == "declarative" and not self.autosubmit
+
+
+@dataclass
+class Refused:
+    """A registration the page tried and the browser refused, with the browser's error."""
+
+    name: Any  # as the page passed it
+    error: str
+    kind: str = "imperative"
+
+
+@dataclass
+class TimelineEvent:
+    t_ms: float  # after the load event (negative: before it)
+    type: str  # "register" or "unregister"
+    name: str
+
+
+@dataclass
+class Frame:
+    url: str
+    origin: str
+    main: bool = True
+    same_origin: bool = True
+    allow: str | None = None  # the <iframe allow> attribute (None for the top document)
+    tools: list[Tool] = field(default_factory=list)
+    refused: list[Refused] = field(default_factory=list)
+    events: list[TimelineEvent] = field(default_factory=list)
+    error: str | None = None  # its tools could not be read
+    tools_allowed: bool | None = None  # its permissions policy allows "tools" (None: the browser does not say)
+    path: str = "native"  # who listed its tools: "native" (the browser's WebMCP) or "polyfill" (the shim's)
+
+    @property
+    def allows_tools(self) -> bool:
+        return self.main or any(p.strip().split(" ")[0] == "tools" for p in (self.allow or "").split(";"))
+
+
+@dataclass
+class PageSurface:
+    url: str
+    frames: list[Frame] = field(default_factory=list)
+    error: str | None = None  # the page could not be opened: no rule can judge it
+    script_errors: list[str] = field(default_factory=list)  # uncaught exceptions of the page
+    links: list[str] = field(default_factory=list)  # same-origin links, for the crawl
+    load_ms: float | None = None  # from navigation start to the load event
+    watched_ms: int = 0
+
+    def tools(self) -> list[tuple[Frame, Tool]]:
+        return [(f, t) for f in self.frames for t in f.tools]
+
+    def tool_count(self) -> int:
+        return sum(len(f.tools) for f in self.frames)

@@ -1,0 +1,94 @@
+"""The page surface engine without a browser: the rules that skip a schema the browser derived, a form's
+refusal, a form that waits for a person, the shim's report that never replaces the browser's answer, and the
+blocking face that runs the async engine on the fixture's thread."""
+
+from __future__ import annotations
+
+import pytest
+
+from runner.audit.config import AuditConfig
+from runner.audit.inputs import SmokeInput
+from runner.audit.rules import lint
+from runner.audit.smoke import CallOutcome, judge, page_answer, validation_answer
+from runner.play.page.surface.blocking import face, run
+from runner.play.page.surface.model import Frame, PageSurface, Tool
+
+SELECT = {"type": "object", "properties": {"party": {"type": "string", "enum": ["1", "2"], "anyOf": [{"const": "1"}]}}}
+
+
+def _rules(tool: Tool) -> set[str]:
+    return {
+        f.rule for f in lint(PageSurface("http://t/", [Frame("http://t/", "http://t", tools=[tool])]), AuditConfig())
+    }
+
+
+def test_author_rules_skip_a_schema_the_browser_derived_and_judge_one_the_author_wrote():
+    described = "Books a table for a party at the test bistro."
+    written = Tool("book", described, {**SELECT, "properties": {**SELECT["properties"], "note": None}})
+    derived = Tool("book", described, written.input_schema, kind="declarative", schema_derived=True)
+    assert {"schema-unsupported-keyword", "schema-null"} <= _rules(written)
+    assert not {"schema-unsupported-keyword", "schema-null"} & _rules(derived)
+
+
+def test_a_forms_list_of_problems_is_a_refusal_and_a_plain_answer_is_not():
+    assert validation_answer([{"field": "name", "message": "too short"}])
+    assert validation_answer({"errors": [{"field": "day", "error": "missing"}]})
+    assert not validation_answer("Booked") and not validation_answer([]) and not validation_answer([{"id": 1}])
+    form = Tool("book", "Books a table.", SELECT, {"autosubmit": True}, "declarative", schema_derived=True)
+    bad = CallOutcome(SmokeInput("missing required name", {}, valid=False), result=[{"field": "n", "message": "m"}])
+    taken = CallOutcome(SmokeInput("name of the wrong type", {"name": 1}, valid=False), result="Booked")
+    findings = judge(form, Frame("http://t/", "http://t"), "http://t/", [bad, taken], AuditConfig())
+    (accepted,) = [f.message for f in findings if f.rule == "smoke-accepts-invalid"]
+    assert accepted.endswith(": name of the wrong type")
+
+
+def test_the_shims_null_for_a_form_never_replaces_the_browsers_answer():
+    outcome = CallOutcome(SmokeInput("required only", {}, valid=True), result=["problems"])
+    page_answer(outcome, {"type": "result", "result": None, "submitted": False, "declarative": True, "ms": 3.0})
+    assert outcome.result == ["problems"] and outcome.ms == 3.0
+    text = CallOutcome(SmokeInput("required only", {}, valid=True), result={"a": 1})  # the browser parsed a JSON text
+    page_answer(text, {"type": "result", "result": '{"a": 1}'})
+    assert text.result == '{"a": 1}'
+    thrown = CallOutcome(SmokeInput("required only", {}, valid=True), error="UnknownError")
+    page_answer(thrown, {"type": "error", "error": "Error: no such item"})
+    assert thrown.error == "Error: no such item"
+
+
+def test_a_form_without_autosubmit_waits_for_a_person():
+    assert Tool("book", "", None, {}, "declarative").waits_for_person
+    assert not Tool("book", "", None, {"autosubmit": True}, "declarative").waits_for_person
+    assert not Tool("find", "", None).waits_for_person
+
+
+class _SyncFrame:
+    """Stands in for a sync Playwright object: only its module's name is read."""
+
+    __module__ = "playwright.sync_api._generated"
+
+    def evaluate(self, js: str) -> int:
+        return 2
+
+    def wait_for_timeout(self, ms: float) -> None:
+        pass
+
+
+def test_the_blocking_face_runs_an_engine_coroutine_in_one_step_and_refuses_a_real_wait():
+    faces: dict = {}
+    frame = face(_SyncFrame(), faces)
+    assert face(frame.obj, faces) is frame  # one face per object: frames are compared by identity
+
+    async def engine() -> int:
+        await frame.wait_for_timeout(10)
+        return await frame.evaluate("1 + 1")
+
+    assert run(engine()) == 2
+
+    class Pending:  # what an event loop's future does: suspend until the loop wakes it
+        def __await__(self):  # type: ignore[no-untyped-def]
+            yield
+
+    async def suspends() -> None:
+        await Pending()
+
+    with pytest.raises(RuntimeError, match="cannot give"):
+        run(suspends())
