@@ -141,7 +141,7 @@ def _options(args: argparse.Namespace):  # noqa: ANN202 - AuditOptions, imported
     from runner.audit.config import AuditConfigError, parse_audit_config
     from runner.audit.contract import ContractError, read_contract
     from runner.audit.engine import AuditOptions
-    from runner.audit.reader import origin_of
+    from runner.play.page.surface.model import origin_of
     from runner.suite.folder import SuiteError, find_suite
     from runner.suite.site import SiteConfig, demo_site_config
 

@@ -36,12 +36,12 @@ from runner.audit.coverage import Coverage, ToolCoverage, tool_coverage
 from runner.audit.forms import form_findings, one_cause, read_forms
 from runner.audit.inputs import smoke_inputs
 from runner.audit.model import SEVERITIES, Finding, Frame, PageSurface, Tool
-from runner.audit.reader import OpenPage, open_page, origin_of, read_surface
 from runner.audit.rules import lint
 from runner.audit.score import Audit, Evidence, page_score, site_score
 from runner.audit.smoke import CallOutcome, add_requests, call_failed, judge, page_answer, waits_for_person
 from runner.audit.timeline import Timeline, timeline_findings, timeline_of
 from runner.play.browser.browser import launch
+from runner.play.page.surface.opened import OpenPage, open_page, origin_of, read_surface
 from runner.suite.site import SiteClient, SiteConfig, resolve_route
 
 MAX_REDIRECTS = 5

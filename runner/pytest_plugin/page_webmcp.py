@@ -28,6 +28,7 @@ from runner.play.page.devtools_tools import DevToolsTools
 from runner.play.page.surface.blocking import Blocking, face, run
 from runner.play.page.surface.log import ShimLog
 from runner.play.page.surface.model import PageSurface, Tool
+from runner.play.page.surface.opened import LOAD_JS
 from runner.play.page.surface.reader import BINDING, CALL_TIMEOUT_MS, SHIM_JS, Answer, LoadClock, Surface, first_line
 from runner.play.page.witness import compare_witness
 from runner.pytest_plugin import expectations
@@ -296,8 +297,6 @@ class PageWebMCP:
 
     def surface(self) -> PageSurface:
         """The page's surface as ``webmcp-eval audit`` reads it: every frame's tools, forms, refusals, timeline."""
-        from runner.audit.reader import LOAD_JS
-
         page = self.page
         loaded = None  # the load event by the page's own clock, as the audit times the timeline
         with contextlib.suppress(PlaywrightError):

@@ -1,9 +1,8 @@
-"""Opening one page for the audit and reading its surface through the page surface engine.
+"""One page opened with the engine, loaded, watched after its load event, then read whole (the audit's reading).
 
-The engine (``runner/play/page/surface/``) reads every frame: the browser's own listing,
-the shim's log (the page's annotations, declarative forms, refusals, the timeline) and
-DevTools for a frame whose listing hangs. This module adds what only the audit needs: the
-page's load moment by its own clock, its uncaught script errors and its same-origin links.
+Beside every frame's surface (``reader.py``) it keeps what a page-wide reading needs: the
+page's load moment by its own clock (the timeline counts from it), its uncaught script errors
+and its same-origin links (the audit's crawl).
 """
 
 from __future__ import annotations
@@ -16,9 +15,8 @@ from urllib.parse import urldefrag, urljoin
 from playwright.async_api import BrowserContext, Page
 from playwright.async_api import Error as PlaywrightError
 
-from runner.audit.model import PageSurface
 from runner.play.page.surface.log import ShimLog
-from runner.play.page.surface.model import origin_of
+from runner.play.page.surface.model import PageSurface, origin_of
 from runner.play.page.surface.reader import LoadClock, Surface, first_line
 
 __all__ = ["LOAD_JS", "OpenPage", "load", "open_page", "origin_of", "read_surface"]
@@ -32,7 +30,7 @@ LOAD_JS = """() => { const n = performance.getEntriesByType('navigation')[0];
 
 @dataclass
 class OpenPage:
-    """A page opened for the audit: its surface engine, its errors, its load moment; smoke calls use it too."""
+    """A page opened with the engine: its surface, its errors, its load moment; the audit's smoke calls use it too."""
 
     page: Page
     surface: Surface
