@@ -23,6 +23,7 @@ from pydantic import (
     PrivateAttr,
     SerializerFunctionWrapHandler,
     ValidationError,
+    field_validator,
     model_serializer,
     model_validator,
 )
@@ -436,6 +437,8 @@ class Trace(BaseModel):
 
     schema_version: int = TRACE_SCHEMA_VERSION
     run_id: str
+    # the plan it was played for (runner/rundir/plan.py plan_hash): a trace of another run is never mixed in
+    plan_hash: str | None = Field(default=None, exclude_if=lambda v: v is None)
     trial_id: str
     trial_index: int = 0
     world: str = ""  # the server-side world it ran in (run, shard and trial)
@@ -499,6 +502,14 @@ class Trace(BaseModel):
     # webmcp-eval rejudge: the run it was judged in first and what it said then (only in a re-judged run)
     rejudged: dict[str, Any] = Field(default_factory=dict, exclude_if=lambda v: not v)
 
+    @field_validator("trial_id")
+    @classmethod
+    def _a_file_name(cls, value: str) -> str:
+        """A trial id names the trace's file: never a path that leaves its folder (``../x``, ``/x``)."""
+        if not value or value in (".", "..") or any(c in value for c in "/\\\0"):
+            raise ValueError("a trial id is a file name in trials/, without / \\ or ..")
+        return value
+
     @property
     def assertions_passed(self) -> int:
         return sum(a.status == "passed" for a in self.assertions)
@@ -545,7 +556,12 @@ def read_trace(path: Path) -> Trace:
 
 def read_traces(directory: Path) -> list[Trace]:
     """Every trace under a run directory (temp files of a killed write are skipped)."""
-    return [read_trace(p) for p in sorted(directory.glob("**/*.json")) if _is_trace_file(p)]
+    return [read_trace(p) for p in trace_files(directory)]
+
+
+def trace_files(directory: Path) -> list[Path]:
+    """The trace files under a run directory, in name order (temp files of a killed write are skipped)."""
+    return [p for p in sorted(Path(directory).glob("**/*.json")) if _is_trace_file(p)]
 
 
 def _is_trace_file(path: Path) -> bool:

@@ -9,10 +9,10 @@ from pathlib import Path
 from xml.parsers import expat as expat_parser
 
 from markdown_it import MarkdownIt
+from runner_support import cli
 
 from runner.report.sanitise import markdown, markdown_code, terminal, xml
 from runner.trace import Assertion, Trace, write_trace
-from tests.runner_support import cli
 
 # set the window title, plant an OSC 8 hyperlink, erase the line and write over it; a new Markdown heading
 # and image after a CR; raw HTML; a NUL and a form feed XML 1.0 cannot hold

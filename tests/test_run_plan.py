@@ -62,8 +62,10 @@ def test_the_plan_has_exactly_the_agreed_shape(tmp_path):
         "agent",
         "model",
         "evidence_kind",
+        "root",  # relative case files start here: the run resumes from any folder
+        "world_key",  # every world of the run is named with it: two runs with one id never share one
     }
-    assert on_disk["cases"] == [
+    assert [{k: c[k] for k in ("id", "file")} for c in on_disk["cases"]] == [
         {"id": "SEL-01", "file": "cases/SEL-01.yaml"},
         {"id": "SEL-02", "file": "cases/SEL-02.yaml"},
     ]

@@ -230,8 +230,9 @@ def test_a_resumed_shard_plays_in_the_shards_worlds(tmp_path):
     assert first.returncode == 0, first.stdout + first.stderr
     (trace,) = (tmp_path / "ci" / "trials").glob("*.json")
     before = json.loads(trace.read_text(encoding="utf-8"))
-    assert before["world"] == "ci-s2of2-SEL-01-t2"
+    key = json.loads((tmp_path / "ci" / "plan.json").read_text(encoding="utf-8"))["world_key"]
+    assert before["world"] == f"ci-{key}-s2of2-SEL-01-t2"
     trace.unlink()
     resumed = cli("run", "--resume", str(tmp_path / "ci"))
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-    assert json.loads(trace.read_text(encoding="utf-8"))["world"] == "ci-s2of2-SEL-01-t2"
+    assert json.loads(trace.read_text(encoding="utf-8"))["world"] == f"ci-{key}-s2of2-SEL-01-t2"

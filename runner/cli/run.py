@@ -43,8 +43,10 @@ def check_run_args(args: argparse.Namespace) -> None:
                 "--resume plays the plan of RUN_DIR as it is: "
                 "drop case selections, --last-failed, --run-id and --trials"
             )
-    elif args.rerun_not_run:
-        raise UsageError("--rerun-not-run goes with --resume RUN_DIR")
+    elif args.rerun_not_run or args.force_replan:
+        raise UsageError(f"{'--rerun-not-run' if args.rerun_not_run else '--force-replan'} goes with --resume RUN_DIR")
+    if args.resume and args.force:
+        raise UsageError("--force replaces a run; --resume goes on with one: give one of them")
     if args.resume and args.shard:
         raise UsageError("--resume plays the shard its RUN_DIR was planned for: drop --shard")
     if args.durations and not args.shard:
@@ -118,7 +120,12 @@ def _which_cases_and_site(run: argparse.ArgumentParser) -> None:
     run.add_argument("--no-proxy", action="store_true", help="no proxy: network checks become not_run")
     run.add_argument("--chromium", help="the Chromium binary (else $WEBMCP_EVAL_CHROMIUM, Playwright's, system)")
     run.add_argument("--out", default="traces", help="where run directories go (default traces/)")
-    run.add_argument("--run-id", type=run_id_type, help="name of the run directory (default: a timestamp)")
+    run.add_argument(
+        "--run-id", type=run_id_type, help="name of the run directory (default: a timestamp and a random part)"
+    )
+    run.add_argument(
+        "--force", action="store_true", help="a --run-id whose directory holds a run: replace that run (else exit 2)"
+    )
 
 
 def _running_again(run: argparse.ArgumentParser) -> None:
@@ -131,6 +138,11 @@ def _running_again(run: argparse.ArgumentParser) -> None:
     )
     again.add_argument(
         "--rerun-not-run", action="store_true", help="with --resume: also play again the trials that were not_run"
+    )
+    again.add_argument(
+        "--force-replan",
+        action="store_true",
+        help="with --resume: the case files changed since the plan; play the rest with them as they are now",
     )
     again.add_argument(
         "--last-failed",

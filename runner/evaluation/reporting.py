@@ -54,6 +54,9 @@ def reporters_for(
         flag = getattr(args, name, None)
         return ([default_path[name]] if name in defaults else []) + ([Path(flag)] if flag else [])
 
+    flags = [getattr(args, name, None) for name in ("json", "junit", "html", "markdown")]
+    check_outputs_apart([Path(f) for f in flags if f], [out_dir, *read_dirs(args)])
+
     return build_reporters(
         ReportTargets(
             console=None if quiet else console,
@@ -67,6 +70,33 @@ def reporters_for(
             trace_dirs=trace_dirs,
         )
     )
+
+
+RUN_OWN_FILES = ("plan.json", "run.json")  # and every trace, attempt, screenshot and trace.zip below
+RUN_OWN_DIRS = ("trials", "attempts", "screenshots", "playwright")
+
+
+def read_dirs(args: argparse.Namespace) -> list[Path]:
+    """The run directories a command reads (report, rejudge, compare, analyze, label)."""
+    found = [*(getattr(args, "run_dirs", None) or []), *(getattr(args, "runs", None) or [])]
+    found += [getattr(args, n, None) for n in ("run_dir", "run_a", "run_b", "resume")]
+    return [Path(d) for d in found if d]
+
+
+def check_outputs_apart(outputs: list[Path], run_dirs: list[Path]) -> None:
+    """An output never replaces a run's own file (its plan, run.json, a trace, an attempt or an artifact)."""
+    for out in outputs:
+        target = out.resolve()
+        for run_dir in run_dirs:
+            root = run_dir.resolve()
+            if not target.is_relative_to(root):
+                continue
+            parts = target.relative_to(root).parts
+            if parts and (parts[-1] in RUN_OWN_FILES or any(p in RUN_OWN_DIRS for p in parts[:-1])):
+                raise UsageError(
+                    f"{out}: a file of the run {run_dir} itself (its plan, run.json, traces or artifacts); "
+                    "give another path for the report"
+                )
 
 
 def end_reports(reporters, results) -> int:  # noqa: ANN001 - runner.report.reporters.Reporters, runner.results.run_results.Results

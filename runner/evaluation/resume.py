@@ -23,7 +23,14 @@ from runner.rundir.reading import planned_traces
 
 def resume_selection(args: argparse.Namespace) -> tuple[list, set[str], Path, Any, Any]:
     """The planned cases, and the planned trials that have no trace (or, when asked, say not_run)."""
-    from runner.rundir.plan import PlanError, missing_trials, read_plan
+    from runner.rundir.plan import (
+        PlanError,
+        case_path,
+        changed_files,
+        missing_trials,
+        read_plan,
+        replanned,
+    )
 
     run_dir = Path(args.resume)
     if not run_dir.is_dir():
@@ -39,7 +46,16 @@ def resume_selection(args: argparse.Namespace) -> tuple[list, set[str], Path, An
     except (OSError, ValueError) as err:
         raise UsageError(f"--resume {run_dir}: a trace cannot be read: {one_line(err)}") from None
     todo = missing_trials(plan, traces, rerun_not_run=args.rerun_not_run)
-    files = list(dict.fromkeys(c["file"] for c in plan["cases"]))
+    changed = changed_files(plan)
+    if changed and todo and not getattr(args, "force_replan", False):
+        raise UsageError(
+            f"--resume {run_dir}: case file(s) changed since the run was planned: {', '.join(changed)}; "
+            "its trials would be judged by two versions. Start a new run, or --resume --force-replan to play "
+            "the rest with the files as they are now"
+        )
+    if changed and todo:
+        plan = replanned(plan)  # written by the run, inside the run directory's lock
+    files = list(dict.fromkeys(str(case_path(plan, c)) for c in plan["cases"]))
     loaded_suite = load_cases(files, getattr(args, "catalog", None))
     if isinstance(loaded_suite, int):
         raise UsageError(f"--resume {run_dir}: the planned case files {', '.join(files)} cannot be loaded")

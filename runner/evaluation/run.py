@@ -160,10 +160,12 @@ def run_options(args: argparse.Namespace, selection: Selection):  # noqa: ANN201
         live_rules=selection.live_rules,
         catalog_hints=catalog_hints(args, selection.suite),
         instructions_in=instructions_in,  # the audit's rule: a tool description that gives the agent orders
+        force=getattr(args, "force", False),
     )
     if selection.resumed:
         check_same_agent(selection.resumed, selection.plan, agent_factory)
         options.shard = planned_shard(selection.plan)  # its worlds keep the shard's name, as in the first play
+        options.plan = selection.plan  # its traces carry its plan's hash
     return options
 
 
@@ -196,8 +198,9 @@ def players(args: argparse.Namespace, suite: Any) -> tuple[Any, Any, Any, Any]:
 def play(args: argparse.Namespace, selection: Selection, options) -> int:  # noqa: ANN001 - RunOptions
     """Play the trials with progress lines, then the reports; Ctrl-C keeps what ran and says how to go on."""
     from runner.play.browser.browser import BrowserUnavailable, ChromiumNotFound
-    from runner.play.run.run import plan_of, run_suite
+    from runner.play.run.run import RunIdTaken, plan_of, run_suite
     from runner.results.run_results import RunInput, build_results
+    from runner.rundir.lock import RunDirBusy
 
     chosen = selection.cases
     out_dir = options.out_root / options.run_id
@@ -221,6 +224,9 @@ def play(args: argparse.Namespace, selection: Selection, options) -> int:  # noq
         if not resuming and {p.name for p in out_dir.iterdir()} <= {"plan.json"}:
             shutil.rmtree(out_dir, ignore_errors=True)
         say(str(err))
+        return EXIT_INVALID
+    except (RunDirBusy, RunIdTaken) as err:  # another run's directory: nothing was written into it
+        say(f"webmcp-eval {args.command}: {err}")
         return EXIT_INVALID
     except KeyboardInterrupt:
         return interrupted(args, out_dir, plan)

@@ -533,7 +533,7 @@ def _playwright_trace(t: Trace, trace_dir: Path, report_dir: Path) -> str | None
         trace_dir / f"{t.trial_id}.trace.zip",
     ]
     for c in candidates:
-        if c.is_file():
+        if c.is_file() and c.resolve().is_relative_to(trace_dir.resolve().parent):  # inside the run folder only
             return os.path.relpath(c.resolve(), report_dir.resolve()).replace(os.sep, "/")
     return None
 
@@ -549,7 +549,11 @@ def _trial_view(
     tdir = trace_dir(t, report_dir, trace_dirs)
     uri, note = (None, "no screenshot was taken")
     if t.ui.screenshot:
-        uri, note = _image_uri((tdir / t.ui.screenshot).resolve())
+        shot = (tdir / t.ui.screenshot).resolve()
+        if shot.is_relative_to(tdir.resolve().parent):  # the run's own folder: never another file on the disk
+            uri, note = _image_uri(shot)
+        else:
+            note = f"screenshot outside the run folder, not embedded: {t.ui.screenshot}"
     rows, lines, cut, before, after = _state(t)
     order = {"failed": 0, "not_run": 1, "passed": 2}
     assertions = sorted(t.assertions, key=lambda a: order[a.status])  # stable: case order within each status

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,7 +27,8 @@ PLAN_FILE = "plan.json"
 @with_config(ConfigDict(extra="forbid"))
 class PlannedCase(TypedDict):
     id: str
-    file: str
+    file: str  # as the run was given it: relative to the plan's root when not absolute
+    sha256: NotRequired[str]  # the file's contents when planned: --resume refuses to mix versions
 
 
 @with_config(ConfigDict(extra="forbid"))
@@ -60,6 +62,10 @@ class RunPlan(TypedDict):
     model: str | None
     evidence_kind: EvidenceKind
     plan_hash: NotRequired[str]  # the whole plan's identity (plan_hash below), the same in every shard
+    world_key: NotRequired[str]  # a random part of every world's name: two runs with one run id stay apart
+    root: NotRequired[str]  # the folder the case files' relative paths start from: resumable from anywhere
+    # --resume --force-replan: the plan hashes the run's earlier traces were played under
+    replanned_from: NotRequired[list[str]]
     shard: NotRequired[ShardInfo]  # this run plays only its part of the plan
     harness: NotRequired[HarnessInfo]  # the external harness that played the agent, and who chose it
 
@@ -94,7 +100,9 @@ def make_plan(
     return {
         "run_id": run_id,
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "cases": [{"id": case_id, "file": file} for case_id, file in pairs],
+        "root": str(Path.cwd()),
+        "world_key": secrets.token_hex(3),
+        "cases": [{"id": case_id, "file": file, **_sha(Path(file))} for case_id, file in pairs],
         "trials_per_case": trials_per_case,
         "trials": [
             {"case_id": case_id, "trial_index": i, "trial_id": trial_id_for(case_id, i)}
@@ -105,6 +113,57 @@ def make_plan(
         "model": model,
         "evidence_kind": evidence_kind,
     }
+
+
+def _sha(path: Path) -> dict[str, str]:
+    try:
+        return {"sha256": file_sha256(path)}
+    except OSError:  # a case made in memory (tests, the pytest plugin's own): nothing to compare later
+        return {}
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def case_path(plan: RunPlan, case: PlannedCase) -> Path:
+    """A planned case's file as this process reaches it: relative paths start from the plan's root."""
+    path = Path(case["file"])
+    if path.is_absolute() or "root" not in plan or Path.cwd() == Path(plan["root"]):
+        return path
+    return Path(plan["root"]) / path
+
+
+def changed_files(plan: RunPlan) -> list[str]:
+    """The planned case files whose contents are not what they were when the run was planned."""
+    changed = []
+    for case in plan["cases"]:
+        path = case_path(plan, case)
+        try:
+            now = file_sha256(path)
+        except OSError:
+            now = "gone"
+        if "sha256" in case and now != case["sha256"] and case["file"] not in changed:
+            changed.append(case["file"])
+    return changed
+
+
+def plan_hashes(plan: RunPlan) -> set[str]:
+    """Every plan hash this run's traces may carry: the plan's, and those before --force-replan."""
+    return {h for h in [plan.get("plan_hash"), *plan.get("replanned_from", [])] if h}
+
+
+def replanned(plan: RunPlan) -> RunPlan:
+    """The plan with the case files as they are now (--resume --force-replan): new file hashes and plan hash,
+    the old plan hash kept as one the run's earlier traces may carry."""
+    new: RunPlan = {**plan}  # type: ignore[typeddict-item]
+    new["cases"] = [{**c, **_sha(case_path(plan, c))} for c in plan["cases"]]  # type: ignore[typeddict-item]
+    old = plan.get("plan_hash")
+    if old:
+        new["replanned_from"] = [*plan.get("replanned_from", []), old]
+        digest = hashlib.sha256(old.encode() + "".join(c.get("sha256", "") for c in new["cases"]).encode())
+        new["plan_hash"] = digest.hexdigest()
+    return new
 
 
 def write_plan(run_dir: Path, plan: RunPlan) -> Path:

@@ -98,15 +98,23 @@ class BrowserSession:
         return next(iter(self.browsers.values()), None)
 
     async def __aenter__(self) -> BrowserSession:
-        self._pw_cm = async_playwright()
-        with _driver_in_its_own_session():
-            self.playwright = await self._pw_cm.__aenter__()
+        await self._start_driver()
         try:
             await self.ensure_browser(0)  # a wrong endpoint or a missing Chromium shows before any trial
         except BaseException:
             await self._pw_cm.__aexit__(None, None, None)
             raise
         return self
+
+    async def _start_driver(self) -> None:
+        self._pw_cm = async_playwright()
+        with _driver_in_its_own_session():
+            self.playwright = await self._pw_cm.__aenter__()
+
+    def driver_alive(self) -> bool:
+        """Playwright's driver process still answers (killed, every call fails with 'Target ... closed')."""
+        connection = getattr(getattr(self.playwright, "_impl_obj", None), "_connection", None)
+        return getattr(connection, "_closed_error", None) is None
 
     async def _launch(self) -> Browser:
         assert self.playwright
@@ -131,6 +139,11 @@ class BrowserSession:
         """The worker's browser, launched or connected again if a crash or a lost connection took it."""
         key = worker if self.remote else 0
         async with self._relaunch:
+            if not self.driver_alive():  # the driver died: a new one, and new browsers through it
+                with contextlib.suppress(Exception):
+                    await self._pw_cm.__aexit__(None, None, None)
+                self.browsers.clear()
+                await self._start_driver()
             browser = self.browsers.get(key)
             if browser is None or not browser.is_connected():
                 self.browsers[key] = browser = await self._launch()
@@ -141,7 +154,8 @@ class BrowserSession:
             with contextlib.suppress(Exception):
                 await browser.close()
         if self._pw_cm:
-            await self._pw_cm.__aexit__(*exc)
+            with contextlib.suppress(Exception):  # a driver that died has nothing left to stop
+                await self._pw_cm.__aexit__(*exc)
 
     def describe(self) -> dict[str, str]:
         browser = self.browser

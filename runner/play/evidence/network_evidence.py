@@ -53,6 +53,25 @@ def unanswered_site_requests(net: TrialNetwork, base_url: str) -> list[RequestRe
     ]
 
 
+def site_server_errors(net: TrialNetwork, base_url: str) -> list[RequestRecord]:
+    """The site's own 5xx answers (to the page or to a tool's request), other than those a proxy fault made."""
+    site = urlsplit(base_url)
+    address = (site.hostname, site.port or DEFAULT_PORTS.get(site.scheme))
+    return [r for r in net.requests if (r.status or 0) >= 500 and not r.fault and (r.host, r.port) == address]
+
+
+def site_failed(errors: list[RequestRecord], base_url: str) -> str | None:
+    """The reason a trial is not_run when the site answered 5xx under it; None when it never did."""
+    if not errors:
+        return None
+    first = errors[0]
+    return (
+        f"the site answered {first.status} during the trial: {len(errors)} request(s) to it failed on the "
+        f"server (first: {first.method} {first.path}); the site's fault, not the agent's: check the site at "
+        f"{base_url}"
+    )
+
+
 def site_stopped_answering(lost: list[RequestRecord], base_url: str) -> str | None:
     """The reason a trial is not_run when the site went away under it; None when it answered throughout."""
     if not lost:

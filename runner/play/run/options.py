@@ -77,3 +77,5 @@ class RunOptions:
     simulator_factory: Callable[[], SimulatedUser] | None = None
     # the run plan when the command built it already (run.py's plan_of): written as it is, never built again
     plan: RunPlan | None = None
+    # a run id whose directory already holds a run: replace that run (--force) instead of refusing
+    force: bool = False

@@ -13,6 +13,8 @@ import contextlib
 import fnmatch
 import logging
 import re
+import secrets
+import shutil
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -29,7 +31,8 @@ from runner.play.run.retry import retryable
 from runner.play.run.shard import shard_of
 from runner.play.run.trial import RunEnv, Trial
 from runner.rundir.attempts import resumed_attempts, set_aside
-from runner.rundir.plan import RunPlan, make_plan, plan_hash, trial_id_for, write_plan
+from runner.rundir.lock import RunLock
+from runner.rundir.plan import PLAN_FILE, RunPlan, make_plan, plan_hash, trial_id_for, write_plan
 from runner.rundir.run_info import write_run_info
 from runner.suite.loader import LoadedCase
 from runner.suite.site import SiteClient, SiteConfig, demo_site_config
@@ -73,7 +76,36 @@ def _id_matches(case_id: str, pattern: str) -> bool:
 
 
 def new_run_id() -> str:
-    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    """A timestamp to the millisecond and a short random part: two runs started together never share one."""
+    now = datetime.now(UTC)
+    return f"{now:%Y%m%d-%H%M%S}-{now.microsecond // 1000:03d}-{secrets.token_hex(4)}"
+
+
+class RunIdTaken(ValueError):
+    """The run directory already holds a run (a reused --run-id): refused unless --force replaces it."""
+
+
+# what a run leaves in its directory: --force removes exactly these before the new run plays there
+RUN_FILES = ("plan.json", "run.json", "summary.json", "junit.xml", "report.html")
+RUN_DIRS = ("trials", "attempts", "screenshots", "playwright")
+
+
+def _claim(out_dir: Path, run_id: str, force: bool) -> None:
+    """A new run's directory must hold no other run's plan or traces; --force removes them first."""
+    taken = (out_dir / PLAN_FILE).exists() or any((out_dir / "trials").glob("*.json"))
+    if not taken:
+        return
+    if not force:
+        raise RunIdTaken(
+            f"{out_dir}: run id {run_id} is taken (a plan or traces are there); give another --run-id, "
+            f"resume it with --resume {out_dir}, or replace it with --force"
+        )
+    for name in RUN_FILES:
+        (out_dir / name).unlink(missing_ok=True)
+    for name in RUN_DIRS:
+        shutil.rmtree(out_dir / name, ignore_errors=True)
+    for baseline in out_dir.glob(f"{run_id}-baseline"):
+        shutil.rmtree(baseline, ignore_errors=True)
 
 
 def _replay_base_url(cases: list[LoadedCase], options: RunOptions) -> str | None:
@@ -164,10 +196,24 @@ async def open_run(cases: list[LoadedCase], options: RunOptions, planned: bool =
     if replay_url:
         options.base_url = replay_url
     out_dir.mkdir(parents=True, exist_ok=True)
+    with RunLock(out_dir):
+        async with _opened(cases, options, planned, run_id, out_dir) as run:
+            yield run
+
+
+@contextlib.asynccontextmanager
+async def _opened(
+    cases: list[LoadedCase], options: RunOptions, planned: bool, run_id: str, out_dir: Path
+) -> AsyncIterator[OpenRun]:
+    """open_run's work, inside the run directory's lock."""
     # The first trial's agent, made now: its name, model and evidence kind go into the plan.
     first_agent = options.agent_factory()
     plan = None
+    if options.only_trials is not None and options.plan is not None:  # resuming: the plan (replanned or not)
+        plan = options.plan
+        write_plan(out_dir, plan)
     if planned and options.only_trials is None:
+        _claim(out_dir, run_id, options.force)
         plan = options.plan or plan_of(cases, options, first_agent, run_id)
         write_plan(out_dir, plan)
         if options.shard or options.select_trials is not None:
@@ -186,6 +232,8 @@ async def open_run(cases: list[LoadedCase], options: RunOptions, planned: bool =
             )
             async with session:
                 env = RunEnv(run_id, out_dir, session, site, proxy, options, site_info)
+                env.plan_hash = (plan or {}).get("plan_hash")
+                env.world_key = (plan or {}).get("world_key") or env.world_key  # a resume plays in its run's worlds
                 _write_run_info(out_dir, run_id, options, config, site_info, session.describe(), proxy)
                 try:
                     yield OpenRun(run_id, out_dir, options, env, site_info, plan, [first_agent])

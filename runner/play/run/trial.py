@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import secrets
 import time
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
@@ -38,7 +39,13 @@ from runner.play.browser.artifacts import Artifacts, artifact_name
 from runner.play.browser.browser import BrowserUnavailable
 from runner.play.browser.session import BrowserSession, TrialPage
 from runner.play.evidence.fixture_store import FixtureMissing, HookTape
-from runner.play.evidence.network_evidence import network_record, site_stopped_answering, unanswered_site_requests
+from runner.play.evidence.network_evidence import (
+    network_record,
+    site_failed,
+    site_server_errors,
+    site_stopped_answering,
+    unanswered_site_requests,
+)
 from runner.play.page.actions import StepNotShown, UserActions
 from runner.play.page.human_windows import HumanWindows
 from runner.play.page.observe import PageObserver
@@ -87,14 +94,19 @@ class RunEnv:
     proxy: NetworkProxy | None
     options: RunOptions  # the run's options as the command built them: never copied field by field
     site_info: dict[str, Any] = field(default_factory=dict)
+    plan_hash: str | None = None  # the plan this run plays: every trace carries it
+    # a per-run random part of every world's name: two runs with one run id never share a world on one site
+    world_key: str = field(default_factory=lambda: secrets.token_hex(3))
 
 
-def world_id(run_id: str, shard: tuple[int, int] | None, trial_id: str) -> str:
-    """The server-side world of one trial: run, shard and trial, so shards sharing one site never meet.
+def world_id(run_id: str, shard: tuple[int, int] | None, trial_id: str, key: str = "") -> str:
+    """The server-side world of one trial: run (with the run's random key), shard and trial, so shards sharing
+    one site never meet, nor two runs given the same run id.
 
     At most 64 characters; a long run id is shortened to a digest rather than cut, so two runs stay apart.
     """
     part = f"-s{shard[0]}of{shard[1]}" if shard else ""
+    run_id = f"{run_id}-{key}" if key else run_id
     world = f"{run_id}{part}-{trial_id}".replace(".", "-")
     if len(world) > 64:
         digest = hashlib.sha256(run_id.encode()).hexdigest()[:12]
@@ -144,7 +156,7 @@ class Trial:
         self.artifacts = Artifacts(
             env.out_dir, artifact_name(self.trial_id, attempt), options.screenshots, options.playwright_trace
         )
-        self.world = world_id(env.run_id, env.options.shard, self.trial_id)
+        self.world = world_id(env.run_id, env.options.shard, self.trial_id, env.world_key)
         self.clock = time.monotonic()
         self.tp: TrialPage | None = None
         self.actions: UserActions | None = None  # the user's scripted actions, once the page is open
@@ -155,11 +167,13 @@ class Trial:
         self.site: HookTape = HookTape(env.site, "live", None)
         self._page_errors: list[str] = []  # uncaught errors of the page (setup failures name the first)
         self._site_unanswered: list[RequestRecord] = []  # the proxy's records of site requests that got no answer
+        self._site_errors: list[RequestRecord] = []  # the site's own 5xx answers (not a fault the case armed)
         self._setup_network: Any = None  # the proxy's account once setup was done: its writes are not the agent's
         self.simulator: SimulatedUser | None = None
         self._collected = False  # the page and the state after were read
         self.trace = Trace(
             run_id=env.run_id,
+            plan_hash=env.plan_hash,
             trial_id=self.trial_id,
             trial_index=index,
             world=self.world,
@@ -205,13 +219,13 @@ class Trial:
         except BrowserUnavailable as err:  # a remote browser lost and not reached again
             error, kind = str(err), "infrastructure"
         except (PlaywrightError, AgentError) as err:
-            error = self._crash_reason() or self._lost_browser() or f"{type(err).__name__}: {first_line(err)}"
-            if self._crash_reason() or self._lost_browser():
-                kind = "infrastructure"
-            else:
-                kind = "agent" if isinstance(err, AgentError) else "step"
+            error = f"{type(err).__name__}: {first_line(err)}"
+            kind = "agent" if isinstance(err, AgentError) else "step"
         except Exception as err:  # a harness bug must not take the run down; the trace says what
             error = f"harness error: {type(err).__name__}: {err}"
+        died = self._what_died(error) if error else None
+        if died:  # whatever the step said, the machinery under it died first: retried by --retries
+            error, kind = (died if died in (error or "") else f"{died} (then: {error})"), "infrastructure"
         if error and not self._collected:
             self.trace.stopped = error
         self._agent_report()
@@ -221,6 +235,10 @@ class Trial:
             # whatever else went wrong followed from it: the site's failure, never the agent's
             error, kind = site_down + (f" (then: {error})" if error else ""), "infrastructure"
         await self._judge(error, kind)
+        site_fault = site_failed(self._site_errors, self.site.config.base_url)
+        if site_fault and self.trace.verdict == "failed" and not self.case.breaks:
+            # the site failed on its side (the case broke nothing on purpose): its fault, never the agent's
+            await self._judge(site_fault, "infrastructure")
         if self.tp:
             await self._close_page()
         self.trace.duration_ms = self._ms()
@@ -320,11 +338,17 @@ class Trial:
     def _crash_reason(self) -> str | None:
         return self.tp.crashed if self.tp else None
 
-    def _lost_browser(self) -> str | None:
-        """The connection to the browser is gone (it crashed, or a remote one went away)."""
+    def _what_died(self, error: str | None) -> str | None:
+        """The renderer, the browser or Playwright's driver, when one of them died under the trial."""
+        if self._crash_reason():
+            return self._crash_reason()
+        if not self.env.session.driver_alive():
+            return "Playwright's driver process died (it is started again for the next trial)"
         browser = self.tp.context.browser if self.tp else self.env.session.browsers.get(self.worker)
         if browser is not None and not browser.is_connected():
-            return "the connection to the browser was lost (it crashed or its server went away)"
+            return "the connection to the browser was lost (the browser died, or its server went away)"
+        if error and any(w in error for w in ("Target crashed", "Page crashed", "renderer process gone")):
+            return "the page crashed (renderer process gone)"
         return None
 
     def _open_fixture(self) -> None:
@@ -644,6 +668,7 @@ class Trial:
             self._move_setup_writes()
         self.recorded = net.fixture
         self._site_unanswered = unanswered_site_requests(net, self.site.config.base_url)
+        self._site_errors = site_server_errors(net, self.site.config.base_url)
 
     def _move_setup_writes(self) -> None:
         """The writes setup made (the first ones the proxy saw) move from the agent's account to setup's."""
