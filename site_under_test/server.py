@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import errno
+import os
 import shutil
 import socket
 import tempfile
@@ -63,7 +64,7 @@ def run_site(
     except OSError as err:
         hint = "pick another --port (0 picks a free one)" if err.errno == errno.EADDRINUSE else "check --host"
         raise SiteStartError(f"cannot listen on {host}:{port} ({err.strerror or err}); {hint}") from None
-    temp = None if data_dir else tempfile.mkdtemp(prefix="webmcp-site-")
+    temp = None if data_dir else temp_data_dir()
     try:
         app = create_app(test_mode=test_mode, data_dir=Path(data_dir or temp), revision=revision)
     except OSError as err:
@@ -85,6 +86,29 @@ def run_site(
     print("webmcp-eval demo site: stopped", flush=True)
 
 
+TEMP_PREFIX = "webmcp-site-"
+
+
+def temp_data_dir() -> str:
+    """A fresh temp folder for the site's data, named for this process; the folders of processes that are
+    gone (killed with -9, which no cleanup survives) are removed first."""
+    for old in Path(tempfile.gettempdir()).glob(f"{TEMP_PREFIX}*"):
+        pid = old.name[len(TEMP_PREFIX) :].split("-")[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(old, ignore_errors=True)
+    return tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 class SiteServer:
     """The site in a background thread on a free loopback port.
 
@@ -100,7 +124,7 @@ class SiteServer:
         port: int = 0,
         revision: str | None = None,
     ) -> None:
-        self._temp = None if data_dir else tempfile.mkdtemp(prefix="webmcp-site-")
+        self._temp = None if data_dir else temp_data_dir()
         self.data_dir = Path(data_dir or self._temp or "")
         self.test_mode = test_mode
         self.app = create_app(test_mode=test_mode, data_dir=self.data_dir, revision=revision)

@@ -6,16 +6,21 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
-from runner_support import in_thread
+from runner_support import ROOT, in_thread
 from static_server import StaticSite
 from test_static_site import shop_cases
 
 from runner.agents.reference import ReferenceAgent
 from runner.play.run.run import RunOptions, run_suite
+from site_under_test.server import TEMP_PREFIX, temp_data_dir
 
 
 def _descendants(pid: int) -> list[tuple[int, str]]:
@@ -96,3 +101,113 @@ def test_a_killed_renderer_browser_or_driver_is_infrastructure_named_retried_and
         (first,) = trace.earlier_attempts
         assert first.kind == "infrastructure" and named[trace.case_id] in first.reason, (trace.case_id, first.reason)
         assert "check that the site is running" not in first.reason
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGKILL], ids=["TERM", "HUP", "KILL"])
+def test_a_run_ended_by_a_signal_keeps_its_traces_and_leaves_no_temp_folder(tmp_path, signum):
+    """SIGTERM (CI runners, `timeout`) and SIGHUP end a run as Ctrl-C does: a partial report, exit 128 + N, the
+    site's temp folder and the lock removed; after SIGKILL nothing can clean up, so the next run removes them."""
+
+    cmd = [
+        sys.executable,
+        "-m",
+        "runner.cli",
+        "run",
+        "SEL-01",
+        "--trials",
+        "3",
+        "--out",
+        str(tmp_path),
+        "--run-id",
+        "r",
+    ]
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"}, start_new_session=True,
+    )  # fmt: skip
+    assert proc.stdout and proc.stderr
+    for line in proc.stdout:  # the first trial is done: the run is under way
+        if re.match(r"\[\s*[12]/3\]", line):
+            break
+    temp = list(Path(tempfile.gettempdir()).glob(f"{TEMP_PREFIX}{proc.pid}-*"))
+    assert temp, "the embedded site's data folder is named for its process"
+    os.kill(proc.pid, signum)  # to the runner alone, as `timeout` and CI runners send it
+    proc.wait(timeout=120)
+    run = tmp_path / "r"
+    assert list((run / "trials").glob("*.json")), "the finished trial's trace is kept"
+    if signum == signal.SIGKILL:
+        assert proc.returncode == -signal.SIGKILL and temp[0].exists()
+        temp_data_dir()  # the next run's site: a folder of a process that is gone is removed
+        assert not temp[0].exists()
+        return
+    err = proc.stderr.read()
+    assert proc.returncode == 128 + signum, err
+    assert f"webmcp-eval run --resume {run}" in err and "interrupted" in err
+    assert (run / "summary.json").is_file() and (run / "junit.xml").is_file()  # the partial report
+    assert not temp[0].exists() and not (run / ".lock").exists()
+
+
+def _mounted_tmpfs(path: Path, size: str) -> bool:
+    """A small tmpfs at path (root, where mounting is allowed): a disk that really fills up."""
+    path.mkdir()
+    return subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)]).returncode == 0
+
+
+@pytest.mark.browser
+def test_a_full_disk_is_one_line_with_the_resume_command_and_leaves_no_half_file(tmp_path):
+    disk = tmp_path / "disk"
+    if os.geteuid() != 0 or not _mounted_tmpfs(disk, "160k"):
+        pytest.skip("needs root and a tmpfs mount to fill a disk")
+    try:
+        out = subprocess.run(
+            [sys.executable, "-m", "runner.cli", "run", "SEL-01", "--trials", "4", "--screenshot", "on"]
+            + ["--out", str(disk), "--run-id", "r"],
+            cwd=ROOT, capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        lines = out.stderr.strip().splitlines()
+        assert out.returncode == 3, out.stderr
+        assert "No space left on device" in lines[-1] and f"webmcp-eval run --resume {disk / 'r'}" in lines[-1]
+        assert "Traceback" not in out.stderr and "internal error" not in out.stderr
+        assert not [p for p in disk.rglob("*") if p.name.endswith(".tmp")], "no temporary file is left"
+        for shot in (disk / "r" / "screenshots").glob("*.png"):
+            assert shot.read_bytes().endswith(b"IEND\xaeB`\x82"), f"{shot.name} is a whole PNG"
+    finally:
+        subprocess.run(["umount", str(disk)])
+
+
+class BreaksTheSite(ReferenceAgent):
+    """The reference agent, after the site's database has gone from under it (a site failing on its side)."""
+
+    data_dir: Path
+
+    async def turn(self, step, host) -> str:  # noqa: ANN001
+        for db in self.data_dir.rglob("*"):
+            if db.is_file():
+                db.write_bytes(b"not a database")  # every request that reads it answers 500
+        return await super().turn(step, host)
+
+
+@pytest.mark.browser
+def test_a_site_answering_500_mid_trial_is_the_sites_fault_not_the_agents(tmp_path):
+    from runner_support import SEED_CONTEXT, suite_cases
+
+    from runner.suite.site import demo_site_config
+    from site_under_test.server import SiteServer
+
+    with SiteServer(test_mode=True, data_dir=tmp_path / "data") as server:
+        BreaksTheSite.data_dir = tmp_path / "data"
+        config = demo_site_config(server.url)
+        config.hooks.state = None  # the site's API fails; no hook reads the state after
+        options = RunOptions(
+            out_root=tmp_path,
+            run_id="r",
+            base_url=server.url,
+            site_config=config,
+            agent_factory=BreaksTheSite,
+            browser_context=SEED_CONTEXT,
+            screenshots="off",
+        )
+        (trace,) = in_thread(asyncio.run, run_suite(suite_cases("SEL-01"), options)).traces
+    assert trace.verdict == "not_run" and trace.not_run_kind == "infrastructure", trace.verdict_reason
+    assert "the site answered 500 during the trial" in trace.verdict_reason

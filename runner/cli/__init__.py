@@ -7,7 +7,7 @@ every trial, with a trace of the evidence.
 Exit codes: 0 every trial passed; 1 some trial failed; 2 invalid input or
 usage (a broken case file, an unknown option); 3 some trial could not run
 (harness error, crashed browser, missing site hook, an incomplete run) and
-none failed; 130 interrupted (Ctrl-C).
+none failed; 130 interrupted (Ctrl-C); 143 ended by SIGTERM (129 by SIGHUP), as Ctrl-C ends it.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from runner.evaluation.output import (
     EXIT_OK,
     SHOWN_PROBLEMS,
     UsageError,
+    ends_like_ctrl_c,
     errors,
     one_line,
 )
@@ -68,6 +69,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    with ends_like_ctrl_c() as signals:
+        code = _main(argv)
+    if signals and code == EXIT_INTERRUPTED:
+        return 128 + signals[0]  # 143 for SIGTERM, as a process ended by it
+    return code
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

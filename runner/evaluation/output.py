@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 from runner.report.sanitise import SafeConsole
@@ -16,6 +20,32 @@ console = SafeConsole(stderr=False, width=None if sys.stdout.isatty() else 160)
 
 
 errors = SafeConsole(stderr=True, width=None if sys.stderr.isatty() else 160)
+
+
+@contextlib.contextmanager
+def ends_like_ctrl_c() -> Iterator[list[int]]:
+    """SIGTERM and SIGHUP (what CI runners, ``timeout`` and a closed terminal send) end a command as Ctrl-C
+    does: the trials stop, the traces written are kept, a partial report is written. The list says which
+    signal came, so the exit code can be 128 + its number (143 for SIGTERM) rather than Ctrl-C's 130."""
+    received: list[int] = []
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
+        yield received
+        return
+
+    def as_ctrl_c(signum: int, frame: object) -> None:
+        received.append(signum)
+        on_int = signal.getsignal(signal.SIGINT)
+        if callable(on_int):  # asyncio's own handler stops the running trials in order; else KeyboardInterrupt
+            on_int(signal.SIGINT, frame)
+        else:
+            raise KeyboardInterrupt
+
+    before = {s: signal.signal(s, as_ctrl_c) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield received
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
 
 
 def say(line: str) -> None:

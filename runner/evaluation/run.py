@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -228,6 +229,14 @@ def play(args: argparse.Namespace, selection: Selection, options) -> int:  # noq
     except (RunDirBusy, RunIdTaken) as err:  # another run's directory: nothing was written into it
         say(f"webmcp-eval {args.command}: {err}")
         return EXIT_INVALID
+    except OSError as err:
+        if err.errno not in DISK_FULL:
+            raise
+        say(
+            f"webmcp-eval {args.command}: cannot write {err.filename or out_dir}: {err.strerror}; the traces "
+            f"written so far are kept: make room, then go on with: webmcp-eval run --resume {out_dir}"
+        )
+        return EXIT_NOT_RUN
     except KeyboardInterrupt:
         return interrupted(args, out_dir, plan)
     run_info["site"] = result.site_info
@@ -242,6 +251,9 @@ def play(args: argparse.Namespace, selection: Selection, options) -> int:  # noq
             f"{len(selection.skipped)} invalid case file(s) skipped, not run (--skip-invalid)", highlight=False
         )
     return EXIT_NOT_RUN if selection.skipped and code == EXIT_OK else code
+
+
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)  # the disk, not the run: resumable
 
 
 def playing(options, out_dir: Path, chosen: list, plan) -> str:  # noqa: ANN001 - RunOptions, RunPlan

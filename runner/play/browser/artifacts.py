@@ -15,13 +15,14 @@ A kept zip has its secrets redacted first; one that cannot be cleaned is dropped
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from playwright.async_api import BrowserContext, Page
 from playwright.async_api import Error as PlaywrightError
+
+from proxies.files import write_atomic
 
 
 def artifact_name(trial_id: str, attempt: int) -> str:
@@ -57,11 +58,12 @@ class Artifacts:
     async def _screenshot(self, page: Page) -> str | None:
         """The viewport, what a person sees; its path from the trace, or None when none was taken."""
         shot = self.out_dir / "screenshots" / f"{self.name}.png"
-        shot.parent.mkdir(parents=True, exist_ok=True)
-        with contextlib.suppress(PlaywrightError):
-            await page.screenshot(path=str(shot), timeout=10_000)
-            return f"../screenshots/{shot.name}"
-        return None
+        try:
+            data = await page.screenshot(timeout=10_000)
+        except PlaywrightError:
+            return None
+        write_atomic(shot, data)  # a temporary name renamed: a full disk leaves no half PNG
+        return f"../screenshots/{shot.name}"
 
     async def start_tracing(self, context: BrowserContext, title: str) -> None:
         if self.playwright_trace != "off":

@@ -236,8 +236,9 @@ class Trial:
             error, kind = site_down + (f" (then: {error})" if error else ""), "infrastructure"
         await self._judge(error, kind)
         site_fault = site_failed(self._site_errors, self.site.config.base_url)
-        if site_fault and self.trace.verdict == "failed" and not self.case.breaks:
-            # the site failed on its side (the case broke nothing on purpose): its fault, never the agent's
+        broken_on_purpose = self.case.breaks or self.hook.proxy or self.hook.init_script  # a case's or mutate's
+        if site_fault and self.trace.verdict == "failed" and not broken_on_purpose:
+            # the site failed on its side (nothing broke it on purpose): its fault, never the agent's
             await self._judge(site_fault, "infrastructure")
         if self.tp:
             await self._close_page()
