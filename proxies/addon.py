@@ -42,7 +42,7 @@ from .models import (
     RequestRecord,
     TrialNetwork,
 )
-from .redaction import redact_url, scrub, secrets_in_headers, secrets_in_json
+from .redaction import redact_url, scrub, secrets_in_headers, secrets_in_html, secrets_in_json
 
 MARK_HEADER = "X-WebMCP-Eval"  # on every answer the proxy makes up itself
 REPLAY_MISS_STATUS = 599
@@ -545,6 +545,8 @@ class EvalAddon:
         for enc, raw in ((req_enc, req.get_content(strict=False)), (resp_enc, resp.get_content(strict=False))):
             if enc == "json" and raw:
                 trial.secrets |= secrets_in_json(json.loads(raw))
+            elif enc != "base64" and raw:  # a page's HTML: its CSRF tokens
+                trial.secrets |= secrets_in_html(raw.decode("utf-8", "replace"))
         entry = FixtureEntry(key="", request=stored_req, response=stored_resp)  # keyed when the trial ends
         trial.recorded.append((flow_state.record.seq, entry))
 

@@ -5,7 +5,8 @@ traces, and the Playwright trace.zip files kept with ``--trace``. Secret
 headers (cookies, Authorization, CSRF and token headers) lose their values;
 JSON, form and query fields named like tokens, keys, secrets or passwords hold
 ``<redacted>``; and every secret value seen anywhere is scrubbed wherever else
-it appears (a CSRF token echoed in a page, a session id in a URL).
+it appears (a CSRF token echoed in a page, a session id in a URL); CSRF tokens a page
+carries in its HTML (hidden inputs, ``<meta name="csrf-token">``) are such values too.
 """
 
 from __future__ import annotations
@@ -103,6 +104,22 @@ def secrets_in_json(value: Any) -> set[str]:
         for v in value:
             found |= secrets_in_json(v)
     return found
+
+
+_TAG = re.compile(r"<(input|meta)\b[^>]*>", re.I)
+_ATTR = re.compile(r"""([\w:-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""")
+
+
+def secrets_in_html(text: str) -> set[str]:
+    """CSRF and other tokens a page carries in its HTML: hidden inputs named like secrets
+    (``csrfmiddlewaretoken``, ``authenticity_token``, ``_csrf``) and ``<meta name="csrf-token" content=…>``."""
+    found: set[str] = set()
+    for tag in _TAG.finditer(text):
+        attrs = {m.group(1).lower(): m.group(2) or m.group(3) or m.group(4) or "" for m in _ATTR.finditer(tag.group(0))}
+        if not is_secret_field(attrs.get("name", "")):
+            continue
+        found.add(attrs.get("value" if tag.group(1).lower() == "input" else "content", ""))
+    return {s for s in found if len(s) >= MIN_SECRET}
 
 
 def scrub(value: Any, secrets: set[str]) -> Any:

@@ -154,7 +154,9 @@ class FakePage:
     async def reload(self, wait_until: str = "load") -> None:
         self.did.append(("reload", self.url))
 
-    async def screenshot(self, path: str, timeout: float) -> None:
+    async def screenshot(self, path: str | None = None, timeout: float = 0) -> bytes:
         if self.screenshot_fails:
             raise PlaywrightError("Target page, context or browser has been closed")
-        Path(path).write_bytes(b"\x89PNG\r\n")
+        if path:
+            Path(path).write_bytes(b"\x89PNG\r\n")
+        return b"\x89PNG\r\n"

@@ -43,6 +43,7 @@ from runner.evaluation.reporting import (
 from runner.evaluation.resume import check_same_agent, last_failed, planned_shard, resume_selection
 from runner.rundir.reading import planned_traces
 from runner.suite.browser_context import BrowserContextSettings
+from runner.suite.site import split_credentials
 
 
 @dataclass
@@ -346,4 +347,5 @@ def site_config_for(args: argparse.Namespace, suite: Any):  # noqa: ANN202 - Sit
 
 def site_shown(options: Any) -> str:
     config = options.site_config
-    return options.base_url or (config.base_url if config else "") or "embedded demo site (test mode)"
+    shown = options.base_url or (config.base_url if config else "") or "embedded demo site (test mode)"
+    return split_credentials(shown)[0]  # a password in the URL is never printed

@@ -16,10 +16,19 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from runner.data_file import FileProblem, deepest_line, load_yaml
 
@@ -46,6 +55,8 @@ class Hooks(BaseModel):
 class SiteConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     base_url: str = ""
+    # HTTP credentials taken out of a base URL's user:password@ (take_credentials): never stored, never shown
+    _credentials: tuple[str, str] | None = PrivateAttr(default=None)
     world_cookie: str | None = Field(default=None, description="cookie that picks an isolated world")
     version_path: str | None = Field(default=None, description="GET -> JSON with the site's revision")
     hooks: Hooks = Field(default_factory=Hooks)
@@ -81,6 +92,17 @@ class SiteConfig(BaseModel):
             if problem:
                 raise ValueError(f"[{i}] {prefix!r}: {problem}")
         return value
+
+    def take_credentials(self) -> None:
+        """Credentials in the base URL move out of it: the browser and the hooks send them (HTTP
+        authentication), and every stored or shown URL is the bare one."""
+        self.base_url, found = split_credentials(self.base_url)
+        if found:
+            self._credentials = found
+
+    @property
+    def credentials(self) -> tuple[str, str] | None:
+        return self._credentials
 
     def url_for(self, route: str) -> str:
         return resolve_route(self.base_url, route)
@@ -189,12 +211,21 @@ def _hook_failure(hook: str, url: str, err: httpx.HTTPError) -> SiteUnavailable:
     return SiteUnavailable(message, kind)
 
 
+def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
+    """(the URL without ``user:password@``, the credentials): a password never travels inside a stored URL."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, None
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=host)), (unquote(parts.username or ""), unquote(parts.password or ""))
+
+
 class SiteClient:
     """Calls the site's hooks directly (not through the proxy: it is the runner's own traffic)."""
 
     def __init__(self, config: SiteConfig):
         self.config = config
-        self.http = httpx.AsyncClient(timeout=15, trust_env=False)
+        self.http = httpx.AsyncClient(timeout=15, trust_env=False, auth=config.credentials)
 
     async def aclose(self) -> None:
         await self.http.aclose()

@@ -30,6 +30,7 @@ from proxies.redaction import (
     redact_url,
     scrub,
     secrets_in_headers,
+    secrets_in_html,
     secrets_in_json,
 )
 
@@ -78,6 +79,8 @@ def _secrets_in(name: str, data: bytes) -> set[str]:
         is_json, value = _json(data)
         if is_json:
             found |= secrets_in_json(value)
+        else:  # a resource: a page's HTML carries its CSRF tokens
+            found |= secrets_in_html(data.decode("utf-8", "replace"))
     return found
 
 
@@ -90,6 +93,8 @@ def _walk_for_secrets(value: Any, found: set[str]) -> None:
                 found |= {c["value"] for c in item if len(c["value"]) >= MIN_SECRET}
             elif key == "postData" and isinstance(item, dict) and isinstance(item.get("text"), str):
                 found |= _secrets_in_body(item["text"])
+            elif isinstance(item, str) and ("<input" in item or "<meta" in item):  # HTML kept as text
+                found |= secrets_in_html(item)
             else:
                 _walk_for_secrets(item, found)
     elif isinstance(value, list):

@@ -176,6 +176,7 @@ class BrowserSession:
         context_settings: BrowserContextSettings | None = None,
         init_script: str | None = None,
         worker: int = 0,
+        http_credentials: tuple[str, str] | None = None,
     ) -> TrialPage:
         browser = await self.ensure_browser(worker)
         headers = {TRIAL_HEADER: trial_id} if self.proxy_url else {}
@@ -190,6 +191,10 @@ class BrowserSession:
             viewport={"width": 1280, "height": 900},
             timezone_id=pinned.timezone_id,
             locale=pinned.locale,
+            # a protected site's HTTP authentication (credentials given in its URL, kept out of every file)
+            http_credentials={"username": http_credentials[0], "password": http_credentials[1]}
+            if http_credentials
+            else None,
         )
         trial = TrialPage(context=context, log=ShimLog(), clock_start=clock_start, settle_ms=settle_ms)
         await trial.setup(base_url, world_cookie, init_script)

@@ -127,6 +127,7 @@ def _embedded_site(options: RunOptions) -> Iterator[SiteConfig]:
         config = options.site_config or SiteConfig(base_url=options.base_url or "")
         if options.base_url:
             config.base_url = options.base_url
+        config.take_credentials()  # never in run.json, a trace, a report or a fixture
         yield config
         return
     from site_under_test.server import SiteServer

@@ -474,6 +474,7 @@ class Trial:
                 context_settings=self.case.browser_context(self.env.options.browser_context),
                 init_script=self.hook.init_script,
                 worker=self.worker,
+                http_credentials=self.env.site.config.credentials,
             )
 
         await alongside(self._reset(), open_page())

@@ -1,0 +1,119 @@
+"""Secrets stay out of every artifact: a protected site (HTTP authentication through credentials in
+--base-url), a session cookie, and CSRF tokens in a hidden input and a meta tag; every file of the run, its
+fixtures and its trace.zip are searched for the values."""
+
+from __future__ import annotations
+
+import base64
+import threading
+import zipfile
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from runner_support import ROOT, cli
+
+from proxies.redaction import secrets_in_html
+
+PASSWORD = "S3cretPassw0rd-4242"
+COOKIE = "COOKIEVAL-abcdef123456"
+HIDDEN = "CSRFHIDDEN-1234567890"
+META = "CSRFMETA-0987654321"
+BASIC = base64.b64encode(f"alice:{PASSWORD}".encode()).decode()
+SECRETS = (PASSWORD, COOKIE, HIDDEN, META, BASIC)
+
+PAGE = f"""<!doctype html><html><head><meta charset="utf-8"><meta name="csrf-token" content="{META}">
+<title>Protected shop</title></head><body><h1>Protected shop</h1>
+<form method="post" action="/buy"><input type="hidden" name="csrfmiddlewaretoken" value="{HIDDEN}"></form>
+<p id="status">ready</p>
+<script>
+document.modelContext.registerTool({{
+  name: "list_items", description: "List the items on sale.",
+  inputSchema: {{type: "object", properties: {{}}}}, annotations: {{readOnlyHint: true}},
+  execute: async () => ({{status: "ok", data: {{items: ["tea"]}}}}),
+}});
+</script></body></html>""".encode()
+
+CASE = """id: SECRET-01
+behaviour: selection
+title: the items of a protected site
+start_route: /
+steps:
+  - user: What is on sale?
+    plan: [{call: list_items}]
+    reply: Tea is on sale.
+expect:
+  calls:
+    expected: [{tool: list_items}]
+"""
+
+
+class _Protected(BaseHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+        if self.headers.get("Authorization") != f"Basic {BASIC}":
+            self.send_response(401)
+            self.send_header("WWW-Authenticate", 'Basic realm="staging"')
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        body = PAGE if self.path.split("?")[0] in ("/", "/index.html") else b"{}"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8" if body is PAGE else "application/json")
+        self.send_header("Set-Cookie", f"sessionid={COOKIE}; Path=/; HttpOnly")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture(scope="module")
+def protected() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Protected)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+
+
+def test_csrf_tokens_are_found_in_hidden_inputs_and_meta_tags():
+    assert secrets_in_html(PAGE.decode()) == {HIDDEN, META}
+    assert secrets_in_html('<input value="not-a-secret-at-all" name="q">') == set()
+
+
+def _every_text(root: Path) -> Iterator[tuple[str, str]]:
+    for path in root.rglob("*"):
+        if path.is_file() and path.suffix == ".zip":
+            with zipfile.ZipFile(path) as zf:
+                for name in zf.namelist():
+                    yield f"{path}!{name}", zf.read(name).decode("utf-8", "replace")
+        elif path.is_file():
+            yield str(path), path.read_bytes().decode("utf-8", "replace")
+
+
+@pytest.mark.browser
+def test_no_secret_of_a_protected_site_reaches_any_artifact(tmp_path, protected):
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "SECRET-01.yaml").write_text(CASE)
+    (suite / "suite.yaml").write_text("min_cases_per_behaviour: 1\n")
+    url = protected.replace("http://", f"http://alice:{PASSWORD}@")
+    out = cli(
+        "run", str(suite / "SECRET-01.yaml"), "--base-url", url, "--out", str(tmp_path / "runs"), "--run-id", "r",
+        "--trace", "on", "--screenshot", "on", "--network", "record", "--fixtures", str(tmp_path / "fixtures"),
+        "--markdown", str(tmp_path / "runs" / "r" / "summary.md"), cwd=ROOT,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert list((tmp_path / "runs" / "r" / "playwright").glob("*.zip")), "the trace.zip is kept and searched"
+    assert list((tmp_path / "fixtures").rglob("*.yaml")), "the fixture is kept and searched"
+    leaks = [
+        (where, secret)
+        for root in (tmp_path / "runs", tmp_path / "fixtures")
+        for where, text in _every_text(root)
+        for secret in SECRETS
+        if secret in text
+    ]
+    leaks += [("console", s) for s in SECRETS if s in out.stdout + out.stderr]
+    assert leaks == []
