@@ -4,10 +4,15 @@ sequences, markup, CR, control characters) reach every output as text, parsed by
 from __future__ import annotations
 
 import json
+import threading
+from functools import partial
 from html.parser import HTMLParser
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from xml.parsers import expat as expat_parser
 
+import jsonschema
+import pytest
 from markdown_it import MarkdownIt
 from runner_support import cli
 
@@ -51,13 +56,13 @@ def _hostile_run(run_dir: Path) -> None:
         write_trace(trace, run_dir / "trials")
 
 
-def _markdown_is_inert(text: str, own_headings: int) -> None:
+def _markdown_is_inert(text: str, own_headings: int, whole: bool = True) -> None:
     tokens = MarkdownIt("commonmark").enable("table").parse(text)
     every = [*tokens, *(c for t in tokens for c in (t.children or []))]
     assert not {t.type for t in every} & {"html_block", "html_inline", "image"}
     assert not [t for t in every if t.type == "link_open" and "evil" in str(t.attrs.get("href"))]
     assert sum(t.type == "heading_open" for t in tokens) == own_headings
-    assert "HEADING-INJECTED" in text  # kept, as text
+    assert "HEADING-INJECTED" in text or not whole  # kept, as text (unless the view shortens it)
 
 
 def test_report_analyze_every_view_of_a_hostile_trace_is_text(tmp_path):
@@ -80,3 +85,69 @@ def test_report_analyze_every_view_of_a_hostile_trace_is_text(tmp_path):
     analyzed = cli("analyze", str(run), "--markdown", str(amd))
     assert not any(m in analyzed.stdout + analyzed.stderr for m in RAW_MARKERS)
     _markdown_is_inert(amd.read_text(encoding="utf-8"), own_headings=2)
+
+
+HOSTILE_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>hostile</title></head><body><p>shop</p>
+<script>
+const evil = %s;
+document.modelContext.registerTool({
+  name: "list_items", description: evil,
+  inputSchema: {type: "object", properties: {q: {type: "string", description: evil}}},
+  annotations: {readOnlyHint: true},
+  execute: async () => ({status: "ok", data: {note: evil}}),
+});
+document.modelContext.registerTool({
+  name: "buy_item", description: evil, inputSchema: {type: "object", properties: {}},
+  execute: async () => ({status: "ok"}),
+});
+setTimeout(() => { throw new Error(evil); }, 0);
+</script></body></html>"""
+
+
+@pytest.fixture(scope="module")
+def hostile_site(tmp_path_factory):
+    root = tmp_path_factory.mktemp("hostile")
+    (root / "index.html").write_text(HOSTILE_PAGE % json.dumps(HOSTILE), encoding="utf-8")
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(Quiet, directory=str(root)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+
+
+@pytest.mark.browser
+def test_tools_init_and_audit_of_a_hostile_site_print_and_write_text(hostile_site, tmp_path):
+    out = {k: tmp_path / f"audit.{k}" for k in ("json", "sarif", "md", "html")}
+    runs = [
+        cli("tools", hostile_site),
+        cli("init", "--base-url", hostile_site, "-o", str(tmp_path / "suite")),
+        cli(
+            "audit",
+            hostile_site,
+            "--smoke",
+            "--json",
+            str(out["json"]),
+            "--sarif",
+            str(out["sarif"]),
+            "--markdown",
+            str(out["md"]),
+            "--html",
+            str(out["html"]),
+        ),  # fmt: skip
+    ]
+    for run in runs:
+        console = run.stdout + run.stderr
+        assert "Traceback" not in console and "internal error" not in console, console
+        assert not any(m in console for m in RAW_MARKERS), (run.args[:2], repr(console[:2000]))
+    assert "PWNED-TITLE" in runs[0].stdout  # the description is shown, as text
+    sarif = Path(__file__).resolve().parent / "sarif" / "sarif-schema-2.1.0.json"
+    jsonschema.Draft4Validator(json.loads(sarif.read_text())).validate(json.loads(out["sarif"].read_text()))
+    json.loads(out["json"].read_text())
+    _markdown_is_inert(out["md"].read_text(encoding="utf-8"), own_headings=1, whole=False)
+    page = out["html"].read_text(encoding="utf-8")
+    assert "<img src=x" not in page
+    HTMLParser().feed(page)

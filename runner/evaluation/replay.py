@@ -46,6 +46,7 @@ def replay_command(args: argparse.Namespace) -> int:
             agent_factory=lambda recorded=recorded: TraceAgent(recorded),
             chromium=args.chromium,
             browser_context=_recorded_context(recorded),
+            force=True,  # replaying a trace again replaces its last replay
         )
         if not args.live and not options.fixtures.path_for(recorded.case_id).is_file():
             errors.print(f"{path}: no fixture at {options.fixtures.path_for(recorded.case_id)} (use --fixtures DIR)")

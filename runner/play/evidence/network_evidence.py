@@ -54,10 +54,15 @@ def unanswered_site_requests(net: TrialNetwork, base_url: str) -> list[RequestRe
 
 
 def site_server_errors(net: TrialNetwork, base_url: str) -> list[RequestRecord]:
-    """The site's own 5xx answers (to the page or to a tool's request), other than those a proxy fault made."""
+    """The live site's own 5xx answers (to the page or to a tool's request), other than those a proxy fault
+    made or a replay gave (a fixture's answer, or the proxy's for a request the fixture lacks)."""
     site = urlsplit(base_url)
     address = (site.hostname, site.port or DEFAULT_PORTS.get(site.scheme))
-    return [r for r in net.requests if (r.status or 0) >= 500 and not r.fault and (r.host, r.port) == address]
+    return [
+        r
+        for r in net.requests
+        if (r.status or 0) >= 500 and not r.fault and r.replay is None and (r.host, r.port) == address
+    ]
 
 
 def site_failed(errors: list[RequestRecord], base_url: str) -> str | None:
