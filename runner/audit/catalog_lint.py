@@ -11,6 +11,7 @@ from typing import Any
 from runner.audit.config import AuditConfig
 from runner.audit.model import Finding, Frame, PageSurface, Tool
 from runner.audit.rules import lint
+from runner.data_file import FileProblem, load_json
 
 PAGE_ONLY = {"no-tools", "page-script-error", "page-unreachable", "frame-cross-origin-without-allow"}
 NEED_DESCRIPTIONS = {"description-missing", "description-length", "description-similar"}
@@ -56,7 +57,6 @@ def finding_line(f: Finding) -> str:
 
 def catalog_audit(paths: list[str], catalog: str | None, suite_dir: str | None) -> tuple[list[str], list[Any]]:
     """For validate: one line per finding on the suite's catalog, and a problem for a bad audit setting."""
-    import json
     from pathlib import Path
 
     from runner.audit.config import AuditConfigError, parse_audit_config
@@ -77,11 +77,13 @@ def catalog_audit(paths: list[str], catalog: str | None, suite_dir: str | None) 
     if path is None or not path.is_file():
         return [], []
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = load_json(path)  # the one loader: a file nested past the stack is refused, never raised
         schema = path.with_name(SCHEMA_FILE)
         described = read_schema_tools(schema) if schema.is_file() else None
-    except (OSError, ValueError, PeerFileError):
+    except (FileProblem, PeerFileError):
         return [], []  # validate reports an unreadable catalog itself
+    if not isinstance(data, dict):
+        return [], []  # ... and one that is not a catalog
     return [finding_line(f) for f in lint_catalog(data, described, config)] + _coverage(suite, data), []
 
 
@@ -107,7 +109,6 @@ def coverage_summary(touched: set[str], catalog: dict[str, Any]) -> str | None:
 
 def run_coverage_line(cases: list[Any], suite: Any, catalog_arg: str | None) -> str | None:
     """For run: the coverage of the cases it played, against the suite's catalog (None without one)."""
-    import json
     from pathlib import Path
 
     from runner.audit.coverage import case_coverage
@@ -116,7 +117,9 @@ def run_coverage_line(cases: list[Any], suite: Any, catalog_arg: str | None) -> 
     if path is None or not path.is_file():
         return None
     try:
-        catalog = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        catalog = load_json(path)
+    except FileProblem:
+        return None
+    if not isinstance(catalog, dict):
         return None
     return coverage_summary(case_coverage(cases).tools, catalog)

@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from runner.data_file import FileProblem, load_json
 from runner.trace import Trace, write_atomic
 
 LABELS_FORMAT = "webmcp-eval labels"
@@ -66,7 +67,9 @@ class LabelsFile(BaseModel):
         if not path.is_file():
             return cls()
         try:
-            return cls.model_validate(json.loads(path.read_text(encoding="utf-8")))
+            return cls.model_validate(load_json(path))
+        except FileProblem as err:
+            raise ValueError(err.at(path)) from None
         except ValueError as err:
             raise ValueError(f"{path}: not a labels file: {str(err).splitlines()[0]}") from None
 
@@ -311,10 +314,10 @@ class LabelsImport(BaseModel):
     @classmethod
     def read(cls, path: Path) -> LabelsImport:
         try:
-            return cls.model_validate(json.loads(path.read_text(encoding="utf-8")))
-        except OSError as err:
-            raise ValueError(f"{path}: cannot read: {err.strerror}") from None
-        except ValueError as err:  # JSON or validation: the first problem, one line
+            return cls.model_validate(load_json(path))
+        except FileProblem as err:
+            raise ValueError(err.at(path)) from None
+        except ValueError as err:  # validation: the first problem, one line
             raise ValueError(f"{path}: not labels from the HTML report: {str(err).splitlines()[0]}") from None
 
 

@@ -9,12 +9,12 @@ plans are never merged as one run.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from runner.data_file import FileProblem, load_json
 from runner.rundir.plan import ShardError
 
 T = TypeVar("T")
@@ -78,6 +78,6 @@ def read_durations(source: str | Path) -> dict[str, float]:
 
 def _json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ShardError(f"--durations {path}: cannot read: {err}") from None
+        return load_json(path)
+    except FileProblem as err:
+        raise ShardError(f"--durations cannot read {err.at(path)}") from None
