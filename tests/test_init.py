@@ -159,3 +159,9 @@ def test_a_tools_description_goes_in_the_notes_never_in_the_users_message():
         users = [s["user"] for s in starter.case["steps"]]
         assert all(hostile not in u for u in users), users
         assert hostile in starter.case["notes"]
+
+
+def test_a_password_in_the_base_url_is_never_written_into_the_suite():
+    routes = [route_tools("/", "http://h/", "native", [tool("list", True)])]
+    suite, _catalog, _starters = plan_suite("http://alice:S3cretPassw0rd@h/demo/", routes, 100)
+    assert "S3cretPassw0rd" not in suite and "alice" not in suite and "http://h/demo/" in suite

@@ -45,6 +45,7 @@ import jsonschema
 import yaml
 
 from runner.suite.folder import SUITE_FILE
+from runner.suite.site import split_credentials
 
 CATALOG_FILE = "catalog.json"
 BEHAVIOURS = {
@@ -333,7 +334,9 @@ def plan_suite(base_url: str, routes: list[PageReading], settle_ms: int) -> tupl
 
 def suite_yaml(base_url: str, settle_ms: int, behaviours: list[str]) -> str:
     """suite.yaml with a comment on every key: the first file a person edits."""
-    site = {"base_url": base_url, "settle_ms": settle_ms, "block_other_hosts": False, "outbound": None}
+    # a password in the URL is never written down: it is given again with --base-url when the suite runs
+    site = {"base_url": split_credentials(base_url)[0], "settle_ms": settle_ms, "block_other_hosts": False}
+    site["outbound"] = None
     lines = [
         "# Written by webmcp-eval init. Edit freely (docs/cases.md, 'Suite folders';"
         " docs/running.md, 'Against a deployed site').",
