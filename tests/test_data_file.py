@@ -197,3 +197,16 @@ def test_a_bad_regular_expression_in_an_audit_rule_is_the_configs_line(tmp_path:
     suite_yaml = "min_cases_per_behaviour: 0\naudit:\n  rules:\n    name-invalid: {pattern: '(['}\n"
     out = cli("validate", str(a_suite(tmp_path / "s", suite_yaml)))
     one_line_exit_2(out, "audit.rules.name-invalid.pattern: not a valid regular expression")
+
+
+def test_validate_takes_a_catalog_whose_property_schema_is_true(tmp_path: Path) -> None:
+    """Before: AttributeError ('bool' object has no attribute 'get'), exit 3, for a case that names the property."""
+    catalog = json.loads((ROOT / "cases" / "catalog.json").read_text(encoding="utf-8"))
+    catalog["routes"]["/events"]["search_events"]["properties"]["city"] = True
+    folder = tmp_path / "s"
+    folder.mkdir()
+    (folder / "SEL-01.yaml").write_text((ROOT / "cases" / "SEL-01.yaml").read_text(encoding="utf-8"))
+    (folder / "suite.yaml").write_text("min_cases_per_behaviour: 0\n", encoding="utf-8")
+    (folder / "catalog.json").write_text(json.dumps(catalog), encoding="utf-8")
+    out = cli("validate", str(folder))
+    assert out.returncode == 0, out.stdout + out.stderr
