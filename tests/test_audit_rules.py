@@ -414,6 +414,8 @@ def test_smoke_that_calls_nothing_says_why_in_one_line():
     line = nothing_called(surface, all_tools=False)
     assert line.startswith("--smoke called nothing: no tool is marked read-only (2 tool(s) may write)")
     assert "--all-tools" in line and nothing_called(page(), all_tools=False).endswith("the page has no tool")
+    form = tool("book", kind="declarative")  # no toolautosubmit: a call would wait for a person
+    assert nothing_called(page(form), all_tools=True).endswith("every tool is a form that waits for a person (book)")
     audit = PageAudit(surface, smoke_note=line)
     assert line in text_report(AuditReport("http://site.test/", pages=[audit])) and line in html_report(
         AuditReport("http://site.test/", pages=[audit])

@@ -347,6 +347,9 @@ def nothing_called(page: PageSurface, all_tools: bool) -> str:
     tools = [t for _, t in page.tools()]
     if not tools:
         return "--smoke called nothing: the page has no tool"
+    waiting = [t.name for t in tools if t.waits_for_person]
+    if all_tools and len(waiting) == len(tools):
+        return f"--smoke called nothing: every tool is a form that waits for a person ({', '.join(waiting)})"
     if all_tools:
         return "--smoke called nothing: no tool gave an input to call it with"
     forms = sum(1 for t in tools if t.kind == "declarative")

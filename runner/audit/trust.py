@@ -104,7 +104,7 @@ THIRD_PARTY_KEYS = re.compile(
 
 
 def untrusted_hint(tool: Tool) -> bool:
-    return bool(tool.annotations.get("untrustedContentHint") or tool.annotations.get("untrustedContent"))
+    return tool.untrusted_content  # the surface keeps one spelling of the hint, whoever said it
 
 
 def third_party_by_description(tool: Tool) -> str | None:
