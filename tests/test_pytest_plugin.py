@@ -17,6 +17,7 @@ import re
 import shutil
 import socket
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 import static_server
@@ -423,6 +424,20 @@ def test_expect_waits_for_a_late_tool_where_the_one_look_form_fails(page, webmcp
         expect(webmcp).to_have_called("late_tool", {"q": {"$regex": "x"}})
 
 
+def test_the_fixture_asked_for_after_the_page_has_loaded(page, base_url, request):
+    page.goto(base_url)
+    while "share_cart" not in {t["name"] for t in page.webmcp.tools()}:  # every tool registered, unseen
+        page.wait_for_timeout(50)
+    webmcp = request.getfixturevalue("webmcp")
+    expect(webmcp).to_have_tool("share_cart")  # the page as it is now
+    assert webmcp.call("list_products")["status"] == "ok"
+    assert webmcp.calls() == []  # registered before the fixture came: its calls are not logged
+    page.reload()  # the next document is seen whole
+    expect(webmcp).to_have_tool("list_products")
+    webmcp.call("list_products")
+    assert [c.tool for c in webmcp.calls()] == ["list_products"]
+
+
 @pytest.mark.webmcp(proxy=True)
 def test_the_proxy_takes_the_site_of_the_tests_own_page(page, webmcp):
     page.goto(OTHER_SHOP)  # not --base-url's shop: the suite's
@@ -452,7 +467,7 @@ def test_your_tests_and_a_suite_in_one_session_each_on_its_own_site(
         args = ("tests", "--webmcp-suite", str(suite), "--base-url", static_shop.url, "--webmcp-proxy")
         result = pytester.runpytest_subprocess(*args, "--webmcp-out", str(out), "-p", "no:cacheprovider")
         suite_requests = [path for _, path in other.site_seen]
-    assert _outcomes(result) == {"passed": 9}, result.stdout.str()
+    assert _outcomes(result) == {"passed": 10}, result.stdout.str()
     result.stdout.fnmatch_lines(["4 passed, 0 failed, 0 not_run"])
     (run_dir,) = out.iterdir()
     assert sorted(p.stem for p in (run_dir / "trials").glob("*.json")) == [f"SHOP-0{i}.t1" for i in range(1, 5)]
@@ -512,6 +527,142 @@ def test_an_invalid_suite_stops_before_anything_runs(pytester: pytest.Pytester, 
     err = result.stderr.str()
     assert re.search(r"BAD-01\.yaml:\d+: steps\[0\]\.plan\[1\]\.args\.product_id: .* not \$regex", err), err
     assert "Traceback" not in err
+
+
+# ---- mocks, recordings, clear_calls, call timing, coverage, the report's properties -------------------------
+
+MOCK_TESTS = """
+import pytest
+
+from runner.pytest_plugin import expect
+from runner.pytest_plugin.page_webmcp import ToolCallError
+
+NO_PRODUCTS = {"status": "ok", "data": {"products": []}}
+
+
+def thrown(webmcp):  # the error the tool threw, as the shim logged it
+    return [e["error"] for e in webmcp.events if e["type"] == "error"][-1]
+
+
+def test_mocks_answer_whoever_calls_and_outlive_a_reload(page, webmcp, base_url):
+    page.goto(base_url)
+    expect(webmcp).to_have_tool("share_cart")
+    real = webmcp.call("list_products")
+    webmcp.mock("list_products", NO_PRODUCTS)
+    assert webmcp.call("list_products") == NO_PRODUCTS
+    # not through the fixture: the page's own WebMCP, as an in-page agent calls
+    assert page.main_frame.webmcp.call_tool("list_products", {}) == NO_PRODUCTS
+    webmcp.mock("add_to_cart", error="the cart service is down")
+    with pytest.raises(ToolCallError):  # the browser words it its own way; the shim's log has the tool's own
+        webmcp.call("add_to_cart", {"product_id": "tea-green-01"})
+    assert webmcp.calls()[-1].error and "the cart service is down" in thrown(webmcp)
+    webmcp.mock("add_to_cart", lambda args: {"status": "ok", "data": {"echo": args["product_id"]}})
+    assert webmcp.call("add_to_cart", {"product_id": "tea-black-03"})["data"] == {"echo": "tea-black-03"}
+    page.reload()
+    expect(webmcp).to_have_tool("list_products")
+    assert webmcp.call("list_products") == NO_PRODUCTS  # the next document is mocked too
+    webmcp.unmock("list_products")
+    assert webmcp.call("list_products") == real
+    webmcp.unmock_all()
+    assert webmcp.call("add_to_cart", {"product_id": "tea-green-01"})["status"] == "ok"
+    assert len([c for c in webmcp.calls() if c.error]) == 1
+    with pytest.raises(ValueError, match="the result must be JSON"):
+        webmcp.mock("list_products", object())
+
+
+def test_record_then_replay(page, webmcp, base_url):
+    page.goto(base_url)
+    expect(webmcp).to_have_tool("add_to_cart")
+    recorded = webmcp.call("add_to_cart", {"product_id": "tea-green-01", "quantity": 2})
+    webmcp.record(RECORDING)
+    page.evaluate("localStorage.clear()")
+    page.reload()
+    expect(webmcp).to_have_tool("add_to_cart")
+    assert webmcp.replay(RECORDING) == ["add_to_cart"]
+    assert webmcp.call("add_to_cart", {"product_id": "tea-green-01", "quantity": 2}) == recorded
+    with pytest.raises(ToolCallError):
+        webmcp.call("add_to_cart", {"product_id": "tea-oolong-02"})
+    assert 'no recorded call of add_to_cart with {"product_id": "tea-oolong-02"}' in thrown(webmcp)
+    with pytest.raises(ValueError, match="not a recording"):
+        webmcp.replay(BASE / "products.json")
+
+
+def test_clear_calls_timing_coverage_and_smoke_calls(page, webmcp, base_url):
+    page.goto(base_url + "slow.html")
+    expect(webmcp).to_have_tool("slow_tool")
+    webmcp.call("slow_tool")
+    webmcp.clear_calls()
+    assert webmcp.calls() == []
+    with pytest.raises(AssertionError):
+        webmcp.assert_called("slow_tool")
+    webmcp.call("slow_tool", {"ms": 200})
+    webmcp.call("slow_tool", {"ms": 0})
+    first, second = webmcp.calls()
+    assert first.duration_ms >= 200 and first.started_ms > 0  # the tool waited 200 ms on the page's clock
+    assert second.started_ms >= first.started_ms + first.duration_ms
+    cov = webmcp.coverage()
+    assert cov.called == ["slow_tool"] and cov.not_called == ["idle_tool"] and cov.fraction == 0.5
+    assert {t.tool: t.params for t in cov.tools}["slow_tool"] == (1, 1)
+    found = webmcp.smoke("slow_tool")  # it takes a ms above its maximum: accepted input its schema forbids
+    assert {f.rule for f in found} == {"smoke-accepts-invalid"} and found.calls >= 2
+"""
+
+SLOW_PAGE = """<!doctype html>
+<title>Slow</title>
+<script>
+  document.modelContext.registerTool({
+    name: "idle_tool",
+    description: "Never called by the tests.",
+    inputSchema: {type: "object", properties: {}},
+    execute: async () => ({status: "ok"}),
+  });
+  document.modelContext.registerTool({
+    name: "slow_tool",
+    description: "Answers after the given time.",
+    inputSchema: {type: "object", properties: {ms: {type: "integer", minimum: 0, maximum: 300}}},
+    annotations: {readOnlyHint: true},
+    execute: (input) => new Promise((done) => setTimeout(() => done({status: "ok"}), (input || {}).ms || 0)),
+  });
+</script>
+"""
+
+
+@pytest.mark.browser
+def test_mocks_recordings_timing_coverage_and_the_reports_properties(
+    pytester: pytest.Pytester, static_shop: StaticSite, tmp_path: Path
+) -> None:
+    site = static_shop.root / "site" / "demo"
+    (site / "slow.html").write_text(SLOW_PAGE, encoding="utf-8")
+    pytester.makeconftest(CONFTEST)
+    head = f"from pathlib import Path\nRECORDING = {str(tmp_path / 'rec.json')!r}\nBASE = Path({str(site)!r})\n"
+    pytester.makepyfile(test_mocks=head + MOCK_TESTS)
+    junit, html = tmp_path / "junit.xml", tmp_path / "report.html"
+    reports = ("--junitxml", junit, "--html", html, "--self-contained-html")
+    result = pytester.runpytest_subprocess("--base-url", static_shop.url, "-p", "no:cacheprovider", *reports)
+    assert _outcomes(result) == {"passed": 3}, result.stdout.str()
+    recording = json.loads((tmp_path / "rec.json").read_text(encoding="utf-8"))
+    assert [(c["tool"], c["args"]) for c in recording["calls"]] == [
+        ("add_to_cart", {"product_id": "tea-green-01", "quantity": 2})
+    ]
+    # each test's evidence as properties of its JUnit test case
+    cases = {c.get("name"): c for c in ElementTree.parse(junit).iter("testcase")}
+    props = {
+        p.get("name"): json.loads(p.get("value")) for p in cases["test_record_then_replay[chromium]"].iter("property")
+    }
+    calls = props["webmcp.calls"]
+    assert [c["tool"] for c in calls] == ["add_to_cart"] * 3 and "error" in calls[2]
+    assert calls[0]["duration_ms"] >= 0 and calls[1]["started_ms"] > calls[0]["started_ms"]
+    assert props["webmcp.coverage"]["called"] == ["add_to_cart"]
+    last = {
+        p.get("name"): json.loads(p.get("value"))
+        for p in cases["test_clear_calls_timing_coverage_and_smoke_calls[chromium]"].iter("property")
+    }
+    assert last["webmcp.smoke"]["calls"] >= 2
+    assert [f["rule"] for f in last["webmcp.smoke"]["findings"]] == ["smoke-accepts-invalid"]
+    # and pytest-html's report shows them as JSON extras, named as the properties
+    page = html.read_text(encoding="utf-8")
+    for name in ("webmcp.calls", "webmcp.coverage", "webmcp.smoke"):
+        assert f"&#34;name&#34;: &#34;{name}&#34;" in page or f'"name": "{name}"' in page, name
 
 
 # ---- the audit's engine from the fixture: lint, timeline, contracts ---------------------------------------

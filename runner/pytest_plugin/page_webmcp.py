@@ -32,6 +32,8 @@ from runner.play.page.surface.opened import LOAD_JS
 from runner.play.page.surface.reader import BINDING, CALL_TIMEOUT_MS, SHIM_JS, Answer, LoadClock, Surface, first_line
 from runner.play.page.witness import compare_witness
 from runner.pytest_plugin import expectations
+from runner.pytest_plugin.mocks import PageMocks, write_recording
+from runner.pytest_plugin.reporting import CallCoverage, SmokeFindings, TestEvidence, call_coverage, properties
 from runner.trace import ToolCall, WitnessRecord
 
 if TYPE_CHECKING:  # the audit's engine is imported when a test asks for it
@@ -79,6 +81,11 @@ class PageWebMCP:
     _faces: dict[int, Blocking] = field(default_factory=dict)  # the engine's async face of each sync object
     _surface: Surface | None = None  # the page surface engine, over those faces
     _answers: dict[tuple[Any, Any], Answer] = field(default_factory=dict)  # (document, callId) -> the browser's
+    # mocks, recordings and the test's report (runner/pytest_plugin/mocks.py, reporting.py)
+    _mocks: PageMocks | None = None
+    _calls_from: int = 0  # clear_calls(): calls() reads the shim's events from here on
+    _epoch_ms: float = field(default_factory=lambda: time.time() * 1000)  # calls' started_ms count from here
+    evidence: TestEvidence = field(default_factory=TestEvidence)  # lint and smoke findings, for the report
 
     @property
     def events(self) -> list[dict[str, Any]]:
@@ -106,6 +113,8 @@ class PageWebMCP:
         context: BrowserContext = self.page.context
         context.expose_binding(BINDING, self._report)
         context.add_init_script(SHIM_JS)
+        if self.page.url not in ("", "about:blank"):
+            self._adopt()
         self.page.on("load", lambda _page: setattr(self, "_load_t", time.monotonic()))
         self.page.on("pageerror", lambda err: self.script_errors.append(first_line(err)))
         self.page.on("request", lambda request: self._request(request, True))
@@ -121,6 +130,14 @@ class PageWebMCP:
             self._cdp = cdp
             self.surface_engine.hung.follow(face(cdp, self._faces))  # type: ignore[arg-type]
         return self
+
+    def _adopt(self) -> None:
+        """The fixture was asked for after the page had navigated: the shim joins each frame's document as it is.
+        Its tools are listed and called from now on; what it registered before is not in ``registrations()``,
+        and calls of those tools (registered unseen) are not in ``calls()``. The next document is seen whole."""
+        for frame in self.page.frames:
+            with contextlib.suppress(PlaywrightError):  # a frame going away: its next document gets the init script
+                frame.evaluate(SHIM_JS)
 
     def _request(self, request: Any, began: bool) -> None:
         (self._in_flight.add if began else self._in_flight.discard)(id(request))
@@ -202,7 +219,9 @@ class PageWebMCP:
             raise LookupError(name)
         seen = len(self.log.events)
         answer = run(self.surface_engine.call(frame, name, args, timeout_ms))
-        deadline = time.monotonic() + (5 if answer.error is None else 0.05)
+        # a tool registered before the shim came (the fixture asked for late) is never logged: no wait for it
+        logged = any(e["type"] == "register" and e.get("name") == name for e in self.log.events)
+        deadline = time.monotonic() + (5 if answer.error is None and logged else 0.05)
         start, end = self.surface_engine.call_events(seen, name)
         while time.monotonic() < deadline and not (start and (start["type"] == "refused" or end)):
             self.page.wait_for_timeout(10)  # the shim's report comes through the binding a moment after
@@ -237,7 +256,7 @@ class PageWebMCP:
     def calls(self) -> list[ToolCall]:
         """Every tool call the page ran (or refused, on a withdrawn tool), in order, with its result or error."""
         out = []
-        for e in self.events:
+        for e in self.events[self._calls_from :]:
             if e["type"] not in ("call", "refused"):
                 continue
             answer = self._answer(e) if e["type"] == "call" else None
@@ -260,6 +279,9 @@ class PageWebMCP:
                     route=e.get("route") or "",
                     instance=e.get("instance"),
                     document=e.get("document"),
+                    # the shim's clock is the page's (epoch ms): since this fixture began, and the call's own time
+                    started_ms=round(max(0.0, float(e["t"]) - self._epoch_ms), 1) if e.get("t") else 0.0,
+                    duration_ms=round(float((answer or {}).get("ms") or 0), 1),
                 )
             )
         return out
@@ -273,6 +295,50 @@ class PageWebMCP:
     def witness(self) -> WitnessRecord:
         """The DevTools WebMCP domain's view of the calls against the shim's (``disagreements`` lists the gaps)."""
         return compare_witness(self.events, self.cdp_events, self._cdp is not None)
+
+    # ---- mocks, recordings, coverage, the report ------------------------------------------
+
+    def mock(self, name: str, result: Any = None, *, error: str | None = None) -> None:
+        """From now on ``name`` answers ``result`` (or, a callable, what it returns for the call's arguments;
+        or throws ``error``) instead of running its own execute, whoever calls it, in this page and the next."""
+        if self._mocks is None:
+            self._mocks = PageMocks(self.page)
+        self._mocks.set(name, result, error)
+
+    def unmock(self, name: str) -> None:
+        """``name`` runs its own execute again."""
+        if self._mocks is not None:
+            self._mocks.unset(name)
+
+    def unmock_all(self) -> None:
+        if self._mocks is not None:
+            self._mocks.unset(None)
+
+    def record(self, path: str | Path) -> Path:
+        """Write the calls so far to ``path`` as a recording ``replay`` takes (as a trial's trace holds them)."""
+        return write_recording(path, self.calls())
+
+    def replay(self, path: str | Path) -> list[str]:
+        """Mock every tool of the recording at ``path`` (``record``'s file, or a trial's trace) with its recorded
+        answers: the same arguments get the recorded result; others fail, saying so. The tools' names."""
+        if self._mocks is None:
+            self._mocks = PageMocks(self.page)
+        return self._mocks.replay(path)
+
+    def clear_calls(self) -> None:
+        """Forget the calls so far: ``calls()`` and the call assertions see only the calls made after this."""
+        self._calls_from = len(self.events)
+
+    def coverage(self) -> CallCoverage:
+        """Which of the page's tools (every frame's, now) the calls so far touched, with their parameters."""
+        return call_coverage(self.calls(), self.tools())
+
+    def report_properties(self) -> list[tuple[str, str]]:
+        """The test's calls, coverage, lint and smoke findings for its report (read from the shim's log: the
+        page is not asked, whatever state the test left it in)."""
+        registered = {e.get("name"): e for e in self.events if e["type"] == "register" and e.get("name")}
+        tools = [_Registered(name, e.get("inputSchema")) for name, e in registered.items()]
+        return properties(self.calls(), self.evidence, call_coverage(self.calls(), tools) if tools else None)
 
     # ---- the network (the proxy) ---------------------------------------------------------
 
@@ -312,7 +378,9 @@ class PageWebMCP:
         from runner.audit.timeline import timeline_findings
 
         config, surface = _audit_config(rules), self.surface()
-        return lint(surface, config) + timeline_findings(surface, config)
+        found = lint(surface, config) + timeline_findings(surface, config)
+        self.evidence.lint = found
+        return found
 
     def timeline(self, **rules: Any) -> Timeline:
         """When the tools came (after the load event), which came late and which churned."""
@@ -320,19 +388,21 @@ class PageWebMCP:
 
         return timeline_of(self.surface(), _audit_config(rules))
 
-    def smoke(self, *names: str, all_tools: bool = False, **rules: Any) -> list[Finding]:
+    def smoke(self, *names: str, all_tools: bool = False, **rules: Any) -> SmokeFindings:
         """The audit's smoke calls on this page and its judgement of the answers (``names``: only these tools).
 
         Valid and invalid inputs are drawn from each tool's schema, as ``audit --smoke`` draws them. Only
         read-only tools are called unless ``all_tools``; then every tool is called here, in this page, so its
         writes are this test's. With the proxy, each call's writes and requests to other hosts are judged too.
-        The calls are the page's calls like any other: ``calls()`` lists them.
+        The calls are the page's calls like any other: ``calls()`` lists them. The findings are a list with
+        ``calls``: how many calls the smoke made.
         """
         from runner.audit.inputs import smoke_inputs
         from runner.audit.smoke import judge, waits_for_person
 
         config, surface = _audit_config(rules), self.surface()
         findings: list[Finding] = []
+        calls = 0
         for frame_info, tool in surface.tools():
             if names and tool.name not in names:
                 continue
@@ -354,7 +424,10 @@ class PageWebMCP:
                 self.page.wait_for_timeout(NETWORK_SETTLE_S * 1000)
                 self._count_network(outcomes[-1], mark)
             findings += judge(tool, frame_info, surface.url, outcomes, config)
-        return findings
+            calls += len(outcomes)
+        self.evidence.smoke_calls += calls
+        self.evidence.smoke += findings
+        return SmokeFindings(findings, calls)
 
     def _smoke_call(self, frame_info: AuditFrame, name: str, smoke_input: Any, config: AuditConfig) -> CallOutcome:
         """One smoke call, recorded as the audit's engine records it (runner/audit/engine.py ``_call``); the
@@ -491,6 +564,14 @@ class PageWebMCP:
     def assert_no_mutations(self) -> None:
         __tracebackhide__ = True
         self.assert_mutations(0)
+
+
+@dataclass
+class _Registered:
+    """A tool as the shim logged its registration (name and schema), for the report's coverage."""
+
+    name: str
+    input_schema: Any
 
 
 def _audit_config(rules: dict[str, Any]) -> AuditConfig:

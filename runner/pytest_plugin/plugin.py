@@ -10,6 +10,7 @@ marker, before its page exists.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -214,4 +215,23 @@ def webmcp(page: Any, request: pytest.FixtureRequest) -> Iterator[PageWebMCP]:
 
     proxies: ProxyPlugin = request.config.pluginmanager.get_plugin("webmcp-proxy")
     update = request.config.getoption("webmcp_update_contracts")
-    yield PageWebMCP(page, network=proxies.network_of(request.node), update_contracts=update).install()
+    fixture = PageWebMCP(page, network=proxies.network_of(request.node), update_contracts=update).install()
+    yield fixture
+    # the test's calls, coverage, lint and smoke: properties of its report (JUnit XML, pytest-html)
+    request.node.user_properties.extend(fixture.report_properties())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """pytest-html, when installed, shows the test's WebMCP properties as JSON extras."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.when != "teardown" or not item.config.pluginmanager.hasplugin("html"):
+        return
+    ours = [(name, value) for name, value in item.user_properties if str(name).startswith("webmcp.")]
+    if ours:
+        import pytest_html
+
+        extras = list(getattr(report, "extras", []))
+        extras += [pytest_html.extras.json(json.loads(value), name=name) for name, value in ours]
+        report.extras = extras

@@ -73,6 +73,19 @@
   const proto = native ? Object.getPrototypeOf(mc) : mc;
   const originalRegister = proto.registerTool;
 
+  // The pytest plugin's mocks (webmcp.mock): the test's answer instead of the tool's own execute. A fixed
+  // answer is held in the page; for a callable one the page asks the test through a binding.
+  function mockOf(name) {
+    const mocks = window.__webmcpEvalMocks;
+    if (!mocks || !Object.prototype.hasOwnProperty.call(mocks, name)) return null;
+    const mock = mocks[name];
+    return async (input) => {
+      const answer = mock.ask ? await window.__webmcpEvalMock(name, clone(input)) : mock;
+      if (answer.error !== undefined && answer.error !== null) throw new Error(answer.error);
+      return clone(answer.result);
+    };
+  }
+
   function wrapExecute(instance, tool) {
     const execute = tool.execute;
     return async function (input, client) {
@@ -88,9 +101,10 @@
           message: "This tool is no longer registered on this page.",
         };
       }
-      emit({ type: "call", callId, instance, name: tool.name, args: clone(input) });
+      const mock = mockOf(tool.name);
+      emit({ type: "call", callId, instance, name: tool.name, args: clone(input), ...(mock ? { mocked: true } : {}) });
       try {
-        const result = await execute.call(this, input, client);
+        const result = mock ? await mock(input) : await execute.call(this, input, client);
         emit({ type: "result", callId, instance, name: tool.name, result: clone(result), ms: now() - started });
         return result;
       } catch (err) {
