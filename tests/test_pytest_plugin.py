@@ -319,11 +319,12 @@ def test_the_readmes_test_file_passes_on_the_shop_and_fails_on_a_broken_one(
 
 def _shop_suite(folder: Path, shop: StaticSite) -> Path:
     """The shop's cases as a suite folder, plus one that cannot run (SHOP-00), one that fails (a wrong
-    quantity, SHOP-05) and one after it (SHOP-07)."""
+    tea, SHOP-05) and one after it (SHOP-07)."""
     _good_suite(folder, shop)
     one = (CASES / "SHOP-01.yaml").read_text(encoding="utf-8")
     wrong = one.replace("id: SHOP-01", "id: SHOP-05")
-    wrong = wrong.replace("quantity: 2}\n        no_other", "quantity: 3}\n        no_other")
+    # a tea the plan's captured id is not: only playing the case can tell (validate cannot)
+    wrong = wrong.replace("args: {product_id: tea-green-01,", "args: {product_id: tea-black-03,")
     (folder / "SHOP-05.yaml").write_text(wrong, encoding="utf-8")
     gone = one.replace("id: SHOP-01", "id: SHOP-00").replace("start_route: /", "start_route: /gone.html")
     (folder / "SHOP-00.yaml").write_text(gone, encoding="utf-8")
@@ -349,7 +350,7 @@ def test_a_suite_runs_as_items_with_k_lf_junit_and_a_run_directory(
             "*SHOP-05.t1: Two green teas into the cart*",
             "SHOP-05.t1 failed: * of * assertion(s)",
             "  ✗ calls.expected?1?: calls add_to_cart(*",
-            "      why: *argument quantity: expected 3, got 2*",
+            '      why: *argument product_id: expected "tea-black-03", got "tea-green-01"*',
             "  tool calls: #0 list_products, #1 add_to_cart; mutations: 0",
             f"  trace: {out}/*/trials/SHOP-05.t1.json",
         ]
