@@ -128,7 +128,6 @@ def test_tools_init_and_audit_of_a_hostile_site_print_and_write_text(hostile_sit
         cli(
             "audit",
             hostile_site,
-            "--smoke",
             "--json",
             str(out["json"]),
             "--sarif",
