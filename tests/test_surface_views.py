@@ -164,6 +164,9 @@ def test_a_form_that_waits_for_a_person_is_said_so_by_every_view(form: FormSite,
     rules = {(f.rule, f.severity) for f in seen["audit"].findings}
     assert ("form-waits-for-person", "note") in rules and "smoke-timeout" not in {r for r, _ in rules}
     assert not seen["audit"].calls  # not smoke-called: a call would only wait
+    assert (
+        seen["audit"].smoke_note == "--smoke called nothing: every tool is a form that waits for a person (book_table)"
+    )
 
 
 def test_an_autosubmit_form_answers_and_refuses_bad_input_the_same_in_every_view(form: FormSite):
