@@ -448,6 +448,10 @@ def test_untrusted_content_judged_on_the_answers():
         return [f.rule for f in judge(t, frame, "http://site.test/", outcomes, AuditConfig())]
 
     assert rules(plain, reviews) == ["untrusted-content-unmarked"] and rules(plain, site_data) == []
+    form = tool("book", "Books a table.", kind="declarative", annotations={"autosubmit": True})
+    said_no = [_outcome(result=[{"field": "name", "message": "at least 2 characters"}], declarative=True)]
+    assert rules(form, said_no) == []  # a form's validation answer is a refusal, not text others wrote
+    assert rules(plain, [_outcome(result={"saved": True, "message": "Saved."})]) == []  # a status message
     assert rules(marked, site_data) == ["untrusted-hint-unneeded"] and rules(marked, reviews) == []
     elsewhere = [_outcome(result={"title": "x"}, other_hosts=["GET http://other.test/"])]
     assert "untrusted-hint-unneeded" not in rules(marked, elsewhere)

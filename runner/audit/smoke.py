@@ -254,7 +254,9 @@ def judge(
 def _untrusted(tool: Tool, valid: list[CallOutcome], add: Callable[[str, str, str], None]) -> None:
     """untrustedContentHint judged on the answers: missing where they carry text others wrote (the description
     alone is the static rule's), needless where nothing says they do."""
-    answered = [o for o in valid if o.error is None and not o.timed_out and o.result not in (None, UNSERIALIZABLE)]
+    answered = [  # answers the tool gave as content: not a refusal (a form's list of messages is not others' text)
+        o for o in valid if not o.timed_out and o.result not in (None, UNSERIALIZABLE) and o.refusal is None
+    ]
     if not answered:
         return
     in_answer = next((w for o in answered if (w := third_party_in_answer(o.result))), None)

@@ -93,12 +93,12 @@ def instructions_in(text: str, tools: Iterable[str] = ()) -> list[str]:
 # ---- content the site did not write -----------------------------------------------------------------------
 
 THIRD_PARTY_WORDS = re.compile(
-    r"\b(reviews?|comments?|messages?|inbox|e-?mails|posts?|forum|threads?|replies|chat|guestbook|testimonials?|"
-    r"user[- ]generated|other sites|the web|web pages?|external|third[- ]party|feeds?|tweets?|listings? by)\b",
+    r"\b(reviews?|comments?|messages|inbox|e-?mails|posts|forum|threads|replies|chat|guestbook|testimonials?|"
+    r"user[- ]generated|other sites|the web|web pages?|third[- ]party|feeds?|tweets?|listings? by)\b",
     re.I,
 )
 THIRD_PARTY_KEYS = re.compile(
-    r"^(reviews?|comments?|messages?|body|author|replies|reply|posts?|snippet|excerpt|testimonials?|from|sender)$",
+    r"^(reviews?|comments?|messages|body|author|replies|reply|posts|snippet|excerpt|testimonials?|sender)$",
     re.I,
 )
 
