@@ -70,7 +70,7 @@ class SiteUnreadable(InitError):
 
 
 class PageTool(Protocol):
-    """One tool as a page registered it (runner.evaluation.catalog.PageTool has this shape)."""
+    """One tool as a page registered it (runner/play/page/surface/model.py Tool has this shape)."""
 
     name: str
     description: str
@@ -79,7 +79,7 @@ class PageTool(Protocol):
 
 
 class PageReading(Protocol):
-    """What one route registered (runner.evaluation.catalog.RouteTools has this shape)."""
+    """What one route registered (runner/play/page/surface/discover.py RouteTools has this shape)."""
 
     route: str
     url: str
