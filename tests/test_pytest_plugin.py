@@ -466,12 +466,13 @@ def test_your_tests_and_a_suite_in_one_session_each_on_its_own_site(
         out = tmp_path / "traces"
         # --base-url is the tests' shop; the suite keeps its suite.yaml's, the other shop
         args = ("tests", "--webmcp-suite", str(suite), "--base-url", static_shop.url, "--webmcp-proxy")
-        result = pytester.runpytest_subprocess(*args, "--webmcp-out", str(out), "-p", "no:cacheprovider")
+        two = ("-k", "not SHOP-03 and not SHOP-04")  # two of the suite's trials are enough to share a session
+        result = pytester.runpytest_subprocess(*args, *two, "--webmcp-out", str(out), "-p", "no:cacheprovider")
         suite_requests = [path for _, path in other.site_seen]
-    assert _outcomes(result) == {"passed": 10}, result.stdout.str()
-    result.stdout.fnmatch_lines(["4 passed, 0 failed, 0 not_run"])
+    assert _outcomes(result) == {"passed": 8, "deselected": 2}, result.stdout.str()
+    result.stdout.fnmatch_lines(["2 passed, 0 failed, 0 not_run"])
     (run_dir,) = out.iterdir()
-    assert sorted(p.stem for p in (run_dir / "trials").glob("*.json")) == [f"SHOP-0{i}.t1" for i in range(1, 5)]
+    assert sorted(p.stem for p in (run_dir / "trials").glob("*.json")) == ["SHOP-01.t1", "SHOP-02.t1"]
     assert "/demo/late.html" not in suite_requests  # each site saw its own tests
     assert ("GET", "/demo/late.html") in static_shop.site_seen
 
