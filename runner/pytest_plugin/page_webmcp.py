@@ -356,7 +356,7 @@ class PageWebMCP:
         return list(self._network().mutations)
 
     def outbound(self) -> list[RequestRecord]:
-        """Requests of this test to another host than the site's (--base-url's origin)."""
+        """Requests of this test to another host than its site's (its first page's origin, and --base-url's)."""
         return [r for r in self._network().requests if r.outbound]
 
     # ---- the audit's engine (runner/audit/), on this page as it is now ----------------------
