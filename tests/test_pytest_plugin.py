@@ -236,6 +236,10 @@ def test_a_failing_helper_shows_its_diff_in_pytests_report(page, webmcp, base_ur
     webmcp.wait_for_tools("add_to_cart")
     webmcp.call("add_to_cart", {"product_id": "tea-green-01", "quantity": 3})
     webmcp.assert_called("add_to_cart", {"quantity": {"$lt": 3}})
+
+
+def test_a_mistake_in_the_test_is_reported_at_its_line(webmcp):
+    webmcp.mutations()  # no proxy for this test
 """
 
 
@@ -248,7 +252,11 @@ def test_the_fixture_and_every_helper_against_the_static_shop(
     pytester.makepyfile(test_shop=FIXTURE_TESTS)
     result = pytester.runpytest_subprocess("--base-url", static_shop.url, "-p", "no:cacheprovider")
     out = result.stdout.str()
-    assert _outcomes(result) == {"passed": 3, "failed": 1}, out
+    assert _outcomes(result) == {"passed": 3, "failed": 2}, out
+    # a mistake in the test: its line and the one-line reason, no frames of the plugin
+    mistake = out[out.index("test_a_mistake_in_the_test_is_reported_at_its_line") :]
+    assert "E       runner.pytest_plugin.page_webmcp.NoProxy: this test has no proxy: run pytest with" in mistake
+    assert "page_webmcp.py:" not in mistake, mistake
     # pytest's own report of the failing helper: what was asked, why no call matched, the calls made
     result.stdout.fnmatch_lines(
         [

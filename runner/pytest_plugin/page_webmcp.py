@@ -343,6 +343,7 @@ class PageWebMCP:
     # ---- the network (the proxy) ---------------------------------------------------------
 
     def _network(self) -> TrialNetwork:
+        __tracebackhide__ = True  # a test without a proxy: the test's line, not a traceback into the plugin
         if self.network is None:
             raise NoProxy(
                 "this test has no proxy: run pytest with --webmcp-proxy, "
@@ -353,10 +354,12 @@ class PageWebMCP:
 
     def mutations(self) -> list[RequestRecord]:
         """Writes (POST, PUT, PATCH, DELETE) the page sent during this test, to its site or any other host."""
+        __tracebackhide__ = True
         return list(self._network().mutations)
 
     def outbound(self) -> list[RequestRecord]:
         """Requests of this test to another host than its site's (its first page's origin, and --base-url's)."""
+        __tracebackhide__ = True
         return [r for r in self._network().requests if r.outbound]
 
     # ---- the audit's engine (runner/audit/), on this page as it is now ----------------------
