@@ -77,16 +77,19 @@ expect:
     "own-wrong": """
 id: own-wrong
 behaviour: selection
-title: a wrong argument - three teas where two were asked for
+title: a wrong argument - the first tea listed where the black tea was asked for
 start_route: /
 steps:
-  - user: Put two green teas in my cart.
-    plan: [{call: add_to_cart, args: {product_id: tea-green-01, quantity: 3}}]
-    reply: Two green teas are in your cart.
+  - user: Put a black tea in my cart.
+    # the tea comes from the list at run time: only playing the case can tell it is the wrong one
+    plan:
+      - {call: list_products, capture: {tea: "result.data.products[0].id"}}
+      - {call: add_to_cart, args: {product_id: {$ref: tea}, quantity: 1}}
+    reply: A black tea is in your cart.
 expect:
   calls:
     expected:
-      - {tool: add_to_cart, args: {product_id: tea-green-01, quantity: 2}}
+      - {tool: add_to_cart, args: {product_id: tea-black-03, quantity: 1}}
 """,
     "own-form": """
 id: own-form
@@ -264,7 +267,7 @@ def test_hand_written_cases_give_exactly_the_expected_verdicts(walk):
     }
     wrong = traces["own-wrong"]
     assert {a for a, s in statuses(wrong).items() if s == "failed"} == {"calls.expected[0]"}
-    assert "quantity" in next(a["why"] for a in wrong["assertions"] if a["id"] == "calls.expected[0]")
+    assert "product_id" in next(a["why"] for a in wrong["assertions"] if a["id"] == "calls.expected[0]")
 
 
 def test_state_checks_are_not_run_with_a_reason_when_the_suite_gives_no_state(walk):
