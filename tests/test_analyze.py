@@ -140,6 +140,11 @@ def test_the_command_writes_html_and_markdown_and_refuses_what_is_not_a_run(runs
         bad.returncode == 2 and bad.stderr.strip() == f"webmcp-eval analyze: {tmp_path / 'nope'}: not a run directory"
     )
     assert cli("analyze", "--help").returncode == 0
+    for flag in ("--html", "--markdown"):  # a folder given for a file: one line, exit 2, nothing written
+        folder = cli("analyze", *map(str, runs), flag, str(tmp_path))
+        assert folder.returncode == 2 and folder.stderr.strip() == (
+            f"webmcp-eval analyze: {flag} {tmp_path}: is a directory; give a file path"
+        ), folder.stderr
 
 
 # ---- with a model ------------------------------------------------------------------------------------

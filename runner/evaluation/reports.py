@@ -99,6 +99,10 @@ def analyze_command(args: argparse.Namespace) -> int:
         runs = [(Path(d).name or d, Path(d), run_input(d).traces) for d in args.runs]
     except SystemExit as err:
         raise UsageError(str(err)) from None
+    page = Path(args.html) if args.html else Path(args.runs[-1]) / "analysis.html"
+    for flag, target in (("--html", page), ("--markdown", Path(args.markdown) if args.markdown else None)):
+        if target is not None and target.is_dir():  # before the work: a folder is never written over
+            raise UsageError(f"{flag} {target}: is a directory; give a file path")
     analysis = analyse(runs)
     if args.model:
         from runner.judge.analyst import explain_all, make_analyst
@@ -110,7 +114,6 @@ def analyze_command(args: argparse.Namespace) -> int:
         except ValueError as err:
             raise UsageError(f"invalid model options: {err}") from None
         asyncio.run(explain_all(analyst, analysis.groups))
-    page = Path(args.html) if args.html else Path(args.runs[-1]) / "analysis.html"
     for line in console_lines(analysis):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     write_atomic(page, html(analysis, page.parent))
