@@ -308,7 +308,7 @@ def test_cli_mistakes_say_what_is_wrong_and_where(tmp_path):
     (tmp_path / "unknown-key.yaml").write_text("world_cookie: w\nbase_ur: http://x\n", encoding="utf-8")
     out = cli("run", "SEL-01", "--site-config", str(tmp_path / "unknown-key.yaml"), "--out", str(tmp_path))
     assert f"{tmp_path / 'unknown-key.yaml'}:2: base_ur: unknown key" in out.stderr
-    assert "--trials: 0 is out of range: give a whole number at least 1" in cli("run", "--trials", "0").stderr
+    assert "--trials: 0 is out of range: give a whole number from 1 to 1000" in cli("run", "--trials", "0").stderr
     assert "not a valid regular expression" in cli("run", "--grep", "[").stderr
     assert "No case matches the selection [/x]" in cli("run", "[/x]", "--out", str(tmp_path)).stderr
 

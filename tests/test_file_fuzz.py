@@ -344,17 +344,17 @@ def _round_trips(figures: Figures, tmp: Path, rng: random.Random, n: int) -> Non
 
 
 def _pytest_options(figures: Figures, rng: random.Random, n: int) -> None:
-    from runner.pytest_plugin.settings import http_url, positive_int
+    from runner.pytest_plugin.settings import http_url, timeout_ms, trials_count
 
     texts = ["1", "0", "-1", "1e9", "100000000", "x", "", " 3", "3.5", "http://127.0.0.1:9/", "ftp://x", "http://"]
     texts += ["http:///x", "\x00", "9" * 400, "https://[::1]:8000/", "https://[::1"]
     for _ in range(n):
         text = rng.choice(texts)
-        option = rng.choice([positive_int, http_url])
+        name, option = rng.choice([("trials", trials_count), ("timeout", timeout_ms), ("url", http_url)])
         probe(
             figures,
             "pytest options",
-            f"{option.__name__}({text!r})",
+            f"{name}({text!r})",
             lambda o=option, t=text: bool(o(t)),
             (argparse.ArgumentTypeError, pytest.UsageError),
         )

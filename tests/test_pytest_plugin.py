@@ -84,8 +84,11 @@ def test_help_lists_the_plugins_options_under_their_own_group(pytester: pytest.P
 def test_a_bad_trial_count_is_one_line_and_a_usage_error(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_inprocess("--webmcp-suite", str(CASES), "--webmcp-trials", "0")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "--webmcp-trials: 0 is less than 1" in result.stderr.str()
+    assert "--webmcp-trials: 0 is out of range: give a whole number from 1 to 1000" in result.stderr.str()
     assert "Traceback" not in result.stderr.str() + result.stdout.str()
+    huge = pytester.runpytest_inprocess("--webmcp-suite", str(CASES), "--webmcp-trials", "100000000")
+    assert huge.ret == pytest.ExitCode.USAGE_ERROR  # was taken, and collection stalled on 100,000,000 items per case
+    assert "--webmcp-trials: 100000000 is out of range" in huge.stderr.str()
     url = pytester.runpytest_inprocess("--webmcp-suite", str(CASES), "--webmcp-suite-base-url", "staging")
     assert url.ret == pytest.ExitCode.USAGE_ERROR
     assert "--webmcp-suite-base-url: 'staging' is not a URL like http://127.0.0.1:8000/" in url.stderr.str()

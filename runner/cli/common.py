@@ -53,7 +53,15 @@ def number_type(kind: Callable[[str], float], low: float, high: float | None = N
     return parse
 
 
-POSITIVE = number_type(int, 1)
+# Every number a user types has an upper bound too: a typo of a few zeros is one line and exit 2, never a
+# plan of a hundred million trials that stalls the run before its first trial.
+POSITIVE = number_type(int, 1, 1_000_000)
+
+
+TRIALS = number_type(int, 1, 1000)  # trials per case
+
+
+WORKERS = number_type(int, 1, 64)  # trials in parallel
 
 
 PERCENT = number_type(float, 0, 100)
@@ -62,7 +70,10 @@ PERCENT = number_type(float, 0, 100)
 SHARE = number_type(float, 0, 1)  # a rate or probability, 0 to 1
 
 
-NON_NEGATIVE = number_type(int, 0)
+NON_NEGATIVE = number_type(int, 0, 1_000_000)
+
+
+SEED = number_type(int, 0, 2**32 - 1)
 
 
 RETRIES = number_type(int, 0, 10)
@@ -71,13 +82,16 @@ RETRIES = number_type(int, 0, 10)
 PORT = number_type(int, 0, 65535)
 
 
-MILLISECONDS = number_type(float, 0)
+MILLISECONDS = number_type(float, 0, 3_600_000)  # at most an hour
 
 
-DAYS = number_type(float, 0)
+SETTLE_MS = number_type(int, 0, 120_000)  # a quiet time, as audit --watch-ms
 
 
-SECONDS = number_type(float, 0, above=True)
+DAYS = number_type(float, 0, 36_500)
+
+
+SECONDS = number_type(float, 0, 86_400, above=True)
 
 
 def regex_type(text: str) -> str:

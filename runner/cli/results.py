@@ -9,7 +9,9 @@ from runner.cli.common import (
     MARKDOWN_HELP,
     NON_NEGATIVE,
     POSITIVE,
+    SEED,
     SHARE,
+    TRIALS,
     base_url_type,
 )
 from runner.evaluation.labelling import calibrate_command, label_command
@@ -110,7 +112,7 @@ def add_power(sub: argparse._SubParsersAction) -> None:
     pw.add_argument("--baseline", type=SHARE, required=True, help="the baseline case pass rate, e.g. 0.7")
     pw.add_argument("--delta", type=SHARE, help="the difference to detect, e.g. 0.1")
     pw.add_argument("--cases", type=POSITIVE, help="the suite's size: report the smallest detectable difference")
-    pw.add_argument("--trials", type=POSITIVE, default=1, help="trials per case (default 1)")
+    pw.add_argument("--trials", type=TRIALS, default=1, help="trials per case (default 1)")
     pw.add_argument("--alpha", type=SHARE, default=0.05, help="significance level (default 0.05)")
     pw.add_argument("--power", type=SHARE, default=0.8, help="wanted power (default 0.8)")
     pw.set_defaults(func=power_command)
@@ -129,7 +131,7 @@ def add_label(sub: argparse._SubParsersAction) -> None:
     lab.add_argument(
         "--sample", type=NON_NEGATIVE, default=5, help="passing trials to sample besides the failing ones (5)"
     )
-    lab.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
+    lab.add_argument("--seed", type=SEED, default=0, help="the sample's seed (default 0)")
     lab.add_argument("--labeller", default="", help="who labels (kept with each label)")
     lab.add_argument(
         "--import",

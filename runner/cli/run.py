@@ -13,6 +13,8 @@ from runner.cli.common import (
     POSITIVE,
     RETRIES,
     SECONDS,
+    TRIALS,
+    WORKERS,
     DeprecatedSpelling,
     base_url_type,
     cdp_endpoint_type,
@@ -95,8 +97,8 @@ def _which_cases_and_site(run: argparse.ArgumentParser) -> None:
     )
     run.add_argument("-g", "--grep", type=regex_type, help="only cases whose id or title matches this regex")
     run.add_argument("-b", "--behaviour", action="append", help="only cases of this behaviour (repeatable)")
-    run.add_argument("--trials", type=POSITIVE, default=None, help="trials per case, each from clean state (default 1)")
-    run.add_argument("-j", "--workers", type=POSITIVE, default=1, help="trials in parallel (default 1)")
+    run.add_argument("--trials", type=TRIALS, default=None, help="trials per case, each from clean state (default 1)")
+    run.add_argument("-j", "--workers", type=WORKERS, default=1, help="trials in parallel (default 1)")
     run.add_argument("--headed", action="store_true", help="show the browser; hold at confirmation points")
     run.add_argument("--slowmo", type=MILLISECONDS, default=None, metavar="MS", help="slow every browser action by MS")
     run.add_argument(

@@ -7,7 +7,8 @@ import argparse
 from runner.cli.common import (
     PERCENT,
     PORT,
-    POSITIVE,
+    TRIALS,
+    WORKERS,
     base_url_type,
 )
 from runner.evaluation.serving import mcp_command, mutate_command, site_command
@@ -26,13 +27,13 @@ def add_mutate(sub: argparse._SubParsersAction) -> None:
     mut.add_argument("--base-url", help="an already running or deployed site instead of the embedded one")
     mut.add_argument("--site-config", help="YAML naming the site's hooks (reset, state, ...)")
     mut.add_argument("--operators", help="comma-separated operators (default: all); see docs/suite-validity.md")
-    mut.add_argument("-j", "--workers", type=POSITIVE, default=2, help="trials in parallel (default 2)")
+    mut.add_argument("-j", "--workers", type=WORKERS, default=2, help="trials in parallel (default 2)")
     mut.add_argument(
         "--min-score", type=PERCENT, default=0.0, metavar="PCT", help="exit 1 below this score in %% (0-100)"
     )
     mut.add_argument(
         "--baseline-runs",
-        type=POSITIVE,
+        type=TRIALS,
         default=2,
         help="unmutated runs; what differs between them is noise (default 2)",
     )

@@ -6,7 +6,8 @@ import argparse
 
 from runner.audit.command import add_audit_parser
 from runner.cli.common import (
-    POSITIVE,
+    SETTLE_MS,
+    WORKERS,
     base_url_type,
 )
 from runner.evaluation.suite_files import export_command, import_command, init_command, schema_command, tools_command
@@ -39,7 +40,7 @@ def add_validate(sub: argparse._SubParsersAction) -> None:
     base.add_argument("--base-url", type=base_url_type, help="with --baselines: the site (default: the suite's own)")
     base.add_argument("--site-config", help="with --baselines: YAML naming the site's hooks")
     base.add_argument("--out", default="traces", help="with --baselines: where its run directory goes (traces/)")
-    base.add_argument("-j", "--workers", type=POSITIVE, default=1, help="with --baselines: trials in parallel (1)")
+    base.add_argument("-j", "--workers", type=WORKERS, default=1, help="with --baselines: trials in parallel (1)")
     val.set_defaults(func=validate_command)
 
 
@@ -99,7 +100,7 @@ def add_tools(sub: argparse._SubParsersAction) -> None:
     tools.add_argument("--json", action="store_true", help="print JSON instead of text")
     tools.add_argument(
         "--settle-ms",
-        type=int,
+        type=SETTLE_MS,
         help="quiet time that counts as settled (default 1000; raise it for tools that register later)",
     )
     tools.add_argument("--chromium", help="the Chromium binary")
@@ -123,7 +124,7 @@ def add_init(sub: argparse._SubParsersAction) -> None:
     ini.add_argument("-o", "--output", default="suite", metavar="DIR", help="the new suite folder (default suite)")
     ini.add_argument(
         "--settle-ms",
-        type=int,
+        type=SETTLE_MS,
         help="quiet time that counts as settled, also written to suite.yaml (default 1000)",
     )
     ini.add_argument("--chromium", help="the Chromium binary")

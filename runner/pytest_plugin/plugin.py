@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from runner.pytest_plugin.settings import INI, base_url_of, http_url, positive_int, setting
+from runner.pytest_plugin.settings import INI, base_url_of, http_url, setting, timeout_ms, trials_count
 
 if TYPE_CHECKING:
     from runner.pytest_plugin.page_webmcp import PageWebMCP
@@ -75,14 +75,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--webmcp-trials",
         metavar="K",
-        type=positive_int,
+        type=trials_count,
         default=None,
         help="trials per case of --webmcp-suite (default 1)",
     )
     group.addoption(
         "--webmcp-expect-timeout",
         metavar="MS",
-        type=positive_int,
+        type=timeout_ms,
         default=None,
         help="how long expect(webmcp) assertions retry (default 5000 ms, as Playwright's expect)",
     )

@@ -14,14 +14,24 @@ import pytest
 EXPECT_TIMEOUT_MS = 5000  # as Playwright's expect
 
 
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is less than 1")
-    return value
+def whole_number(high: int):  # noqa: ANN201 - an argparse type
+    """An argparse type: a whole number from 1 to ``high`` (a typo of a few zeros is a usage error, never a
+    collection that stalls), with a one-line reason when not."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not 1 <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value} is out of range: give a whole number from 1 to {high}")
+        return value
+
+    return parse
+
+
+trials_count = whole_number(1000)  # as webmcp-eval run --trials
+timeout_ms = whole_number(600_000)  # ten minutes
 
 
 def base_url_of(config: pytest.Config) -> str | None:
@@ -58,7 +68,8 @@ def setting(config: pytest.Config, name: str) -> Any:
     if name in ("webmcp_trials", "webmcp_expect_timeout"):
         default = 1 if name == "webmcp_trials" else EXPECT_TIMEOUT_MS
         try:
-            return positive_int(ini) if ini else default
+            parse = trials_count if name == "webmcp_trials" else timeout_ms
+            return parse(ini) if ini else default
         except argparse.ArgumentTypeError as err:
             raise pytest.UsageError(f"ini {name}: {err}") from None
     value = ini or ("traces" if name == "webmcp_out" else None)
