@@ -38,7 +38,7 @@ from runner.audit.inputs import smoke_inputs
 from runner.audit.model import SEVERITIES, Finding, Frame, PageSurface, Tool
 from runner.audit.rules import lint
 from runner.audit.score import Audit, Evidence, page_score, site_score
-from runner.audit.smoke import CallOutcome, add_requests, call_failed, judge, page_answer, waits_for_person
+from runner.audit.smoke import CallOutcome, add_requests, judge, page_answer, take_answer, waits_for_person
 from runner.audit.timeline import Timeline, timeline_findings, timeline_of
 from runner.play.browser.browser import launch
 from runner.play.page.surface.opened import OpenPage, open_page, origin_of, read_surface
@@ -253,13 +253,7 @@ class Auditor:
         timeout_ms = self.options.config.options("smoke-timeout")["timeout_ms"]
         logged = len(opened.log.events)
         answer = await opened.surface.call(frame, tool.name, smoke_input.args, timeout_ms)
-        outcome.ms = answer.ms
-        if answer.timed_out:
-            outcome.timed_out = True
-        elif answer.error is not None:
-            call_failed(outcome, answer.error)
-        else:
-            outcome.result = answer.result
+        take_answer(outcome, answer)
         await _shim_report(opened, logged, tool.name)
         page_answer(outcome, opened.surface.call_events(logged, tool.name)[1])
         return outcome

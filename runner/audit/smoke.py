@@ -18,6 +18,7 @@ from runner.audit.config import AuditConfig
 from runner.audit.inputs import SmokeInput
 from runner.audit.model import Finding, Frame, Tool
 from runner.audit.trust import instructions_in, third_party_by_description, third_party_in_answer, untrusted_hint
+from runner.play.page.surface.reader import Answer
 
 ANSWER_CHARS = 2048  # how much of an answer the reports keep
 
@@ -286,6 +287,18 @@ def _json_text(text: str) -> bool:
         return isinstance(json.loads(stripped), dict | list)
     except ValueError:
         return False
+
+
+def take_answer(outcome: CallOutcome, answer: Answer) -> None:
+    """The browser's answer to one smoke call, as its outcome records it (the shim's report of the call's end is
+    added after, by page_answer): the audit and the webmcp fixture's smoke() alike."""
+    outcome.ms = answer.ms
+    if answer.timed_out:
+        outcome.timed_out = True
+    elif answer.error is not None:
+        call_failed(outcome, answer.error)
+    else:
+        outcome.result = answer.result
 
 
 def call_failed(outcome: CallOutcome, message: str) -> None:

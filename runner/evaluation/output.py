@@ -41,6 +41,11 @@ def ends_like_ctrl_c() -> Iterator[list[int]]:
             raise KeyboardInterrupt
 
     before = {s: signal.signal(s, as_ctrl_c) for s in (signal.SIGTERM, signal.SIGHUP)}
+    # A shell starts a background job with SIGINT ignored; then asyncio installs no handler of its own, and a
+    # KeyboardInterrupt raised straight from a signal handler can land where Python drops it (a weakref callback),
+    # so the run went on. Ctrl-C's handler is put in place for the command's time, whatever it inherited.
+    if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL):
+        before[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         yield received
     finally:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
@@ -148,21 +149,24 @@ def untrusted_texts(calls: list[Any], registrations: list[dict[str, Any]]) -> li
         if r.get("type") == "register" and (r.get("annotations") or {}).get("untrustedContentHint")
     }
     found: list[str] = []
-
-    def walk(value: Any) -> None:
-        if isinstance(value, str) and MARKUP.search(value) and value not in found:
-            found.append(value)
-        elif isinstance(value, dict):
-            for v in value.values():
-                walk(v)
-        elif isinstance(value, list):
-            for v in value:
-                walk(v)
-
     for call in calls:
         if call.tool in untrusted:
-            walk(call.result)
+            for text in strings_in(call.result):
+                if MARKUP.search(text) and text not in found:
+                    found.append(text)
     return found
+
+
+def strings_in(value: Any) -> Iterator[str]:
+    """Every string of a JSON value (a tool's result), depth first, in order."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from strings_in(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from strings_in(v)
 
 
 async def untrusted_rendering(page: Page, texts: list[str]) -> list[UntrustedText] | None:
@@ -216,24 +220,13 @@ def untrusted_passages(calls: list[Any], registrations: list[dict[str, Any]]) ->
         if r.get("type") == "register" and (r.get("annotations") or {}).get("untrustedContentHint"):
             own[r.get("name")] = own.get(r.get("name"), "") + str(r.get("description") or "")
     found: list[str] = []
-    said = ""
-
-    def walk(value: Any) -> None:
-        if isinstance(value, str):
-            for p in (p.strip() for p in PASSAGE.findall(value)):
-                if len(p) >= 12 and not TOKEN.fullmatch(p) and p not in found and p not in said:
-                    found.append(p)
-        elif isinstance(value, dict):
-            for v in value.values():
-                walk(v)
-        elif isinstance(value, list):
-            for v in value:
-                walk(v)
-
     for call in calls:
         if call.tool in own:
             said = own[call.tool]
-            walk(call.result)
+            for text in strings_in(call.result):
+                for p in (p.strip() for p in PASSAGE.findall(text)):
+                    if len(p) >= 12 and not TOKEN.fullmatch(p) and p not in found and p not in said:
+                        found.append(p)
     return found
 
 

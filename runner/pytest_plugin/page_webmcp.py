@@ -435,7 +435,7 @@ class PageWebMCP:
     def _smoke_call(self, frame_info: AuditFrame, name: str, smoke_input: Any, config: AuditConfig) -> CallOutcome:
         """One smoke call, recorded as the audit's engine records it (runner/audit/engine.py ``_call``); the
         caller counts its network."""
-        from runner.audit.smoke import CallOutcome, call_failed, page_answer
+        from runner.audit.smoke import CallOutcome, page_answer, take_answer
 
         outcome = CallOutcome(smoke_input)
         seen = len(self.log.events)
@@ -444,13 +444,7 @@ class PageWebMCP:
         except LookupError:
             outcome.error = "its frame is gone"
             return outcome
-        outcome.ms = answer.ms
-        if answer.timed_out:
-            outcome.timed_out = True
-        elif answer.error is not None:
-            call_failed(outcome, answer.error)
-        else:
-            outcome.result = answer.result
+        take_answer(outcome, answer)
         page_answer(outcome, self.surface_engine.call_events(seen, name)[1])
         return outcome
 
