@@ -744,3 +744,29 @@ def test_lint_and_contracts_written_then_enforced(
             "E         (if the change is meant: run pytest with --webmcp-update-contracts)",
         ]
     )
+
+
+# ---- the suite's items judge what run judges -----------------------------------------------------------
+
+
+def _built_in_surface(trace_file: Path) -> dict[str, tuple[str, str]]:
+    """The trial's built-in surface assertions (the catalog's hints, the descriptions read by the audit's rule)."""
+    trace = json.loads(trace_file.read_text(encoding="utf-8"))
+    surface = ("calls.annotations", "tools.descriptions")
+    return {a["id"]: (a["status"], a["why"]) for a in trace["assertions"] if a["id"] in surface}
+
+
+@pytest.mark.browser
+def test_a_suite_item_judges_the_built_in_surface_checks_as_run_does(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    seed = ROOT / "cases"
+    out = tmp_path / "items"
+    result = pytester.runpytest_subprocess(
+        "--webmcp-suite", str(seed), "-k", "SEL-01", "--webmcp-out", str(out), "-p", "no:cacheprovider"
+    )
+    assert _outcomes(result).get("passed") == 1, result.stdout.str()
+    ran = cli("run", str(seed / "SEL-01.yaml"), "--out", str(tmp_path / "runs"), "--run-id", "r")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    (item_trace,) = out.glob("*/trials/SEL-01.t1.json")
+    by_run = _built_in_surface(tmp_path / "runs" / "r" / "trials" / "SEL-01.t1.json")
+    assert set(by_run) == {"calls.annotations", "tools.descriptions"}
+    assert _built_in_surface(item_trace) == by_run

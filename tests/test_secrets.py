@@ -1,10 +1,12 @@
 """Secrets stay out of every artifact: a protected site (HTTP authentication through credentials in
 --base-url), a session cookie, and CSRF tokens in a hidden input and a meta tag; every file of the run, its
-fixtures and its trace.zip are searched for the values."""
+fixtures and its trace.zip are searched for the values, and so are the outputs of ``tools``, ``audit`` and a
+pytest session of the plugin given the same URL with its password."""
 
 from __future__ import annotations
 
 import base64
+import json
 import threading
 import zipfile
 from collections.abc import Iterator
@@ -13,8 +15,11 @@ from pathlib import Path
 
 import pytest
 from runner_support import ROOT, cli
+from test_pytest_plugin import CONFTEST
 
 from proxies.redaction import secrets_in_html
+
+pytest_plugins = ["pytester"]
 
 PASSWORD = "S3cretPassw0rd-4242"
 COOKIE = "COOKIEVAL-abcdef123456"
@@ -93,6 +98,12 @@ def _every_text(root: Path) -> Iterator[tuple[str, str]]:
             yield str(path), path.read_bytes().decode("utf-8", "replace")
 
 
+def _leaks(roots: tuple[Path, ...], console: str) -> list[tuple[str, str]]:
+    """(where, secret) for every planted secret in a file under roots (trace.zip's files too) or the console."""
+    found = [(where, s) for root in roots for where, text in _every_text(root) for s in SECRETS if s in text]
+    return found + [("console", s) for s in SECRETS if s in console]
+
+
 @pytest.mark.browser
 def test_no_secret_of_a_protected_site_reaches_any_artifact(tmp_path, protected):
     suite = tmp_path / "suite"
@@ -108,12 +119,51 @@ def test_no_secret_of_a_protected_site_reaches_any_artifact(tmp_path, protected)
     assert out.returncode == 0, out.stdout + out.stderr
     assert list((tmp_path / "runs" / "r" / "playwright").glob("*.zip")), "the trace.zip is kept and searched"
     assert list((tmp_path / "fixtures").rglob("*.yaml")), "the fixture is kept and searched"
-    leaks = [
-        (where, secret)
-        for root in (tmp_path / "runs", tmp_path / "fixtures")
-        for where, text in _every_text(root)
-        for secret in SECRETS
-        if secret in text
-    ]
-    leaks += [("console", s) for s in SECRETS if s in out.stdout + out.stderr]
-    assert leaks == []
+    assert _leaks((tmp_path / "runs", tmp_path / "fixtures"), out.stdout + out.stderr) == []
+
+
+@pytest.mark.browser
+def test_tools_and_audit_take_the_password_out_of_the_url_and_authenticate(tmp_path, protected):
+    url = protected.replace("http://", f"http://alice:{PASSWORD}@")
+    tools = cli("tools", url, "--json", "--settle-ms", "300")
+    assert tools.returncode == 0, tools.stdout + tools.stderr  # the browser authenticated: the page opened
+    assert [t["name"] for t in json.loads(tools.stdout)["routes"][0]["tools"]] == ["list_items"]
+    out = tmp_path / "audit"
+    out.mkdir()
+    views = ("--json", "a.json", "--sarif", "a.sarif", "--markdown", "a.md", "--html", "a.html", "--junit", "a.xml")
+    audit = cli("audit", url, "--smoke", "--watch-ms", "300", *views, cwd=out)
+    report = json.loads((out / "a.json").read_text(encoding="utf-8"))
+    (page,) = report["pages"]
+    assert report["url"] == protected and page["error"] is None, audit.stdout + audit.stderr
+    assert page["frames"][0]["tools"] == ["list_items"] and page["calls"], audit.stdout  # read and called
+    assert sorted(p.name for p in out.iterdir()) == ["a.html", "a.json", "a.md", "a.sarif", "a.xml"]
+    assert _leaks((out,), tools.stdout + tools.stderr + audit.stdout + audit.stderr) == []
+
+
+PLUGIN_TEST = """
+def test_the_protected_page(page, webmcp):
+    page.goto("/")
+    assert [t.name for t in webmcp.wait_for_tools("list_items")] == ["list_items"]
+    assert webmcp.outbound() == []  # the site is the bare origin: its own requests are not another host's
+"""
+
+
+@pytest.mark.browser
+def test_a_plugin_session_takes_the_password_out_of_both_base_urls(
+    pytester: pytest.Pytester, tmp_path: Path, protected: str
+) -> None:
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "SECRET-01.yaml").write_text(CASE)
+    (suite / "suite.yaml").write_text("min_cases_per_behaviour: 1\n")
+    url = protected.replace("http://", f"http://alice:{PASSWORD}@")
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_protected=PLUGIN_TEST)
+    out, junit = tmp_path / "traces", tmp_path / "junit.xml"
+    result = pytester.runpytest_subprocess(
+        "test_protected.py", "--base-url", url, "--webmcp-proxy", "--webmcp-suite", str(suite),
+        "--webmcp-suite-base-url", url, "--webmcp-out", str(out), "--junitxml", str(junit), "-p", "no:cacheprovider",
+    )  # fmt: skip
+    console = result.stdout.str() + result.stderr.str()
+    assert result.parseoutcomes().get("passed") == 2, console  # the test and the suite's trial, both let in
+    assert _leaks((out, junit.parent), console) == []

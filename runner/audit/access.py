@@ -30,6 +30,8 @@ class Access:
     origin: str = ""  # the audited origin: the only one that gets the headers
     headers: dict[str, str] = field(default_factory=dict)
     state: dict[str, Any] | None = None  # Playwright's storage state
+    # HTTP authentication taken out of the audited URL's user:password@ (runner/suite/site.py split_credentials)
+    credentials: tuple[str, str] | None = None
 
     def secrets(self) -> set[str]:
         """Every value that opens the site: header values (a Bearer token also alone), cookie and localStorage

@@ -143,11 +143,13 @@ def _options(args: argparse.Namespace):  # noqa: ANN202 - AuditOptions, imported
     from runner.audit.engine import AuditOptions
     from runner.play.page.surface.model import origin_of
     from runner.suite.folder import SuiteError, find_suite
-    from runner.suite.site import SiteConfig, demo_site_config
+    from runner.suite.site import SiteConfig, demo_site_config, split_credentials
 
-    parts = urlsplit(args.url)
+    # user:password@ in the URL: the browser's HTTP authentication, never in a report (as run and init take it)
+    url, credentials = split_credentials(args.url)
+    parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise AuditUsageError(f"{args.url}: not an http(s) URL (e.g. http://127.0.0.1:8000/demo/)")
+        raise AuditUsageError(f"{url}: not an http(s) URL (e.g. http://127.0.0.1:8000/demo/)")
     if not 1 <= args.max_pages <= 1000:
         raise AuditUsageError(f"--max-pages {args.max_pages}: give 1 to 1000")
     if not 0 <= args.watch_ms <= 120_000:
@@ -169,8 +171,8 @@ def _options(args: argparse.Namespace):  # noqa: ANN202 - AuditOptions, imported
     except AccessError as err:
         raise AuditUsageError(str(err)) from None
     options = AuditOptions(
-        url=args.url,
-        access=Access(origin_of(args.url), headers, state),
+        url=url,
+        access=Access(origin_of(url), headers, state, credentials),
         routes=args.route,
         max_pages=args.max_pages,
         smoke=args.smoke,
@@ -191,6 +193,8 @@ def _options(args: argparse.Namespace):  # noqa: ANN202 - AuditOptions, imported
             raise AuditUsageError(f"{suite.where(*err.field.split('.'))}: {err}") from None
         site = suite.config.site
         options.site = demo_site_config(args.url) if site == "demo" else site if isinstance(site, SiteConfig) else None
+        if options.site:
+            options.site.take_credentials()  # its hooks authenticate as the browser does
         from runner.audit.coverage import suite_coverage
 
         options.coverage = suite_coverage(suite)

@@ -40,7 +40,7 @@ from runner.audit.rules import lint
 from runner.audit.score import Audit, Evidence, page_score, site_score
 from runner.audit.smoke import CallOutcome, add_requests, judge, page_answer, take_answer, waits_for_person
 from runner.audit.timeline import Timeline, timeline_findings, timeline_of
-from runner.play.browser.browser import launch
+from runner.play.browser.browser import http_credentials, launch
 from runner.play.page.surface.opened import OpenPage, open_page, origin_of, read_surface
 from runner.suite.site import SiteClient, SiteConfig, resolve_route
 
@@ -143,13 +143,14 @@ class Auditor:
         context = await self.browser.new_context(
             extra_http_headers={TRIAL_HEADER: trial} if trial else None,
             storage_state=self.options.access.state,  # type: ignore[arg-type]
+            http_credentials=http_credentials(self.options.access.credentials),  # type: ignore[arg-type]
         )
         await self.options.access.open(context)
         return context, trial
 
     async def audit_page(self, url: str) -> PageAudit:
         started = time.monotonic()
-        error = await redirect_away(url, self.options.access.headers)
+        error = await redirect_away(url, self.options.access.headers, self.options.access.credentials)
         if error:
             audit = PageAudit(PageSurface(url=url, error=error))
         else:
@@ -389,14 +390,18 @@ def _find_frame(opened: OpenPage, frame: Frame) -> PwFrame | None:
     return next((f for f in opened.page.frames if f.url == frame.url and not f.is_detached()), None)
 
 
-async def redirect_away(url: str, headers: dict[str, str] | None = None) -> str | None:
-    """Why the page is not audited when it redirects to another origin (the redirect is never followed)."""
+async def redirect_away(
+    url: str, headers: dict[str, str] | None = None, credentials: tuple[str, str] | None = None
+) -> str | None:
+    """Why the page is not audited when it redirects to another origin (the redirect is never followed).
+    The headers and the HTTP authentication go to the audited origin only."""
     target = url
     async with httpx.AsyncClient(timeout=15, trust_env=False, follow_redirects=False) as http:
         for _ in range(MAX_REDIRECTS):
             try:
                 same = origin_of(target) == origin_of(url)  # the headers go to the audited origin only
-                async with http.stream("GET", target, headers=headers if same else None) as response:
+                opens = {"headers": headers, "auth": credentials} if same else {}
+                async with http.stream("GET", target, **opens) as response:  # type: ignore[arg-type]
                     if response.status_code not in (301, 302, 303, 307, 308):
                         return None
                     target = urljoin(target, response.headers.get("location", ""))

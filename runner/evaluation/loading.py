@@ -77,16 +77,17 @@ def shown(message: str) -> str:
     return message.replace(str(SEED_SUITE), "<seed suite>")
 
 
-def catalog_hints(args: argparse.Namespace, suite: Any) -> dict[str, Any] | None:
-    """The hints the suite's catalog records for its tools, which every trial holds the live tools to
-    (None: no catalog, or one without hints). The catalog was read and checked when the cases were loaded."""
+def surface_checks_of(args: argparse.Namespace, suite: Any) -> dict[str, Any]:
+    """The inputs of every trial's built-in surface checks (runner/audit/surface_checks.py) from the suite's
+    catalog (--catalog, else the suite's own). The catalog was read and checked when the cases were loaded."""
+    from runner.audit.surface_checks import surface_checks
     from runner.suite.validate import CatalogError, find_catalog
 
     try:
         catalog, _ = find_catalog([], getattr(args, "catalog", None), suite)
     except CatalogError:
-        return None
-    return catalog.annotations if catalog else None
+        catalog = None
+    return surface_checks(catalog)
 
 
 def is_evals(path: str) -> bool:

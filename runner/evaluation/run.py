@@ -10,13 +10,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runner.audit.trust import instructions_in
 from runner.evaluation.loading import (
-    catalog_hints,
     is_evals,
     load_cases,
     select,
     skip_invalid,
+    surface_checks_of,
 )
 from runner.evaluation.output import (
     EXIT_FAILED,
@@ -160,8 +159,7 @@ def run_options(args: argparse.Namespace, selection: Selection):  # noqa: ANN201
         browser_context=run_context(selection.suite.config.browser_context(), args),  # suite.yaml's, or --timezone
         harness=harness,
         live_rules=selection.live_rules,
-        catalog_hints=catalog_hints(args, selection.suite),
-        instructions_in=instructions_in,  # the audit's rule: a tool description that gives the agent orders
+        **surface_checks_of(args, selection.suite),  # the catalog's hints, the audit's rule for descriptions
         force=getattr(args, "force", False),
     )
     if selection.resumed:

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from runner.evaluation.loading import (
-    catalog_hints,
     load_cases,
+    surface_checks_of,
 )
 from runner.evaluation.output import (
     EXIT_FAILED,
@@ -58,7 +58,6 @@ def _validate_baselines(args: argparse.Namespace, loaded: list, suite: Any) -> i
     Exit 1 names each unexplained pass; 3 when some case could not be judged (the site or browser failed).
     """
     from runner.agents.null import NullAgent
-    from runner.audit.trust import instructions_in
     from runner.play.browser.browser import ChromiumNotFound
     from runner.play.run.run import RunOptions, new_run_id, run_suite
     from runner.results.health import baseline_health
@@ -73,8 +72,7 @@ def _validate_baselines(args: argparse.Namespace, loaded: list, suite: Any) -> i
         site_config=site_config_for(args, suite),
         screenshots="off",
         browser_context=suite.config.browser_context(),  # the suite's time zone and locale, as every run of it
-        catalog_hints=catalog_hints(args, suite),
-        instructions_in=instructions_in,  # the audit's rule, as every run of the suite reads descriptions
+        **surface_checks_of(args, suite),  # as every run of the suite holds its tools to them
     )
     console.print(f"baseline: the null agent over {len(loaded)} case(s) (reads the tools, calls none)")
     try:

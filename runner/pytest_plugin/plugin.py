@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from runner.pytest_plugin.settings import INI, base_url_of, http_url, setting, timeout_ms, trials_count
+from runner.pytest_plugin.settings import INI, bare_base_url, http_url, setting, timeout_ms, trials_count
 
 if TYPE_CHECKING:
     from runner.pytest_plugin.page_webmcp import PageWebMCP
@@ -143,7 +143,7 @@ class ProxyPlugin:
         return bool(setting(self.config, "webmcp_proxy") if asked is None else asked)
 
     def site_origins(self) -> list[str]:
-        base_url = base_url_of(self.config)
+        base_url = bare_base_url(self.config)[0]
         if not base_url:
             return []
         parts = urlsplit(base_url)
@@ -168,8 +168,24 @@ class ProxyPlugin:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
-        if not self.wanted(item):
+        if "webmcp" not in getattr(item, "fixturenames", ()):
             return
+        # pytest-playwright's context fixture takes the closest browser_context_args marker: ours goes
+        # first, with the test's own arguments kept in it.
+        own = item.get_closest_marker("browser_context_args")
+        args = dict(own.kwargs) if own else {}
+        base_url, credentials = bare_base_url(self.config)
+        if credentials:  # --base-url's user:password@: the context's HTTP authentication, in no URL of the test
+            from runner.play.browser.browser import http_credentials
+
+            args.update(base_url=base_url, http_credentials=http_credentials(credentials))
+        if self.wanted(item):
+            args.update(self._trial_args(item, args.get("extra_http_headers", {})))
+        if args != (own.kwargs if own else {}):
+            item.add_marker(pytest.mark.browser_context_args(**args), append=False)
+
+    def _trial_args(self, item: pytest.Item, headers: dict[str, str]) -> dict[str, Any]:
+        """The test as a trial of its own on the proxy: the context's arguments that route it there."""
         from proxies.addon import TrialSite
         from proxies.canonical import TRIAL_HEADER
 
@@ -178,13 +194,10 @@ class ProxyPlugin:
         trial_id = f"{TRIAL_PREFIX}{self.numbers}"
         proxy.begin_trial(trial_id, site=TrialSite(self.site_origins(), self.allow_hosts()))
         item.stash[TRIAL_KEY] = trial_id
-        # pytest-playwright's context fixture takes the closest browser_context_args marker: ours goes
-        # first, with the test's own arguments kept in it.
-        own = item.get_closest_marker("browser_context_args")
-        args = dict(own.kwargs) if own else {}
-        headers = {**args.get("extra_http_headers", {}), TRIAL_HEADER: trial_id}
-        args.update(proxy={"server": proxy.url, "bypass": "<-loopback>"}, extra_http_headers=headers)
-        item.add_marker(pytest.mark.browser_context_args(**args), append=False)
+        return {
+            "proxy": {"server": proxy.url, "bypass": "<-loopback>"},
+            "extra_http_headers": {**headers, TRIAL_HEADER: trial_id},
+        }
 
     def pytest_runtest_teardown(self, item: pytest.Item) -> None:
         trial_id = item.stash.get(TRIAL_KEY, None)

@@ -42,6 +42,15 @@ def base_url_of(config: pytest.Config) -> str | None:
         return None
 
 
+def bare_base_url(config: pytest.Config) -> tuple[str | None, tuple[str, str] | None]:
+    """(--base-url without user:password@, the credentials taken out of it): the browser sends them as HTTP
+    authentication, and no URL the plugin keeps or shows carries them (as ``webmcp-eval run`` takes them)."""
+    from runner.suite.site import split_credentials
+
+    base_url = base_url_of(config)
+    return split_credentials(base_url) if base_url else (None, None)
+
+
 # Every option has an ini value of the same name (``webmcp_proxy = true`` under [pytest]); the command line wins.
 # (--webmcp-update-contracts has none: it is a one-off.)
 INI = {

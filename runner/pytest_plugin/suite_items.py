@@ -60,6 +60,7 @@ class LoadedSuite:
     suite: Any  # runner.suite.folder.Suite
     site_config: Any  # SiteConfig, or None: the embedded demo site (or a bare --base-url)
     live_rules: bool  # no catalog file: as in run, each trial checks the rules against the tools it saw
+    catalog: Any = None  # runner.suite.validate.SuiteCatalog: its hints, held to the live tools as in run
 
 
 def _load(folder: Path, base_url: str | None) -> LoadedSuite:
@@ -77,7 +78,8 @@ def _load(folder: Path, base_url: str | None) -> LoadedSuite:
         if problems:
             lines = [str(p) for p in problems]
             raise pytest.UsageError("\n".join([*lines, f"--webmcp-suite {folder}: {len(problems)} problem(s)"]))
-        return LoadedSuite(loaded, suite, site_for_run(suite, base_url, None), live_rules=catalog is None)
+        site = site_for_run(suite, base_url, None)
+        return LoadedSuite(loaded, suite, site, live_rules=catalog is None, catalog=catalog)
     except (SuiteError, CatalogError) as err:
         raise pytest.UsageError(f"--webmcp-suite {folder}: {err}") from None
 
@@ -122,6 +124,7 @@ class SuitePlugin:
 
     def _options(self) -> Any:
         from runner.agents.reference import ReferenceAgent
+        from runner.audit.surface_checks import surface_checks
         from runner.play.run.run import RunOptions, new_run_id
         from runner.pytest_plugin.settings import setting
 
@@ -136,6 +139,7 @@ class SuitePlugin:
             browser_context=self.loaded.suite.config.browser_context(),  # suite.yaml's time zone and locale
             live_rules=self.loaded.live_rules,
             select_trials={item.trial_id for item in self.chosen},
+            **surface_checks(self.loaded.catalog),  # the catalog's hints and the audit's rule, as run hands them
         )
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

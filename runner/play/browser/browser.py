@@ -59,6 +59,12 @@ class ChromiumChoice:
     source: str  # "explicit", "playwright" or "system"
 
 
+def http_credentials(found: tuple[str, str] | None) -> dict[str, str] | None:
+    """A browser context's HTTP authentication from credentials taken out of a URL
+    (runner/suite/site.py ``split_credentials``): the browser sends them, no URL carries them."""
+    return {"username": found[0], "password": found[1]} if found else None
+
+
 def find_chromium(
     explicit: str | None = None, browser_type: BrowserType | None = None, *, headless: bool = False
 ) -> ChromiumChoice:

@@ -27,6 +27,7 @@ from playwright.async_api import (
 )
 
 from runner.play.browser.browser import ChromiumChoice, connect_cdp, connect_server, launch
+from runner.play.browser.browser import http_credentials as browser_credentials
 from runner.play.page.toolhost import SHIM_JS, ShimLog, ToolHost
 from runner.suite.browser_context import BrowserContextSettings
 
@@ -192,9 +193,7 @@ class BrowserSession:
             timezone_id=pinned.timezone_id,
             locale=pinned.locale,
             # a protected site's HTTP authentication (credentials given in its URL, kept out of every file)
-            http_credentials={"username": http_credentials[0], "password": http_credentials[1]}
-            if http_credentials
-            else None,
+            http_credentials=browser_credentials(http_credentials),  # type: ignore[arg-type]
         )
         trial = TrialPage(context=context, log=ShimLog(), clock_start=clock_start, settle_ms=settle_ms)
         await trial.setup(base_url, world_cookie, init_script)

@@ -11,12 +11,12 @@ from typing import Any
 
 from playwright.async_api import Browser, async_playwright
 
-from runner.play.browser.browser import launch
+from runner.play.browser.browser import http_credentials, launch
 from runner.play.page.surface.log import ShimLog
 from runner.play.page.surface.model import Frame, Refused, Tool
 from runner.play.page.surface.reader import Surface, first_line
 from runner.play.page.toolhost import ToolHost
-from runner.suite.site import resolve_route
+from runner.suite.site import resolve_route, split_credentials
 
 GOTO_TIMEOUT_MS = 30_000
 
@@ -46,9 +46,12 @@ class RouteTools:
         return [f for f in self.frames if not f.main and (f.tools or f.refused)]
 
 
-async def read_route(browser: Browser, url: str, route: str, settle_ms: int) -> RouteTools:
-    """Open one page in a fresh context with the shim; read its tools once they settle."""
-    context = await browser.new_context()
+async def read_route(
+    browser: Browser, url: str, route: str, settle_ms: int, credentials: tuple[str, str] | None = None
+) -> RouteTools:
+    """Open one page in a fresh context with the shim; read its tools once they settle (credentials: the
+    site's HTTP authentication, taken out of its URL)."""
+    context = await browser.new_context(http_credentials=http_credentials(credentials))  # type: ignore[arg-type]
     try:
         log = ShimLog()
         await Surface.install(context, log)
@@ -71,12 +74,14 @@ async def read_route(browser: Browser, url: str, route: str, settle_ms: int) -> 
 async def list_tools(
     url: str, routes: list[str] | None = None, *, chromium: str | None = None, settle_ms: int = 100
 ) -> list[RouteTools]:
-    """The tools of each route (resolved under url, see runner.suite.site); without routes, of url itself."""
+    """The tools of each route (resolved under url, see runner.suite.site); without routes, of url itself.
+    Credentials in url (user:password@) are the browser's HTTP authentication, never part of a listed URL."""
+    url, credentials = split_credentials(url)
     targets = [(r, resolve_route(url, r)) for r in routes] if routes else [("", url)]
     async with async_playwright() as p:
         browser, _ = await launch(p.chromium, explicit=chromium)
         try:
-            return [await read_route(browser, target, route, settle_ms) for route, target in targets]
+            return [await read_route(browser, target, route, settle_ms, credentials) for route, target in targets]
         finally:
             await browser.close()
 
