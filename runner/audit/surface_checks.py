@@ -1,19 +1,17 @@
 """What a trial's built-in surface checks are handed, built here once for every front end that plays a suite
-(``run``, ``validate --baselines``, the pytest plugin's suite items): the suite catalog's hints, which each
+(``run``, ``validate --baselines``, ``mutate``, the pytest plugin's suite items): the suite catalog's hints, which each
 trial holds the live tools to (``calls.annotations``), and the audit's rule for a description that gives the
 agent orders (``tools.descriptions``). The play layer cannot import the audit, so the rule is handed down.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from runner.audit.trust import instructions_in
 
-if TYPE_CHECKING:
-    from runner.suite.validate import SuiteCatalog
 
-
-def surface_checks(catalog: SuiteCatalog | None) -> dict[str, Any]:
-    """RunOptions' ``catalog_hints`` and ``instructions_in`` (None hints: no catalog, or one without hints)."""
-    return {"catalog_hints": catalog.annotations if catalog else None, "instructions_in": instructions_in}
+def surface_checks(hints: dict[str, Any] | None) -> dict[str, Any]:
+    """RunOptions' ``catalog_hints`` and ``instructions_in`` from the catalog's hints (``SuiteCatalog.annotations``;
+    None: no catalog, or one without hints)."""
+    return {"catalog_hints": hints, "instructions_in": instructions_in}

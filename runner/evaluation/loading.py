@@ -87,7 +87,7 @@ def surface_checks_of(args: argparse.Namespace, suite: Any) -> dict[str, Any]:
         catalog, _ = find_catalog([], getattr(args, "catalog", None), suite)
     except CatalogError:
         catalog = None
-    return surface_checks(catalog)
+    return surface_checks(catalog.annotations if catalog else None)
 
 
 def is_evals(path: str) -> bool:

@@ -34,7 +34,7 @@ from typing import Any
 
 from proxies import mutations as proxy_ops
 from runner.agents.reference import ReferenceAgent
-from runner.audit.trust import instructions_in
+from runner.audit.surface_checks import surface_checks
 from runner.judge import probes
 from runner.play.run.run import OpenRun, RunOptions, open_run
 from runner.play.run.trial import TrialHook
@@ -675,8 +675,7 @@ async def _open(options: MutateOptions, run_id: str, config: SiteConfig) -> Asyn
         chromium=options.chromium,
         screenshots="off",  # a killed mutant's evidence is its trace; nobody looks at its screen
         browser_context=options.browser_context,
-        catalog_hints=options.catalog_hints,
-        instructions_in=instructions_in,  # the audit's rule, as every run reads the tools' descriptions
+        **surface_checks(options.catalog_hints),  # the catalog's hints and the audit's rule, as every run has them
     )
     async with open_run([], run_options, planned=False) as run:
         yield _Trials(run, options.workers)

@@ -60,7 +60,7 @@ class LoadedSuite:
     suite: Any  # runner.suite.folder.Suite
     site_config: Any  # SiteConfig, or None: the embedded demo site (or a bare --base-url)
     live_rules: bool  # no catalog file: as in run, each trial checks the rules against the tools it saw
-    catalog: Any = None  # runner.suite.validate.SuiteCatalog: its hints, held to the live tools as in run
+    catalog_hints: dict[str, Any] | None = None  # the catalog's: every trial holds the live tools to them, as in run
 
 
 def _load(folder: Path, base_url: str | None) -> LoadedSuite:
@@ -79,7 +79,8 @@ def _load(folder: Path, base_url: str | None) -> LoadedSuite:
             lines = [str(p) for p in problems]
             raise pytest.UsageError("\n".join([*lines, f"--webmcp-suite {folder}: {len(problems)} problem(s)"]))
         site = site_for_run(suite, base_url, None)
-        return LoadedSuite(loaded, suite, site, live_rules=catalog is None, catalog=catalog)
+        hints = catalog.annotations if catalog else None
+        return LoadedSuite(loaded, suite, site, live_rules=catalog is None, catalog_hints=hints)
     except (SuiteError, CatalogError) as err:
         raise pytest.UsageError(f"--webmcp-suite {folder}: {err}") from None
 
@@ -139,7 +140,7 @@ class SuitePlugin:
             browser_context=self.loaded.suite.config.browser_context(),  # suite.yaml's time zone and locale
             live_rules=self.loaded.live_rules,
             select_trials={item.trial_id for item in self.chosen},
-            **surface_checks(self.loaded.catalog),  # the catalog's hints and the audit's rule, as run hands them
+            **surface_checks(self.loaded.catalog_hints),  # the catalog's hints and the audit's rule, as run hands them
         )
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
