@@ -17,6 +17,7 @@ from __future__ import annotations
 import bisect
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -391,3 +392,15 @@ def parse_json_document(text: str) -> JsonDocument:
 def load_json_document(path: Path) -> JsonDocument:
     """A person's JSON file (a catalog, schema.json, evals.json) with its lines; FileProblem says why not."""
     return parse_json_document(read_text(path, MAX_PERSON_JSON_BYTES))
+
+
+def strings_in(value: Any) -> Iterator[str]:
+    """Every string of a JSON value (a tool's result), depth first, in order."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from strings_in(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from strings_in(v)

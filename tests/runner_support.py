@@ -77,3 +77,29 @@ def play(tmp_path: Path, ids: tuple[str, ...] = (), **kw) -> list[Trace]:
     kw.setdefault("browser_context", SEED_CONTEXT)  # as `webmcp-eval run` plays the seed suite (its suite.yaml)
     options = RunOptions(out_root=tmp_path, run_id=kw.pop("run_id", "run"), **kw)
     return in_thread(asyncio.run, run_suite(suite_cases(*ids), options)).traces
+
+
+class BreaksOnce(ReferenceAgent):
+    """The reference agent, but the first time it plays a victim trial (``{trial_id: what}``) it breaks ``what``
+    under it (``breaks``, each subclass's own), then plays on; each subclass keeps its own ``done`` set, so a
+    retried trial plays unbroken."""
+
+    done: set[str] = set()
+
+    def __init__(self, victims: dict[str, str]) -> None:
+        super().__init__()
+        self.victims, self.trial_id = victims, ""
+
+    def start_trial(self, trial_id: str) -> None:
+        super().start_trial(trial_id)
+        self.trial_id = trial_id
+
+    async def breaks(self, what: str, host) -> None:  # noqa: ANN001
+        raise NotImplementedError
+
+    async def turn(self, step, host) -> str:  # noqa: ANN001
+        what = self.victims.get(self.trial_id)
+        if what and self.trial_id not in type(self).done:
+            type(self).done.add(self.trial_id)
+            await self.breaks(what, host)
+        return await super().turn(step, host)

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from runner_support import ROOT, in_thread
+from runner_support import ROOT, BreaksOnce, in_thread
 from static_server import StaticSite
 from test_static_site import shop_cases
 
@@ -54,29 +54,17 @@ def _victims(what: str) -> list[int]:
     return [p for p, cmd in procs if "chrom" in cmd and "--type=" not in cmd and not cmd.startswith("/bin/sh")]
 
 
-class KillOnce(ReferenceAgent):
-    """The reference agent, but the first time it plays a victim trial it kills (-9) a process under it."""
+class KillOnce(BreaksOnce):
+    """The first time it plays a victim trial it kills (-9) a process under it."""
 
     done: set[str] = set()
 
-    def __init__(self, victims: dict[str, str]) -> None:
-        super().__init__()
-        self.victims, self.trial_id = victims, ""
-
-    def start_trial(self, trial_id: str) -> None:
-        super().start_trial(trial_id)
-        self.trial_id = trial_id
-
-    async def turn(self, step, host) -> str:  # noqa: ANN001
-        what = self.victims.get(self.trial_id)
-        if what and self.trial_id not in KillOnce.done:
-            KillOnce.done.add(self.trial_id)
-            pids = _victims(what)
-            assert pids, f"no {what} process to kill"
-            for pid in pids:
-                os.kill(pid, signal.SIGKILL)
-            await asyncio.sleep(0.5)  # the kill lands before the agent goes on
-        return await super().turn(step, host)
+    async def breaks(self, what: str, host) -> None:  # noqa: ANN001
+        pids = _victims(what)
+        assert pids, f"no {what} process to kill"
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)
+        await asyncio.sleep(0.5)  # the kill lands before the agent goes on
 
 
 @pytest.mark.browser

@@ -17,11 +17,10 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
-from runner_support import in_thread
+from runner_support import BreaksOnce, in_thread
 from static_server import StaticSite
 from test_static_site import _wrong_quantity, shop_cases, variant
 
-from runner.agents.reference import ReferenceAgent
 from runner.play.run.retry import retryable
 from runner.play.run.run import RunOptions, run_suite
 from runner.report.html import render_html
@@ -114,31 +113,19 @@ def test_junit_marks_retried_trials_and_flaky_cases(tmp_path):
     assert a1.find("system-out").text.startswith("retried: 2 attempts; attempt 1: not_run (infrastructure): HTTP 503")
 
 
-class CrashOnce(ReferenceAgent):
-    """The reference agent, but the first time it plays a victim trial it breaks the browser under it:
-    ``"renderer"`` crashes the page's renderer, ``"browser"`` closes the whole browser (a lost connection)."""
+class CrashOnce(BreaksOnce):
+    """The first time it plays a victim trial it breaks the browser under it: ``"renderer"`` crashes the page's
+    renderer, ``"browser"`` closes the whole browser (a lost connection)."""
 
     done: set[str] = set()
 
-    def __init__(self, victims: dict[str, str]) -> None:
-        super().__init__()
-        self.victims, self.trial_id = victims, ""
-
-    def start_trial(self, trial_id: str) -> None:
-        super().start_trial(trial_id)
-        self.trial_id = trial_id
-
-    async def turn(self, step, host) -> str:  # noqa: ANN001
-        how = self.victims.get(self.trial_id)
-        if how and self.trial_id not in CrashOnce.done:
-            CrashOnce.done.add(self.trial_id)
-            if how == "browser":
-                await host.page.context.browser.close()
-            else:
-                cdp = await host.page.context.new_cdp_session(host.page)
-                with contextlib.suppress(Exception):  # the renderer dies under the command: no answer comes
-                    await asyncio.wait_for(cdp.send("Page.crash"), timeout=5)
-        return await super().turn(step, host)
+    async def breaks(self, what: str, host) -> None:  # noqa: ANN001
+        if what == "browser":
+            await host.page.context.browser.close()
+        else:
+            cdp = await host.page.context.new_cdp_session(host.page)
+            with contextlib.suppress(Exception):  # the renderer dies under the command: no answer comes
+                await asyncio.wait_for(cdp.send("Page.crash"), timeout=5)
 
 
 @pytest.mark.browser

@@ -18,6 +18,7 @@ from runner.audit.config import AuditConfig
 from runner.audit.inputs import SmokeInput
 from runner.audit.model import Finding, Frame, Tool
 from runner.audit.trust import instructions_in, third_party_by_description, third_party_in_answer, untrusted_hint
+from runner.data_file import strings_in
 from runner.play.page.surface.reader import Answer
 
 ANSWER_CHARS = 2048  # how much of an answer the reports keep
@@ -144,17 +145,6 @@ def _nulls(value: Any, pointer: str = "") -> Iterator[str]:
             yield from _nulls(v, f"{pointer}/{i}")
 
 
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _strings(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _strings(v)
-
-
 def waits_for_person(tool: Tool, frame: Frame, page: str, config: AuditConfig) -> list[Finding]:
     """A form without toolautosubmit: a call fills it and waits for a person, so it is said, not smoke-called."""
     rule = "form-waits-for-person"
@@ -217,7 +207,7 @@ def judge(
             once("smoke-null", f"{label} answered null at {', '.join(nulls[:3])}", nulls[0])
         if isinstance(o.result, str) and _json_text(o.result):
             once("smoke-json-string", f"{label} answered JSON inside a string: agents get text, not structure")
-        kinds = sorted({k for text in _strings(o.result) for k in instructions_in(text, others)})
+        kinds = sorted({k for text in strings_in(o.result) for k in instructions_in(text, others)})
         if kinds:
             once("smoke-result-injection", f"{label} answered instructions to the agent ({', '.join(kinds)})")
     for o in invalid:

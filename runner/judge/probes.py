@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterator
 from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Locator, Page
 
+from runner.data_file import strings_in
 from runner.suite.validate import SuiteCatalog
 from runner.trace import ActionableRecord, RegistrationEvent, UntrustedText
 
@@ -156,17 +156,6 @@ def untrusted_texts(calls: list[Any], registrations: list[dict[str, Any]]) -> li
                     found.append(text)
     return found
 
-
-def strings_in(value: Any) -> Iterator[str]:
-    """Every string of a JSON value (a tool's result), depth first, in order."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from strings_in(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from strings_in(v)
 
 
 async def untrusted_rendering(page: Page, texts: list[str]) -> list[UntrustedText] | None:

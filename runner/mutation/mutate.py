@@ -35,6 +35,7 @@ from typing import Any
 from proxies import mutations as proxy_ops
 from runner.agents.reference import ReferenceAgent
 from runner.audit.surface_checks import surface_checks
+from runner.data_file import strings_in
 from runner.judge import probes
 from runner.play.run.run import OpenRun, RunOptions, open_run
 from runner.play.run.trial import TrialHook
@@ -241,17 +242,6 @@ def _control_names(baselines: list[Baseline]) -> set[str]:
             if getattr(step, "action", None) == "click" and target is not None:
                 names.add(target.name or target.text or target.label or "")
     return {n for n in names if n}
-
-
-def _strings(value: Any) -> Iterable[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _strings(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _strings(v)
 
 
 def generate(baselines: list[Baseline], catalog_tools: set[str]) -> list[Mutant]:
@@ -480,8 +470,8 @@ def _page_mutants(add: Callable[..., None], baselines: list[Baseline]) -> None:
     markup = [
         b.id
         for b in baselines
-        if any(MARKUP.search(s) for x in b.exchanges for s in _strings(x["response_json"]))
-        or any(MARKUP.search(s) for c in b.trace.calls for s in _strings(c.result))
+        if any(MARKUP.search(s) for x in b.exchanges for s in strings_in(x["response_json"]))
+        or any(MARKUP.search(s) for c in b.trace.calls for s in strings_in(c.result))
     ]
     add("text_as_markup", "every text node with markup", {}, markup)
     add("sanitiser_keeps_markup", "every text node with markup, sanitised", {}, markup)
