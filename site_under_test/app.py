@@ -22,7 +22,7 @@ import os
 import re
 import secrets
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
 from starlette.applications import Starlette
@@ -68,8 +68,12 @@ class Strict(BaseModel):
 Id = Annotated[str, StringConstraints(min_length=1, max_length=64)]
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=50)]
 Email = Annotated[str, StringConstraints(strip_whitespace=True, max_length=254, pattern=EMAIL_PATTERN)]
-BreakName = Literal[tuple(sorted(KNOWN_BREAKS))]  # type: ignore[valid-type]
-SeedName = Literal[tuple(sorted(SEEDS))]  # type: ignore[valid-type]
+if TYPE_CHECKING:  # the names are data (db.KNOWN_BREAKS, seeds.SEEDS): a checker sees strings, pydantic the Literal
+    BreakName = str
+    SeedName = str
+else:
+    BreakName = Literal[tuple(sorted(KNOWN_BREAKS))]
+    SeedName = Literal[tuple(sorted(SEEDS))]
 
 
 class SaveBody(Strict):

@@ -163,11 +163,13 @@ class World:
                 )
 
     def _meta(self, conn: sqlite3.Connection, key: str) -> str:
-        return conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()[0]
+        value: str = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()[0]
+        return value
 
     def breaks(self) -> list[str]:
         with self.db() as conn:
-            return json.loads(self._meta(conn, "breaks"))
+            names: list[str] = json.loads(self._meta(conn, "breaks"))
+            return names
 
     def has_break(self, name: str) -> bool:
         return name in self.breaks()
@@ -195,7 +197,7 @@ class World:
 
     # --- events ---------------------------------------------------------------
     def _event_row(self, conn: sqlite3.Connection, event_id: str) -> sqlite3.Row:
-        row = conn.execute("SELECT * FROM events WHERE id = ?", (event_id,)).fetchone()
+        row: sqlite3.Row | None = conn.execute("SELECT * FROM events WHERE id = ?", (event_id,)).fetchone()
         if row is None:
             raise not_found()
         return row

@@ -14,6 +14,7 @@ from pathlib import Path
 from types import TracebackType
 
 import uvicorn
+from starlette.applications import Starlette
 
 from .app import create_app
 
@@ -43,7 +44,7 @@ def _url(host: str, port: int) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-def _uvicorn(app: object) -> uvicorn.Server:
+def _uvicorn(app: Starlette) -> uvicorn.Server:
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
     return uvicorn.Server(config)
 
@@ -66,7 +67,7 @@ def run_site(
         raise SiteStartError(f"cannot listen on {host}:{port} ({err.strerror or err}); {hint}") from None
     temp = None if data_dir else temp_data_dir()
     try:
-        app = create_app(test_mode=test_mode, data_dir=Path(data_dir or temp), revision=revision)
+        app = create_app(test_mode=test_mode, data_dir=Path(data_dir or temp or ""), revision=revision)
     except OSError as err:
         sock.close()
         raise SiteStartError(f"--data-dir {data_dir}: cannot use it ({err.strerror or err})") from None
