@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ModelWrapValidatorHandler,
@@ -48,10 +49,20 @@ Status = Literal["passed", "failed", "not_run"]
 #   step            a scripted step could not be performed (a control that is not there)
 #   agent           the agent could not go on (model error, budget, a capture that found nothing)
 #   timeout         the trial did not finish in time
-#   harness         a bug of the runner itself
+#   runner          a bug of the runner itself (an external agent harness that fails is "agent")
 NotRunKind = Literal[
-    "infrastructure", "setup", "case", "fixture", "evidence", "checker", "step", "agent", "timeout", "harness"
+    "infrastructure", "setup", "case", "fixture", "evidence", "checker", "step", "agent", "timeout", "runner"
 ]
+# kinds renamed since: a stored trace with the old name reads as the new one
+RENAMED_NOT_RUN_KINDS = {"harness": "runner"}
+
+
+def _renamed_kind(value: object) -> object:
+    """A not_run kind as stored, in today's name (traces written before a rename still read)."""
+    return RENAMED_NOT_RUN_KINDS.get(value, value) if isinstance(value, str) else value
+
+
+StoredNotRunKind = Annotated[NotRunKind, BeforeValidator(_renamed_kind)]
 
 
 # ---- sub-records: the items of the trace's lists, typed ------------------------------------------
@@ -262,7 +273,7 @@ class EarlierAttempt(Record):
 
     attempt: int
     verdict: Verdict
-    kind: NotRunKind | None = None
+    kind: StoredNotRunKind | None = None
     reason: str = ""
     duration_ms: int | float | None = None
     trace: str  # its trace file, relative to this one
@@ -477,7 +488,7 @@ class Trace(BaseModel):
     warnings: list[str] = Field(default_factory=list)  # worth a look, not an assertion (e.g. the witness disagrees)
     verdict: Verdict = "not_run"
     verdict_reason: str = ""
-    not_run_kind: NotRunKind | None = None  # set exactly when the verdict is not_run
+    not_run_kind: StoredNotRunKind | None = None  # set exactly when the verdict is not_run
     # the suite catalog's hints of the tools ({route pattern: {tool: {readOnlyHint: true, ...}}}): each live
     # registration is held to them (calls.annotations); None: the run had no catalog with hints
     catalog_hints: dict[str, dict[str, dict[str, Any]]] | None = Field(default=None, exclude_if=lambda v: v is None)

@@ -79,10 +79,10 @@ def test_every_action_of_the_case_format_has_a_handler() -> None:
     assert set(typing.get_args(union)) == set(ACTIONS)
 
 
-def test_an_action_without_a_handler_stops_the_trial_as_a_harness_fault() -> None:
+def test_an_action_without_a_handler_stops_the_trial_as_a_runner_fault() -> None:
     with pytest.raises(TrialAborted) as err:
         run(user(FakePage()).perform(CONFIRM))
-    assert err.value.kind == "harness"
+    assert err.value.kind == "runner"
 
 
 def test_a_human_click_clicks_the_control_inside_a_human_window() -> None:

@@ -49,7 +49,7 @@ def test_only_an_infrastructure_not_run_is_retryable():
     assert retryable(_trace("A.t1", "not_run", "infrastructure"))
     assert not retryable(_trace("A.t1", "failed"))
     assert not retryable(_trace("A.t1", "passed"))
-    for kind in ("setup", "case", "fixture", "evidence", "checker", "step", "agent", "timeout", "harness"):
+    for kind in ("setup", "case", "fixture", "evidence", "checker", "step", "agent", "timeout", "runner"):
         assert not retryable(_trace("A.t1", "not_run", kind)), kind
 
 

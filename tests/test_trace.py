@@ -406,3 +406,17 @@ def test_a_file_that_is_not_json_names_itself(tmp_path):
     source.write_text('{"run_id": ', encoding="utf-8")
     with pytest.raises(ValueError, match=f"^{source}:1: not valid JSON: "):
         read_trace(source)
+
+
+def test_a_trace_stored_with_the_old_not_run_kind_harness_reads_as_runner(tmp_path):
+    """The runner's own failure was kind "harness" (a failing external --harness is "agent"): old traces still read."""
+    data = json.loads(WRITTEN_AS_DICTS[0].read_text(encoding="utf-8"))
+    data |= {"verdict": "not_run", "not_run_kind": "harness", "verdict_reason": "harness error: KeyError: 'x'"}
+    data["earlier_attempts"] = [{"attempt": 1, "verdict": "not_run", "kind": "harness", "trace": "../a.json"}]
+    (tmp_path / "old").mkdir()
+    path = tmp_path / "old" / f"{data['trial_id']}.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    trace = read_trace(path)
+    assert trace.not_run_kind == "runner" and trace.earlier_attempts[0].kind == "runner"
+    back = json.loads(write_trace(trace, tmp_path).read_text(encoding="utf-8"))
+    assert back["not_run_kind"] == "runner" and back["earlier_attempts"][0]["kind"] == "runner"

@@ -6,7 +6,7 @@ every trial, with a trace of the evidence.
 
 Exit codes: 0 every trial passed; 1 some trial failed; 2 invalid input or
 usage (a broken case file, an unknown option); 3 some trial could not run
-(harness error, crashed browser, missing site hook, an incomplete run) and
+(runner error, crashed browser, missing site hook, an incomplete run) and
 none failed; 130 interrupted (Ctrl-C); 143 ended by SIGTERM (129 by SIGHUP), as Ctrl-C ends it.
 """
 

@@ -64,7 +64,7 @@ class UserActions:
         """Do one action; a fixture or site hook it needs and lacks stops the trial (not_run)."""
         handler = ACTIONS.get(type(step))
         if handler is None:
-            raise TrialAborted(f"the runner has no handler for the action {type(step).__name__}", "harness")
+            raise TrialAborted(f"the runner has no handler for the action {type(step).__name__}", "runner")
         try:
             await handler(self, step)
         except FixtureMissing as err:

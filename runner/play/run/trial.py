@@ -203,7 +203,7 @@ class Trial:
 
     async def run(self) -> Trace:
         error: str | None = None
-        kind: NotRunKind = "harness"
+        kind: NotRunKind = "runner"
         try:
             await self._play_watched()
         except TimeoutError:
@@ -221,8 +221,8 @@ class Trial:
         except (PlaywrightError, AgentError) as err:
             error = f"{type(err).__name__}: {first_line(err)}"
             kind = "agent" if isinstance(err, AgentError) else "step"
-        except Exception as err:  # a harness bug must not take the run down; the trace says what
-            error = f"harness error: {type(err).__name__}: {err}"
+        except Exception as err:  # a bug of the runner must not take the run down; the trace says what
+            error = f"runner error: {type(err).__name__}: {err}"
         died = self._what_died(error) if error else None
         if died:  # whatever the step said, the machinery under it died first: retried by --retries
             error, kind = (died if died in (error or "") else f"{died} (then: {error})"), "infrastructure"
@@ -248,7 +248,7 @@ class Trial:
         write_trace(self.trace, self.env.out_dir / "trials")
         return self.trace
 
-    async def _judge(self, error: str | None, kind: NotRunKind = "harness") -> None:
+    async def _judge(self, error: str | None, kind: NotRunKind = "runner") -> None:
         """Assertions and verdict; a check that raises makes the trial not_run, never the run's end."""
         if error is None:
             error, kind = made_up_value_refused(self.trace) or (None, kind)
