@@ -17,12 +17,19 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn, TypeAlias
 
 import yaml
+
+JSON: TypeAlias = "None | bool | int | float | str | list[JSON] | dict[str, JSON]"
+"""A JSON value, what tools take and give and what every data file holds."""
+FieldPath: TypeAlias = tuple[str | int, ...]
+"""Where a value sits in a file: its keys and indexes from the top, ``("expect", "calls", 0)``."""
+LineMap: TypeAlias = dict[FieldPath, int]
+"""The 1-based line of every field path of a file."""
 
 MAX_DEPTH = 100  # nesting levels of a file a person writes (the seed cases use under 10)
 RUN_FILE_DEPTH = 200  # a trace, plan.json or run.json: the runner's own nesting plus a tool's deep answer
@@ -73,14 +80,15 @@ def read_text(path: Path, max_bytes: int | None = None) -> str:
         raise FileProblem(f"not UTF-8: {err.reason} at byte {err.start}; save it as UTF-8", line) from None
 
 
-def shown_field(path: tuple) -> str:
+def shown_field(path: Sequence[str | int]) -> str:
     """A path of keys and indexes as a person reads it: ``expect.calls.expected[0].args``."""
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
 
 
-def deepest_line(lines: dict[tuple, int], path: tuple | list) -> int:
+def deepest_line(lines: Mapping[FieldPath, int], path: Sequence[str | int]) -> int:
     """The line of the deepest part of a field path that exists in the file (the file's first line when none)."""
-    best, at = lines.get((), 1), ()
+    best = lines.get((), 1)
+    at: FieldPath = ()
     for part in path:
         at = (*at, part)
         if at not in lines:
@@ -118,18 +126,17 @@ class BoundedLoader(yaml.SafeLoader):
         self._open_anchors: set[str] = set()
         self._measure: dict[int, tuple[int, int]] = {}  # id(node) -> (expanded size, expanded height)
 
-    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
-        event = self.peek_event()
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        event = self.peek_event()  # type: ignore[no-untyped-call]  # types-PyYAML leaves it unannotated
+        mark: yaml.error.Mark = event.start_mark  # the pure-Python parser's events carry its own marks
         if isinstance(event, yaml.AliasEvent):
             if event.anchor in self._open_anchors:
-                raise InputRefused(
-                    None, None, f"recursive alias *{event.anchor} inside the node it names", event.start_mark
-                )
+                raise InputRefused(None, None, f"recursive alias *{event.anchor} inside the node it names", mark)
             node = super().compose_node(parent, index)
             size, height = self._measure[id(node)]
-            self._grow(size, self._depth + height, event.start_mark)
+            self._grow(size, self._depth + height, mark)
             return node
-        self._grow(1, self._depth + 1, event.start_mark)
+        self._grow(1, self._depth + 1, mark)
         anchor = getattr(event, "anchor", None)
         if anchor is not None:
             self._open_anchors.add(anchor)
@@ -157,7 +164,7 @@ class BoundedLoader(yaml.SafeLoader):
             )
 
 
-def _not_json(node: yaml.Node, path: tuple) -> DataFileError:
+def _not_json(node: yaml.Node, path: FieldPath) -> DataFileError:
     tag = node.tag.replace(_YAML, "!!")
     return DataFileError(
         f"YAML tag {tag} is not allowed: the file holds JSON values "
@@ -170,7 +177,7 @@ def _not_json(node: yaml.Node, path: tuple) -> DataFileError:
 _NOT_FINITE = re.compile(r"[-+]?\.(inf|Inf|INF|nan|NaN|NAN)")
 
 
-def _json_only(node: yaml.Node, path: tuple) -> None:
+def _json_only(node: yaml.Node, path: FieldPath) -> None:
     if node.tag not in JSON_TAGS:
         raise _not_json(node, path)
     if node.tag == _YAML + "float" and isinstance(node, yaml.ScalarNode) and _NOT_FINITE.fullmatch(node.value):
@@ -181,7 +188,7 @@ def _json_only(node: yaml.Node, path: tuple) -> None:
         )
 
 
-def yaml_line_map(node: yaml.Node, path: tuple = (), out: dict | None = None) -> dict[tuple, int]:
+def yaml_line_map(node: yaml.Node, path: FieldPath = (), out: LineMap | None = None) -> LineMap:
     """Map every field path in a composed YAML tree to its 1-based line (and refuse what is not JSON)."""
     out = {} if out is None else out
     out.setdefault(path, node.start_mark.line + 1)
@@ -229,7 +236,7 @@ def _yaml_error(err: yaml.YAMLError, text: str) -> DataFileError:
     return DataFileError(f"not valid YAML: {problem}", line)
 
 
-def parse_yaml(text: str) -> tuple[Any, dict[tuple, int]]:
+def parse_yaml(text: str) -> tuple[Any, LineMap]:
     """(data, line of every field path) of a YAML text; DataFileError at the line of the first problem.
 
     An empty document is None."""
@@ -253,7 +260,7 @@ def parse_yaml(text: str) -> tuple[Any, dict[tuple, int]]:
         loader.dispose()
 
 
-def load_yaml(path: Path) -> tuple[Any, dict[tuple, int]]:
+def load_yaml(path: Path) -> tuple[Any, LineMap]:
     """A YAML file's data and line map; FileProblem (or DataFileError) says why not."""
     return parse_yaml(read_text(path, MAX_YAML_BYTES))
 
@@ -286,7 +293,7 @@ def _not_finite_at(text: str) -> int:
     return _line_at(text, found.start()) if found else 1
 
 
-def _refuse_constant(name: str) -> Any:
+def _refuse_constant(name: str) -> NoReturn:
     raise _NotFinite(name)
 
 
@@ -294,7 +301,7 @@ class _NotFinite(ValueError):
     pass
 
 
-def _depth(value: Any) -> int:
+def _depth(value: JSON) -> int:
     """How deeply a parsed JSON value nests (iteratively: a deep value never reaches the stack limit)."""
     deepest, stack = 0, [(value, 1)]
     while stack:
@@ -326,14 +333,14 @@ def load_json(path: Path, max_depth: int = MAX_DEPTH, max_bytes: int = MAX_JSON_
     return parse_json(read_text(path, max_bytes), max_depth)
 
 
-def json_lines(text: str, duplicates: list[tuple[tuple, int]] | None = None) -> dict[tuple, int]:
+def json_lines(text: str, duplicates: list[tuple[FieldPath, int]] | None = None) -> LineMap:
     """The 1-based line of every value of a JSON text ``parse_json`` took, by path ((), (0,), (0, 'name'), ...).
 
     A key given twice in one object goes into ``duplicates`` (path, line): JSON keeps the last.
     """
     newlines = [i for i, c in enumerate(text) if c == "\n"]
-    scan = json.scanner.make_scanner(json.JSONDecoder())
-    out: dict[tuple, int] = {}
+    decode = json.JSONDecoder().raw_decode  # (value, end) of the JSON value at a position
+    out: LineMap = {}
 
     def line(pos: int) -> int:
         return bisect.bisect_right(newlines, pos - 1) + 1
@@ -343,13 +350,14 @@ def json_lines(text: str, duplicates: list[tuple[tuple, int]] | None = None) -> 
             pos += 1
         return pos
 
-    def value(pos: int, path: tuple) -> int:
+    def value(pos: int, path: FieldPath) -> int:
         pos = skip(pos)
         out.setdefault(path, line(pos))
         if text[pos] == "{":
             pos = skip(pos + 1)
             while text[pos] != "}":
-                key, pos = json.decoder.scanstring(text, pos + 1)
+                key: str
+                key, pos = decode(text, pos)
                 if (*path, key) in out and duplicates is not None:
                     duplicates.append(((*path, key), line(pos)))
                 out[(*path, key)] = line(pos)
@@ -362,7 +370,7 @@ def json_lines(text: str, duplicates: list[tuple[tuple, int]] | None = None) -> 
                 pos = skip(value(pos, (*path, i)))
                 pos, i = (skip(pos + 1) if text[pos] == "," else pos), i + 1
             return pos + 1
-        return scan(text, pos)[1]
+        return decode(text, pos)[1]
 
     value(0, ())
     return out
@@ -373,15 +381,15 @@ class JsonDocument:
     """A JSON file a person wrote: its value and the line of every value (a key given twice refused)."""
 
     data: Any
-    lines: dict[tuple, int]
+    lines: LineMap
 
-    def line_of(self, path: tuple) -> int:
+    def line_of(self, path: FieldPath) -> int:
         return deepest_line(self.lines, path)
 
 
 def parse_json_document(text: str) -> JsonDocument:
     data = parse_json(text)
-    twice: list[tuple[tuple, int]] = []
+    twice: list[tuple[FieldPath, int]] = []
     lines = json_lines(text, twice)
     if twice:
         path, line = twice[0]
@@ -394,7 +402,7 @@ def load_json_document(path: Path) -> JsonDocument:
     return parse_json_document(read_text(path, MAX_PERSON_JSON_BYTES))
 
 
-def strings_in(value: Any) -> Iterator[str]:
+def strings_in(value: object) -> Iterator[str]:
     """Every string of a JSON value (a tool's result), depth first, in order."""
     if isinstance(value, str):
         yield value

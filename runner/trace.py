@@ -29,7 +29,7 @@ from pydantic import (
     model_validator,
 )
 
-from proxies.files import write_atomic
+from proxies.files import write_atomic as write_atomic  # the runner writes its files through runner.trace
 from runner.data_file import RUN_FILE_DEPTH, FileProblem, load_json
 
 TRACE_SCHEMA_VERSION = 1

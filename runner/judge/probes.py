@@ -157,7 +157,6 @@ def untrusted_texts(calls: list[Any], registrations: list[dict[str, Any]]) -> li
     return found
 
 
-
 async def untrusted_rendering(page: Page, texts: list[str]) -> list[UntrustedText] | None:
     if not texts:
         return []

@@ -603,7 +603,7 @@ def _rubric(t: Trace) -> list[dict[str, str]]:
 
 
 def _anchors(traces: Sequence[Trace]) -> dict[int, str]:
-    dup = defaultdict(int)
+    dup: defaultdict[str, int] = defaultdict(int)
     for t in traces:
         dup[t.trial_id] += 1
     out: dict[int, str] = {}

@@ -20,6 +20,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from runner.trace import Assertion, Trace
 
@@ -44,7 +45,7 @@ class FailureGroup:
     description: str
     message: str  # the why, numbers as N
     trials: list[FailingTrial] = field(default_factory=list)
-    explanation: dict | None = None  # a model's reading (runner/judge/analyst.py), when asked
+    explanation: dict[str, Any] | None = None  # a model's reading (runner/judge/analyst.py), when asked
 
     @property
     def key(self) -> str:

@@ -60,7 +60,7 @@ class SuiteHealth:
             g[2] += c.ran
         return {k: (v[0], v[1], v[2]) for k, v in sorted(out.items())}
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return {
             "min_trials": self.min_trials,
             "cases": [
@@ -106,7 +106,7 @@ class BaselineHealth:
         out += [f"{cid}: not judged by the baseline ({why})" for cid, why in self.not_judged.items()]
         return out
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return {
             "cases_ran": len(self.ran),
             "passes_with_no_agent": [{"case": c, "reason": w, "explained": bool(w)} for c, w in self.passed.items()],

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from runner.results.run_results import RunInput
-from runner.rundir.plan import RunPlan, ShardError
+from runner.rundir.plan import RunPlan, ShardError, ShardInfo
 
 
 def merge(runs: Sequence[tuple[str, RunInput]]) -> RunInput:
@@ -20,21 +20,23 @@ def merge(runs: Sequence[tuple[str, RunInput]]) -> RunInput:
     """
     if not runs:
         raise ShardError("no shards to merge")
-    plain = [d for d, r in runs if r.plan is None or "shard" not in r.plan]
-    if plain:
-        raise ShardError(f"{plain[0]}: not a shard (its plan.json has no shard); merge only the shards of one plan")
-    hashes: dict[str, list[str]] = {}
+    shards: list[tuple[str, RunPlan, ShardInfo]] = []
     for d, r in runs:
-        hashes.setdefault(r.plan.get("plan_hash", ""), []).append(d)
+        if r.plan is None or "shard" not in r.plan:
+            raise ShardError(f"{d}: not a shard (its plan.json has no shard); merge only the shards of one plan")
+        shards.append((d, r.plan, r.plan["shard"]))
+    hashes: dict[str, list[str]] = {}
+    for d, p, _ in shards:
+        hashes.setdefault(p.get("plan_hash", ""), []).append(d)
     if len(hashes) > 1:
         groups = "; ".join(f"plan {h[:12] or '(none)'}: {', '.join(ds)}" for h, ds in hashes.items())
         raise ShardError(
             f"the shards belong to different plans (suite files, agent, model or settings differ): {groups}"
         )
-    count = runs[0][1].plan["shard"]["count"]
+    count = shards[0][2]["count"]
     by_index: dict[int, list[str]] = {}
-    for d, r in runs:
-        index, n = r.plan["shard"]["index"], r.plan["shard"]["count"]
+    for d, _, s in shards:
+        index, n = s["index"], s["count"]
         if n != count:
             raise ShardError(f"{d}: shard {index}/{n}, but {runs[0][0]} is a shard of {count}")
         by_index.setdefault(index, []).append(d)
@@ -46,15 +48,16 @@ def merge(runs: Sequence[tuple[str, RunInput]]) -> RunInput:
     if absent:
         names = ", ".join(f"{i}/{count}" for i in absent)
         raise ShardError(f"shard(s) {names} missing: the merged report would be a smaller suite than planned")
-    first = runs[0][1].plan
+    _, first, first_shard = shards[0]
     order = {c["id"]: k for k, c in enumerate(first["cases"])}
     trials = sorted(
-        (t for _, r in runs for t in r.plan["trials"]), key=lambda t: (order.get(t["case_id"], 0), t["trial_index"])
+        (t for _, p, _ in shards for t in p["trials"]), key=lambda t: (order.get(t["case_id"], 0), t["trial_index"])
     )
-    whole = first["shard"]["planned_trials"]
+    whole = first_shard["planned_trials"]
     if len(trials) != whole or len({t["trial_id"] for t in trials}) != len(trials):
         raise ShardError(f"the shards' trials ({len(trials)}) are not the plan's {whole}: shards of one plan overlap")
-    plan: RunPlan = {k: v for k, v in first.items() if k != "shard"}  # type: ignore[assignment]
+    plan = first.copy()
+    del plan["shard"]
     plan["trials"] = trials
     plan["run_id"] = f"merged-{first.get('plan_hash', '')[:12]}"
     return RunInput([t for _, r in runs for t in r.traces], plan, run_id=plan["run_id"])
