@@ -29,13 +29,14 @@ from typing import Any
 
 from runner.agents.model import tool_description, tool_result_text
 from runner.agents.protocol import ToolHost
+from runner.errors import InvalidInput
 from runner.llm.providers import EMPTY_SCHEMA
 
 SETTLE_TIMEOUT_MS = 2000  # after a call: how long to wait for the page's tools to settle
 WATCH_INTERVAL_S = 0.2
 
 
-class BridgeConfigError(ValueError):
+class BridgeConfigError(InvalidInput, ValueError):
     """The bridge cannot start as asked (the SDK is missing, the page has no tools): a usage error."""
 
 

@@ -17,11 +17,12 @@ from typing import Any
 from playwright.async_api import BrowserContext, Page, Route
 
 from proxies.redaction import MIN_SECRET, REDACTED, scrub
+from runner.errors import InvalidInput
 
 RESTORE_PATH = "/__webmcp_eval_restore_storage__"  # answered by the route below: no request reaches the site
 
 
-class AccessError(ValueError):
+class AccessError(InvalidInput, ValueError):
     """A header or storage-state file that cannot be used: one line, exit 2."""
 
 

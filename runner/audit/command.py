@@ -12,14 +12,10 @@ import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from runner.errors import CannotRun, UsageError
 from runner.report.sanitise import terminal
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_NOT_RUN = 0, 1, 2, 3
 DEFAULT_HTML = "audit-report.html"
-
-
-class AuditUsageError(Exception):
-    """A usage mistake: one line, exit 2."""
 
 
 def add_audit_parser(sub: argparse._SubParsersAction) -> None:
@@ -90,16 +86,8 @@ def add_audit_parser(sub: argparse._SubParsersAction) -> None:
     audit.set_defaults(func=cmd_audit)
 
 
-def _say(text: str) -> None:
-    sys.stderr.write(f"webmcp-eval audit: {terminal(text)}\n")
-
-
 def cmd_audit(args: argparse.Namespace) -> int:
-    try:
-        options = _options(args)
-    except AuditUsageError as err:
-        _say(str(err))
-        return EXIT_USAGE
+    options = _options(args)
     from runner.audit.engine import audit
     from runner.audit.writers import html_report, json_text, junit_report, markdown_report, sarif_report, text_report
     from runner.play.browser.browser import ChromiumNotFound
@@ -107,8 +95,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     try:
         report = asyncio.run(audit(options))
     except ChromiumNotFound as err:
-        _say(str(err))
-        return EXIT_NOT_RUN
+        raise CannotRun(str(err), named=True) from None
     import json
 
     outputs = {
@@ -131,8 +118,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
             try:
                 Path(path).write_text(redact(render()), encoding="utf-8")
             except OSError as err:
-                _say(f"cannot write {path}: {err.strerror or err}")
-                return EXIT_USAGE
+                raise UsageError(f"cannot write {path}: {err.strerror or err}") from None
     sys.stdout.write(f"report: {args.html}\n")
     return report.exit_code_at(args.fail_on)
 
@@ -149,27 +135,27 @@ def _options(args: argparse.Namespace):  # noqa: ANN202 - AuditOptions, imported
     url, credentials = split_credentials(args.url)
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise AuditUsageError(f"{url}: not an http(s) URL (e.g. http://127.0.0.1:8000/demo/)")
+        raise UsageError(f"{url}: not an http(s) URL (e.g. http://127.0.0.1:8000/demo/)")
     if not 1 <= args.max_pages <= 1000:
-        raise AuditUsageError(f"--max-pages {args.max_pages}: give 1 to 1000")
+        raise UsageError(f"--max-pages {args.max_pages}: give 1 to 1000")
     if not 0 <= args.watch_ms <= 120_000:
-        raise AuditUsageError(f"--watch-ms {args.watch_ms}: give 0 to 120000 ms")
+        raise UsageError(f"--watch-ms {args.watch_ms}: give 0 to 120000 ms")
     if args.all_tools and not args.smoke:
-        raise AuditUsageError("--all-tools calls tools: give it with --smoke")
+        raise UsageError("--all-tools calls tools: give it with --smoke")
     if args.update_contract and not args.contract:
-        raise AuditUsageError("--update-contract needs --contract FILE (where to write it)")
+        raise UsageError("--update-contract needs --contract FILE (where to write it)")
     if args.contract and not args.update_contract:
         try:
             read_contract(Path(args.contract))  # a corrupt contract stops here, before any browser
         except ContractError as err:
-            raise AuditUsageError(str(err)) from None
+            raise UsageError(str(err)) from None
     from runner.audit.access import Access, AccessError, parse_header, read_storage_state
 
     try:
         headers = dict(parse_header(h) for h in args.header)
         state = read_storage_state(Path(args.storage_state)) if args.storage_state else None
     except AccessError as err:
-        raise AuditUsageError(str(err)) from None
+        raise UsageError(str(err)) from None
     options = AuditOptions(
         url=url,
         access=Access(origin_of(url), headers, state, credentials),
@@ -186,11 +172,11 @@ def _options(args: argparse.Namespace):  # noqa: ANN202 - AuditOptions, imported
         try:
             suite = find_suite([], Path(args.suite))
         except SuiteError as err:
-            raise AuditUsageError(str(err)) from None
+            raise UsageError(str(err)) from None
         try:
             options.config = parse_audit_config(suite.config.audit)
         except AuditConfigError as err:
-            raise AuditUsageError(f"{suite.where(*err.field.split('.'))}: {err}") from None
+            raise UsageError(f"{suite.where(*err.field.split('.'))}: {err}") from None
         site = suite.config.site
         options.site = demo_site_config(args.url) if site == "demo" else site if isinstance(site, SiteConfig) else None
         if options.site:

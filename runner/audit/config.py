@@ -19,9 +19,10 @@ from typing import Any
 
 from runner.audit.model import SEVERITIES, Severity
 from runner.audit.rulebook import RULES, Rule
+from runner.errors import InvalidInput
 
 
-class AuditConfigError(ValueError):
+class AuditConfigError(InvalidInput, ValueError):
     """A setting that cannot be used: ``field`` is its dotted path under suite.yaml's audit key."""
 
     def __init__(self, field_: str, message: str) -> None:

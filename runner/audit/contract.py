@@ -18,12 +18,13 @@ from urllib.parse import urlsplit
 
 from runner.audit.config import AuditConfig
 from runner.audit.model import Finding, Frame, PageSurface, Tool
+from runner.errors import InvalidInput
 
 VERSION = 1
 _SPELLING = {"readOnly": "readOnlyHint", "untrustedContent": "untrustedContentHint"}
 
 
-class ContractError(ValueError):
+class ContractError(InvalidInput, ValueError):
     """A contract file that cannot be read; the message is one line naming it."""
 
 

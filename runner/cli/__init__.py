@@ -18,17 +18,9 @@ import os
 from runner.cli import results, run, serve, suite
 from runner.cli.common import Parser
 from runner.cli.version import VersionAction
-from runner.evaluation.output import (
-    EXIT_INTERRUPTED,
-    EXIT_INVALID,
-    EXIT_NOT_RUN,
-    EXIT_OK,
-    SHOWN_PROBLEMS,
-    UsageError,
-    ends_like_ctrl_c,
-    errors,
-    one_line,
-)
+from runner.errors import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_NOT_RUN, EXIT_OK, EvalError
+from runner.evaluation.output import SHOWN_PROBLEMS, ends_like_ctrl_c, errors, one_line, say
+from runner.report.sanitise import terminal
 
 __all__ = ["SHOWN_PROBLEMS", "build_parser", "main"]
 
@@ -84,9 +76,9 @@ def _main(argv: list[str] | None) -> int:
         return EXIT_INVALID if exit_.code not in (0, None) else EXIT_OK
     try:
         return args.func(args)
-    except UsageError as err:
-        errors.print(f"webmcp-eval {args.command}: {err}", markup=False, highlight=False, soft_wrap=True)
-        return EXIT_INVALID
+    except EvalError as err:  # what the user did or has: one line, and the exit code the error carries
+        say(terminal(err.line(args.command)))
+        return err.exit_code
     except KeyboardInterrupt:
         errors.print("interrupted", markup=False, highlight=False)
         return EXIT_INTERRUPTED

@@ -8,9 +8,7 @@ import sys
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
-from runner.evaluation.output import (
-    EXIT_INVALID,
-)
+from runner.errors import EXIT_INVALID
 from runner.play.run.shard import ShardError, parse_shard
 
 

@@ -24,10 +24,8 @@ from runner.cli.common import (
     timezone_type,
     ws_endpoint_type,
 )
-from runner.evaluation.output import (
-    UsageError,
-    check_writable_file,
-)
+from runner.errors import UsageError
+from runner.evaluation.output import check_writable_file
 from runner.evaluation.run import run_command
 
 

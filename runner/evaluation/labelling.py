@@ -7,14 +7,9 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from runner.errors import EXIT_FAILED, EXIT_OK, InvalidInput, UsageError
 from runner.evaluation.loading import seed_suite_note
-from runner.evaluation.output import (
-    EXIT_FAILED,
-    EXIT_INVALID,
-    EXIT_OK,
-    console,
-    errors,
-)
+from runner.evaluation.output import console, errors
 from runner.evaluation.players import grader_of
 from runner.evaluation.reporting import labels_path, run_input
 
@@ -25,20 +20,17 @@ def label_command(args: argparse.Namespace) -> int:
 
     path = labels_path(args)
     if not args.labels and seed_suite_note():  # never write into the installed package's seed suite
-        errors.print("webmcp-eval label: no cases/ here to keep labels.json beside: give --labels FILE", markup=False)
-        return EXIT_INVALID
+        raise UsageError("no cases/ here to keep labels.json beside: give --labels FILE")
     try:
         labels = LabelsFile.load(path)
         traces = [t for d in args.run_dirs for t in run_input(d).traces]
-    except (ValueError, SystemExit) as err:
-        errors.print(str(err), markup=False)
-        return EXIT_INVALID
+    except ValueError as err:  # a labels file that cannot be read, or a run directory (RunDirError)
+        raise InvalidInput(str(err)) from None
     if args.import_file:
         return _import_labels(args, traces, labels, path)
     chosen = trials_to_label(traces, args.sample, args.seed)
     if not chosen:
-        errors.print("no trial with rubric criteria to label in " + " ".join(args.run_dirs))
-        return EXIT_INVALID
+        raise InvalidInput("no trial with rubric criteria to label in " + " ".join(args.run_dirs))
     console.print(f"{len(chosen)} trial(s) to label (failing ones first, then a sample); labels go to {path}")
     try:
         done = label_trials(chosen, labels, path, input, lambda text: console.print(text, markup=False), args.labeller)
@@ -55,14 +47,12 @@ def _import_labels(args: argparse.Namespace, traces: list, labels: Any, path: Pa
     try:
         source = LabelsImport.read(Path(args.import_file))
     except ValueError as err:
-        errors.print(str(err), markup=False, highlight=False)
-        return EXIT_INVALID
+        raise InvalidInput(str(err)) from None
     merged, problems = import_labels(source, traces, labels, args.import_file)
     for line in problems:
         errors.print(line, markup=False, highlight=False, soft_wrap=True)
     if problems:
-        errors.print(f"nothing merged into {path}", markup=False, highlight=False)
-        return EXIT_INVALID
+        raise InvalidInput(f"nothing merged into {path}")
     labels.save(path)
     console.print(f"{merged} labelled trial(s) merged into {path}", markup=False, highlight=False)
     return EXIT_OK
@@ -77,11 +67,9 @@ def calibrate_command(args: argparse.Namespace) -> int:
         labels = LabelsFile.load(path)
         grader = grader_of(args)
     except ValueError as err:
-        errors.print(str(err), markup=False)
-        return EXIT_INVALID
+        raise InvalidInput(str(err)) from None
     if not labels.trials:
-        errors.print(f"no labels in {path}: label trials first (webmcp-eval label RUN_DIR)")
-        return EXIT_INVALID
+        raise InvalidInput(f"no labels in {path}: label trials first (webmcp-eval label RUN_DIR)")
     if grader is not None:
         from runner.judge.grader import regrade
 
@@ -89,8 +77,7 @@ def calibrate_command(args: argparse.Namespace) -> int:
         labels.save(path)
     ids = [grader.id] if grader is not None else graders_in(labels)
     if not ids:
-        errors.print(f"{path}: no model grader has judged the labelled trials; calibrate with --grader")
-        return EXIT_INVALID
+        raise InvalidInput(f"{path}: no model grader has judged the labelled trials; calibrate with --grader")
     n = sum(len(t.labels) for t in labels.trials)
     console.print(
         f"{path}: {len(labels.trials)} labelled trial(s), {n} labelled criteria; suite threshold "

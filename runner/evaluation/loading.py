@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runner import SEED_SUITE, __version__
-from runner.evaluation.output import (
-    EXIT_INVALID,
-    UsageError,
-    say,
-)
+from runner.errors import InvalidInput, UsageError
+from runner.evaluation.output import say
+
+if TYPE_CHECKING:
+    from runner.suite.folder import Suite
+    from runner.suite.loader import LoadedCase, Problem
+    from runner.suite.validate import SuiteCatalog
 
 DEFAULT_CASES = "cases"
 
@@ -32,44 +35,53 @@ def seed_suite_note() -> str | None:
     )
 
 
-def load_cases(
-    paths: list[str], catalog: str | None, suite_dir: str | None = None
-) -> tuple[list, list, str, Any] | int:
-    """Load and validate cases exactly as ``validate`` does: (cases, problems, which config and catalog, suite).
+@dataclass(frozen=True)
+class LoadedCases:
+    """A suite's cases as ``validate`` checks them: every case that loaded, every problem of every file,
+    the line that says which suite config and catalog checked them, the suite, and its catalog (None: none)."""
 
-    ``run``, ``record`` and ``validate`` all come through here, before any browser starts;
-    the suite (runner/suite/folder.py) is the folder the cases come from, or ``--suite DIR``.
+    cases: list[LoadedCase]
+    problems: list[Problem]
+    note: str
+    suite: Suite
+    catalog: SuiteCatalog | None
+
+    @property
+    def live_rules(self) -> bool:
+        """No catalog file: each trial checks the rules against the tools its pages register."""
+        return self.catalog is None
+
+
+def load_cases(paths: list[str], catalog: str | None, suite_dir: str | None = None) -> LoadedCases:
+    """Load and validate cases exactly as ``validate`` does; InvalidInput (one line) when there is nothing to load.
+
+    ``run``, ``record``, ``validate``, ``rejudge``, ``mutate`` and the pytest plugin's ``--webmcp-suite`` all come
+    through here, before any browser starts; the suite (runner/suite/folder.py) is the folder the cases come from,
+    or ``--suite DIR``.
     """
-    from runner.suite.folder import SuiteError, find_suite
-    from runner.suite.validate import CatalogError, find_catalog, load_suite
+    from runner.suite.folder import find_suite
+    from runner.suite.validate import find_catalog, load_suite
 
     if suite_dir and not Path(suite_dir).is_dir():
-        say(f"--suite {suite_dir}: not a folder (a suite is a folder of case files and its suite.yaml)")
-        return EXIT_INVALID
+        raise InvalidInput(f"--suite {suite_dir}: not a folder (a suite is a folder of case files and its suite.yaml)")
     missing = [p for p in paths if not Path(p).exists() and not Path(p).is_symlink()]
     if missing:
-        say(f"{missing[0]}: no such file or folder")
-        return EXIT_INVALID
+        raise InvalidInput(f"{missing[0]}: no such file or folder")
     if not paths and not suite_dir and (note := seed_suite_note()):
         say(note)
     paths = paths or [suite_dir or str(default_suite_dir())]
     if any(is_evals(p) for p in paths):
         return load_evals_file(paths, catalog)
-    try:
-        suite = find_suite([Path(p) for p in paths], Path(suite_dir) if suite_dir else None)
-        if not suite.case_files([Path(p) for p in paths]):
-            say(
-                f"no case files in {' '.join(paths)} (cases are *.yaml / *.yml files; "
-                "suite.yaml and the files it ignores are not cases)"
-            )
-            return EXIT_INVALID
-        suite_catalog, note = find_catalog(paths, catalog, suite)
-    except (SuiteError, CatalogError) as err:
-        say(str(err))
-        return EXIT_INVALID
+    suite = find_suite([Path(p) for p in paths], Path(suite_dir) if suite_dir else None)
+    if not suite.case_files([Path(p) for p in paths]):
+        raise InvalidInput(
+            f"no case files in {' '.join(paths)} (cases are *.yaml / *.yml files; "
+            "suite.yaml and the files it ignores are not cases)"
+        )
+    suite_catalog, note = find_catalog(paths, catalog, suite)
     whole_suite = any(Path(p).is_dir() for p in paths)
     loaded, problems = load_suite(paths, suite_catalog, whole_suite, suite)
-    return loaded, problems, shown(f"{suite.describe()}; {note}"), suite
+    return LoadedCases(loaded, problems, shown(f"{suite.describe()}; {note}"), suite, suite_catalog)
 
 
 def shown(message: str) -> str:
@@ -96,27 +108,22 @@ def is_evals(path: str) -> bool:
     return looks_like_evals(Path(path))
 
 
-def load_evals_file(paths: list[str], catalog: str | None) -> tuple[list, list, str, Any] | int:
+def load_evals_file(paths: list[str], catalog: str | None) -> LoadedCases:
     """A public webmcp-evals file, converted in memory into cases (runner/suite/evals_json.py) and validated."""
     from runner.suite.evals_json import BEHAVIOURS, load_evals
     from runner.suite.folder import Suite, SuiteConfig
-    from runner.suite.validate import CatalogError, find_catalog
+    from runner.suite.validate import find_catalog
 
     if len(paths) > 1:
-        say(f"an evals.json is a suite of its own: give it alone ({' '.join(paths)})")
-        return EXIT_INVALID
+        raise InvalidInput(f"an evals.json is a suite of its own: give it alone ({' '.join(paths)})")
     path = Path(paths[0])
     suite = Suite(path.parent.resolve(), SuiteConfig(behaviours=BEHAVIOURS, min_cases_per_behaviour=0))
-    try:
-        suite_catalog, note = find_catalog(paths, catalog, suite)
-    except CatalogError as err:
-        say(str(err))
-        return EXIT_INVALID
+    suite_catalog, note = find_catalog(paths, catalog, suite)
     loaded, problems, converted = load_evals(path, suite_catalog)
     for line in converted.notes:
         say(f"note: {line}")
     what = f"{path}: webmcp-evals format, {len(loaded)} eval(s) read as cases (calls in exact order, as there)"
-    return loaded, problems, f"{what}; {note}", suite
+    return LoadedCases(loaded, problems, f"{what}; {note}", suite, suite_catalog)
 
 
 def select(args: argparse.Namespace, loaded: list, patterns: list[str]) -> list:

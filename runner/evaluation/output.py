@@ -10,10 +10,8 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+from runner.errors import UsageError
 from runner.report.sanitise import SafeConsole
-
-EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_NOT_RUN, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-
 
 # Wide enough for the report when output is a file or a CI log (rich would use 80).
 console = SafeConsole(stderr=False, width=None if sys.stdout.isatty() else 160)
@@ -56,10 +54,6 @@ def ends_like_ctrl_c() -> Iterator[list[int]]:
 def say(line: str) -> None:
     """One plain line on stderr, never wrapped, never read as markup."""
     errors.print(line, markup=False, highlight=False, soft_wrap=True)
-
-
-class UsageError(Exception):
-    """A mistake on the command line: one line on stderr that says what to do, exit 2."""
 
 
 def one_line(err: BaseException) -> str:

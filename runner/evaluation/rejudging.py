@@ -6,20 +6,14 @@ import argparse
 from datetime import datetime
 from pathlib import Path
 
+from runner.errors import InvalidInput, UsageError
 from runner.evaluation.loading import (
     default_suite_dir,
     load_cases,
 )
-from runner.evaluation.output import (
-    EXIT_INVALID,
-    UsageError,
-    check_writable_dir,
-    console,
-    report_problems,
-    say,
-)
+from runner.evaluation.output import check_writable_dir, console, report_problems, say
 from runner.evaluation.reporting import end_reports, reporters_for, run_input
-from runner.rundir.reading import baseline_dirs
+from runner.rundir.reading import RunDirError, baseline_dirs
 
 
 def rejudge_command(args: argparse.Namespace) -> int:
@@ -30,17 +24,13 @@ def rejudge_command(args: argparse.Namespace) -> int:
     src = Path(args.run_dir)
     try:
         runs = [(src, run_input(args.run_dir)), *((b, run_input(str(b))) for b in baseline_dirs(src))]
-    except SystemExit as err:
-        say(f"webmcp-eval rejudge: {err}")
-        return EXIT_INVALID
+    except RunDirError as err:
+        raise UsageError(str(err)) from None
     loaded = load_cases([args.suite] if args.suite else [], None, args.suite)
-    if isinstance(loaded, int):
-        return loaded
-    cases, problems, note, _ = loaded
+    cases, problems, note = loaded.cases, loaded.problems, loaded.note
     if problems:
         report_problems(problems)
-        say(f"nothing re-judged: fix the cases above ({note})")
-        return EXIT_INVALID
+        raise InvalidInput(f"nothing re-judged: fix the cases above ({note})")
     out = _rejudged_dir(args, src)
     suite_name = args.suite or str(default_suite_dir())
     by_id = {lc.case.id: lc for lc in cases}
@@ -61,8 +51,7 @@ def rejudge_command(args: argparse.Namespace) -> int:
         new_runs.append((run_dir, run, where, new))
     if refused and not args.keep_going:
         more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
-        say(f"webmcp-eval rejudge: {refused[0]}{more}; nothing written (--keep-going writes such trials as not_run)")
-        return EXIT_INVALID
+        raise UsageError(f"{refused[0]}{more}; nothing written (--keep-going writes such trials as not_run)")
     for run_dir, run, where, new in new_runs:
         write_run(run_dir, where, new, run.plan)
     console.print(f"re-judged {sum(len(n) for *_, n in new_runs)} trial(s) of {src} against {note}", highlight=False)

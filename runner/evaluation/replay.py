@@ -6,12 +6,8 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from runner.evaluation.output import (
-    EXIT_INVALID,
-    EXIT_OK,
-    console,
-    errors,
-)
+from runner.errors import EXIT_OK, InvalidInput
+from runner.evaluation.output import console
 from runner.evaluation.reporting import exit_for
 
 
@@ -24,8 +20,7 @@ def replay_command(args: argparse.Namespace) -> int:
     from runner.trace import read_trace
 
     if args.live and not args.base_url:
-        errors.print("--live needs --base-url URL (the deployment to compare with)")
-        return EXIT_INVALID
+        raise InvalidInput("--live needs --base-url URL (the deployment to compare with)")
     out = Path(args.out)
     worst = EXIT_OK
     for path in map(Path, args.traces):
@@ -34,8 +29,7 @@ def replay_command(args: argparse.Namespace) -> int:
             loaded = case_of(recorded, path)
         except (OSError, ValueError) as err:
             why = str(err).removeprefix(f"{path}: ")  # read_trace names the file already
-            errors.print(f"{path}: cannot replay: {why}", markup=False, highlight=False, soft_wrap=True)
-            return EXIT_INVALID
+            raise InvalidInput(f"{path}: cannot replay: {why}") from None
         fixtures_dir = Path(args.fixtures) if args.fixtures else path.resolve().parent.parent / "fixtures"
         options = RunOptions(
             out_root=out,
@@ -49,8 +43,9 @@ def replay_command(args: argparse.Namespace) -> int:
             force=True,  # replaying a trace again replaces its last replay
         )
         if not args.live and not options.fixtures.path_for(recorded.case_id).is_file():
-            errors.print(f"{path}: no fixture at {options.fixtures.path_for(recorded.case_id)} (use --fixtures DIR)")
-            return EXIT_INVALID
+            raise InvalidInput(
+                f"{path}: no fixture at {options.fixtures.path_for(recorded.case_id)} (use --fixtures DIR)"
+            )
         (replayed,) = asyncio.run(run_suite([loaded], options)).traces
         outcome = ReplayOutcome(recorded, replayed, result_diffs(recorded, replayed))
         written = outcome.write(out)

@@ -5,31 +5,24 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from runner.errors import EXIT_FAILED, EXIT_INVALID, EXIT_NOT_RUN, EXIT_OK, UsageError
 from runner.evaluation.loading import (
     default_suite_dir,
 )
-from runner.evaluation.output import (
-    EXIT_FAILED,
-    EXIT_INVALID,
-    EXIT_NOT_RUN,
-    EXIT_OK,
-    UsageError,
-    console,
-    errors,
-)
-from runner.rundir.reading import RunDirError, read_run
+from runner.evaluation.output import console, errors
+from runner.rundir.reading import read_run
 
-
-def run_input(run_dir: str):  # noqa: ANN202 - runner.results.run_results.RunInput
-    """A run directory's traces and plan; SystemExit with one line when it has neither or they are unreadable."""
+if TYPE_CHECKING:
     from runner.results.run_results import RunInput
 
-    try:
-        traces, plan, run_id = read_run(run_dir)
-    except RunDirError as err:
-        raise SystemExit(str(err)) from err
+
+def run_input(run_dir: str) -> RunInput:
+    """A run directory's traces and plan; RunDirError (one line) when it has neither or they are unreadable."""
+    from runner.results.run_results import RunInput
+
+    traces, plan, run_id = read_run(run_dir)
     return RunInput(traces, plan, run_id=run_id)
 
 

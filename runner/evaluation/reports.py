@@ -6,17 +6,10 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from runner.evaluation.output import (
-    EXIT_INVALID,
-    EXIT_OK,
-    UsageError,
-    check_writable_dir,
-    console,
-    errors,
-    say,
-)
+from runner.errors import EXIT_OK, InvalidInput, UsageError
+from runner.evaluation.output import check_writable_dir, console, errors
 from runner.evaluation.reporting import end_reports, labels_of, reporters_for, run_input
-from runner.rundir.reading import baseline_dirs
+from runner.rundir.reading import RunDirError, baseline_dirs
 from runner.rundir.run_info import read_run_id
 
 
@@ -26,19 +19,14 @@ def report_command(args: argparse.Namespace) -> int:
     from runner.results.shards import merge
     from runner.rundir.plan import ShardError
 
-    try:
-        inputs = [run_input(d) for d in args.run_dirs]
-    except SystemExit as err:
-        say(str(err))
-        return EXIT_INVALID
+    inputs = [run_input(d) for d in args.run_dirs]
     runs = inputs
     sharded = len(inputs) > 1 and any(r.plan and "shard" in r.plan for r in inputs)
     if sharded:
         try:
             runs = [merge(list(zip(args.run_dirs, inputs, strict=True)))]
         except ShardError as err:
-            errors.print(f"cannot merge: {err}", markup=False, highlight=False, soft_wrap=True)
-            return EXIT_INVALID
+            raise InvalidInput(f"cannot merge: {err}") from None
     merged = len(args.run_dirs) > 1
     out = Path(args.out or "traces/merged") if merged else Path(args.run_dirs[0])
     if merged:
@@ -73,19 +61,14 @@ def compare_command(args: argparse.Namespace) -> int:
     from runner.results.compare import compare_runs
     from runner.results.run_results import build_results
 
-    try:
-        a, b = run_input(args.run_a), run_input(args.run_b)
-    except SystemExit as err:
-        errors.print(str(err), markup=False, highlight=False)
-        return EXIT_INVALID
+    a, b = run_input(args.run_a), run_input(args.run_b)
     labels = labels_of(args.labels)
     result = compare_runs(
         build_results([a], labels), build_results([b], labels), label_a=args.run_a, label_b=args.run_b
     )
     console.print(result.text(), markup=False, highlight=False, soft_wrap=True)
     if not result.comparable:
-        errors.print("compare: the runs share no kind of evidence; deterministic and agent runs are never paired")
-        return EXIT_INVALID
+        raise InvalidInput("compare: the runs share no kind of evidence; deterministic and agent runs are never paired")
     return EXIT_OK
 
 
@@ -97,7 +80,7 @@ def analyze_command(args: argparse.Namespace) -> int:
 
     try:
         runs = [(Path(d).name or d, Path(d), run_input(d).traces) for d in args.runs]
-    except SystemExit as err:
+    except RunDirError as err:
         raise UsageError(str(err)) from None
     page = Path(args.html) if args.html else Path(args.runs[-1]) / "analysis.html"
     for flag, target in (("--html", page), ("--markdown", Path(args.markdown) if args.markdown else None)):
@@ -133,10 +116,10 @@ def power_command(args: argparse.Namespace) -> int:
         result = power_analysis(args.baseline, args.delta, args.trials, args.cases, alpha=args.alpha, power=args.power)
         text = power_text(result)
     except ValueError as err:
-        say(f"invalid input: {err}")
-        return EXIT_INVALID
+        raise InvalidInput(f"invalid input: {err}") from None
     except (ZeroDivisionError, OverflowError):  # a difference so small that no number of cases shows it
-        say(f"invalid input: --delta {args.delta:g} is too small for any finite number of cases; give a larger one")
-        return EXIT_INVALID
+        raise InvalidInput(
+            f"invalid input: --delta {args.delta:g} is too small for any finite number of cases; give a larger one"
+        ) from None
     console.print(text, markup=False, highlight=False, soft_wrap=True)
     return EXIT_OK

@@ -9,15 +9,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from runner.errors import InvalidInput, UsageError
 from runner.evaluation.loading import (
     load_cases,
 )
-from runner.evaluation.output import (
-    UsageError,
-    console,
-    one_line,
-    report_problems,
-)
+from runner.evaluation.output import console, one_line, report_problems, say
 from runner.rundir.reading import planned_traces
 
 
@@ -56,10 +52,12 @@ def resume_selection(args: argparse.Namespace) -> tuple[list, set[str], Path, An
     if changed and todo:
         plan = replanned(plan)  # written by the run, inside the run directory's lock
     files = list(dict.fromkeys(str(case_path(plan, c)) for c in plan["cases"]))
-    loaded_suite = load_cases(files, getattr(args, "catalog", None))
-    if isinstance(loaded_suite, int):
-        raise UsageError(f"--resume {run_dir}: the planned case files {', '.join(files)} cannot be loaded")
-    loaded, problems, _note, suite = loaded_suite
+    try:
+        loaded_suite = load_cases(files, getattr(args, "catalog", None))
+    except InvalidInput as err:
+        say(str(err))
+        raise UsageError(f"--resume {run_dir}: the planned case files {', '.join(files)} cannot be loaded") from None
+    loaded, problems, suite = loaded_suite.cases, loaded_suite.problems, loaded_suite.suite
     if problems:
         report_problems(problems)
         raise UsageError(f"--resume {run_dir}: the planned case files no longer load; fix them and resume again")

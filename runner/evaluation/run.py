@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from runner.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NOT_RUN, EXIT_OK, CannotRun, InvalidInput, UsageError
 from runner.evaluation.loading import (
     is_evals,
     load_cases,
@@ -17,19 +18,7 @@ from runner.evaluation.loading import (
     skip_invalid,
     surface_checks_of,
 )
-from runner.evaluation.output import (
-    EXIT_FAILED,
-    EXIT_INTERRUPTED,
-    EXIT_INVALID,
-    EXIT_NOT_RUN,
-    EXIT_OK,
-    UsageError,
-    check_writable_dir,
-    console,
-    errors,
-    report_problems,
-    say,
-)
+from runner.evaluation.output import check_writable_dir, console, errors, report_problems, say
 from runner.evaluation.players import agent_factory_for, grader_of, harness_choice, simulator_factory_for
 from runner.evaluation.reporting import (
     ResumeProgress,
@@ -70,8 +59,6 @@ def run_context(suite: BrowserContextSettings, args: argparse.Namespace) -> Brow
 def run_command(args: argparse.Namespace) -> int:
     """run and record: the cases (new, resumed or the last failed), the run's options built once, play, report."""
     selection = resumed_selection(args) if args.resume else new_selection(args)
-    if isinstance(selection, int):
-        return selection
     options = run_options(args, selection)
     code = play(args, selection, options)
     if code in (EXIT_OK, EXIT_FAILED, EXIT_NOT_RUN):  # the trials ran: which tools did the cases touch
@@ -79,8 +66,8 @@ def run_command(args: argparse.Namespace) -> int:
     return code
 
 
-def new_selection(args: argparse.Namespace) -> Selection | int:
-    """The cases a new run plays: loaded and checked as validate does, then selected; an exit code when invalid."""
+def new_selection(args: argparse.Namespace) -> Selection:
+    """The cases a new run plays: loaded and checked as validate does, then selected; InvalidInput when invalid."""
     from runner.play.run.run import new_run_id
 
     case_args = [a for a in args.cases if Path(a).exists()]
@@ -88,15 +75,19 @@ def new_selection(args: argparse.Namespace) -> Selection | int:
     if args.last_failed:
         case_args, patterns = last_failed(args, patterns)
     loaded_suite = load_cases(case_args, args.catalog, args.suite)
-    if isinstance(loaded_suite, int):
-        return loaded_suite
-    loaded, problems, catalog_note, suite = loaded_suite
+    loaded, problems, catalog_note, suite = (
+        loaded_suite.cases,
+        loaded_suite.problems,
+        loaded_suite.note,
+        loaded_suite.suite,
+    )
     skipped: list[str] = []
     if problems:
         report_problems(problems)
         if not args.skip_invalid:
-            say(f"nothing ran: fix the cases above, or pass --skip-invalid to run the rest ({catalog_note})")
-            return EXIT_INVALID
+            raise InvalidInput(
+                f"nothing ran: fix the cases above, or pass --skip-invalid to run the rest ({catalog_note})"
+            )
         loaded, skipped = skip_invalid(loaded, problems, patterns, args)
     elif "no catalog" in catalog_note:
         say(f"note: {catalog_note}; each trial checks the rules against the tools its pages register")
@@ -197,10 +188,9 @@ def players(args: argparse.Namespace, suite: Any) -> tuple[Any, Any, Any, Any]:
 
 def play(args: argparse.Namespace, selection: Selection, options) -> int:  # noqa: ANN001 - RunOptions
     """Play the trials with progress lines, then the reports; Ctrl-C keeps what ran and says how to go on."""
-    from runner.play.browser.browser import BrowserUnavailable, ChromiumNotFound
-    from runner.play.run.run import RunIdTaken, plan_of, run_suite
+    from runner.play.browser.browser import BrowserUnavailable
+    from runner.play.run.run import plan_of, run_suite
     from runner.results.run_results import RunInput, build_results
-    from runner.rundir.lock import RunDirBusy
 
     chosen = selection.cases
     out_dir = options.out_root / options.run_id
@@ -215,27 +205,21 @@ def play(args: argparse.Namespace, selection: Selection, options) -> int:  # noq
     if resuming:
         reporters.reporters.insert(0, ResumeProgress(len(options.only_trials)))
     console.print(f"webmcp-eval: {playing(options, out_dir, chosen, plan)}", markup=False, highlight=False)
+    # No Chromium (exit 3), or another run's directory (RunDirBusy, RunIdTaken: nothing was written into it, exit 2)
+    # go to the command line as they are.
     try:
         result = asyncio.run(run_suite(chosen, options, on_trial=reporters.trial_done))
-    except ChromiumNotFound as err:
-        errors.print(str(err), markup=False)
-        return EXIT_NOT_RUN
-    except BrowserUnavailable as err:  # a wrong --connect endpoint: nothing ran, nothing is left behind
+    except BrowserUnavailable:  # a wrong --connect endpoint: nothing ran, nothing is left behind
         if not resuming and {p.name for p in out_dir.iterdir()} <= {"plan.json"}:
             shutil.rmtree(out_dir, ignore_errors=True)
-        say(str(err))
-        return EXIT_INVALID
-    except (RunDirBusy, RunIdTaken) as err:  # another run's directory: nothing was written into it
-        say(f"webmcp-eval {args.command}: {err}")
-        return EXIT_INVALID
+        raise
     except OSError as err:
         if err.errno not in DISK_FULL:
             raise
-        say(
-            f"webmcp-eval {args.command}: cannot write {err.filename or out_dir}: {err.strerror}; the traces "
+        raise DiskFull(
+            f"cannot write {err.filename or out_dir}: {err.strerror}; the traces "
             f"written so far are kept: make room, then go on with: webmcp-eval run --resume {out_dir}"
-        )
-        return EXIT_NOT_RUN
+        ) from None
     except KeyboardInterrupt:
         return interrupted(args, out_dir, plan)
     run_info["site"] = result.site_info
@@ -253,6 +237,12 @@ def play(args: argparse.Namespace, selection: Selection, options) -> int:  # noq
 
 
 DISK_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)  # the disk, not the run: resumable
+
+
+class DiskFull(CannotRun):
+    """The disk filled up (or went read-only) during the run: the traces written so far are kept, exit 3."""
+
+    named = True
 
 
 def playing(options, out_dir: Path, chosen: list, plan) -> str:  # noqa: ANN001 - RunOptions, RunPlan

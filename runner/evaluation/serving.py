@@ -6,28 +6,18 @@ import argparse
 import asyncio
 from pathlib import Path
 
+from runner.errors import EXIT_FAILED, EXIT_INVALID, EXIT_NOT_RUN, EXIT_OK, CannotRun, InvalidInput, UsageError
 from runner.evaluation.loading import (
     default_suite_dir,
     load_cases,
 )
-from runner.evaluation.output import (
-    EXIT_FAILED,
-    EXIT_INVALID,
-    EXIT_NOT_RUN,
-    EXIT_OK,
-    UsageError,
-    console,
-    errors,
-    report_problems,
-    say,
-)
+from runner.evaluation.output import console, errors, report_problems
 
 
 def mcp_command(args: argparse.Namespace) -> int:
     """Serve the live page's active catalog as an MCP server (stdio or streamable HTTP)."""
     from playwright.async_api import Error as PlaywrightError
 
-    from runner.agents.mcp_bridge import BridgeConfigError
     from runner.evaluation.mcp_serve import serve_page
 
     try:
@@ -42,12 +32,8 @@ def mcp_command(args: argparse.Namespace) -> int:
                 log_path=args.log,
             )
         )
-    except BridgeConfigError as err:
-        errors.print(str(err), markup=False)
-        return EXIT_INVALID
     except PlaywrightError as err:  # the site is down or the page does not open: not the user's typing
-        say(f"{args.base_url}: the page could not be opened: {str(err).splitlines()[0]}")
-        return EXIT_NOT_RUN
+        raise CannotRun(f"{args.base_url}: the page could not be opened: {str(err).splitlines()[0]}") from None
     except KeyboardInterrupt:
         return 130
 
@@ -74,24 +60,19 @@ def mutate_command(args: argparse.Namespace) -> int:
     operators = [o.strip() for o in (args.operators or "").split(",") if o.strip()] or None
     unknown = sorted(set(operators or []) - set(OPERATORS))
     if unknown:
-        say(f"--operators: unknown operator(s) {', '.join(unknown)}; one of: {', '.join(OPERATORS)}")
-        return EXIT_INVALID
+        raise InvalidInput(f"--operators: unknown operator(s) {', '.join(unknown)}; one of: {', '.join(OPERATORS)}")
     try:
         site_config = load_site_config(Path(args.site_config), args.base_url) if args.site_config else None
     except SiteConfigError as err:
-        say(f"--site-config {err}")
-        return EXIT_INVALID
+        raise InvalidInput(f"--site-config {err}") from None
     suite = load_cases([a for a in args.cases if Path(a).exists()], None)
-    if isinstance(suite, int):
-        return suite
-    loaded, problems, _note, the_suite = suite
+    loaded, problems, the_suite = suite.cases, suite.problems, suite.suite
     if problems:
         report_problems(problems)
         return EXIT_INVALID
     chosen = select_cases(loaded, [a for a in args.cases if not Path(a).exists()], None, [])
     if not chosen:
-        errors.print("No case matches the selection " + " ".join(args.cases))
-        return EXIT_INVALID
+        raise InvalidInput("No case matches the selection " + " ".join(args.cases))
     catalog_path = default_suite_dir() / "catalog.json"
     catalog = SuiteCatalog.load(catalog_path) if catalog_path.is_file() else None
     options = MutateOptions(

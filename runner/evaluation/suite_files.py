@@ -9,16 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from runner.evaluation.output import (
-    EXIT_INVALID,
-    EXIT_NOT_RUN,
-    EXIT_OK,
-    UsageError,
-    console,
-    errors,
-    report_problems,
-    say,
-)
+from runner.errors import EXIT_NOT_RUN, EXIT_OK, InvalidInput, UsageError
+from runner.evaluation.output import console, errors, report_problems
 from runner.report.sanitise import terminal
 
 
@@ -46,8 +38,7 @@ def import_command(args: argparse.Namespace) -> int:
         notes = [catalog_note, *notes]
     if problems:
         report_problems(problems)
-        say(f"nothing written: fix {source} (an unknown $ operator or key is never ignored)")
-        return EXIT_INVALID
+        raise InvalidInput(f"nothing written: fix {source} (an unknown $ operator or key is never ignored)")
     console.print(f"{len(written)} case(s) and suite.yaml written to {out}", markup=False, highlight=False)
     made_up = [line.split(": made up ", 1)[0] for line in notes if ": made up " in line]
     if made_up:  # the reference plan plays them: a site that checks the value refuses the call (then not_run)
@@ -109,18 +100,16 @@ def export_command(args: argparse.Namespace) -> int:
         raise UsageError(str(err)) from None
     if problems:
         report_problems(problems)
-        say(f"nothing written: fix the cases of {folder} first (webmcp-eval validate {folder})")
-        return EXIT_INVALID
+        raise InvalidInput(f"nothing written: fix the cases of {folder} first (webmcp-eval validate {folder})")
     exported = export_cases([c.case for c in loaded])
     lines = [f"left out: {line}" for line in exported.left_out] + [f"dropped: {line}" for line in exported.dropped]
     if exported.weaker and not args.lossy:
         for line in lines:
             errors.print(f"would be {line}", markup=False, highlight=False, soft_wrap=True)
-        say(
+        raise InvalidInput(
             f"nothing written: evals.json would hold a weaker suite than {folder} ({len(exported.left_out)} case(s) "
             f"left out, {len(exported.dropped)} expectation(s) dropped); --lossy writes it with this list"
         )
-        return EXIT_INVALID
     write_export(exported, tools, out)
     where = f"{out / 'evals.json'}" + (f", the tool list to {out / SCHEMA_FILE}" if tools is not None else "")
     console.print(f"{len(exported.evals)} eval(s) written to {where}", markup=False, highlight=False, soft_wrap=True)
@@ -147,20 +136,13 @@ def _export_tools(suite: Any, described: list[dict[str, Any]] | None) -> list[di
 def tools_command(args: argparse.Namespace) -> int:
     """What a page registers, per route (runner/evaluation/catalog.py does the reading)."""
     from runner.evaluation.catalog import DISCOVERY_SETTLE_MS, list_tools, tools_json, tools_text
-    from runner.play.browser.browser import ChromiumNotFound
 
     if "://" not in args.url:
-        errors.print(f"{args.url}: not a URL (e.g. http://127.0.0.1:8000/demo/)", markup=False)
-        return EXIT_INVALID
+        raise InvalidInput(f"{args.url}: not a URL (e.g. http://127.0.0.1:8000/demo/)")
     settle_ms = DISCOVERY_SETTLE_MS if args.settle_ms is None else args.settle_ms
     if not 0 <= settle_ms <= 10_000:
-        errors.print(f"--settle-ms {settle_ms}: give 0 to 10000 ms", markup=False)
-        return EXIT_INVALID
-    try:
-        listing = asyncio.run(list_tools(args.url, args.route, chromium=args.chromium, settle_ms=settle_ms))
-    except ChromiumNotFound as err:
-        errors.print(str(err), markup=False)
-        return EXIT_NOT_RUN
+        raise InvalidInput(f"--settle-ms {settle_ms}: give 0 to 10000 ms")
+    listing = asyncio.run(list_tools(args.url, args.route, chromium=args.chromium, settle_ms=settle_ms))
     sys.stdout.write(tools_json(listing) if args.json else terminal(tools_text(listing), lines=True))
     return EXIT_NOT_RUN if any(r.error for r in listing) else EXIT_OK
 
@@ -168,8 +150,7 @@ def tools_command(args: argparse.Namespace) -> int:
 def init_command(args: argparse.Namespace) -> int:
     """A suite folder from a live site's tools (evaluation/catalog.py reads them, runner/suite/init.py writes it)."""
     from runner.evaluation.catalog import DISCOVERY_SETTLE_MS, list_tools
-    from runner.play.browser.browser import ChromiumNotFound
-    from runner.suite.init import InitError, check_folder, init_suite
+    from runner.suite.init import check_folder, init_suite
 
     if "://" not in args.base_url:
         raise UsageError(f"--base-url {args.base_url}: not a URL (e.g. http://127.0.0.1:8000/demo/)")
@@ -177,18 +158,9 @@ def init_command(args: argparse.Namespace) -> int:
     if not 0 <= settle_ms <= 10_000:
         raise UsageError(f"--settle-ms {settle_ms}: give 0 to 10000 ms")
     folder = Path(args.output)
-    try:
-        check_folder(folder)  # before any browser starts
-        listing = asyncio.run(
-            list_tools(args.base_url, args.route or ["/"], chromium=args.chromium, settle_ms=settle_ms)
-        )
-        result = init_suite(args.base_url, listing, folder, settle_ms)
-    except InitError as err:
-        errors.print(f"webmcp-eval init: {err}", markup=False, highlight=False, soft_wrap=True)
-        return err.exit_code
-    except ChromiumNotFound as err:
-        errors.print(str(err), markup=False)
-        return EXIT_NOT_RUN
+    check_folder(folder)  # before any browser starts
+    listing = asyncio.run(list_tools(args.base_url, args.route or ["/"], chromium=args.chromium, settle_ms=settle_ms))
+    result = init_suite(args.base_url, listing, folder, settle_ms)
     console.print(result.summary(), markup=False, highlight=False, soft_wrap=True)
     from runner.audit.catalog_lint import finding_line, lint_listing
 

@@ -4,26 +4,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from runner.errors import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK, CannotRun, InvalidInput, UsageError
 from runner.evaluation.loading import (
+    LoadedCases,
     load_cases,
     surface_checks_of,
 )
-from runner.evaluation.output import (
-    EXIT_FAILED,
-    EXIT_INVALID,
-    EXIT_NOT_RUN,
-    EXIT_OK,
-    UsageError,
-    check_writable_dir,
-    console,
-    report_problems,
-    say,
-)
+from runner.evaluation.output import check_writable_dir, console, report_problems, say
 from runner.evaluation.run import site_config_for
 
 
@@ -33,23 +26,20 @@ def validate_command(args: argparse.Namespace) -> int:
     if args.route and not args.live:
         raise UsageError("--route names a route whose tools --live reads: give --live URL too")
     suite = _validate_live(args) if args.live else load_cases(args.paths, args.catalog, args.suite)
-    if isinstance(suite, int):
-        return suite
-    loaded, problems, catalog_note, _ = suite
+    loaded, problems, catalog_note = suite.cases, suite.problems, suite.note
     for warning in scope_warnings(loaded):
         say(f"warning: {warning}")
     problems = problems + _audit_catalog(args.paths, args.catalog, args.suite)
     if problems:
         report_problems(problems)
-        say(catalog_note)
-        return EXIT_INVALID
+        raise InvalidInput(catalog_note)
     console.print(
         f"{len(loaded)} case(s) valid; {catalog_note}. (This says nothing about any agent.)",
         markup=False,
         highlight=False,
         soft_wrap=True,
     )
-    return _validate_baselines(args, loaded, suite[3]) if args.baselines else EXIT_OK
+    return _validate_baselines(args, loaded, suite.suite) if args.baselines else EXIT_OK
 
 
 def _validate_baselines(args: argparse.Namespace, loaded: list, suite: Any) -> int:
@@ -58,7 +48,6 @@ def _validate_baselines(args: argparse.Namespace, loaded: list, suite: Any) -> i
     Exit 1 names each unexplained pass; 3 when some case could not be judged (the site or browser failed).
     """
     from runner.agents.null import NullAgent
-    from runner.play.browser.browser import ChromiumNotFound
     from runner.play.run.run import RunOptions, new_run_id, run_suite
     from runner.results.health import baseline_health
 
@@ -75,11 +64,7 @@ def _validate_baselines(args: argparse.Namespace, loaded: list, suite: Any) -> i
         **surface_checks_of(args, suite),  # as every run of the suite holds its tools to them
     )
     console.print(f"baseline: the null agent over {len(loaded)} case(s) (reads the tools, calls none)")
-    try:
-        result = asyncio.run(run_suite(loaded, options))
-    except ChromiumNotFound as err:
-        say(str(err))
-        return EXIT_NOT_RUN
+    result = asyncio.run(run_suite(loaded, options))
     health = baseline_health(result.traces)
     for line in health.lines():
         console.print(f"  {line}", markup=False, highlight=False)
@@ -98,12 +83,11 @@ def _validate_baselines(args: argparse.Namespace, loaded: list, suite: Any) -> i
     return EXIT_NOT_RUN if health.not_judged else EXIT_OK
 
 
-def _validate_live(args: argparse.Namespace) -> tuple[list, list, str, Any] | int:
+def _validate_live(args: argparse.Namespace) -> LoadedCases:
     """``validate --live URL``: every rule checked against the tools the cases' routes register now."""
     import tempfile
 
     from runner.evaluation.catalog import DISCOVERY_SETTLE_MS, list_tools
-    from runner.play.browser.browser import ChromiumNotFound
     from runner.suite.case import NavigateAction
     from runner.suite.init import route_key
 
@@ -112,29 +96,24 @@ def _validate_live(args: argparse.Namespace) -> tuple[list, list, str, Any] | in
     if "://" not in args.live:
         raise UsageError(f"--live {args.live}: not a URL (e.g. http://127.0.0.1:8000/demo/)")
     first = load_cases(args.paths, None, args.suite)
-    if isinstance(first, int) or first[1]:
+    if first.problems:
         return first  # a case that does not load is reported as it is, before any browser starts
-    loaded = first[0]
+    loaded = first.cases
     routes = {lc.case.start_route for lc in loaded} | set(args.route or [])
     routes |= {s.to for lc in loaded for s in lc.case.steps if isinstance(s, NavigateAction)}
-    try:
-        listing = asyncio.run(list_tools(args.live, sorted(routes), settle_ms=DISCOVERY_SETTLE_MS))
-    except ChromiumNotFound as err:
-        say(str(err))
-        return EXIT_NOT_RUN
+    listing = asyncio.run(list_tools(args.live, sorted(routes), settle_ms=DISCOVERY_SETTLE_MS))
     broken = [r for r in listing if r.error]
     if broken:
-        say(f"--live: {broken[0].url}: {broken[0].error} (the tools could not be read; nothing was checked)")
-        return EXIT_NOT_RUN
+        raise CannotRun(
+            f"--live: {broken[0].url}: {broken[0].error} (the tools could not be read; nothing was checked)"
+        )
     catalog = {"routes": {k: v for r in listing for k, v in _route_tools(r, route_key).items()}}
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "live-catalog.json"
         path.write_text(json.dumps(catalog), encoding="utf-8")
         checked = load_cases(args.paths, str(path), args.suite)
-    if isinstance(checked, int):
-        return checked
     shown = ", ".join(sorted(catalog["routes"]))
-    return checked[0], checked[1], f"tools checked against {args.live} as it is now (routes {shown})", checked[3]
+    return dataclasses.replace(checked, note=f"tools checked against {args.live} as it is now (routes {shown})")
 
 
 def _route_tools(reading: Any, route_key: Callable[[str], str]) -> dict[str, dict[str, Any]]:

@@ -13,10 +13,12 @@ import os
 import socket
 from pathlib import Path
 
+from runner.errors import UsageError
+
 LOCK_FILE = ".lock"
 
 
-class RunDirBusy(RuntimeError):
+class RunDirBusy(UsageError, RuntimeError):
     """Another process plays into this run directory; the message names it."""
 
 

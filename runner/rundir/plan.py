@@ -19,6 +19,7 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError, with_config
 from typing_extensions import TypedDict  # pydantic validates only this TypedDict on Python < 3.12
 
 from runner.data_file import RUN_FILE_DEPTH, FileProblem, load_json
+from runner.errors import InvalidInput
 from runner.trace import EvidenceKind, Trace, write_atomic
 
 PLAN_FILE = "plan.json"
@@ -73,11 +74,11 @@ class RunPlan(TypedDict):
 _PLAN = TypeAdapter(RunPlan)
 
 
-class ShardError(ValueError):
+class ShardError(InvalidInput, ValueError):
     """A --shard or --durations value that cannot be used."""
 
 
-class PlanError(ValueError):
+class PlanError(InvalidInput, ValueError):
     """plan.json exists but is not a run plan."""
 
 

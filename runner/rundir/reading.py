@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from runner.errors import InvalidInput
 from runner.rundir.plan import PLAN_FILE, RunPlan, plan_hashes, read_plan
 from runner.rundir.run_info import read_run_id
 from runner.trace import Trace, read_trace, read_traces, trace_files
 
 
-class RunDirError(ValueError):
+class RunDirError(InvalidInput, ValueError):
     """A directory that is not a readable run: one line that names it."""
 
 

@@ -33,6 +33,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError
 
 from runner.data_file import MAX_PERSON_JSON_BYTES, FileProblem, json_lines, parse_json, read_text
+from runner.errors import InvalidInput
 from runner.suite.case import Case
 from runner.suite.loader import LoadedCase, Problem
 from runner.suite.matchers import MISSING, is_operator, match
@@ -53,7 +54,7 @@ WEAKER = (
 )
 
 
-class EvalsFormatError(Exception):
+class EvalsFormatError(InvalidInput):
     """A file that is not an evals.json at all (one line for the user)."""
 
 

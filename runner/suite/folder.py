@@ -23,6 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from runner.data_file import FileProblem, load_yaml
+from runner.errors import InvalidInput
 from runner.suite.browser_context import (
     DEFAULT_LOCALE,
     DEFAULT_TIMEZONE,
@@ -38,7 +39,7 @@ SUITE_FILE = "suite.yaml"
 DEFAULT_CATALOG = "catalog.json"
 
 
-class SuiteError(Exception):
+class SuiteError(InvalidInput):
     """A suite that cannot be used; the message is one line for the user."""
 
 

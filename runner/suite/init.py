@@ -44,6 +44,7 @@ from typing import Any, Protocol
 import jsonschema
 import yaml
 
+from runner.errors import EXIT_NOT_RUN, UsageError
 from runner.suite.folder import SUITE_FILE
 from runner.suite.site import split_credentials
 
@@ -57,16 +58,14 @@ STARTER_HEADER = "# A starter case written by webmcp-eval init: make it yours (i
 MAX_DEPTH = 8  # example values for nested schemas stop here
 
 
-class InitError(Exception):
+class InitError(UsageError):
     """init cannot write a suite: a usage mistake (exit 2); the message is one line for the user."""
-
-    exit_code = 2
 
 
 class SiteUnreadable(InitError):
     """The site could not be read (unreachable, an error page, no tools): exit 3, with what to check."""
 
-    exit_code = 3
+    exit_code = EXIT_NOT_RUN
 
 
 class PageTool(Protocol):

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.data_file import FileProblem, load_json_document
+from runner.errors import InvalidInput
 from runner.suite.case import (
     Case,
     ExpectedCall,
@@ -38,7 +39,7 @@ START_ROUTE = "/"  # the public tool opens one URL: the base URL itself
 THEIR_OPERATORS = {"$pattern", "$contains", "$gt", "$gte", "$lt", "$lte", "$type", "$any"}
 
 
-class PeerFileError(ValueError):
+class PeerFileError(InvalidInput, ValueError):
     """A schema.json that cannot be used; one line naming the file and the JSON path."""
 
 

@@ -31,6 +31,7 @@ from pydantic import (
 )
 
 from runner.data_file import FileProblem, deepest_line, load_yaml
+from runner.errors import InvalidInput
 
 
 class Hooks(BaseModel):
@@ -149,7 +150,7 @@ def demo_site_config(base_url: str) -> SiteConfig:
     )
 
 
-class SiteConfigError(ValueError):
+class SiteConfigError(InvalidInput, ValueError):
     """A site config that cannot be used; the message is one line naming the file (and line, field)."""
 
 

@@ -26,6 +26,7 @@ from typing import Any
 import jsonschema
 
 from runner.data_file import FileProblem, deepest_line, load_json_document, shown_field
+from runner.errors import InvalidInput
 from runner.suite.call_tree import best_assignment, order_kept
 from runner.suite.case import (
     BEHAVIOURS,
@@ -52,7 +53,7 @@ _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 
-class CatalogError(Exception):
+class CatalogError(InvalidInput):
     """A catalog file that cannot be used; the message is one line for the user."""
 
 

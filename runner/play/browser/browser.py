@@ -21,6 +21,8 @@ from pathlib import Path
 
 from playwright.async_api import Browser, BrowserType
 
+from runner.errors import CannotRun, InvalidInput
+
 ENV_VAR = "WEBMCP_EVAL_CHROMIUM"
 SYSTEM_CANDIDATES = ("/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome")
 HEADLESS_SHELL = "chromium-headless-shell"  # headless runs only
@@ -49,7 +51,7 @@ INSTALL_HINT = (
 )
 
 
-class ChromiumNotFound(RuntimeError):
+class ChromiumNotFound(CannotRun, RuntimeError):
     """No usable Chromium; the message says what to install."""
 
 
@@ -124,7 +126,7 @@ async def launch(
     return await browser_type.launch(**kwargs), choice
 
 
-class BrowserUnavailable(RuntimeError):
+class BrowserUnavailable(InvalidInput, RuntimeError):
     """A remote browser (--connect, --connect-over-cdp) could not be reached; the message says what to check."""
 
 

@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 from runner import __version__
 from runner.agents.protocol import Agent
+from runner.errors import UsageError
 from runner.play.browser.session import BrowserSession
 from runner.play.run.options import RunOptions, TrialHook  # noqa: F401 - both are also known by this module's name
 from runner.play.run.retry import retryable
@@ -81,7 +82,7 @@ def new_run_id() -> str:
     return f"{now:%Y%m%d-%H%M%S}-{now.microsecond // 1000:03d}-{secrets.token_hex(4)}"
 
 
-class RunIdTaken(ValueError):
+class RunIdTaken(UsageError, ValueError):
     """The run directory already holds a run (a reused --run-id): refused unless --force replaces it."""
 
 
