@@ -13,6 +13,8 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from runner.judge import probes
+from runner.kinds import Captures, Evidence, Kind, answerable, module_kinds
+from runner.kinds import assertion as _a
 from runner.suite.call_tree import best_assignment, order_kept
 from runner.suite.case import (
     AnswerExpectation,
@@ -39,12 +41,6 @@ from runner.trace import (
     UiObservation,
     assertions_verdict,
 )
-
-
-def _a(id: str, kind: str, description: str, ok: bool | None, why: str = "", evidence: Any = None) -> Assertion:
-    status = "not_run" if ok is None else "passed" if ok else "failed"
-    return Assertion(id=id, kind=kind, description=description, status=status, why=why, evidence=evidence)
-
 
 # ---- tool calls ------------------------------------------------------------
 
@@ -482,7 +478,7 @@ def check_ui(
             desc += f" with text {short(exp.text, 40)}"
         if exp.summary is not None:
             desc += " showing exactly " + ", ".join(exp.summary)
-        obs = trace.ui.observations[i] if i < len(trace.ui.observations) else None
+        obs = observation_of(exp, i, trace)
         missing = _unobserved(exp, obs)
         if missing or obs is None:
             out.append(_a(f"ui[{i}]", "ui", desc, None, _not_reached(trace, missing) if obs is None else missing))
@@ -490,6 +486,24 @@ def check_ui(
         ok, why = _ui_ok(exp, obs, captures or {})
         out.append(_a(f"ui[{i}]", "ui", desc + (f" — {exp.why}" if exp.why else ""), ok, why, obs.model_dump()))
     return out
+
+
+def observation_of(exp: UiExpectation, i: int, trace: Trace) -> UiObservation | None:
+    """The observation that answers ui[i].
+
+    A trial observes the ui list of the case it plays, in order: the observation made for this very
+    expectation (the same in the case as played, ``trace.case``), at i when it is there; else the first
+    of its target (a case judged again after its ui list was edited); else the i-th, of another target
+    (not_run, never read as "0 found").
+    """
+    observations = trace.ui.observations
+    played = (trace.case.get("expect") or {}).get("ui") or []
+    mine = exp.model_dump(mode="json", exclude_defaults=True)
+    fits = [j for j, o in enumerate(observations) if o.target == exp.target.describe()]
+    same = [j for j in fits if not played or (j < len(played) and played[j] == mine)]
+    for j in ([i] if i in same else []) + same + ([i] if i in fits else []) + fits:
+        return observations[j]
+    return observations[i] if i < len(observations) else None
 
 
 def _unobserved(exp: UiExpectation, obs: UiObservation | None) -> str:
@@ -769,23 +783,132 @@ def check_untrusted(exp: UntrustedExpectation, trace: Trace) -> list[Assertion]:
     return [_a("untrusted.as_text", "untrusted", desc, True, why, evidence)]
 
 
+# ---- the kinds: each block of expect:, its checker, its evidence, what a stored trace lacks for it ----------
+
+
+def _calls(exp: CallExpectations, trace: Trace, captures: Captures) -> list[Assertion]:
+    found, captured = check_calls(exp, trace)
+    captures.update(captured)  # the later kinds' $ref and {name} paths
+    return found
+
+
+def _network(exp: NetworkExpectation, trace: Trace, captures: Captures) -> list[Assertion]:
+    return check_network(exp, trace)
+
+
+def _answer(exp: AnswerExpectation, trace: Trace, captures: Captures) -> list[Assertion]:
+    return check_answer(exp, trace)
+
+
+def _confirmation(exp: ConfirmationExpectation, trace: Trace, captures: Captures) -> list[Assertion]:
+    return check_confirmation(exp, trace)
+
+
+def _untrusted(exp: UntrustedExpectation, trace: Trace, captures: Captures) -> list[Assertion]:
+    return check_untrusted(exp, trace) if exp.as_text else []
+
+
+def _ui_unobserved(expectations: list[UiExpectation], trace: Trace) -> str:
+    observed = {o.target for o in trace.ui.observations}
+    for i, exp in enumerate(expectations):
+        if exp.target.describe() not in observed:
+            return f"ui[{i}] {exp.target.describe()} was never observed in this trial: play it again"
+    return ""
+
+
+def _control_unobserved(exp: ConfirmationExpectation, trace: Trace) -> str:
+    rec = trace.confirmation
+    if rec is None or rec.control != exp.control.describe():
+        return f"the confirmation control {exp.control.describe()} was never observed in this trial"
+    return ""
+
+
+def _rendering_unobserved(exp: UntrustedExpectation, trace: Trace) -> str:
+    if exp.as_text and trace.untrusted_rendering is None:
+        return "untrusted rendering was never observed in this trial"
+    return ""
+
+
+CALL_FIELDS = ("tool", "args", "result", "error", "refused", "in_catalog", "route")
+CALLS = Evidence("calls", ("calls",), lambda t: [{k: getattr(c, k) for k in CALL_FIELDS} for c in t.calls])
+STEPS = Evidence(
+    "steps",
+    ("steps",),
+    lambda t: [
+        {"route": s.route_after, "catalog": s.catalog_after, "stale": [r.name for r in s.stale_registrations]}
+        for s in t.steps
+    ],
+)
+TOOLS = Evidence(
+    "tools",
+    ("registrations", "tool_instructions"),
+    lambda t: [
+        {"name": r.name, "description": (r.model_extra or {}).get("description"), "annotations": r.annotations}
+        for r in t.registrations
+        if r.type == "register"
+    ],
+)
+WITNESS = Evidence(
+    "witness", ("witness",), lambda t: {"available": t.witness.available, "disagreements": t.witness.disagreements}
+)
+NETWORK = Evidence(
+    "network",
+    ("network",),
+    lambda t: {
+        "mutations": [f"{m.method} {m.path}" for m in t.network.mutations],
+        "blocked": [b.url for b in t.network.blocked],
+    },
+)
+UI = Evidence("ui", ("ui",), lambda t: [o.model_dump() for o in t.ui.observations])
+ARIA = Evidence("aria", ("ui",), lambda t: t.ui.aria_snapshot)
+URL = Evidence("url", ("ui",), lambda t: t.ui.url)
+STATE = Evidence("state", ("state",), lambda t: [d.model_dump() for d in t.state.diff])
+ANSWER = Evidence("answer", ("ai_result",), lambda t: t.ai_result)
+CONFIRMATION = Evidence(
+    "confirmation", ("confirmation",), lambda t: t.confirmation.model_dump() if t.confirmation else None
+)
+RENDERING = Evidence(
+    "rendering",
+    ("untrusted_rendering",),
+    lambda t: [r.model_dump() for r in t.untrusted_rendering] if t.untrusted_rendering is not None else None,
+)
+
+# In the order of the case model's expect: fields (the kinds that are a module of runner/kinds/ after them):
+# their assertions come in this order, and the calls' captures reach the kinds after them.
+KINDS: tuple[Kind[Any], ...] = (
+    Kind("calls", CallExpectations, _calls, (CALLS, STEPS, TOOLS, WITNESS), answerable),
+    Kind("network", NetworkExpectation, _network, (NETWORK,), answerable),
+    Kind("ui", UiExpectation, check_ui, (UI, ARIA, URL), _ui_unobserved),
+    Kind("state", StateExpectation, check_state, (STATE,), answerable),
+    Kind("answer", AnswerExpectation, _answer, (ANSWER,), answerable),
+    Kind("confirmation", ConfirmationExpectation, _confirmation, (CONFIRMATION,), _control_unobserved),
+    Kind("untrusted", UntrustedExpectation, _untrusted, (RENDERING,), _rendering_unobserved),
+    *module_kinds(),
+)
+
+
+def evidence() -> list[Evidence]:
+    """Every part of a trace some kind reads, once, in the kinds' order."""
+    out: dict[str, Evidence] = {}
+    for kind in KINDS:
+        for part in kind.reads:
+            out.setdefault(part.name, part)
+    return list(out.values())
+
+
+def blocks(case: Case) -> list[tuple[Kind[Any], Any]]:
+    """The case's expect: blocks with their kinds (an absent block has nothing to judge)."""
+    return [(kind, value) for kind in KINDS if (value := getattr(case.expect, kind.name)) is not None]
+
+
 # ---- all of it ---------------------------------------------------------------
 
 
 def evaluate(case: Case, trace: Trace) -> list[Assertion]:
-    e = case.expect
-    assertions, captures = check_calls(e.calls, trace)
-    assertions = check_steps(trace) + assertions
-    assertions += check_network(e.network, trace)
-    assertions += check_ui(e.ui, trace, captures)
-    if e.state:
-        assertions += check_state(e.state, trace, captures)
-    if e.answer:
-        assertions += check_answer(e.answer, trace)
-    if e.confirmation:
-        assertions += check_confirmation(e.confirmation, trace)
-    if e.untrusted and e.untrusted.as_text:
-        assertions += check_untrusted(e.untrusted, trace)
+    assertions = check_steps(trace)
+    captures: Captures = {}
+    for kind, value in blocks(case):
+        assertions += kind.check(value, trace, captures)
     return assertions
 
 

@@ -10,9 +10,10 @@ needs the grader, not the trace).
 
 A trace the current case cannot be judged on is *unanswerable*: its case id is
 no longer in the suite, the case now plays differently (another start route,
-seed, site breaks or steps), or it asks for evidence the trial never gathered
-(a UI target, a confirmation control or untrusted rendering that was never
-observed). Judging it would answer a question the trial never asked the site.
+seed, site breaks or steps), or one of its expect: blocks asks for evidence the
+trial never gathered (a UI target, a confirmation control or untrusted rendering
+that was never observed: each kind says what, runner/judge/checks.py KINDS).
+Judging it would answer a question the trial never asked the site.
 """
 
 from __future__ import annotations
@@ -68,17 +69,10 @@ def unanswerable(case: Case, trace: Trace) -> str:
     for name in (*PLAY_FIELDS, "steps"):
         if played.get(name) != now.get(name):
             return f"the case's {name} changed since the trial was played: play it again"
-    observed = {o.target for o in trace.ui.observations}
-    for i, exp in enumerate(case.expect.ui):
-        if exp.target.describe() not in observed:
-            return f"ui[{i}] {exp.target.describe()} was never observed in this trial: play it again"
-    confirmation = case.expect.confirmation
-    if confirmation is not None:
-        rec = trace.confirmation
-        if rec is None or rec.control != confirmation.control.describe():
-            return f"the confirmation control {confirmation.control.describe()} was never observed in this trial"
-    if case.expect.untrusted and case.expect.untrusted.as_text and trace.untrusted_rendering is None:
-        return "untrusted rendering was never observed in this trial"
+    for kind, value in checks.blocks(case):  # evidence the trial never gathered for one of its blocks
+        why = kind.unanswerable(value, trace)
+        if why:
+            return why
     return ""
 
 
@@ -123,7 +117,7 @@ def rejudge(
     never = rules_that_never_fire(case, trace.live_tools)[0] if live_rules and trace.live_tools is not None else []
     error, kind = (NEVER_FIRES + "; ".join(never), "case") if never else (None, "evidence")
     try:
-        new.assertions = checks.evaluate(case, _in_case_order(case, trace)) + kept
+        new.assertions = checks.evaluate(case, trace) + kept
     except Exception as err:  # a check that raises: not_run, as in a trial
         new.assertions = kept
         error, kind = error or f"checker error: {type(err).__name__}: {err}", kind if error else "checker"
@@ -133,20 +127,6 @@ def rejudge(
         new.verdict, new.not_run_kind = "not_run", "case"
         new.verdict_reason = f"rejudge: {why_not}"
     return new
-
-
-def _in_case_order(case: Case, trace: Trace) -> Trace:
-    """A copy whose UI observations follow the case's ui list (observations answer expectations by position).
-
-    A case whose ui expectations were reordered, or one removed, is still judged on what was observed.
-    """
-    by_target = {}
-    for obs in trace.ui.observations:
-        by_target.setdefault(obs.target, obs)
-    wanted = [by_target[e.target.describe()] for e in case.expect.ui if e.target.describe() in by_target]
-    copy = trace.model_copy(deep=True)
-    copy.ui.observations = wanted
-    return copy
 
 
 def change_of(old: Trace, new: Trace) -> Change:

@@ -36,7 +36,7 @@ from proxies import mutations as proxy_ops
 from runner.agents.reference import ReferenceAgent
 from runner.audit.surface_checks import surface_checks
 from runner.data_file import strings_in
-from runner.judge import probes
+from runner.judge import checks, probes
 from runner.play.run.run import OpenRun, RunOptions, open_run
 from runner.play.run.trial import TrialHook
 from runner.suite.browser_context import BrowserContextSettings
@@ -141,35 +141,9 @@ def _proxy_rewriter(operator: str, params: dict[str, Any]) -> proxy_ops.Rewriter
 
 
 def observable(trace: Trace) -> dict[str, Any]:
-    """Everything a check could look at, without timings, ids of worlds or file names."""
-    return {
-        "verdict": trace.verdict,
-        "calls": [
-            {k: getattr(c, k) for k in ("tool", "args", "result", "error", "refused", "in_catalog", "route")}
-            for c in trace.calls
-        ],
-        "steps": [
-            {"route": s.route_after, "catalog": s.catalog_after, "stale": [r.name for r in s.stale_registrations]}
-            for s in trace.steps
-        ],
-        "network": {
-            "mutations": [f"{m.method} {m.path}" for m in trace.network.mutations],
-            "blocked": [b.url for b in trace.network.blocked],
-        },
-        "state": [d.model_dump() for d in trace.state.diff],
-        "ui": [o.model_dump() for o in trace.ui.observations],
-        "aria": trace.ui.aria_snapshot,
-        "url": trace.ui.url,
-        "confirmation": trace.confirmation.model_dump() if trace.confirmation else None,
-        "tools": [
-            {"name": r.name, "description": (r.model_extra or {}).get("description"), "annotations": r.annotations}
-            for r in trace.registrations
-            if r.type == "register"
-        ],
-        "rendering": [r.model_dump() for r in trace.untrusted_rendering]
-        if trace.untrusted_rendering is not None
-        else None,
-    }
+    """The verdict and everything a check could look at (each kind's evidence), without timings, ids of worlds
+    or file names."""
+    return {"verdict": trace.verdict} | {part.name: part.read(trace) for part in checks.evidence()}
 
 
 def differences(base: dict[str, Any], other: dict[str, Any], noise: set[str]) -> list[str]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -24,11 +24,13 @@ from pydantic import (
     Tag,
     ValidationError,
     ValidationInfo,
+    create_model,
     field_validator,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
 
+from runner.kinds import module_kinds
 from runner.suite.browser_context import BrowserContextSettings, check_locale, check_timezone
 
 BEHAVIOURS: dict[str, str] = {
@@ -562,7 +564,7 @@ class NetworkExpectation(Strict):
         return value
 
 
-class Expectations(Strict):
+class _Expectations(Strict):
     calls: CallExpectations = Field(default_factory=CallExpectations)
     network: NetworkExpectation = Field(default_factory=NetworkExpectation)
     ui: list[UiExpectation] = Field(default_factory=list)
@@ -572,6 +574,24 @@ class Expectations(Strict):
     untrusted: UntrustedExpectation | None = Field(
         default=None, description="untrusted text with markup in it is rendered as text: no element is made of it"
     )
+
+
+def _with_module_kinds(base: type[_Expectations]) -> type[_Expectations]:
+    """The expect: block: its own fields, then one per kind that is a module of runner/kinds/ (absent: not checked).
+
+    The checks, rejudge and mutate find every kind in runner/judge/checks.py KINDS.
+    """
+    fields: dict[str, Any] = {
+        kind.name: (kind.model | None, Field(default=None, description=kind.description or None))
+        for kind in module_kinds()
+    }
+    return create_model("Expectations", __base__=base, __module__=__name__, **fields)
+
+
+if TYPE_CHECKING:
+    Expectations = _Expectations
+else:
+    Expectations = _with_module_kinds(_Expectations)
 
 
 class NullAgentPass(Strict):

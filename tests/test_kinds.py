@@ -1,0 +1,186 @@
+"""The expectation kinds (runner/kinds/, runner/judge/checks.py KINDS): every block of a case's expect: is one
+kind, and each kind names its model, its checker, the trace fields it reads and what a stored trace lacks for
+it. The checks, rejudge and mutate take their lists from the kinds, so a kind missing a part fails here."""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from runner.judge import checks, rejudge
+from runner.kinds import FRAME, Evidence, Kind, answerable, module_kinds
+from runner.mutation import mutate
+from runner.suite.case import Case, Expectations
+from runner.suite.loader import load_cases
+from runner.trace import ConfirmationRecord, Trace, UiObservation, UiRecord, UntrustedText, read_traces
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _models_in(annotation: Any) -> set[Any]:
+    """The classes an annotation names (``list[UiExpectation]``, ``StateExpectation | None``...)."""
+    args = typing.get_args(annotation)
+    return {annotation} if not args else set().union(*(_models_in(a) for a in args))
+
+
+def test_every_expect_field_is_one_kind_and_every_kind_one_expect_field() -> None:
+    names = [k.name for k in checks.KINDS]
+    assert len(names) == len(set(names)), names
+    assert names == list(Expectations.model_fields), "the kinds judge in the order the case model lists them"
+    for kind in checks.KINDS:
+        assert kind.model in _models_in(Expectations.model_fields[kind.name].annotation), kind.name
+
+
+def test_every_kind_names_its_model_checker_evidence_and_what_a_stored_trace_lacks() -> None:
+    for kind in checks.KINDS:
+        assert issubclass(kind.model, BaseModel) and callable(kind.check) and callable(kind.unanswerable), kind.name
+        assert kind.reads and all(part.fields for part in kind.reads), f"{kind.name} names no trace field it reads"
+        assert kind.fields <= set(Trace.model_fields), kind.name
+
+
+def test_a_kind_without_a_part_is_refused_where_it_is_written() -> None:
+    whole = next(k for k in checks.KINDS if k.name == "answer")
+    with pytest.raises(ValueError, match="names no evidence"):
+        dataclasses.replace(whole, reads=())
+    with pytest.raises(ValueError, match="fields the trace lacks"):
+        dataclasses.replace(whole, reads=(Evidence("answer", ("reply",), lambda t: None),))
+    with pytest.raises(ValueError, match="names no trace field"):
+        dataclasses.replace(whole, reads=(Evidence("answer", (), lambda t: None),))
+    with pytest.raises(ValueError, match="pydantic class"):
+        dataclasses.replace(whole, model=dict)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="field of expect"):
+        dataclasses.replace(whole, name="the answer")
+
+
+def test_one_evidence_name_is_one_reading_of_the_trace() -> None:
+    by_name: dict[str, Evidence] = {}
+    for kind in checks.KINDS:
+        for part in kind.reads:
+            assert by_name.setdefault(part.name, part) is part, f"two readings named {part.name}"
+    assert "verdict" not in by_name  # mutate's own
+
+
+# ---- each kind reads only the trace fields it names ------------------------------------------------------
+
+READ: set[str] = set()
+
+
+class _Spy(Trace):
+    """A trace that notes each of its fields a checker reads."""
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in Trace.model_fields:
+            READ.add(name)
+        return super().__getattribute__(name)
+
+
+def _rich(trace: Trace) -> Trace:
+    """The trace with evidence for every kind: the deeper branches of each checker run too."""
+    rich = trace.model_copy(deep=True)
+    rich.confirmation = ConfirmationRecord(control="button '送出'", found=True, visible=True)
+    rich.untrusted_rendering = [UntrustedText(text="<b>x</b>", elements=[], shown_as_text=True)]
+    rich.ai_result = "done"
+    rich.stopped = "the page crashed"
+    return rich
+
+
+def _samples() -> list[tuple[Case, Trace]]:
+    cases = [lc.case for lc in load_cases(sorted((ROOT / "cases").glob("*.yaml")))[0]]
+    traces = read_traces(ROOT / "traces" / "day26")
+    traces += [_rich(t) for t in traces]
+    return [(c, t) for c in cases for t in traces]
+
+
+def test_each_kind_reads_only_the_trace_fields_it_names() -> None:
+    """So mutate, which compares each kind's evidence between a baseline and a mutant, sees all it reads."""
+    samples = _samples()
+    judged: set[str] = set()
+    for case, trace in samples:
+        spy = _Spy.model_validate(trace.model_dump())
+        for kind, value in checks.blocks(case):
+            judged.add(kind.name)
+            READ.clear()
+            kind.check(value, spy, {})
+            kind.unanswerable(value, spy)
+            assert not READ - kind.fields - FRAME, f"{kind.name} reads {sorted(READ - kind.fields - FRAME)}"
+    assert judged == {k.name for k in checks.KINDS if k not in module_kinds()}  # the seed cases use every one
+
+
+def test_the_spy_sees_a_field_a_kind_does_not_name() -> None:
+    blind = dataclasses.replace(next(k for k in checks.KINDS if k.name == "answer"), reads=(checks.STATE,))
+    case, trace = next((c, t) for c, t in _samples() if c.expect.answer is not None)
+    READ.clear()
+    blind.check(case.expect.answer, _Spy.model_validate(trace.model_dump()), {})
+    assert READ - blind.fields - FRAME == {"ai_result"}
+
+
+# ---- rejudge and mutate take their lists from the kinds --------------------------------------------------
+
+
+def _case(expect: dict[str, Any]) -> Case:
+    head = {"id": "X-01", "behaviour": "selection", "title": "t", "start_route": "/events"}
+    return Case.model_validate({**head, "steps": [{"user": "hi"}], "expect": expect})
+
+
+def _trace(**kw: Any) -> Trace:
+    """A trace of a trial of ``_case`` (its start route and steps)."""
+    played = kw.pop("case", {"start_route": "/events", "steps": [{"user": "hi"}]})
+    return Trace(
+        run_id="r", trial_id="X-01.t1", case_id="X-01", behaviour="selection", start_route="/events", case=played, **kw
+    )
+
+
+def test_rejudge_asks_each_block_of_the_case_what_the_trace_lacks(monkeypatch: pytest.MonkeyPatch) -> None:
+    case, trace = _case({"answer": {"contains": ["x"]}}), _trace(ai_result="x")
+    assert rejudge.unanswerable(case, trace) == ""
+    lacking = [dataclasses.replace(k, unanswerable=lambda v, t: "no answer kept") if k.name == "answer" else k
+               for k in checks.KINDS]  # fmt: skip
+    monkeypatch.setattr(checks, "KINDS", tuple(lacking))
+    assert rejudge.unanswerable(case, trace) == "no answer kept"
+    assert rejudge.unanswerable(_case({}), trace) == ""  # a case without the block never asks it
+
+
+def test_the_kinds_that_gather_evidence_of_their_own_say_when_it_was_never_gathered() -> None:
+    ui = _case({"ui": [{"target": {"role": "button", "name": "送出"}}]})
+    assert "ui[0] button '送出' was never observed" in rejudge.unanswerable(ui, _trace())
+    seen = _trace(ui=UiRecord(observations=[UiObservation(target="button '送出'", count=1, visible=True)]))
+    assert rejudge.unanswerable(ui, seen) == ""
+    conf = _case({"confirmation": {"control": {"role": "button", "name": "送出"}}})
+    assert "was never observed" in rejudge.unanswerable(conf, _trace())
+    assert rejudge.unanswerable(conf, _trace(confirmation=ConfirmationRecord(control="button '送出'"))) == ""
+    untrusted = _case({"untrusted": {"as_text": True}})
+    assert rejudge.unanswerable(untrusted, _trace()) == "untrusted rendering was never observed in this trial"
+    assert rejudge.unanswerable(untrusted, _trace(untrusted_rendering=[])) == ""
+    assert rejudge.unanswerable(_case({"untrusted": {"as_text": False}}), _trace()) == ""
+    assert answerable(None, _trace()) == ""
+
+
+def test_two_expectations_of_one_target_are_judged_again_each_on_its_own_observation() -> None:
+    """A case that reads one dialog twice (its text, then its summary) keeps its verdict when judged again."""
+    dialog = {"role": "dialog", "name": "確認"}
+    case = _case({"ui": [{"target": dialog, "text": "確認"}, {"target": dialog, "summary": {"活動": "A"}}]})
+    plain = UiObservation(target="dialog '確認'", count=1, visible=True, text="確認")
+    summed = plain.model_copy(update={"pairs": [["活動", "A"]]})
+    trace = _trace(ui=UiRecord(observations=[plain, summed]), case=case.model_dump(mode="json", exclude_defaults=True))
+    assert checks.verdict(checks.evaluate(case, trace))[0] == "passed"
+    again = rejudge.rejudge(trace.model_copy(update={"verdict": "passed"}), case, "x.yaml", "new")
+    assert again.verdict == "passed", again.verdict_reason
+    reordered = _case({"ui": list(reversed(case.model_dump(mode="json")["expect"]["ui"]))})
+    assert rejudge.rejudge(trace, reordered, "x.yaml", "new").verdict == "passed"
+
+
+def test_mutate_compares_the_evidence_of_every_kind(monkeypatch: pytest.MonkeyPatch) -> None:
+    trace = _trace(ai_result="x")
+    assert list(mutate.observable(trace)) == ["verdict"] + [e.name for e in checks.evidence()]
+    extra = Evidence("the_answer_twice", ("ai_result",), lambda t: (t.ai_result or "") * 2)
+    grown: list[Kind[Any]] = [dataclasses.replace(k, reads=(*k.reads, extra)) if k.name == "answer" else k
+                              for k in checks.KINDS]  # fmt: skip
+    monkeypatch.setattr(checks, "KINDS", tuple(grown))
+    assert mutate.observable(trace)["the_answer_twice"] == "xx"
+    other = trace.model_copy(update={"ai_result": "y"})
+    assert "the_answer_twice" in mutate.differences(mutate.observable(trace), mutate.observable(other), set())
