@@ -88,7 +88,7 @@ def runs(tmp_path) -> list[Path]:
 
 
 def _analysis(runs: list[Path]):
-    from runner.trace import read_traces
+    from runner.rundir.reading import read_traces
 
     return analyse([(d.name, d, read_traces(d)) for d in runs])
 

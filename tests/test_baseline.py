@@ -17,8 +17,9 @@ from runner_support import CASES, cli
 
 from runner.results.health import BROKEN, suite_health
 from runner.results.run_results import results_of
+from runner.rundir.reading import read_traces
 from runner.suite.loader import load_cases
-from runner.trace import Trace, read_traces
+from runner.trace import Trace
 
 SILENT = """id: SILENT-01
 behaviour: no_tool

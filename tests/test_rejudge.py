@@ -15,8 +15,8 @@ import pytest
 import yaml
 from runner_support import CASES, cli, play
 
+from runner.rundir.reading import read_traces
 from runner.suite.site import demo_site_config
-from runner.trace import read_traces
 
 IDS = ("SEL-01", "NO-01")
 

@@ -16,7 +16,8 @@ from runner_support import ROOT, cli
 from proxies.files import NotRegularFile, write_atomic
 from runner.play.run.run import RunIdTaken, _claim, new_run_id
 from runner.play.run.trial import world_id
-from runner.rundir.lock import LOCK_FILE, RunDirBusy, RunLock
+from runner.rundir.layout import RunDir
+from runner.rundir.lock import RunDirBusy, RunLock
 from runner.rundir.plan import make_plan, write_plan
 from runner.trace import Trace, write_trace
 
@@ -59,13 +60,13 @@ def test_run_ids_are_unique_to_the_millisecond_and_a_random_part():
 def test_the_lock_is_exclusive_and_a_stale_one_is_taken_over(tmp_path):
     with RunLock(tmp_path), pytest.raises(RunDirBusy, match=f"pid {os.getpid()}"):
         RunLock(tmp_path).acquire()
-    assert not (tmp_path / LOCK_FILE).exists()
+    assert not (RunDir(tmp_path).lock).exists()
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     import socket
 
-    (tmp_path / LOCK_FILE).write_text(json.dumps({"pid": int(dead.stdout), "host": socket.gethostname()}))
+    (RunDir(tmp_path).lock).write_text(json.dumps({"pid": int(dead.stdout), "host": socket.gethostname()}))
     with RunLock(tmp_path):  # kill -9 left it: taken over
-        assert json.loads((tmp_path / LOCK_FILE).read_text())["pid"] == os.getpid()
+        assert json.loads((RunDir(tmp_path).lock).read_text())["pid"] == os.getpid()
 
 
 def test_a_run_into_a_locked_or_taken_run_directory_is_refused_and_changes_nothing(tmp_path):

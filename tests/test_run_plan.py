@@ -18,7 +18,8 @@ import pytest
 from runner_support import ROOT, cli
 
 from runner.rundir.plan import PlanError, make_plan, missing_trials, read_plan, write_plan
-from runner.trace import Trace, read_traces, write_trace
+from runner.rundir.reading import read_traces
+from runner.trace import Trace, write_trace
 
 
 def _plan(run_dir: Path, ids: tuple[str, ...], trials: int = 1) -> dict:

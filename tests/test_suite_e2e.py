@@ -24,8 +24,9 @@ from runner_support import CASES, ROOT, cli, in_thread, play, suite_cases
 from runner.agents.reference import ReferenceAgent
 from runner.play.browser.browser import find_chromium
 from runner.play.run.run import RunOptions, run_suite
+from runner.rundir.reading import read_traces
 from runner.suite.loader import LoadedCase, case_files
-from runner.trace import Trace, read_traces
+from runner.trace import Trace
 
 pytestmark = pytest.mark.browser
 

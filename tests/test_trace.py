@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import proxies.files as files_module
+from runner.rundir.reading import read_traces
 from runner.trace import (
     TRACE_SCHEMA_VERSION,
     ActionableRecord,
@@ -27,7 +28,6 @@ from runner.trace import (
     UntrustedText,
     WitnessEvent,
     read_trace,
-    read_traces,
     write_atomic,
     write_trace,
 )

@@ -13,6 +13,7 @@ from runner.evaluation.loading import (
 )
 from runner.evaluation.output import check_writable_dir, console, report_problems, say
 from runner.evaluation.reporting import end_reports, reporters_for, run_input
+from runner.rundir.layout import RunDir
 from runner.rundir.reading import RunDirError, baseline_dirs
 
 
@@ -37,7 +38,7 @@ def rejudge_command(args: argparse.Namespace) -> int:
     refused: list[str] = []
     new_runs = []
     for run_dir, run in runs:
-        where = out if run_dir == src else out / f"{out.name}-baseline"
+        where = out if run_dir == src else RunDir(out).baseline(out.name).path
         new = []
         for t in run.traces:
             lc = by_id.get(t.case_id)
@@ -45,7 +46,7 @@ def rejudge_command(args: argparse.Namespace) -> int:
             if lc is not None and judged_again(t):
                 why = unanswerable(lc.case, t)
             if why:
-                refused.append(f"{run_dir / 'trials' / (t.trial_id + '.json')}: {why}")
+                refused.append(f"{RunDir(run_dir).trace(t.trial_id)}: {why}")
             case, file = (lc.case, lc.file) if lc else (None, t.case_file)
             new.append(rejudge(t, case, file, where.name, why, live_rules="no catalog" in note))
         new_runs.append((run_dir, run, where, new))
@@ -59,7 +60,7 @@ def rejudge_command(args: argparse.Namespace) -> int:
         RunInput(new, {**run.plan, "run_id": where.name} if run.plan else None, where.name)
         for _, run, where, new in new_runs
     ]
-    dirs = {where.name: where / "trials" for _, _, where, _ in new_runs}
+    dirs = {where.name: RunDir(where).trials for _, _, where, _ in new_runs}
     code = end_reports(reporters_for(args, out, ("json", "junit", "html"), trace_dirs=dirs), build_results(inputs))
     changes = [change_of(old, new) for _, run, _, news in new_runs for old, new in zip(run.traces, news, strict=True)]
     _print_changes([c for c in changes if c.changed], len(changes), out)

@@ -12,6 +12,7 @@ from runner.evaluation.loading import (
     default_suite_dir,
 )
 from runner.evaluation.output import console, errors
+from runner.rundir.layout import RunDir
 from runner.rundir.reading import read_run
 
 if TYPE_CHECKING:
@@ -41,7 +42,8 @@ def reporters_for(
     ``quiet``: files only, nothing on the console (the partial report of an interrupted run)."""
     from runner.report.reporters import ReportTargets, build_reporters
 
-    default_path = {"json": out_dir / "summary.json", "junit": out_dir / "junit.xml", "html": out_dir / "report.html"}
+    run = RunDir(out_dir)
+    default_path = {"json": run.summary, "junit": run.junit, "html": run.report_html}
 
     def paths(name: str) -> list[Path]:
         flag = getattr(args, name, None)
@@ -65,10 +67,6 @@ def reporters_for(
     )
 
 
-RUN_OWN_FILES = ("plan.json", "run.json")  # and every trace, attempt, screenshot and trace.zip below
-RUN_OWN_DIRS = ("trials", "attempts", "screenshots", "playwright")
-
-
 def read_dirs(args: argparse.Namespace) -> list[Path]:
     """The run directories a command reads (report, rejudge, compare, analyze, label)."""
     found = [*(getattr(args, "run_dirs", None) or []), *(getattr(args, "runs", None) or [])]
@@ -79,13 +77,8 @@ def read_dirs(args: argparse.Namespace) -> list[Path]:
 def check_outputs_apart(outputs: list[Path], run_dirs: list[Path]) -> None:
     """An output never replaces a run's own file (its plan, run.json, a trace, an attempt or an artifact)."""
     for out in outputs:
-        target = out.resolve()
         for run_dir in run_dirs:
-            root = run_dir.resolve()
-            if not target.is_relative_to(root):
-                continue
-            parts = target.relative_to(root).parts
-            if parts and (parts[-1] in RUN_OWN_FILES or any(p in RUN_OWN_DIRS for p in parts[:-1])):
+            if RunDir(run_dir).owns(out):
                 raise UsageError(
                     f"{out}: a file of the run {run_dir} itself (its plan, run.json, traces or artifacts); "
                     "give another path for the report"
@@ -173,7 +166,7 @@ def print_graders_and_health(traces: list, out_dir: Path, min_trials: int) -> No
         console.print(f"[bold]suite health[/] (flags need ≥ {min_trials} trials that ran)")
         for line in lines:
             console.print(f"  {line}", markup=False, highlight=False)
-    write_atomic(out_dir / "health.json", json.dumps(health.to_json(), indent=2, ensure_ascii=False) + "\n")
+    write_atomic(RunDir(out_dir).health, json.dumps(health.to_json(), indent=2, ensure_ascii=False) + "\n")
 
 
 def print_fixture_news(fixtures) -> None:  # noqa: ANN001 - runner.play.evidence.fixture_store.FixtureStore

@@ -9,6 +9,7 @@ from pathlib import Path
 from runner.errors import EXIT_OK, InvalidInput, UsageError
 from runner.evaluation.output import check_writable_dir, console, errors
 from runner.evaluation.reporting import end_reports, labels_of, reporters_for, run_input
+from runner.rundir.layout import RunDir
 from runner.rundir.reading import RunDirError, baseline_dirs
 from runner.rundir.run_info import read_run_id
 
@@ -31,13 +32,13 @@ def report_command(args: argparse.Namespace) -> int:
     out = Path(args.out or "traces/merged") if merged else Path(args.run_dirs[0])
     if merged:
         check_writable_dir(out, "--out")  # a file there is one line and exit 2, before anything is written
-    dirs = {read_run_id(Path(d)): Path(d) / "trials" for d in args.run_dirs}
+    dirs = {read_run_id(Path(d)): RunDir(d).trials for d in args.run_dirs}
     baselines = [b for d in args.run_dirs for b in baseline_dirs(Path(d))]  # run --baseline: a series of its own
     runs = [*runs, *(run_input(str(b)) for b in baselines)]
-    dirs |= {read_run_id(b): b / "trials" for b in baselines}
+    dirs |= {read_run_id(b): RunDir(b).trials for b in baselines}
     if sharded:  # shards may share one --run-id: each trial's own directory, never a guess by run id
         for d, run in zip(args.run_dirs, inputs, strict=True):
-            dirs |= {f"{t.run_id}/{t.trial_id}": Path(d) / "trials" for t in run.traces}
+            dirs |= {f"{t.run_id}/{t.trial_id}": RunDir(d).trials for t in run.traces}
     defaults = ("json", "junit", "html") if sharded else ("html",) if merged and not args.html else ()
     if args.no_html:  # a merge of very many trials: the HTML would be ~40 KB per trial, screenshots aside
         defaults = tuple(d for d in defaults if d != "html")
@@ -82,7 +83,7 @@ def analyze_command(args: argparse.Namespace) -> int:
         runs = [(Path(d).name or d, Path(d), run_input(d).traces) for d in args.runs]
     except RunDirError as err:
         raise UsageError(str(err)) from None
-    page = Path(args.html) if args.html else Path(args.runs[-1]) / "analysis.html"
+    page = Path(args.html) if args.html else RunDir(args.runs[-1]).analysis_html
     for flag, target in (("--html", page), ("--markdown", Path(args.markdown) if args.markdown else None)):
         if target is not None and target.is_dir():  # before the work: a folder is never written over
             raise UsageError(f"{flag} {target}: is a directory; give a file path")

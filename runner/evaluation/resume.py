@@ -14,6 +14,7 @@ from runner.evaluation.loading import (
     load_cases,
 )
 from runner.evaluation.output import console, one_line, report_problems, say
+from runner.rundir.layout import RunDir
 from runner.rundir.reading import planned_traces
 
 
@@ -108,7 +109,7 @@ def latest_run(out: Path) -> Path:
     """The run under out planned last (a run without a plan counts by its files' time)."""
     from runner.rundir.plan import PlanError, read_plan
 
-    runs = [d for d in out.iterdir() if (d / "trials").is_dir()] if out.is_dir() else []
+    runs = [d for d in out.iterdir() if RunDir(d).has_traces()] if out.is_dir() else []
     if not runs:
         raise UsageError(f"--last-failed: no run under {out}; give the --out the runs went to")
 
@@ -117,6 +118,6 @@ def latest_run(out: Path) -> Path:
             plan = read_plan(run)
             if plan:
                 return datetime.fromisoformat(plan["created_at"]).timestamp()
-        return (run / "trials").stat().st_mtime
+        return RunDir(run).trials.stat().st_mtime
 
     return max(runs, key=when)

@@ -29,6 +29,7 @@ from runner.evaluation.reporting import (
     reporters_for,
 )
 from runner.evaluation.resume import check_same_agent, last_failed, planned_shard, resume_selection
+from runner.rundir.layout import RunDir
 from runner.rundir.reading import planned_traces
 from runner.suite.browser_context import BrowserContextSettings
 from runner.suite.site import split_credentials
@@ -210,7 +211,7 @@ def play(args: argparse.Namespace, selection: Selection, options) -> int:  # noq
     try:
         result = asyncio.run(run_suite(chosen, options, on_trial=reporters.trial_done))
     except BrowserUnavailable:  # a wrong --connect endpoint: nothing ran, nothing is left behind
-        if not resuming and {p.name for p in out_dir.iterdir()} <= {"plan.json"}:
+        if not resuming and RunDir(out_dir).only_plan():
             shutil.rmtree(out_dir, ignore_errors=True)
         raise
     except OSError as err:
@@ -280,7 +281,7 @@ def play_baseline(args: argparse.Namespace, chosen: list, options) -> list:  # n
         options,
         agent_factory=NullAgent,
         out_root=options.out_root / options.run_id,
-        run_id=f"{options.run_id}-baseline",
+        run_id=RunDir.baseline_id(options.run_id),
         trials=1,
         grader=None,
         harness=None,

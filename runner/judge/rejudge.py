@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.judge import checks
+from runner.rundir.layout import RunDir
 from runner.rundir.plan import write_plan
 from runner.rundir.run_info import read_run_info, write_run_info
 from runner.suite.case import Case
@@ -144,16 +145,13 @@ def change_of(old: Trace, new: Trace) -> Change:
     return Change(old.case_id, old.trial_id, old.verdict, new.verdict, lines)
 
 
-ARTIFACT_DIRS = ("screenshots", "playwright", "attempts")  # beside trials/, named in the traces: copied as they are
-
-
 def write_run(src: Path, dst: Path, traces: list[Trace], plan: dict[str, Any] | None) -> None:
     """A new run directory of the re-judged traces: their plan and artifacts as the old run had them.
 
     The old run is never written to; ``dst`` must not exist yet or be empty.
     """
     run_id = dst.name
-    for name in ARTIFACT_DIRS:
+    for name in RunDir.ARTIFACT_DIRS:  # named in the traces: copied as they are
         if (src / name).is_dir():
             shutil.copytree(src / name, dst / name, dirs_exist_ok=True)
     if plan is not None:
@@ -162,4 +160,4 @@ def write_run(src: Path, dst: Path, traces: list[Trace], plan: dict[str, Any] | 
     info.update(run_id=run_id, rejudged_from=str(src))
     write_run_info(dst, info)
     for trace in traces:
-        write_trace(trace, dst / "trials")
+        write_trace(trace, RunDir(dst).trials)

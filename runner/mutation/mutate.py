@@ -39,6 +39,7 @@ from runner.data_file import strings_in
 from runner.judge import checks, probes
 from runner.play.run.run import OpenRun, RunOptions, open_run
 from runner.play.run.trial import TrialHook
+from runner.rundir.layout import RunDir
 from runner.suite.browser_context import BrowserContextSettings
 from runner.suite.loader import LoadedCase
 from runner.suite.site import SiteConfig, demo_site_config
@@ -716,7 +717,7 @@ async def mutate(cases: list[LoadedCase], options: MutateOptions, progress: Call
         if m.status == "pending":
             m.status = "survived" if any(r.differs for r in m.runs) else "equivalent"
     result = MutationResult(mutants, failed, out_dir, {b.id: b.flaky for b in usable if b.flaky})
-    write_atomic(out_dir / "mutation.json", json.dumps(result.to_json(), indent=2, ensure_ascii=False) + "\n")
+    write_atomic(RunDir(out_dir).mutation, json.dumps(result.to_json(), indent=2, ensure_ascii=False) + "\n")
     return result
 
 
@@ -768,7 +769,8 @@ def _judge(m: Mutant, b: Baseline, trace: Trace, hook: TrialHook, flaky: str | N
     if trace.verdict == "not_run" and not bad:
         bad = [trace.verdict_reason]
     fired = getattr(hook.proxy, "fired", None)
-    m.runs.append(CaseRun(b.id, trace.verdict, diff, bad, fired, f"{trace.run_id}/trials/{trace.trial_id}.json", flaky))
+    where = RunDir.relative_trace(trace.trial_id, trace.run_id)
+    m.runs.append(CaseRun(b.id, trace.verdict, diff, bad, fired, where, flaky))
     if trace.verdict != "passed":
         m.status = "killed"
 
@@ -846,5 +848,5 @@ def summary_line(result: MutationResult) -> str:
     return (
         f"mutation score {score} ({result.count('killed')} killed / {result.run} run) · "
         f"{result.count('survived')} survived · {result.count('equivalent')} equivalent · "
-        f"{result.count('unseen')} unseen (no case touches them) · {result.out_dir / 'mutation.json'}"
+        f"{result.count('unseen')} unseen (no case touches them) · {RunDir(result.out_dir).mutation}"
     )

@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from runner.rundir.layout import RunDir
 from runner.rundir.plan import trial_id_for
 from runner.suite.loader import LoadedCase
 from runner.trace import Trace
@@ -121,7 +122,7 @@ class SuitePlugin:
 
     def trace_file(self, trace: Trace) -> Path:
         assert self.run is not None
-        return self.run.run.env.out_dir / "trials" / f"{trace.trial_id}.json"
+        return RunDir(self.run.run.env.out_dir).trace(trace.trial_id)
 
     def _options(self) -> Any:
         from runner.agents.reference import ReferenceAgent
@@ -154,9 +155,9 @@ class SuitePlugin:
         reporters = build_reporters(
             ReportTargets(
                 out_dir=out_dir,
-                json=[out_dir / "summary.json"],
-                junit=[out_dir / "junit.xml"],
-                html=[out_dir / "report.html"],
+                json=[RunDir(out_dir).summary],
+                junit=[RunDir(out_dir).junit],
+                html=[RunDir(out_dir).report_html],
                 json_extra={"run_id": run.run_id, "site": run.site_info},
             )
         )

@@ -61,7 +61,9 @@ from runner.results.run_results import (
     series_label,
 )
 from runner.results.stats import Z_95, SuiteScore
-from runner.trace import Assertion, Trace, trace_dir, write_atomic
+from runner.rundir.layout import RunDir
+from runner.rundir.reading import trace_dir
+from runner.trace import Assertion, Trace, write_atomic
 
 __all__ = ["render_html", "write_html"]
 
@@ -528,7 +530,7 @@ def _playwright_trace(t: Trace, trace_dir: Path, report_dir: Path) -> str | None
     if isinstance(named, str) and named:
         candidates.append(trace_dir / named)
     candidates += [
-        trace_dir.parent / "playwright" / f"{t.trial_id}.zip",
+        RunDir(trace_dir.parent).playwright_trace(t.trial_id),
         trace_dir / f"{t.trial_id}.zip",
         trace_dir / f"{t.trial_id}.trace.zip",
     ]

@@ -35,7 +35,9 @@ from runner.results.run_results import (
     series_label,
 )
 from runner.results.stats import RateSummary, SuiteScore
-from runner.trace import Trace, trace_dir, write_atomic
+from runner.rundir.layout import RunDir
+from runner.rundir.reading import trace_dir
+from runner.trace import Trace, write_atomic
 
 VERDICT_STYLE = {"passed": "green", "failed": "bold red", "not_run": "yellow"}
 
@@ -288,7 +290,7 @@ def _trace_link(t: Trace, report_dir: Path | None, trace_dirs: TraceDirs, name: 
     """
     name = name or f"{t.trial_id}.json"
     if report_dir is None:
-        return os.path.normpath(f"trials/{name}").replace(os.sep, "/")
+        return os.path.normpath(f"{RunDir.TRIALS}/{name}").replace(os.sep, "/")
     path = trace_dir(t, report_dir, trace_dirs) / name
     return os.path.relpath(os.path.normpath(path.absolute()), report_dir.absolute()).replace(os.sep, "/")
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from runner.rundir.layout import RunDir
 from runner.trace import Assertion, Trace
 
 NUMBER = re.compile(r"\d+(?:\.\d+)?")
@@ -113,7 +114,7 @@ def analyse(runs: list[tuple[str, Path, list[Trace]]]) -> Analysis:
                 group = groups.setdefault(
                     (a.id, message_of(a)), FailureGroup(a.id, a.kind, a.description, message_of(a))
                 )
-                path = directory / "trials" / f"{trace.trial_id}.json"
+                path = RunDir(directory).trace(trace.trial_id)
                 group.trials.append(FailingTrial(name, index, trace.case_id, trace.trial_id, path, a.why))
     names = [name for name, _, _ in runs]
     cases = [

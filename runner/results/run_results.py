@@ -55,13 +55,13 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from runner.results.stats import Z_95, CaseScore, SuiteScore, signed
-from runner.rundir.plan import PLAN_FILE, PlannedTrial, RunPlan
+from runner.rundir.layout import RunDir
+from runner.rundir.plan import PlannedTrial, RunPlan
 from runner.trace import Assertion, Trace, assertions_verdict
 
 __all__ = [
     "BASELINE",
     "NO_AGENT",
-    "PLAN_FILE",
     "NoAgentPass",
     "as_results",
     "CaseResult",
@@ -503,7 +503,7 @@ class Completeness:
         """One line: "complete: 6 of 6 trials", "incomplete: 4 of 6 trials (…)" or why it is unknown."""
         if self.state == "unknown":
             runs = ", ".join(self.unplanned_runs) or "no run"
-            return f"completeness unknown: no {PLAN_FILE} in {runs} (the planned trials are not recorded)"
+            return f"completeness unknown: no {RunDir.PLAN} in {runs} (the planned trials are not recorded)"
         head = f"{self.state}: {self.traced} of {self.planned} trials"
         if self.state == "complete":
             return head

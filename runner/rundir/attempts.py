@@ -5,15 +5,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from runner.rundir.layout import RunDir
 from runner.trace import EarlierAttempt, Trace, read_trace
-
-ATTEMPTS_DIR = "attempts"
 
 
 def set_aside(trace: Trace, out_dir: Path) -> EarlierAttempt:
     """Move an attempt's trace file out of trials/ (it is not the trial's verdict); what the next attempt lists."""
-    source = out_dir / "trials" / f"{trace.trial_id}.json"
-    target = out_dir / ATTEMPTS_DIR / f"{trace.trial_id}.a{trace.attempt}.json"
+    run = RunDir(out_dir)
+    source = run.trace(trace.trial_id)
+    target = run.attempt(trace.trial_id, trace.attempt)
     target.parent.mkdir(parents=True, exist_ok=True)
     os.replace(source, target)
     return EarlierAttempt(
@@ -22,14 +22,14 @@ def set_aside(trace: Trace, out_dir: Path) -> EarlierAttempt:
         kind=trace.not_run_kind,
         reason=trace.verdict_reason,
         duration_ms=trace.duration_ms,
-        trace=f"../{ATTEMPTS_DIR}/{target.name}",  # relative to the trial's trace, like its screenshot
+        trace=RunDir.link_from_trace(target),  # relative to the trial's trace, like its screenshot
     )
 
 
 def resumed_attempts(trial_id: str, out_dir: Path) -> list[EarlierAttempt]:
     """The attempts a trial already had in this run directory (it is played again by --resume
     --rerun-not-run): its not_run trace moves to attempts/ and is listed, after the ones it listed."""
-    path = out_dir / "trials" / f"{trial_id}.json"
+    path = RunDir(out_dir).trace(trial_id)
     if not path.is_file():
         return []
     old = read_trace(path)

@@ -14,8 +14,7 @@ import socket
 from pathlib import Path
 
 from runner.errors import UsageError
-
-LOCK_FILE = ".lock"
+from runner.rundir.layout import RunDir
 
 
 class RunDirBusy(UsageError, RuntimeError):
@@ -48,7 +47,7 @@ class RunLock:
     """``with RunLock(run_dir):`` holds the run directory for this process; RunDirBusy when another does."""
 
     def __init__(self, run_dir: Path) -> None:
-        self.path = Path(run_dir) / LOCK_FILE
+        self.path = RunDir(run_dir).lock
         self.held = False
 
     def acquire(self) -> None:

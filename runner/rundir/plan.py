@@ -20,9 +20,8 @@ from typing_extensions import TypedDict  # pydantic validates only this TypedDic
 
 from runner.data_file import RUN_FILE_DEPTH, FileProblem, load_json
 from runner.errors import InvalidInput
+from runner.rundir.layout import RunDir
 from runner.trace import EvidenceKind, Trace, write_atomic
-
-PLAN_FILE = "plan.json"
 
 
 @with_config(ConfigDict(extra="forbid"))
@@ -168,14 +167,14 @@ def replanned(plan: RunPlan) -> RunPlan:
 
 
 def write_plan(run_dir: Path, plan: RunPlan) -> Path:
-    path = run_dir / PLAN_FILE
+    path = RunDir(run_dir).plan
     write_atomic(path, json.dumps(plan, indent=2, ensure_ascii=False) + "\n")
     return path
 
 
 def read_plan(run_dir: Path) -> RunPlan | None:
     """The run's plan; None for a run written before plans existed. PlanError when it is broken."""
-    path = Path(run_dir) / PLAN_FILE
+    path = RunDir(run_dir).plan
     if not (path.exists() or path.is_symlink()):
         return None
     try:

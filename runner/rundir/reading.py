@@ -1,13 +1,16 @@
-"""A run directory read back: its plan, its traces in plan order, the baseline played beside it."""
+"""A run directory read back: its plan, its traces in plan order, the baseline played beside it, where a
+report finds a trace."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from runner.errors import InvalidInput
-from runner.rundir.plan import PLAN_FILE, RunPlan, plan_hashes, read_plan
+from runner.rundir.layout import RunDir
+from runner.rundir.plan import RunPlan, plan_hashes, read_plan
 from runner.rundir.run_info import read_run_id
-from runner.trace import Trace, read_trace, read_traces, trace_files
+from runner.trace import Trace, read_trace
 
 
 class RunDirError(InvalidInput, ValueError):
@@ -30,7 +33,7 @@ def read_run(run_dir: str) -> tuple[list[Trace], RunPlan | None, str]:
     files = {p: t for p, t in files.items() if (t.run_id, t.trial_id) not in beside}
     found = list(files.values())
     if not found and plan is None:
-        raise RunDirError(f"{run_dir}: no traces (expected {path / 'trials'}/*.json)")
+        raise RunDirError(f"{run_dir}: no traces (expected {RunDir(path).trials}/*.json)")
     check_traces(files, plan)
     return found, plan, read_run_id(path) if plan is None else plan["run_id"]
 
@@ -61,7 +64,7 @@ def check_traces(files: dict[Path, Trace], plan: RunPlan | None) -> None:
 def baseline_dirs(run_dir: Path) -> list[Path]:
     """The null agent's runs played beside this run (``run --baseline none``): sub-directories with a baseline plan."""
     found = []
-    for sub in sorted(p for p in run_dir.iterdir() if (p / PLAN_FILE).is_file()) if run_dir.is_dir() else []:
+    for sub in sorted(p for p in run_dir.iterdir() if RunDir(p).plan.is_file()) if run_dir.is_dir() else []:
         plan = read_plan(sub)
         if plan and plan["evidence_kind"] == "baseline":
             found.append(sub)
@@ -70,7 +73,7 @@ def baseline_dirs(run_dir: Path) -> list[Path]:
 
 def planned_traces(run_dir: Path, plan: RunPlan | None = None) -> list[Trace]:
     """The run's traces, in plan order when it has a plan (a trace outside the plan is not this run's)."""
-    traces = read_traces(run_dir) if (run_dir / "trials").is_dir() else []
+    traces = read_traces(run_dir) if RunDir(run_dir).has_traces() else []
     beside = {(t.run_id, t.trial_id) for d in baseline_dirs(run_dir) for t in read_traces(d)}  # run --baseline
     traces = [t for t in traces if (t.run_id, t.trial_id) not in beside]
     plan = plan or read_plan(run_dir)
@@ -78,3 +81,32 @@ def planned_traces(run_dir: Path, plan: RunPlan | None = None) -> list[Trace]:
         return traces
     by_id = {t.trial_id: t for t in traces}
     return [by_id[p["trial_id"]] for p in plan["trials"] if p["trial_id"] in by_id]
+
+
+def read_traces(directory: Path) -> list[Trace]:
+    """Every trace under a run directory (temp files of a killed write are skipped)."""
+    return [read_trace(p) for p in trace_files(directory)]
+
+
+def trace_files(directory: Path) -> list[Path]:
+    """The trace files under a run directory, in name order (temp files of a killed write are skipped)."""
+    return [p for p in sorted(Path(directory).glob("**/*.json")) if RunDir.is_trace_file(p)]
+
+
+def trace_dir(trace: Trace, report_dir: Path, trace_dirs: Path | Mapping[str, Path] | None = None) -> Path:
+    """The directory holding a trace's file, for a report written in report_dir.
+
+    ``trace_dirs`` names it: one directory, or a mapping keyed by ``run_id/trial_id`` (merged shards,
+    which may share a run id) or by run id; otherwise the usual places around the report are tried.
+    """
+    if isinstance(trace_dirs, Mapping):
+        for key in (f"{trace.run_id}/{trace.trial_id}", trace.run_id):
+            if key in trace_dirs:
+                return Path(trace_dirs[key])
+    elif trace_dirs is not None:
+        return Path(trace_dirs)
+    candidates = [RunDir(report_dir), RunDir(report_dir / trace.run_id), RunDir(report_dir.parent / trace.run_id)]
+    for c in candidates:
+        if c.trace(trace.trial_id).is_file():
+            return c.trials
+    return next((c.trials for c in candidates if c.has_traces()), candidates[0].trials)

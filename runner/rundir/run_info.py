@@ -7,19 +7,18 @@ from pathlib import Path
 from typing import Any
 
 from runner.data_file import RUN_FILE_DEPTH, FileProblem, load_json
+from runner.rundir.layout import RunDir
 from runner.trace import write_atomic
-
-RUN_INFO_FILE = "run.json"
 
 
 def write_run_info(run_dir: Path, info: dict[str, Any]) -> None:
-    write_atomic(run_dir / RUN_INFO_FILE, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
+    write_atomic(RunDir(run_dir).run_info, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
 
 
 def read_run_info(run_dir: Path) -> dict[str, Any]:
     """run.json as written, or nothing when there is none (or it cannot be read)."""
     try:
-        info = load_json(run_dir / RUN_INFO_FILE, RUN_FILE_DEPTH)
+        info = load_json(RunDir(run_dir).run_info, RUN_FILE_DEPTH)
     except FileProblem:
         return {}
     return info if isinstance(info, dict) else {}

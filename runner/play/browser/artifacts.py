@@ -23,6 +23,7 @@ from playwright.async_api import BrowserContext, Page
 from playwright.async_api import Error as PlaywrightError
 
 from proxies.files import write_atomic
+from runner.rundir.layout import RunDir
 
 
 def artifact_name(trial_id: str, attempt: int) -> str:
@@ -57,13 +58,13 @@ class Artifacts:
 
     async def _screenshot(self, page: Page) -> str | None:
         """The viewport, what a person sees; its path from the trace, or None when none was taken."""
-        shot = self.out_dir / "screenshots" / f"{self.name}.png"
+        shot = RunDir(self.out_dir).screenshot(self.name)
         try:
             data = await page.screenshot(timeout=10_000)
         except PlaywrightError:
             return None
         write_atomic(shot, data)  # a temporary name renamed: a full disk leaves no half PNG
-        return f"../screenshots/{shot.name}"
+        return RunDir.link_from_trace(shot)
 
     async def start_tracing(self, context: BrowserContext, title: str) -> None:
         if self.playwright_trace != "off":
@@ -79,10 +80,10 @@ class Artifacts:
         if not self.keeps_trace(verdict):
             await page.stop_tracing(None)
             return None
-        path = self.out_dir / "playwright" / f"{self.name}.zip"
+        path = RunDir(self.out_dir).playwright_trace(self.name)
         path.parent.mkdir(parents=True, exist_ok=True)
         if await page.stop_tracing(str(path)) and await _redacted(path):
-            return f"../playwright/{path.name}"
+            return RunDir.link_from_trace(path)
         return None
 
 

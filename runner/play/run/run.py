@@ -14,7 +14,6 @@ import fnmatch
 import logging
 import re
 import secrets
-import shutil
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -32,8 +31,9 @@ from runner.play.run.retry import retryable
 from runner.play.run.shard import shard_of
 from runner.play.run.trial import RunEnv, Trial
 from runner.rundir.attempts import resumed_attempts, set_aside
+from runner.rundir.layout import RunDir
 from runner.rundir.lock import RunLock
-from runner.rundir.plan import PLAN_FILE, RunPlan, make_plan, plan_hash, trial_id_for, write_plan
+from runner.rundir.plan import RunPlan, make_plan, plan_hash, trial_id_for, write_plan
 from runner.rundir.run_info import write_run_info
 from runner.suite.loader import LoadedCase
 from runner.suite.site import SiteClient, SiteConfig, demo_site_config
@@ -86,27 +86,17 @@ class RunIdTaken(UsageError, ValueError):
     """The run directory already holds a run (a reused --run-id): refused unless --force replaces it."""
 
 
-# what a run leaves in its directory: --force removes exactly these before the new run plays there
-RUN_FILES = ("plan.json", "run.json", "summary.json", "junit.xml", "report.html")
-RUN_DIRS = ("trials", "attempts", "screenshots", "playwright")
-
-
 def _claim(out_dir: Path, run_id: str, force: bool) -> None:
     """A new run's directory must hold no other run's plan or traces; --force removes them first."""
-    taken = (out_dir / PLAN_FILE).exists() or any((out_dir / "trials").glob("*.json"))
-    if not taken:
+    run_dir = RunDir(out_dir)
+    if not run_dir.holds_run():
         return
     if not force:
         raise RunIdTaken(
             f"{out_dir}: run id {run_id} is taken (a plan or traces are there); give another --run-id, "
             f"resume it with --resume {out_dir}, or replace it with --force"
         )
-    for name in RUN_FILES:
-        (out_dir / name).unlink(missing_ok=True)
-    for name in RUN_DIRS:
-        shutil.rmtree(out_dir / name, ignore_errors=True)
-    for baseline in out_dir.glob(f"{run_id}-baseline"):
-        shutil.rmtree(baseline, ignore_errors=True)
+    run_dir.clear(run_id)  # what a run leaves there, exactly: the new run plays into an empty directory
 
 
 def _replay_base_url(cases: list[LoadedCase], options: RunOptions) -> str | None:

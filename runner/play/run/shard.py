@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from runner.data_file import FileProblem, load_json
+from runner.rundir.layout import RunDir
 from runner.rundir.plan import ShardError
 
 T = TypeVar("T")
@@ -63,7 +64,7 @@ def read_durations(source: str | Path) -> dict[str, float]:
     path = Path(source)
     if path.is_dir():
         found: dict[str, float] = {}
-        for trace in sorted((path / "trials").glob("*.json")) if (path / "trials").is_dir() else []:
+        for trace in RunDir(path).trace_paths():
             data = _json(trace)
             if isinstance(data, dict) and "trial_id" in data and "duration_ms" in data:
                 found[str(data["trial_id"])] = float(data["duration_ms"])

@@ -55,6 +55,7 @@ from runner.play.page.witness import compare_witness
 from runner.play.run.abort import TrialAborted
 from runner.play.run.conversation import NO_PLAN, NO_SIMULATOR, Conversation, conversation_assertions
 from runner.play.run.options import RunOptions, TrialHook
+from runner.rundir.layout import RunDir
 from runner.rundir.plan import trial_id_for
 from runner.suite.case import Case, SetupCall, UserStep
 from runner.suite.live_rules import rules_that_never_fire
@@ -245,7 +246,7 @@ class Trial:
         self.trace.duration_ms = self._ms()
         self.trace.browser = self.env.session.describe()
         self._store_recording()
-        write_trace(self.trace, self.env.out_dir / "trials")
+        write_trace(self.trace, RunDir(self.env.out_dir).trials)
         return self.trace
 
     async def _judge(self, error: str | None, kind: NotRunKind = "runner") -> None:
