@@ -156,6 +156,12 @@ def test_an_unknown_operator_and_a_misspelled_key_are_errors_at_their_line(tmp_p
     assert len(got) == 5
 
 
+def test_a_message_type_that_is_no_text_is_a_problem_not_a_crash(tmp_path):
+    path = write(tmp_path, [{"messages": [{"role": "user", "type": ["message"], "content": "hi"}], "expectedCall": []}])
+    got = [str(p) for p in load_evals(path)[1]]
+    assert len(got) == 1 and "[0].messages[0]: a message is" in got[0]
+
+
 def test_files_that_are_no_evals(tmp_path):
     assert problems_of(tmp_path, '{"name": "x"}') == [
         "an evals.json is a JSON array of evals ({name, messages, expectedCall})"

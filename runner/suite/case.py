@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
@@ -30,6 +31,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from runner.data_file import FieldPath
 from runner.kinds import module_kinds
 from runner.suite.browser_context import BrowserContextSettings, check_locale, check_timezone
 
@@ -147,7 +149,8 @@ class HistoryCall(Strict):
 def _history_kind(value: Any) -> str | None:
     if isinstance(value, dict):
         return next((k for k in ("user", "model", "call") if k in value), None)
-    return {HistoryUser: "user", HistoryModel: "model", HistoryCall: "call"}.get(type(value))
+    kinds: dict[type, str] = {HistoryUser: "user", HistoryModel: "model", HistoryCall: "call"}
+    return kinds.get(type(value))
 
 
 HistoryTurn = Annotated[
@@ -390,7 +393,8 @@ def _node_kind(value: Any) -> str | None:
             if key in value:
                 return key
         return "call"
-    return {OrderedGroup: "ordered", UnorderedGroup: "unordered"}.get(type(value), "call")
+    kinds: dict[type, str] = {OrderedGroup: "ordered", UnorderedGroup: "unordered"}
+    return kinds.get(type(value), "call")
 
 
 ExpectedNode = Annotated[
@@ -404,20 +408,21 @@ UnorderedGroup.model_rebuild()
 
 
 def expected_leaves(
-    nodes: list[Any], path: tuple = ("expect", "calls", "expected")
-) -> list[tuple[tuple, ExpectedCall]]:
+    nodes: Sequence[ExpectedNode], path: FieldPath = ("expect", "calls", "expected")
+) -> list[tuple[FieldPath, ExpectedCall]]:
     """Every expected call in a tree of groups, in reading order, with its field path."""
-    out: list[tuple[tuple, ExpectedCall]] = []
+    out: list[tuple[FieldPath, ExpectedCall]] = []
     for i, node in enumerate(nodes):
         if isinstance(node, ExpectedCall):
             out.append(((*path, i), node))
+        elif isinstance(node, OrderedGroup):
+            out += expected_leaves(node.ordered, (*path, i, "ordered"))
         else:
-            key = "ordered" if isinstance(node, OrderedGroup) else "unordered"
-            out += expected_leaves(getattr(node, key), (*path, i, key))
+            out += expected_leaves(node.unordered, (*path, i, "unordered"))
     return out
 
 
-def has_groups_or_optional(calls: Any) -> bool:
+def has_groups_or_optional(calls: CallExpectations) -> bool:
     """Whether expected calls use groups or optional calls (then the tree matcher judges them)."""
     return any(not isinstance(n, ExpectedCall) or n.optional for n in calls.expected)
 

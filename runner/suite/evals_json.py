@@ -26,17 +26,20 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError
+from pydantic_core import ErrorDetails
 
-from runner.data_file import MAX_PERSON_JSON_BYTES, FileProblem, json_lines, parse_json, read_text
+from runner.data_file import MAX_PERSON_JSON_BYTES, FieldPath, FileProblem, LineMap, json_lines, parse_json, read_text
 from runner.errors import InvalidInput
 from runner.suite.case import Case
 from runner.suite.loader import LoadedCase, Problem
 from runner.suite.matchers import MISSING, is_operator, match
+from runner.suite.site import SiteConfig
 
 BEHAVIOURS = {
     "tool_call": "the agent makes the expected tool calls (webmcp-evals expectedCall)",
@@ -87,8 +90,11 @@ class ResponseMessage(_Strict):
 
 def _message_kind(value: Any) -> str | None:
     if not isinstance(value, dict):
-        return {TextMessage: "message", CallMessage: "call", ResponseMessage: "response"}.get(type(value))
+        models: dict[type, str] = {TextMessage: "message", CallMessage: "call", ResponseMessage: "response"}
+        return models.get(type(value))
     kind = value.get("type")
+    if not isinstance(kind, str):  # a list or mapping here is no kind (and no key to look up)
+        return None
     if kind == "functionresponse" or (kind == "functioncall" and "response" in value):
         return "response"
     return {"message": "message", "functioncall": "call"}.get(kind)
@@ -126,7 +132,8 @@ class UnorderedGroup(_Strict):
 def _node_kind(value: Any) -> str | None:
     if isinstance(value, dict):
         return next((k for k in ("ordered", "unordered") if k in value), "call")
-    return {OrderedGroup: "ordered", UnorderedGroup: "unordered", FunctionCall: "call"}.get(type(value))
+    models: dict[type, str] = {OrderedGroup: "ordered", UnorderedGroup: "unordered", FunctionCall: "call"}
+    return models.get(type(value))
 
 
 Node = Annotated[
@@ -155,14 +162,15 @@ _TAGS = {"message", "call", "response", "ordered", "unordered"}
 # ---- reading: JSON with the line of every value ----------------------------------------------
 
 
-def _json_path(loc: tuple | list) -> str:
+def _json_path(loc: Sequence[str | int]) -> str:
     """``(3, 'expectedCall', 0, 'arguments')`` as ``[3].expectedCall[0].arguments``; union tags dropped."""
     parts = [p for i, p in enumerate(loc) if not (p in _TAGS and i and isinstance(loc[i - 1], int))]
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts).lstrip(".")
 
 
-def _line(lines: dict[tuple, int], loc: tuple | list) -> int:
-    best, path = lines.get((), 1), ()
+def _line(lines: LineMap, loc: Sequence[str | int]) -> int:
+    best = lines.get((), 1)
+    path: FieldPath = ()
     for part in loc:
         if (*path, part) in lines:
             path = (*path, part)
@@ -175,7 +183,7 @@ def looks_like_evals(path: Path) -> bool:
     return path.suffix == ".json" and path.is_file()
 
 
-def read_evals(path: Path) -> tuple[list[tuple[int, Eval]], dict[tuple, int], list[Problem]]:
+def read_evals(path: Path) -> tuple[list[tuple[int, Eval]], LineMap, list[Problem]]:
     """The evals that are well formed (with their index), the line of each value, and every problem."""
     file = str(path)
     try:
@@ -183,7 +191,7 @@ def read_evals(path: Path) -> tuple[list[tuple[int, Eval]], dict[tuple, int], li
         data = parse_json(text)
     except FileProblem as err:
         return [], {}, [Problem(file, err.line or 1, "", err.what)]
-    twice: list[tuple[tuple, int]] = []
+    twice: list[tuple[FieldPath, int]] = []
     lines = json_lines(text, twice)
     if twice:  # JSON keeps the last of two equal keys: an expectation would vanish unseen
         return (
@@ -216,7 +224,7 @@ def _one_call_as_list(item: Any) -> Any:
     return item
 
 
-def _message(error: dict[str, Any]) -> str:
+def _message(error: ErrorDetails) -> str:
     if error["type"] == "extra_forbidden":
         return "unknown field (a misspelled key is never ignored)"
     if error["type"] == "missing":
@@ -228,6 +236,8 @@ def _message(error: dict[str, Any]) -> str:
 
 # ---- converting: one eval, one case ----------------------------------------------------------
 
+Renames: TypeAlias = dict[FieldPath, FieldPath]  # a converted case's field path -> the eval's own JSON path
+
 
 @dataclass
 class Converted:
@@ -237,7 +247,7 @@ class Converted:
     cases: list[LoadedCase] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # per eval: what the import cannot carry over exactly
-    renames: dict[str, dict[tuple, tuple]] = field(default_factory=dict)  # case id -> our path -> JSON path
+    renames: dict[str, Renames] = field(default_factory=dict)  # case id -> its renames
 
     def relabel(self, case_id: str, problem: Problem) -> Problem:
         """A problem found on a converted case, named by the JSON path of the eval it came from."""
@@ -266,7 +276,7 @@ def load_evals(path: Path, catalog: Any = None) -> tuple[list[LoadedCase], list[
 _THEIR_NAMES = {"tool": "functionName", "args": "arguments"}
 
 
-def _parse_field(text: str) -> tuple:
+def _parse_field(text: str) -> FieldPath:
     return tuple(int(i) if i else k for i, k in re.findall(r"\[(\d+)\]|([^.\[\]]+)", text))
 
 
@@ -275,7 +285,7 @@ def convert(path: Path) -> Converted:
     evals, lines, problems = read_evals(path)
     out = Converted(str(path), problems=problems)
     used: set[str] = set()
-    by_eval: dict[int, dict[tuple, int]] = {}  # each eval's own lines, read once: linear in the file's size
+    by_eval: dict[int, LineMap] = {}  # each eval's own lines, read once: linear in the file's size
     for where, at in lines.items():
         if where and isinstance(where[0], int):
             by_eval.setdefault(where[0], {})[where] = at
@@ -306,11 +316,11 @@ def _unique_id(ev: Eval, i: int, used: set[str]) -> str:
 
 
 def _case_data(
-    ev: Eval, i: int, case_id: str, path: Path, mine: dict[tuple, int], lines: dict[tuple, int]
-) -> tuple[dict[str, Any], dict[tuple, tuple], dict[tuple, int], list[str]]:
+    ev: Eval, i: int, case_id: str, path: Path, mine: LineMap, lines: LineMap
+) -> tuple[dict[str, Any], Renames, LineMap, list[str]]:
     """Our case as data, our paths -> the eval's JSON paths, our paths -> lines, and notes."""
     notes: list[str] = []
-    names: dict[tuple, tuple] = {(): (i,), ("title",): (i, "name"), ("steps", 0): (i, "messages")}
+    names: Renames = {(): (i,), ("title",): (i, "name"), ("steps", 0): (i, "messages")}
     history, user, user_at = _history(ev, i, names)
     names[("steps", 0, "user")] = (i, "messages", user_at)
     expected = [
@@ -341,10 +351,10 @@ def _case_data(
     return data, names, _case_lines(i, names, mine, lines), notes
 
 
-def _case_lines(i: int, names: dict[tuple, tuple], mine: dict[tuple, int], lines: dict[tuple, int]) -> dict[tuple, int]:
+def _case_lines(i: int, names: Renames, mine: LineMap, lines: LineMap) -> LineMap:
     """Our field paths -> lines of the JSON (``mine``: this eval's), down to the keys inside arguments."""
     ours_names = {v: k for k, v in _THEIR_NAMES.items()}
-    out: dict[tuple, int] = {}
+    out: LineMap = {}
     for ours, theirs in names.items():
         out.setdefault(ours, _line(lines, theirs))
         for path, line in mine.items():
@@ -357,7 +367,7 @@ def _case_lines(i: int, names: dict[tuple, tuple], mine: dict[tuple, int], lines
     return out
 
 
-def _history(ev: Eval, i: int, names: dict) -> tuple[list[dict[str, Any]], str, int]:
+def _history(ev: Eval, i: int, names: Renames) -> tuple[list[dict[str, Any]], str, int]:
     """The messages before the final user message as history turns; that message; its index.
 
     A conversation that ends otherwise keeps every message as history and has no new message
@@ -365,7 +375,8 @@ def _history(ev: Eval, i: int, names: dict) -> tuple[list[dict[str, Any]], str, 
     after a model turn ``validate`` says there is nothing to answer.
     """
     final = ev.messages[-1]
-    last = len(ev.messages) - 1 if isinstance(final, TextMessage) and final.role == "user" else len(ev.messages)
+    asked = final if isinstance(final, TextMessage) and final.role == "user" else None
+    last = len(ev.messages) - 1 if asked is not None else len(ev.messages)
     turns: list[dict[str, Any]] = []
     for k, m in enumerate(ev.messages[:last]):
         at = ("steps", 0, "history", len(turns))
@@ -380,16 +391,20 @@ def _history(ev: Eval, i: int, names: dict) -> tuple[list[dict[str, Any]], str, 
                 continue
             turns.append({"call": m.name, "result": m.response})
         names[at] = (i, "messages", k)
-    user = ev.messages[last].content if last < len(ev.messages) else ""
+    user = asked.content if asked is not None else ""
     return turns, user, min(last, len(ev.messages) - 1)
 
 
-def _node(node: Any, theirs: tuple, ours: tuple, names: dict) -> dict[str, Any]:
+def _group(node: OrderedGroup | UnorderedGroup) -> tuple[str, list[Node]]:
+    return ("ordered", node.ordered) if isinstance(node, OrderedGroup) else ("unordered", node.unordered)
+
+
+def _node(node: Node, theirs: FieldPath, ours: FieldPath, names: Renames) -> dict[str, Any]:
     names[ours] = theirs
     if isinstance(node, OrderedGroup | UnorderedGroup):
-        key = "ordered" if isinstance(node, OrderedGroup) else "unordered"
+        key, members = _group(node)
         names[(*ours, key)] = (*theirs, key)
-        return {key: [_node(n, (*theirs, key, k), (*ours, key, k), names) for k, n in enumerate(getattr(node, key))]}
+        return {key: [_node(n, (*theirs, key, k), (*ours, key, k), names) for k, n in enumerate(members)]}
     names[(*ours, "tool")] = (*theirs, "functionName")
     names[(*ours, "args")] = (*theirs, "arguments")
     out: dict[str, Any] = {"tool": node.functionName, "args": node.arguments or {}}
@@ -402,14 +417,15 @@ def _node(node: Any, theirs: tuple, ours: tuple, names: dict) -> dict[str, Any]:
     return out
 
 
-def _plan(nodes: list[Any], theirs: tuple, names: dict, notes: list[str]) -> list[dict[str, Any]]:
+def _plan(nodes: Sequence[Node], theirs: FieldPath, names: Renames, notes: list[str]) -> list[dict[str, Any]]:
     """The reference plan: every required call in reading order, each argument a value its matcher accepts."""
     plan: list[dict[str, Any]] = []
     for k, node in enumerate(nodes):
         if isinstance(node, OrderedGroup | UnorderedGroup):
-            key = "ordered" if isinstance(node, OrderedGroup) else "unordered"
-            for call in _plan(getattr(node, key), (*theirs, k, key), names, notes):
-                plan.append(call)
+            key, members = (
+                ("ordered", node.ordered) if isinstance(node, OrderedGroup) else ("unordered", node.unordered)
+            )
+            plan.extend(_plan(members, (*theirs, k, key), names, notes))
             continue
         if node.optional:
             continue
@@ -538,7 +554,7 @@ def write_suite(source: Path, out: Path, base_url: str | None) -> tuple[list[Pat
     if not cases:  # a suite folder with no case is not a suite: validate and run would refuse it
         return [], [Problem(str(source), 1, "", "no evals in the file (an empty list): nothing to import")], []
     config = SuiteConfig(
-        site={"base_url": base_url} if base_url else None, behaviours=BEHAVIOURS, min_cases_per_behaviour=0
+        site=SiteConfig(base_url=base_url) if base_url else None, behaviours=BEHAVIOURS, min_cases_per_behaviour=0
     )
     out.mkdir(parents=True, exist_ok=True)
     header = f"# Imported from {source.name} by webmcp-eval import: the webmcp-evals format.\n"

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from runner.data_file import FileProblem, load_yaml
+from runner.data_file import FileProblem, LineMap, load_yaml
 from runner.errors import InvalidInput
 from runner.suite.browser_context import (
     DEFAULT_LOCALE,
@@ -150,7 +150,7 @@ class Suite:
     folder: Path | None
     config: SuiteConfig = field(default_factory=SuiteConfig)
     config_file: Path | None = None
-    lines: dict[tuple, int] = field(default_factory=dict)  # field path in suite.yaml -> its line
+    lines: LineMap = field(default_factory=dict)  # field path in suite.yaml -> its line
 
     def where(self, *path: str) -> str:
         """``suite.yaml:LINE`` of a field, for a message about its value."""
@@ -184,7 +184,7 @@ def read_suite_config(path: Path) -> SuiteConfig:
     return read_suite_file(path)[0]
 
 
-def read_suite_file(path: Path) -> tuple[SuiteConfig, dict[tuple, int]]:
+def read_suite_file(path: Path) -> tuple[SuiteConfig, LineMap]:
     """suite.yaml checked, and the line of each of its fields; a problem is one line: file:line: field: what."""
     try:
         data, lines = load_yaml(path)

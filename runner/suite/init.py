@@ -297,7 +297,9 @@ def route_key(route: str) -> str:
     return "/" + path.strip("/") if path.strip("/") not in ("", ".") else "/"
 
 
-def plan_suite(base_url: str, routes: list[PageReading], settle_ms: int) -> tuple[str, dict, list[Starter]]:
+def plan_suite(
+    base_url: str, routes: list[PageReading], settle_ms: int
+) -> tuple[str, dict[str, dict[str, Any]], list[Starter]]:
     """suite.yaml's text, catalog.json and the starters for what the routes registered."""
     failed = [r for r in routes if r.error]
     if failed:
@@ -367,7 +369,7 @@ def check_folder(folder: Path) -> None:
         raise InitError(f"-o {folder}: is not empty; init writes a new suite, give a new or empty folder")
 
 
-def write_suite(folder: Path, suite: str, catalog: dict, starters: list[Starter]) -> None:
+def write_suite(folder: Path, suite: str, catalog: dict[str, dict[str, Any]], starters: list[Starter]) -> None:
     check_folder(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)

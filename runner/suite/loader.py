@@ -14,11 +14,11 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
-from runner.data_file import MAX_YAML_BYTES, DataFileError, FileProblem, parse_yaml, read_text
+from runner.data_file import MAX_YAML_BYTES, DataFileError, FieldPath, FileProblem, LineMap, parse_yaml, read_text
 from runner.suite.case import Case
 
 
@@ -45,9 +45,9 @@ def _one_line(text: str) -> str:
 class LoadedCase:
     case: Case
     file: str
-    lines: dict[tuple, int]  # field path -> line, for later problems (validate)
+    lines: LineMap  # field path -> line, for later problems (validate)
 
-    def line_of(self, *path: Any) -> int:
+    def line_of(self, *path: str | int) -> int:
         return line_for(self.lines, path)
 
 
@@ -64,10 +64,10 @@ HISTORY_TAGS = {"user", "model", "call"}
 ACTION_TAGS = {"navigate", "reload", "click", "press", "expire_session", "change", "fault", "wait_for"}
 
 
-def _clean_loc(loc: Iterable[Any]) -> list[Any]:
+def _clean_loc(loc: Iterable[str | int]) -> list[str | int]:
     """Drop pydantic's union tags from an error location, keeping real field names."""
     parts = list(loc)
-    out: list[Any] = []
+    out: list[str | int] = []
     for i, part in enumerate(parts):
         after_step_index = i >= 2 and parts[i - 2] == "steps" and isinstance(parts[i - 1], int)
         if after_step_index and part in STEP_TAGS:
@@ -87,10 +87,10 @@ def _clean_loc(loc: Iterable[Any]) -> list[Any]:
     return out
 
 
-def line_for(lines: dict[tuple, int], loc: Iterable[Any]) -> int:
+def line_for(lines: LineMap, loc: Iterable[str | int]) -> int:
     """The line of the deepest part of ``loc`` that exists in the file."""
     best = lines.get((), 1)
-    path: tuple = ()
+    path: FieldPath = ()
     for part in _clean_loc(loc):
         candidate = (*path, part)
         if candidate in lines:
@@ -100,7 +100,7 @@ def line_for(lines: dict[tuple, int], loc: Iterable[Any]) -> int:
     return best
 
 
-def field_path(loc: Iterable[Any]) -> str:
+def field_path(loc: Iterable[str | int]) -> str:
     """A location as a user reads it: ``expect.calls.expected[0].args.city``."""
     parts = _clean_loc(loc)
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts).lstrip(".")
@@ -121,7 +121,7 @@ def parse_case(text: str, file: str) -> LoadedCase:
     return LoadedCase(case, file, lines)
 
 
-def _message(error: dict[str, Any]) -> str:
+def _message(error: ErrorDetails) -> str:
     if error["type"] == "extra_forbidden":
         return "unknown field"
     if error["type"] == "missing":

@@ -31,6 +31,8 @@ import math
 import re
 from typing import Any
 
+from runner.data_file import FieldPath
+
 COMPARISONS = {"$gt": "greater than", "$gte": "at least", "$lt": "less than", "$lte": "at most"}
 OPERATORS = {"$contains", "$pattern", "$any", "$ref", "$in", "$len", "$absent", "$not", "$type", *COMPARISONS}
 JSON_TYPES = ("string", "number", "integer", "boolean", "object", "array", "null")
@@ -125,9 +127,9 @@ def operator_problem(op: str, arg: Any) -> str | None:
     return None
 
 
-def matcher_problems(matcher: Any, path: tuple = ()) -> list[tuple[tuple, str]]:
+def matcher_problems(matcher: Any, path: FieldPath = ()) -> list[tuple[FieldPath, str]]:
     """Every reason a matcher tree cannot work as written, with the path of its key (for validate)."""
-    found: list[tuple[tuple, str]] = []
+    found: list[tuple[FieldPath, str]] = []
     if isinstance(matcher, dict):
         ops = [k for k in matcher if str(k).startswith("$")]
         fields = [k for k in matcher if not str(k).startswith("$")]
@@ -197,7 +199,7 @@ def contradiction(ops: dict[str, Any]) -> str | None:
     return None
 
 
-def _mixed(ops: list, fields: list) -> str:
+def _mixed(ops: list[str], fields: list[str]) -> str:
     return (
         f"mixes operators ({', '.join(map(str, ops))}) with field names ({', '.join(map(str, fields))}); "
         "a mapping is either all operators or a partial match on fields"
@@ -205,7 +207,7 @@ def _mixed(ops: list, fields: list) -> str:
 
 
 def _kind(value: Any) -> str:
-    return {
+    kinds: dict[type, str] = {
         bool: "a boolean",
         str: "a string",
         int: "a number",
@@ -213,7 +215,8 @@ def _kind(value: Any) -> str:
         list: "a list",
         dict: "a mapping",
         type(None): "null",
-    }.get(type(value), type(value).__name__)
+    }
+    return kinds.get(type(value), type(value).__name__)
 
 
 def _is_int(value: Any) -> bool:
@@ -232,7 +235,8 @@ def json_type_of(value: Any) -> str:
         return "boolean"
     if _is_number(value):
         return "integer" if _is_int(value) or (isinstance(value, float) and value.is_integer()) else "number"
-    return {str: "string", list: "array", dict: "object"}.get(type(value), type(value).__name__)
+    names: dict[type, str] = {str: "string", list: "array", dict: "object"}
+    return names.get(type(value), type(value).__name__)
 
 
 def has_type(value: Any, name: str) -> bool:
@@ -282,7 +286,7 @@ def match(matcher: Any, value: Any, captures: dict[str, Any] | None = None) -> t
     return False, f"expected {short(matcher)}, got {short(value)}"
 
 
-def _match_operators(matcher: dict, value: Any, captures: dict[str, Any]) -> tuple[bool, str]:
+def _match_operators(matcher: dict[str, Any], value: Any, captures: dict[str, Any]) -> tuple[bool, str]:
     fields = [k for k in matcher if not str(k).startswith("$")]
     if fields:
         raise ValueError(f"matcher {short(matcher, 60)} {_mixed([k for k in matcher if k not in fields], fields)}")

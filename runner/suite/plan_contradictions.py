@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from runner.data_file import FieldPath
 from runner.suite.case import ExpectedCall, UserStep, expected_leaves
 from runner.suite.loader import LoadedCase, Problem, field_path
 from runner.suite.matchers import MISSING, match, refs_in
@@ -48,7 +49,7 @@ def plan_problems(cases: list[LoadedCase]) -> list[Problem]:
     return out
 
 
-def _problem(lc: LoadedCase, loc: tuple, message: str) -> Problem:
+def _problem(lc: LoadedCase, loc: FieldPath, message: str) -> Problem:
     return Problem(lc.file, lc.line_of(*loc), field_path(loc), message)
 
 
@@ -73,7 +74,7 @@ def _expected(lc: LoadedCase, planned: list[_Planned]) -> list[Problem]:
     return out
 
 
-def _mismatch(exp: ExpectedCall, p: _Planned) -> tuple[str, tuple, str] | None:
+def _mismatch(exp: ExpectedCall, p: _Planned) -> tuple[str, FieldPath, str] | None:
     """Why this planned call cannot fill ``exp`` (where, field, why), or None when it may."""
     for name, matcher in exp.args.items():
         value = p.args.get(name, MISSING)

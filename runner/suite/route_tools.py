@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Protocol
 
+from runner.data_file import FieldPath
 from runner.suite.case import ClickAction, NavigateAction, SetupCall, UserStep, WaitForAction
 from runner.suite.loader import LoadedCase, Problem, field_path
 
@@ -27,11 +28,11 @@ class SuiteCatalog(Protocol):
     def tools(self) -> set[str]: ...
 
 
-def _at(lc: LoadedCase, loc: tuple, message: str) -> Problem:
+def _at(lc: LoadedCase, loc: FieldPath, message: str) -> Problem:
     return Problem(lc.file, lc.line_of(*loc), field_path(loc), message)
 
 
-def _timeline(lc: LoadedCase) -> Iterator[tuple[tuple, Any]]:
+def _timeline(lc: LoadedCase) -> Iterator[tuple[FieldPath, Any]]:
     """Every setup step, then every step, with where it is in the file."""
     yield from ((("setup", i), step) for i, step in enumerate(lc.case.setup))
     yield from ((("steps", i), step) for i, step in enumerate(lc.case.steps))

@@ -11,12 +11,15 @@ only ``additionalProperties: false`` (and its like) stays as written, the form r
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import jsonschema
 import referencing
 import referencing.exceptions
 from referencing.jsonschema import DRAFT202012
+
+from runner.data_file import JSON, FieldPath
 
 _ROOT = "urn:webmcp-eval:tool-schema"
 
@@ -25,16 +28,22 @@ class ToolSchemaError(ValueError):
     """Why a schema cannot be used, with the JSON path inside it: ``properties.size.type: ...``."""
 
 
-def as_objects(schema: Any) -> Any:
+def as_objects(schema: JSON) -> JSON:
     """The schema with every boolean subschema written as the object schema that means the same."""
-    if schema is True:
-        return {}
-    if schema is False:
-        return {"not": {}}
+    if isinstance(schema, bool):
+        return _boolean_schema(schema)
     if isinstance(schema, list):
         return [as_objects(v) for v in schema]
     if not isinstance(schema, dict):
         return schema
+    return _mapping_as_objects(schema)
+
+
+def _boolean_schema(schema: bool) -> dict[str, Any]:
+    return {} if schema else {"not": {}}
+
+
+def _mapping_as_objects(schema: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in schema.items():
         if key in _NAMED_SCHEMAS and isinstance(value, dict):
@@ -53,11 +62,11 @@ _OPEN_OR_CLOSED = frozenset({"additionalProperties", "unevaluatedProperties", "u
 _NAMED_SCHEMAS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
 
 
-def _path(parts: Any) -> str:
+def _path(parts: Iterable[str | int]) -> str:
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts).lstrip(".")
 
 
-def _refs(value: Any, path: tuple = ()) -> list[tuple[tuple, str]]:
+def _refs(value: Any, path: FieldPath = ()) -> list[tuple[FieldPath, str]]:
     """Every ``$ref`` in the schema with where it is."""
     if isinstance(value, dict):
         own = [(path, value["$ref"])] if isinstance(value.get("$ref"), str) else []
@@ -69,16 +78,16 @@ def _refs(value: Any, path: tuple = ()) -> list[tuple[tuple, str]]:
 
 def check_tool_schema(schema: Any) -> dict[str, Any]:
     """The schema, checked and with booleans as objects; ToolSchemaError says what is wrong and where."""
-    if schema is True or schema is False:
-        return as_objects(schema)
+    if isinstance(schema, bool):
+        return _boolean_schema(schema)
     if not isinstance(schema, dict):
         raise ToolSchemaError(f"an input schema is a JSON object, not {type(schema).__name__}")
     try:
         validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
         validator.check_schema(schema)
     except jsonschema.SchemaError as err:
-        where = _path(err.path)
-        raise ToolSchemaError(f"{where + ': ' if where else ''}not valid JSON Schema: {err.message}") from None
+        place = _path(err.path)
+        raise ToolSchemaError(f"{place + ': ' if place else ''}not valid JSON Schema: {err.message}") from None
     except RecursionError:
         raise ToolSchemaError("nested too deeply to check") from None
     resource = referencing.Resource.from_contents(schema, default_specification=DRAFT202012)
@@ -90,4 +99,4 @@ def check_tool_schema(schema: Any) -> dict[str, Any]:
             at = _path((*where, "$ref"))
             why = "does not resolve inside the schema (the runner never fetches one)"
             raise ToolSchemaError(f"{at}: {ref!r} {why}") from None
-    return as_objects(schema)
+    return _mapping_as_objects(schema)

@@ -25,7 +25,7 @@ from typing import Any
 
 import jsonschema
 
-from runner.data_file import FileProblem, deepest_line, load_json_document, shown_field
+from runner.data_file import FieldPath, FileProblem, LineMap, deepest_line, load_json_document, shown_field
 from runner.errors import InvalidInput
 from runner.suite.call_tree import best_assignment, order_kept
 from runner.suite.case import (
@@ -33,6 +33,7 @@ from runner.suite.case import (
     ExpectedCall,
     HistoryCall,
     PressAction,
+    SetupCall,
     UserStep,
     expected_leaves,
     has_groups_or_optional,
@@ -63,13 +64,12 @@ class SuiteCatalog:
     A test compares the demo's with what the live demo site registers, so it cannot drift.
     """
 
-    def __init__(self, data: Any, source: str = "the given catalog", lines: dict[tuple, int] | None = None):
+    def __init__(self, data: Any, source: str = "the given catalog", lines: LineMap | None = None):
         routes = data.get("routes") if isinstance(data, dict) else None
-        shape_ok = isinstance(routes, dict) and all(
+        if not isinstance(routes, dict) or not all(
             isinstance(tools, dict) and all(isinstance(s, dict | bool) for s in tools.values())
             for tools in routes.values()
-        )
-        if not shape_ok:
+        ):
             raise CatalogError(
                 f'{source}: not a catalog: expected {{"routes": {{"/route": {{"tool": {{input schema}}}}}}}}'
             )
@@ -124,7 +124,7 @@ class SuiteCatalog:
         return [s["properties"][name] for s in self.schemas(tool) if name in (s.get("properties") or {})]
 
 
-def _checked(schema: Any, source: str, where: tuple, lines: dict[tuple, int] | None) -> dict[str, Any]:
+def _checked(schema: Any, source: str, where: FieldPath, lines: LineMap | None) -> dict[str, Any]:
     """A tool's input schema checked (runner/suite/tool_schema.py); CatalogError at its file:line and JSON path."""
     try:
         return check_tool_schema(schema)
@@ -284,7 +284,7 @@ def _behaviours(cases: list[LoadedCase], whole_suite: bool, behaviours: dict[str
     return out
 
 
-def _at(lc: LoadedCase, loc: tuple, message: str) -> Problem:
+def _at(lc: LoadedCase, loc: FieldPath, message: str) -> Problem:
     """A problem at the line of ``loc`` (or its deepest part in the file), named by ``loc``."""
     return Problem(lc.file, lc.line_of(*loc), field_path(loc), message)
 
@@ -402,9 +402,9 @@ def goal_problems(lc: LoadedCase, catalog: SuiteCatalog | None) -> list[Problem]
     out: list[Problem] = []
     known = catalog.tools() if catalog is not None else set()
     for i, step in enumerate(lc.case.setup):
-        name = getattr(step, "call", None)
-        if name is None or catalog is None:
+        if not isinstance(step, SetupCall) or catalog is None:
             continue
+        name = step.call
         if name not in known:
             out.append(_at(lc, ("setup", i, "call"), f"unknown tool {name!r} in setup"))
         else:
@@ -416,7 +416,7 @@ def goal_problems(lc: LoadedCase, catalog: SuiteCatalog | None) -> list[Problem]
     return out
 
 
-def _plan_value_problems(lc: LoadedCase, where: tuple, value: Any) -> list[Problem]:
+def _plan_value_problems(lc: LoadedCase, where: FieldPath, value: Any) -> list[Problem]:
     """Plan arguments are values sent as written; only ``{$ref: name}`` is replaced."""
     if isinstance(value, dict):
         if is_operator(value) and set(value) != {"$ref"}:
@@ -434,7 +434,7 @@ def _plan_value_problems(lc: LoadedCase, where: tuple, value: Any) -> list[Probl
     return []
 
 
-def _capture_problems(lc: LoadedCase, where: tuple, capture: dict[str, str]) -> list[Problem]:
+def _capture_problems(lc: LoadedCase, where: FieldPath, capture: dict[str, str]) -> list[Problem]:
     out = []
     for name, path in capture.items():
         try:
@@ -450,7 +450,12 @@ def _capture_problems(lc: LoadedCase, where: tuple, capture: dict[str, str]) -> 
 
 
 def _schema_problems(
-    lc: LoadedCase, where: tuple, tool: str, args: dict, catalog: SuiteCatalog, what: str = "the reference plan"
+    lc: LoadedCase,
+    where: FieldPath,
+    tool: str,
+    args: dict[str, Any],
+    catalog: SuiteCatalog,
+    what: str = "the reference plan",
 ) -> list[Problem]:
     """The planned arguments must fit the tool's schema on at least one route."""
     errors = []
@@ -462,12 +467,12 @@ def _schema_problems(
             errors.append(err)
         except jsonschema.SchemaError as err:
             return [_at(lc, (*where, "call"), f"the catalog's input schema of {tool} is not valid: {err.message}")]
-    err = errors[0]
+    first = errors[0]
     return [
         _at(
             lc,
-            (*where, "args", *err.absolute_path),
-            f"{what} does not fit {tool}'s input schema: {err.message}",
+            (*where, "args", *first.absolute_path),
+            f"{what} does not fit {tool}'s input schema: {first.message}",
         )
     ]
 
@@ -479,7 +484,9 @@ def _expectation_problems(lc: LoadedCase, catalog: SuiteCatalog | None) -> list[
     out = []
     calls = lc.case.expect.calls
     user_steps = [si for si, s in enumerate(lc.case.steps) if isinstance(s, UserStep)]
-    rules: list[tuple[str, tuple, Any]] = [("expected", where, item) for where, item in expected_leaves(calls.expected)]
+    rules: list[tuple[str, FieldPath, Any]] = [
+        ("expected", where, item) for where, item in expected_leaves(calls.expected)
+    ]
     rules += [("forbidden", ("expect", "calls", "forbidden", i), item) for i, item in enumerate(calls.forbidden)]
     for group, where, item in rules:
         if catalog is not None and item.tool not in catalog.tools():
@@ -527,7 +534,7 @@ def _step_message(lc: LoadedCase, step: int, user_steps: list[int]) -> str:
     return f"the case has no step {step}; its user steps (0-based) are {listing}"
 
 
-def _matcher_problems(lc: LoadedCase, where: tuple, matcher: Any) -> list[Problem]:
+def _matcher_problems(lc: LoadedCase, where: FieldPath, matcher: Any) -> list[Problem]:
     return [_at(lc, (*where, *path), message) for path, message in matcher_problems(matcher)]
 
 
@@ -577,7 +584,9 @@ def _state_problems(lc: LoadedCase, state: Any) -> list[Problem]:
     return out
 
 
-def _argument_problems(lc: LoadedCase, where: tuple, tool: str, args: dict, catalog: SuiteCatalog) -> list[Problem]:
+def _argument_problems(
+    lc: LoadedCase, where: FieldPath, tool: str, args: dict[str, Any], catalog: SuiteCatalog
+) -> list[Problem]:
     """Argument names the tool takes, and matchers its schema can satisfy: else the rule never fires."""
     out = []
     names = catalog.argument_names(tool)
@@ -672,7 +681,7 @@ def _ref_problems(lc: LoadedCase) -> list[Problem]:
                     )
                 )
         captured |= set(exp.capture)
-    places: list[tuple[tuple, Any]] = [
+    places: list[tuple[FieldPath, Any]] = [
         (("expect", "calls", "forbidden", i, "args"), rule.args) for i, rule in enumerate(calls.forbidden)
     ]
     if lc.case.expect.state:
@@ -696,9 +705,9 @@ def plan_satisfies_expectations(lc: LoadedCase) -> list[Problem]:
     calls = lc.case.expect.calls
     if has_groups_or_optional(calls):
         return _plan_fits_tree(lc, planned) + _plan_forbidden(lc, planned)
+    expected = [n for n in calls.expected if isinstance(n, ExpectedCall)]  # no groups: every node is a call
     fits = [
-        [j for j, (si, call) in enumerate(planned) if call == exp.tool and exp.step in (None, si)]
-        for exp in calls.expected
+        [j for j, (si, call) in enumerate(planned) if call == exp.tool and exp.step in (None, si)] for exp in expected
     ]
     if calls.order == "set":
         missing = _unassigned(fits)
@@ -716,7 +725,7 @@ def plan_satisfies_expectations(lc: LoadedCase) -> list[Problem]:
         _at(
             lc,
             ("expect", "calls", "expected", i),
-            f"the reference plan never calls {calls.expected[i].tool} here"
+            f"the reference plan never calls {expected[i].tool} here"
             + (" (order: exact: next in the plan, nothing between)" if calls.order == "exact" else "")
             + ", so it cannot pass its own case",
         )
