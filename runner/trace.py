@@ -365,6 +365,13 @@ class StepRecord(BaseModel):
     duration_ms: float = 0.0
 
 
+class PageError(BaseModel):
+    """An error the page's own scripts reported during the trial (docs/design.md, "The trace")."""
+
+    source: Literal["exception", "console"]  # uncaught (an exception or a rejected promise), or console.error()
+    text: str  # its first line
+
+
 class Assertion(BaseModel):
     id: str  # stable within a case, e.g. "calls.expected[0]"
     kind: str  # calls, forbidden, catalog, stale, result, network, ui, state, answer, confirmation
@@ -484,6 +491,9 @@ class Trace(BaseModel):
     confirmation: ConfirmationRecord | None = None
     untrusted_rendering: list[UntrustedText] | None = None  # per untrusted text with markup: elements made of it
     witness: WitnessRecord = Field(default_factory=WitnessRecord)
+    # the page's errors from its start route to the verdict, in order; None: not recorded (no page was opened,
+    # or a trace made before they were kept)
+    page_errors: list[PageError] | None = Field(default=None, exclude_if=lambda v: v is None)
     assertions: list[Assertion] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)  # worth a look, not an assertion (e.g. the witness disagrees)
     verdict: Verdict = "not_run"

@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from playwright.async_api import ConsoleMessage
 from playwright.async_api import Error as PlaywrightError
 
 from proxies.fixture import Fixture
@@ -67,6 +68,7 @@ from runner.trace import (
     EarlierAttempt,
     NetworkRecord,
     NotRunKind,
+    PageError,
     RegistrationEvent,
     SetupRecord,
     StaleRegistration,
@@ -166,7 +168,7 @@ class Trial:
         self.recorded: Fixture | None = None
         self._crash_watch = asyncio.Event()
         self.site: HookTape = HookTape(env.site, "live", None)
-        self._page_errors: list[str] = []  # uncaught errors of the page (setup failures name the first)
+        self._page_errors: list[PageError] = []  # the page's own (setup failures name the first uncaught one)
         self._site_unanswered: list[RequestRecord] = []  # the proxy's records of site requests that got no answer
         self._site_errors: list[RequestRecord] = []  # the site's own 5xx answers (not a fault the case armed)
         self._setup_network: Any = None  # the proxy's account once setup was done: its writes are not the agent's
@@ -229,6 +231,8 @@ class Trial:
             error, kind = (died if died in (error or "") else f"{died} (then: {error})"), "infrastructure"
         if error and not self._collected:
             self.trace.stopped = error
+        if self.tp is not None:
+            self.trace.page_errors = list(self._page_errors)
         self._agent_report()
         await self._finish_network()
         site_down = site_stopped_answering(self._site_unanswered, self.site.config.base_url)
@@ -484,7 +488,10 @@ class Trial:
             self.env.proxy.begin_trial(self.trial_id, **self._proxy_mode(), rewrite=self.hook.proxy)
             self.tp.host.writes_seen = self._writes_so_far  # each call's own writes (calls.annotations)
         self.tp.crash_event = self._crash_watch  # the watcher above hears the crash
-        self.tp.page.on("pageerror", lambda err: self._page_errors.append(str(err).strip().splitlines()[0]))
+        self.tp.page.on(
+            "pageerror", lambda err: self._page_errors.append(PageError(source="exception", text=first_line(err)))
+        )
+        self.tp.page.on("console", self._console_error)
         await self.artifacts.start_tracing(self.tp.context, self.trial_id)
         self.humans = HumanWindows(self.tp.page, self.tp.log.events)
         self.actions = UserActions(
@@ -502,9 +509,16 @@ class Trial:
         mark("goto_ms")
         await self.tp.host.wait_for_tools()
         mark("tools_ms")
-        await require_tools(self.tp.host, case.start_route, config.base_url, self._page_errors)
+        uncaught = [e.text for e in self._page_errors if e.source == "exception"]
+        await require_tools(self.tp.host, case.start_route, config.base_url, uncaught)
         self.trace.webmcp_path = self.tp.host.path  # type: ignore[assignment]
         self.trace.timings["setup_ms"] = self._ms()
+
+    def _console_error(self, message: ConsoleMessage) -> None:
+        """A console.error() of the page's scripts; the browser's own notes (a request that failed: no
+        arguments) are the network's evidence."""
+        if message.type == "error" and message.args:
+            self._page_errors.append(PageError(source="console", text=message.text.strip().split("\n", 1)[0]))
 
     async def _confirmation_point(self, control: Any) -> None:
         """The confirmation point as the agent left it, read just before the human presses the control."""
