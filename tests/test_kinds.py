@@ -15,9 +15,10 @@ from pydantic import BaseModel
 from runner.judge import checks, rejudge
 from runner.kinds import FRAME, Evidence, Kind, answerable, module_kinds
 from runner.mutation import mutate
+from runner.rundir.reading import read_traces
 from runner.suite.case import Case, Expectations
 from runner.suite.loader import load_cases
-from runner.trace import ConfirmationRecord, Trace, UiObservation, UiRecord, UntrustedText, read_traces
+from runner.trace import ConfirmationRecord, Trace, UiObservation, UiRecord, UntrustedText
 
 ROOT = Path(__file__).resolve().parent.parent
 
