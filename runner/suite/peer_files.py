@@ -24,6 +24,7 @@ from runner.data_file import FileProblem, load_json_document
 from runner.errors import InvalidInput
 from runner.suite.case import (
     Case,
+    Expectations,
     ExpectedCall,
     HistoryCall,
     HistoryModel,
@@ -145,7 +146,7 @@ def _messages(step: UserStep) -> list[dict[str, Any]]:
 
 
 # expectations and settings an eval cannot hold: (field path, how it reads when it is set)
-BEYOND_CALLS = ("network", "ui", "state", "answer", "confirmation", "untrusted")
+BEYOND_CALLS = tuple(name for name in Expectations.model_fields if name != "calls")  # every other kind
 
 
 def _beyond_calls(case: Case) -> list[str]:
