@@ -41,7 +41,7 @@ from runner.agents.mcp_bridge import PageBridge, mcp_config, require_mcp
 from runner.agents.protocol import AgentError, AgentReport
 from runner.suite.case import UserStep
 from runner.suite.folder import harness_argv
-from runner.trace import Assertion
+from runner.trace import Assertion, EvidenceKind
 
 PLACEHOLDERS = ("{prompt}", "{mcp_config}", "{mcp_url}")
 OUTPUT_LIMIT = 20_000  # characters of a step's stdout/stderr kept in the trace
@@ -72,7 +72,7 @@ def _head(argv: list[str]) -> list[str]:
 
 
 class HarnessAgent:
-    evidence_kind = "agent"
+    evidence_kind: EvidenceKind = "agent"
 
     def __init__(self, command: str, argv: list[str], version: str, timeout_s: float = 90.0):
         self.command = command
@@ -126,8 +126,8 @@ class HarnessAgent:
             proc = await asyncio.create_subprocess_exec(
                 *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env
             )
-        except OSError as err:
-            raise AgentError(f"the harness could not be started: {err}") from None
+        except OSError as problem:
+            raise AgentError(f"the harness could not be started: {problem}") from None
         try:
             out, err = await asyncio.wait_for(proc.communicate(), timeout=self.timeout_s)
         except TimeoutError:

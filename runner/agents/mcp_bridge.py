@@ -25,12 +25,15 @@ import socket
 import time
 from collections.abc import AsyncIterator
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runner.agents.model import tool_description, tool_result_text
 from runner.agents.protocol import ToolHost
 from runner.errors import InvalidInput
 from runner.llm.providers import EMPTY_SCHEMA
+
+if TYPE_CHECKING:  # the SDK is an extra: imported where the bridge starts
+    from mcp import types as mcp_types
 
 SETTLE_TIMEOUT_MS = 2000  # after a call: how long to wait for the page's tools to settle
 WATCH_INTERVAL_S = 0.2
@@ -73,15 +76,17 @@ class PageBridge:
         self._lock = asyncio.Lock()  # the page runs one call at a time, in the order they came
         self._types = types
 
-        @self.server.list_tools()
         async def list_tools() -> list[types.Tool]:
             self._remember_session()
             return await self.tools()
 
-        @self.server.call_tool(validate_input=False)
         async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
             self._remember_session()
             return await self.call(name, arguments)
+
+        # the SDK's decorators have no types: applied as the calls they are, the handlers keep theirs
+        self.server.list_tools()(list_tools)
+        self.server.call_tool(validate_input=False)(call_tool)
 
     def _remember_session(self) -> None:
         with contextlib.suppress(LookupError):
@@ -94,7 +99,7 @@ class PageBridge:
 
         return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
 
-    async def tools(self) -> list[Any]:
+    async def tools(self) -> list[mcp_types.Tool]:
         types = self._types
         catalog = await self.host.catalog()
         self.announced = sorted(t.name for t in catalog)
@@ -108,7 +113,7 @@ class PageBridge:
             for t in sorted(catalog, key=lambda t: t.name)
         ]
 
-    async def call(self, name: str, arguments: dict[str, Any]) -> Any:
+    async def call(self, name: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
         types = self._types
         async with self._lock:
             record = await self.host.call(name, arguments)
@@ -118,9 +123,10 @@ class PageBridge:
         await self.announce_if_changed()
         text, is_error = tool_result_text(record)
         structured = record.result if isinstance(record.result, dict) and not is_error else None
-        return types.CallToolResult(
+        result: mcp_types.CallToolResult = types.CallToolResult(
             content=[types.TextContent(type="text", text=text)], structuredContent=structured, isError=is_error
         )
+        return result
 
     def current_names(self) -> list[str]:
         """The page's active tools by the shim's log (no page round trip: cheap enough to poll)."""

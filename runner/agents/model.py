@@ -64,7 +64,7 @@ from runner.llm.providers import (
     safe_tool_name,
 )
 from runner.suite.case import HistoryModel, HistoryUser, UserStep
-from runner.trace import Assertion, ToolInfo
+from runner.trace import Assertion, EvidenceKind, ToolInfo
 
 CASSETTE_MODES = ("off", "record", "replay")
 SETTLE_TIMEOUT_MS = 2000  # after tool calls: how long to wait for the page's tools to settle
@@ -113,7 +113,7 @@ def tool_result_text(call: Any) -> tuple[str, bool]:
 class ModelAgent:
     """One model agent per trial; the runner calls ``start_trial`` then ``turn`` per user message."""
 
-    evidence_kind = "agent"
+    evidence_kind: EvidenceKind = "agent"
 
     def __init__(
         self,
@@ -162,9 +162,9 @@ class ModelAgent:
         turn_log: dict[str, Any] = {"step": getattr(host, "step", None), "user": step.user, "requests": []}
         self.turns.append(turn_log)
         if self.stopped:
-            turn_log["reply"] = self._stop_reply()
+            reply = turn_log["reply"] = self._stop_reply()
             turn_log["skipped"] = "the agent had stopped"
-            return turn_log["reply"]
+            return reply
         self._add_history(step)
         if step.user or not step.history:  # '' after a tool's answer: the model goes on from there
             self.messages.append({"role": "user", "content": step.user})
@@ -295,7 +295,7 @@ class ModelAgent:
         try:
             return await replay_or_send(
                 self.cassette_mode,
-                lambda: self.cassette,
+                self._opened_cassette,
                 request,
                 self._rerecord(),
                 lambda: asyncio.wait_for(self.provider.send(request, timeout=remaining), timeout=remaining),
@@ -316,6 +316,11 @@ class ModelAgent:
             raise AgentError(self._redact(f"the model endpoint refused the request: {err}")) from None
         except ProviderError as err:
             raise AgentError(self._redact(f"the model request failed: {err}")) from None
+
+    def _opened_cassette(self) -> Cassette:
+        """The cassette _send opened: asked for only in a cassette mode, where it was."""
+        assert self.cassette is not None
+        return self.cassette
 
     def _open_cassette(self) -> Cassette:
         if not self.trial_id or not self.cassette_dir:

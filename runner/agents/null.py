@@ -10,12 +10,14 @@ reference agent's or a model's.
 
 from __future__ import annotations
 
+from typing import Final
+
 from runner.agents.protocol import AgentReport, ToolHost
 from runner.suite.case import UserStep
 from runner.trace import Assertion
 
 NULL_AGENT = "none"
-BASELINE = "baseline"
+BASELINE: Final = "baseline"
 
 
 class NullAgent:

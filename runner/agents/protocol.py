@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Protocol, TypedDict
 
 from runner.suite.case import UserStep
-from runner.trace import Assertion, ToolCall, ToolInfo
+from runner.trace import Assertion, EvidenceKind, ToolCall, ToolInfo
 
 
 class RegistrationLog(Protocol):
@@ -27,7 +27,10 @@ class ToolHost(Protocol):
     need its shape, not the browser code behind it (``runner/play/page/toolhost.py`` implements it).
     """
 
-    log: RegistrationLog
+    @property
+    def log(self) -> RegistrationLog:
+        """The shim's log of the page's registrations."""
+        ...
 
     async def catalog(self) -> list[ToolInfo]:
         """The tools the page offers right now."""
@@ -60,7 +63,7 @@ class AgentError(Exception):
 class Agent(Protocol):
     name: str
     model: str | None
-    evidence_kind: str
+    evidence_kind: EvidenceKind
 
     def start_trial(self, trial_id: str) -> None:
         """A new trial begins: forget the last one. ``trial_id`` names what the agent keeps of it (a cassette)."""

@@ -15,13 +15,13 @@ from runner.agents.protocol import AgentError, AgentReport, ToolHost
 from runner.suite.case import UserStep
 from runner.suite.matchers import MISSING, resolve, short, substitute
 from runner.suite.synthesize import described, from_schema
-from runner.trace import Assertion
+from runner.trace import Assertion, EvidenceKind
 
 
 class ReferenceAgent:
     name = "reference"
     model: str | None = None
-    evidence_kind = "deterministic"
+    evidence_kind: EvidenceKind = "deterministic"
 
     def __init__(self) -> None:
         self.captures: dict[str, Any] = {}

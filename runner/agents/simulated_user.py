@@ -119,7 +119,7 @@ class SimulatedUser:
         ):
             self.facts_shown_from = len(self.requests)
         system = system_prompt(self.goal, self.facts_shown_from is not None)
-        messages = [{"role": "user", "content": OPENING}]
+        messages: list[dict[str, Any]] = [{"role": "user", "content": OPENING}]
         for who, text in turns:  # the simulator's own messages are its (assistant) side
             messages.append(
                 {"role": "assistant", "content": text, "tool_calls": []}
@@ -138,7 +138,7 @@ class SimulatedUser:
         try:
             return await replay_or_send(
                 self.cassette_mode,
-                lambda: self.cassette,
+                self._opened_cassette,
                 request,
                 self.rerecord_hint(),
                 lambda: asyncio.wait_for(self.provider.send(request, timeout=timeout), timeout),
@@ -154,6 +154,11 @@ class SimulatedUser:
         finally:
             if self.cassette_mode != "replay":
                 await self.provider.aclose()
+
+    def _opened_cassette(self) -> Cassette:
+        """The cassette _send opened: asked for only in a cassette mode, where it was."""
+        assert self.cassette is not None
+        return self.cassette
 
     def _open_cassette(self) -> Cassette:
         path = cassette_path(self.cassette_dir, self.trial_id)

@@ -281,7 +281,8 @@ class OpenAIProvider(Provider):
             response = await client.chat.completions.create(**request, timeout=timeout)
         except sdk.OpenAIError as err:
             raise self._errors(sdk, err) from None
-        return response.to_dict(mode="json")
+        answer: dict[str, Any] = response.to_dict(mode="json")  # the SDK client is reached untyped
+        return answer
 
     def parse(self, response: dict[str, Any]) -> ModelTurn:
         choices = response.get("choices") or []
@@ -376,7 +377,8 @@ class AnthropicProvider(Provider):
             response = await client.messages.create(**request, timeout=timeout)
         except sdk.AnthropicError as err:
             raise self._errors(sdk, err) from None
-        return response.to_dict(mode="json")
+        answer: dict[str, Any] = response.to_dict(mode="json")  # the SDK client is reached untyped
+        return answer
 
     def parse(self, response: dict[str, Any]) -> ModelTurn:
         texts, calls = [], []

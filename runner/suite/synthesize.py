@@ -19,6 +19,7 @@ from typing import Any
 import jsonschema
 
 from runner.suite.matchers import MISSING, match
+from runner.trace import NotRunKind, Trace
 
 FORMATS = {
     "date": "2027-01-15",
@@ -78,7 +79,7 @@ def described(matcher: Any) -> str:
     return json.dumps(matcher, ensure_ascii=False).replace('"', "")
 
 
-def made_up_value_refused(trace: Any) -> tuple[str, str] | None:
+def made_up_value_refused(trace: Trace) -> tuple[str, NotRunKind] | None:
     """(reason, not_run kind) when a call with a made-up value failed: the plan's gap, never a verdict."""
     for call in trace.calls:
         if call.synthesized and call.error:
