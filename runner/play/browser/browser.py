@@ -18,6 +18,7 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from playwright.async_api import Browser, BrowserType
 
@@ -114,7 +115,7 @@ async def launch(
 ) -> tuple[Browser, ChromiumChoice]:
     """Launch Chromium with WebMCP on; proxy_server routes all traffic (loopback too)."""
     choice = find_chromium(explicit, browser_type, headless=headless)
-    kwargs: dict = {
+    kwargs: dict[str, Any] = {
         "executable_path": choice.path,
         "headless": headless,
         "args": launch_args(proxy_bypass_loopback=proxy_server is not None),
@@ -133,14 +134,14 @@ class BrowserUnavailable(InvalidInput, RuntimeError):
 REMOTE_TIMEOUT_MS = 30_000
 
 
-def server_launch_options(explicit: str | None, headless: bool) -> dict:
+def server_launch_options(explicit: str | None, headless: bool) -> dict[str, Any]:
     """What a ``playwright run-server`` is asked to launch: headless or not, the WebMCP flags, the binary.
 
     The options travel in the ``x-playwright-launch-options`` header. A server drops ``args`` and
     ``executablePath`` unless it was started with ``--unsafe``: without them its Chromium has no
     WebMCP flag (the shim's polyfill and no DevTools witness) and is Playwright's own build.
     """
-    options: dict = {"headless": headless, "args": launch_args()}
+    options: dict[str, Any] = {"headless": headless, "args": launch_args()}
     wanted = explicit or os.environ.get(ENV_VAR)
     if wanted:  # a path on the server's machine: not checked here
         options["executablePath"] = wanted

@@ -54,11 +54,11 @@ def _driver_in_its_own_session() -> Iterator[None]:
         kwargs.setdefault("start_new_session", True)
         return await spawn(*args, **kwargs)
 
-    asyncio.create_subprocess_exec = spawn_apart  # type: ignore[assignment]
+    asyncio.create_subprocess_exec = spawn_apart
     try:
         yield
     finally:
-        asyncio.create_subprocess_exec = spawn  # type: ignore[assignment]
+        asyncio.create_subprocess_exec = spawn
 
 
 class BrowserSession:

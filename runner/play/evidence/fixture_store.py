@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from proxies.fixture import Fixture, FixtureError, HookRecord, age_days, diff_fixtures, load_fixture, save_fixture
-from runner.suite.site import HookMissing, SiteClient
+from runner.suite.site import HookMissing, SiteClient, SiteConfig
 
 DEFAULT_MAX_AGE_DAYS = 30.0
 
@@ -89,7 +89,7 @@ class HookTape:
         self._playback = list(fixture.hooks) if fixture and mode == "replay" else []
 
     @property
-    def config(self):  # noqa: ANN201 - the wrapped client's SiteConfig
+    def config(self) -> SiteConfig:  # the wrapped client's
         return self.site.config
 
     def has(self, hook: str) -> bool:

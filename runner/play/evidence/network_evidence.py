@@ -20,15 +20,17 @@ OUTBOUND_FIELDS = tuple(OutboundRecord.model_fields)  # what the trace keeps of 
 
 
 def network_record(net: TrialNetwork, outbound_expected: int | None) -> NetworkRecord:
-    return NetworkRecord(
-        requests=len(net.requests),
-        mutations=[_slim(m) for m in net.mutations],
-        mutation_counts=dict(net.mutation_counts),
-        blocked=[_slim(b) for b in net.blocked],
-        outbound=[{k: getattr(r, k) for k in OUTBOUND_FIELDS} for r in net.requests if r.outbound],
-        outbound_expected=outbound_expected,
-        faults_fired=[_slim(f) for f in net.faults_fired],
-        replay_misses=[_slim(m) for m in net.replay_misses],
+    return NetworkRecord.model_validate(
+        {
+            "requests": len(net.requests),
+            "mutations": [_slim(m) for m in net.mutations],
+            "mutation_counts": dict(net.mutation_counts),
+            "blocked": [_slim(b) for b in net.blocked],
+            "outbound": [{k: getattr(r, k) for k in OUTBOUND_FIELDS} for r in net.requests if r.outbound],
+            "outbound_expected": outbound_expected,
+            "faults_fired": [_slim(f) for f in net.faults_fired],
+            "replay_misses": [_slim(m) for m in net.replay_misses],
+        }
     )
 
 
@@ -90,4 +92,5 @@ def site_stopped_answering(lost: list[RequestRecord], base_url: str) -> str | No
 
 def _slim(item: Any) -> dict[str, Any]:
     data = item.model_dump() if hasattr(item, "model_dump") else dict(item) if not isinstance(item, dict) else item
-    return json.loads(json.dumps(data, default=str))
+    plain: dict[str, Any] = json.loads(json.dumps(data, default=str))
+    return plain

@@ -139,7 +139,8 @@ class HungFrames:
             return self.tools.listing(self._frame_ids[key])
         top = frame.parent_frame is None
         try:
-            return list(await frame.webmcp.tools(timeout=top_timeout_ms if top else timeout_ms))
+            listed = await frame.webmcp.tools(timeout=top_timeout_ms if top else timeout_ms)
+            return [{**tool} for tool in listed]  # Playwright's typed dicts as the plain ones DevTools' listing gives
         except PlaywrightTimeoutError:
             if top or self.cdp is None:
                 raise

@@ -124,7 +124,7 @@ class PageObserver:
         if expect.untrusted:
             parts.append(self._untrusted(trace))
         results = await asyncio.gather(*parts)
-        trace.ui.observations = list(results[0])
+        trace.ui.observations = list(results[0] or [])  # the first part's: observations
 
     async def target(self, target: Locator, pairs: bool = False) -> UiObservation:
         """Count, visibility, text and value of one expected element; an error says why it could not be read.

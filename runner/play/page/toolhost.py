@@ -157,7 +157,7 @@ class ToolHost:
         changes = [
             e for e in self.log.of_type("register", "unregister", "register_error") if e.get("document") in documents
         ]
-        last = changes[-1]["host_t"] if changes else loaded["host_t"]
+        last: float = changes[-1]["host_t"] if changes else loaded["host_t"]
         moments = [last + settle_s, self._network_t + settle_s]
         # a request still open keeps the route loading until it is old enough to be a long poll
         moments += [started + LOADING_REQUEST_S for started in self._in_flight.values()]

@@ -28,7 +28,7 @@ def compare_witness(
     a frame whose tools it never saw registered (a cross-site frame, out of
     process) is listed as unwitnessed, never as a disagreement.
     """
-    record = WitnessRecord(available=available, events=cdp_events)
+    record = WitnessRecord.model_validate({"available": available, "events": cdp_events})
     if not available:
         return record
     seen_registered = {name for e in cdp_events if e.get("event") == "toolsAdded" for name in e.get("tools") or []}

@@ -23,7 +23,7 @@ import contextlib
 import hashlib
 import secrets
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -66,6 +66,7 @@ from runner.suite.synthesize import made_up_value_refused
 from runner.trace import (
     ConversationRecord,
     EarlierAttempt,
+    EvidenceKind,
     NetworkRecord,
     NotRunKind,
     PageError,
@@ -132,7 +133,7 @@ async def alongside(side: Awaitable[Any], main: Awaitable[T]) -> T:
     return result
 
 
-def evidence_kind_of(case: Case, agent: Agent) -> str:
+def evidence_kind_of(case: Case, agent: Agent) -> EvidenceKind:
     """A goal case played by a model or harness is its own evidence: its user is a model too."""
     return "simulated_user" if case.user is not None and agent.evidence_kind == "agent" else agent.evidence_kind
 
@@ -189,7 +190,7 @@ class Trial:
             title=self.case.title,
             evidence_kind=evidence_kind_of(loaded.case, agent),
             agent=agent.name,
-            model=agent.model,  # type: ignore[arg-type]
+            model=agent.model,
             site_name=env.site_info.get("name", ""),
             site_revision=env.site_info.get("revision"),
             base_url=env.site.config.base_url,
@@ -326,7 +327,7 @@ class Trial:
         self.trace.agent_log = dict(report.get("log") or {})
         self.trace.harness = dict(report.get("harness") or {})
 
-    def _phase_timer(self):  # noqa: ANN202 - returns mark(name)
+    def _phase_timer(self) -> Callable[[str], None]:
         """mark(name) stores the ms since the previous mark in the trace's timings."""
         last = time.monotonic()
 
@@ -660,7 +661,7 @@ class Trial:
         if rule is None:
             return None
         regs = [r for r in self.trace.registrations if r.type == "register" and r.tool_name]
-        names = {r.tool_name for r in regs}
+        names = {r.tool_name for r in regs if r.tool_name}
         found = []
         for reg in regs:
             kinds = rule(str((reg.model_extra or {}).get("description") or ""), names - {reg.tool_name})

@@ -23,7 +23,7 @@ class ShimLog:
         self.read_allow = read_allow
         self.events: list[dict[str, Any]] = []
         self.changed = asyncio.Event()
-        self._frames: dict[str, Any] = {}  # document id -> the Playwright Frame that shows it
+        self._frames: dict[object, Any] = {}  # document id (as the shim sent it) -> the Playwright Frame that shows it
         self._allow: dict[int, str | None] = {}  # id(frame) -> its element's allow attribute, read from outside
         self._tasks: set[asyncio.Task[None]] = set()
 

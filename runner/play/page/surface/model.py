@@ -24,7 +24,8 @@ def one_spelling(annotations: Any) -> dict[str, Any]:
     """Annotations in the page's spelling, without the ones nobody set."""
     if not isinstance(annotations, dict):
         return {}
-    return {NATIVE_ANNOTATIONS.get(k, k): v for k, v in annotations.items() if v is not None}
+    named: dict[str, Any] = annotations
+    return {NATIVE_ANNOTATIONS.get(k, k): v for k, v in named.items() if v is not None}
 
 
 def origin_of(url: str) -> str:

@@ -55,9 +55,11 @@ class LoadClock:
     def after_load(self, event: dict[str, Any]) -> float:
         """When an event happened, in ms after the load event: by the page's own clock (the shim stamps every
         event with it), so a busy runner that hears of it late does not make a tool look late."""
-        if self.load_epoch_ms is not None and isinstance(event.get("t"), int | float):
-            return round(event["t"] - self.load_epoch_ms, 1)
-        return round((event["host_t"] - self.host_t) * 1000, 1)
+        page_t = event.get("t")
+        host_t: float = event["host_t"]  # the log's clock
+        if self.load_epoch_ms is not None and isinstance(page_t, int | float):
+            return round(page_t - self.load_epoch_ms, 1)
+        return round((host_t - self.host_t) * 1000, 1)
 
 
 @dataclass
@@ -165,7 +167,7 @@ class Surface:
         main = frame.parent_frame is None
         document = self.log.document_in(frame)
         events = [e for e in self.log.events if document is not None and e.get("document") == document]
-        info = next((e["frame"] for e in reversed(events) if isinstance(e.get("frame"), dict)), {})
+        info: dict[str, Any] = next((e["frame"] for e in reversed(events) if isinstance(e.get("frame"), dict)), {})
         out = Frame(
             url=frame.url, origin=origin_of(frame.url), main=main, same_origin=origin_of(frame.url) == top_origin
         )
@@ -269,7 +271,8 @@ class Surface:
 async def _allow_of(frame: PwFrame, info: dict[str, Any]) -> str | None:
     """The frame element's allow attribute: as the shim read it, else read from the parent."""
     if "allow" in info:
-        return info["allow"]
+        allow: str | None = info["allow"]
+        return allow
     try:
         element = await frame.frame_element()
         return await element.get_attribute("allow")
