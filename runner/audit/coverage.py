@@ -13,6 +13,7 @@ from typing import Any
 
 from runner.audit.model import Tool
 from runner.suite.case import Case, ExpectedCall, HistoryCall, UserStep, expected_leaves
+from runner.suite.tool_schema import properties_of
 
 
 @dataclass
@@ -70,7 +71,7 @@ def tool_coverage(cov: Coverage, tools: list[Tool]) -> list[ToolCoverage]:
     rows = []
     for tool in sorted(tools, key=lambda t: t.name):
         schema = tool.input_schema if isinstance(tool.input_schema, dict) else {}
-        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        props = properties_of(schema)
         given = cov.params.get(tool.name, set())
         enums = {n: [repr(v) for v in (p.get("enum") or [])] for n, p in props.items() if isinstance(p, dict)}
         seen = cov.values.get(tool.name, {})

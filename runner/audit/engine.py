@@ -21,7 +21,7 @@ import uuid
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
 import httpx
@@ -43,6 +43,10 @@ from runner.audit.timeline import Timeline, timeline_findings, timeline_of
 from runner.play.browser.browser import http_credentials, launch
 from runner.play.page.surface.opened import OpenPage, open_page, origin_of, read_surface
 from runner.suite.site import SiteClient, SiteConfig, resolve_route
+
+if TYPE_CHECKING:  # the proxy is started only when the audit watches the network
+    from proxies import NetworkProxy
+    from proxies.models import RequestRecord
 
 MAX_REDIRECTS = 5
 FRESH_WAIT_MS = 2000  # --all-tools: how long a fresh document may take to register the tool called
@@ -107,7 +111,7 @@ class AuditReport:
 
     def exit_code_at(self, fail_on: str) -> int:
         """1 when a page failed to load or a finding is at fail_on or worse (error > warning > note), else 0."""
-        levels = SEVERITIES[: SEVERITIES.index(fail_on) + 1]  # type: ignore[arg-type]
+        levels = SEVERITIES[: SEVERITIES.index(fail_on) + 1]
         failed = any(p.surface.error for p in self.pages)
         return 1 if failed or any(self.counts()[s] for s in levels) else 0
 
@@ -115,7 +119,7 @@ class AuditReport:
 class _Network:
     """The proxy's account of one context's traffic, diffed around each call."""
 
-    def __init__(self, proxy: Any) -> None:
+    def __init__(self, proxy: NetworkProxy) -> None:
         self.proxy = proxy
         self.ids = itertools.count(1)
 
@@ -124,7 +128,7 @@ class _Network:
         self.proxy.begin_trial(trial)
         return trial
 
-    def requests(self, trial: str) -> list[Any]:
+    def requests(self, trial: str) -> list[RequestRecord]:
         """The trial's requests so far (a copy: the proxy's account goes on)."""
         return self.proxy.snapshot(trial).requests
 
@@ -438,17 +442,17 @@ def drift_findings(pages: list[PageAudit], config: AuditConfig) -> list[Finding]
     out: list[Finding] = []
     for name, seen in drifted.items():
         url, page, frame, _ = seen[0]
-        what = sorted(set().union(*(w for *_, w in seen)))
+        changed = sorted(set().union(*(w for *_, w in seen)))
         where = ", ".join(p for _, p, _, _ in seen)
         out.append(
             Finding(
                 "cross-page-drift",
                 config.severity("cross-page-drift"),
-                f"{name} has another {' and '.join(what)} than on {url} on {len(seen)} page(s): {where}",
+                f"{name} has another {' and '.join(changed)} than on {url} on {len(seen)} page(s): {where}",
                 page,
                 frame.url,
                 name,
-                "/description" if what[0] == "description" else "/inputSchema",
+                "/description" if changed[0] == "description" else "/inputSchema",
             )
         )
     return out

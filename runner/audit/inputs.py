@@ -18,6 +18,8 @@ from typing import Any
 
 import jsonschema
 
+from runner.suite.tool_schema import properties_of
+
 
 @dataclass
 class SmokeInput:
@@ -80,7 +82,7 @@ def smoke_inputs(schema: Any) -> list[SmokeInput]:
         schema = {"type": "object", "properties": {}}
     if not isinstance(schema, dict):
         return []
-    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    props = properties_of(schema)
     required = [r for r in schema.get("required") or [] if r in props]
     only_required = {
         **schema,

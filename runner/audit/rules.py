@@ -28,6 +28,7 @@ from runner.audit.trust import (
     untrusted_hint,
     way_out,
 )
+from runner.suite.tool_schema import properties_of
 
 Hit = tuple[str, Frame | None, Tool | None, str]  # message, frame, tool, pointer
 StaticCheck = Callable[[PageSurface, dict[str, Any]], Iterator[Hit]]
@@ -123,7 +124,7 @@ def _depth(schema: Any) -> int:
     """Levels of nested parameters: an object of scalars is 1, an object holding an object 2, ..."""
     if not isinstance(schema, dict):
         return 0
-    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    props = properties_of(schema)
     below = [_depth(s) for s in props.values()] + [_depth(schema.get("items"))]
     return (1 if props else 0) + max(below)
 
@@ -253,7 +254,7 @@ def _required_unknown(page: PageSurface, opts: dict[str, Any]) -> Iterator[Hit]:
             required = node.get("required")
             if required is None:
                 continue
-            props = node.get("properties") if isinstance(node.get("properties"), dict) else {}
+            props = properties_of(node)
             if not isinstance(required, list):
                 yield f"{tool.name}: required is not a list", frame, tool, f"{pointer}/required"
                 continue

@@ -106,7 +106,7 @@ def _says_no(result: Any) -> bool:
         texts += [v for k, v in result.items() if k in ("message", "text", "result", "content") and isinstance(v, str)]
         content = result.get("content")
         if isinstance(content, list):
-            texts += [c.get("text") for c in content if isinstance(c, dict) and isinstance(c.get("text"), str)]
+            texts += [c["text"] for c in content if isinstance(c, dict) and isinstance(c.get("text"), str)]
     return any(REFUSAL_WORDS.search(t) for t in texts)
 
 

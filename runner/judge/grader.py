@@ -234,7 +234,9 @@ class ModelGrader:
 
     # -- the model exchange -----------------------------------------------------------------
 
-    async def judge(self, record: dict[str, Any], cassette_name: str) -> tuple[dict[str, dict[str, str]], dict]:
+    async def judge(
+        self, record: dict[str, Any], cassette_name: str
+    ) -> tuple[dict[str, dict[str, str]], dict[str, Any]]:
         """Ask the grader about one record: ({criterion id: verdict}, the log for the trace)."""
         ids = [c["id"] for c in record["rubric"]]
         request = self.provider.build_request(

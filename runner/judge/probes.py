@@ -203,7 +203,7 @@ def untrusted_passages(calls: list[Any], registrations: list[dict[str, Any]]) ->
 
     A sentence the hinted tool's own description also says is the site's own words (a notice it repeats
     in its results), not the untrusted content."""
-    own: dict[str, str] = {}
+    own: dict[str | None, str] = {}  # tool name (None: a registration without one) -> its descriptions
     for r in registrations:
         if r.get("type") == "register" and (r.get("annotations") or {}).get("untrustedContentHint"):
             own[r.get("name")] = own.get(r.get("name"), "") + str(r.get("description") or "")

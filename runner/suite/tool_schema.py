@@ -11,7 +11,7 @@ only ``additionalProperties: false`` (and its like) stays as written, the form r
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import jsonschema
@@ -37,6 +37,12 @@ def as_objects(schema: JSON) -> JSON:
     if not isinstance(schema, dict):
         return schema
     return _mapping_as_objects(schema)
+
+
+def properties_of(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """An object schema's ``properties`` (none when it has no mapping there)."""
+    props = schema.get("properties")
+    return props if isinstance(props, dict) else {}
 
 
 def _boolean_schema(schema: bool) -> dict[str, Any]:
