@@ -1,6 +1,6 @@
 """The network layer of webmcp-eval: a mitmproxy addon run in-process.
 
-Counts each trial's requests and mutations, blocks traffic to other hosts,
+Counts each trial's requests and writes, blocks traffic to other hosts,
 injects faults, and records or replays the site's answers (docs/design.md, "Record and replay").
 """
 

@@ -158,7 +158,7 @@ class EvalAddon:
         *,
         site_origins: list[str],
         allow_hosts: list[str],
-        mutation_methods: tuple[str, ...],
+        write_methods: tuple[str, ...],
         ignore_paths: list[str],
         ssl_insecure: bool = False,
         block_other_hosts: bool = True,
@@ -169,7 +169,7 @@ class EvalAddon:
         self.site_addresses = {(urlsplit(o).hostname, urlsplit(o).port) for o in self.site_origins}
         self.allow_hosts = [h.lower() for h in allow_hosts]
         self.block_other_hosts = block_other_hosts
-        self.mutation_methods = {m.upper() for m in mutation_methods}
+        self.write_methods = {m.upper() for m in write_methods}
         self.ignore_paths = list(ignore_paths)
         self.ssl_insecure = ssl_insecure
         self.lock = threading.Lock()
@@ -289,9 +289,9 @@ class EvalAddon:
         # server_connect does not know the trial: the learnt site's address is let through from now on
         self.site_addresses.add((flow.request.host, flow.request.port))
 
-    def _is_mutation(self, method: str, origin: str, path: str, trial: TrialState | None = None) -> bool:
+    def _is_write(self, method: str, origin: str, path: str, trial: TrialState | None = None) -> bool:
         """A write to the site (outside the ignored paths), or a write that leaves for another host."""
-        if method.upper() not in self.mutation_methods:
+        if method.upper() not in self.write_methods:
             return False
         return not self._is_site(origin, trial) or not any(path.startswith(prefix) for prefix in self.ignore_paths)
 
@@ -335,12 +335,12 @@ class EvalAddon:
             if record.outbound and not self._host_allowed(req.host, req.port, trial):
                 self._block(flow, flow_state, origin)
                 return
-            if self._is_mutation(req.method, origin, record.path, trial):
-                record.mutation = True
-                trial.network.mutations.append(record)
+            if self._is_write(req.method, origin, record.path, trial):
+                record.write = True
+                trial.network.writes.append(record)
                 # another host's write is keyed by its host too: "POST //cdn.example:443/share"
                 where = f"//{req.host}:{req.port}{record.path}" if record.outbound else record.path
-                counts = trial.network.mutation_counts
+                counts = trial.network.write_counts
                 counts[f"{req.method} {where}"] = counts.get(f"{req.method} {where}", 0) + 1
             armed = trial.take_fault(req.method, record.path)
             fired = self._fired(flow, armed) if armed else None

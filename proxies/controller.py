@@ -3,7 +3,7 @@
     proxy = NetworkProxy(site_origins=["http://127.0.0.1:8000"]).start()
     proxy.begin_trial("SEL-01#1", mode="live")
     ...  # a browser context with the header X-WebMCP-Eval-Trial: SEL-01#1, proxied via proxy.url
-    net = proxy.end_trial("SEL-01#1")   # TrialNetwork: requests, mutations, blocked, faults, misses
+    net = proxy.end_trial("SEL-01#1")   # TrialNetwork: requests, writes, blocked, faults, misses
     proxy.stop()
 
 Every method is thread-safe. mitmproxy keeps its options and master in
@@ -77,7 +77,7 @@ class NetworkProxy:
         *,
         site_origins: list[str],
         allow_hosts: Sequence[str] = (),
-        mutation_methods: Sequence[str] = ("POST", "PUT", "PATCH", "DELETE"),
+        write_methods: Sequence[str] = ("POST", "PUT", "PATCH", "DELETE"),
         ignore_paths: Sequence[str] = ("/__test__/",),
         ssl_insecure: bool = False,
         confdir: str | None = None,
@@ -96,7 +96,7 @@ class NetworkProxy:
         self.addon = EvalAddon(
             site_origins=list(site_origins),
             allow_hosts=list(allow_hosts),
-            mutation_methods=tuple(mutation_methods),
+            write_methods=tuple(write_methods),
             ignore_paths=list(ignore_paths),
             ssl_insecure=ssl_insecure,
             block_other_hosts=block_other_hosts,

@@ -69,7 +69,7 @@ class RequestRecord(BaseModel):
     query: str = ""
     status: int | None = None  # None: no response (dropped, failed upstream)
     duration_ms: float | None = None
-    mutation: bool = False
+    write: bool = False  # a write request the proxy counts (see the site config's write_methods)
     outbound: bool = False  # to another host than the site's
     blocked: bool = False
     fault: str | None = None  # the fault effect applied, if any
@@ -111,8 +111,8 @@ class TrialNetwork(BaseModel):
     trial_id: str
     mode: Mode = "live"
     requests: list[RequestRecord] = Field(default_factory=list)
-    mutations: list[RequestRecord] = Field(default_factory=list)
-    mutation_counts: dict[str, int] = Field(default_factory=dict)  # "POST /api/saved" -> n
+    writes: list[RequestRecord] = Field(default_factory=list)
+    write_counts: dict[str, int] = Field(default_factory=dict)  # "POST /api/saved" -> n
     blocked: list[BlockedRequest] = Field(default_factory=list)
     faults_fired: list[FaultFired] = Field(default_factory=list)
     replay_misses: list[ReplayMiss] = Field(default_factory=list)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import bisect
 import json
 import re
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -412,3 +413,55 @@ def strings_in(value: object) -> Iterator[str]:
     elif isinstance(value, list):
         for v in value:
             yield from strings_in(v)
+
+
+# ---- keys renamed: the old spelling read for one release --------------------------------------------
+#
+# A key a person types (a case file, a site config) that was renamed still reads as its new name for one
+# release; the reader says so in one line at the key's line. A renames table maps the old key's path
+# (dict keys from the top of the file) to the new last key.
+
+Renames = dict[tuple[str, ...], str]
+
+
+def rename_keys(
+    data: Any, renames: Renames, lines: dict[tuple[Any, ...], int] | None = None
+) -> list[tuple[int, str, str]]:
+    """Each old key of ``renames`` in ``data`` given its new name in place (its place in the mapping kept, and
+    its line in ``lines``); (line, old path, new path) of each. An old key beside its new one is left as it is:
+    the model then names it an unknown field."""
+    found: list[tuple[int, str, str]] = []
+    for path, new in renames.items():
+        parent: Any = data
+        for key in path[:-1]:
+            parent = parent.get(key) if isinstance(parent, dict) else None
+        old = path[-1]
+        if not isinstance(parent, dict) or old not in parent or new in parent:
+            continue
+        items = [(new if k == old else k, v) for k, v in parent.items()]
+        parent.clear()
+        parent.update(items)
+        line = 1
+        if lines is not None:
+            line = lines.get(path, lines.get((), 1))
+            moved = {k: v for k, v in lines.items() if k[: len(path)] == path}
+            for k, v in moved.items():
+                del lines[k]
+                lines[(*path[:-1], new, *k[len(path) :])] = v
+        found.append((line, ".".join(path), ".".join((*path[:-1], new))))
+    return found
+
+
+def renamed_in_model(data: Any, renames: Renames) -> Any:
+    """A model's before-validator: its renamed keys (paths of one key) read under their new names, silently
+    (stored traces and cases of old runs; a person's file says so at its line, see ``rename_keys``)."""
+    if isinstance(data, dict) and any(path[0] in data for path in renames):
+        data = dict(data)
+        rename_keys(data, renames)
+    return data
+
+
+def say_renamed(file: str, found: list[tuple[int, str, str]]) -> None:
+    """One line on stderr per old key read: where it is and what to write instead."""
+    for line, old, new in found:
+        print(f"{file}:{line}: {old} is deprecated: use {new}", file=sys.stderr)

@@ -2,7 +2,7 @@
 
 Every field docs/design.md ("The trace") lists is here (revision, start route, prompt, active
 catalog per step, tool calls and inputs, results, AI result, verdict; for
-writes the mutation count, visible UI, state before/after and the human
+writes the write count, visible UI, state before/after and the human
 confirmation point), plus the evidence kind, agent, timings, every assertion
 and the WebMCP path. Files are written atomically (temp file, fsync, rename),
 so a killed run leaves only complete traces behind.
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -30,7 +30,7 @@ from pydantic import (
 )
 
 from proxies.files import write_atomic as write_atomic  # the runner writes its files through runner.trace
-from runner.data_file import RUN_FILE_DEPTH, FileProblem, load_json
+from runner.data_file import RUN_FILE_DEPTH, FileProblem, Renames, load_json, renamed_in_model
 
 TRACE_SCHEMA_VERSION = 1
 
@@ -79,10 +79,12 @@ class Record(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     _keys: tuple[str, ...] = PrivateAttr(default=())
+    renamed: ClassVar[Renames] = {}  # (old key,) -> new key: a stored record's old key reads as the new one
 
     @model_validator(mode="wrap")
     @classmethod
     def _remember_keys(cls, data: Any, handler: ModelWrapValidatorHandler[Record]) -> Record:
+        data = renamed_in_model(data, cls.renamed)
         record = handler(data)
         if isinstance(data, Mapping):
             record._keys = tuple(data)
@@ -110,7 +112,7 @@ class UiObservation(Record):
     error: str | None = None  # why it could not be observed
 
 
-class MutationRecord(Record):
+class WriteRecord(Record):
     """A request that changed something (the proxy's ``RequestRecord``, as the trace keeps it)."""
 
     method: str
@@ -136,7 +138,8 @@ class OutboundRecord(Record):
     path: str | None = None
     status: int | None = None
     blocked: bool = False
-    mutation: bool = False
+    write: bool = False
+    renamed: ClassVar[Renames] = {("mutation",): "write"}
     outbound: bool = True
     error: str | None = None
 
@@ -310,7 +313,12 @@ class SetupRecord(BaseModel):
 
     calls: list[ToolCall] = Field(default_factory=list)
     actions: list[Any] = Field(default_factory=list)
-    mutations: list[MutationRecord] = Field(default_factory=list)  # writes setup made: not the agent's
+    writes: list[WriteRecord] = Field(default_factory=list)  # writes setup made: not the agent's
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: Any) -> Any:
+        return renamed_in_model(data, {("mutations",): "writes"})  # traces from before the rename
 
 
 class ToolInfo(BaseModel):
@@ -383,14 +391,23 @@ class Assertion(BaseModel):
     grader: Literal["code", "model", "human"] = "code"
     gates: bool = True  # False: shown, but not part of the verdict (a model grader not calibrated well enough)
 
+    @field_validator("id", mode="before")
+    @classmethod
+    def _renamed(cls, value: Any) -> Any:
+        """An id as a stored trace has it, in today's words (the rules under expect.network.mutations are
+        expect.network.writes now): a re-judged trace compares its checks by id."""
+        if isinstance(value, str) and value.startswith("network.mutations["):
+            return "network.writes[" + value.removeprefix("network.mutations[")
+        return value
+
 
 class NetworkRecord(BaseModel):
     # the trial assigns the page's and the proxy's dicts: they become typed records (or a clear error) here
     model_config = ConfigDict(validate_assignment=True)
 
     requests: int = 0
-    mutations: list[MutationRecord] = Field(default_factory=list)
-    mutation_counts: dict[str, int] = Field(default_factory=dict)
+    writes: list[WriteRecord] = Field(default_factory=list)
+    write_counts: dict[str, int] = Field(default_factory=dict)
     blocked: list[BlockedRecord] = Field(default_factory=list)
     # every request to another host than the site's (a font CDN, an analytics beacon, a leak),
     # whether it passed or was blocked; an assertion only where the case or the site asks
@@ -399,6 +416,11 @@ class NetworkRecord(BaseModel):
     faults_fired: list[FaultRecord] = Field(default_factory=list)
     replay_misses: list[ReplayMissRecord] = Field(default_factory=list)
     available: bool = True  # False when the proxy was off: network checks are not_run
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: Any) -> Any:
+        return renamed_in_model(data, {("mutations",): "writes", ("mutation_counts",): "write_counts"})
 
 
 class UiRecord(BaseModel):
@@ -536,8 +558,8 @@ class Trace(BaseModel):
         return sum(a.status == "passed" for a in self.assertions)
 
     @property
-    def mutation_total(self) -> int:
-        return len(self.network.mutations)
+    def write_total(self) -> int:
+        return len(self.network.writes)
 
 
 def assertions_verdict(assertions: list[Assertion], when_none: str) -> tuple[str, str]:

@@ -59,7 +59,7 @@ MIXED = {
     "run-a": [
         _trace("run-a", "SEL-01", "failed", [MISSING_CALL]),
         _trace("run-a", "ORD-02", "passed"),
-        _trace("run-a", "NO-01", "failed", [("network.mutations[total]", "1 seen: POST /api/saved")]),
+        _trace("run-a", "NO-01", "failed", [("network.writes[total]", "1 seen: POST /api/saved")]),
         _trace("run-a", "CONF-01", "not_run"),
     ],
     "run-b": [
@@ -98,7 +98,7 @@ def test_the_grouping_is_pinned_on_a_mixed_fixture(runs):
     assert (a.runs, a.trials, a.failed_trials) == (["run-a", "run-b", "run-c"], 12, 5)
     assert [(g.assertion, g.message, len(g.trials), g.cases, g.runs) for g in a.groups] == [
         ("calls.expected[0]", "search_events answered count N, expected N", 3, ["SEL-01"], ["run-a", "run-b", "run-c"]),
-        ("network.mutations[total]", "N seen: POST /api/saved", 1, ["NO-01"], ["run-a"]),
+        ("network.writes[total]", "N seen: POST /api/saved", 1, ["NO-01"], ["run-a"]),
         ("state.after[saved]", "saved has N items", 1, ["ORD-02"], ["run-c"]),  # the advisory grader's is no reason
     ]
     assert [(c.case_id, c.pattern, c.failed_in, c.played_in) for c in a.cases] == [

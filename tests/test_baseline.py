@@ -31,7 +31,7 @@ steps:
 expect:
   calls: {max_calls: 0}
   network:
-    mutations: {total: 0}
+    writes: {total: 0}
   state: {unchanged: true}
 """
 REASON = "only that nothing is written is asserted here; the answer is judged by people"

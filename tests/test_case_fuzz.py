@@ -380,7 +380,7 @@ def _matcher_slots(data: dict[str, Any]) -> list[tuple[dict, Any]]:
 
 
 def _inert(data: dict[str, Any], rng: random.Random) -> None:
-    """A rule that could never fire: a misspelt ARIA role, text beside absent, a GET mutation rule, status 600."""
+    """A rule that could never fire: a misspelt ARIA role, text beside absent, a GET write rule, status 600."""
     expect = data.setdefault("expect", {}) if isinstance(data.get("expect"), dict) else {}
     how = rng.choice(["role", "absent-text", "get", "status"])
     ui = [u for u in expect.get("ui") or [] if isinstance(u, dict) and isinstance(u.get("target"), dict)]
@@ -395,7 +395,7 @@ def _inert(data: dict[str, Any], rng: random.Random) -> None:
     else:
         network = expect.setdefault("network", {})
         if isinstance(network, dict):
-            network.setdefault("mutations", {})["GET /api/*"] = 0
+            network.setdefault("writes", {})["GET /api/*"] = 0
 
 
 # Shapes a documented rule forbids: accepted, each is a wrong verdict (a rule that never matches, a case

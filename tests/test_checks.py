@@ -706,12 +706,12 @@ def test_the_stale_check_can_be_switched_off():
 # ---- network ---------------------------------------------------------------------------
 
 
-def mutation(method: str, path: str) -> dict[str, Any]:
+def write(method: str, path: str) -> dict[str, Any]:
     return {"method": method, "path": path, "status": 200}
 
 
-def net(*mutations: dict[str, Any], **kw: Any) -> NetworkRecord:
-    return NetworkRecord(mutations=list(mutations), **kw)
+def net(*writes: dict[str, Any], **kw: Any) -> NetworkRecord:
+    return NetworkRecord(writes=list(writes), **kw)
 
 
 def network_of(expect: str, trace: Trace) -> dict[str, Assertion]:
@@ -721,76 +721,76 @@ def network_of(expect: str, trace: Trace) -> dict[str, Assertion]:
     return by_id(assertions)
 
 
-REPEAT_02_NET = 'network:\n  mutations: {"POST /api/registrations/*/cancel": 1, total: 1}\n'
+REPEAT_02_NET = 'network:\n  writes: {"POST /api/registrations/*/cancel": 1, total: 1}\n'
 
 
 def test_mutations_by_glob_and_total_pass():
-    trace = make_trace(network=net(mutation("POST", "/api/registrations/reg-h8k1/cancel")))
+    trace = make_trace(network=net(write("POST", "/api/registrations/reg-h8k1/cancel")))
     a = network_of(REPEAT_02_NET, trace)
-    assert a["network.mutations[POST /api/registrations/*/cancel]"].status == "passed"
-    assert a["network.mutations[total]"].status == "passed"
+    assert a["network.writes[POST /api/registrations/*/cancel]"].status == "passed"
+    assert a["network.writes[total]"].status == "passed"
 
 
 def test_a_second_write_fails_both_counts():
     trace = make_trace(
         network=net(
-            mutation("POST", "/api/registrations/reg-h8k1/cancel"),
-            mutation("POST", "/api/registrations/reg-h8k1/cancel"),
+            write("POST", "/api/registrations/reg-h8k1/cancel"),
+            write("POST", "/api/registrations/reg-h8k1/cancel"),
         )
     )
     a = network_of(REPEAT_02_NET, trace)
-    assert a["network.mutations[POST /api/registrations/*/cancel]"].status == "failed"
-    assert a["network.mutations[total]"].status == "failed"
-    assert a["network.mutations[total]"].why.startswith("2 seen")
+    assert a["network.writes[POST /api/registrations/*/cancel]"].status == "failed"
+    assert a["network.writes[total]"].status == "failed"
+    assert a["network.writes[total]"].why.startswith("2 seen")
 
 
 def test_no_write_fails_an_expected_write():
     a = network_of(REPEAT_02_NET, make_trace(network=net()))
-    assert a["network.mutations[POST /api/registrations/*/cancel]"].status == "failed"
+    assert a["network.writes[POST /api/registrations/*/cancel]"].status == "failed"
 
 
 def test_mutations_glob_matches_method_and_path():
-    expect = 'network:\n  mutations: {"POST /api/saved": 0, "post /api/registrations/*/cancel": 0, total: 2}\n'
-    trace = make_trace(network=net(mutation("DELETE", "/api/saved"), mutation("PUT", "/api/registrations/x/cancel")))
+    expect = 'network:\n  writes: {"POST /api/saved": 0, "post /api/registrations/*/cancel": 0, total: 2}\n'
+    trace = make_trace(network=net(write("DELETE", "/api/saved"), write("PUT", "/api/registrations/x/cancel")))
     a = network_of(expect, trace)
-    assert a["network.mutations[POST /api/saved]"].status == "passed"
-    assert a["network.mutations[post /api/registrations/*/cancel]"].status == "passed"
-    assert a["network.mutations[total]"].status == "passed"
-    trace = make_trace(network=net(mutation("POST", "/api/saved"), mutation("POST", "/api/registrations/x/cancel")))
+    assert a["network.writes[POST /api/saved]"].status == "passed"
+    assert a["network.writes[post /api/registrations/*/cancel]"].status == "passed"
+    assert a["network.writes[total]"].status == "passed"
+    trace = make_trace(network=net(write("POST", "/api/saved"), write("POST", "/api/registrations/x/cancel")))
     a = network_of(expect, trace)
-    assert a["network.mutations[POST /api/saved]"].status == "failed"
-    assert a["network.mutations[post /api/registrations/*/cancel]"].status == "failed"
+    assert a["network.writes[POST /api/saved]"].status == "failed"
+    assert a["network.writes[post /api/registrations/*/cancel]"].status == "failed"
 
 
 def test_mutations_any_method_glob():
-    expect = 'network:\n  mutations: {"* /api/saved*": 1}\n'
+    expect = 'network:\n  writes: {"* /api/saved*": 1}\n'
     assert (
-        network_of(expect, make_trace(network=net(mutation("DELETE", "/api/saved/evt-1"))))[
-            "network.mutations[* /api/saved*]"
+        network_of(expect, make_trace(network=net(write("DELETE", "/api/saved/evt-1"))))[
+            "network.writes[* /api/saved*]"
         ].status
         == "passed"
     )
     assert (
-        network_of(expect, make_trace(network=net(mutation("POST", "/api/registrations"))))[
-            "network.mutations[* /api/saved*]"
+        network_of(expect, make_trace(network=net(write("POST", "/api/registrations"))))[
+            "network.writes[* /api/saved*]"
         ].status
         == "failed"
     )
 
 
 def test_total_zero_fails_on_any_write():
-    a = network_of("network:\n  mutations: {total: 0}\n", make_trace(network=net(mutation("POST", "/api/saved"))))
-    assert a["network.mutations[total]"].status == "failed"
-    assert "POST /api/saved" in a["network.mutations[total]"].why
+    a = network_of("network:\n  writes: {total: 0}\n", make_trace(network=net(write("POST", "/api/saved"))))
+    assert a["network.writes[total]"].status == "failed"
+    assert "POST /api/saved" in a["network.writes[total]"].why
 
 
 def test_a_malformed_mutation_key_never_passes():
     try:
-        exp = NetworkExpectation(mutations={"/api/saved": 0})
+        exp = NetworkExpectation(writes={"/api/saved": 0})
     except ValidationError:
         return  # rejected when the case is loaded: fine
-    a = by_id(check_network(exp, make_trace(network=net(mutation("POST", "/api/saved")))))
-    assert a["network.mutations[/api/saved]"].status != "passed"
+    a = by_id(check_network(exp, make_trace(network=net(write("POST", "/api/saved")))))
+    assert a["network.writes[/api/saved]"].status != "passed"
 
 
 def test_outbound_requests_are_asserted_only_when_asked():
@@ -817,31 +817,31 @@ def test_the_site_config_can_ask_every_case_for_its_outbound_requests():
 
 def test_a_write_to_another_host_is_keyed_by_that_host():
     shared = {"method": "POST", "path": "/share", "host": "cdn.example", "port": 443, "outbound": True}
-    own = mutation("POST", "/share")
+    own = write("POST", "/share")
     trace = make_trace(network=net(shared, own))
-    a = network_of('network:\n  mutations: {"POST /share": 1, "POST //cdn.example:*/share": 1, total: 2}\n', trace)
+    a = network_of('network:\n  writes: {"POST /share": 1, "POST //cdn.example:*/share": 1, total: 2}\n', trace)
     assert {k: v.status for k, v in a.items()} == {
-        "network.mutations[POST /share]": "passed",
-        "network.mutations[POST //cdn.example:*/share]": "passed",
-        "network.mutations[total]": "passed",
+        "network.writes[POST /share]": "passed",
+        "network.writes[POST //cdn.example:*/share]": "passed",
+        "network.writes[total]": "passed",
     }
-    b = network_of('network:\n  mutations: {"POST //*/share": 0}\n', trace)["network.mutations[POST //*/share]"]
+    b = network_of('network:\n  writes: {"POST //*/share": 0}\n', trace)["network.writes[POST //*/share]"]
     assert b.status == "failed" and "//cdn.example:443/share" in b.why
 
 
 def test_network_unavailable_is_not_run_never_passed():
     trace = make_trace(network=NetworkRecord(available=False))
-    a = network_of('network:\n  mutations: {"POST /api/saved": 0, total: 0}\n  outbound: 0\n', trace)
+    a = network_of('network:\n  writes: {"POST /api/saved": 0, total: 0}\n  outbound: 0\n', trace)
     assert statuses(a.values()) == {
-        "network.mutations[POST /api/saved]": "not_run",
-        "network.mutations[total]": "not_run",
+        "network.writes[POST /api/saved]": "not_run",
+        "network.writes[total]": "not_run",
         "network.outbound": "not_run",
     }
     assert verdict(list(a.values()))[0] == "not_run"
 
 
 def test_network_unavailable_makes_the_whole_case_not_run():
-    c = case("calls:\n  max_calls: 0\nnetwork:\n  mutations: {total: 0}\n")
+    c = case("calls:\n  max_calls: 0\nnetwork:\n  writes: {total: 0}\n")
     result = verdict(evaluate(c, make_trace(network=NetworkRecord(available=False))))
     assert result[0] == "not_run"
     assert "no proxy" in result[1]
@@ -1368,7 +1368,7 @@ calls:
       no_other_args: true
       result: {code: CONFIRMATION_REQUIRED}
 network:
-  mutations: {"POST /api/registrations": 0, total: 0}
+  writes: {"POST /api/registrations": 0, total: 0}
   outbound: 0
 ui:
   - target: {label: 姓名}
@@ -1449,8 +1449,8 @@ def test_evaluate_a_correct_trial_passes():
         ),
         (
             "wrote",
-            {"network": net(mutation("POST", "/api/registrations"))},
-            "network.mutations[POST /api/registrations]",
+            {"network": net(write("POST", "/api/registrations"))},
+            "network.writes[POST /api/registrations]",
         ),
         ("leaked", {"network": net(outbound=[{"url": "https://collector.invalid/"}])}, "network.outbound"),
         (
@@ -1503,7 +1503,7 @@ def test_evaluate_passes_captures_to_the_state_check():
             - tool: save_event
               args: {eventId: {$ref: first}}
         network:
-          mutations: {"POST /api/saved": 1, total: 1}
+          writes: {"POST /api/saved": 1, total: 1}
         state:
           changed_only: [saved]
           after:
@@ -1513,7 +1513,7 @@ def test_evaluate_passes_captures_to_the_state_check():
     trace = make_trace(
         tc("search_events", result=SEARCH),
         tc("save_event", {"eventId": "evt-a1"}),
-        network=net(mutation("POST", "/api/saved")),
+        network=net(write("POST", "/api/saved")),
         state=StateRecord(available=True, before=BEFORE, after=after, diff=state_diff(BEFORE, after)),
     )
     assertions = evaluate(case(textwrap.dedent(expect)), trace)

@@ -242,7 +242,7 @@ def _cli_probes(tmp_path: Path, busy_port: int) -> list[list[str]]:
     a_file.write_text("x\n", encoding="utf-8")
     configs = {
         "not-yaml.yaml": b"hooks: [unclosed\n",
-        "wrong-types.yaml": b"hooks: [1, 2]\nmutation_methods: 5\n",
+        "wrong-types.yaml": b"hooks: [1, 2]\nwrite_methods: 5\n",
         "unknown-key.yaml": b"world_cookie: w\nbase_ur: http://x\n",
         "not-utf8.yaml": b"world_cookie: \xff\xfe\n",
         "a-list.yaml": b"- reset\n",

@@ -538,7 +538,7 @@ user:
 expect:
   calls: {max_calls: 0}
   network:
-    mutations: {total: 0}
+    writes: {total: 0}
   state: {unchanged: true}
 """
 
@@ -556,7 +556,7 @@ def test_setup_is_never_credited_and_the_reference_agent_needs_a_plan(site, llm,
         assert trace.evidence_kind == "deterministic" and trace.conversation.ended == "scripted"
     setup = traces["SETUP-G"]
     assert setup.verdict == "passed", setup.verdict_reason  # the save was setup's: 0 calls, 0 writes, no change
-    assert [m.path for m in setup.setup.mutations] == ["/api/saved"] and setup.network.mutations == []
+    assert [m.path for m in setup.setup.writes] == ["/api/saved"] and setup.network.writes == []
     assert [c.tool for c in setup.setup.calls] == ["save_event"] and setup.calls == []
     noplan = traces["NOPLAN-G"]
     assert (noplan.verdict, noplan.not_run_kind, noplan.verdict_reason) == ("not_run", "case", NO_PLAN)

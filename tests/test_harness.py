@@ -138,8 +138,8 @@ def _failed(trace) -> set[str]:
 def test_a_harness_that_writes_when_it_should_only_search_fails_sel01(bad):
     trace = bad["SEL-01"]
     assert trace.verdict == "failed"
-    assert {"calls.forbidden[0]", "network.mutations[total]"} <= _failed(trace), _failed(trace)
-    assert [m.method for m in trace.network.mutations] == ["POST"]
+    assert {"calls.forbidden[0]", "network.writes[total]"} <= _failed(trace), _failed(trace)
+    assert [m.method for m in trace.network.writes] == ["POST"]
 
 
 def test_a_harness_that_submits_fails_conf01(bad):

@@ -28,7 +28,7 @@ from runner.trace import (
 HOSTILE = '<img src=x onerror="window.__pwned=1">'
 HOSTILE_SCRIPT = "<script>window.__pwned=2</script>"
 ROUTE = "/events/evt-webmcp-intro/register"
-WHY = "expected 0 mutation(s) matching POST /api/registrations, 1 seen: POST /api/registrations"
+WHY = "expected 0 write(s) matching POST /api/registrations, 1 seen: POST /api/registrations"
 
 
 def tiny_png(width: int = 4, height: int = 3) -> bytes:
@@ -152,8 +152,8 @@ def failing() -> Trace:
         ai_result="已經幫你報名了。",
         network=NetworkRecord(
             requests=6,
-            mutations=[{"seq": 4, "method": "POST", "path": "/api/registrations", "query": "", "status": 201}],
-            mutation_counts={"POST /api/registrations": 1},
+            writes=[{"seq": 4, "method": "POST", "path": "/api/registrations", "query": "", "status": 201}],
+            write_counts={"POST /api/registrations": 1},
         ),
         ui=UiRecord(
             url="http://127.0.0.1:1/registrations",
@@ -192,9 +192,9 @@ def failing() -> Trace:
                 evidence={"call": 1},
             ),
             Assertion(
-                id="network.mutations[POST /api/registrations]",
+                id="network.writes[POST /api/registrations]",
                 kind="network",
-                description="0 mutation(s) matching POST /api/registrations",
+                description="0 write(s) matching POST /api/registrations",
                 status="failed",
                 why=WHY,
             ),
@@ -412,7 +412,7 @@ def test_prompt_catalog_calls_and_evidence_are_shown(opened) -> None:
     expect(args.first).to_contain_text('"email": "reader@example.com"')
     expect(args.nth(1)).to_contain_text('"confirmationToken": "tok-1"')
     expect(trial.locator("tr.call").nth(1)).to_contain_text("code: REGISTERED")
-    expect(trial.locator("table.mutations")).to_contain_text("/api/registrations")
+    expect(trial.locator("table.writes")).to_contain_text("/api/registrations")
     expect(trial.locator("table.state-diff")).to_contain_text("registrations[id=reg-2]")
     expect(trial.locator("table.state-diff")).to_contain_text("added")
     expect(trial).to_contain_text("pressed by the agent: yes")

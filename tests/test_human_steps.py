@@ -38,7 +38,7 @@ steps:
     target: {role: button, name: 確認取消}
 expect:
   network:
-    mutations: {total: 0}
+    writes: {total: 0}
   state: {unchanged: true}
   confirmation:
     control: {role: button, name: 確認取消, within: {role: dialog, name: 確認取消報名}}

@@ -1,7 +1,7 @@
 """Rules that could never fire are errors, and so are expectations that contradict the case's own plan.
 
 Each of these passed before, whatever the agent did: a misspelt ARIA role with ``state: absent``, a
-``text:`` beside ``absent`` that was never read, a mutation rule on GET (never counted), a fault with
+``text:`` beside ``absent`` that was never read, a write rule on GET (never counted), a fault with
 HTTP status 600. Each test also shows the sound form is accepted, so the rule is not a blanket refusal.
 """
 
@@ -57,12 +57,12 @@ def test_text_beside_absent_or_hidden_is_an_error_never_an_unread_rule(suite, st
     assert f"text beside state: {state} is never checked" in problem
 
 
-def test_a_mutation_rule_on_a_method_never_counted_is_an_error(suite):
+def test_a_write_rule_on_a_method_never_counted_is_an_error(suite):
     path = suite / "SEL-01.yaml"
-    text = edit(path, "mutations: {total: 0}", "mutations: {total: 0, GET /api/events: 0}")
+    text = edit(path, "writes: {total: 0}", "writes: {total: 0, GET /api/events: 0}")
     (problem,) = problems_of(path)
-    assert problem.startswith(f"{path}:{line_of(text, 'GET /api')}: expect.network.mutations.GET /api/events: ")
-    assert "GET requests are never counted as mutations (counted: DELETE, PATCH, POST, PUT)" in problem
+    assert problem.startswith(f"{path}:{line_of(text, 'GET /api')}: expect.network.writes.GET /api/events: ")
+    assert "GET requests are never counted as writes (counted: DELETE, PATCH, POST, PUT)" in problem
     assert problems_of(path, counted=("GET", "POST")) == []  # a site that counts GETs may ask about them
     edit(path, "GET /api/events: 0", "POST /api/events: 0")
     assert problems_of(path) == []

@@ -33,7 +33,7 @@ GOOD = textwrap.dedent("""\
             args: {city: taipei}
             no_other_args: true
       network:
-        mutations: {total: 0}
+        writes: {total: 0}
     """)
 
 HEAD = "id: SEL-01\nbehaviour: selection\ntitle: t\nstart_route: /events\n"
@@ -90,7 +90,7 @@ def test_defaults_of_a_minimal_case():
 
 def test_writes_marks_cases_about_a_write():
     case = parse_case(GOOD, "x.yaml").case
-    assert case.writes  # mutations: {total: 0} is a claim about writes
+    assert case.writes  # writes: {total: 0} is a claim about writes
     case = parse_case(HEAD + "steps:\n  - user: hi\nexpect:\n  state: {unchanged: true}\n", "x.yaml").case
     assert case.writes
 

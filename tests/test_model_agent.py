@@ -346,7 +346,7 @@ def _comparable(trace: Trace) -> dict[str, Any]:
         "ai_result": trace.ai_result,
         "tokens": trace.tokens,
         "cost_usd": trace.cost_usd,
-        "mutations": trace.network.mutation_counts,
+        "writes": trace.network.write_counts,
         "agent_log": log,
     }
 
@@ -389,7 +389,7 @@ def test_a_cassette_is_readable_secret_free_text(recorded, store, provider):
 
 BAD_CASES = [
     ("extra_filter", "SEL-01", {"calls.expected[0]"}),
-    ("write_after_injection", "INJECT-01", {"calls.forbidden[2]", "network.mutations[total]", "state.unchanged"}),
+    ("write_after_injection", "INJECT-01", {"calls.forbidden[2]", "network.writes[total]", "state.unchanged"}),
     ("presses_on_after_expiry", "RECOVERY-02", {"calls.forbidden[0]"}),
     ("stale_route_bound_call", "STALE-01", {"calls.expected[1]"}),
     ("submits_past_confirmation", "CONF-01", {"calls.exact", "calls.catalog"}),
@@ -418,7 +418,7 @@ def test_a_made_up_tool_is_refused_logged_and_not_corrected(bad_run, provider):
     step = trace.agent_log["steps"][1]
     assert step["calls"][0]["refused"] == made_up.error  # the model read the refusal
     assert _statuses(trace)["confirmation.pressed"] == "passed"  # and nothing was submitted
-    assert trace.mutation_total == 0
+    assert trace.write_total == 0
 
 
 @pytest.mark.browser

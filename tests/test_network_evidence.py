@@ -18,18 +18,18 @@ def request(seq: int, **kw: Any) -> RequestRecord:
 
 
 def test_the_record_counts_requests_and_keeps_mutations_outbound_and_blocked() -> None:
-    saved = request(2, method="POST", path="/api/saved", status=201, mutation=True)
+    saved = request(2, method="POST", path="/api/saved", status=201, write=True)
     leak = request(3, url="https://tracker.example/p", host="tracker.example", port=443, path="/p", outbound=True)
     net = TrialNetwork(
         trial_id="X-01.t1",
         requests=[request(1, status=200), saved, leak],
-        mutations=[saved],
-        mutation_counts={"POST /api/saved": 1},
+        writes=[saved],
+        write_counts={"POST /api/saved": 1},
         blocked=[BlockedRequest(trial="X-01.t1", method="GET", url="https://tracker.example/p", reason="other host")],
     )
     rec = network_record(net, outbound_expected=0)
-    assert rec.requests == 3 and rec.mutation_counts == {"POST /api/saved": 1} and rec.outbound_expected == 0
-    assert rec.model_dump()["mutations"][0]["path"] == "/api/saved"
+    assert rec.requests == 3 and rec.write_counts == {"POST /api/saved": 1} and rec.outbound_expected == 0
+    assert rec.model_dump()["writes"][0]["path"] == "/api/saved"
     (outbound,) = rec.model_dump()["outbound"]
     assert list(outbound) == [
         "method",
@@ -39,7 +39,7 @@ def test_the_record_counts_requests_and_keeps_mutations_outbound_and_blocked() -
         "path",
         "status",
         "blocked",
-        "mutation",
+        "write",
         "outbound",
         "error",
     ]

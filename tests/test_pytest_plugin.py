@@ -159,7 +159,7 @@ def test_every_frames_tools_and_a_call_in_a_child_frame(page, webmcp, base_url):
     with pytest.raises(ToolCallError, match="no tool 'nope' on the page; it lists: add_to_cart"):
         webmcp.call("nope")
     with pytest.raises(NoProxy, match="--webmcp-proxy"):
-        webmcp.mutations()
+        webmcp.writes()
 
 
 @pytest.mark.webmcp(proxy=True)
@@ -177,12 +177,28 @@ def test_helpers_pass(page, webmcp, base_url):
     webmcp.assert_calls([{"tool": "add_to_cart"}, {"tool": "list_products"}], order="set")
     webmcp.assert_calls([{"unordered": [{"tool": "add_to_cart"}, {"tool": "list_products"}]},
                          {"tool": "share_cart", "optional": True}], order="exact")
-    webmcp.assert_no_mutations()
+    webmcp.assert_no_writes()
     webmcp.call("share_cart")
-    webmcp.assert_mutations(1)
-    (write,) = webmcp.mutations()
+    webmcp.assert_writes(1)
+    (write,) = webmcp.writes()
     assert write.method == "POST" and write.outbound and write.path == "/share"
     assert any(r.path == "/share" for r in webmcp.outbound())
+    # the old names, kept for one release: the same answer, and one warning that names the new one
+    from runner.pytest_plugin import expect
+    old = {
+        "webmcp.mutations()": (lambda: len(webmcp.mutations()) == 1, "webmcp.writes()"),
+        "webmcp.assert_mutations()": (lambda: webmcp.assert_mutations(1) is None, "webmcp.assert_writes()"),
+        "expect(webmcp).to_have_mutations()": (
+            lambda: expect(webmcp).to_have_mutations(1) is None, "expect(webmcp).to_have_writes()"
+        ),
+    }
+    for name, (use, new) in old.items():
+        with pytest.warns(DeprecationWarning, match=re.escape(f"{name} is deprecated: use {new}")) as said:
+            assert use()
+        assert len(said) == 1, name
+    with pytest.warns(DeprecationWarning, match=re.escape("use webmcp.assert_no_writes()")):
+        with pytest.raises(AssertionError, match="expected 0 network write"):
+            webmcp.assert_no_mutations()
 
 
 @pytest.mark.webmcp(proxy=True)
@@ -201,8 +217,8 @@ def test_helpers_fail_with_a_readable_diff(page, webmcp, base_url):
         "exact": lambda: webmcp.assert_calls([{"tool": "add_to_cart"}], order="exact"),
         "sequence": lambda: webmcp.assert_calls([{"tool": "share_cart"}, {"tool": "add_to_cart"}]),
         "forbidden": lambda: webmcp.assert_calls([], forbidden=[{"tool": "share_cart"}]),
-        "no mutations": lambda: webmcp.assert_no_mutations(),
-        "mutations": lambda: webmcp.assert_mutations(2),
+        "no writes": lambda: webmcp.assert_no_writes(),
+        "writes": lambda: webmcp.assert_writes(2),
     }
     for name, check in checks.items():
         with pytest.raises(AssertionError) as err:
@@ -225,9 +241,9 @@ def test_helpers_fail_with_a_readable_diff(page, webmcp, base_url):
     assert "no calls besides the expected ones: extra: #1 share_cart" in failures["exact"]
     assert "calls add_to_cart: after call #1: no call to add_to_cart" in failures["sequence"]
     assert "never calls share_cart: called at #1" in failures["forbidden"]
-    assert failures["no mutations"].splitlines()[0] == "expected 0 network mutation(s), the proxy counted 1:"
-    assert re.search(r"POST http://127.0.0.1:\\d+/share -> 200", failures["no mutations"])
-    assert failures["mutations"].startswith("expected 2 network mutation(s), the proxy counted 1:")
+    assert failures["no writes"].splitlines()[0] == "expected 0 network write(s), the proxy counted 1:"
+    assert re.search(r"POST http://127.0.0.1:\\d+/share -> 200", failures["no writes"])
+    assert failures["writes"].startswith("expected 2 network write(s), the proxy counted 1:")
     with pytest.raises(ValueError, match=r"expected\\[0\\]\\.args\\.q\\.\\$regex: unknown matcher \\$regex"):
         webmcp.assert_calls([{"tool": "add_to_cart", "args": {"q": {"$regex": "x"}}}])
     with pytest.raises(ValueError, match="only under 'exact'"):
@@ -242,7 +258,7 @@ def test_a_failing_helper_shows_its_diff_in_pytests_report(page, webmcp, base_ur
 
 
 def test_a_mistake_in_the_test_is_reported_at_its_line(webmcp):
-    webmcp.mutations()  # no proxy for this test
+    webmcp.writes()  # no proxy for this test
 """
 
 
@@ -319,7 +335,7 @@ def test_the_readmes_test_file_passes_on_the_shop_and_fails_on_a_broken_one(
             "E       assert_tool('list_products'): the tool differs",
             "E         annotations: readOnlyHint: missing, expected true",
             "*test_adding_to_the_cart_writes_nothing*",
-            "E       AssertionError: expected 0 network mutation(s), the proxy counted 1:",
+            "E       AssertionError: expected 0 network write(s), the proxy counted 1:",
             "E         POST http://127.0.0.1:*/demo/cart -> *",
         ]
     )
@@ -362,7 +378,7 @@ def test_a_suite_runs_as_items_with_k_lf_junit_and_a_run_directory(
             "SHOP-05.t1 failed: * of * assertion(s)",
             "  ✗ calls.expected?1?: calls add_to_cart(*",
             '      why: *argument product_id: expected "tea-black-03", got "tea-green-01"*',
-            "  tool calls: #0 list_products, #1 add_to_cart; mutations: 0",
+            "  tool calls: #0 list_products, #1 add_to_cart; writes: 0",
             f"  trace: {out}/*/trials/SHOP-05.t1.json",
         ]
     )
@@ -456,7 +472,7 @@ def test_the_proxy_takes_the_site_of_the_tests_own_page(page, webmcp):
     expect(webmcp).to_have_tool("share_cart")
     webmcp.call("add_to_cart", {"product_id": "tea-green-01"})
     webmcp.call("share_cart")
-    expect(webmcp).to_have_mutations(1)
+    expect(webmcp).to_have_writes(1)
     assert {(r.port, r.path) for r in webmcp.outbound()} >= {(OTHER_CDN_PORT, "/share")}
     assert {r.port for r in webmcp.outbound()} == {OTHER_CDN_PORT}  # the page's own origin is the site
 """

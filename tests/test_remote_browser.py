@@ -112,7 +112,7 @@ def _evidence(t: Trace) -> dict:
         "shim": [(r.type, r.name) for r in t.registrations],
         "witness": (t.witness.available, [e.event for e in t.witness.events], t.witness.disagreements),
         "calls": [(c.tool, c.args) for c in t.calls],
-        "network": (t.network.available, t.network.mutation_counts, t.network.outbound),
+        "network": (t.network.available, t.network.write_counts, t.network.outbound),
     }
 
 

@@ -146,7 +146,7 @@ def test_report_names_the_missing_shard_and_exits_2(tmp_path):
 
 def _figures(summary: dict) -> list[tuple]:
     keys = ("trial_id", "case_id", "verdict", "reason", "assertions_passed", "assertions_counted")
-    more = ("assertions_not_run", "tool_calls", "mutations")
+    more = ("assertions_not_run", "tool_calls", "writes")
     return sorted(tuple(t[k] for k in (*keys, *more)) for t in summary["trials"])
 
 

@@ -69,7 +69,7 @@ def _wrong_quantity(data: dict[str, Any]) -> None:
 
 def _shares_the_cart(data: dict[str, Any]) -> None:
     data["steps"][0]["plan"].append({"call": "share_cart"})
-    data["expect"]["network"]["mutations"]["POST //127.0.0.1:*/share"] = 1  # another host's write, by its key
+    data["expect"]["network"]["writes"]["POST //127.0.0.1:*/share"] = 1  # another host's write, by its key
 
 
 def _outside_the_catalog(data: dict[str, Any]) -> None:
@@ -158,11 +158,11 @@ def test_a_wrong_argument_fails_the_call_the_state_the_ui_and_the_answer(shop_ru
 def test_a_write_to_another_host_counts_as_a_mutation(shop_run, static_shop):
     trace = shop_run["SHOP-12"]
     st = statuses(trace)
-    assert st["network.mutations[total]"] == "failed"
-    assert f"POST //127.0.0.1:{static_shop.cdn_port}/share" in why(trace, "network.mutations[total]")
-    assert st["network.mutations[POST //127.0.0.1:*/share]"] == "passed"
+    assert st["network.writes[total]"] == "failed"
+    assert f"POST //127.0.0.1:{static_shop.cdn_port}/share" in why(trace, "network.writes[total]")
+    assert st["network.writes[POST //127.0.0.1:*/share]"] == "passed"
     assert st["calls.forbidden[0]"] == "failed"  # share_cart was forbidden too
-    assert failed(trace) == {"network.mutations[total]", "calls.forbidden[0]", "calls.max"}
+    assert failed(trace) == {"network.writes[total]", "calls.forbidden[0]", "calls.max"}
 
 
 def test_a_tool_of_another_page_is_refused_and_fails_the_catalog_check(shop_run):
@@ -233,7 +233,7 @@ def test_without_the_proxy_only_the_network_assertions_are_not_run(tmp_path, sta
     assert traces["SHOP-02"].verdict == "passed"  # it asks nothing about the network
     one = traces["SHOP-01"]
     not_run = {a.id for a in one.assertions if a.status == "not_run"}
-    assert not_run == {"network.mutations[total]"} and one.verdict == "not_run"
+    assert not_run == {"network.writes[total]"} and one.verdict == "not_run"
     assert all(a.status == "passed" for a in one.assertions if a.kind != "network")
 
 

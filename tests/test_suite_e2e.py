@@ -61,7 +61,7 @@ def test_traces_carry_the_seed_000_fields(suite_run):
     assert conf.prompt and conf.steps[0].catalog  # the active catalog per step
     assert conf.calls[0].tool == "prepare_registration" and conf.calls[0].result["code"] == "CONFIRMATION_REQUIRED"
     assert conf.ai_result and conf.webmcp_path == "native"
-    assert conf.network.available and conf.mutation_total == 0
+    assert conf.network.available and conf.write_total == 0
     assert conf.state.available and conf.state.before == conf.state.after
     assert conf.confirmation and conf.confirmation.visible and not conf.confirmation.pressed_by_agent
     assert conf.ui.aria_snapshot and "確認報名" in conf.ui.aria_snapshot
@@ -87,7 +87,7 @@ def test_workers_do_not_change_results(suite_run, tmp_path):
 
 BROKEN = [
     ("save_not_idempotent", "REPEAT-01", {"calls.expected[1]", "state.after[saved]"}),
-    ("prepare_submits", "CONF-01", {"network.mutations[POST /api/registrations]", "state.unchanged"}),
+    ("prepare_submits", "CONF-01", {"network.writes[POST /api/registrations]", "state.unchanged"}),
     ("prepare_clicks_confirm", "CONF-01", {"confirmation.pressed", "state.unchanged"}),
     ("details_ignore_route", "SEL-02", {"calls.expected[0]"}),
     ("search_relaxes_filters", "SEL-01", {"calls.expected[0]"}),
@@ -382,4 +382,4 @@ def test_a_person_pressing_during_the_headed_hold_is_the_human_not_the_agent(tmp
     pressed = next(a for a in trace.assertions if a.id == "confirmation.pressed")
     assert pressed.status == "passed", pressed.why
     # The person's press is a real registration: the case (which expects no write) sees it.
-    assert trace.mutation_total == 1
+    assert trace.write_total == 1

@@ -15,7 +15,6 @@ from runner.trace import (
     ActionableRecord,
     Assertion,
     ConfirmationRecord,
-    MutationRecord,
     NetworkRecord,
     RegistrationEvent,
     StateChange,
@@ -27,6 +26,7 @@ from runner.trace import (
     UiRecord,
     UntrustedText,
     WitnessEvent,
+    WriteRecord,
     read_trace,
     write_atomic,
     write_trace,
@@ -75,7 +75,7 @@ def full_trace(trial_id: str = "CONF-01.t0", verdict: str = "passed") -> Trace:
         ],
         registrations=[{"type": "register", "instance": 3, "name": "prepare_registration", "route": "/x"}],
         ai_result="請自己按「確認報名」。",
-        network=NetworkRecord(requests=4, mutations=[], blocked=[], mutation_counts={}),
+        network=NetworkRecord(requests=4, writes=[], blocked=[], write_counts={}),
         ui=UiRecord(
             url="http://127.0.0.1/x",
             observations=[{"target": "label '姓名'", "count": 1, "visible": True, "value": "測試讀者"}],
@@ -114,9 +114,9 @@ def test_round_trip(tmp_path):
 
 def test_round_trip_keeps_the_properties(tmp_path):
     trace = full_trace()
-    trace.network.mutations = [{"method": "POST", "path": "/api/saved"}]
+    trace.network.writes = [{"method": "POST", "path": "/api/saved"}]
     back = read_trace(write_trace(trace, tmp_path / "trials"))
-    assert back.mutation_total == 1
+    assert back.write_total == 1
     assert back.assertions_passed == 1
 
 
@@ -228,7 +228,7 @@ def test_a_minimal_trace_has_safe_defaults():
     assert trace.verdict == "not_run"
     assert trace.network.available is True and trace.state.available is False
     assert trace.confirmation is None and trace.ai_result is None
-    assert trace.mutation_total == 0 and trace.assertions_passed == 0
+    assert trace.write_total == 0 and trace.assertions_passed == 0
 
 
 def test_a_trace_rejects_an_unknown_verdict():
@@ -249,19 +249,44 @@ def ordered(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def renamed_key(mapping: dict, old: str, new: str) -> None:
+    """``old`` becomes ``new`` in place, where it stood."""
+    items = [(new if k == old else k, v) for k, v in mapping.items()]
+    mapping.clear()
+    mapping.update(items)
+
+
+def as_renamed(trace: dict) -> dict:
+    """A stored trace with the fields renamed since under their new names (README.md, "Renamed"), as it reads:
+    network.mutations, network.mutation_counts, setup.mutations, outbound[].mutation, network.mutations[...]
+    assertion ids. The case as it was run (``case``) is kept as it was written."""
+    out = json.loads(json.dumps(trace))
+    renamed_key(out["network"], "mutations", "writes")
+    renamed_key(out["network"], "mutation_counts", "write_counts")
+    for record in out["network"].get("outbound", []):
+        renamed_key(record, "mutation", "write")
+    if out.get("setup"):
+        renamed_key(out["setup"], "mutations", "writes")
+    for a in out.get("assertions", []):
+        a["id"] = a["id"].replace("network.mutations[", "network.writes[", 1)
+    return out
+
+
 @pytest.mark.parametrize("path", WRITTEN_AS_DICTS, ids=lambda p: p.name)
-def test_a_trace_written_while_records_were_dicts_is_written_back_byte_for_byte(path, tmp_path):
+def test_a_trace_written_while_records_were_dicts_is_written_back_as_it_was_under_todays_names(path, tmp_path):
     trace = read_trace(path)
     assert all(isinstance(r, RegistrationEvent) for r in trace.registrations)
     assert all(isinstance(o, UiObservation) for o in trace.ui.observations)
     written = write_trace(trace, tmp_path)
-    assert written.read_text(encoding="utf-8") == path.read_text(encoding="utf-8")
+    original = json.loads(path.read_text(encoding="utf-8"))
+    assert "mutations" in original["network"]  # written before writes were called writes
+    assert ordered(json.loads(written.read_text(encoding="utf-8"))) == ordered(as_renamed(original))
 
 
 def test_the_traces_written_as_dicts_hold_every_kind_of_record():
     traces = [read_trace(p) for p in WRITTEN_AS_DICTS]
     assert len(traces) == 3
-    assert any(isinstance(m, MutationRecord) for t in traces for m in t.network.mutations)
+    assert any(isinstance(m, WriteRecord) for t in traces for m in t.network.writes)
     assert any(isinstance(d, StateChange) for t in traces for d in t.state.diff)
     assert any(t.confirmation and isinstance(t.confirmation.actionable, ActionableRecord) for t in traces)
     assert any(isinstance(u, UntrustedText) for t in traces for u in t.untrusted_rendering or [])
@@ -287,14 +312,14 @@ def contains(written: object, original: object, where: str = "") -> None:
 
 @pytest.mark.parametrize("path", OLDER, ids=lambda p: p.name)
 def test_an_older_trace_keeps_every_value_and_its_records_exactly(path, tmp_path):
-    original = json.loads(path.read_text(encoding="utf-8"))
+    original = as_renamed(json.loads(path.read_text(encoding="utf-8")))
     back = json.loads(write_trace(read_trace(path), tmp_path).read_text(encoding="utf-8"))
     contains(back, original)
     # the typed records themselves gain nothing: not a key, not a default
     for part in ("registrations",):
         assert ordered(back[part]) == ordered(original[part])
     assert ordered(back["ui"]["observations"]) == ordered(original["ui"]["observations"])
-    assert ordered(back["network"]["mutations"]) == ordered(original["network"]["mutations"])
+    assert ordered(back["network"]["writes"]) == ordered(original["network"]["writes"])
     assert ordered(back["state"]["diff"]) == ordered(original["state"]["diff"])
     assert ordered([s["stale_registrations"] for s in back["steps"]]) == ordered(
         [s["stale_registrations"] for s in original["steps"]]
@@ -309,7 +334,7 @@ ODD_RECORDS = {
         {"type": "unregister", "instance": 2, "name": "x", "declarative": True},
     ],
     "network": {
-        "mutations": [{"path": "/api/saved", "method": "POST", "seq": 3, "duration_ms": 12}],
+        "writes": [{"path": "/api/saved", "method": "POST", "seq": 3, "duration_ms": 12}],
         "blocked": [{"trial": "t", "method": "GET", "url": "https://cdn.invalid/", "reason": "outbound"}],
         "outbound": [{"url": "https://cdn.invalid/"}],
         "faults_fired": [{"method": "POST", "path": "/api/saved", "effect": "status 500", "left": 0}],
@@ -337,7 +362,7 @@ ODD_RECORDS = {
 
 
 def test_records_keep_undeclared_keys_left_out_keys_their_order_and_number_kinds(tmp_path):
-    data = json.loads(WRITTEN_AS_DICTS[0].read_text(encoding="utf-8"))
+    data = as_renamed(json.loads(WRITTEN_AS_DICTS[0].read_text(encoding="utf-8")))
     for key, value in ODD_RECORDS.items():
         data[key] = {**data[key], **value} if isinstance(data[key], dict) and key != "confirmation" else value
     data["steps"][0]["stale_registrations"] = [{"name": "x", "instance": 2, "route": "/a", "note": "kept"}]
@@ -385,7 +410,7 @@ def test_a_misspelt_field_is_an_error_not_none():
 @pytest.mark.parametrize(
     ("part", "record", "field"),
     [
-        ("network", {"mutations": [{"method": "POST"}]}, "network.mutations.0.path"),
+        ("network", {"writes": [{"method": "POST"}]}, "network.writes.0.path"),
         ("registrations", [{"name": "x"}], "registrations.0.type"),
         ("state", {"diff": [{"path": "a", "change": "moved"}]}, "state.diff.0.change"),
         ("ui", {"observations": [{"count": 1}]}, "ui.observations.0.target"),

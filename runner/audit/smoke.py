@@ -305,7 +305,7 @@ def call_failed(outcome: CallOutcome, message: str) -> None:
 def add_requests(outcome: CallOutcome, requests: list[Any]) -> None:
     """Add the proxy's requests of a call to it: its writes (a path on the site, a URL elsewhere) and its requests
     to other hosts."""
-    outcome.writes += [f"{r.method} {r.path if not r.outbound else r.url}" for r in requests if r.mutation]
+    outcome.writes += [f"{r.method} {r.path if not r.outbound else r.url}" for r in requests if r.write]
     outcome.other_hosts += [f"{r.method} {r.url}" for r in requests if r.outbound]
 
 

@@ -109,7 +109,7 @@ def _which_cases_and_site(run: argparse.ArgumentParser) -> None:
     run.add_argument(
         "--base-url", type=base_url_type, help="an already running or deployed site instead of the embedded one"
     )
-    run.add_argument("--site-config", help="YAML naming the site's hooks (reset, state, ...) and mutation rules")
+    run.add_argument("--site-config", help="YAML naming the site's hooks (reset, state, ...) and what is a write")
     run.add_argument(
         "--timezone",
         type=timezone_type,

@@ -111,7 +111,7 @@ class ReplayOutcome:
             "site_revision": r.site_revision,
             "calls": [{"tool": c.tool, "args": c.args, "result": c.result, "error": c.error} for c in r.calls],
             "ai_result": r.ai_result,
-            "mutations": [{"method": m.method, "path": m.path} for m in r.network.mutations],
+            "writes": [{"method": m.method, "path": m.path} for m in r.network.writes],
             "assertions": [{"id": a.id, "status": a.status, "why": a.why} for a in r.assertions],
             "result_diffs": self.diffs,
         }

@@ -96,7 +96,7 @@ def trial_evidence(trace: Trace, assertion_id: str) -> dict[str, Any]:
         ],
         "ui": [o.model_dump() for o in trace.ui.observations],
         "state_diff": [d.model_dump() for d in trace.state.diff] if trace.state.available else None,
-        "network_writes": [f"{m.method} {m.path}" for m in trace.network.mutations],
+        "network_writes": [f"{m.method} {m.path}" for m in trace.network.writes],
         "answer": trace.ai_result or "",
     }
     if trace.conversation is not None:

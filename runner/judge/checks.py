@@ -34,11 +34,11 @@ from runner.suite.matchers import MISSING, PathError, match, refs_in, resolve, s
 from runner.trace import (
     Assertion,
     ConfirmationRecord,
-    MutationRecord,
     StateChange,
     ToolCall,
     Trace,
     UiObservation,
+    WriteRecord,
     assertions_verdict,
 )
 
@@ -385,30 +385,26 @@ def _stale(trace: Trace) -> Assertion:
 # ---- network, UI, state, answer, confirmation -------------------------------
 
 
-def _where(m: MutationRecord) -> str:
-    """A mutation's place as mutation keys name it: the path, or //host:port/path on another host."""
+def _where(m: WriteRecord) -> str:
+    """A write's place as write keys name it: the path, or //host:port/path on another host."""
     return f"//{m.host}:{m.port}{m.path}" if m.outbound else m.path
 
 
 def check_network(exp: NetworkExpectation, trace: Trace) -> list[Assertion]:
     net = trace.network
     out = []
-    for key, expected in exp.mutations.items():
-        desc = f"{expected} mutation(s) " + ("in total" if key == "total" else f"matching {key}")
+    for key, expected in exp.writes.items():
+        desc = f"{expected} write(s) " + ("in total" if key == "total" else f"matching {key}")
         if not net.available:
-            out.append(_a(f"network.mutations[{key}]", "network", desc, None, "no proxy: mutations were not counted"))
+            out.append(_a(f"network.writes[{key}]", "network", desc, None, "no proxy: writes were not counted"))
             continue
         if key == "total":
-            seen = net.mutations
+            seen = net.writes
         else:
             method, _, pattern = key.partition(" ")
-            seen = [
-                m for m in net.mutations if fnmatchcase(m.method, method.upper()) and fnmatchcase(_where(m), pattern)
-            ]
+            seen = [m for m in net.writes if fnmatchcase(m.method, method.upper()) and fnmatchcase(_where(m), pattern)]
         listing = ", ".join(f"{m.method} {_where(m)}" for m in seen) or "none"
-        out.append(
-            _a(f"network.mutations[{key}]", "network", desc, len(seen) == expected, f"{len(seen)} seen: {listing}")
-        )
+        out.append(_a(f"network.writes[{key}]", "network", desc, len(seen) == expected, f"{len(seen)} seen: {listing}"))
     outbound = exp.outbound if exp.outbound is not None else net.outbound_expected
     if outbound is not None:
         desc = f"{outbound} request(s) to other hosts"
@@ -855,7 +851,7 @@ NETWORK = Evidence(
     "network",
     ("network",),
     lambda t: {
-        "mutations": [f"{m.method} {m.path}" for m in t.network.mutations],
+        "writes": [f"{m.method} {m.path}" for m in t.network.writes],
         "blocked": [b.url for b in t.network.blocked],
     },
 )

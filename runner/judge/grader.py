@@ -5,7 +5,7 @@ What code can check goes to the checks (runner/judge/checks.py). What it cannot 
 written as rubric criteria in the case (``expect.answer.rubric``) and judged
 here, per trial, by a model that receives the case, the rubric and the
 execution record: tool calls with their arguments and results, the catalog per
-step, the UI observations, the confirmation point, network mutations, the state
+step, the UI observations, the confirmation point, network writes, the state
 diff and the final answer (the grader judges what the agent did, not only what
 it said).
 
@@ -119,7 +119,7 @@ def grader_record(case: Case, trace: Trace) -> dict[str, Any]:
             "aria_snapshot": _cut(trace.ui.aria_snapshot or "", ARIA_LIMIT),
         },
         "confirmation": trace.confirmation.model_dump() if trace.confirmation else None,
-        "network_writes": [{"method": m.method, "path": m.path} for m in trace.network.mutations],
+        "network_writes": [{"method": m.method, "path": m.path} for m in trace.network.writes],
         "state_changes": [d.model_dump() for d in trace.state.diff] if trace.state.available else None,
         "final_answer": trace.ai_result or "",
         # a goal case: the simulated user's conversation with the agent, and why it ended

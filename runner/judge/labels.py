@@ -225,8 +225,8 @@ def show_trial(trace: Trace) -> str:
         lines.append(f"  call #{c.index} {c.tool}({json.dumps(c.args, ensure_ascii=False)}) → {outcome}")
     if not trace.calls:
         lines.append("  (no tool calls)")
-    if trace.network.mutations:
-        writes = ", ".join(f"{m.method} {m.path}" for m in trace.network.mutations)
+    if trace.network.writes:
+        writes = ", ".join(f"{m.method} {m.path}" for m in trace.network.writes)
         lines.append(f"  writes: {writes}")
     lines.append(f"  answer: {trace.ai_result or '(none)'}")
     return "\n".join(lines)

@@ -14,7 +14,7 @@ in the proxy (a rewriter of the site's answers, ``proxies/mutations.py``).
    Stryker. Every trial is played in one run as soon as it is decided, on
    the next free worker: no round waits for its slowest trial.
 3. A mutant no case failed is *equivalent* when no trace differed from the
-   baseline in anything observable (the mutation changed nothing a check could
+   baseline in anything observable (the mutant changed nothing a check could
    see), else it *survived*: those cases saw the bug and passed. Mutants with
    no case that touches their target are *unseen*.
 

@@ -8,7 +8,7 @@ page runs (``page.wait_for_timeout``), so its late registrations and calls
 arrive. When time is up, the helper's own failure message is raised, under a
 line that says how long it was retried. The ``assert_…`` helpers stay as the
 one-look forms. A mistake in the assertion itself (a matcher that could never
-work, ``mutations`` without a proxy) is raised at the first look.
+work, ``writes`` without a proxy) is raised at the first look.
 
     from runner.pytest_plugin import expect
 
@@ -17,14 +17,21 @@ work, ``mutations`` without a proxy) is raised at the first look.
     expect(webmcp).not_to_have_tool("list_offers")
     webmcp.call("share_cart")
     expect(webmcp).to_have_called("share_cart")
-    expect(webmcp).to_have_mutations(1)
+    expect(webmcp).to_have_writes(1)
 """
 
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
+
+
+def renamed(old: str, new: str) -> None:
+    """An old name of the fixture's, kept for one release: one DeprecationWarning at the test's line."""
+    warnings.warn(f"{old} is deprecated: use {new}", DeprecationWarning, stacklevel=3)
+
 
 # The fixture's object (page_webmcp.PageWebMCP) and what it returns are typed Any here: this module is
 # imported by the package itself (``from runner.pytest_plugin import expect``), which page_webmcp imports.
@@ -110,10 +117,16 @@ class WebMCPAssertions:
         look = lambda: self._webmcp.assert_calls(expected, order, forbidden, max_calls)  # noqa: E731
         self._retry(f"to_have_calls(order={order!r})", look, timeout)
 
-    def to_have_mutations(self, n: int, *, timeout: float | None = None) -> None:
-        """Exactly ``n`` writes went out during this test, as ``assert_mutations`` counts them."""
+    def to_have_writes(self, n: int, *, timeout: float | None = None) -> None:
+        """Exactly ``n`` writes went out during this test, as ``assert_writes`` counts them."""
         __tracebackhide__ = True
-        self._retry(f"to_have_mutations({n})", lambda: self._webmcp.assert_mutations(n), timeout)
+        self._retry(f"to_have_writes({n})", lambda: self._webmcp.assert_writes(n), timeout)
+
+    def to_have_mutations(self, n: int, *, timeout: float | None = None) -> None:
+        """``to_have_writes``'s old name, kept for one release."""
+        __tracebackhide__ = True
+        renamed("expect(webmcp).to_have_mutations()", "expect(webmcp).to_have_writes()")
+        self.to_have_writes(n, timeout=timeout)
 
 
 class Expect:

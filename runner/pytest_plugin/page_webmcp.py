@@ -7,7 +7,7 @@ in each, its events say which frame sent them, and ``tools()`` lists each
 frame's tools. ``call`` goes through the page as the runner's tool host does
 (the browser's native WebMCP, else the shim's polyfill); the shim logs it, so
 ``calls()`` holds every call the page ran, whoever made it. With the proxy on,
-``mutations()`` and ``outbound()`` are what it counted for this test alone.
+``writes()`` and ``outbound()`` are what it counted for this test alone.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from runner.play.page.surface.opened import LOAD_JS
 from runner.play.page.surface.reader import BINDING, CALL_TIMEOUT_MS, SHIM_JS, Answer, LoadClock, Surface, first_line
 from runner.play.page.witness import compare_witness
 from runner.pytest_plugin import expectations
+from runner.pytest_plugin.expect import renamed
 from runner.pytest_plugin.mocks import PageMocks, write_recording
 from runner.pytest_plugin.reporting import CallCoverage, SmokeFindings, TestEvidence, call_coverage, properties
 from runner.trace import ToolCall, WitnessRecord
@@ -55,7 +56,7 @@ class ToolCallError(Exception):
 
 
 class NoProxy(RuntimeError):
-    """mutations()/outbound() on a test that has no proxy."""
+    """writes()/outbound() on a test that has no proxy."""
 
 
 def as_matchable(tool: Tool) -> dict[str, Any]:
@@ -352,10 +353,16 @@ class PageWebMCP:
         self._network_settled()
         return self.network()
 
-    def mutations(self) -> list[RequestRecord]:
+    def writes(self) -> list[RequestRecord]:
         """Writes (POST, PUT, PATCH, DELETE) the page sent during this test, to its site or any other host."""
         __tracebackhide__ = True
-        return list(self._network().mutations)
+        return list(self._network().writes)
+
+    def mutations(self) -> list[RequestRecord]:
+        """``writes()``'s old name, kept for one release."""
+        __tracebackhide__ = True
+        renamed("webmcp.mutations()", "webmcp.writes()")
+        return self.writes()
 
     def outbound(self) -> list[RequestRecord]:
         """Requests of this test to another host than its site's (its first page's origin, and --base-url's)."""
@@ -548,19 +555,31 @@ class PageWebMCP:
         if failed:
             raise AssertionError(expectations.calls_failure(f"assert_calls(order={order!r}): not met", failed, calls))
 
-    def assert_mutations(self, n: int) -> None:
+    def assert_writes(self, n: int) -> None:
         """Exactly ``n`` writes went out during this test (each listed when the count differs)."""
         __tracebackhide__ = True  # pytest shows the test's line, not this helper's
-        found = self.mutations()
+        found = self.writes()
         if len(found) != n:
             listing = [f"  {m.method} {m.url} -> {m.status}" for m in found] or ["  (none)"]
             raise AssertionError(
-                "\n".join([f"expected {n} network mutation(s), the proxy counted {len(found)}:", *listing])
+                "\n".join([f"expected {n} network write(s), the proxy counted {len(found)}:", *listing])
             )
 
-    def assert_no_mutations(self) -> None:
+    def assert_no_writes(self) -> None:
         __tracebackhide__ = True
-        self.assert_mutations(0)
+        self.assert_writes(0)
+
+    def assert_mutations(self, n: int) -> None:
+        """``assert_writes``'s old name, kept for one release."""
+        __tracebackhide__ = True
+        renamed("webmcp.assert_mutations()", "webmcp.assert_writes()")
+        self.assert_writes(n)
+
+    def assert_no_mutations(self) -> None:
+        """``assert_no_writes``'s old name, kept for one release."""
+        __tracebackhide__ = True
+        renamed("webmcp.assert_no_mutations()", "webmcp.assert_no_writes()")
+        self.assert_writes(0)
 
 
 @dataclass

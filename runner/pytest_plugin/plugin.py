@@ -41,7 +41,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         default=False,
         help="route every test that uses the webmcp fixture through the counting proxy "
-        "(mutations(), outbound(); the site is the origin of the test's first page, and --base-url's)",
+        "(writes(), outbound(); the site is the origin of the test's first page, and --base-url's)",
     )
     group.addoption(
         "--webmcp-allow-host",

@@ -271,6 +271,6 @@ def failure_text(trace: Trace, trace_file: Path) -> str:
         if a.evidence is not None:
             lines.append(f"      evidence: {json.dumps(a.evidence, ensure_ascii=False, default=str)[:300]}")
     calls = ", ".join(f"#{c.index} {c.tool}" for c in trace.calls) or "none"
-    lines.append(f"  tool calls: {calls}; mutations: {trace.mutation_total}")
+    lines.append(f"  tool calls: {calls}; writes: {trace.write_total}")
     lines.append(f"  trace: {trace_file}")
     return "\n".join(lines)

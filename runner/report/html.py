@@ -15,7 +15,7 @@ failures and why; a table of cases with deterministic and agent results in
 separate columns (a case without agent trials is ``not_run`` for agent); and
 a drill-down into every trial, failures first: the prompt, the catalog per
 step, the tool-call timeline with arguments and results, every assertion with
-why, mutations, the state diff, the ARIA snapshot, the screenshot and the
+why, writes, the state diff, the ARIA snapshot, the screenshot and the
 Playwright trace file when one was kept.
 """
 

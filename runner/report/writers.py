@@ -95,7 +95,7 @@ def _assertion_cell(f: TrialFigures) -> str:
 
 def _trial_table(results: Results) -> Table:
     table = Table(title=f"webmcp-eval — {len(results.trials)} trial(s)", title_justify="left")
-    cols = ("case", "behaviour", "evidence", "verdict", "assertions", "mutations", "tool calls", "time")
+    cols = ("case", "behaviour", "evidence", "verdict", "assertions", "writes", "tool calls", "time")
     for col in (*cols, "tokens", "cost"):
         table.add_column(col, justify="left" if col in cols[:4] else "right")
     for f in results.trials:
@@ -106,7 +106,7 @@ def _trial_table(results: Results) -> Table:
             escape(series_label(f.series)),
             f"[{VERDICT_STYLE[t.verdict]}]{t.verdict}[/]",
             _assertion_cell(f),
-            num(f.mutations),
+            num(f.writes),
             str(f.tool_calls),
             seconds(t.duration_ms),
             num(f.tokens, 0),
@@ -317,7 +317,7 @@ def _trial_json(f: TrialFigures, report_dir: Path | None = None, trace_dirs: Tra
         "assertions_counted": f.assertions_counted,
         "assertions_not_run": f.assertions_not_run,
         "tool_calls": f.tool_calls,
-        "mutations": f.mutations,
+        "writes": f.writes,
         "duration_ms": t.duration_ms,
         "tokens": f.tokens,
         "cost_usd": t.cost_usd,

@@ -229,7 +229,7 @@ class TrialFigures:
     assertions_not_run: int
     tokens: int | None
     tool_calls: int
-    mutations: int | None  # None when the proxy was off
+    writes: int | None  # None when the proxy was off
     verdict: str = "not_run"  # the trial's verdict on this series' evidence (see evidence_verdict)
     reason: str = ""
     assertions: tuple[Assertion, ...] = ()  # this series' assertions of the trial
@@ -284,7 +284,7 @@ class TrialFigures:
             assertions_not_run=len(assertions) - counted,
             tokens=_grader_tokens(trace) if series[0] == MODEL_GRADER else None if grader else tokens_total(trace),
             tool_calls=0 if grader else len(trace.calls),
-            mutations=None if grader or not trace.network.available else trace.mutation_total,
+            writes=None if grader or not trace.network.available else trace.write_total,
             verdict=verdict,
             reason=reason,
             assertions=tuple(assertions),

@@ -4,7 +4,7 @@ A case is one YAML file in ``cases/``. It names a behaviour, a start route and a
 seed state; lists the steps (user messages and scripted user actions); carries
 a reference plan (what a correct agent does, played by the reference agent);
 and states the expectations the checks turn into assertions. Negative
-expectations (forbidden calls, zero mutations, unchanged state) weigh as much
+expectations (forbidden calls, zero writes, unchanged state) weigh as much
 as positive ones.
 """
 
@@ -31,7 +31,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from runner.data_file import FieldPath
+from runner.data_file import FieldPath, Renames, renamed_in_model
 from runner.kinds import module_kinds
 from runner.suite.browser_context import BrowserContextSettings, check_locale, check_timezone
 
@@ -547,8 +547,12 @@ class UntrustedExpectation(Strict):
     as_text: bool = True
 
 
+# keys of a case file renamed since (README.md, "Renamed"): the old one reads as the new for one release
+RENAMED_KEYS: Renames = {("expect", "network", "mutations"): "writes"}
+
+
 class NetworkExpectation(Strict):
-    mutations: dict[str, int] = Field(
+    writes: dict[str, int] = Field(
         default_factory=dict,
         description='"METHOD /path" (glob) on the site, "METHOD //host:port/path" on another host, '
         'or "total" -> expected count',
@@ -560,12 +564,18 @@ class NetworkExpectation(Strict):
         "none: not asserted unless the site config asks",
     )
 
-    @field_validator("mutations")
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: Any) -> Any:
+        """``mutations``, this key's old name, still reads (a case file's loader says so at its line)."""
+        return renamed_in_model(data, {("mutations",): "writes"})
+
+    @field_validator("writes")
     @classmethod
     def _keys(cls, value: dict[str, int]) -> dict[str, int]:
         for key in value:
             if key != "total" and not re.fullmatch(r"[A-Za-z*]+ /\S*", key):
-                raise ValueError(f"mutation key {key!r} must be 'total' or 'METHOD /path-glob', e.g. 'POST /api/saved'")
+                raise ValueError(f"write key {key!r} must be 'total' or 'METHOD /path-glob', e.g. 'POST /api/saved'")
         return value
 
 
@@ -724,7 +734,7 @@ class Case(Strict):
     def writes(self) -> bool:
         """Whether the case is about a write (docs/design.md, "The trace": writes carry more evidence)."""
         e = self.expect
-        return bool(e.network.mutations or e.state or e.confirmation)
+        return bool(e.network.writes or e.state or e.confirmation)
 
 
 def case_json_schema() -> dict[str, Any]:

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from runner.data_file import FileProblem, LineMap, load_yaml
+from runner.data_file import FileProblem, LineMap, load_yaml, rename_keys, say_renamed
 from runner.errors import InvalidInput
 from runner.suite.browser_context import (
     DEFAULT_LOCALE,
@@ -33,6 +33,7 @@ from runner.suite.browser_context import (
 )
 from runner.suite.case import BEHAVIOURS
 from runner.suite.loader import case_files, line_for
+from runner.suite.site import RENAMED_KEYS as SITE_RENAMED_KEYS
 from runner.suite.site import SiteConfig, ignore_path_problem
 
 SUITE_FILE = "suite.yaml"
@@ -194,6 +195,8 @@ def read_suite_file(path: Path) -> tuple[SuiteConfig, LineMap]:
         data = {}  # an empty suite.yaml: every key has its default
     if not isinstance(data, dict):
         raise SuiteError(f"{path}:1: a suite config is a YAML mapping (site, catalog, behaviours, ...)")
+    site_keys = {("site", *old): new for old, new in SITE_RENAMED_KEYS.items()}
+    say_renamed(str(path), rename_keys(data, site_keys, lines))
     try:
         return SuiteConfig.model_validate(data), lines
     except ValidationError as err:

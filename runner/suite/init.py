@@ -11,7 +11,7 @@ schemas, as ``validate`` reads them) and one starter case per tool:
   example arguments built from its input schema (required properties only:
   ``default``, ``examples``, ``const``, the first ``enum`` value, or a value of
   the right type within its bounds), and the starter expects that call and
-  no network mutation;
+  no network write;
 - any other tool may write. A starter must not write to a site on every run
   (init cannot know whether the site asks for a human confirmation, nor undo
   a write), so its starter only asks about the tool and expects it not to be
@@ -251,7 +251,7 @@ def starter_for(tool: PageTool, route: str, case_id: str) -> Starter:
             ],
             "expect": {
                 "calls": {"expected": [{"tool": tool.name, "args": copy.deepcopy(args), "no_other_args": True}]},
-                "network": {"mutations": {"total": 0}},
+                "network": {"writes": {"total": 0}},
             },
             "notes": "TODO: write what a user of your site would ask, real arguments, and what the result must "
             "hold (expect.calls.expected[0].result), and the answer (expect.answer). Written by webmcp-eval init "
@@ -278,12 +278,12 @@ def starter_for(tool: PageTool, route: str, case_id: str) -> Starter:
         ],
         "expect": {
             "calls": {"forbidden": [{"tool": tool.name, "why": "the user only asked what it does"}]},
-            "network": {"mutations": {"total": 0}},
+            "network": {"writes": {"total": 0}},
         },
         "notes": f"TODO: {tool.name} is not called by this starter because {why}. To test it, write a case "
         "that calls it with real arguments and expects what your site shows: a confirmation the human gives "
         "(expect.confirmation, a result code such as CONFIRMATION_REQUIRED) or the change itself (expect.state, "
-        "expect.network.mutations). Each trial has a fresh browser context; state on a server needs a reset "
+        "expect.network.writes). Each trial has a fresh browser context; state on a server needs a reset "
         "hook (site.hooks.reset in suite.yaml) so that trials do not see each other's writes. "
         f"The site describes it as: {about}",
     }

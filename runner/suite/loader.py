@@ -18,8 +18,18 @@ from pathlib import Path
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from runner.data_file import MAX_YAML_BYTES, DataFileError, FieldPath, FileProblem, LineMap, parse_yaml, read_text
-from runner.suite.case import Case
+from runner.data_file import (
+    MAX_YAML_BYTES,
+    DataFileError,
+    FieldPath,
+    FileProblem,
+    LineMap,
+    parse_yaml,
+    read_text,
+    rename_keys,
+    say_renamed,
+)
+from runner.suite.case import RENAMED_KEYS, Case
 
 
 @dataclass(frozen=True)
@@ -113,6 +123,7 @@ def parse_case(text: str, file: str) -> LoadedCase:
         raise CaseLoadError([Problem(file, err.line or 1, err.field, err.message)]) from None
     if not isinstance(data, dict):
         raise CaseLoadError([Problem(file, 1, "", "a case file must be a YAML mapping (id, behaviour, ...)")])
+    say_renamed(file, rename_keys(data, RENAMED_KEYS, lines))
     try:
         case = Case.model_validate(data)
     except ValidationError as err:

@@ -30,7 +30,15 @@ from pydantic import (
     model_validator,
 )
 
-from runner.data_file import FileProblem, deepest_line, load_yaml
+from runner.data_file import (
+    FileProblem,
+    Renames,
+    deepest_line,
+    load_yaml,
+    rename_keys,
+    renamed_in_model,
+    say_renamed,
+)
 from runner.errors import InvalidInput
 
 
@@ -53,6 +61,10 @@ class Hooks(BaseModel):
         return self
 
 
+# keys of a site config renamed since (README.md, "Renamed"): the old one reads as the new for one release
+RENAMED_KEYS: Renames = {("mutation_methods",): "write_methods"}
+
+
 class SiteConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     base_url: str = ""
@@ -61,8 +73,10 @@ class SiteConfig(BaseModel):
     world_cookie: str | None = Field(default=None, description="cookie that picks an isolated world")
     version_path: str | None = Field(default=None, description="GET -> JSON with the site's revision")
     hooks: Hooks = Field(default_factory=Hooks)
-    mutation_methods: list[str] = Field(default_factory=lambda: ["POST", "PUT", "PATCH", "DELETE"])
-    ignore_paths: list[str] = Field(default_factory=list, description="requests never counted as mutations")
+    write_methods: list[str] = Field(
+        default_factory=lambda: ["POST", "PUT", "PATCH", "DELETE"], description="request methods counted as writes"
+    )
+    ignore_paths: list[str] = Field(default_factory=list, description="requests never counted as writes")
     block_other_hosts: bool = Field(
         default=False,
         description="answer requests to other hosts (not in allow_hosts) with 403 instead of passing them on; "
@@ -84,6 +98,11 @@ class SiteConfig(BaseModel):
         description="how long the page's tools and requests must stay quiet to count as settled; "
         "raise it for a site that registers tools in stages, after timers",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: Any) -> Any:
+        return renamed_in_model(data, RENAMED_KEYS)  # the file's reader says so at its line
 
     @field_validator("ignore_paths")
     @classmethod
@@ -166,6 +185,7 @@ def load_site_config(path: Path, base_url: str | None) -> SiteConfig:
         data = {}
     if not isinstance(data, dict):
         raise SiteConfigError(f"{path}:1: a site config must be a YAML mapping (key: value), not {type(data).__name__}")
+    say_renamed(str(path), rename_keys(data, RENAMED_KEYS, lines))
     try:
         config = SiteConfig.model_validate(data)
     except ValidationError as err:

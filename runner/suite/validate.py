@@ -47,7 +47,7 @@ from runner.suite.site import SiteConfig
 from runner.suite.tool_schema import ToolSchemaError, check_tool_schema
 
 MIN_CASES_PER_BEHAVIOUR = 2
-COUNTED_METHODS = ("POST", "PUT", "PATCH", "DELETE")  # the proxy's default mutation_methods
+COUNTED_METHODS = ("POST", "PUT", "PATCH", "DELETE")  # the proxy's default write_methods
 MAX_ID_LENGTH = 100  # ids name trace, fixture and screenshot files
 CATALOG_FILE = "catalog.json"
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -163,7 +163,7 @@ def load_suite(
     loaded, problems = load_cases(paths, suite.config.ignore)
     rules = (suite.behaviours, suite.config.min_cases_per_behaviour)
     site = suite.config.site
-    counted = tuple(site.mutation_methods) if isinstance(site, SiteConfig) else COUNTED_METHODS
+    counted = tuple(site.write_methods) if isinstance(site, SiteConfig) else COUNTED_METHODS
     problems += validate_suite(loaded, catalog, whole_suite, rules, counted)
     return loaded, problems + (_empty_behaviours(loaded, suite) if whole_suite else [])
 
@@ -213,7 +213,7 @@ def validate_suite(
 ) -> list[Problem]:
     """All problems; ``whole_suite`` adds the coverage rule (``rules``: the suite's behaviours, cases each).
 
-    ``counted``: the request methods the proxy counts as mutations (the site config's ``mutation_methods``).
+    ``counted``: the request methods the proxy counts as writes (the site config's ``write_methods``).
     """
     problems: list[Problem] = []
     problems += _duplicates(cases)
@@ -316,17 +316,17 @@ def _press_problems(lc: LoadedCase) -> list[Problem]:
 
 
 def _mutation_rule_problems(lc: LoadedCase, counted: tuple[str, ...]) -> list[Problem]:
-    """A mutation rule on a method the proxy never counts always sees 0: it can never fire."""
+    """A write rule on a method the proxy never counts always sees 0: it can never fire."""
     out = []
     methods = {m.upper() for m in counted}
-    for key in lc.case.expect.network.mutations:
+    for key in lc.case.expect.network.writes:
         method = key.split(" ", 1)[0].upper()
         if key != "total" and method != "*" and method not in methods:
             out.append(
                 _at(
                     lc,
-                    ("expect", "network", "mutations", key),
-                    f"{method} requests are never counted as mutations (counted: {', '.join(sorted(methods))}), "
+                    ("expect", "network", "writes", key),
+                    f"{method} requests are never counted as writes (counted: {', '.join(sorted(methods))}), "
                     "so this rule can never fire; name a write method or '*'",
                 )
             )

@@ -62,7 +62,7 @@ def test_chromium_loopback_requests_go_through_the_proxy(proxied_browser, proxy,
         ("GET", "/notes.txt"),
     ]:
         assert wanted in seen
-    assert net.mutation_counts == {"POST /api/saved": 1}
+    assert net.write_counts == {"POST /api/saved": 1}
     assert outsider.count() == 0
     assert [(b.method, b.url) for b in net.blocked] == [("POST", f"{outsider.url}/beacon")]
     for hit in origin.hits[before:]:

@@ -44,13 +44,13 @@ def test_counts_every_request_in_order_and_mutations_by_method_and_path(proxy, o
     )
     assert all(r.duration_ms is not None and r.duration_ms >= 0 for r in net.requests)
     assert [r.seq for r in net.requests] == sorted(r.seq for r in net.requests)
-    assert net.mutation_counts == {
+    assert net.write_counts == {
         "POST /api/events/e1/save": 2,
         "PUT /api/profile": 1,
         "DELETE /api/saved/e1": 1,
         "PATCH /api/profile": 1,
     }
-    assert [m.method for m in net.mutations] == ["POST", "POST", "PUT", "DELETE", "PATCH"]
+    assert [m.method for m in net.writes] == ["POST", "POST", "PUT", "DELETE", "PATCH"]
     assert net.blocked == [] and net.faults_fired == [] and net.replay_misses == [] and net.fixture is None
     json.dumps(net.model_dump(mode="json"))  # what a trace stores
 
@@ -63,21 +63,21 @@ def test_ignore_paths_are_counted_as_requests_but_never_as_mutations(proxy, orig
     client.post(f"{origin.url}/api/saved", json={}, headers={"X-CSRF-Token": "x"})
     net = proxy.end_trial(trial)
     assert len(net.requests) == 2
-    assert net.mutation_counts == {"POST /api/saved": 1}
+    assert net.write_counts == {"POST /api/saved": 1}
 
 
-def test_custom_mutation_methods_and_ignore_paths(origin, client_for):
+def test_custom_write_methods_and_ignore_paths(origin, client_for):
     # A second proxy may only run after the module's one is gone; this one never starts.
-    unstarted = NetworkProxy(site_origins=[origin.url], mutation_methods=("post",), ignore_paths=["/internal/"])
+    unstarted = NetworkProxy(site_origins=[origin.url], write_methods=("post",), ignore_paths=["/internal/"])
     with pytest.raises(ProxyError, match="has not started"):
         _ = unstarted.url
     addon = unstarted.addon
-    assert addon._is_mutation("POST", addon.primary_origin, "/api/x")
-    assert not addon._is_mutation("DELETE", addon.primary_origin, "/api/x")
-    assert not addon._is_mutation("POST", addon.primary_origin, "/internal/reset")
-    assert addon._is_mutation("POST", "http://127.0.0.1:1", "/api/x")  # a write that leaves for another host
-    assert addon._is_mutation("POST", "http://127.0.0.1:1", "/internal/x")  # ignore_paths are the site's own
-    assert not addon._is_mutation("GET", "http://127.0.0.1:1", "/api/x")
+    assert addon._is_write("POST", addon.primary_origin, "/api/x")
+    assert not addon._is_write("DELETE", addon.primary_origin, "/api/x")
+    assert not addon._is_write("POST", addon.primary_origin, "/internal/reset")
+    assert addon._is_write("POST", "http://127.0.0.1:1", "/api/x")  # a write that leaves for another host
+    assert addon._is_write("POST", "http://127.0.0.1:1", "/internal/x")  # ignore_paths are the site's own
+    assert not addon._is_write("GET", "http://127.0.0.1:1", "/api/x")
 
 
 def test_trial_header_is_stripped_before_the_origin(proxy, origin, client_for):
@@ -119,7 +119,7 @@ def test_two_concurrent_trials_never_mix(proxy, origin, client_for):
     assert len(mid.requests) <= 50
     assert {r.path for r in net_a.requests} == {"/api/a"} and len(net_a.requests) == 50
     assert {r.path for r in net_b.requests} == {"/api/b"} and len(net_b.requests) == 50
-    assert net_a.mutation_counts == {"POST /api/a": 25} and net_b.mutation_counts == {"POST /api/b": 25}
+    assert net_a.write_counts == {"POST /api/a": 25} and net_b.write_counts == {"POST /api/b": 25}
     assert {r.trial for r in net_a.requests} == {a}
 
 
@@ -130,9 +130,9 @@ def test_snapshot_does_not_end_and_end_trial_forgets(proxy, origin, client_for):
     client.post(f"{origin.url}/api/one", json={})
     first = proxy.snapshot(trial)
     client.post(f"{origin.url}/api/two", json={})
-    assert len(first.mutations) == 1  # a snapshot is a copy, not a live view
-    assert len(proxy.snapshot(trial).mutations) == 2
-    assert len(proxy.end_trial(trial).mutations) == 2
+    assert len(first.writes) == 1  # a snapshot is a copy, not a live view
+    assert len(proxy.snapshot(trial).writes) == 2
+    assert len(proxy.end_trial(trial).writes) == 2
     with pytest.raises(KeyError):
         proxy.end_trial(trial)
     with pytest.raises(ValueError, match="already begun"):
@@ -146,7 +146,7 @@ def test_unattributed_and_unknown_trials_count_under_the_empty_trial(proxy, orig
     client_for(proxy, None).post(f"{origin.url}/api/anon", json={})
     client_for(proxy, "never-begun").post(f"{origin.url}/api/unknown", json={})
     net = proxy.end_trial("")
-    assert net.mutation_counts == {"POST /api/anon": 1, "POST /api/unknown": 1}
+    assert net.write_counts == {"POST /api/anon": 1, "POST /api/unknown": 1}
     assert {r.trial for r in net.requests} == {""}
 
 
@@ -163,7 +163,7 @@ def test_outbound_guard_blocks_other_hosts_and_records_them(proxy, origin, outsi
     assert outsider.count() == 0  # never forwarded, not even unattributed traffic
     assert [(b.trial, b.method, b.url) for b in net.blocked] == [(trial, "POST", f"{outsider.url}/collect?u=1")]
     assert net.requests[0].blocked and net.requests[0].outbound and net.requests[0].status == 403
-    assert net.mutations == []  # blocked: it never reached the other host
+    assert net.writes == []  # blocked: it never reached the other host
     assert any(b.url.endswith("/pixel.gif") for b in proxy.snapshot("").blocked)
 
 
@@ -176,8 +176,8 @@ def test_allowed_hosts_pass_through(proxy, allowed: OriginServer, client_for):
     assert net.blocked == [] and net.requests[0].outbound
     # it reached the other host: a write like any other, keyed by that host
     port = allowed.server.server_port
-    assert [m.url for m in net.mutations] == [f"{allowed.url}/api/analytics"]
-    assert net.mutation_counts == {f"POST //127.0.0.1:{port}/api/analytics": 1}
+    assert [m.url for m in net.writes] == [f"{allowed.url}/api/analytics"]
+    assert net.write_counts == {f"POST //127.0.0.1:{port}/api/analytics": 1}
 
 
 def test_records_for_traces_hold_no_query_secrets(proxy, origin, client_for):
@@ -186,7 +186,7 @@ def test_records_for_traces_hold_no_query_secrets(proxy, origin, client_for):
     client_for(proxy, trial).post(f"{origin.url}/api/hook?api_key=ak-9f8e7d6c5b4a&x=1", json={})
     net = proxy.end_trial(trial)
     assert "ak-9f8e7d6c5b4a" not in net.model_dump_json()
-    assert net.mutations[0].query == "api_key=%3Credacted%3E&x=1"
+    assert net.writes[0].query == "api_key=%3Credacted%3E&x=1"
     assert origin.hits[-1].path == "/api/hook?api_key=ak-9f8e7d6c5b4a&x=1"  # upstream gets the real request
 
 
@@ -242,7 +242,7 @@ def test_a_trial_of_its_own_site_learns_it_from_its_first_page(proxy, origin, ow
         (origin.server.server_port, "/font.css", True, False),  # the proxy's site is another host to this trial
         (origin.server.server_port, "/elsewhere/", True, False),
     ]
-    assert net.mutation_counts == {"POST /shop/cart": 1}  # a write to its own site, keyed without a host
+    assert net.write_counts == {"POST /shop/cart": 1}  # a write to its own site, keyed without a host
     assert own_site.count() == 2
 
 

@@ -83,7 +83,7 @@ def test_drop_fault_kills_the_connection_for_exactly_n_requests(proxy, origin, c
     dropped = net.requests[0]
     assert dropped.status is None and dropped.error and dropped.fault == "drop"
     assert [f.effect for f in net.faults_fired] == ["drop"]
-    assert net.mutation_counts == {"POST /api/saved": 2}  # the client did send two writes
+    assert net.write_counts == {"POST /api/saved": 2}  # the client did send two writes
 
 
 def test_duplicate_fault_delivers_the_request_twice_and_counts_one_mutation(proxy, origin, client_for):
@@ -100,7 +100,7 @@ def test_duplicate_fault_delivers_the_request_twice_and_counts_one_mutation(prox
     assert original.body == duplicate.body == b"{}"
     assert "x-webmcp-eval-trial" not in {k.lower() for k in duplicate.headers}
     assert answer.json()["n"] == len(origin.hits) - 1  # the client got the first delivery's answer
-    assert net.mutation_counts == {"POST /api/registrations/r1/cancel": 1}  # the agent sent one
+    assert net.write_counts == {"POST /api/registrations/r1/cancel": 1}  # the agent sent one
     assert [(f.effect, f.duplicate_status) for f in net.faults_fired] == [("duplicate", 200)]
 
 
@@ -117,7 +117,7 @@ def test_lose_answer_fault_lets_the_origin_act_and_answers_the_client_502(proxy,
     assert origin.count("POST", "/api/registrations/r1/cancel") - before == 2  # the origin got both
     assert lost.status_code == 502 and lost.json()["code"] == "ANSWER_LOST"
     assert again.status_code == 200  # only the first: times 1
-    assert net.mutation_counts == {"POST /api/registrations/r1/cancel": 2}
+    assert net.write_counts == {"POST /api/registrations/r1/cancel": 2}
     assert [f.effect for f in net.faults_fired] == ["answer lost"]
     lost_record = [r for r in net.requests if r.fault][0]
     assert lost_record.status == 200 and not lost_record.error  # the origin answered; the page never saw it

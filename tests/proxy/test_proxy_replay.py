@@ -71,7 +71,7 @@ def test_record_then_replay_with_the_origin_stopped_gives_the_same_answers(stack
     assert logo.content == PNG and logo.headers["content-type"] == "image/png"
     assert notes.text == live[3].text and events.json() == live[4].json()
     assert net.replay_misses == [] and [r.replay for r in net.requests] == ["hit"] * 5
-    assert net.mutation_counts == {"POST /api/saved": 1}  # counting works in replay too
+    assert net.write_counts == {"POST /api/saved": 1}  # counting works in replay too
     assert len(stack.origin.hits) == hits_before
 
 
@@ -248,7 +248,7 @@ def test_https_upstream_records_and_replays_with_mitmproxys_own_ca(tmp_path: Pat
             with client("rec") as c:
                 live = c.post(f"{origin.url}/api/items", json={"x": 1})
             recorded = proxy.end_trial("rec")
-            assert live.status_code == 200 and recorded.mutation_counts == {"POST /api/items": 1}
+            assert live.status_code == 200 and recorded.write_counts == {"POST /api/items": 1}
             assert recorded.fixture is not None and recorded.fixture.entries[0].key == 'POST /api/items {"x":1}'
             assert recorded.fixture.base_url == origin.url
 

@@ -23,8 +23,8 @@ def network_record(net: TrialNetwork, outbound_expected: int | None) -> NetworkR
     return NetworkRecord.model_validate(
         {
             "requests": len(net.requests),
-            "mutations": [_slim(m) for m in net.mutations],
-            "mutation_counts": dict(net.mutation_counts),
+            "writes": [_slim(m) for m in net.writes],
+            "write_counts": dict(net.write_counts),
             "blocked": [_slim(b) for b in net.blocked],
             "outbound": [{k: getattr(r, k) for k in OUTBOUND_FIELDS} for r in net.requests if r.outbound],
             "outbound_expected": outbound_expected,

@@ -139,7 +139,7 @@ def _proxy(options: RunOptions, config: SiteConfig) -> Iterator[NetworkProxy | N
     proxy = NetworkProxy(
         site_origins=[origin],
         allow_hosts=config.allow_hosts,
-        mutation_methods=tuple(config.mutation_methods),
+        write_methods=tuple(config.write_methods),
         ignore_paths=config.ignore_paths,
         block_other_hosts=config.block_other_hosts,
         listen_host=options.proxy_host,

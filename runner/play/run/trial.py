@@ -565,7 +565,7 @@ class Trial:
 
     def _writes_so_far(self) -> list[str]:
         assert self.env.proxy
-        return [f"{m.method} {m.path}" for m in self.env.proxy.snapshot(self.trial_id).mutations]
+        return [f"{m.method} {m.path}" for m in self.env.proxy.snapshot(self.trial_id).writes]
 
     def _proxy_mode(self) -> dict[str, Any]:
         mode = self.env.options.network_mode if self.fixture is not None else "live"
@@ -690,13 +690,13 @@ class Trial:
 
     def _move_setup_writes(self) -> None:
         """The writes setup made (the first ones the proxy saw) move from the agent's account to setup's."""
-        net, first = self.trace.network, len(self._setup_network.mutations)
+        net, first = self.trace.network, len(self._setup_network.writes)
         assert self.trace.setup is not None
-        self.trace.setup.mutations, net.mutations = net.mutations[:first], net.mutations[first:]
-        counts = dict(net.mutation_counts)
-        for key, n in self._setup_network.mutation_counts.items():
+        self.trace.setup.writes, net.writes = net.writes[:first], net.writes[first:]
+        counts = dict(net.write_counts)
+        for key, n in self._setup_network.write_counts.items():
             counts[key] = counts.get(key, 0) - n
-        net.mutation_counts = {k: v for k, v in counts.items() if v > 0}
+        net.write_counts = {k: v for k, v in counts.items() if v > 0}
 
     def _store_recording(self) -> None:
         """Keep a recording only of a trial that ran: a half-played trial is no fixture."""
