@@ -39,6 +39,11 @@ SOURCE = (
 )
 OURS = re.compile(r"^(webmcp_eval[-_.]|__editable__)|\.pth$|^__pycache__$")  # not linked into the fresh venv
 MAPPED = ("runner", "proxies", "site_under_test")
+SHIPPED_KINDS = {".py", ".js", ".html", ".css", ".j2", ".json", ".yaml"}  # the mapped packages' code and data
+# Seed cases the installed wheel plays: one per start route of the demo site, the suite's other time zone, the
+# confirmation point, the untrusted page text. Every seed case passing is tests/test_suite_e2e.py's claim, on the
+# same files the wheel holds (test_the_wheel_has_one_top_level_name_and_ships_the_seed_suite).
+WHEEL_CASES = ("SEL-01", "SEL-02-LA", "CONF-01", "RECOVERY-02", "INJECT-01")
 
 
 # A user's environment: not this checkout's PYTHONPATH (tests/conftest.py sets it), nor this venv.
@@ -101,7 +106,12 @@ def test_the_wheel_has_one_top_level_name_and_ships_the_seed_suite(wheel) -> Non
     seed = {p.name for p in (ROOT / "cases").iterdir() if p.is_file()}
     assert {n.removeprefix("webmcp_eval/cases/") for n in names if n.startswith("webmcp_eval/cases/")} == seed
     assert "webmcp_eval/traces/day26/trials/SEL-01.t1.json" in names
-    assert "webmcp_eval/runner/play/page/shim.js" in names and "webmcp_eval/site_under_test/static/app.js" in names
+    # every module and data file of the mapped packages (the shim, the site's pages, the report's template),
+    # so a case played from the wheel has what the same case played from the source has
+    for package in MAPPED:
+        for path in (ROOT / package).rglob("*"):
+            if path.suffix in SHIPPED_KINDS and "__pycache__" not in path.parts:
+                assert f"webmcp_eval/{path.relative_to(ROOT).as_posix()}" in names, path
     for name in (n for n in names if n.endswith(".py")):
         for node in ast.walk(ast.parse(read(name), name)):
             modules = [a.name for a in node.names] if isinstance(node, ast.Import) else []
@@ -110,16 +120,15 @@ def test_the_wheel_has_one_top_level_name_and_ships_the_seed_suite(wheel) -> Non
             assert not [m for m in modules if m.split(".")[0] in MAPPED], (name, modules)
 
 
-def test_installed_from_an_empty_folder_it_answers_runs_the_seed_suite_and_audits_the_demo(fresh, tmp_path) -> None:
+def test_installed_from_an_empty_folder_it_answers_plays_seed_cases_and_audits_the_demo(fresh, tmp_path) -> None:
     version = run([fresh / "webmcp-eval", "--version"], tmp_path)
     assert version.returncode == 0 and version.stdout.startswith(f"webmcp-eval {runner.__version__}\n"), version
     assert "\nplaywright " in version.stdout and "\nchromium " in version.stdout
 
-    played = run([fresh / "webmcp-eval", "run", "-j", "2"], tmp_path)
+    played = run([fresh / "webmcp-eval", "run", *WHEEL_CASES, "-j", "2"], tmp_path)
     assert played.returncode == 0, played.stdout[-3000:] + played.stderr[-3000:]
     assert played.stderr.startswith("no cases/ here: using the seed suite shipped with webmcp-eval")
-    seed_cases = len([p for p in (ROOT / "cases").glob("*.yaml") if p.name != "suite.yaml"])
-    assert f"{seed_cases} passed, 0 failed, 0 not_run" in played.stdout
+    assert f"{len(WHEEL_CASES)} passed, 0 failed, 0 not_run" in played.stdout
     (run_dir,) = (tmp_path / "traces").iterdir()
     info = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
     assert info["webmcp_eval_version"] == runner.__version__ and info["embedded_site"] is True
