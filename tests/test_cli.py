@@ -283,7 +283,7 @@ def _cli_probes(tmp_path: Path, busy_port: int) -> list[list[str]]:
         ["site", "--port", str(busy_port)],
         ["site", "--port", "0", "--data-dir", str(a_file)],
         ["schema", "-o", str(a_file / "case.schema.json")],
-        ["power", "--baseline", "0.5", "--cases", "0"],
+        ["power", "--base-rate", "0.5", "--cases", "0"],
     ]
 
 
@@ -482,7 +482,7 @@ def test_the_console_script_runs_in_a_process_of_its_own():
     assert ok.returncode == 0 and "Exit codes" in ok.stdout, ok.stderr
     bad = subprocess.run([str(script), "run", "--trials", "0"], capture_output=True, text=True, timeout=900)
     assert bad.returncode == 2 and "--trials: 0 is out of range" in bad.stderr and "Traceback" not in bad.stderr
-    module = cli_process("power", "--baseline", "1.5", "--delta", "0.1")
+    module = cli_process("power", "--base-rate", "1.5", "--delta", "0.1")
     assert module.returncode == 2 and module.stderr.count("\n") == 1 and "1.5 is out of range" in module.stderr
 
 

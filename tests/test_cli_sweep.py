@@ -43,9 +43,9 @@ def _one_line(run, words: str, *args: str) -> None:
 @pytest.mark.parametrize(
     ("args", "words"),
     [
-        (("power", "--baseline", "0.6", "--delta", "1e-300", "--cases", "20"), "--delta 1e-300 is too small"),
-        (("power", "--baseline", "0.6", "--delta", "1e-300"), "--delta 1e-300 is too small"),
-        (("power", "--baseline", "1.5", "--delta", "0.1"), "--baseline: 1.5 is out of range"),
+        (("power", "--base-rate", "0.6", "--delta", "1e-300", "--cases", "20"), "--delta 1e-300 is too small"),
+        (("power", "--base-rate", "0.6", "--delta", "1e-300"), "--delta 1e-300 is too small"),
+        (("power", "--base-rate", "1.5", "--delta", "0.1"), "--base-rate: 1.5 is out of range"),
         (("mutate", "--site-config", "/no/such.yaml"), "--site-config /no/such.yaml: no such file"),
         (("mutate", "-j", "0"), "-j/--workers: 0 is out of range"),
         (("mutate", "--min-score", "nan"), "--min-score: nan is out of range"),
@@ -63,7 +63,7 @@ def _one_line(run, words: str, *args: str) -> None:
         (("run", "--max-tokens", "10000000000"), "--max-tokens: 10000000000 is out of range"),
         (("run", "--max-seconds", "1e9"), "--max-seconds: 1e9 is out of range"),
         (("mutate", "--baseline-runs", "5000"), "--baseline-runs: 5000 is out of range"),
-        (("power", "--baseline", "0.6", "--delta", "0.1", "--trials", "99999"), "--trials: 99999 is out of range"),
+        (("power", "--base-rate", "0.6", "--delta", "0.1", "--trials", "99999"), "--trials: 99999 is out of range"),
         (("label", "--seed", "-1", "/tmp"), "--seed: -1 is out of range"),
         (("tools", "http://127.0.0.1:9/", "--settle-ms", "-5"), "--settle-ms: -5 is out of range"),
         (("init", "--base-url", "http://127.0.0.1:9/", "--settle-ms", "99999999"), "--settle-ms: 99999999 is out"),

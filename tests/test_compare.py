@@ -218,12 +218,12 @@ def test_power_when_nothing_is_detectable() -> None:
 @pytest.mark.parametrize(
     "kwargs",
     [
-        {"baseline": 0.5},
-        {"baseline": 1.5, "delta": 0.1},
-        {"baseline": 0.9, "delta": 0.2},
-        {"baseline": 0.5, "delta": 0.0},
-        {"baseline": 1.0, "n_cases": 10},
-        {"baseline": 0.5, "delta": 0.1, "trials": 0},
+        {"base_rate": 0.5},
+        {"base_rate": 1.5, "delta": 0.1},
+        {"base_rate": 0.9, "delta": 0.2},
+        {"base_rate": 0.5, "delta": 0.0},
+        {"base_rate": 1.0, "n_cases": 10},
+        {"base_rate": 0.5, "delta": 0.1, "trials": 0},
     ],
 )
 def test_power_rejects_bad_arguments(kwargs) -> None:

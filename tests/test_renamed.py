@@ -87,3 +87,28 @@ def test_an_old_key_beside_its_new_one_is_an_unknown_field(tmp_path: Path) -> No
     with pytest.raises(CaseLoadError) as err:
         parse_case(text, "SEL-01.yaml")
     assert [str(p) for p in err.value.problems] == ["SEL-01.yaml:9: expect.network.mutations: unknown field"]
+
+
+# (command, old flag, new flag, the rest of a command line, the namespace's attribute, the value it holds)
+FLAGS: list[tuple[str, str, str, list[str], str, Any]] = [
+    ("power", "--baseline", "--base-rate", ["0.6", "--delta", "0.1"], "base_rate", 0.6),
+]
+
+
+@pytest.mark.parametrize(
+    ("command", "old", "new", "rest", "dest", "value"), FLAGS, ids=[f"{r[0]} {r[1]}" for r in FLAGS]
+)
+def test_an_old_flag_still_works_says_its_new_name_and_is_not_in_help(
+    capsys: pytest.CaptureFixture[str], command: str, old: str, new: str, rest: list[str], dest: str, value: Any
+) -> None:
+    from runner.cli import build_parser
+
+    parser = build_parser()
+    assert getattr(parser.parse_args([command, new, *rest]), dest) == value
+    assert capsys.readouterr().err == ""
+    assert getattr(parser.parse_args([command, old, *rest]), dest) == value
+    assert capsys.readouterr().err == f"webmcp-eval: {old} is deprecated: use {new}\n"
+    with pytest.raises(SystemExit):
+        parser.parse_args([command, "--help"])
+    shown = capsys.readouterr().out
+    assert f"{new} " in shown and f"{old} " not in shown

@@ -464,7 +464,7 @@ def test_cases_needed_bad_arguments() -> None:
         cases_needed(0.5, 0.0)
     with pytest.raises(ValueError, match="is not a pass rate"):
         cases_needed(0.9, 0.2)
-    with pytest.raises(ValueError, match="baseline must be in"):
+    with pytest.raises(ValueError, match="base_rate must be in"):
         cases_needed(1.2, -0.1)
     with pytest.raises(ValueError, match="alpha must be in"):
         cases_needed(0.5, 0.1, alpha=0.0)
@@ -492,14 +492,14 @@ def test_min_detectable_difference_against_scipy_and_inverse_of_cases_needed(n, 
 
 
 def test_min_detectable_difference_closed_form_when_variance_is_flat() -> None:
-    # baseline 0.5: p(1-p) barely moves near 0.5, so the closed form at the baseline is close
+    # base rate 0.5: p(1-p) barely moves near 0.5, so the closed form at the base rate is close
     mdd = min_detectable_difference(2000, 0.5, paired=False)
     closed = (sps.norm.ppf(0.975) + sps.norm.ppf(0.8)) * math.sqrt(2 * 0.25 / 2000)
     assert mdd == pytest.approx(closed, rel=5e-3)
 
 
 def test_power_for_seed_004_ten_cases() -> None:
-    # 10 cases, one trial each, baseline 0.6 (layer 3 scored 6/10): at 80% power not even a
+    # 10 cases, one trial each, base rate 0.6 (layer 3 scored 6/10): at 80% power not even a
     # jump to 10/10 is reliably detected; the +0.2 seen would need 41 paired cases (rho 0.5).
     assert min_detectable_difference(10, 0.6) is None
     assert min_detectable_difference(10, 0.6, correlation=0.0) is None

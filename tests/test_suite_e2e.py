@@ -233,9 +233,9 @@ def test_compare_and_power_from_the_command_line(suite_run, tmp_path):
     assert out.returncode == 0, out.stderr
     text = " ".join(out.stdout.split())
     assert "pass → fail (1): REPEAT-01" in text and "not distinguishable from noise" in text
-    power = cli("power", "--baseline", "0.6", "--delta", "0.2")
+    power = cli("power", "--base-rate", "0.6", "--delta", "0.2")
     assert power.returncode == 0 and "41 cases" in power.stdout
-    bad = cli("power", "--baseline", "1.5")
+    bad = cli("power", "--base-rate", "1.5")
     assert bad.returncode == 2
 
 

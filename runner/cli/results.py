@@ -12,6 +12,7 @@ from runner.cli.common import (
     SEED,
     SHARE,
     TRIALS,
+    DeprecatedSpelling,
     base_url_type,
 )
 from runner.evaluation.labelling import calibrate_command, label_command
@@ -54,8 +55,8 @@ def add_replay(sub: argparse._SubParsersAction) -> None:
 
 def add_compare(sub: argparse._SubParsersAction) -> None:
     cmp_ = sub.add_parser("compare", help="paired per-case differences between two runs, with a 95%% interval")
-    cmp_.add_argument("run_a", help="the baseline run directory")
-    cmp_.add_argument("run_b", help="the run to compare with it")
+    cmp_.add_argument("run_a", help="run A: the run directory compared against (the before)")
+    cmp_.add_argument("run_b", help="run B: the run directory compared with it (the after)")
     cmp_.add_argument("--labels", metavar="FILE", help=LABELS_SERIES_HELP)
     cmp_.set_defaults(func=compare_command)
 
@@ -109,7 +110,10 @@ def add_rejudge(sub: argparse._SubParsersAction) -> None:
 
 def add_power(sub: argparse._SubParsersAction) -> None:
     pw = sub.add_parser("power", help="cases and trials needed to detect a difference; the smallest detectable one")
-    pw.add_argument("--baseline", type=SHARE, required=True, help="the baseline case pass rate, e.g. 0.7")
+    rate = pw.add_mutually_exclusive_group(required=True)
+    rate.add_argument("--base-rate", type=SHARE, help="the case pass rate the change starts from, e.g. 0.7")
+    # "baseline" is no word of power's: the old spelling stays for one release
+    rate.add_argument("--baseline", dest="base_rate", type=SHARE, action=DeprecatedSpelling, instead="--base-rate")
     pw.add_argument("--delta", type=SHARE, help="the difference to detect, e.g. 0.1")
     pw.add_argument("--cases", type=POSITIVE, help="the suite's size: report the smallest detectable difference")
     pw.add_argument("--trials", type=TRIALS, default=1, help="trials per case (default 1)")

@@ -114,7 +114,7 @@ def power_command(args: argparse.Namespace) -> int:
     from runner.results.compare import power_analysis, power_text
 
     try:
-        result = power_analysis(args.baseline, args.delta, args.trials, args.cases, alpha=args.alpha, power=args.power)
+        result = power_analysis(args.base_rate, args.delta, args.trials, args.cases, alpha=args.alpha, power=args.power)
         text = power_text(result)
     except ValueError as err:
         raise InvalidInput(f"invalid input: {err}") from None

@@ -13,7 +13,7 @@ paired, and the text says so. ``not_run`` trials are no evidence; a case whose
 trials all were ``not_run`` in a run is reported as not run there, and like a
 case only one run has, it is left out of the pairing and listed.
 
-``power_text(power_analysis(baseline, delta, trials, n_cases))`` answers the two questions to
+``power_text(power_analysis(base_rate, delta, trials, n_cases))`` answers the two questions to
 ask before a run: how many cases (and trials) detect a given difference, and
 the smallest difference the suite's size can detect
 (:func:`runner.results.stats.cases_needed`, :func:`runner.results.stats.min_detectable_difference`).
@@ -333,7 +333,7 @@ def render_compare(result: CompareResult) -> str:
 class PowerResult:
     """Cases needed for ``delta`` (per trial count), and the smallest detectable difference for ``n_cases``."""
 
-    baseline: float
+    base_rate: float
     delta: float | None
     trials: int
     n_cases: int | None
@@ -347,7 +347,7 @@ class PowerResult:
 
 
 def power_analysis(
-    baseline: float,
+    base_rate: float,
     delta: float | None = None,
     trials: int = 1,
     n_cases: int | None = None,
@@ -365,18 +365,18 @@ def power_analysis(
     if delta is not None:
         for k in options:
             needed[k] = cases_needed(
-                baseline, delta, alpha=alpha, power=power, trials=k, paired=paired, correlation=correlation
+                base_rate, delta, alpha=alpha, power=power, trials=k, paired=paired, correlation=correlation
             )
     mdd = None
     by_trials: dict[int, float | None] = {}
     if n_cases is not None:
         for k in options:
             by_trials[k] = min_detectable_difference(
-                n_cases, baseline, trials=k, alpha=alpha, power=power, paired=paired, correlation=correlation
+                n_cases, base_rate, trials=k, alpha=alpha, power=power, paired=paired, correlation=correlation
             )
         mdd = by_trials[trials]
     return PowerResult(
-        baseline=baseline,
+        base_rate=base_rate,
         delta=delta,
         trials=trials,
         n_cases=n_cases,
@@ -398,13 +398,13 @@ def power_text(r: PowerResult) -> str:
         else "two independent runs"
     )
     lines = [
-        f"Baseline case pass rate {r.baseline:.2f}; {design}; normal approximation, cases alike "
+        f"Base rate (case pass rate) {r.base_rate:.2f}; {design}; normal approximation, cases alike "
         f"(binomial variance per case: the optimistic end)."
     ]
     if r.delta is not None:
-        target = r.baseline + r.delta
+        target = r.base_rate + r.delta
         lines.append(
-            f"To detect a change of {signed(r.delta)} (from {r.baseline:.2f} to {target:.2f}) you need "
+            f"To detect a change of {signed(r.delta)} (from {r.base_rate:.2f} to {target:.2f}) you need "
             f"{r.needed[r.trials]} cases with {r.trials} trial{'s' if r.trials != 1 else ''} each."
         )
         lines.append(
@@ -419,8 +419,8 @@ def power_text(r: PowerResult) -> str:
         else:
             lines.append(
                 f"With {r.n_cases} cases and {r.trials} trial(s) each, the smallest improvement this "
-                f"suite can detect is {signed(r.mdd)} (from {r.baseline:.2f} to "
-                f"{r.baseline + r.mdd:.2f}); smaller differences look like noise."
+                f"suite can detect is {signed(r.mdd)} (from {r.base_rate:.2f} to "
+                f"{r.base_rate + r.mdd:.2f}); smaller differences look like noise."
             )
         lines.append(
             "  trials per case → smallest detectable: "

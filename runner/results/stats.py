@@ -542,16 +542,16 @@ def _diff_variance(p_a: float, p_b: float, trials: int, paired: bool, correlatio
     return max(0.0, var_a + var_b - 2 * correlation * math.sqrt(var_a * var_b))
 
 
-def _check_power_args(baseline: float, trials: int, correlation: float) -> float:
-    baseline = _check_probability("baseline", baseline)
+def _check_power_args(base_rate: float, trials: int, correlation: float) -> float:
+    base_rate = _check_probability("base_rate", base_rate)
     _check_int("trials", trials, 1)
     if not (math.isfinite(correlation) and -1 <= correlation <= 1):
         raise ValueError(f"correlation must be in [-1, 1], got {correlation!r}")
-    return baseline
+    return base_rate
 
 
 def cases_needed(
-    baseline: float,
+    base_rate: float,
     delta: float,
     alpha: float = 0.05,
     power: float = 0.8,
@@ -569,7 +569,7 @@ def cases_needed(
     trials with the run's pass rate, so its variance is ``p(1−p)/trials``
     (binomial; cases alike, which is the optimistic end -- cases that differ in
     difficulty only add variance the extra trials cannot remove). With
-    ``p_a = baseline`` and ``p_b = baseline + delta``, ``V`` is the variance of
+    ``p_a = base_rate`` and ``p_b = base_rate + delta``, ``V`` is the variance of
     one case's difference b − a:
 
     * unpaired (``paired=False``, two independent runs): ``V = σ_a² + σ_b²``
@@ -578,55 +578,57 @@ def cases_needed(
       it on earlier paired runs, e.g. ``statistics.correlation``). ρ = 0 gives
       the unpaired number.
 
-    ``delta`` may be negative (a regression); ``baseline + delta`` must stay in
+    ``delta`` may be negative (a regression); ``base_rate + delta`` must stay in
     [0, 1]. Raises ValueError on ``delta == 0`` or arguments out of range.
     """
-    baseline = _check_power_args(baseline, trials, correlation)
+    base_rate = _check_power_args(base_rate, trials, correlation)
     delta = float(delta)
     if not math.isfinite(delta) or delta == 0:
         raise ValueError(f"delta must be a non-zero difference in pass rate, got {delta!r}")
-    if not 0 <= baseline + delta <= 1:
-        raise ValueError(f"baseline + delta = {baseline + delta!r} is not a pass rate in [0, 1]")
+    if not 0 <= base_rate + delta <= 1:
+        raise ValueError(f"base_rate + delta = {base_rate + delta!r} is not a pass rate in [0, 1]")
     z = _z_total(alpha, power)
-    var = _diff_variance(baseline, baseline + delta, trials, paired, correlation)
+    var = _diff_variance(base_rate, base_rate + delta, trials, paired, correlation)
     n = z * z * var / (delta * delta)
     return max(2, math.ceil(n - 1e-9))  # the tolerance keeps an exact integer from rounding up
 
 
 def min_detectable_difference(
     n_cases: int,
-    baseline: float,
+    base_rate: float,
     trials: int = 1,
     alpha: float = 0.05,
     power: float = 0.8,
     paired: bool = True,
     correlation: float = 0.5,
 ) -> float | None:
-    """Smallest improvement over ``baseline`` that ``n_cases`` cases detect (inverse of :func:`cases_needed`).
+    """Smallest improvement over ``base_rate`` that ``n_cases`` cases detect (inverse of :func:`cases_needed`).
 
     Same model and variance ``V(delta)`` as :func:`cases_needed`; the answer is
     the smallest ``delta > 0`` with::
 
         (z_{1−alpha/2} + z_{power}) · sqrt( V(delta) / n_cases ) <= delta
 
-    found by a grid scan and bisection on ``0 < delta <= 1 − baseline`` (V
-    depends on delta through ``p_b = baseline + delta``). When V is taken at
-    the baseline for both runs it reduces to the closed form
+    found by a grid scan and bisection on ``0 < delta <= 1 − base_rate`` (V
+    depends on delta through ``p_b = base_rate + delta``). When V is taken at
+    the base_rate for both runs it reduces to the closed form
     ``(z_a + z_b) · sqrt(2(1−ρ)·p(1−p)/trials / n_cases)``.
 
     Returns None when no improvement up to a pass rate of 1 is detectable.
-    Raises ValueError when ``baseline`` is 1 (nothing to improve) or an
+    Raises ValueError when ``base_rate`` is 1 (nothing to improve) or an
     argument is out of range.
     """
     _check_int("n_cases", n_cases, 1)
-    baseline = _check_power_args(baseline, trials, correlation)
-    if baseline >= 1:
-        raise ValueError("baseline is 1: there is no improvement left to detect")
+    base_rate = _check_power_args(base_rate, trials, correlation)
+    if base_rate >= 1:
+        raise ValueError("base_rate is 1: there is no improvement left to detect")
     z = _z_total(alpha, power)
-    top = 1 - baseline
+    top = 1 - base_rate
 
     def shortfall(delta: float) -> float:  # <= 0 once delta is detectable
-        return z * math.sqrt(_diff_variance(baseline, baseline + delta, trials, paired, correlation) / n_cases) - delta
+        return (
+            z * math.sqrt(_diff_variance(base_rate, base_rate + delta, trials, paired, correlation) / n_cases) - delta
+        )
 
     steps = 4000
     prev = 0.0
