@@ -12,6 +12,7 @@ import json
 import os
 import socket
 from pathlib import Path
+from typing import TypedDict
 
 from runner.errors import UsageError
 from runner.rundir.layout import RunDir
@@ -31,7 +32,12 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _holder(path: Path) -> dict | None:
+class LockHolder(TypedDict):
+    pid: int
+    host: str
+
+
+def _holder(path: Path) -> LockHolder | None:
     """Who holds the lock, or None when the lock is stale (its process is gone) or unreadable."""
     try:
         held = json.loads(path.read_text(encoding="utf-8"))

@@ -7,6 +7,7 @@ never a quietly smaller run; ``run --resume`` plays only what is missing.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import secrets
@@ -102,7 +103,7 @@ def make_plan(
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "root": str(Path.cwd()),
         "world_key": secrets.token_hex(3),
-        "cases": [{"id": case_id, "file": file, **_sha(Path(file))} for case_id, file in pairs],
+        "cases": [_with_sha({"id": case_id, "file": file}, Path(file)) for case_id, file in pairs],
         "trials_per_case": trials_per_case,
         "trials": [
             {"case_id": case_id, "trial_index": i, "trial_id": trial_id_for(case_id, i)}
@@ -115,11 +116,12 @@ def make_plan(
     }
 
 
-def _sha(path: Path) -> dict[str, str]:
-    try:
-        return {"sha256": file_sha256(path)}
-    except OSError:  # a case made in memory (tests, the pytest plugin's own): nothing to compare later
-        return {}
+def _with_sha(case: PlannedCase, path: Path) -> PlannedCase:
+    """The planned case with its file's hash as it is now."""
+    out = case.copy()
+    with contextlib.suppress(OSError):  # a case made in memory (tests, the pytest plugin's own): nothing to compare
+        out["sha256"] = file_sha256(path)
+    return out
 
 
 def file_sha256(path: Path) -> str:
@@ -156,8 +158,8 @@ def plan_hashes(plan: RunPlan) -> set[str]:
 def replanned(plan: RunPlan) -> RunPlan:
     """The plan with the case files as they are now (--resume --force-replan): new file hashes and plan hash,
     the old plan hash kept as one the run's earlier traces may carry."""
-    new: RunPlan = {**plan}  # type: ignore[typeddict-item]
-    new["cases"] = [{**c, **_sha(case_path(plan, c))} for c in plan["cases"]]  # type: ignore[typeddict-item]
+    new = plan.copy()
+    new["cases"] = [_with_sha(c, case_path(plan, c)) for c in plan["cases"]]
     old = plan.get("plan_hash")
     if old:
         new["replanned_from"] = [*plan.get("replanned_from", []), old]
