@@ -562,7 +562,7 @@ class Trace(BaseModel):
         return len(self.network.writes)
 
 
-def assertions_verdict(assertions: list[Assertion], when_none: str) -> tuple[str, str]:
+def assertions_verdict(assertions: list[Assertion], when_none: str) -> tuple[Verdict, str]:
     """The one verdict rule: failed if any failed, else not_run if any lacks evidence, else passed.
 
     ``when_none`` is the not_run reason when there is nothing to judge. Shared by the

@@ -9,16 +9,21 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from runner.errors import CannotRun, UsageError
 from runner.report.sanitise import terminal
 
+if TYPE_CHECKING:
+    from runner.audit.engine import AuditOptions
+
 DEFAULT_HTML = "audit-report.html"
 
 
-def add_audit_parser(sub: argparse._SubParsersAction) -> None:
+def add_audit_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     audit = sub.add_parser(
         "audit",
         help="judge a site's WebMCP tools themselves: lint, smoke calls, timeline, contract, score",
@@ -98,7 +103,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         raise CannotRun(str(err), named=True) from None
     import json
 
-    outputs = {
+    outputs: dict[str | None, Callable[[], str]] = {
         args.json: lambda: json_text(report),
         args.sarif: lambda: json.dumps(sarif_report(report), indent=2, ensure_ascii=False) + "\n",
         args.markdown: lambda: markdown_report(report),
@@ -123,7 +128,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return report.exit_code_at(args.fail_on)
 
 
-def _options(args: argparse.Namespace):  # noqa: ANN202 - AuditOptions, imported late to keep --help fast
+def _options(args: argparse.Namespace) -> AuditOptions:  # AuditOptions imported late to keep --help fast
     from runner.audit.config import AuditConfigError, parse_audit_config
     from runner.audit.contract import ContractError, read_contract
     from runner.audit.engine import AuditOptions

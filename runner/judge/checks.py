@@ -38,6 +38,7 @@ from runner.trace import (
     ToolCall,
     Trace,
     UiObservation,
+    Verdict,
     WriteRecord,
     assertions_verdict,
 )
@@ -110,8 +111,9 @@ def check_calls(exp: CallExpectations, trace: Trace) -> tuple[list[Assertion], d
     out: list[Assertion] = []
     cursor = 0  # for order: sequence/exact, the next actual call to consider
     used: set[int] = set()
-    assignment = _set_assignment(exp, calls) if exp.order == "set" else {}
-    for i, expected in enumerate(exp.expected):
+    leaves = [n for n in exp.expected if isinstance(n, ExpectedCall)]  # no groups: every node is a call
+    assignment = _set_assignment(exp, leaves, calls) if exp.order == "set" else {}
+    for i, expected in enumerate(leaves):
         pool = calls[cursor:] if exp.order != "set" else [c for c in calls if c.index not in used]
         if exp.order == "exact":
             pool = pool[:1]
@@ -301,12 +303,12 @@ def _witness(trace: Trace) -> Assertion:
     return _a("calls.witness", "witness", desc, not w.disagreements, why)
 
 
-def _set_assignment(exp: CallExpectations, calls: list[ToolCall]) -> dict[int, int]:
+def _set_assignment(exp: CallExpectations, expected: list[ExpectedCall], calls: list[ToolCall]) -> dict[int, int]:
     """For order: set, expected call -> actual call position, by maximum bipartite matching (suite/call_tree.py).
 
     Greedy matching can give a loose expectation the call a strict one needed.
     """
-    return best_assignment(exp, list(exp.expected), calls, _fits)[0]
+    return best_assignment(exp, expected, calls, _fits)[0]
 
 
 def _forbidden(exp: CallExpectations, calls: list[ToolCall], captures: dict[str, Any]) -> list[Assertion]:
@@ -908,7 +910,7 @@ def evaluate(case: Case, trace: Trace) -> list[Assertion]:
     return assertions
 
 
-def verdict(assertions: list[Assertion], harness_error: str | None = None) -> tuple[str, str]:
+def verdict(assertions: list[Assertion], harness_error: str | None = None) -> tuple[Verdict, str]:
     """passed only when every assertion passed; not_run when evidence is missing.
 
     Assertions with ``gates=False`` (a model grader without enough agreement

@@ -30,7 +30,7 @@ from runner.rundir.plan import write_plan
 from runner.rundir.run_info import read_run_info, write_run_info
 from runner.suite.case import Case
 from runner.suite.live_rules import rules_that_never_fire
-from runner.trace import Trace, write_trace
+from runner.trace import NotRunKind, Trace, write_trace
 
 # A trial that stopped before its evidence was complete (browser, site, agent, step...) has nothing new to judge.
 JUDGED_KINDS = (None, "evidence", "checker")
@@ -116,13 +116,14 @@ def rejudge(
     # the agent's own and the simulated user's (a goal case's conversation is evidence, not a check)
     kept = [a for a in trace.assertions if a.grader != "code" or a.kind in ("agent", "conversation")]
     never = rules_that_never_fire(case, trace.live_tools)[0] if live_rules and trace.live_tools is not None else []
+    kind: NotRunKind
     error, kind = (NEVER_FIRES + "; ".join(never), "case") if never else (None, "evidence")
     try:
         new.assertions = checks.evaluate(case, trace) + kept
     except Exception as err:  # a check that raises: not_run, as in a trial
         new.assertions = kept
         error, kind = error or f"checker error: {type(err).__name__}: {err}", kind if error else "checker"
-    new.verdict, new.verdict_reason = checks.verdict(new.assertions, error)  # type: ignore[assignment]
+    new.verdict, new.verdict_reason = checks.verdict(new.assertions, error)
     new.not_run_kind = None if new.verdict != "not_run" else kind if error else "evidence"
     if why_not:
         new.verdict, new.not_run_kind = "not_run", "case"

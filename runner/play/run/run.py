@@ -224,8 +224,9 @@ async def _opened(
             )
             async with session:
                 env = RunEnv(run_id, out_dir, session, site, proxy, options, site_info)
-                env.plan_hash = (plan or {}).get("plan_hash")
-                env.world_key = (plan or {}).get("world_key") or env.world_key  # a resume plays in its run's worlds
+                env.plan_hash = plan.get("plan_hash") if plan else None
+                # a resume plays in its run's worlds
+                env.world_key = (plan.get("world_key") if plan else None) or env.world_key
                 _write_run_info(out_dir, run_id, options, config, site_info, session.describe(), proxy)
                 try:
                     yield OpenRun(run_id, out_dir, options, env, site_info, plan, [first_agent])

@@ -282,7 +282,7 @@ class Trial:
             self.trace.assertions = []
             if error is None:
                 error, kind = f"checker error: {type(err).__name__}: {err}", "checker"
-        self.trace.verdict, self.trace.verdict_reason = checks.verdict(self.trace.assertions, error)  # type: ignore[assignment]
+        self.trace.verdict, self.trace.verdict_reason = checks.verdict(self.trace.assertions, error)
         if self.trace.verdict == "not_run":
             self.trace.not_run_kind = kind if error else "evidence"
 
