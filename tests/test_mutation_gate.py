@@ -51,13 +51,13 @@ def test_the_seed_suite_keeps_its_mutation_score(tmp_path):
         run_id="gate",
         workers=2,
         operators=GATE_OPERATORS,
-        baseline_runs=1,
+        clean_runs=1,
         catalog_tools=catalog.tools(),
         catalog_hints=catalog.annotations,  # every trial holds the tools to the catalog's hints, as mutate does
         browser_context=SEED_CONTEXT,  # as mutate plays the seed suite (its suite.yaml)
     )
     result = in_thread(asyncio.run, mutate(suite_cases(*GATE_CASES), options, lambda _line: None))
-    assert not result.baseline_failed, f"cases that do not pass unmutated: {result.baseline_failed}"
+    assert not result.clean_failed, f"cases that do not pass unmutated: {result.clean_failed}"
     survivors = [f"{m.id} {m.operator} {m.target} passed in {[r.case for r in m.runs]}" for m in result.mutants
                  if m.status == "survived"]  # fmt: skip
     assert result.score is not None

@@ -92,6 +92,7 @@ def test_an_old_key_beside_its_new_one_is_an_unknown_field(tmp_path: Path) -> No
 # (command, old flag, new flag, the rest of a command line, the namespace's attribute, the value it holds)
 FLAGS: list[tuple[str, str, str, list[str], str, Any]] = [
     ("power", "--baseline", "--base-rate", ["0.6", "--delta", "0.1"], "base_rate", 0.6),
+    ("mutate", "--baseline-runs", "--clean-runs", ["3"], "clean_runs", 3),
 ]
 
 

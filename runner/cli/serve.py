@@ -9,6 +9,7 @@ from runner.cli.common import (
     PORT,
     TRIALS,
     WORKERS,
+    DeprecatedSpelling,
     base_url_type,
 )
 from runner.evaluation.serving import mcp_command, mutate_command, site_command
@@ -32,17 +33,21 @@ def add_mutate(sub: argparse._SubParsersAction) -> None:
         "--min-score", type=PERCENT, default=0.0, metavar="PCT", help="exit 1 below this score in %% (0-100)"
     )
     mut.add_argument(
-        "--baseline-runs",
+        "--clean-runs",
         type=TRIALS,
         default=2,
-        help="unmutated runs; what differs between them is noise (default 2)",
+        help="clean runs of each case (no mutant); what differs between them is noise (default 2)",
+    )
+    # the unmutated runs are clean runs, not a baseline (the null agent's word): the old spelling, one release
+    mut.add_argument(
+        "--baseline-runs", dest="clean_runs", type=TRIALS, action=DeprecatedSpelling, instead="--clean-runs"
     )
     mut.add_argument(
         "--confirm",
         choices=("doubtful", "all", "none"),
         default="doubtful",
         help="which failing cases are played again before they count as a kill: doubtful ones (default: "
-        "not_run, a case that failed once unmutated, or a failure with no difference from the baseline), "
+        "not_run, a case that failed once unmutated, or a failure with no difference from its clean runs), "
         "all, or none",
     )
     mut.add_argument("--no-confirm", action="store_true", help="the same as --confirm none")

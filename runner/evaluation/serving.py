@@ -85,7 +85,7 @@ def mutate_command(args: argparse.Namespace) -> int:
         chromium=args.chromium,
         catalog_tools=catalog.tools() if catalog else set(),
         catalog_hints=catalog.annotations if catalog else None,
-        baseline_runs=args.baseline_runs,
+        clean_runs=args.clean_runs,
         confirm="none" if args.no_confirm else args.confirm,
         browser_context=the_suite.config.browser_context(),
     )

@@ -5,16 +5,16 @@ site bug, applied without touching the site: in the page (an init script that
 wraps ``registerTool``/``execute`` or changes the DOM, ``runner/mutation/mutate.js``) or
 in the proxy (a rewriter of the site's answers, ``proxies/mutations.py``).
 
-1. Baseline: every case is played unmutated, twice, with an observer in the
+1. Clean runs: every case is played unmutated, twice, with an observer in the
    proxy. What a case touches (tools, results, routes, requests, controls)
-   decides which mutants it can see; whatever differs between the two baseline
+   decides which mutants it can see; whatever differs between its two clean
    runs is noise and never counts as a difference.
 2. Each mutant is played on the cases that can see it, one case after
    another, until a case kills it (fails or cannot run) — like mutmut or
    Stryker. Every trial is played in one run as soon as it is decided, on
    the next free worker: no round waits for its slowest trial.
-3. A mutant no case failed is *equivalent* when no trace differed from the
-   baseline in anything observable (the mutant changed nothing a check could
+3. A mutant no case failed is *equivalent* when no trace differed from its
+   clean runs in anything observable (the mutant changed nothing a check could
    see), else it *survived*: those cases saw the bug and passed. Mutants with
    no case that touches their target are *unseen*.
 
@@ -98,7 +98,7 @@ OPERATORS: dict[str, Operator] = {
 class CaseRun:
     case: str
     verdict: str
-    differs: list[str]  # what in the trace differed from the baseline
+    differs: list[str]  # what in the trace differed from the clean runs
     failed: list[str]  # assertions that failed or could not run
     fired: int | None = None  # proxy operators count their rewrites
     trace: str = ""
@@ -566,7 +566,7 @@ class MutateOptions:
     chromium: str | None = None
     catalog_tools: set[str] = field(default_factory=set)
     catalog_hints: dict[str, Any] | None = None  # the suite catalog's hints: every trial holds the tools to them
-    baseline_runs: int = 2
+    clean_runs: int = 2
     confirm: str = "doubtful"  # which failing cases are played again before they kill: doubtful, all or none
     browser_context: BrowserContextSettings = field(default_factory=BrowserContextSettings)  # the suite's zone, locale
 
@@ -574,9 +574,9 @@ class MutateOptions:
 @dataclass
 class MutationResult:
     mutants: list[Mutant]
-    baseline_failed: dict[str, str]  # case -> why it was left out
+    clean_failed: dict[str, str]  # case -> why it was left out
     out_dir: Path
-    baseline_flaky: dict[str, str] = field(default_factory=dict)  # case -> its failure before it passed
+    clean_flaky: dict[str, str] = field(default_factory=dict)  # case -> its failure before it passed
 
     def count(self, status: str) -> int:
         return sum(1 for m in self.mutants if m.status == status)
@@ -597,8 +597,8 @@ class MutationResult:
             "run": self.run,
             "equivalent": self.count("equivalent"),
             "unseen": self.count("unseen"),
-            "baseline_failed": self.baseline_failed,
-            "baseline_flaky": self.baseline_flaky,
+            "clean_failed": self.clean_failed,
+            "clean_flaky": self.clean_flaky,
             "operators": {name: {"side": op.side, "what": op.what} for name, op in OPERATORS.items()},
             "mutants": [asdict(m) for m in self.mutants],
         }
@@ -702,8 +702,8 @@ async def mutate(cases: list[LoadedCase], options: MutateOptions, progress: Call
     out_dir.mkdir(parents=True, exist_ok=True)
     with _Site(options) as config:
         async with _open(options, "play", config) as trials:
-            progress(f"baseline: {len(cases)} case(s) × {options.baseline_runs}")
-            base = await baseline(cases, trials, options.baseline_runs)
+            progress(f"clean runs: {len(cases)} case(s) × {options.clean_runs}")
+            base = await baseline(cases, trials, options.clean_runs)
             failed = {b.id: b.trace.verdict_reason for b in base if b.trace.verdict != "passed"}
             usable = [b for b in base if b.id not in failed]
             mutants = generate(usable, options.catalog_tools)
@@ -814,9 +814,9 @@ def print_report(result: MutationResult, console: Any) -> None:
     ):
         table.add_row(m.id, m.operator, m.target, f"[{style.get(m.status, '')}]{m.status}[/]", _cases_cell(m))
     console.print(table)
-    for case, why in result.baseline_failed.items():
+    for case, why in result.clean_failed.items():
         console.print(f"[yellow]left out[/] {case}: it does not pass unmutated ({why})", highlight=False)
-    for case, why in result.baseline_flaky.items():
+    for case, why in result.clean_flaky.items():
         console.print(f"[yellow]flaky[/] {case}: {why}", markup=False, highlight=False)
     survivors = [m for m in result.mutants if m.status == "survived"]
     if survivors:
@@ -826,7 +826,7 @@ def print_report(result: MutationResult, console: Any) -> None:
                 if r.differs:
                     console.print(
                         f"  {m.id} {m.operator} {m.target}: {r.case} passed although its "
-                        f"{', '.join(r.differs)} differed from the baseline ({r.trace})",
+                        f"{', '.join(r.differs)} differed from the clean runs ({r.trace})",
                         markup=False,
                         highlight=False,
                     )
