@@ -1,4 +1,4 @@
-"""The do-nothing baseline: the null agent over the seed suite, `validate --baselines`, `run --baseline none`,
+"""The do-nothing baseline: the null agent over the seed suite, `validate --control`, `run --control none`,
 the `null_agent` mark and the "passes with no agent" flag in every report.
 
 The seed-suite test iterates over whatever cases `cases/` holds, so a case added later is held to the
@@ -46,7 +46,7 @@ def _run_dir(out: Path) -> Path:
 def test_the_null_agent_fails_every_seed_case_except_those_marked(tmp_path):
     # Three cases script a human click on a control only a tool call shows: each of those trials waits out the
     # click's 10 s time-out, doing nothing. Four workers overlap those waits with the other trials' work.
-    out = cli("validate", "--baselines", "--out", str(tmp_path), "-j", "4")
+    out = cli("validate", "--control", "--out", str(tmp_path), "-j", "4")
     assert out.returncode == 0, out.stdout + out.stderr
     assert "baseline (the null agent): passes" in out.stdout and "0 unexplained" in out.stdout
     loaded, problems = load_cases([CASES])
@@ -77,20 +77,20 @@ def test_an_unexplained_pass_fails_validate_and_a_marked_one_is_flagged_in_every
     )
     case = suite / "SILENT-01.yaml"
     case.write_text(SILENT, encoding="utf-8")
-    out = cli("validate", str(suite), "--baselines", "--out", str(tmp_path / "v1"))
+    out = cli("validate", str(suite), "--control", "--out", str(tmp_path / "v1"))
     assert out.returncode == 1, out.stdout + out.stderr
     assert f"{case}: SILENT-01 passes with no agent, and the case does not say why" in out.stderr
     assert "NO-01" not in out.stderr
     assert "SILENT-01: passes with no agent (unexplained: add null_agent)" in out.stdout
 
     case.write_text(SILENT + f"null_agent: {{passes: true, reason: {REASON}}}\n", encoding="utf-8")
-    out = cli("validate", str(suite), "--baselines", "--out", str(tmp_path / "v2"))
+    out = cli("validate", str(suite), "--control", "--out", str(tmp_path / "v2"))
     assert out.returncode == 0, out.stdout + out.stderr
     assert f"SILENT-01: passes with no agent (why: {REASON})" in out.stdout
 
     runs = tmp_path / "runs"
     md = tmp_path / "summary.md"
-    played = cli("run", "--suite", str(suite), "--baseline", "none", "--out", str(runs), "--run-id", "r")
+    played = cli("run", "--suite", str(suite), "--control", "none", "--out", str(runs), "--run-id", "r")
     played_md = cli("report", str(runs / "r"), "--markdown", str(md))
     assert played.returncode == 0, played.stdout + played.stderr  # the baseline's failure on NO-01 gates nothing
     flag = f"SILENT-01: passes with no agent (the null agent passed it; why: {REASON})"

@@ -97,7 +97,7 @@ def test_the_context_runs_on_the_suites_clock_and_the_trace_says_so(tmp_path: Pa
 
 
 def test_the_null_agents_baseline_plays_on_the_suites_clock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """validate --baselines opens its contexts as every other run of the suite does."""
+    """validate --control opens its contexts as every other run of the suite does."""
     import runner.play.run.run as run_module
     from runner import cli as cli_module
 
@@ -108,5 +108,5 @@ def test_the_null_agents_baseline_plays_on_the_suites_clock(tmp_path: Path, monk
         return run_module.RunResult(options.run_id or "r", tmp_path, [], {})
 
     monkeypatch.setattr(run_module, "run_suite", fake_run_suite)
-    code = in_thread(cli_module.main, ["validate", str(ROOT / "cases"), "--baselines", "--out", str(tmp_path)])
+    code = in_thread(cli_module.main, ["validate", str(ROOT / "cases"), "--control", "--out", str(tmp_path)])
     assert code == 0 and seen == [BrowserContextSettings("Asia/Taipei", "zh-TW")]

@@ -417,9 +417,10 @@ def test_rejudge_and_the_null_agent_have_help():
         assert flag in out.stdout, flag
     assert "never written" in " ".join(out.stdout.split())
     run_help = " ".join(cli("run", "--help").stdout.split())
-    assert "none: the null agent" in run_help and "--baseline {none}" in run_help
+    assert "none: the null agent" in run_help and "--control {none}" in run_help and "--baseline " not in run_help
     validate_help = " ".join(cli("validate", "--help").stdout.split())
-    assert "--baselines" in validate_help and "null_agent: {passes: true, reason: ...}" in validate_help
+    assert "--control " in validate_help and "--baselines" not in validate_help
+    assert "null_agent: {passes: true, reason: ...}" in validate_help
 
     assert "none: the null agent" in run_help
 

@@ -93,6 +93,7 @@ def test_an_old_key_beside_its_new_one_is_an_unknown_field(tmp_path: Path) -> No
 FLAGS: list[tuple[str, str, str, list[str], str, Any]] = [
     ("power", "--baseline", "--base-rate", ["0.6", "--delta", "0.1"], "base_rate", 0.6),
     ("mutate", "--baseline-runs", "--clean-runs", ["3"], "clean_runs", 3),
+    ("run", "--baseline", "--control", ["none"], "control", "none"),
 ]
 
 
@@ -113,3 +114,20 @@ def test_an_old_flag_still_works_says_its_new_name_and_is_not_in_help(
         parser.parse_args([command, "--help"])
     shown = capsys.readouterr().out
     assert f"{new} " in shown and f"{old} " not in shown
+
+
+def test_validates_old_switch_baselines_still_works_says_control_and_is_not_in_help(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from runner.cli import build_parser
+
+    parser = build_parser()
+    assert parser.parse_args(["validate"]).control is False
+    assert parser.parse_args(["validate", "--control"]).control is True
+    assert capsys.readouterr().err == ""
+    assert parser.parse_args(["validate", "--baselines"]).control is True
+    assert capsys.readouterr().err == "webmcp-eval: --baselines is deprecated: use --control\n"
+    with pytest.raises(SystemExit):
+        parser.parse_args(["validate", "--help"])
+    shown = capsys.readouterr().out
+    assert "--control " in shown and "--baselines" not in shown

@@ -1,5 +1,5 @@
 """What a trial's built-in surface checks are handed, built here once for every front end that plays a suite
-(``run``, ``validate --baselines``, ``mutate``, the pytest plugin's suite items): the suite catalog's hints, which each
+(``run``, ``validate --control``, ``mutate``, the pytest plugin's suite items): the suite catalog's hints, which each
 trial holds the live tools to (``calls.annotations``), and the audit's rule for a description that gives the
 agent orders (``tools.descriptions``). The play layer cannot import the audit, so the rule is handed down.
 """

@@ -29,7 +29,7 @@ class DeprecatedSpelling(argparse.Action):
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:  # noqa: ANN001
         print(f"webmcp-eval: {option_string} is deprecated: use {self.instead}", file=sys.stderr)
-        setattr(namespace, self.dest, values)
+        setattr(namespace, self.dest, self.const if self.nargs == 0 else values)  # a switch: its const
 
 
 def number_type(kind: Callable[[str], float], low: float, high: float | None = None, *, above: bool = False):  # noqa: ANN202

@@ -51,10 +51,10 @@ def check_run_args(args: argparse.Namespace) -> None:
         raise UsageError("--resume plays the shard its RUN_DIR was planned for: drop --shard")
     if args.durations and not args.shard:
         raise UsageError("--durations balances --shard i/n: give both")
-    if args.baseline and (args.resume or args.shard or args.agent == "none"):
+    if args.control and (args.resume or args.shard or args.agent == "none"):
         raise UsageError(
-            "--baseline none plays beside a new, whole run of another agent: drop --resume/--shard, or "
-            "play the baseline as a run of its own (--agent none)"
+            "--control none plays beside a new, whole run of another agent: drop --resume/--shard, or "
+            "play the null agent as a run of its own (--agent none)"
         )
     args.trials = args.trials if args.trials is not None else 1
     if args.network != "live" and args.no_proxy:
@@ -236,12 +236,14 @@ def _agent_arguments(run: argparse.ArgumentParser) -> None:
         "calls none, answers nothing: the do-nothing baseline, a series of its own)",
     )
     agent.add_argument(
-        "--baseline",
+        "--control",
         choices=["none"],
-        help="also play the null agent (none) over the same cases, one trial each, as a series of its own "
-        "beside the agent's (never pooled; its failures decide no exit code); cases it passes are flagged "
+        help="also play the control: the null agent (none) over the same cases, one trial each, as a series of "
+        "its own beside the agent's (never pooled; its failures decide no exit code); cases it passes are flagged "
         "'passes with no agent'",
     )
+    # the null agent's run beside another is the control (baseline meant four other things): one release
+    agent.add_argument("--baseline", dest="control", choices=["none"], action=DeprecatedSpelling, instead="--control")
     agent.add_argument("--model", help="the model name, e.g. gpt-4.1-mini or claude-sonnet-4-5")
     agent.add_argument("--api-base", help="the endpoint, e.g. http://127.0.0.1:11434/v1 for Ollama")
     agent.add_argument(

@@ -8,6 +8,7 @@ from runner.audit.command import add_audit_parser
 from runner.cli.common import (
     SETTLE_MS,
     WORKERS,
+    DeprecatedSpelling,
     base_url_type,
 )
 from runner.evaluation.suite_files import export_command, import_command, init_command, schema_command, tools_command
@@ -30,17 +31,21 @@ def add_validate(sub: argparse._SubParsersAction) -> None:
     val.add_argument(
         "--route", action="append", metavar="R", help="with --live: also read the tools of this route (repeatable)"
     )
-    base = val.add_argument_group("the do-nothing baseline")
+    base = val.add_argument_group("the control: the null agent over the suite")
     base.add_argument(
-        "--baselines",
+        "--control",
         action="store_true",
         help="also play the null agent (reads the tools, calls none, answers nothing) over the suite: exit 1 "
         "naming each case it passes that does not say why (null_agent: {passes: true, reason: ...})",
     )
-    base.add_argument("--base-url", type=base_url_type, help="with --baselines: the site (default: the suite's own)")
-    base.add_argument("--site-config", help="with --baselines: YAML naming the site's hooks")
-    base.add_argument("--out", default="traces", help="with --baselines: where its run directory goes (traces/)")
-    base.add_argument("-j", "--workers", type=WORKERS, default=1, help="with --baselines: trials in parallel (1)")
+    # the null agent's run is the control (baseline meant four other things): the old spelling, one release
+    base.add_argument(
+        "--baselines", dest="control", nargs=0, const=True, action=DeprecatedSpelling, instead="--control"
+    )
+    base.add_argument("--base-url", type=base_url_type, help="with --control: the site (default: the suite's own)")
+    base.add_argument("--site-config", help="with --control: YAML naming the site's hooks")
+    base.add_argument("--out", default="traces", help="with --control: where its run directory goes (traces/)")
+    base.add_argument("-j", "--workers", type=WORKERS, default=1, help="with --control: trials in parallel (1)")
     val.set_defaults(func=validate_command)
 
 

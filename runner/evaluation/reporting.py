@@ -92,7 +92,7 @@ def end_reports(reporters, results) -> int:  # noqa: ANN001 - runner.report.repo
         errors.print(line, markup=False, highlight=False)
     if problems:
         return EXIT_INVALID
-    counts = results.gate_counts  # run --baseline: the null agent beside the agent decides nothing
+    counts = results.gate_counts  # run --control: the null agent beside the agent decides nothing
     return EXIT_FAILED if counts.failed else EXIT_NOT_RUN if counts.not_run or counts.missing else EXIT_OK
 
 

@@ -33,7 +33,7 @@ def report_command(args: argparse.Namespace) -> int:
     if merged:
         check_writable_dir(out, "--out")  # a file there is one line and exit 2, before anything is written
     dirs = {read_run_id(Path(d)): RunDir(d).trials for d in args.run_dirs}
-    baselines = [b for d in args.run_dirs for b in baseline_dirs(Path(d))]  # run --baseline: a series of its own
+    baselines = [b for d in args.run_dirs for b in baseline_dirs(Path(d))]  # run --control: a series of its own
     runs = [*runs, *(run_input(str(b)) for b in baselines)]
     dirs |= {read_run_id(b): RunDir(b).trials for b in baselines}
     if sharded:  # shards may share one --run-id: each trial's own directory, never a guess by run id

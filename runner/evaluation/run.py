@@ -264,12 +264,12 @@ def playing(options, out_dir: Path, chosen: list, plan) -> str:  # noqa: ANN001 
 
 
 def play_baseline(args: argparse.Namespace, chosen: list, options) -> list:  # noqa: ANN001 - RunOptions
-    """run --baseline none: the null agent over the same cases, as a run of its own inside this one.
+    """run --control none: the null agent over the same cases, as a run of its own inside this one.
 
     One trial per case (it does the same nothing every time), into <run>/<run-id>-baseline/; its
     series is reported beside the agent's and never pooled with it, and its failures decide no exit code.
     """
-    if not getattr(args, "baseline", None):
+    if not getattr(args, "control", None):
         return []
     import dataclasses
 

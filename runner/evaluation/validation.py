@@ -39,11 +39,11 @@ def validate_command(args: argparse.Namespace) -> int:
         highlight=False,
         soft_wrap=True,
     )
-    return _validate_baselines(args, loaded, suite.suite) if args.baselines else EXIT_OK
+    return _validate_baselines(args, loaded, suite.suite) if args.control else EXIT_OK
 
 
 def _validate_baselines(args: argparse.Namespace, loaded: list, suite: Any) -> int:
-    """validate --baselines: the null agent over the suite; a case it passes must say why (null_agent).
+    """validate --control: the null agent over the suite; a case it passes must say why (null_agent).
 
     Exit 1 names each unexplained pass; 3 when some case could not be judged (the site or browser failed).
     """

@@ -705,7 +705,7 @@ class Results:
 
     @property
     def gate_counts(self) -> Counts:
-        """The counts an exit code is judged on: the baseline played beside an agent (run --baseline) is
+        """The counts an exit code is judged on: the baseline played beside an agent (run --control) is
         expected to fail, so it decides nothing unless it is all there is."""
         chosen = [t for t in self.traces if t.evidence_kind != BASELINE]
         return Counts.of(chosen, missing=self.counts.missing) if chosen else self.counts

@@ -28,7 +28,7 @@ class RunDir:
     HEALTH = "health.json"  # suite health
     MUTATION = "mutation.json"  # the mutation score (mutate)
     ANALYSIS_HTML = "analysis.html"  # the failure analysis of the last run analysed (analyze)
-    BASELINE_SUFFIX = "-baseline"  # run --baseline: the null agent's run in <run id>-baseline/
+    BASELINE_SUFFIX = "-baseline"  # run --control: the null agent's run in <run id>-baseline/
 
     OWN_FILES = (PLAN, RUN_INFO)  # the run's own record: never a report's target
     OWN_DIRS = (TRIALS, ATTEMPTS, SCREENSHOTS, PLAYWRIGHT)  # the traces and what they link to
@@ -116,7 +116,7 @@ class RunDir:
 
     @classmethod
     def baseline_id(cls, run_id: str) -> str:
-        """The run id of the null agent's run played beside run ``run_id`` (run --baseline none)."""
+        """The run id of the null agent's run played beside run ``run_id`` (run --control none)."""
         return f"{run_id}{cls.BASELINE_SUFFIX}"
 
     def baseline(self, run_id: str) -> RunDir:

@@ -26,7 +26,7 @@ def read_run(run_dir: str) -> tuple[list[Trace], RunPlan | None, str]:
     try:
         plan = read_plan(path)
         files = {p: read_trace(p) for p in trace_files(path)}
-        # the baseline played beside it (run --baseline) is a run of its own in a sub-directory
+        # the baseline played beside it (run --control) is a run of its own in a sub-directory
         beside = {(t.run_id, t.trial_id) for d in baseline_dirs(path) for t in read_traces(d)}
     except (OSError, ValueError) as err:
         raise RunDirError(f"{run_dir}: {str(err).splitlines()[0]}") from err
@@ -62,7 +62,7 @@ def check_traces(files: dict[Path, Trace], plan: RunPlan | None) -> None:
 
 
 def baseline_dirs(run_dir: Path) -> list[Path]:
-    """The null agent's runs played beside this run (``run --baseline none``): sub-directories with a baseline plan."""
+    """The null agent's runs played beside this run (``run --control none``): sub-directories with a baseline plan."""
     found = []
     for sub in sorted(p for p in run_dir.iterdir() if RunDir(p).plan.is_file()) if run_dir.is_dir() else []:
         plan = read_plan(sub)
@@ -74,7 +74,7 @@ def baseline_dirs(run_dir: Path) -> list[Path]:
 def planned_traces(run_dir: Path, plan: RunPlan | None = None) -> list[Trace]:
     """The run's traces, in plan order when it has a plan (a trace outside the plan is not this run's)."""
     traces = read_traces(run_dir) if RunDir(run_dir).has_traces() else []
-    beside = {(t.run_id, t.trial_id) for d in baseline_dirs(run_dir) for t in read_traces(d)}  # run --baseline
+    beside = {(t.run_id, t.trial_id) for d in baseline_dirs(run_dir) for t in read_traces(d)}  # run --control
     traces = [t for t in traces if (t.run_id, t.trial_id) not in beside]
     plan = plan or read_plan(run_dir)
     if plan is None:

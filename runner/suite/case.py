@@ -670,7 +670,7 @@ class Case(Strict):
     null_agent: NullAgentPass | None = Field(
         default=None,
         description="{passes: true, reason: ...}: the do-nothing baseline passes this case, and why that is "
-        "right; reports flag it 'passes with no agent', and validate --baselines accepts it",
+        "right; reports flag it 'passes with no agent', and validate --control accepts it",
     )
 
     @model_validator(mode="wrap")
