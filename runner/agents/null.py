@@ -14,7 +14,7 @@ from typing import Final
 
 from runner.agents.protocol import AgentReport, ToolHost
 from runner.suite.case import UserStep
-from runner.trace import Assertion
+from runner.trace import Assertion, EvidenceKind
 
 NULL_AGENT = "none"
 BASELINE: Final = "baseline"
@@ -23,7 +23,7 @@ BASELINE: Final = "baseline"
 class NullAgent:
     name = NULL_AGENT
     model: str | None = None
-    evidence_kind = BASELINE
+    evidence_kind: EvidenceKind = BASELINE
 
     def __init__(self) -> None:
         self.seen: list[list[str]] = []  # the tool names it was offered, per user turn

@@ -32,6 +32,11 @@ class ToolHost(Protocol):
         """The shim's log of the page's registrations."""
         ...
 
+    @property
+    def step(self) -> int:
+        """The case step being played (each call's record names it)."""
+        ...
+
     async def catalog(self) -> list[ToolInfo]:
         """The tools the page offers right now."""
         ...

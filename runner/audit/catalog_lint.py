@@ -6,12 +6,15 @@ one. Rules about the live page (frames, refusals, script errors, an empty page) 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runner.audit.config import AuditConfig
 from runner.audit.model import Finding, Frame, PageSurface, Tool
 from runner.audit.rules import lint
 from runner.data_file import FileProblem, load_json
+
+if TYPE_CHECKING:
+    from runner.suite.loader import Problem
 
 PAGE_ONLY = {"no-tools", "page-script-error", "page-unreachable", "frame-cross-origin-without-allow"}
 NEED_DESCRIPTIONS = {"description-missing", "description-length", "description-similar"}
@@ -55,7 +58,7 @@ def finding_line(f: Finding) -> str:
     return f"audit {f.severity}: {where}: {f.rule}: {f.message}"
 
 
-def catalog_audit(paths: list[str], catalog: str | None, suite_dir: str | None) -> tuple[list[str], list[Any]]:
+def catalog_audit(paths: list[str], catalog: str | None, suite_dir: str | None) -> tuple[list[str], list[Problem]]:
     """For validate: one line per finding on the suite's catalog, and a problem for a bad audit setting."""
     from pathlib import Path
 

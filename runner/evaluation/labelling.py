@@ -5,13 +5,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runner.errors import EXIT_FAILED, EXIT_OK, InvalidInput, UsageError
 from runner.evaluation.loading import seed_suite_note
 from runner.evaluation.output import console, errors
 from runner.evaluation.players import grader_of
 from runner.evaluation.reporting import labels_path, run_input
+
+if TYPE_CHECKING:
+    from runner.trace import Trace
 
 
 def label_command(args: argparse.Namespace) -> int:
@@ -40,7 +43,7 @@ def label_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _import_labels(args: argparse.Namespace, traces: list, labels: Any, path: Path) -> int:
+def _import_labels(args: argparse.Namespace, traces: list[Trace], labels: Any, path: Path) -> int:
     """label RUN_DIR… --import FILE: merge labels made in the HTML report; with a problem, merge nothing."""
     from runner.judge.labels import LabelsImport, import_labels
 

@@ -126,7 +126,7 @@ def load_evals_file(paths: list[str], catalog: str | None) -> LoadedCases:
     return LoadedCases(loaded, problems, f"{what}; {note}", suite, suite_catalog)
 
 
-def select(args: argparse.Namespace, loaded: list, patterns: list[str]) -> list:
+def select(args: argparse.Namespace, loaded: list[LoadedCase], patterns: list[str]) -> list[LoadedCase]:
     from runner.play.run.run import select_cases
 
     chosen = select_cases(loaded, patterns, args.grep, args.behaviour or [])
@@ -136,7 +136,9 @@ def select(args: argparse.Namespace, loaded: list, patterns: list[str]) -> list:
     return chosen
 
 
-def skip_invalid(loaded: list, problems: list, patterns: list[str], args: argparse.Namespace) -> tuple[list, list]:
+def skip_invalid(
+    loaded: list[LoadedCase], problems: list[Problem], patterns: list[str], args: argparse.Namespace
+) -> tuple[list[LoadedCase], list[str]]:
     """--skip-invalid: the valid cases, and the invalid files this selection would have run (its not-run ones)."""
     from runner.play.run.run import select_cases
     from runner.suite.validate import split_valid

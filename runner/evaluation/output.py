@@ -7,8 +7,9 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from types import FrameType
 
 from runner.errors import UsageError
 from runner.report.sanitise import SafeConsole
@@ -30,7 +31,7 @@ def ends_like_ctrl_c() -> Iterator[list[int]]:
         yield received
         return
 
-    def as_ctrl_c(signum: int, frame: object) -> None:
+    def as_ctrl_c(signum: int, frame: FrameType | None) -> None:
         received.append(signum)
         on_int = signal.getsignal(signal.SIGINT)
         if callable(on_int):  # asyncio's own handler stops the running trials in order; else KeyboardInterrupt
@@ -64,7 +65,7 @@ def one_line(err: BaseException) -> str:
 SHOWN_PROBLEMS = 20  # a file with a problem per element (a 50 MB array) must not flood the terminal
 
 
-def report_problems(problems: list) -> None:
+def report_problems(problems: Sequence[object]) -> None:
     for p in problems[:SHOWN_PROBLEMS]:
         say(str(p))
     if len(problems) > SHOWN_PROBLEMS:

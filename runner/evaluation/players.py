@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runner.evaluation.loading import (
     default_suite_dir,
 )
 
+if TYPE_CHECKING:
+    from runner.agents.protocol import Agent
+    from runner.agents.simulated_user import SimulatedUser
+    from runner.judge.grader import ModelGrader
+    from runner.suite.folder import Suite
 
-def harness_choice(args: argparse.Namespace, suite: Any) -> dict[str, Any] | None:
+
+def harness_choice(args: argparse.Namespace, suite: Suite) -> dict[str, Any] | None:
     """The external harness of this run: ``--harness`` wins over suite.yaml's ``harness``; None: no harness.
 
     ``source`` says which (the run's header and plan.json show it). A model agent asked on the command
@@ -19,7 +26,7 @@ def harness_choice(args: argparse.Namespace, suite: Any) -> dict[str, Any] | Non
     """
     if args.harness:
         return {"command": args.harness, "source": "--harness", "max_seconds": args.max_seconds}
-    entry = getattr(getattr(suite, "config", None), "harness", None)
+    entry = suite.config.harness
     if entry is None or args.agent != "reference":
         return None
     return {
@@ -29,7 +36,7 @@ def harness_choice(args: argparse.Namespace, suite: Any) -> dict[str, Any] | Non
     }
 
 
-def agent_factory_for(args: argparse.Namespace, harness: dict[str, Any] | None = None):  # noqa: ANN202
+def agent_factory_for(args: argparse.Namespace, harness: dict[str, Any] | None = None) -> Callable[[], Agent]:
     """The reference agent, a model agent (OpenAI-compatible or Anthropic) or an external harness."""
     from runner.agents.reference import ReferenceAgent
 
@@ -74,7 +81,7 @@ def agent_factory_for(args: argparse.Namespace, harness: dict[str, Any] | None =
     )
 
 
-def grader_of(args: argparse.Namespace):  # noqa: ANN202 - runner.judge.grader.ModelGrader | None
+def grader_of(args: argparse.Namespace) -> ModelGrader | None:
     """The model grader from the flags, gated by the suite's labels (runner/judge/labels.py)."""
     if not args.grader:
         return None
@@ -94,7 +101,7 @@ def grader_of(args: argparse.Namespace):  # noqa: ANN202 - runner.judge.grader.M
     return grader
 
 
-def simulator_factory_for(args: argparse.Namespace):  # noqa: ANN202 - Callable[[], SimulatedUser] | None
+def simulator_factory_for(args: argparse.Namespace) -> Callable[[], SimulatedUser] | None:
     """The simulated user of goal cases from the flags (runner/agents/simulated_user.py)."""
     if not getattr(args, "user_simulator", None):
         return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from runner.errors import InvalidInput, UsageError
 from runner.evaluation.loading import (
@@ -15,6 +16,9 @@ from runner.evaluation.output import check_writable_dir, console, report_problem
 from runner.evaluation.reporting import end_reports, reporters_for, run_input
 from runner.rundir.layout import RunDir
 from runner.rundir.reading import RunDirError, baseline_dirs
+
+if TYPE_CHECKING:
+    from runner.judge.rejudge import Change
 
 
 def rejudge_command(args: argparse.Namespace) -> int:
@@ -80,7 +84,7 @@ def _rejudged_dir(args: argparse.Namespace, src: Path) -> Path:
     return out
 
 
-def _print_changes(changes: list, total: int, out: Path) -> None:  # noqa: ANN001 - runner.judge.rejudge.Change
+def _print_changes(changes: list[Change], total: int, out: Path) -> None:
     """The trials whose verdict or assertions changed: case, trial, old → new, which assertions."""
     from rich.table import Table
 

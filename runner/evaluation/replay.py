@@ -4,18 +4,25 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from runner.errors import EXIT_OK, InvalidInput
 from runner.evaluation.output import console
 from runner.evaluation.reporting import exit_for
+
+if TYPE_CHECKING:
+    from runner.suite.browser_context import BrowserContextSettings
+    from runner.trace import Trace
 
 
 def replay_command(args: argparse.Namespace) -> int:
     """Re-run recorded traces against their fixtures (offline) or a live deployment, and compare."""
     from runner.evaluation.replay_trace import ReplayOutcome, TraceAgent, case_of, result_diffs
     from runner.play.evidence.fixture_store import FixtureStore
-    from runner.play.run.run import RunOptions, run_suite
+    from runner.play.run.options import RunOptions
+    from runner.play.run.run import run_suite
     from runner.report.writers import VERDICT_STYLE
     from runner.trace import read_trace
 
@@ -31,21 +38,20 @@ def replay_command(args: argparse.Namespace) -> int:
             why = str(err).removeprefix(f"{path}: ")  # read_trace names the file already
             raise InvalidInput(f"{path}: cannot replay: {why}") from None
         fixtures_dir = Path(args.fixtures) if args.fixtures else path.resolve().parent.parent / "fixtures"
+        fixtures = None if args.live else FixtureStore(fixtures_dir, "replay", max_age_days=None)
         options = RunOptions(
             out_root=out,
             run_id=recorded.trial_id,
             base_url=args.base_url if args.live else None,
             network_mode="live" if args.live else "replay",
-            fixtures=None if args.live else FixtureStore(fixtures_dir, "replay", max_age_days=None),
-            agent_factory=lambda recorded=recorded: TraceAgent(recorded),
+            fixtures=fixtures,
+            agent_factory=functools.partial(TraceAgent, recorded),
             chromium=args.chromium,
             browser_context=_recorded_context(recorded),
             force=True,  # replaying a trace again replaces its last replay
         )
-        if not args.live and not options.fixtures.path_for(recorded.case_id).is_file():
-            raise InvalidInput(
-                f"{path}: no fixture at {options.fixtures.path_for(recorded.case_id)} (use --fixtures DIR)"
-            )
+        if fixtures is not None and not fixtures.path_for(recorded.case_id).is_file():
+            raise InvalidInput(f"{path}: no fixture at {fixtures.path_for(recorded.case_id)} (use --fixtures DIR)")
         (replayed,) = asyncio.run(run_suite([loaded], options)).traces
         outcome = ReplayOutcome(recorded, replayed, result_diffs(recorded, replayed))
         written = outcome.write(out)
@@ -64,7 +70,7 @@ def replay_command(args: argparse.Namespace) -> int:
     return worst
 
 
-def _recorded_context(recorded):  # noqa: ANN001, ANN202 - Trace -> BrowserContextSettings
+def _recorded_context(recorded: Trace) -> BrowserContextSettings:
     """The time zone and locale a recorded trial was played with (the defaults for traces older than that)."""
     from runner.suite.browser_context import DEFAULT_LOCALE, DEFAULT_TIMEZONE, BrowserContextSettings
 

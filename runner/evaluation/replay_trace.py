@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runner.agents.protocol import AgentReport
-from runner.play.page.toolhost import ToolHost
+from runner.agents.protocol import AgentReport, ToolHost
 from runner.suite.case import Case, UserStep
 from runner.suite.loader import LoadedCase
 from runner.trace import Assertion, Trace, write_atomic

@@ -16,7 +16,13 @@ from runner.rundir.layout import RunDir
 from runner.rundir.reading import read_run
 
 if TYPE_CHECKING:
-    from runner.results.run_results import RunInput
+    from runner.play.evidence.fixture_store import FixtureStore
+    from runner.report.reporters import Reporters
+    from runner.results.run_results import Labels, Results, RunInput
+    from runner.rundir.plan import RunPlan
+    from runner.suite.case import Case
+    from runner.suite.folder import Suite
+    from runner.trace import Trace
 
 
 def run_input(run_dir: str) -> RunInput:
@@ -33,10 +39,10 @@ def reporters_for(
     defaults: tuple[str, ...],
     *,
     progress: bool = False,
-    json_extra: dict | None = None,
-    trace_dirs: dict | None = None,
+    json_extra: dict[str, Any] | None = None,
+    trace_dirs: dict[str, Path] | None = None,
     quiet: bool = False,
-):  # noqa: ANN202 - runner.report.reporters.Reporters
+) -> Reporters:
     """The one way reporters are made: ``defaults`` (json, junit, html) go into out_dir, plus what the flags ask.
 
     ``quiet``: files only, nothing on the console (the partial report of an interrupted run)."""
@@ -85,7 +91,7 @@ def check_outputs_apart(outputs: list[Path], run_dirs: list[Path]) -> None:
                 )
 
 
-def end_reports(reporters, results) -> int:  # noqa: ANN001 - runner.report.reporters.Reporters, runner.results.run_results.Results
+def end_reports(reporters: Reporters, results: Results) -> int:
     """Render every view of the results; the exit code says what the results (and the writing) came to."""
     problems = reporters.end(results)
     for line in problems:
@@ -105,17 +111,17 @@ class ResumeProgress:
         self.inner = ProgressReporter(console)
         self.inner.total = total
 
-    def begin(self, plan) -> None:  # noqa: ANN001
+    def begin(self, plan: RunPlan | None) -> None:
         return None
 
-    def trial_done(self, trace) -> None:  # noqa: ANN001
+    def trial_done(self, trace: Trace) -> None:
         self.inner.trial_done(trace)
 
-    def end(self, results) -> None:  # noqa: ANN001
+    def end(self, results: Results) -> None:
         return None
 
 
-def exit_for(traces: list) -> int:
+def exit_for(traces: list[Trace]) -> int:
     verdicts = {t.verdict for t in traces}
     return EXIT_FAILED if "failed" in verdicts else EXIT_NOT_RUN if "not_run" in verdicts else EXIT_OK
 
@@ -124,7 +130,7 @@ def labels_path(args: argparse.Namespace) -> Path:
     return Path(args.labels) if args.labels else default_suite_dir() / "labels.json"
 
 
-def labels_of(path_arg: str | None) -> dict | None:
+def labels_of(path_arg: str | None) -> Labels | None:
     """People's labels per trial for the human-label series: --labels FILE, else the suite's labels.json if any."""
     from runner.judge.labels import LabelsFile
 
@@ -140,7 +146,7 @@ def labels_of(path_arg: str | None) -> dict | None:
     return {(t.run_id, t.trial): dict(t.labels) for t in labels.trials}
 
 
-def print_coverage(cases: list, suite: Any, catalog: str | None) -> None:
+def print_coverage(cases: list[Case], suite: Suite | None, catalog: str | None) -> None:
     """Suite health: which catalog tools the cases played call or assert, and which none touches."""
     from runner.audit.catalog_lint import run_coverage_line
 
@@ -149,7 +155,7 @@ def print_coverage(cases: list, suite: Any, catalog: str | None) -> None:
         console.print(f"suite health: {line}", markup=False, highlight=False, soft_wrap=True)
 
 
-def print_graders_and_health(traces: list, out_dir: Path, min_trials: int) -> None:
+def print_graders_and_health(traces: list[Trace], out_dir: Path, min_trials: int) -> None:
     """Model-grader evidence apart from the code checks, then suite health (written to health.json too)."""
     from runner.results.health import health_lines, suite_health
     from runner.trace import write_atomic
@@ -169,7 +175,7 @@ def print_graders_and_health(traces: list, out_dir: Path, min_trials: int) -> No
     write_atomic(RunDir(out_dir).health, json.dumps(health.to_json(), indent=2, ensure_ascii=False) + "\n")
 
 
-def print_fixture_news(fixtures) -> None:  # noqa: ANN001 - runner.play.evidence.fixture_store.FixtureStore
+def print_fixture_news(fixtures: FixtureStore) -> None:
     for warning in fixtures.warnings:
         errors.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
     for path in fixtures.recorded:

@@ -39,7 +39,7 @@ def report_command(args: argparse.Namespace) -> int:
     if sharded:  # shards may share one --run-id: each trial's own directory, never a guess by run id
         for d, run in zip(args.run_dirs, inputs, strict=True):
             dirs |= {f"{t.run_id}/{t.trial_id}": RunDir(d).trials for t in run.traces}
-    defaults = ("json", "junit", "html") if sharded else ("html",) if merged and not args.html else ()
+    defaults: tuple[str, ...] = ("json", "junit", "html") if sharded else ("html",) if merged and not args.html else ()
     if args.no_html:  # a merge of very many trials: the HTML would be ~40 KB per trial, screenshots aside
         defaults = tuple(d for d in defaults if d != "html")
     reporters = reporters_for(args, out, defaults, trace_dirs=dirs)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import fnmatch
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from runner.errors import InvalidInput, UsageError
 from runner.evaluation.loading import (
@@ -17,8 +18,14 @@ from runner.evaluation.output import console, one_line, report_problems, say
 from runner.rundir.layout import RunDir
 from runner.rundir.reading import planned_traces
 
+if TYPE_CHECKING:
+    from runner.agents.protocol import Agent
+    from runner.rundir.plan import RunPlan
+    from runner.suite.folder import Suite
+    from runner.suite.loader import LoadedCase
 
-def resume_selection(args: argparse.Namespace) -> tuple[list, set[str], Path, Any, Any]:
+
+def resume_selection(args: argparse.Namespace) -> tuple[list[LoadedCase], set[str], Path, Suite, RunPlan]:
     """The planned cases, and the planned trials that have no trace (or, when asked, say not_run)."""
     from runner.rundir.plan import (
         PlanError,
@@ -70,13 +77,13 @@ def resume_selection(args: argparse.Namespace) -> tuple[list, set[str], Path, An
     return [by_id[c["id"]] for c in plan["cases"]], {t["trial_id"] for t in todo}, run_dir, suite, plan
 
 
-def planned_shard(plan) -> tuple[int, int] | None:  # noqa: ANN001 - RunPlan
+def planned_shard(plan: RunPlan) -> tuple[int, int] | None:
     """The (i, n) a resumed run directory was planned as, None for a whole run."""
     shard = plan.get("shard")
     return (shard["index"], shard["count"]) if shard else None
 
 
-def check_same_agent(run_dir: Path, plan, agent_factory) -> None:  # noqa: ANN001 - RunPlan, Callable[[], Agent]
+def check_same_agent(run_dir: Path, plan: RunPlan, agent_factory: Callable[[], Agent]) -> None:
     """A resumed run must be played by the agent its plan names: evidence kinds never mix."""
     agent = agent_factory()
     if (agent.name, agent.model) != (plan["agent"], plan["model"]):

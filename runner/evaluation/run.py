@@ -6,9 +6,10 @@ import argparse
 import asyncio
 import errno
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runner.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NOT_RUN, EXIT_OK, CannotRun, InvalidInput, UsageError
 from runner.evaluation.loading import (
@@ -34,21 +35,32 @@ from runner.rundir.reading import planned_traces
 from runner.suite.browser_context import BrowserContextSettings
 from runner.suite.site import split_credentials
 
+if TYPE_CHECKING:
+    from runner.agents.protocol import Agent
+    from runner.agents.simulated_user import SimulatedUser
+    from runner.judge.grader import ModelGrader
+    from runner.play.run.options import RunOptions
+    from runner.results.run_results import RunInput
+    from runner.rundir.plan import RunPlan
+    from runner.suite.folder import Suite
+    from runner.suite.loader import LoadedCase
+    from runner.suite.site import SiteConfig
+
 
 @dataclass
 class Selection:
     """What a run plays: the chosen cases of its suite, where it writes, and (resuming) which trials."""
 
-    cases: list  # LoadedCase, in suite order
-    suite: Any  # runner.suite.folder.Suite
-    site_config: Any  # SiteConfig | None: the embedded demo site or a bare --base-url
+    cases: list[LoadedCase]  # in suite order
+    suite: Suite
+    site_config: SiteConfig | None  # None: the embedded demo site or a bare --base-url
     out_root: Path
     run_id: str
     only_trials: set[str] | None = None  # --resume: the planned trials still to play
     resumed: Path | None = None  # --resume: the run directory played into
     skipped: list[str] = field(default_factory=list)  # --skip-invalid: the invalid files not run
     live_rules: bool = False  # no catalog file: each trial checks the rules against the tools it saw
-    plan: Any = None  # --resume: the run plan of the run directory, read once
+    plan: RunPlan | None = None  # --resume: the run plan of the run directory, read once
 
 
 def run_context(suite: BrowserContextSettings, args: argparse.Namespace) -> BrowserContextSettings:
@@ -112,7 +124,7 @@ def resumed_selection(args: argparse.Namespace) -> Selection:
     return Selection(chosen, suite, site_config, run_dir.parent, run_dir.name, only_trials, resumed=run_dir, plan=plan)
 
 
-def run_options(args: argparse.Namespace, selection: Selection):  # noqa: ANN201 - runner.play.run.options.RunOptions
+def run_options(args: argparse.Namespace, selection: Selection) -> RunOptions:
     """The one options object of the run, from the flags and what they resolved to; every trial gets it as is."""
     from runner.play.evidence.fixture_store import FixtureStore
     from runner.play.run.options import RunOptions
@@ -154,14 +166,16 @@ def run_options(args: argparse.Namespace, selection: Selection):  # noqa: ANN201
         **surface_checks_of(args, selection.suite),  # the catalog's hints, the audit's rule for descriptions
         force=getattr(args, "force", False),
     )
-    if selection.resumed:
+    if selection.resumed and selection.plan is not None:  # a resumed selection has both
         check_same_agent(selection.resumed, selection.plan, agent_factory)
         options.shard = planned_shard(selection.plan)  # its worlds keep the shard's name, as in the first play
         options.plan = selection.plan  # its traces carry its plan's hash
     return options
 
 
-def players(args: argparse.Namespace, suite: Any) -> tuple[Any, Any, Any, Any]:
+def players(
+    args: argparse.Namespace, suite: Suite
+) -> tuple[dict[str, Any] | None, Callable[[], Agent], ModelGrader | None, Callable[[], SimulatedUser] | None]:
     """(harness, agent factory, grader, simulator factory) from the flags; a wrong one is a usage error."""
     harness = harness_choice(args, suite)
     try:
@@ -187,23 +201,24 @@ def players(args: argparse.Namespace, suite: Any) -> tuple[Any, Any, Any, Any]:
     return harness, agent_factory, grader, simulator_factory
 
 
-def play(args: argparse.Namespace, selection: Selection, options) -> int:  # noqa: ANN001 - RunOptions
+def play(args: argparse.Namespace, selection: Selection, options: RunOptions) -> int:
     """Play the trials with progress lines, then the reports; Ctrl-C keeps what ran and says how to go on."""
     from runner.play.browser.browser import BrowserUnavailable
     from runner.play.run.run import plan_of, run_suite
     from runner.results.run_results import RunInput, build_results
 
     chosen = selection.cases
-    out_dir = options.out_root / options.run_id
+    out_dir = options.out_root / selection.run_id  # the options' run id
     resuming = options.only_trials is not None
     if resuming:
         plan = selection.plan
     else:  # built once, with its hash: open_run writes this very plan
         plan = options.plan = plan_of(chosen, options, options.agent_factory())
-    run_info: dict = {"run_id": options.run_id}  # summary.json's header; the site's version joins it after the run
+    # summary.json's header; the site's version joins it after the run
+    run_info: dict[str, Any] = {"run_id": options.run_id}
     reporters = reporters_for(args, out_dir, ("json", "junit", "html"), progress=not resuming, json_extra=run_info)
     reporters.begin(plan)
-    if resuming:
+    if options.only_trials is not None:
         reporters.reporters.insert(0, ResumeProgress(len(options.only_trials)))
     console.print(f"webmcp-eval: {playing(options, out_dir, chosen, plan)}", markup=False, highlight=False)
     # No Chromium (exit 3), or another run's directory (RunDirBusy, RunIdTaken: nothing was written into it, exit 2)
@@ -225,7 +240,7 @@ def play(args: argparse.Namespace, selection: Selection, options) -> int:  # noq
         return interrupted(args, out_dir, plan)
     run_info["site"] = result.site_info
     traces = planned_traces(out_dir, plan) if resuming else result.traces
-    runs = [RunInput(traces, plan), *play_baseline(args, chosen, options)]
+    runs = [RunInput(traces, plan), *play_baseline(args, chosen, options, out_dir)]
     code = end_reports(reporters, build_results(runs))
     print_graders_and_health([t for r in runs for t in r.traces], out_dir, args.health_min_trials)
     if options.fixtures is not None:
@@ -246,15 +261,15 @@ class DiskFull(CannotRun):
     named = True
 
 
-def playing(options, out_dir: Path, chosen: list, plan) -> str:  # noqa: ANN001 - RunOptions, RunPlan
+def playing(options: RunOptions, out_dir: Path, chosen: list[LoadedCase], plan: RunPlan | None) -> str:
     """The run's header line: what is played, by whom, how, against which site."""
-    resuming = options.only_trials is not None
+    only = options.only_trials
     what = (
-        f"{len(options.only_trials)} planned trial(s) of {out_dir}"
-        if resuming
+        f"{len(only)} planned trial(s) of {out_dir}"
+        if only is not None
         else f"{len(chosen)} case(s) × {options.trials} trial(s)"
     )
-    if options.shard and not resuming:
+    if options.shard and only is None and plan is not None:  # a new run's plan
         what += f", shard {options.shard[0]}/{options.shard[1]}: {len(plan['trials'])} trial(s)"
     if options.harness:
         what += f", agent: harness {options.harness['command']!r} (from {options.harness['source']})"
@@ -263,7 +278,9 @@ def playing(options, out_dir: Path, chosen: list, plan) -> str:  # noqa: ANN001 
     )
 
 
-def play_baseline(args: argparse.Namespace, chosen: list, options) -> list:  # noqa: ANN001 - RunOptions
+def play_baseline(
+    args: argparse.Namespace, chosen: list[LoadedCase], options: RunOptions, out_dir: Path
+) -> list[RunInput]:
     """run --control none: the null agent over the same cases, as a run of its own inside this one.
 
     One trial per case (it does the same nothing every time), into <run>/<run-id>-baseline/; its
@@ -280,8 +297,8 @@ def play_baseline(args: argparse.Namespace, chosen: list, options) -> list:  # n
     baseline = dataclasses.replace(
         options,
         agent_factory=NullAgent,
-        out_root=options.out_root / options.run_id,
-        run_id=RunDir.baseline_id(options.run_id),
+        out_root=out_dir,
+        run_id=RunDir.baseline_id(out_dir.name),
         trials=1,
         grader=None,
         harness=None,
@@ -292,7 +309,7 @@ def play_baseline(args: argparse.Namespace, chosen: list, options) -> list:  # n
     return [RunInput(result.traces, result.plan, result.run_id)]
 
 
-def interrupted(args: argparse.Namespace, out_dir: Path, plan) -> int:  # noqa: ANN001 - RunPlan | None
+def interrupted(args: argparse.Namespace, out_dir: Path, plan: RunPlan | None) -> int:
     """Ctrl-C: keep every trace written, write a partial report marked incomplete, say how to go on (one line)."""
     from runner.results.run_results import RunInput, build_results
 
@@ -314,7 +331,8 @@ def interrupted(args: argparse.Namespace, out_dir: Path, plan) -> int:  # noqa: 
 
 
 def durations(args: argparse.Namespace) -> dict[str, float] | None:
-    from runner.play.run.shard import ShardError, read_durations
+    from runner.play.run.shard import read_durations
+    from runner.rundir.plan import ShardError
 
     if not args.durations:
         return None
@@ -324,7 +342,7 @@ def durations(args: argparse.Namespace) -> dict[str, float] | None:
         raise UsageError(str(err)) from None
 
 
-def site_config_for(args: argparse.Namespace, suite: Any):  # noqa: ANN202 - SiteConfig | None
+def site_config_for(args: argparse.Namespace, suite: Suite) -> SiteConfig | None:
     """--site-config, else the suite's own site (suite/folder.py); None: the embedded demo or a bare --base-url."""
     from runner.suite.folder import SuiteError, site_for_run
 
@@ -334,7 +352,7 @@ def site_config_for(args: argparse.Namespace, suite: Any):  # noqa: ANN202 - Sit
         raise UsageError(str(err)) from None
 
 
-def site_shown(options: Any) -> str:
+def site_shown(options: RunOptions) -> str:
     config = options.site_config
     shown = options.base_url or (config.base_url if config else "") or "embedded demo site (test mode)"
     return split_credentials(shown)[0]  # a password in the URL is never printed

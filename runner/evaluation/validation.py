@@ -8,7 +8,7 @@ import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runner.errors import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK, CannotRun, InvalidInput, UsageError
 from runner.evaluation.loading import (
@@ -18,6 +18,10 @@ from runner.evaluation.loading import (
 )
 from runner.evaluation.output import check_writable_dir, console, report_problems, say
 from runner.evaluation.run import site_config_for
+
+if TYPE_CHECKING:
+    from runner.suite.folder import Suite
+    from runner.suite.loader import LoadedCase, Problem
 
 
 def validate_command(args: argparse.Namespace) -> int:
@@ -42,13 +46,14 @@ def validate_command(args: argparse.Namespace) -> int:
     return _validate_baselines(args, loaded, suite.suite) if args.control else EXIT_OK
 
 
-def _validate_baselines(args: argparse.Namespace, loaded: list, suite: Any) -> int:
+def _validate_baselines(args: argparse.Namespace, loaded: list[LoadedCase], suite: Suite) -> int:
     """validate --control: the null agent over the suite; a case it passes must say why (null_agent).
 
     Exit 1 names each unexplained pass; 3 when some case could not be judged (the site or browser failed).
     """
     from runner.agents.null import NullAgent
-    from runner.play.run.run import RunOptions, new_run_id, run_suite
+    from runner.play.run.options import RunOptions
+    from runner.play.run.run import new_run_id, run_suite
     from runner.results.health import baseline_health
 
     check_writable_dir(Path(args.out), "--out")
@@ -122,7 +127,7 @@ def _route_tools(reading: Any, route_key: Callable[[str], str]) -> dict[str, dic
     return {route_key(reading.route): {t.name: t.input_schema or {"type": "object"} for t in offered(reading)}}
 
 
-def _audit_catalog(paths: list[str], catalog: str | None, suite_dir: str | None) -> list:
+def _audit_catalog(paths: list[str], catalog: str | None, suite_dir: str | None) -> list[Problem]:
     """The audit's static rules on the suite's catalog: each finding a line; a bad audit setting is a problem."""
     from runner.audit.catalog_lint import catalog_audit
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from runner.judge import checks
 from runner.rundir.layout import RunDir
-from runner.rundir.plan import write_plan
+from runner.rundir.plan import RunPlan, write_plan
 from runner.rundir.run_info import read_run_info, write_run_info
 from runner.suite.case import Case
 from runner.suite.live_rules import rules_that_never_fire
@@ -146,7 +146,7 @@ def change_of(old: Trace, new: Trace) -> Change:
     return Change(old.case_id, old.trial_id, old.verdict, new.verdict, lines)
 
 
-def write_run(src: Path, dst: Path, traces: list[Trace], plan: dict[str, Any] | None) -> None:
+def write_run(src: Path, dst: Path, traces: list[Trace], plan: RunPlan | None) -> None:
     """A new run directory of the re-judged traces: their plan and artifacts as the old run had them.
 
     The old run is never written to; ``dst`` must not exist yet or be empty.
@@ -156,7 +156,7 @@ def write_run(src: Path, dst: Path, traces: list[Trace], plan: dict[str, Any] | 
         if (src / name).is_dir():
             shutil.copytree(src / name, dst / name, dirs_exist_ok=True)
     if plan is not None:
-        write_plan(dst, {**plan, "run_id": run_id})  # type: ignore[typeddict-item]
+        write_plan(dst, {**plan, "run_id": run_id})
     info = read_run_info(src)
     info.update(run_id=run_id, rejudged_from=str(src))
     write_run_info(dst, info)

@@ -108,7 +108,7 @@ class Starter:
 @dataclass
 class InitResult:
     folder: Path
-    routes: list[PageReading]
+    routes: Sequence[PageReading]
     starters: list[Starter] = field(default_factory=list)
 
     def summary(self) -> str:
@@ -298,7 +298,7 @@ def route_key(route: str) -> str:
 
 
 def plan_suite(
-    base_url: str, routes: list[PageReading], settle_ms: int
+    base_url: str, routes: Sequence[PageReading], settle_ms: int
 ) -> tuple[str, dict[str, dict[str, Any]], list[Starter]]:
     """suite.yaml's text, catalog.json and the starters for what the routes registered."""
     failed = [r for r in routes if r.error]
@@ -385,7 +385,7 @@ def _yaml(data: Any) -> str:
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
 
 
-def init_suite(base_url: str, listing: list[PageReading], folder: Path, settle_ms: int) -> InitResult:
+def init_suite(base_url: str, listing: Sequence[PageReading], folder: Path, settle_ms: int) -> InitResult:
     """The suite folder for what the pages registered (check_folder first, before reading the site)."""
     suite, catalog, starters = plan_suite(base_url, listing, settle_ms)
     write_suite(folder, suite, catalog, starters)
