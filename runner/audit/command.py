@@ -11,7 +11,7 @@ import asyncio
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit
 
 from runner.errors import CannotRun, UsageError
@@ -21,9 +21,10 @@ if TYPE_CHECKING:
     from runner.audit.engine import AuditOptions
 
 DEFAULT_HTML = "audit-report.html"
+P = TypeVar("P", bound=argparse.ArgumentParser)  # the command line's parser class
 
 
-def add_audit_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_audit_parser(sub: argparse._SubParsersAction[P]) -> None:
     audit = sub.add_parser(
         "audit",
         help="judge a site's WebMCP tools themselves: lint, smoke calls, timeline, contract, score",

@@ -75,7 +75,8 @@ def _main(argv: list[str] | None) -> int:
     except SystemExit as exit_:
         return EXIT_INVALID if exit_.code not in (0, None) else EXIT_OK
     try:
-        return args.func(args)
+        code: int = args.func(args)  # the command's own function (set_defaults(func=...))
+        return code
     except EvalError as err:  # what the user did or has: one line, and the exit code the error carries
         say(terminal(err.line(args.command)))
         return err.exit_code

@@ -5,41 +5,56 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn, TypeAlias, TypeVar
 from urllib.parse import urlsplit
 
 from runner.errors import EXIT_INVALID
-from runner.play.run.shard import ShardError, parse_shard
+from runner.play.run.shard import parse_shard
+from runner.rundir.plan import ShardError
+
+Number = TypeVar("Number", int, float)
 
 
 class Parser(argparse.ArgumentParser):
     """argparse, but a usage mistake is one line that says what to do (exit 2), not the whole usage."""
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.exit(EXIT_INVALID, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+Subcommands: TypeAlias = "argparse._SubParsersAction[Parser]"  # what Parser.add_subparsers gives
 
 
 class DeprecatedSpelling(argparse.Action):
     """An option's old spelling, kept for one release: it stores as the new one does and says, once
     per use on stderr, which spelling to use instead. It is left out of --help."""
 
-    def __init__(self, option_strings: list[str], dest: str, *, instead: str, **kwargs: object) -> None:
-        super().__init__(option_strings, dest, help=argparse.SUPPRESS, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, option_strings: list[str], dest: str, *, instead: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, help=argparse.SUPPRESS, **kwargs)
         self.instead = instead
 
-    def __call__(self, parser, namespace, values, option_string=None) -> None:  # noqa: ANN001
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
         print(f"webmcp-eval: {option_string} is deprecated: use {self.instead}", file=sys.stderr)
         setattr(namespace, self.dest, self.const if self.nargs == 0 else values)  # a switch: its const
 
 
-def number_type(kind: Callable[[str], float], low: float, high: float | None = None, *, above: bool = False):  # noqa: ANN202
+def number_type(
+    kind: Callable[[str], Number], low: float, high: float | None = None, *, above: bool = False
+) -> Callable[[str], Number]:
     """An argparse type: a number from low (exclusive when above) to high, with a one-line reason when not."""
     bound = f"greater than {low:g}" if above else f"at least {low:g}"
     if high is not None:
         bound = f"from {low:g} to {high:g}"
     word = "a whole number" if kind is int else "a number"
 
-    def parse(text: str) -> float:
+    def parse(text: str) -> Number:
         try:
             value = kind(text)
         except ValueError:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
-
 from runner.cli.common import (
     LABELS_SERIES_HELP,
     MARKDOWN_HELP,
@@ -13,6 +11,7 @@ from runner.cli.common import (
     SHARE,
     TRIALS,
     DeprecatedSpelling,
+    Subcommands,
     base_url_type,
 )
 from runner.evaluation.labelling import calibrate_command, label_command
@@ -21,7 +20,7 @@ from runner.evaluation.replay import replay_command
 from runner.evaluation.reports import analyze_command, compare_command, power_command, report_command
 
 
-def add_report(sub: argparse._SubParsersAction) -> None:
+def add_report(sub: Subcommands) -> None:
     rep = sub.add_parser("report", help="rebuild reports from the traces of one or more run directories")
     rep.add_argument(
         "run_dirs",
@@ -42,7 +41,7 @@ def add_report(sub: argparse._SubParsersAction) -> None:
     rep.set_defaults(func=report_command)
 
 
-def add_replay(sub: argparse._SubParsersAction) -> None:
+def add_replay(sub: Subcommands) -> None:
     rp = sub.add_parser("replay", help="re-run recorded traces offline against their fixtures, and compare")
     rp.add_argument("traces", nargs="+", help="trace files (…/trials/<CASE>.t1.json)")
     rp.add_argument("--fixtures", help="fixture directory (default: the fixtures/ beside the trace's trials/)")
@@ -53,7 +52,7 @@ def add_replay(sub: argparse._SubParsersAction) -> None:
     rp.set_defaults(func=replay_command)
 
 
-def add_compare(sub: argparse._SubParsersAction) -> None:
+def add_compare(sub: Subcommands) -> None:
     cmp_ = sub.add_parser("compare", help="paired per-case differences between two runs, with a 95%% interval")
     cmp_.add_argument("run_a", help="run A: the run directory compared against (the before)")
     cmp_.add_argument("run_b", help="run B: the run directory compared with it (the after)")
@@ -61,7 +60,7 @@ def add_compare(sub: argparse._SubParsersAction) -> None:
     cmp_.set_defaults(func=compare_command)
 
 
-def add_analyze(sub: argparse._SubParsersAction) -> None:
+def add_analyze(sub: Subcommands) -> None:
     ana = sub.add_parser(
         "analyze",
         help="why runs failed: failing trials grouped by failing assertion and message, across runs",
@@ -85,7 +84,7 @@ def add_analyze(sub: argparse._SubParsersAction) -> None:
     ana.set_defaults(func=analyze_command)
 
 
-def add_rejudge(sub: argparse._SubParsersAction) -> None:
+def add_rejudge(sub: Subcommands) -> None:
     rj = sub.add_parser(
         "rejudge",
         help="judge a run's stored traces again with the current case files and checks, into a new run",
@@ -108,7 +107,7 @@ def add_rejudge(sub: argparse._SubParsersAction) -> None:
     rj.set_defaults(func=rejudge_command)
 
 
-def add_power(sub: argparse._SubParsersAction) -> None:
+def add_power(sub: Subcommands) -> None:
     pw = sub.add_parser("power", help="cases and trials needed to detect a difference; the smallest detectable one")
     rate = pw.add_mutually_exclusive_group(required=True)
     rate.add_argument("--base-rate", type=SHARE, help="the case pass rate the change starts from, e.g. 0.7")
@@ -122,7 +121,7 @@ def add_power(sub: argparse._SubParsersAction) -> None:
     pw.set_defaults(func=power_command)
 
 
-def add_label(sub: argparse._SubParsersAction) -> None:
+def add_label(sub: Subcommands) -> None:
     lab = sub.add_parser(
         "label",
         help="label trials against their rubric in the terminal (failing ones, then a sample)",
@@ -146,7 +145,7 @@ def add_label(sub: argparse._SubParsersAction) -> None:
     lab.set_defaults(func=label_command)
 
 
-def add_calibrate(sub: argparse._SubParsersAction) -> None:
+def add_calibrate(sub: Subcommands) -> None:
     cal = sub.add_parser(
         "calibrate",
         help="agreement of a model grader with people's labels: Cohen's kappa, confusion matrix, per criterion",

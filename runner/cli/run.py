@@ -16,6 +16,7 @@ from runner.cli.common import (
     TRIALS,
     WORKERS,
     DeprecatedSpelling,
+    Subcommands,
     base_url_type,
     cdp_endpoint_type,
     regex_type,
@@ -348,7 +349,7 @@ def _evidence_arguments(run: argparse.ArgumentParser) -> None:
     )
 
 
-def add_run(sub: argparse._SubParsersAction) -> None:
+def add_run(sub: Subcommands) -> None:
     run = sub.add_parser(
         "run",
         help="run cases as trials and report verdicts",
@@ -367,7 +368,7 @@ def add_run(sub: argparse._SubParsersAction) -> None:
     run.set_defaults(func=handle_run)
 
 
-def add_record(sub: argparse._SubParsersAction) -> None:
+def add_record(sub: Subcommands) -> None:
     rec = sub.add_parser(
         "record",
         help="(re)record the fixtures of cases; shows what changed since the last recording",

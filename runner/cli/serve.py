@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import argparse
-
 from runner.cli.common import (
     PERCENT,
     PORT,
     TRIALS,
     WORKERS,
     DeprecatedSpelling,
+    Subcommands,
     base_url_type,
 )
 from runner.evaluation.serving import mcp_command, mutate_command, site_command
 
 
-def add_mutate(sub: argparse._SubParsersAction) -> None:
+def add_mutate(sub: Subcommands) -> None:
     mut = sub.add_parser(
         "mutate",
         help="mutation testing of the suite: site bugs made in the page and the proxy; does a case fail?",
@@ -57,7 +56,7 @@ def add_mutate(sub: argparse._SubParsersAction) -> None:
     mut.set_defaults(func=mutate_command)
 
 
-def add_mcp(sub: argparse._SubParsersAction) -> None:
+def add_mcp(sub: Subcommands) -> None:
     mcp = sub.add_parser(
         "mcp",
         help="serve a live page's WebMCP tools as an MCP server (stdio or streamable HTTP)",
@@ -75,7 +74,7 @@ def add_mcp(sub: argparse._SubParsersAction) -> None:
     mcp.set_defaults(func=mcp_command)
 
 
-def add_site(sub: argparse._SubParsersAction) -> None:
+def add_site(sub: Subcommands) -> None:
     site = sub.add_parser("site", help="serve the demo events site")
     site.add_argument("--host", default="127.0.0.1", help="bind address (default: loopback only)")
     site.add_argument("--port", type=PORT, default=8000, help="port; 0 picks a free one")

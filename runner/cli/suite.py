@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import argparse
-
 from runner.audit.command import add_audit_parser
 from runner.cli.common import (
     SETTLE_MS,
     WORKERS,
     DeprecatedSpelling,
+    Subcommands,
     base_url_type,
 )
 from runner.evaluation.suite_files import export_command, import_command, init_command, schema_command, tools_command
 from runner.evaluation.validation import validate_command
 
 
-def add_validate(sub: argparse._SubParsersAction) -> None:
+def add_validate(sub: Subcommands) -> None:
     val = sub.add_parser("validate", help="check the case suite itself (file:line for every problem)")
     val.add_argument(
         "paths", nargs="*", help="case files or directories (default cases/), or one webmcp-evals evals.json"
@@ -49,7 +48,7 @@ def add_validate(sub: argparse._SubParsersAction) -> None:
     val.set_defaults(func=validate_command)
 
 
-def add_import_(sub: argparse._SubParsersAction) -> None:
+def add_import_(sub: Subcommands) -> None:
     imp = sub.add_parser(
         "import",
         help="convert a webmcp-evals evals.json into a suite folder of YAML cases",
@@ -70,7 +69,7 @@ def add_import_(sub: argparse._SubParsersAction) -> None:
     imp.set_defaults(func=import_command)
 
 
-def add_export(sub: argparse._SubParsersAction) -> None:
+def add_export(sub: Subcommands) -> None:
     exp = sub.add_parser(
         "export",
         help="write a suite as a webmcp-evals evals.json and its tool list (schema.json)",
@@ -91,7 +90,7 @@ def add_export(sub: argparse._SubParsersAction) -> None:
     exp.set_defaults(func=export_command)
 
 
-def add_tools(sub: argparse._SubParsersAction) -> None:
+def add_tools(sub: Subcommands) -> None:
     tools = sub.add_parser(
         "tools",
         help="list the WebMCP tools a page registers, per route",
@@ -112,7 +111,7 @@ def add_tools(sub: argparse._SubParsersAction) -> None:
     tools.set_defaults(func=tools_command)
 
 
-def add_init(sub: argparse._SubParsersAction) -> None:
+def add_init(sub: Subcommands) -> None:
     ini = sub.add_parser(
         "init",
         help="write a suite folder for a live site: suite.yaml, its catalog, one starter case per tool",
@@ -136,11 +135,11 @@ def add_init(sub: argparse._SubParsersAction) -> None:
     ini.set_defaults(func=init_command)
 
 
-def add_schema(sub: argparse._SubParsersAction) -> None:
+def add_schema(sub: Subcommands) -> None:
     schema = sub.add_parser("schema", help="print the JSON Schema of the case format")
     schema.add_argument("-o", "--output", help="write it to this file")
     schema.set_defaults(func=schema_command)
 
 
-def add_audit(sub: argparse._SubParsersAction) -> None:
+def add_audit(sub: Subcommands) -> None:
     add_audit_parser(sub)  # webmcp-eval audit declares its arguments in its own module

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import re
 import subprocess
+from collections.abc import Sequence
 from importlib import metadata
+from typing import Any
 
 from runner import __version__
 
@@ -57,9 +59,15 @@ def version_text() -> str:
 class VersionAction(argparse.Action):
     """--version: printed on stdout, exit 0, before any command is asked for."""
 
-    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: object) -> None:
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
 
-    def __call__(self, parser, namespace, values, option_string=None) -> None:  # noqa: ANN001
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
         print(version_text(), flush=True)
         parser.exit(0)
