@@ -37,8 +37,8 @@ from runner.agents.reference import ReferenceAgent
 from runner.audit.surface_checks import surface_checks
 from runner.data_file import strings_in
 from runner.judge import checks, probes
-from runner.play.run.run import OpenRun, RunOptions, open_run
-from runner.play.run.trial import TrialHook
+from runner.play.run.options import RunOptions, TrialHook
+from runner.play.run.run import OpenRun, open_run
 from runner.rundir.layout import RunDir
 from runner.suite.browser_context import BrowserContextSettings
 from runner.suite.loader import LoadedCase
@@ -413,8 +413,8 @@ def _coincidence_mutants(
             values = {k: account[k] for k in sorted(args & set(account))}
             if values:
                 prefilled.setdefault((tool, json.dumps(values, ensure_ascii=False)), []).append(b.id)
-    for (tool, values), cases in sorted(prefilled.items()):
-        params = {"tool": tool, "values": json.loads(values)}
+    for (tool, shown), cases in sorted(prefilled.items()):
+        params = {"tool": tool, "values": json.loads(shown)}
         add("prefill_wins", f"{tool}({', '.join(params['values'])}) ← the signed-in account's", params, cases)
 
 
@@ -486,8 +486,9 @@ def _surface_mutants(add: Callable[..., None], baselines: list[Baseline], called
     for b in baselines:
         registrations = [r.model_dump() for r in b.trace.registrations]
         passages = probes.untrusted_passages(b.trace.calls, registrations)
-        hinted = {r["name"] for r in registrations if (r.get("annotations") or {}).get("untrustedContentHint")}
-        for tool in sorted({r.tool_name for r in b.trace.registrations if r.type == "register"} - hinted - {None}):
+        hints = {r["name"] for r in registrations if (r.get("annotations") or {}).get("untrustedContentHint")}
+        named = {r.tool_name for r in b.trace.registrations if r.type == "register" and r.tool_name is not None}
+        for tool in sorted(named - hints):
             if passages:
                 beside.setdefault(str(tool), []).append((b, passages))
     for tool, seen in sorted(beside.items()):
