@@ -129,7 +129,7 @@ class PageWebMCP:
             # DevTools names each event's frame: the top page's frame id tells its calls from a frame's
             self._top_frame_id = cdp.send("Page.getFrameTree")["frameTree"]["frame"]["id"]
             self._cdp = cdp
-            self.surface_engine.hung.follow(face(cdp, self._faces))  # type: ignore[arg-type]
+            self.surface_engine.hung.follow(face(cdp, self._faces))
         return self
 
     def _adopt(self) -> None:
@@ -256,7 +256,7 @@ class PageWebMCP:
 
     def calls(self) -> list[ToolCall]:
         """Every tool call the page ran (or refused, on a withdrawn tool), in order, with its result or error."""
-        out = []
+        out: list[ToolCall] = []
         for e in self.events[self._calls_from :]:
             if e["type"] not in ("call", "refused"):
                 continue
@@ -337,7 +337,7 @@ class PageWebMCP:
     def report_properties(self) -> list[tuple[str, str]]:
         """The test's calls, coverage, lint and smoke findings for its report (read from the shim's log: the
         page is not asked, whatever state the test left it in)."""
-        registered = {e.get("name"): e for e in self.events if e["type"] == "register" and e.get("name")}
+        registered = {e["name"]: e for e in self.events if e["type"] == "register" and e.get("name")}
         tools = [_Registered(name, e.get("inputSchema")) for name, e in registered.items()]
         return properties(self.calls(), self.evidence, call_coverage(self.calls(), tools) if tools else None)
 
@@ -537,7 +537,8 @@ class PageWebMCP:
         if judged.status != "passed":
             shown = f"assert_called({name!r}, {expectations.as_json(args or {})})"
             raise AssertionError(expectations.calls_failure(f"{shown}: no call matches", [judged], calls))
-        return calls[judged.evidence["call"]]
+        index: int = judged.evidence["call"]  # the position judge_calls found the call at
+        return calls[index]
 
     def assert_calls(
         self,

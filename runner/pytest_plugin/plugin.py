@@ -11,10 +11,11 @@ marker, before its page exists.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+import pluggy
 import pytest
 
 from runner.pytest_plugin.settings import INI, bare_base_url, http_url, setting, timeout_ms, trials_count
@@ -226,7 +227,8 @@ def webmcp(page: Any, request: pytest.FixtureRequest) -> Iterator[PageWebMCP]:
     """
     from runner.pytest_plugin.page_webmcp import PageWebMCP
 
-    proxies: ProxyPlugin = request.config.pluginmanager.get_plugin("webmcp-proxy")
+    proxies = request.config.pluginmanager.get_plugin("webmcp-proxy")
+    assert isinstance(proxies, ProxyPlugin)  # registered at configure
     update = request.config.getoption("webmcp_update_contracts")
     fixture = PageWebMCP(page, network=proxies.network_of(request.node), update_contracts=update).install()
     yield fixture
@@ -235,7 +237,9 @@ def webmcp(page: Any, request: pytest.FixtureRequest) -> Iterator[PageWebMCP]:
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pluggy.Result[pytest.TestReport], None]:
     """pytest-html, when installed, shows the test's WebMCP properties as JSON extras."""
     outcome = yield
     report = outcome.get_result()
@@ -246,5 +250,5 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         import pytest_html
 
         extras = list(getattr(report, "extras", []))
-        extras += [pytest_html.extras.json(json.loads(value), name=name) for name, value in ours]
-        report.extras = extras
+        extras += [pytest_html.extras.json(json.loads(str(value)), name=name) for name, value in ours]
+        report.extras = extras  # type: ignore[attr-defined]  # pytest-html reads this attribute of its own

@@ -32,7 +32,7 @@ class TestEvidence:
     smoke_calls: int = 0
 
 
-class SmokeFindings(list):
+class SmokeFindings(list[Any]):
     """``smoke()``'s findings, a list as before, with how many calls the smoke made (``calls``)."""
 
     def __init__(self, findings: Iterable[Any] = (), calls: int = 0) -> None:

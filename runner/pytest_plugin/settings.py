@@ -6,6 +6,7 @@ Kept apart from plugin.py so the suite items and the fixture read them without i
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -14,7 +15,7 @@ import pytest
 EXPECT_TIMEOUT_MS = 5000  # as Playwright's expect
 
 
-def whole_number(high: int):  # noqa: ANN201 - an argparse type
+def whole_number(high: int) -> Callable[[str], int]:  # an argparse type
     """An argparse type: a whole number from 1 to ``high`` (a typo of a few zeros is a usage error, never a
     collection that stalls), with a one-line reason when not."""
 

@@ -18,11 +18,11 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -30,6 +30,8 @@ from runner.rundir.layout import RunDir
 from runner.rundir.plan import trial_id_for
 from runner.suite.loader import LoadedCase
 from runner.trace import Trace
+
+T = TypeVar("T")
 
 SUITE_PLUGIN = "webmcp-suite"
 
@@ -127,7 +129,8 @@ class SuitePlugin:
     def _options(self) -> Any:
         from runner.agents.reference import ReferenceAgent
         from runner.audit.surface_checks import surface_checks
-        from runner.play.run.run import RunOptions, new_run_id
+        from runner.play.run.options import RunOptions
+        from runner.play.run.run import new_run_id
         from runner.pytest_plugin.settings import setting
 
         return RunOptions(
@@ -191,8 +194,8 @@ class OpenRunThread:
         self._context = open_run(cases, options)
         self.run = self._wait(self._context.__aenter__())
 
-    def _wait(self, coro: Any) -> Any:
-        future: Future = asyncio.run_coroutine_threadsafe(coro, self.loop)
+    def _wait(self, coro: Coroutine[Any, Any, T]) -> T:
+        future: Future[T] = asyncio.run_coroutine_threadsafe(coro, self.loop)
         try:
             return future.result()
         except KeyboardInterrupt:
@@ -235,12 +238,14 @@ class CaseItem(pytest.Item):
     def __init__(self, *, index: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.index = index
-        self.loaded: LoadedCase = self.parent.loaded  # type: ignore[attr-defined]
+        assert isinstance(self.parent, CaseFile)  # a case's trials are items of its file
+        self.loaded: LoadedCase = self.parent.loaded
         self.trial_id = trial_id_for(self.loaded.case.id, index)
         self.add_marker(pytest.mark.webmcp_case(behaviour=self.loaded.case.behaviour))
 
     def runtest(self) -> None:
-        plugin: SuitePlugin = self.config.pluginmanager.get_plugin(SUITE_PLUGIN)
+        plugin = self.config.pluginmanager.get_plugin(SUITE_PLUGIN)
+        assert isinstance(plugin, SuitePlugin)  # registered with the suite's items
         trace = plugin.play(self)
         if trace.verdict == "not_run":
             # reported at the case file, as a skip marker's is, not at this line

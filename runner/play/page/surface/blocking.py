@@ -11,7 +11,9 @@ that it stays drivable so.
 from __future__ import annotations
 
 from collections.abc import Coroutine, Generator
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 # The async API's coroutine methods the engine awaits; every other attribute is the same in both APIs.
 AWAITED = {
@@ -68,11 +70,12 @@ def face(value: Any, faces: dict[int, Blocking]) -> Any:
     return found
 
 
-def run(coro: Coroutine[Any, Any, Any]) -> Any:
+def run(coro: Coroutine[Any, Any, T]) -> T:
     """Finish an engine coroutine over blocking faces in one step; its value, or its exception."""
     try:
         coro.send(None)
     except StopIteration as done:
-        return done.value
+        value: T = done.value  # what the coroutine returned
+        return value
     coro.close()
     raise RuntimeError("the page surface engine waited on something a blocking page cannot give")
