@@ -1,10 +1,12 @@
-"""The code stays ruff-clean (the project's lint rules are in pyproject.toml)."""
+"""The code stays ruff-clean and mypy-clean (the project's lint rules and type-check settings are in pyproject.toml)."""
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,18 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_ruff_check_is_clean():
     ruff = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
     out = subprocess.run([ruff, "check", "--quiet", "."], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_mypy_finds_nothing():
+    """mypy --strict on runner/ (and what it imports), as [tool.mypy] sets it: any error fails, with mypy's output.
+    Its cache lives in the venv (or the temp folder), so a second run takes a second or two."""
+    assert importlib.util.find_spec("mypy") is not None, "mypy is not installed: pip install -e '.[dev]'"
+    venv = Path(sys.prefix)
+    cache = venv / ".mypy_cache" if venv != Path(sys.base_prefix) else Path(tempfile.gettempdir()) / "webmcp-mypy"
+    out = subprocess.run(
+        [sys.executable, "-m", "mypy", "--cache-dir", str(cache)], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert out.returncode == 0, out.stdout + out.stderr
 
 
