@@ -1,7 +1,9 @@
 """The pytest plugin, run as a team runs it: example test files in a pytest subprocess against a real site.
 
 Each subprocess launches its own Chromium, so each example file makes several
-checks per page load. The static shop (tests/static_site/) is the site; a page
+checks per page load, and example files that take the same options share one
+session (a module-scoped fixture), each judged by its own test from the
+session's JUnit XML. The static shop (tests/static_site/) is the site; a page
 of frames is written beside its pages.
 
 A session that plays pages is a real process: pytest-playwright's sync Playwright is already running in
@@ -13,9 +15,14 @@ interpreter start, ~1.4 s each).
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -59,6 +66,39 @@ FRAMES_PAGE = """<!doctype html>
 
 def _outcomes(result: pytest.RunResult) -> dict[str, int]:
     return {k: v for k, v in result.parseoutcomes().items() if k in ("passed", "failed", "skipped", "deselected")}
+
+
+def _session(folder: Path, *args: str | Path) -> pytest.RunResult:
+    """A pytest session in a process of its own in ``folder``, as pytester's ``runpytest_subprocess`` starts
+    one (no outer PYTEST_ADDOPTS, the folder as HOME and on the path, no colours), for a session several tests
+    read: each session starts an interpreter and a Chromium, so tests that need the same options share one and
+    each judges its own file of it (``_file_outcomes``)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "TOX_ENV_DIR")}
+    env.update(HOME=str(folder), USERPROFILE=str(folder), PY_COLORS="0")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(folder), env.get("PYTHONPATH", "")]))
+    argv = [sys.executable, "-m", "pytest", f"--basetemp={folder / '.basetemp'}", "-p", "no:cacheprovider", *args]
+    started = time.monotonic()
+    done = subprocess.run([str(a) for a in argv], cwd=folder, capture_output=True, text=True, env=env, timeout=900)
+    lines = done.stdout.splitlines()
+    return pytest.RunResult(done.returncode, lines, done.stderr.splitlines(), time.monotonic() - started)
+
+
+def _file_outcomes(junit: Path, module: str) -> dict[str, int]:
+    """How the tests of one module of a shared session ended, from its JUnit XML (``module``: its dotted name)."""
+    counts: dict[str, int] = {}
+    for case in ElementTree.parse(junit).iter("testcase"):
+        if case.get("classname") == module:
+            ended = next((c.tag for c in case if c.tag in ("failure", "error", "skipped")), "passed")
+            outcome = {"failure": "failed", "error": "error", "skipped": "skipped"}.get(ended, ended)
+            counts[outcome] = counts.get(outcome, 0) + 1
+    return counts
+
+
+def _section(out: str, test: str) -> str:
+    """A failing test's own part of pytest's report: from its header to the next header."""
+    start = out.index(f"_ {test}")
+    ends = [i for i in (out.find("\n____", start + 1), out.find("\n====", start + 1)) if i != -1]
+    return out[start : min(ends, default=len(out))]
 
 
 # ---- the plugin's options, and nothing changed for tests that do not use it -------------------------
@@ -108,25 +148,24 @@ def test_the_static_shop_script_says_how_to_use_it_and_a_taken_port_is_one_line(
     assert capsys.readouterr().err.endswith("Address already in use; pick another with --port\n")
 
 
+PLAIN_TEST = """
+def test_plain_page(page, base_url, pytestconfig):
+    page.goto(base_url)
+    page.wait_for_function("document.modelContext && document.querySelector('#products li')")
+    assert page.evaluate("typeof window.__webmcpEval") == "undefined"        # no shim
+    assert page.evaluate("typeof window.__webmcpEvalReport") == "undefined"  # no binding
+    # no proxy: the page's requests carry no trial header and the context has no proxy
+    assert "proxy" not in (page.context._impl_obj._options or {})
+    assert pytestconfig.pluginmanager.get_plugin("webmcp-suite") is None
+"""
+
+
 @pytest.mark.browser
-def test_the_plugin_is_inert_for_a_plain_pytest_playwright_test(
-    pytester: pytest.Pytester, static_shop: StaticSite
-) -> None:
-    pytester.makeconftest(CONFTEST)
-    pytester.makepyfile(
-        test_plain="""
-        def test_plain_page(page, base_url, pytestconfig):
-            page.goto(base_url)
-            page.wait_for_function("document.modelContext && document.querySelector('#products li')")
-            assert page.evaluate("typeof window.__webmcpEval") == "undefined"        # no shim
-            assert page.evaluate("typeof window.__webmcpEvalReport") == "undefined"  # no binding
-            # no proxy: the page's requests carry no trial header and the context has no proxy
-            assert "proxy" not in (page.context._impl_obj._options or {})
-            assert pytestconfig.pluginmanager.get_plugin("webmcp-suite") is None
-        """
-    )
-    result = pytester.runpytest_subprocess("--base-url", static_shop.url, "--webmcp-proxy", "-p", "no:cacheprovider")
-    assert _outcomes(result) == {"passed": 1}, result.stdout.str()
+def test_the_plugin_is_inert_for_a_plain_pytest_playwright_test(broken_shop_session: BrokenShopSession) -> None:
+    """A plain test of a session with --webmcp-proxy, beside tests that use the fixture (the README's file on
+    the broken shop, test_the_readmes_test_file_fails_on_a_broken_shop): nothing of the plugin touches it."""
+    result, junit = broken_shop_session
+    assert _file_outcomes(junit, "test_plain") == {"passed": 1}, result.stdout.str()
 
 
 # ---- the fixture and its helpers ------------------------------------------------------------------
@@ -262,18 +301,46 @@ def test_a_mistake_in_the_test_is_reported_at_its_line(webmcp):
 """
 
 
+class ShopSession:
+    """One pytest session (no --webmcp-proxy) on the static shop playing three example files: the fixture and
+    its helpers (test_shop.py), mocks and recordings (test_mocks.py), the audit's engine (test_audit.py), with
+    JUnit XML and pytest-html's report; each file is judged by its own test below."""
+
+    def __init__(self, folder: Path, shop: StaticSite) -> None:
+        site = shop.root / "site" / "demo"
+        (site / "frames.html").write_text(FRAMES_PAGE, encoding="utf-8")
+        (site / "slow.html").write_text(SLOW_PAGE, encoding="utf-8")
+        self.recording, self.contract = folder / "rec.json", folder / "shop.contract.json"
+        self.junit, self.html = folder / "junit.xml", folder / "report.html"
+        self.tests = folder / "tests"
+        self.tests.mkdir()
+        (self.tests / "conftest.py").write_text(CONFTEST, encoding="utf-8")
+        (self.tests / "test_shop.py").write_text(FIXTURE_TESTS, encoding="utf-8")
+        head = f"from pathlib import Path\nRECORDING = {str(self.recording)!r}\nBASE = Path({str(site)!r})\n"
+        (self.tests / "test_mocks.py").write_text(head + MOCK_TESTS, encoding="utf-8")
+        (self.tests / "test_audit.py").write_text(self.audit_file(), encoding="utf-8")
+        reports = ("--junitxml", self.junit, "--html", self.html, "--self-contained-html")
+        self.result = _session(self.tests, "--base-url", shop.url, *reports)
+        self.out = self.result.stdout.str()
+
+    def audit_file(self) -> str:
+        return f"CONTRACT = {str(self.contract)!r}\n" + AUDIT_TESTS
+
+    def outcomes(self, module: str) -> dict[str, int]:
+        return _file_outcomes(self.junit, module)
+
+
+@pytest.fixture(scope="module")
+def shop_session(static_shop: StaticSite, tmp_path_factory: pytest.TempPathFactory) -> ShopSession:
+    return ShopSession(tmp_path_factory.mktemp("shop-session"), static_shop)
+
+
 @pytest.mark.browser
-def test_the_fixture_and_every_helper_against_the_static_shop(
-    pytester: pytest.Pytester, static_shop: StaticSite
-) -> None:
-    (static_shop.root / "site" / "demo" / "frames.html").write_text(FRAMES_PAGE, encoding="utf-8")
-    pytester.makeconftest(CONFTEST)
-    pytester.makepyfile(test_shop=FIXTURE_TESTS)
-    result = pytester.runpytest_subprocess("--base-url", static_shop.url, "-p", "no:cacheprovider")
-    out = result.stdout.str()
-    assert _outcomes(result) == {"passed": 3, "failed": 2}, out
+def test_the_fixture_and_every_helper_against_the_static_shop(shop_session: ShopSession) -> None:
+    result, out = shop_session.result, shop_session.out
+    assert shop_session.outcomes("test_shop") == {"passed": 3, "failed": 2}, out
     # a mistake in the test: its line and the one-line reason, no frames of the plugin
-    mistake = out[out.index("test_a_mistake_in_the_test_is_reported_at_its_line") :]
+    mistake = _section(out, "test_a_mistake_in_the_test_is_reported_at_its_line")
     assert "E       runner.pytest_plugin.page_webmcp.NoProxy: this test has no proxy: run pytest with" in mistake
     assert "page_webmcp.py:" not in mistake, mistake
     # pytest's own report of the failing helper: what was asked, why no call matched, the calls made
@@ -315,19 +382,39 @@ def _break_the_shop(root: Path) -> None:
     app.write_text(text, encoding="utf-8")
 
 
-@pytest.mark.browser
-def test_the_readmes_test_file_passes_on_the_shop_and_fails_on_a_broken_one(
-    pytester: pytest.Pytester, static_shop: StaticSite, tmp_path: Path
-) -> None:
-    pytester.makepyfile(test_shop_tools=readme_test_file())
-    passed = pytester.runpytest_subprocess("--base-url", static_shop.url, "--webmcp-proxy", "-p", "no:cacheprovider")
-    assert _outcomes(passed) == {"passed": 3}, passed.stdout.str()
-    with static_site(tmp_path / "broken") as broken:
+BrokenShopSession = tuple[pytest.RunResult, Path]
+
+
+@pytest.fixture(scope="module")
+def broken_shop_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokenShopSession]:
+    """The README's test file, as it is, and a plain pytest-playwright test in one session with --webmcp-proxy,
+    on a broken shop; its JUnit XML."""
+    folder = tmp_path_factory.mktemp("broken-shop-session")
+    tests = folder / "tests"
+    tests.mkdir()
+    (tests / "conftest.py").write_text(CONFTEST, encoding="utf-8")  # for the plain test; the README's file has its own
+    (tests / "test_shop_tools.py").write_text(readme_test_file(), encoding="utf-8")
+    (tests / "test_plain.py").write_text(PLAIN_TEST, encoding="utf-8")
+    junit = folder / "junit.xml"
+    with static_site(folder / "broken") as broken:
         _break_the_shop(broken.root)
-        failed = pytester.runpytest_subprocess(
-            "--base-url", broken.url, "--webmcp-proxy", "-p", "no:cacheprovider", "--webmcp-expect-timeout", "1000"
-        )
-    assert _outcomes(failed) == {"passed": 1, "failed": 2}, failed.stdout.str()
+        options = ("--webmcp-proxy", "--webmcp-expect-timeout", "1000", "--junitxml", junit)
+        yield _session(tests, "--base-url", broken.url, *options), junit
+
+
+@pytest.mark.browser
+def test_the_readmes_test_file_passes_on_the_shop(one_session: OneSession) -> None:
+    """Played as it is, with --base-url the shop and --webmcp-proxy, as its first line says: in the session that
+    also plays a suite (test_your_tests_and_a_suite_in_one_session_each_on_its_own_site), each of its tests passed."""
+    result = one_session.result
+    passed = [line for line in result.stdout.lines if line.startswith("PASSED tests/test_shop_tools.py::")]
+    assert len(passed) == 3 and "failed" not in _outcomes(result), result.stdout.str()
+
+
+@pytest.mark.browser
+def test_the_readmes_test_file_fails_on_a_broken_shop(broken_shop_session: BrokenShopSession) -> None:
+    failed, junit = broken_shop_session
+    assert _file_outcomes(junit, "test_shop_tools") == {"passed": 1, "failed": 2}, failed.stdout.str()
     failed.stdout.fnmatch_lines(
         [
             "*test_the_shop_registers_its_tools*",
@@ -478,24 +565,38 @@ def test_the_proxy_takes_the_site_of_the_tests_own_page(page, webmcp):
 """
 
 
+class OneSession:
+    """Your tests (the README's file as it is, the waiting assertions) and a suite on another shop, in one
+    session with --base-url the static shop and --webmcp-proxy."""
+
+    def __init__(self, folder: Path, shop: StaticSite) -> None:
+        (shop.root / "site" / "demo" / "late.html").write_text(LATE_PAGE, encoding="utf-8")
+        mine = folder / "tests"
+        mine.mkdir()
+        (mine / "conftest.py").write_text(CONFTEST, encoding="utf-8")
+        (mine / "test_shop_tools.py").write_text(readme_test_file(), encoding="utf-8")
+        with static_site(folder / "suite-shop") as other:
+            suite = _good_suite(folder / "suite", other)
+            constants = f"OTHER_SHOP = {other.url!r}\nOTHER_CDN_PORT = {other.cdn_port}\n"
+            (mine / "test_expect.py").write_text(constants + EXPECT_TESTS, encoding="utf-8")
+            self.out = folder / "traces"
+            # --base-url is the tests' shop; the suite keeps its suite.yaml's, the other shop
+            args = ("tests", "--webmcp-suite", suite, "--base-url", shop.url, "--webmcp-proxy", "-rp")
+            two = ("-k", "not SHOP-03 and not SHOP-04")  # two of the suite's trials are enough to share a session
+            self.result = _session(folder, *args, *two, "--webmcp-out", self.out)
+            self.suite_requests = [path for _, path in other.site_seen]
+
+
+@pytest.fixture(scope="module")
+def one_session(static_shop: StaticSite, tmp_path_factory: pytest.TempPathFactory) -> OneSession:
+    return OneSession(tmp_path_factory.mktemp("one-session"), static_shop)
+
+
 @pytest.mark.browser
 def test_your_tests_and_a_suite_in_one_session_each_on_its_own_site(
-    pytester: pytest.Pytester, static_shop: StaticSite, tmp_path: Path
+    one_session: OneSession, static_shop: StaticSite
 ) -> None:
-    (static_shop.root / "site" / "demo" / "late.html").write_text(LATE_PAGE, encoding="utf-8")
-    mine = pytester.mkdir("tests")
-    (mine / "conftest.py").write_text(CONFTEST, encoding="utf-8")
-    (mine / "test_shop_tools.py").write_text(readme_test_file(), encoding="utf-8")
-    with static_site(tmp_path / "suite-shop") as other:
-        suite = _good_suite(tmp_path / "suite", other)
-        constants = f"OTHER_SHOP = {other.url!r}\nOTHER_CDN_PORT = {other.cdn_port}\n"
-        (mine / "test_expect.py").write_text(constants + EXPECT_TESTS, encoding="utf-8")
-        out = tmp_path / "traces"
-        # --base-url is the tests' shop; the suite keeps its suite.yaml's, the other shop
-        args = ("tests", "--webmcp-suite", str(suite), "--base-url", static_shop.url, "--webmcp-proxy")
-        two = ("-k", "not SHOP-03 and not SHOP-04")  # two of the suite's trials are enough to share a session
-        result = pytester.runpytest_subprocess(*args, *two, "--webmcp-out", str(out), "-p", "no:cacheprovider")
-        suite_requests = [path for _, path in other.site_seen]
+    result, out, suite_requests = one_session.result, one_session.out, one_session.suite_requests
     assert _outcomes(result) == {"passed": 8, "deselected": 2}, result.stdout.str()
     result.stdout.fnmatch_lines(["2 passed, 0 failed, 0 not_run"])
     (run_dir,) = out.iterdir()
@@ -657,19 +758,10 @@ SLOW_PAGE = """<!doctype html>
 
 
 @pytest.mark.browser
-def test_mocks_recordings_timing_coverage_and_the_reports_properties(
-    pytester: pytest.Pytester, static_shop: StaticSite, tmp_path: Path
-) -> None:
-    site = static_shop.root / "site" / "demo"
-    (site / "slow.html").write_text(SLOW_PAGE, encoding="utf-8")
-    pytester.makeconftest(CONFTEST)
-    head = f"from pathlib import Path\nRECORDING = {str(tmp_path / 'rec.json')!r}\nBASE = Path({str(site)!r})\n"
-    pytester.makepyfile(test_mocks=head + MOCK_TESTS)
-    junit, html = tmp_path / "junit.xml", tmp_path / "report.html"
-    reports = ("--junitxml", junit, "--html", html, "--self-contained-html")
-    result = pytester.runpytest_subprocess("--base-url", static_shop.url, "-p", "no:cacheprovider", *reports)
-    assert _outcomes(result) == {"passed": 3}, result.stdout.str()
-    recording = json.loads((tmp_path / "rec.json").read_text(encoding="utf-8"))
+def test_mocks_recordings_timing_coverage_and_the_reports_properties(shop_session: ShopSession) -> None:
+    junit, html = shop_session.junit, shop_session.html
+    assert shop_session.outcomes("test_mocks") == {"passed": 3}, shop_session.out
+    recording = json.loads(shop_session.recording.read_text(encoding="utf-8"))
     assert [(c["tool"], c["args"]) for c in recording["calls"]] == [
         ("add_to_cart", {"product_id": "tea-green-01", "quantity": 2})
     ]
@@ -733,13 +825,13 @@ def test_the_contract(page, webmcp, base_url):
 
 @pytest.mark.browser
 def test_lint_and_contracts_written_then_enforced(
-    pytester: pytest.Pytester, static_shop: StaticSite, tmp_path: Path
+    pytester: pytest.Pytester, shop_session: ShopSession, static_shop: StaticSite, tmp_path: Path
 ) -> None:
-    contract = tmp_path / "shop.contract.json"
+    contract = shop_session.contract
+    assert shop_session.outcomes("test_audit") == {"passed": 2, "failed": 1}, shop_session.out
+    missing = shop_session.result  # no contract yet: the first session of the shop's three files
     pytester.makeconftest(CONFTEST)
-    pytester.makepyfile(test_audit=f"CONTRACT = {str(contract)!r}\n" + AUDIT_TESTS)
-    missing = pytester.runpytest_subprocess("--base-url", static_shop.url, "-p", "no:cacheprovider", "-rA")
-    assert _outcomes(missing) == {"passed": 2, "failed": 1}, missing.stdout.str()
+    pytester.makepyfile(test_audit=shop_session.audit_file())
     missing.stdout.fnmatch_lines(
         [f"E       AssertionError: no contract at {contract}: run pytest with --webmcp-update-contracts*"]
     )
