@@ -387,8 +387,7 @@ def test_reporters_hear_begin_every_trial_and_end_and_one_that_cannot_write_stop
         ReportTargets(
             console=console,
             progress=True,
-            markdown=[tmp_path / "a-file" / "s.md", tmp_path / "s.md"],
-            json=[tmp_path / "s.json"],
+            files={"markdown": [tmp_path / "a-file" / "s.md", tmp_path / "s.md"], "json": [tmp_path / "s.json"]},
         )
     )
     recorder = Recorder()

@@ -162,7 +162,15 @@ def shard_type(text: str) -> tuple[int, int]:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
-MARKDOWN_HELP = "also write a Markdown summary here (a pull-request comment, $GITHUB_STEP_SUMMARY)"
+def add_output_flags(parser: argparse.ArgumentParser) -> None:
+    """A flag per file view of the results (runner/report/reporters.py OUTPUTS): --json, --junit, --html, --markdown.
+
+    run, report and rejudge take them all; each file is checked before any work (evaluation/reporting.py
+    check_output_files)."""
+    from runner.report.reporters import OUTPUTS
+
+    for o in OUTPUTS:
+        parser.add_argument(o.flag, dest=o.name, metavar="FILE", help=o.help)
 
 
 LABELS_SERIES_HELP = (

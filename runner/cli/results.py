@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from runner.cli.common import (
     LABELS_SERIES_HELP,
-    MARKDOWN_HELP,
     NON_NEGATIVE,
     POSITIVE,
     SEED,
@@ -12,6 +11,7 @@ from runner.cli.common import (
     TRIALS,
     DeprecatedSpelling,
     Subcommands,
+    add_output_flags,
     base_url_type,
 )
 from runner.evaluation.labelling import calibrate_command, label_command
@@ -28,15 +28,12 @@ def add_report(sub: Subcommands) -> None:
         help="run directories (e.g. traces/<run-id>), or all shards of one plan (run --shard i/n): merged into one run",
     )
     rep.add_argument("--out", help="where a merged report goes (default traces/merged)")
-    rep.add_argument("--junit", help="write JUnit XML here")
-    rep.add_argument("--json", help="write the JSON summary here")
-    rep.add_argument("--html", help="write the HTML report here (default: <run dir>/report.html when merging)")
+    add_output_flags(rep)
     rep.add_argument(
         "--no-html",
         action="store_true",
-        help="no default report.html (a merge of very many trials: docs/running.md, Sizing)",
+        help="no default report.html when merging (a merge of very many trials: docs/running.md, Sizing)",
     )
-    rep.add_argument("--markdown", metavar="FILE", help=MARKDOWN_HELP)
     rep.add_argument("--labels", metavar="FILE", help=LABELS_SERIES_HELP)
     rep.set_defaults(func=report_command)
 
@@ -101,9 +98,7 @@ def add_rejudge(sub: Subcommands) -> None:
     rj.add_argument(
         "--keep-going", action="store_true", help="write traces the current cases cannot judge as not_run, with why"
     )
-    rj.add_argument("--junit", help="also write JUnit XML here")
-    rj.add_argument("--json", help="also write the JSON summary here")
-    rj.add_argument("--markdown", metavar="FILE", help=MARKDOWN_HELP)
+    add_output_flags(rj)
     rj.set_defaults(func=rejudge_command)
 
 

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from runner.cli.common import (
     DAYS,
-    MARKDOWN_HELP,
     MILLISECONDS,
     NON_NEGATIVE,
     POSITIVE,
@@ -17,6 +16,7 @@ from runner.cli.common import (
     WORKERS,
     DeprecatedSpelling,
     Subcommands,
+    add_output_flags,
     base_url_type,
     cdp_endpoint_type,
     regex_type,
@@ -26,7 +26,7 @@ from runner.cli.common import (
     ws_endpoint_type,
 )
 from runner.errors import UsageError
-from runner.evaluation.output import check_writable_file
+from runner.evaluation.reporting import check_output_files
 from runner.evaluation.run import run_command
 
 
@@ -68,9 +68,7 @@ def check_run_args(args: argparse.Namespace) -> None:
         raise UsageError("--proxy-advertise goes with the proxy: drop --no-proxy")
     if args.chromium and not args.connect and not Path(args.chromium).is_file():  # remote: a path over there
         raise UsageError(f"--chromium {args.chromium}: no such file; give the path of a Chromium binary")
-    for flag, value in (("--json", args.json), ("--junit", args.junit)):
-        if value:
-            check_writable_file(Path(value), flag)
+    check_output_files(args)  # every --json, --junit, --html, --markdown ... file, before anything plays
 
 
 def add_run_arguments(run: argparse.ArgumentParser) -> None:
@@ -206,9 +204,7 @@ def _sharding(run: argparse.ArgumentParser) -> None:
 
 def _outputs_and_suite(run: argparse.ArgumentParser) -> None:
     """The extra report files, the catalog, the suite folder, --skip-invalid."""
-    run.add_argument("--junit", help="also write JUnit XML here")
-    run.add_argument("--markdown", metavar="FILE", help=MARKDOWN_HELP)
-    run.add_argument("--json", help="also write the JSON summary here")
+    add_output_flags(run)
     run.add_argument(
         "--catalog", help="the site's tools per route, to check cases against (default: catalog.json beside the cases)"
     )

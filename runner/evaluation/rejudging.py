@@ -13,7 +13,8 @@ from runner.evaluation.loading import (
     load_cases,
 )
 from runner.evaluation.output import check_writable_dir, console, report_problems, say
-from runner.evaluation.reporting import end_reports, reporters_for, run_input
+from runner.evaluation.reporting import check_output_files, end_reports, reporters_for, run_input
+from runner.report.reporters import IN_RUN_DIR
 from runner.rundir.layout import RunDir
 from runner.rundir.reading import RunDirError, baseline_dirs
 
@@ -26,6 +27,7 @@ def rejudge_command(args: argparse.Namespace) -> int:
     from runner.judge.rejudge import change_of, judged_again, rejudge, unanswerable, write_run
     from runner.results.run_results import RunInput, build_results
 
+    check_output_files(args)
     src = Path(args.run_dir)
     try:
         runs = [(src, run_input(args.run_dir)), *((b, run_input(str(b))) for b in baseline_dirs(src))]
@@ -65,7 +67,7 @@ def rejudge_command(args: argparse.Namespace) -> int:
         for _, run, where, new in new_runs
     ]
     dirs = {where.name: RunDir(where).trials for _, _, where, _ in new_runs}
-    code = end_reports(reporters_for(args, out, ("json", "junit", "html"), trace_dirs=dirs), build_results(inputs))
+    code = end_reports(reporters_for(args, out, IN_RUN_DIR, trace_dirs=dirs), build_results(inputs))
     changes = [change_of(old, new) for _, run, _, news in new_runs for old, new in zip(run.traces, news, strict=True)]
     _print_changes([c for c in changes if c.changed], len(changes), out)
     for line in refused:

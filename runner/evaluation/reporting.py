@@ -11,13 +11,13 @@ from runner.errors import EXIT_FAILED, EXIT_INVALID, EXIT_NOT_RUN, EXIT_OK, Usag
 from runner.evaluation.loading import (
     default_suite_dir,
 )
-from runner.evaluation.output import console, errors
+from runner.evaluation.output import check_writable_file, console, errors
 from runner.rundir.layout import RunDir
 from runner.rundir.reading import read_run
 
 if TYPE_CHECKING:
     from runner.play.evidence.fixture_store import FixtureStore
-    from runner.report.reporters import Reporters
+    from runner.report.reporters import Output, Reporters
     from runner.results.run_results import Labels, Results, RunInput
     from runner.rundir.plan import RunPlan
     from runner.suite.case import Case
@@ -43,34 +43,40 @@ def reporters_for(
     trace_dirs: dict[str, Path] | None = None,
     quiet: bool = False,
 ) -> Reporters:
-    """The one way reporters are made: ``defaults`` (json, junit, html) go into out_dir, plus what the flags ask.
+    """The one way reporters are made: the ``defaults`` outputs (runner/report/reporters.py IN_RUN_DIR: json,
+    junit, html) write their files into out_dir, and every output flag given writes its file too.
 
     ``quiet``: files only, nothing on the console (the partial report of an interrupted run)."""
-    from runner.report.reporters import ReportTargets, build_reporters
+    from runner.report.reporters import ReportTargets, build_reporters, run_dir_files
 
-    run = RunDir(out_dir)
-    default_path = {"json": run.summary, "junit": run.junit, "html": run.report_html}
-
-    def paths(name: str) -> list[Path]:
-        flag = getattr(args, name, None)
-        return ([default_path[name]] if name in defaults else []) + ([Path(flag)] if flag else [])
-
-    flags = [getattr(args, name, None) for name in ("json", "junit", "html", "markdown")]
-    check_outputs_apart([Path(f) for f in flags if f], [out_dir, *read_dirs(args)])
-
+    files = run_dir_files(out_dir, defaults)
+    flagged = output_flags(args)
+    check_outputs_apart([path for _, path in flagged], [out_dir, *read_dirs(args)])
+    for o, path in flagged:
+        files.setdefault(o.name, []).append(path)
     return build_reporters(
         ReportTargets(
             console=None if quiet else console,
             progress=progress,
             out_dir=out_dir,
-            json=paths("json"),
-            junit=paths("junit"),
-            html=paths("html"),
-            markdown=[Path(args.markdown)] if getattr(args, "markdown", None) else [],
+            files=files,
             json_extra=json_extra if json_extra is not None else {},
             trace_dirs=trace_dirs,
         )
     )
+
+
+def output_flags(args: argparse.Namespace) -> list[tuple[Output, Path]]:
+    """The output flags the command line gives (--json FILE, --junit FILE, ...), each with its file."""
+    from runner.report.reporters import OUTPUTS
+
+    return [(o, Path(value)) for o in OUTPUTS if (value := getattr(args, o.name, None))]
+
+
+def check_output_files(args: argparse.Namespace) -> None:
+    """Every output flag given names a file that can be written: one line (exit 2) before any work otherwise."""
+    for o, path in output_flags(args):
+        check_writable_file(path, o.flag)
 
 
 def read_dirs(args: argparse.Namespace) -> list[Path]:

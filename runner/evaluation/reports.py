@@ -8,7 +8,8 @@ from pathlib import Path
 
 from runner.errors import EXIT_OK, InvalidInput, UsageError
 from runner.evaluation.output import check_writable_dir, console, errors
-from runner.evaluation.reporting import end_reports, labels_of, reporters_for, run_input
+from runner.evaluation.reporting import check_output_files, end_reports, labels_of, reporters_for, run_input
+from runner.report.reporters import IN_RUN_DIR
 from runner.rundir.layout import RunDir
 from runner.rundir.reading import RunDirError, baseline_dirs
 from runner.rundir.run_info import read_run_id
@@ -20,6 +21,7 @@ def report_command(args: argparse.Namespace) -> int:
     from runner.results.shards import merge
     from runner.rundir.plan import ShardError
 
+    check_output_files(args)
     inputs = [run_input(d) for d in args.run_dirs]
     runs = inputs
     sharded = len(inputs) > 1 and any(r.plan and "shard" in r.plan for r in inputs)
@@ -39,7 +41,7 @@ def report_command(args: argparse.Namespace) -> int:
     if sharded:  # shards may share one --run-id: each trial's own directory, never a guess by run id
         for d, run in zip(args.run_dirs, inputs, strict=True):
             dirs |= {f"{t.run_id}/{t.trial_id}": RunDir(d).trials for t in run.traces}
-    defaults: tuple[str, ...] = ("json", "junit", "html") if sharded else ("html",) if merged and not args.html else ()
+    defaults: tuple[str, ...] = IN_RUN_DIR if sharded else ("html",) if merged and not args.html else ()
     if args.no_html:  # a merge of very many trials: the HTML would be ~40 KB per trial, screenshots aside
         defaults = tuple(d for d in defaults if d != "html")
     reporters = reporters_for(args, out, defaults, trace_dirs=dirs)

@@ -30,6 +30,7 @@ from runner.evaluation.reporting import (
     reporters_for,
 )
 from runner.evaluation.resume import check_same_agent, last_failed, planned_shard, resume_selection
+from runner.report.reporters import IN_RUN_DIR
 from runner.rundir.layout import RunDir
 from runner.rundir.reading import planned_traces
 from runner.suite.browser_context import BrowserContextSettings
@@ -216,7 +217,7 @@ def play(args: argparse.Namespace, selection: Selection, options: RunOptions) ->
         plan = options.plan = plan_of(chosen, options, options.agent_factory())
     # summary.json's header; the site's version joins it after the run
     run_info: dict[str, Any] = {"run_id": options.run_id}
-    reporters = reporters_for(args, out_dir, ("json", "junit", "html"), progress=not resuming, json_extra=run_info)
+    reporters = reporters_for(args, out_dir, IN_RUN_DIR, progress=not resuming, json_extra=run_info)
     reporters.begin(plan)
     if options.only_trials is not None:
         reporters.reporters.insert(0, ResumeProgress(len(options.only_trials)))
@@ -318,7 +319,7 @@ def interrupted(args: argparse.Namespace, out_dir: Path, plan: RunPlan | None) -
     except (OSError, ValueError):
         plan, traces = None, []
     results = build_results([RunInput(traces, plan)])
-    reporters = reporters_for(args, out_dir, ("json", "junit", "html"), json_extra={"run_id": out_dir.name}, quiet=True)
+    reporters = reporters_for(args, out_dir, IN_RUN_DIR, json_extra={"run_id": out_dir.name}, quiet=True)
     reporters.end(results)  # files only: the one line below is all the console gets
     errors.print(
         f"interrupted: {results.completeness.text().split(' (')[0]}, their traces kept in {out_dir}; "

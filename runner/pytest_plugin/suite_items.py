@@ -152,15 +152,13 @@ class SuitePlugin:
             return
         run = self.run.close()
         out_dir = run.out_dir
-        from runner.report.reporters import ReportTargets, build_reporters
+        from runner.report.reporters import ReportTargets, build_reporters, run_dir_files
         from runner.results.run_results import RunInput, build_results
 
         reporters = build_reporters(
             ReportTargets(
                 out_dir=out_dir,
-                json=[RunDir(out_dir).summary],
-                junit=[RunDir(out_dir).junit],
-                html=[RunDir(out_dir).report_html],
+                files=run_dir_files(out_dir),  # what run writes into its run directory
                 json_extra={"run_id": run.run_id, "site": run.site_info},
             )
         )

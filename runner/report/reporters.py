@@ -4,38 +4,49 @@ A reporter hears three things: ``begin(plan)`` before the first trial (the
 plan, or None when it is not known), ``trial_done(trace)`` after each trial,
 and ``end(results)`` once, with the :class:`runner.results.run_results.Results` every view
 renders. :class:`Reporters` fans them out; :func:`build_reporters` makes the
-set from what the command line asked for, the same way for ``run`` and for
-``report`` (which only calls ``end``). Adding a view is one new class here and
-one line in :func:`build_reporters`.
+set from what the command line asked for, the same way for ``run``, ``report``,
+``rejudge`` (which only call ``end``) and the pytest plugin's suite items.
+
+Every file view is one :class:`Output` in :data:`OUTPUTS`: its flag, its file in the
+run directory (when a run writes one there) and its reporter. The commands take their
+flags from it, check each file can be written before any work, and write the run
+directory's files from it, so adding a view is one new class here and one Output.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rich.console import Console
 from rich.markup import escape
 
 from runner.report.sanitise import markdown as markdown_text
-from runner.report.writers import VERDICT_STYLE, counts_text, print_console, write_json, write_junit
-from runner.results.run_results import Results, SeriesResult, money, num, pct, seconds
+from runner.rundir.layout import RunDir
 from runner.rundir.plan import RunPlan
 from runner.trace import Trace, write_atomic
 
+if TYPE_CHECKING:  # the writers and the figures are imported when a view renders: the command line starts quicker
+    from runner.results.run_results import Results, SeriesResult
+
 __all__ = [
+    "IN_RUN_DIR",
+    "OUTPUTS",
     "ConsoleReporter",
     "HtmlReporter",
     "JUnitReporter",
     "JsonReporter",
     "MarkdownReporter",
+    "Output",
     "ProgressReporter",
     "Reporter",
     "ReportTargets",
     "Reporters",
     "build_reporters",
+    "output",
+    "run_dir_files",
 ]
 
 
@@ -73,6 +84,7 @@ class ProgressReporter(_Quiet):
 
     def trial_done(self, trace: Trace) -> None:
         from runner.llm.cassette import describe_rerecord
+        from runner.report.writers import VERDICT_STYLE
 
         self.done += 1
         style = VERDICT_STYLE[trace.verdict]
@@ -94,6 +106,8 @@ class ConsoleReporter(_Quiet):
         self.console, self.out_dir = console, out_dir
 
     def end(self, results: Results) -> None:
+        from runner.report.writers import print_console
+
         print_console(results, self.out_dir, self.console)
 
 
@@ -104,6 +118,8 @@ class JsonReporter(_Quiet):
         self.path, self.extra, self.trace_dirs = path, dict(extra or {}), trace_dirs
 
     def end(self, results: Results) -> None:
+        from runner.report.writers import write_json
+
         write_json(results, self.path, self.extra, self.trace_dirs)
 
 
@@ -112,6 +128,8 @@ class JUnitReporter(_Quiet):
         self.path = path
 
     def end(self, results: Results) -> None:
+        from runner.report.writers import write_junit
+
         write_junit(results, self.path)
 
 
@@ -145,6 +163,9 @@ def _md(text: str) -> str:
 
 
 def _series_row(s: SeriesResult) -> str:
+    from runner.report.writers import counts_text
+    from runner.results.run_results import money, num, pct, seconds
+
     sc = s.score
     case = f"{pct(sc.case_pass.mean)} ± {sc.case_pass.clustered_se * 100:.1f}" if sc else "—"
     ap = sc.assertion_pass if sc else None
@@ -167,6 +188,9 @@ def _series_row(s: SeriesResult) -> str:
 
 def markdown(results: Results) -> str:
     """The results as Markdown: completeness, one row per series, then why each trial failed."""
+    from runner.report.writers import counts_text
+    from runner.results.run_results import pct
+
     c = results.counts
     icon = "❌" if c.failed else "⚠️" if c.not_run or c.missing else "✅"
     lines = [
@@ -241,23 +265,77 @@ class ReportTargets:
     console: Console | None = None
     progress: bool = False
     out_dir: Path | None = None  # where the console says the traces and reports are
-    json: Sequence[Path] = ()
-    junit: Sequence[Path] = ()
-    html: Sequence[Path] = ()
-    markdown: Sequence[Path] = ()
+    files: Mapping[str, Sequence[Path]] = field(default_factory=dict)  # Output.name -> the files it writes
     json_extra: Mapping[str, Any] = field(default_factory=dict)
     trace_dirs: Path | Mapping[str, Path] | None = None
 
 
+@dataclass(frozen=True)
+class Output:
+    """One file view of the results: its flag on run, report and rejudge, its file in the run directory, its writer."""
+
+    name: str  # the flag's argparse dest and its key in ReportTargets.files
+    flag: str
+    help: str  # the flag's --help text
+    writer: Callable[[Path, ReportTargets], Reporter]  # the reporter that writes the view to a path
+    in_run_dir: Callable[[RunDir], Path] | None = None  # the file run and rejudge write into the run directory
+
+
+OUTPUTS: tuple[Output, ...] = (
+    Output(
+        "json",
+        "--json",
+        "also write the JSON summary here",
+        lambda path, t: JsonReporter(path, t.json_extra, t.trace_dirs),
+        lambda run: run.summary,
+    ),
+    Output("junit", "--junit", "also write JUnit XML here", lambda path, t: JUnitReporter(path), lambda run: run.junit),
+    Output(
+        "html",
+        "--html",
+        "also write the HTML report here",
+        lambda path, t: HtmlReporter(path, t.console, t.trace_dirs),
+        lambda run: run.report_html,
+    ),
+    Output(
+        "markdown",
+        "--markdown",
+        "also write a Markdown summary here (a pull-request comment, $GITHUB_STEP_SUMMARY)",
+        lambda path, t: MarkdownReporter(path),
+    ),
+)
+IN_RUN_DIR = tuple(o.name for o in OUTPUTS if o.in_run_dir is not None)  # what run writes into its run directory
+
+
+def output(name: str) -> Output:
+    """The registered output of that name; KeyError naming the known ones otherwise."""
+    for o in OUTPUTS:
+        if o.name == name:
+            return o
+    raise KeyError(f"no output {name!r}; the outputs are {', '.join(o.name for o in OUTPUTS)}")
+
+
+def run_dir_files(out_dir: Path, names: Sequence[str] = IN_RUN_DIR) -> dict[str, list[Path]]:
+    """The files the named outputs write into a run directory (all of them by default), by output name."""
+    run = RunDir(out_dir)
+    found: dict[str, list[Path]] = {}
+    for name in names:
+        default = output(name).in_run_dir
+        if default is None:
+            raise KeyError(f"output {name!r} has no file in the run directory")
+        found[name] = [default(run)]
+    return found
+
+
 def build_reporters(targets: ReportTargets) -> Reporters:
-    """The one place reporters are made, for ``run`` and ``report`` alike."""
+    """The one place reporters are made, for ``run``, ``report``, ``rejudge`` and the pytest plugin alike."""
+    for name in targets.files:
+        output(name)  # a name no output has is a mistake of the caller's, never silently nothing written
     out: list[Reporter] = []
     if targets.console is not None:
         if targets.progress:
             out.append(ProgressReporter(targets.console))
         out.append(ConsoleReporter(targets.console, targets.out_dir))
-    out += [JsonReporter(p, targets.json_extra, targets.trace_dirs) for p in targets.json]
-    out += [JUnitReporter(p) for p in targets.junit]
-    out += [HtmlReporter(p, targets.console, targets.trace_dirs) for p in targets.html]
-    out += [MarkdownReporter(p) for p in targets.markdown]
+    for o in OUTPUTS:
+        out += [o.writer(path, targets) for path in targets.files.get(o.name, ())]
     return Reporters(out)
