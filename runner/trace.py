@@ -39,6 +39,7 @@ Verdict = Literal["passed", "failed", "not_run"]
 # agent (runner/agents/null.py), which does nothing. Each is a series of its own in every report.
 EvidenceKind = Literal["deterministic", "agent", "baseline", "simulated_user"]
 Status = Literal["passed", "failed", "not_run"]
+WebMCPPath = Literal["native", "shim", "unknown"]  # the browser's own WebMCP, the shim's polyfill, or not known
 # Why a trial could not run, as data (runner/play/run/retry.py retries only "infrastructure"):
 #   infrastructure  the browser crashed or its connection was lost; the site was unreachable or answered 5xx
 #   setup           the site answered, but not as a case needs (4xx, no tools, a page error, state_js)
@@ -494,7 +495,7 @@ class Trace(BaseModel):
     site_revision: str | None = None
     base_url: str = ""
     network_mode: str = "live"
-    webmcp_path: Literal["native", "shim", "unknown"] = "unknown"
+    webmcp_path: WebMCPPath = "unknown"
     browser: dict[str, str] = Field(default_factory=dict)
     # the browser context's pinned time zone and locale (suite.yaml); None in traces made before they were pinned
     timezone_id: str | None = Field(default=None, exclude_if=lambda v: v is None)

@@ -146,8 +146,8 @@ class Auditor:
         trial = self.network.begin() if self.network else None
         context = await self.browser.new_context(
             extra_http_headers={TRIAL_HEADER: trial} if trial else None,
-            storage_state=self.options.access.state,  # type: ignore[arg-type]
-            http_credentials=http_credentials(self.options.access.credentials),  # type: ignore[arg-type]
+            storage_state=self.options.access.state,  # type: ignore[arg-type]  # the file's JSON, checked when read
+            http_credentials=http_credentials(self.options.access.credentials),
         )
         await self.options.access.open(context)
         return context, trial
@@ -323,8 +323,9 @@ class Auditor:
         await page.context.clear_cookies()
         await self.options.access.restore(page)
         if self.options.site and self.options.site.world_cookie:
-            cookie = {"name": self.options.site.world_cookie, "value": world, "url": self.options.url}
-            await page.context.add_cookies([cookie])  # type: ignore[list-item]
+            await page.context.add_cookies(
+                [{"name": self.options.site.world_cookie, "value": world, "url": self.options.url}]
+            )
 
     async def close(self) -> None:
         if self.site:
@@ -404,8 +405,12 @@ async def redirect_away(
         for _ in range(MAX_REDIRECTS):
             try:
                 same = origin_of(target) == origin_of(url)  # the headers go to the audited origin only
-                opens = {"headers": headers, "auth": credentials} if same else {}
-                async with http.stream("GET", target, **opens) as response:  # type: ignore[arg-type]
+                get = (
+                    http.stream("GET", target, headers=headers, auth=credentials)
+                    if same
+                    else http.stream("GET", target)
+                )
+                async with get as response:
                     if response.status_code not in (301, 302, 303, 307, 308):
                         return None
                     target = urljoin(target, response.headers.get("location", ""))

@@ -39,8 +39,8 @@ def chromium_line() -> str:
 
     try:
         with sync_playwright() as p:
-            headless = find_chromium(browser_type=p.chromium, headless=True)  # type: ignore[arg-type]
-            headed = find_chromium(browser_type=p.chromium)  # type: ignore[arg-type]
+            headless = find_chromium(browser_type=p.chromium, headless=True)
+            headed = find_chromium(browser_type=p.chromium)
     except ChromiumNotFound:
         return "chromium: not found (docs/browser.md says what to install)"
     except Exception as err:  # Playwright's driver could not start: say so, the other lines still hold

@@ -43,7 +43,7 @@ from runner.llm.providers import (
     public_base,
 )
 from runner.suite.case import Case, RubricCriterion
-from runner.trace import Assertion, Trace
+from runner.trace import Assertion, Status, Trace
 
 GRADER_PROMPT_VERSION = 1
 GRADER_SYSTEM_PROMPT = (
@@ -212,6 +212,7 @@ class ModelGrader:
         out = []
         for c in criteria:
             got = verdicts.get(c.id)
+            status: Status
             if got is None:
                 status, why = "not_run", error or f"the grader gave no pass/fail for {c.id!r}"
             else:
@@ -223,7 +224,7 @@ class ModelGrader:
                     id=f"answer.rubric.{c.id}",
                     kind="rubric",
                     description=c.criterion,
-                    status=status,  # type: ignore[arg-type]
+                    status=status,
                     why=why,
                     evidence={"grader": self.id, **(got or {})},
                     grader="model",

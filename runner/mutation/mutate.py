@@ -41,6 +41,7 @@ from runner.play.run.options import RunOptions, TrialHook
 from runner.play.run.run import OpenRun, open_run
 from runner.rundir.layout import RunDir
 from runner.suite.browser_context import BrowserContextSettings
+from runner.suite.case import ClickAction
 from runner.suite.loader import LoadedCase
 from runner.suite.site import SiteConfig, demo_site_config
 from runner.trace import Trace, write_atomic
@@ -505,8 +506,8 @@ def _shows_control(b: Baseline, name: str) -> bool:
     conf = b.case.case.expect.confirmation
     if conf and name in (conf.control.name, conf.control.text, conf.control.label):
         return True
-    clicks = [s for s in b.case.case.steps if getattr(s, "action", None) == "click"]
-    if any(name in (s.target.name, s.target.text, s.target.label) for s in clicks):  # type: ignore[union-attr]
+    clicks = [s for s in b.case.case.steps if isinstance(s, ClickAction)]
+    if any(name in (s.target.name, s.target.text, s.target.label) for s in clicks):
         return True
     return f'button "{name}"' in (b.trace.ui.aria_snapshot or "")
 

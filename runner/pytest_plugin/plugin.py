@@ -94,7 +94,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="where --webmcp-suite writes its run directory, as `webmcp-eval run --out` (default traces)",
     )
     for name, (kind, text) in INI.items():
-        parser.addini(name, text, type=kind)  # type: ignore[arg-type]
+        parser.addini(name, text, type=kind)
 
 
 def _xdist_controller(config: pytest.Config) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import pytest
@@ -54,7 +54,7 @@ def bare_base_url(config: pytest.Config) -> tuple[str | None, tuple[str, str] | 
 
 # Every option has an ini value of the same name (``webmcp_proxy = true`` under [pytest]); the command line wins.
 # (--webmcp-update-contracts has none: it is a one-off.)
-INI = {
+INI: dict[str, tuple[Literal["bool", "linelist", "string"], str]] = {
     "webmcp_proxy": ("bool", "route every test that uses the webmcp fixture through the counting proxy"),
     "webmcp_allow_host": ("linelist", "hosts (or globs) the proxy lets the page reach besides the site and loopback"),
     "webmcp_suite": ("string", "a webmcp-eval suite folder to collect as test items"),

@@ -44,7 +44,7 @@ def check_traces(files: dict[Path, Trace], plan: RunPlan | None) -> None:
     RunDirError naming the file otherwise: a trace copied in from another run (or left by an earlier run
     under a reused run id), an unplanned trial, or one filed under another trial's name would change the
     figures without a word."""
-    planned = {t["trial_id"] for t in plan["trials"]} if plan else None
+    planned = {t["trial_id"] for t in plan["trials"]} if plan else set()
     hashes = plan_hashes(plan) if plan else set()
     seen: set[tuple[str, str]] = set()
     for file, t in files.items():
@@ -57,7 +57,7 @@ def check_traces(files: dict[Path, Trace], plan: RunPlan | None) -> None:
             continue
         if t.run_id != plan["run_id"] or (t.plan_hash and hashes and t.plan_hash not in hashes):
             raise RunDirError(f"{file}: a trace of another run ({t.run_id}), not of this run's plan")
-        if t.trial_id not in planned:  # type: ignore[operator]
+        if t.trial_id not in planned:
             raise RunDirError(f"{file}: trial {t.trial_id} is not in this run's plan")
 
 

@@ -29,7 +29,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_core import PydanticCustomError
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from runner.data_file import FieldPath, Renames, renamed_in_model
 from runner.kinds import module_kinds
@@ -687,10 +687,10 @@ class Case(Strict):
             if len(kept) == len(errors):
                 raise
             # each kept problem as it was: its type and its message, already written
-            details = [
+            details: list[InitErrorDetails] = [
                 {"type": PydanticCustomError(e["type"], e["msg"]), "loc": e["loc"], "input": e["input"]} for e in kept
             ]
-            raise ValidationError.from_exception_data(err.title, details) from None  # type: ignore[arg-type]
+            raise ValidationError.from_exception_data(err.title, details) from None
 
     @field_validator("timezone_id")
     @classmethod

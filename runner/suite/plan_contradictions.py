@@ -62,8 +62,9 @@ def _expected(lc: LoadedCase, planned: list[_Planned]) -> list[Problem]:
         if not same:
             continue  # "never calls" is validate's error already
         reasons = [_mismatch(exp, p) for p in same]
-        if all(reasons):
-            where, name, why = reasons[0]  # type: ignore[misc]
+        found = [r for r in reasons if r is not None]
+        if len(found) == len(reasons):  # every planned call of the tool misses
+            where, name, why = found[0]
             out.append(
                 _problem(
                     lc,

@@ -40,6 +40,7 @@ from runner.data_file import (
     say_renamed,
 )
 from runner.errors import InvalidInput
+from runner.trace import NotRunKind
 
 
 class Hooks(BaseModel):
@@ -216,13 +217,13 @@ class SiteUnavailable(Exception):
     5xx (worth another attempt), "setup" when it answered 4xx or nonsense (it will again).
     """
 
-    def __init__(self, message: str, kind: str = "infrastructure") -> None:
+    def __init__(self, message: str, kind: NotRunKind = "infrastructure") -> None:
         super().__init__(message)
         self.kind = kind
 
 
 def _hook_failure(hook: str, url: str, err: httpx.HTTPError) -> SiteUnavailable:
-    kind = "infrastructure"
+    kind: NotRunKind = "infrastructure"
     if isinstance(err, httpx.HTTPStatusError):
         what = f"answered HTTP {err.response.status_code}"
         kind = "infrastructure" if err.response.status_code >= 500 else "setup"

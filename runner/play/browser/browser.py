@@ -18,9 +18,9 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from playwright.async_api import Browser, BrowserType
+from playwright.async_api import Browser, BrowserType, HttpCredentials
 
 from runner.errors import CannotRun, InvalidInput
 
@@ -62,14 +62,21 @@ class ChromiumChoice:
     source: str  # "explicit", "playwright" or "system"
 
 
-def http_credentials(found: tuple[str, str] | None) -> dict[str, str] | None:
+def http_credentials(found: tuple[str, str] | None) -> HttpCredentials | None:
     """A browser context's HTTP authentication from credentials taken out of a URL
     (runner/suite/site.py ``split_credentials``): the browser sends them, no URL carries them."""
     return {"username": found[0], "password": found[1]} if found else None
 
 
+class KnowsItsBinary(Protocol):
+    """A Playwright browser type, of its async API or its sync one: where its own Chromium would be."""
+
+    @property
+    def executable_path(self) -> str: ...
+
+
 def find_chromium(
-    explicit: str | None = None, browser_type: BrowserType | None = None, *, headless: bool = False
+    explicit: str | None = None, browser_type: KnowsItsBinary | None = None, *, headless: bool = False
 ) -> ChromiumChoice:
     """Return the Chromium to launch, or raise ChromiumNotFound with an install hint.
 
@@ -200,8 +207,8 @@ def main() -> int:
 
     with sync_playwright() as p:
         try:
-            headed = find_chromium(browser_type=p.chromium)  # type: ignore[arg-type]
-            headless = find_chromium(browser_type=p.chromium, headless=True)  # type: ignore[arg-type]
+            headed = find_chromium(browser_type=p.chromium)
+            headless = find_chromium(browser_type=p.chromium, headless=True)
         except ChromiumNotFound as err:
             print(err)
             return 1

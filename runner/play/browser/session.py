@@ -23,6 +23,7 @@ from playwright.async_api import (
     CDPSession,
     Page,
     Playwright,
+    ProxySettings,
     async_playwright,
 )
 
@@ -182,10 +183,10 @@ class BrowserSession:
         browser = await self.ensure_browser(worker)
         headers = {TRIAL_HEADER: trial_id} if self.proxy_url else {}
         # A remote browser was not launched with our proxy: each context goes through it (loopback too).
-        proxy = {"server": self.proxy_url} if self.remote and self.proxy_url else None
+        proxy: ProxySettings | None = {"server": self.proxy_url} if self.remote and self.proxy_url else None
         pinned = context_settings or BrowserContextSettings()  # never the machine's own zone or language
         context = await browser.new_context(
-            proxy=proxy,  # type: ignore[arg-type]
+            proxy=proxy,
             base_url=base_url,
             extra_http_headers=headers,
             ignore_https_errors=True,
@@ -193,7 +194,7 @@ class BrowserSession:
             timezone_id=pinned.timezone_id,
             locale=pinned.locale,
             # a protected site's HTTP authentication (credentials given in its URL, kept out of every file)
-            http_credentials=browser_credentials(http_credentials),  # type: ignore[arg-type]
+            http_credentials=browser_credentials(http_credentials),
         )
         trial = TrialPage(context=context, log=ShimLog(), clock_start=clock_start, settle_ms=settle_ms)
         await trial.setup(base_url, world_cookie, init_script)

@@ -11,6 +11,7 @@ from runner.suite.case import Locator
 def locate(page: Page, target: Locator) -> PwLocator:
     root: Page | PwLocator = locate(page, target.within).first if target.within else page
     if target.role:
+        # the role is one of Playwright's: checked against the WAI-ARIA list when the case loads
         return root.get_by_role(target.role, name=target.name, exact=target.exact)  # type: ignore[arg-type]
     if target.label:
         return root.get_by_label(target.label, exact=target.exact)

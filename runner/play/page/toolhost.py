@@ -22,7 +22,7 @@ from runner.play.page.devtools_tools import HungFrames
 from runner.play.page.surface.log import ShimLog, is_top
 from runner.play.page.surface.model import Tool
 from runner.play.page.surface.reader import CALL_TIMEOUT_MS, FRAME_LIST_TIMEOUT_MS, SHIM_JS, Surface
-from runner.trace import FrameRecord, ToolCall, ToolInfo
+from runner.trace import FrameRecord, ToolCall, ToolInfo, WebMCPPath
 
 __all__ = ["CALL_TIMEOUT_MS", "FRAME_LIST_TIMEOUT_MS", "SHIM_JS", "ShimLog", "ToolHost", "is_top"]
 # A page without tools (none registered yet, or all just withdrawn by a route
@@ -78,7 +78,7 @@ class ToolHost:
         self.log.changed.set()
 
     @property
-    def path(self) -> str:
+    def path(self) -> WebMCPPath:
         return self.surface.path
 
     def route(self) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
+from typing import Literal
 
 from runner.agents.simulated_user import SimulatedUser, SimulatorError
 from runner.suite.case import UserGoal
@@ -38,8 +39,8 @@ class Conversation:
         self.record = record
         self.clock_ms = clock_ms
 
-    def add(self, who: str, text: str, turn: int) -> None:
-        self.record.turns.append(ConversationTurn(who=who, text=text, at_ms=self.clock_ms(), turn=turn))  # type: ignore[arg-type]
+    def add(self, who: Literal["user", "agent"], text: str, turn: int) -> None:
+        self.record.turns.append(ConversationTurn(who=who, text=text, at_ms=self.clock_ms(), turn=turn))
         if who == "user":
             for fact, value in self.goal.knows.items():
                 if fact not in self.record.revealed and str(value) and str(value) in text:

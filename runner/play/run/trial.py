@@ -219,7 +219,7 @@ class Trial:
         except TrialAborted as err:
             error, kind = str(err), err.kind
         except SiteUnavailable as err:
-            error, kind = str(err), err.kind  # type: ignore[assignment]
+            error, kind = str(err), err.kind
         except BrowserUnavailable as err:  # a remote browser lost and not reached again
             error, kind = str(err), "infrastructure"
         except (PlaywrightError, AgentError) as err:
@@ -512,7 +512,7 @@ class Trial:
         mark("tools_ms")
         uncaught = [e.text for e in self._page_errors if e.source == "exception"]
         await require_tools(self.tp.host, case.start_route, config.base_url, uncaught)
-        self.trace.webmcp_path = self.tp.host.path  # type: ignore[assignment]
+        self.trace.webmcp_path = self.tp.host.path
         self.trace.timings["setup_ms"] = self._ms()
 
     def _console_error(self, message: ConsoleMessage) -> None:

@@ -51,7 +51,7 @@ async def read_route(
 ) -> RouteTools:
     """Open one page in a fresh context with the shim; read its tools once they settle (credentials: the
     site's HTTP authentication, taken out of its URL)."""
-    context = await browser.new_context(http_credentials=http_credentials(credentials))  # type: ignore[arg-type]
+    context = await browser.new_context(http_credentials=http_credentials(credentials))
     try:
         log = ShimLog()
         await Surface.install(context, log)

@@ -14,7 +14,7 @@ import asyncio
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from playwright.async_api import BrowserContext, Page
 from playwright.async_api import Error as PlaywrightError
@@ -24,6 +24,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 from runner.play.page.devtools_tools import DevToolsCallError, HungFrames
 from runner.play.page.surface.log import ShimLog
 from runner.play.page.surface.model import FormField, Frame, Refused, TimelineEvent, Tool, one_spelling, origin_of
+from runner.trace import WebMCPPath
 
 SHIM_JS = (Path(__file__).parent.parent / "shim.js").read_text(encoding="utf-8")
 BINDING = "__webmcpEvalReport"
@@ -43,6 +44,13 @@ FORMS_JS = """() => [...document.querySelectorAll('form[toolname]')].map(f => ({
 }))"""
 POLYFILL_LISTING_JS = "window.__webmcpEval ? window.__webmcpEval.tools() : []"
 POLYFILL_CALL_JS = "([n, a]) => window.__webmcpEval.call(n, a)"
+
+
+class ListingTimeouts(TypedDict, total=False):
+    """How long a frame's tool listing may take (read_frame's own defaults where not given)."""
+
+    timeout_ms: float
+    top_timeout_ms: float | None
 
 
 @dataclass
@@ -116,7 +124,7 @@ class Surface:
         await context.add_init_script(SHIM_JS)
 
     @property
-    def path(self) -> str:
+    def path(self) -> WebMCPPath:
         native = self.log.native()
         return "native" if native else "shim" if native is False else "unknown"
 
@@ -206,14 +214,14 @@ class Surface:
             ]
         return out
 
-    async def read_frames(self, clock: LoadClock | None = None, **listing: float | None) -> list[Frame]:
+    async def read_frames(self, clock: LoadClock | None = None, **listing: Unpack[ListingTimeouts]) -> list[Frame]:
         """Every frame's surface, the top page first (child frames with no document yet are left out)."""
         top = origin_of(self.page.url)
         out = []
         for frame in self.page.frames:
             if frame.is_detached() or (frame.url in ("", "about:blank") and frame.parent_frame is not None):
                 continue
-            out.append(await self.read_frame(frame, top_origin=top, clock=clock, **listing))  # type: ignore[arg-type]
+            out.append(await self.read_frame(frame, top_origin=top, clock=clock, **listing))
         return out
 
     async def call(
