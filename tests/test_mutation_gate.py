@@ -3,8 +3,9 @@
 It plays a lean part of ``webmcp-eval mutate`` (every operator but the three
 per-field ones, on the cases those operators can see; one baseline run; only a
 doubtful failure is played twice: a flaky kill can only raise the score, never
-fail the gate), 27 cases, about 40 s on a quiet 2-core machine. The full command, with the per-field operators, is what
-the full figure in docs/suite-validity.md comes from.
+fail the gate), 27 cases, 91 trials on four workers (a trial mostly waits: for page loads and the tools' quiet
+window; four overlap those waits on two cores). The full command, with the per-field operators, is what the full
+figure in docs/suite-validity.md comes from.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def test_the_seed_suite_keeps_its_mutation_score(tmp_path):
     options = MutateOptions(
         out_root=tmp_path,
         run_id="gate",
-        workers=2,
+        workers=4,  # the trials mostly wait (see above); a kill never depends on the workers, a flaky one is replayed
         operators=GATE_OPERATORS,
         clean_runs=1,
         catalog_tools=catalog.tools(),

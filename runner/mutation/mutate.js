@@ -84,7 +84,8 @@
   async function write() {
     const w = M.write;
     try {
-      await fetch(w.path, { method: w.method, headers: w.headers || {}, body: w.body || undefined, credentials: "same-origin" });
+      const answer = await fetch(w.path, { method: w.method, headers: w.headers || {}, body: w.body || undefined, credentials: "same-origin" });
+      await answer.text(); // read: an answer never read keeps the request open for the browser (the settle waits on it)
     } catch (e) {
       /* refused or failed: the request was still sent */
     }
