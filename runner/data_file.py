@@ -425,7 +425,7 @@ Renames = dict[tuple[str, ...], str]
 
 
 def rename_keys(
-    data: Any, renames: Renames, lines: dict[tuple[Any, ...], int] | None = None
+    data: object, renames: Renames, lines: dict[tuple[Any, ...], int] | None = None
 ) -> list[tuple[int, str, str]]:
     """Each old key of ``renames`` in ``data`` given its new name in place (its place in the mapping kept, and
     its line in ``lines``); (line, old path, new path) of each. An old key beside its new one is left as it is:
@@ -452,7 +452,7 @@ def rename_keys(
     return found
 
 
-def renamed_in_model(data: Any, renames: Renames) -> Any:
+def renamed_in_model(data: object, renames: Renames) -> Any:
     """A model's before-validator: its renamed keys (paths of one key) read under their new names, silently
     (stored traces and cases of old runs; a person's file says so at its line, see ``rename_keys``)."""
     if isinstance(data, dict) and any(path[0] in data for path in renames):

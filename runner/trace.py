@@ -84,7 +84,7 @@ class Record(BaseModel):
 
     @model_validator(mode="wrap")
     @classmethod
-    def _remember_keys(cls, data: Any, handler: ModelWrapValidatorHandler[Record]) -> Record:
+    def _remember_keys(cls, data: object, handler: ModelWrapValidatorHandler[Record]) -> Record:
         data = renamed_in_model(data, cls.renamed)
         record = handler(data)
         if isinstance(data, Mapping):
@@ -318,7 +318,7 @@ class SetupRecord(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _renamed(cls, data: Any) -> Any:
+    def _renamed(cls, data: object) -> Any:
         return renamed_in_model(data, {("mutations",): "writes"})  # traces from before the rename
 
 
@@ -394,7 +394,7 @@ class Assertion(BaseModel):
 
     @field_validator("id", mode="before")
     @classmethod
-    def _renamed(cls, value: Any) -> Any:
+    def _renamed(cls, value: object) -> Any:
         """An id as a stored trace has it, in today's words (the rules under expect.network.mutations are
         expect.network.writes now): a re-judged trace compares its checks by id."""
         if isinstance(value, str) and value.startswith("network.mutations["):
@@ -420,7 +420,7 @@ class NetworkRecord(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _renamed(cls, data: Any) -> Any:
+    def _renamed(cls, data: object) -> Any:
         return renamed_in_model(data, {("mutations",): "writes", ("mutation_counts",): "write_counts"})
 
 

@@ -54,7 +54,7 @@ class AuditConfig:
         return {**self._rule(rule_id).options, **self.settings.get(rule_id, RuleSetting()).options}
 
 
-def _typed(value: Any, default: Any) -> bool:
+def _typed(value: object, default: Any) -> bool:
     if isinstance(default, bool):
         return isinstance(value, bool)
     if isinstance(default, int | float):
@@ -64,7 +64,7 @@ def _typed(value: Any, default: Any) -> bool:
     return isinstance(value, type(default))
 
 
-def parse_audit_config(data: Any) -> AuditConfig:
+def parse_audit_config(data: object) -> AuditConfig:
     """suite.yaml's ``audit`` value as a config; AuditConfigError names the first bad field."""
     if data is None:
         return AuditConfig()

@@ -85,7 +85,7 @@ def read_contract(path: Path) -> dict[str, Any]:
     return data
 
 
-def _params(schema: Any) -> dict[str, Any]:
+def _params(schema: object) -> dict[str, Any]:
     props = schema.get("properties") if isinstance(schema, dict) else None
     return props if isinstance(props, dict) else {}
 

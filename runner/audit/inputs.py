@@ -47,7 +47,7 @@ def _draw(schema: dict[str, Any]) -> dict[str, Any] | None:
         suppress_health_check=list(HealthCheck),
     )
     @given(from_schema(schema))
-    def collect(value: Any) -> None:
+    def collect(value: object) -> None:
         drawn.append(value)
 
     try:
@@ -59,7 +59,7 @@ def _draw(schema: dict[str, Any]) -> dict[str, Any] | None:
     return drawn[0] if drawn and isinstance(drawn[0], dict) else None
 
 
-def _valid(schema: dict[str, Any], value: Any) -> bool:
+def _valid(schema: dict[str, Any], value: object) -> bool:
     try:
         return jsonschema.Draft202012Validator(schema).is_valid(value)
     except (jsonschema.exceptions.SchemaError, TypeError, ValueError):
@@ -76,7 +76,7 @@ _WRONG = {
 }
 
 
-def smoke_inputs(schema: Any) -> list[SmokeInput]:
+def smoke_inputs(schema: object) -> list[SmokeInput]:
     """Valid inputs first, then invalid ones; empty when the schema is not an object schema we can draw from."""
     if schema is None:
         schema = {"type": "object", "properties": {}}

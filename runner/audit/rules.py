@@ -78,7 +78,7 @@ def _esc(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
 
-def subschemas(schema: Any, pointer: str = "/inputSchema") -> Iterator[tuple[dict[str, Any], str]]:
+def subschemas(schema: object, pointer: str = "/inputSchema") -> Iterator[tuple[dict[str, Any], str]]:
     """Every schema node under schema (itself first), with its JSON pointer."""
     if not isinstance(schema, dict):
         return
@@ -100,7 +100,7 @@ def subschemas(schema: Any, pointer: str = "/inputSchema") -> Iterator[tuple[dic
             yield from subschemas(sub, f"{pointer}/{key}")
 
 
-def properties(schema: Any, pointer: str = "/inputSchema") -> Iterator[tuple[str, dict[str, Any], str]]:
+def properties(schema: object, pointer: str = "/inputSchema") -> Iterator[tuple[str, dict[str, Any], str]]:
     """Every parameter (at any depth): its name, its schema, its pointer."""
     for node, where in subschemas(schema, pointer):
         props = node.get("properties")
@@ -109,7 +109,7 @@ def properties(schema: Any, pointer: str = "/inputSchema") -> Iterator[tuple[str
                 yield name, sub if isinstance(sub, dict) else {}, f"{where}/properties/{_esc(name)}"
 
 
-def _nulls(value: Any, pointer: str) -> Iterator[str]:
+def _nulls(value: object, pointer: str) -> Iterator[str]:
     if value is None:
         yield pointer
     elif isinstance(value, dict):
@@ -120,7 +120,7 @@ def _nulls(value: Any, pointer: str) -> Iterator[str]:
             yield from _nulls(v, f"{pointer}/{i}")
 
 
-def _depth(schema: Any) -> int:
+def _depth(schema: object) -> int:
     """Levels of nested parameters: an object of scalars is 1, an object holding an object 2, ..."""
     if not isinstance(schema, dict):
         return 0

@@ -83,7 +83,7 @@ REFUSAL_WORDS = re.compile(
 )
 
 
-def _error_field(result: Any) -> bool:
+def _error_field(result: object) -> bool:
     if isinstance(result, dict):
         status = str(result.get("status") or "").lower()
         return bool(result.get("isError") or result.get("error") or status in ("error", "invalid", "failed"))
@@ -100,7 +100,7 @@ def _validation_answer(outcome: CallOutcome) -> bool:
     return all(isinstance(i, str) or isinstance(i, dict) and ("message" in i or "error" in i) for i in items)
 
 
-def _says_no(result: Any) -> bool:
+def _says_no(result: object) -> bool:
     texts = [result] if isinstance(result, str) else []
     if isinstance(result, dict):
         texts += [v for k, v in result.items() if k in ("message", "text", "result", "content") and isinstance(v, str)]
@@ -127,14 +127,14 @@ def refusal_of(outcome: CallOutcome) -> str | None:
 UNSERIALIZABLE = "__unserializable__"
 
 
-def _size(result: Any) -> int:
+def _size(result: object) -> int:
     try:
         return len(json.dumps(result, ensure_ascii=False).encode("utf-8"))
     except (TypeError, ValueError):
         return 0
 
 
-def _nulls(value: Any, pointer: str = "") -> Iterator[str]:
+def _nulls(value: object, pointer: str = "") -> Iterator[str]:
     if value is None:
         yield pointer or "/"
     elif isinstance(value, dict):

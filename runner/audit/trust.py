@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
 
 from runner.audit.model import Tool
 
@@ -113,7 +112,7 @@ def third_party_by_description(tool: Tool) -> str | None:
     return f"its name or description says it returns {found.group(0).lower()}" if found else None
 
 
-def third_party_in_answer(result: Any) -> str | None:
+def third_party_in_answer(result: object) -> str | None:
     """Why an answer carries text others wrote (a field named like reviews, messages, an author), or None."""
     if isinstance(result, dict):
         for key, value in result.items():

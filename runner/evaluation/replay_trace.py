@@ -13,7 +13,6 @@ import difflib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from runner.agents.protocol import AgentReport, ToolHost
 from runner.suite.case import Case, UserStep
@@ -84,7 +83,7 @@ def result_diffs(recorded: Trace, replayed: Trace) -> list[str]:
     return out
 
 
-def _pretty(result: Any, error: str | None) -> str:
+def _pretty(result: object, error: str | None) -> str:
     return json.dumps({"result": result, "error": error}, ensure_ascii=False, sort_keys=True, indent=1)
 
 

@@ -67,7 +67,7 @@ ANALYST_ROLE = Role(
 )
 
 
-def _cut(value: Any, limit: int = RESULT_LIMIT) -> Any:
+def _cut(value: object, limit: int = RESULT_LIMIT) -> Any:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
     return value if len(text) <= limit else text[:limit] + f"… [{len(text) - limit} more characters]"
 

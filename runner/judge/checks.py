@@ -590,7 +590,7 @@ def state_diff(before: Any, after: Any, path: str = "") -> list[StateChange]:
     ]
 
 
-def _id_list(value: Any) -> bool:
+def _id_list(value: object) -> bool:
     """A list whose items have unique ids: those are compared item by item."""
     if not (isinstance(value, list) and all(isinstance(x, dict) and "id" in x for x in value)):
         return False

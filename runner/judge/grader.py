@@ -70,7 +70,7 @@ def rubric_of(case: Case) -> list[RubricCriterion]:
     return list(case.expect.answer.rubric) if case.expect.answer else []
 
 
-def _cut(value: Any, limit: int) -> Any:
+def _cut(value: object, limit: int) -> Any:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
     if len(text) <= limit:
         return value

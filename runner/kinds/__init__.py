@@ -91,7 +91,9 @@ def module_kinds() -> tuple[Kind[Any], ...]:
     return tuple(found)
 
 
-def assertion(id: str, kind: str, description: str, ok: bool | None, why: str = "", evidence: Any = None) -> Assertion:
+def assertion(
+    id: str, kind: str, description: str, ok: bool | None, why: str = "", evidence: object = None
+) -> Assertion:
     """An assertion of a check: passed or failed, or not_run (``ok`` None) when its evidence is missing."""
     status: Status = "not_run" if ok is None else "passed" if ok else "failed"
     return Assertion(id=id, kind=kind, description=description, status=status, why=why, evidence=evidence)

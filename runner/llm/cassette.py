@@ -196,7 +196,7 @@ async def replay_or_send(
 VOLATILE_KEYS = frozenset({"id", "created", "system_fingerprint", "usage", "tool_call_id", "tool_use_id"})
 
 
-def _without_ids(value: Any) -> Any:
+def _without_ids(value: object) -> Any:
     if isinstance(value, dict):
         return {k: _without_ids(v) for k, v in value.items() if k not in VOLATILE_KEYS}
     if isinstance(value, list):
@@ -270,7 +270,7 @@ def differences(recorded: Any, current: Any, path: str = "") -> list[str]:
     return [f"{where}: recorded {_short(recorded)} → now {_short(current)}"]
 
 
-def _short(value: Any, limit: int = 80) -> str:
+def _short(value: object, limit: int = 80) -> str:
     text = json.dumps(value, ensure_ascii=False, sort_keys=True)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 

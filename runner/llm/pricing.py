@@ -65,7 +65,7 @@ class PriceTable:
         return best, self.prices[best]
 
 
-def _check_prices(data: Any, where: str) -> dict[str, dict[str, float]]:
+def _check_prices(data: object, where: str) -> dict[str, dict[str, float]]:
     if not isinstance(data, dict):
         raise ModelConfigError(f"{where}: expected a mapping of model prefix to {{input, output}}")
     out = {}

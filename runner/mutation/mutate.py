@@ -176,7 +176,7 @@ def _result_data(call: Any) -> Any:
     return call.result.get("data") if isinstance(call.result, dict) else None
 
 
-def field_paths(data: Any, prefix: str = "", depth: int = 0) -> Iterable[tuple[str, str]]:
+def field_paths(data: object, prefix: str = "", depth: int = 0) -> Iterable[tuple[str, str]]:
     """(path, kind) of a result's data: kind is scalar, object or list; list items as name[]."""
     if not isinstance(data, dict) or depth > MAX_FIELD_DEPTH:
         return
@@ -269,7 +269,7 @@ def _checked_paths(b: Baseline, tool: str) -> set[str]:
     """The result fields (``event.title``, ``events[].id``) a case's expected calls of ``tool`` check."""
     out: set[str] = set()
 
-    def walk(value: Any) -> None:
+    def walk(value: object) -> None:
         if isinstance(value, dict):
             if value.get("tool") == tool and isinstance(value.get("result"), dict):
                 out.update(p for p, _ in field_paths(value["result"].get("data")))
@@ -330,11 +330,11 @@ def _tool_mutants(
             add("result_field_altered", f"{tool} → any field (never called)", {"tool": tool, "path": "*"}, [])
 
 
-def _confirmation_required(result: Any) -> bool:
+def _confirmation_required(result: object) -> bool:
     return isinstance(result, dict) and "CONFIRM" in str(result.get("code", "")).upper()
 
 
-def _error_message(result: Any) -> bool:
+def _error_message(result: object) -> bool:
     return isinstance(result, dict) and result.get("status") == "error" and isinstance(result.get("message"), str)
 
 
@@ -358,7 +358,7 @@ def _retargetable(tool: str, runs: list[Baseline]) -> dict[str, list[str]]:
     return out
 
 
-def _lists_in(value: Any) -> list[list[Any]]:
+def _lists_in(value: object) -> list[list[Any]]:
     found: list[list[Any]] = []
     if isinstance(value, list):
         items = [v for v in value if isinstance(v, dict)]
@@ -423,7 +423,7 @@ def _account_values(exchanges: list[dict[str, Any]]) -> dict[str, str]:
     """The signed-in account's text fields as the site's answers show them ({user: {name, email}})."""
     found: dict[str, str] = {}
 
-    def walk(node: Any) -> None:
+    def walk(node: object) -> None:
         if isinstance(node, dict):
             for key, value in node.items():
                 if ACCOUNT_KEY.match(str(key)) and isinstance(value, dict):

@@ -72,7 +72,7 @@ class WebMCPAssertions:
         self,
         name: str,
         description: Any = None,
-        schema: Any = None,
+        schema: object = None,
         annotations: Any = None,
         *,
         timeout: float | None = None,
@@ -96,7 +96,7 @@ class WebMCPAssertions:
         self._retry(f"not_to_have_tool({name!r})", look, timeout)
 
     def to_have_called(
-        self, name: str, args: dict[str, Any] | None = None, result: Any = None, *, timeout: float | None = None
+        self, name: str, args: dict[str, Any] | None = None, result: object = None, *, timeout: float | None = None
     ) -> ToolCall:
         """Some call of ``name`` matches, as ``assert_called``; the matching call."""
         __tracebackhide__ = True

@@ -25,11 +25,11 @@ from runner.trace import Assertion, ToolCall, Trace
 ORDERS = ("sequence", "set", "exact")
 
 
-def as_json(value: Any) -> str:
+def as_json(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
-def _refuse_bad_matchers(where: str, matcher: Any) -> None:
+def _refuse_bad_matchers(where: str, matcher: object) -> None:
     __tracebackhide__ = True  # a mistyped matcher is the test's line, not a traceback into the plugin
     problems = matcher_problems(matcher)
     if problems:
@@ -97,7 +97,7 @@ def calls_failure(title: str, failed: list[Assertion], calls: list[ToolCall]) ->
 
 
 def tool_mismatches(
-    actual: dict[str, Any], description: Any = None, schema: Any = None, annotations: Any = None
+    actual: dict[str, Any], description: Any = None, schema: object = None, annotations: Any = None
 ) -> list[str]:
     """How a listed tool differs from what is asserted; each given part is a case-format matcher.
 

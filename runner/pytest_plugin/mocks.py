@@ -52,7 +52,7 @@ class Mocks:
 
     by_name: dict[str, Mock] = field(default_factory=dict)
 
-    def set(self, name: str, result: Any = None, error: str | None = None) -> None:
+    def set(self, name: str, result: object = None, error: str | None = None) -> None:
         if not isinstance(name, str) or not name:
             raise ValueError(f"mock: a tool name, not {name!r}")
         if callable(result):
@@ -134,7 +134,7 @@ class PageMocks:
         self.mocks = Mocks()
         self._bound = False
 
-    def set(self, name: str, result: Any = None, error: str | None = None) -> None:
+    def set(self, name: str, result: object = None, error: str | None = None) -> None:
         self.mocks.set(name, result, error)
         self._push()
 

@@ -299,7 +299,7 @@ class PageWebMCP:
 
     # ---- mocks, recordings, coverage, the report ------------------------------------------
 
-    def mock(self, name: str, result: Any = None, *, error: str | None = None) -> None:
+    def mock(self, name: str, result: object = None, *, error: str | None = None) -> None:
         """From now on ``name`` answers ``result`` (or, a callable, what it returns for the call's arguments;
         or throws ``error``) instead of running its own execute, whoever calls it, in this page and the next."""
         if self._mocks is None:
@@ -511,7 +511,7 @@ class PageWebMCP:
 
     # ---- assertions ------------------------------------------------------------------------
 
-    def assert_tool(self, name: str, description: Any = None, schema: Any = None, annotations: Any = None) -> Tool:
+    def assert_tool(self, name: str, description: Any = None, schema: object = None, annotations: Any = None) -> Tool:
         """The page lists ``name``; description, schema (a subset) and annotations match, as case matchers."""
         __tracebackhide__ = True  # pytest shows the test's line, not this helper's
         tools = self.tools()
@@ -524,7 +524,7 @@ class PageWebMCP:
             raise AssertionError("\n".join([f"assert_tool({name!r}): the tool differs", *diff]))
         return found
 
-    def assert_called(self, name: str, args: dict[str, Any] | None = None, result: Any = None) -> ToolCall:
+    def assert_called(self, name: str, args: dict[str, Any] | None = None, result: object = None) -> ToolCall:
         """Some call of ``name`` matches ``args`` (a partial match with the case format's ``$`` matchers) and
         ``result``; the matching call."""
         __tracebackhide__ = True  # pytest shows the test's line, not this helper's

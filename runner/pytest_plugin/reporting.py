@@ -101,5 +101,5 @@ def properties(calls: list[ToolCall], evidence: TestEvidence, coverage: CallCove
     return out
 
 
-def _json(value: Any) -> str:
+def _json(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)

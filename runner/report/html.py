@@ -141,16 +141,16 @@ SCRIPT = """
 # --------------------------------------------------------------------------- formatting
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> Any:
     """A trace record as it is written in the trace; anything else JSON cannot say, as text."""
     return value.model_dump(mode="json") if isinstance(value, BaseModel) else str(value)
 
 
-def _json(value: Any) -> str:
+def _json(value: object) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False, default=_plain)
 
 
-def _short_json(value: Any, limit: int = 160) -> str:
+def _short_json(value: object, limit: int = 160) -> str:
     text = json.dumps(value, ensure_ascii=False, default=_plain)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -437,7 +437,7 @@ def _steps(t: Trace) -> list[StepView]:
     return out
 
 
-def _result_summary(result: Any) -> str:
+def _result_summary(result: object) -> str:
     if isinstance(result, dict):
         parts = [f"{k}: {result[k]}" for k in ("status", "code") if isinstance(result.get(k), str | int | bool)]
         if isinstance(result.get("message"), str):

@@ -41,25 +41,25 @@ def _visible(match: re.Match[str]) -> str:
     return _NAMED.get(ch) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
 
 
-def terminal(text: Any, *, lines: bool = False) -> str:
+def terminal(text: object, *, lines: bool = False) -> str:
     """Text for a terminal: every control character as a visible escape; ``lines`` keeps LF and tab."""
     pattern = _TERMINAL_LINES if lines else _TERMINAL
     return pattern.sub(_visible, str(text))
 
 
-def xml(text: Any) -> str:
+def xml(text: object) -> str:
     """Text an XML 1.0 document can hold: forbidden characters as visible escapes."""
     return _XML_INVALID.sub(_visible, str(text))
 
 
-def markdown(text: Any) -> str:
+def markdown(text: object) -> str:
     """Text that stays one Markdown line or table cell: whitespace runs (CR, LF) one space, markup escaped."""
     flat = " ".join(_TERMINAL.sub(lambda m: " " if m.group(0) in "\r\n\t" else _visible(m), str(text)).split())
     escaped = _html.escape(flat, quote=False)
     return _MARKDOWN_SPECIAL.sub(r"\\\1", escaped)
 
 
-def markdown_code(text: Any) -> str:
+def markdown_code(text: object) -> str:
     """A Markdown code span holding text as it is: a fence longer than any run of backticks in it, one line."""
     flat = " ".join(_TERMINAL.sub(lambda m: " " if m.group(0) in "\r\n\t" else _visible(m), str(text)).split())
     fence = "`" * (max((len(run) for run in re.findall("`+", flat)), default=0) + 1)
@@ -67,7 +67,7 @@ def markdown_code(text: Any) -> str:
     return f"{fence}{pad}{flat}{pad}{fence}"
 
 
-def html(text: Any) -> str:
+def html(text: object) -> str:
     return _html.escape(str(text), quote=True)
 
 

@@ -98,7 +98,7 @@ class _Matcher:
             count += not mine or max(mine) - min(mine) + 1 == len(mine)
         return count
 
-    def leaf_numbers(self, node: Any) -> list[int]:
+    def leaf_numbers(self, node: object) -> list[int]:
         if isinstance(node, ExpectedCall):
             return [self.numbers[id(node)]]
         return [k for child in _children(node) for k in self.leaf_numbers(child)]

@@ -146,7 +146,7 @@ class HistoryCall(Strict):
     result: Any = None
 
 
-def _history_kind(value: Any) -> str | None:
+def _history_kind(value: object) -> str | None:
     if isinstance(value, dict):
         return next((k for k in ("user", "model", "call") if k in value), None)
     kinds: dict[type, str] = {HistoryUser: "user", HistoryModel: "model", HistoryCall: "call"}
@@ -276,7 +276,7 @@ Action = Annotated[
 ]
 
 
-def _step_kind(value: Any) -> str | None:
+def _step_kind(value: object) -> str | None:
     if isinstance(value, dict):
         return "user" if "user" in value else "action" if "action" in value else None
     return "user" if isinstance(value, UserStep) else "action"
@@ -302,7 +302,7 @@ class SetupCall(Strict):
     args: dict[str, Any] = Field(default_factory=dict)
 
 
-def _setup_kind(value: Any) -> str | None:
+def _setup_kind(value: object) -> str | None:
     if isinstance(value, dict):
         return "call" if "call" in value else "action" if "action" in value else None
     return "call" if isinstance(value, SetupCall) else "action"
@@ -387,7 +387,7 @@ class UnorderedGroup(Strict):
     unordered: list[ExpectedNode] = Field(min_length=1)
 
 
-def _node_kind(value: Any) -> str | None:
+def _node_kind(value: object) -> str | None:
     if isinstance(value, dict):
         for key in ("ordered", "unordered"):
             if key in value:
@@ -566,7 +566,7 @@ class NetworkExpectation(Strict):
 
     @model_validator(mode="before")
     @classmethod
-    def _renamed(cls, data: Any) -> Any:
+    def _renamed(cls, data: object) -> Any:
         """``mutations``, this key's old name, still reads (a case file's loader says so at its line)."""
         return renamed_in_model(data, {("mutations",): "writes"})
 
@@ -621,7 +621,7 @@ class NullAgentPass(Strict):
 
     @model_validator(mode="before")
     @classmethod
-    def _shape(cls, data: Any) -> Any:
+    def _shape(cls, data: object) -> Any:
         if not isinstance(data, dict):
             raise ValueError("write it as {passes: true, reason: why doing nothing is right here}")
         return data
@@ -675,7 +675,7 @@ class Case(Strict):
 
     @model_validator(mode="wrap")
     @classmethod
-    def _one_problem_for_a_broken_goal(cls, data: Any, handler: ModelWrapValidatorHandler[Case]) -> Case:
+    def _one_problem_for_a_broken_goal(cls, data: object, handler: ModelWrapValidatorHandler[Case]) -> Case:
         """A broken user: block is its own problem; the steps rule then has nothing to say."""
         try:
             return handler(data)

@@ -88,7 +88,7 @@ class ResponseMessage(_Strict):
     response: Any
 
 
-def _message_kind(value: Any) -> str | None:
+def _message_kind(value: object) -> str | None:
     if not isinstance(value, dict):
         models: dict[type, str] = {TextMessage: "message", CallMessage: "call", ResponseMessage: "response"}
         return models.get(type(value))
@@ -129,7 +129,7 @@ class UnorderedGroup(_Strict):
     unordered: list[Node] = Field(min_length=1)
 
 
-def _node_kind(value: Any) -> str | None:
+def _node_kind(value: object) -> str | None:
     if isinstance(value, dict):
         return next((k for k in ("ordered", "unordered") if k in value), "call")
     models: dict[type, str] = {OrderedGroup: "ordered", UnorderedGroup: "unordered", FunctionCall: "call"}
@@ -217,7 +217,7 @@ def read_evals(path: Path) -> tuple[list[tuple[int, Eval]], LineMap, list[Proble
     return evals, lines, problems
 
 
-def _one_call_as_list(item: Any) -> Any:
+def _one_call_as_list(item: object) -> Any:
     """``expectedCall`` may be one call instead of a list of one."""
     if isinstance(item, dict) and isinstance(item.get("expectedCall"), dict):
         return {**item, "expectedCall": [item["expectedCall"]]}
@@ -461,7 +461,7 @@ def _plan(nodes: Sequence[Node], theirs: FieldPath, names: Renames, notes: list[
 _TYPE_EXAMPLES = {"string": "x", "number": 1, "integer": 1, "boolean": True, "array": [], "object": {}, "null": None}
 
 
-def example(matcher: Any) -> Any:
+def example(matcher: object) -> Any:
     """A value ``matcher`` accepts, or MISSING when none is known (checked with the matcher itself)."""
     if isinstance(matcher, list):
         items = [example(m) for m in matcher]
@@ -481,7 +481,7 @@ def example(matcher: Any) -> Any:
         return MISSING
 
 
-def _typed_only(matcher: Any) -> bool:
+def _typed_only(matcher: object) -> bool:
     """A matcher that says only a type: the value played for it is a stand-in."""
     if isinstance(matcher, dict):
         return set(matcher) == {"$type"} or any(_typed_only(v) for v in matcher.values())
@@ -571,7 +571,7 @@ def write_suite(source: Path, out: Path, base_url: str | None) -> tuple[list[Pat
     return written, again, converted.notes
 
 
-def _yaml(data: Any) -> str:
+def _yaml(data: object) -> str:
     import yaml
 
     return yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=100)

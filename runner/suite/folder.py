@@ -133,7 +133,7 @@ class SuiteConfig(BaseModel):
 
     @field_validator("harness", mode="before")
     @classmethod
-    def _harness_line(cls, value: Any) -> Any:
+    def _harness_line(cls, value: object) -> Any:
         return {"command": value} if isinstance(value, str) else value
 
     @field_validator("behaviours")

@@ -164,7 +164,7 @@ class NoExample(Exception):
     """The schema gives no value init can be sure of."""
 
 
-def example_for(schema: Any, depth: int = 0) -> Any:
+def example_for(schema: object, depth: int = 0) -> Any:
     """A value valid under ``schema`` (checked by the caller), or NoExample."""
     if depth > MAX_DEPTH or not isinstance(schema, dict):
         raise NoExample("nested too deep")
@@ -381,7 +381,7 @@ def write_suite(folder: Path, suite: str, catalog: dict[str, dict[str, Any]], st
         raise InitError(f"-o {folder}: cannot write: {err.strerror}") from None
 
 
-def _yaml(data: Any) -> str:
+def _yaml(data: object) -> str:
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
 
 

@@ -64,7 +64,7 @@ def parse_path(path: str) -> list[Any]:
     return parts
 
 
-def resolve(data: Any, path: str) -> Any:
+def resolve(data: object, path: str) -> Any:
     """The value at ``path`` or MISSING."""
     current = data
     for part in parse_path(path):
@@ -88,12 +88,12 @@ def resolve(data: Any, path: str) -> Any:
     return current
 
 
-def short(value: Any, limit: int = 80) -> str:
+def short(value: object, limit: int = 80) -> str:
     text = "(missing)" if value is MISSING else json.dumps(value, ensure_ascii=False, sort_keys=True)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def is_operator(matcher: Any) -> bool:
+def is_operator(matcher: object) -> bool:
     return isinstance(matcher, dict) and any(str(k).startswith("$") for k in matcher)
 
 
@@ -127,7 +127,7 @@ def operator_problem(op: str, arg: Any) -> str | None:
     return None
 
 
-def matcher_problems(matcher: Any, path: FieldPath = ()) -> list[tuple[FieldPath, str]]:
+def matcher_problems(matcher: object, path: FieldPath = ()) -> list[tuple[FieldPath, str]]:
     """Every reason a matcher tree cannot work as written, with the path of its key (for validate)."""
     found: list[tuple[FieldPath, str]] = []
     if isinstance(matcher, dict):
@@ -164,7 +164,7 @@ _NEEDS_KIND |= {"$lt": ("number", "integer"), "$lte": ("number", "integer"), "$l
 _NEEDS_KIND |= {"$contains": ("string", "array")}
 
 
-def _has_operator(value: Any) -> bool:
+def _has_operator(value: object) -> bool:
     if isinstance(value, dict):
         return is_operator(value) or any(_has_operator(v) for v in value.values())
     return isinstance(value, list) and any(_has_operator(v) for v in value)
@@ -206,7 +206,7 @@ def _mixed(ops: list[str], fields: list[str]) -> str:
     )
 
 
-def _kind(value: Any) -> str:
+def _kind(value: object) -> str:
     kinds: dict[type, str] = {
         bool: "a boolean",
         str: "a string",
@@ -219,15 +219,15 @@ def _kind(value: Any) -> str:
     return kinds.get(type(value), type(value).__name__)
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def json_type_of(value: Any) -> str:
+def json_type_of(value: object) -> str:
     """The JSON type name of a decoded JSON value (integers are numbers too; see ``has_type``)."""
     if value is None:
         return "null"
@@ -239,12 +239,12 @@ def json_type_of(value: Any) -> str:
     return names.get(type(value), type(value).__name__)
 
 
-def has_type(value: Any, name: str) -> bool:
+def has_type(value: object, name: str) -> bool:
     actual = json_type_of(value)
     return actual == name or (name == "number" and actual == "integer")
 
 
-def refs_in(matcher: Any) -> list[str]:
+def refs_in(matcher: object) -> list[str]:
     """Names used with ``$ref`` in a matcher tree."""
     if isinstance(matcher, dict):
         own = [str(matcher["$ref"])] if "$ref" in matcher else []
@@ -286,7 +286,7 @@ def match(matcher: Any, value: Any, captures: dict[str, Any] | None = None) -> t
     return False, f"expected {short(matcher)}, got {short(value)}"
 
 
-def _match_operators(matcher: dict[str, Any], value: Any, captures: dict[str, Any]) -> tuple[bool, str]:
+def _match_operators(matcher: dict[str, Any], value: object, captures: dict[str, Any]) -> tuple[bool, str]:
     fields = [k for k in matcher if not str(k).startswith("$")]
     if fields:
         raise ValueError(f"matcher {short(matcher, 60)} {_mixed([k for k in matcher if k not in fields], fields)}")

@@ -96,7 +96,7 @@ class NotExportable(ValueError):
     """Why one case cannot be said in the public format at all."""
 
 
-def _matchers(value: Any, where: str, dropped: list[str]) -> Any:
+def _matchers(value: object, where: str, dropped: list[str]) -> Any:
     """The matcher tree with what the public format lacks left out, each left-out operator in ``dropped``."""
     if isinstance(value, dict):
         out = {}
@@ -111,7 +111,7 @@ def _matchers(value: Any, where: str, dropped: list[str]) -> Any:
     return value
 
 
-def _expected(node: Any, where: str, dropped: list[str]) -> dict[str, Any]:
+def _expected(node: object, where: str, dropped: list[str]) -> dict[str, Any]:
     if isinstance(node, ExpectedCall):
         at = f"{where} ({node.tool})"
         for name in ("step", "capture", "no_other_args"):

@@ -113,7 +113,7 @@ def _forbidden(lc: LoadedCase, planned: list[_Planned]) -> list[Problem]:
     return out
 
 
-def _match(matcher: Any, value: Any) -> tuple[bool, str]:
+def _match(matcher: object, value: object) -> tuple[bool, str]:
     """As ``match``, but a matcher that cannot be read (validate's error) contradicts nothing."""
     try:
         return match(matcher, value)

@@ -102,7 +102,7 @@ class SiteConfig(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _renamed(cls, data: Any) -> Any:
+    def _renamed(cls, data: object) -> Any:
         return renamed_in_model(data, RENAMED_KEYS)  # the file's reader says so at its line
 
     @field_validator("ignore_paths")

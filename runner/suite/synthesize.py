@@ -30,7 +30,7 @@ FORMATS = {
 }
 
 
-def from_schema(matcher: Any, schema: Any) -> tuple[Any, str]:
+def from_schema(matcher: object, schema: object) -> tuple[Any, str]:
     """A value both ``schema`` (an argument's input schema) and ``matcher`` accept, and where it came from.
 
     (MISSING, "") when the schema offers none.
@@ -60,7 +60,7 @@ def _candidates(schema: dict[str, Any]) -> list[tuple[Any, str]]:
     return out
 
 
-def _fits(value: Any, schema: dict[str, Any]) -> bool:
+def _fits(value: object, schema: dict[str, Any]) -> bool:
     try:
         jsonschema.validate(value, schema, format_checker=jsonschema.FormatChecker())
     except (jsonschema.ValidationError, jsonschema.SchemaError):
@@ -68,14 +68,14 @@ def _fits(value: Any, schema: dict[str, Any]) -> bool:
     return True
 
 
-def _accepts(matcher: Any, value: Any) -> bool:
+def _accepts(matcher: object, value: object) -> bool:
     try:
         return match(matcher, value)[0]
     except ValueError:
         return False
 
 
-def described(matcher: Any) -> str:
+def described(matcher: object) -> str:
     return json.dumps(matcher, ensure_ascii=False).replace('"', "")
 
 

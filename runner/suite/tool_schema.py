@@ -72,7 +72,7 @@ def _path(parts: Iterable[str | int]) -> str:
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts).lstrip(".")
 
 
-def _refs(value: Any, path: FieldPath = ()) -> list[tuple[FieldPath, str]]:
+def _refs(value: object, path: FieldPath = ()) -> list[tuple[FieldPath, str]]:
     """Every ``$ref`` in the schema with where it is."""
     if isinstance(value, dict):
         own = [(path, value["$ref"])] if isinstance(value.get("$ref"), str) else []
@@ -82,7 +82,7 @@ def _refs(value: Any, path: FieldPath = ()) -> list[tuple[FieldPath, str]]:
     return []
 
 
-def check_tool_schema(schema: Any) -> dict[str, Any]:
+def check_tool_schema(schema: object) -> dict[str, Any]:
     """The schema, checked and with booleans as objects; ToolSchemaError says what is wrong and where."""
     if isinstance(schema, bool):
         return _boolean_schema(schema)

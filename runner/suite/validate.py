@@ -124,7 +124,7 @@ class SuiteCatalog:
         return [s["properties"][name] for s in self.schemas(tool) if name in (s.get("properties") or {})]
 
 
-def _checked(schema: Any, source: str, where: FieldPath, lines: LineMap | None) -> dict[str, Any]:
+def _checked(schema: object, source: str, where: FieldPath, lines: LineMap | None) -> dict[str, Any]:
     """A tool's input schema checked (runner/suite/tool_schema.py); CatalogError at its file:line and JSON path."""
     try:
         return check_tool_schema(schema)
@@ -416,7 +416,7 @@ def goal_problems(lc: LoadedCase, catalog: SuiteCatalog | None) -> list[Problem]
     return out
 
 
-def _plan_value_problems(lc: LoadedCase, where: FieldPath, value: Any) -> list[Problem]:
+def _plan_value_problems(lc: LoadedCase, where: FieldPath, value: object) -> list[Problem]:
     """Plan arguments are values sent as written; only ``{$ref: name}`` is replaced."""
     if isinstance(value, dict):
         if is_operator(value) and set(value) != {"$ref"}:
@@ -534,7 +534,7 @@ def _step_message(lc: LoadedCase, step: int, user_steps: list[int]) -> str:
     return f"the case has no step {step}; its user steps (0-based) are {listing}"
 
 
-def _matcher_problems(lc: LoadedCase, where: FieldPath, matcher: Any) -> list[Problem]:
+def _matcher_problems(lc: LoadedCase, where: FieldPath, matcher: object) -> list[Problem]:
     return [_at(lc, (*where, *path), message) for path, message in matcher_problems(matcher)]
 
 
@@ -638,7 +638,7 @@ def _unfit(matcher: Any, schema: dict[str, Any]) -> str | None:
     return None
 
 
-def _operator_unfit(op: str, arg: Any, schema: dict[str, Any], kinds: set[str] | None) -> str | None:
+def _operator_unfit(op: str, arg: object, schema: dict[str, Any], kinds: set[str] | None) -> str | None:
     if op == "$in" and isinstance(arg, list):
         reasons = [_unfit(a, schema) for a in arg]
         return f"none of {json.dumps(arg, ensure_ascii=False)[:80]} fits ({reasons[0]})" if all(reasons) else None
@@ -656,7 +656,7 @@ def _operator_unfit(op: str, arg: Any, schema: dict[str, Any], kinds: set[str] |
     return None
 
 
-def _needs(op: str, arg: Any) -> set[str] | None:
+def _needs(op: str, arg: object) -> set[str] | None:
     """The JSON types an operator can hold on (None: any); ``arg`` may be any value (a list under $not)."""
     if op == "$type":
         return ({arg} | (_NUMERIC if arg in _NUMERIC else set())) if isinstance(arg, str) else None

@@ -84,7 +84,7 @@ def _secrets_in(name: str, data: bytes) -> set[str]:
     return found
 
 
-def _walk_for_secrets(value: Any, found: set[str]) -> None:
+def _walk_for_secrets(value: object, found: set[str]) -> None:
     if isinstance(value, dict):
         for key, item in value.items():
             if key == "headers" and _is_pairs(item):
@@ -109,7 +109,7 @@ def _secrets_in_body(text: str) -> set[str]:
     return {v for k, v in parse_qsl(text) if is_secret_field(k) and len(v) >= MIN_SECRET}
 
 
-def _is_pairs(item: Any) -> bool:
+def _is_pairs(item: object) -> bool:
     return isinstance(item, list) and all(
         isinstance(h, dict) and isinstance(h.get("name"), str) and isinstance(h.get("value"), str) for h in item
     )
@@ -128,7 +128,7 @@ def _redacted(name: str, data: bytes, secrets: set[str]) -> bytes:
     return data
 
 
-def _redact_record(value: Any) -> Any:
+def _redact_record(value: object) -> Any:
     """Secret headers, cookies, bodies and URL parameters of one log record, by name."""
     if isinstance(value, list):
         return [_redact_record(v) for v in value]

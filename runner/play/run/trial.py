@@ -543,7 +543,7 @@ class Trial:
         self.trace.timings[phase] = round((time.monotonic() - started) * 1000, 1)
         return result
 
-    async def _collect(self, before: Any) -> None:
+    async def _collect(self, before: object) -> None:
         """What the steps left: the page as it shows, the shim's log and witness, the state after."""
         assert self.tp and self.humans
         mark = self._phase_timer()

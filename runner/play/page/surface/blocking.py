@@ -31,7 +31,7 @@ AWAITED = {
 class _Done:
     """An awaitable whose value is already there."""
 
-    def __init__(self, value: Any) -> None:
+    def __init__(self, value: object) -> None:
         self.value = value
 
     def __await__(self) -> Generator[Any, None, Any]:
@@ -54,11 +54,11 @@ class Blocking:
             return lambda *args, **kwargs: self._face(value(*args, **kwargs))
         return self._face(value)
 
-    def _face(self, value: Any) -> Any:
+    def _face(self, value: object) -> Any:
         return face(value, self._faces)
 
 
-def face(value: Any, faces: dict[int, Blocking]) -> Any:
+def face(value: object, faces: dict[int, Blocking]) -> Any:
     """The one face of a Playwright object (the same object each time: the engine compares frames by identity)."""
     if isinstance(value, list):
         return [face(v, faces) for v in value]
