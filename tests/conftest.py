@@ -24,6 +24,8 @@ from site_web import Web, World, join_world
 from static_server import StaticSite, static_site
 
 from runner.play.browser.browser import find_chromium, launch_args
+from runner.play.evidence.fixture_store import FixtureStore
+from runner.trace import Trace
 from site_under_test.server import SiteServer
 
 _world_numbers = itertools.count(1)
@@ -121,3 +123,23 @@ def frames() -> Iterator[FramesSite]:
     """The frames test site (tests/frames_site/): a top page with a same-origin and a cross-origin frame."""
     with frames_site() as served:
         yield served
+
+
+class SeedRun:
+    """The whole seed suite played once for the session with the reference agent, its network recorded:
+    its traces (tests/test_suite_e2e.py: every case passes, what a trace carries) and the fixtures the
+    recording wrote (tests/test_record_replay.py: replayed without the site, the same verdicts)."""
+
+    def __init__(self, out: Path) -> None:
+        from runner_support import play
+
+        self.fixtures = out / "fixtures"
+        # Four workers on two cores: a trial spends much of its time waiting (page loads, the tools' settle time),
+        # and four overlap those waits; test_workers_do_not_change_results holds the verdicts to a serial run's.
+        store = FixtureStore(self.fixtures, "record")
+        self.traces: list[Trace] = play(out, network_mode="record", fixtures=store, workers=4)
+
+
+@pytest.fixture(scope="session")
+def seed_run(tmp_path_factory: pytest.TempPathFactory) -> SeedRun:
+    return SeedRun(tmp_path_factory.mktemp("seed-run"))

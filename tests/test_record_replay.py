@@ -21,15 +21,13 @@ pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
-def recorded(tmp_path_factory) -> tuple[Path, dict[str, str]]:
-    """The whole suite recorded once: the fixture directory and each case's verdict."""
-    out = tmp_path_factory.mktemp("record")
-    fixtures = out / "fixtures"
-    # Four workers on two cores: a trial spends much of its time waiting (page loads, the tools' settle time),
-    # and four overlap those waits (the whole suite: 16.8 s with two workers, 12.2 s with four).
-    traces = play(out, network_mode="record", fixtures=FixtureStore(fixtures, "record"), workers=4)
+def recorded(seed_run) -> tuple[Path, dict[str, str]]:
+    """The whole suite recorded once (the session's seed run, tests/conftest.py): the fixture directory and each
+    case's verdict. The tests below that change a fixture change their own copy."""
+    traces = seed_run.traces
+    assert all(t.network_mode == "record" for t in traces)
     _RECORDING_PROBLEMS.update({t.case_id: f"{t.verdict}: {t.verdict_reason}" for t in traces if t.verdict != "passed"})
-    return fixtures, {t.case_id: t.verdict for t in traces}
+    return seed_run.fixtures, {t.case_id: t.verdict for t in traces}
 
 
 # Why a recorded trial did not pass, so a failure below says it instead of only "not_run".

@@ -44,10 +44,10 @@ def _why(traces: list[Trace]) -> str:
 
 
 @pytest.fixture(scope="module")
-def suite_run(tmp_path_factory) -> list[Trace]:
-    # Four workers on two cores: a trial spends much of its time waiting (page loads, the tools' settle time), and
-    # four overlap those waits; test_workers_do_not_change_results holds the verdicts to a serial run's.
-    return _run(tmp_path_factory.mktemp("suite"), workers=4)
+def suite_run(seed_run) -> list[Trace]:
+    """The session's one run of the whole seed suite (tests/conftest.py: four workers, its network recorded for
+    tests/test_record_replay.py; recording changes no check)."""
+    return seed_run.traces
 
 
 def test_the_whole_suite_passes_with_the_reference_agent(suite_run):
