@@ -237,7 +237,7 @@ def _yaml_error(err: yaml.YAMLError, text: str) -> DataFileError:
     return DataFileError(f"not valid YAML: {problem}", line)
 
 
-def parse_yaml(text: str) -> tuple[Any, LineMap]:
+def parse_yaml(text: str) -> tuple[JSON, LineMap]:
     """(data, line of every field path) of a YAML text; DataFileError at the line of the first problem.
 
     An empty document is None."""
@@ -261,7 +261,7 @@ def parse_yaml(text: str) -> tuple[Any, LineMap]:
         loader.dispose()
 
 
-def load_yaml(path: Path) -> tuple[Any, LineMap]:
+def load_yaml(path: Path) -> tuple[JSON, LineMap]:
     """A YAML file's data and line map; FileProblem (or DataFileError) says why not."""
     return parse_yaml(read_text(path, MAX_YAML_BYTES))
 
@@ -313,10 +313,10 @@ def _depth(value: JSON) -> int:
     return deepest
 
 
-def parse_json(text: str, max_depth: int = MAX_DEPTH) -> Any:
+def parse_json(text: str, max_depth: int = MAX_DEPTH) -> JSON:
     """A JSON text's value; DataFileError (with the line) for bad JSON, NaN/Infinity, or nesting past max_depth."""
     try:
-        data = json.loads(text, parse_constant=_refuse_constant)
+        data: JSON = json.loads(text, parse_constant=_refuse_constant)
     except json.JSONDecodeError as err:
         raise DataFileError(f"not valid JSON: {err.msg} (column {err.colno})", err.lineno) from None
     except _NotFinite as err:
@@ -329,7 +329,7 @@ def parse_json(text: str, max_depth: int = MAX_DEPTH) -> Any:
     return data
 
 
-def load_json(path: Path, max_depth: int = MAX_DEPTH, max_bytes: int = MAX_JSON_BYTES) -> Any:
+def load_json(path: Path, max_depth: int = MAX_DEPTH, max_bytes: int = MAX_JSON_BYTES) -> JSON:
     """A JSON file's value; FileProblem (or DataFileError) says why not."""
     return parse_json(read_text(path, max_bytes), max_depth)
 
@@ -381,7 +381,7 @@ def json_lines(text: str, duplicates: list[tuple[FieldPath, int]] | None = None)
 class JsonDocument:
     """A JSON file a person wrote: its value and the line of every value (a key given twice refused)."""
 
-    data: Any
+    data: JSON
     lines: LineMap
 
     def line_of(self, path: FieldPath) -> int:

@@ -55,21 +55,24 @@ def read_schema_tools(path: Path) -> list[dict[str, Any]]:
     if not isinstance(tools, list):
         raise PeerFileError(f'{path}: expected {{"tools": [...]}}, the webmcp-evals tool list')
     seen: set[str] = set()
+    checked: list[dict[str, Any]] = []  # every tool, each a mapping with a name
     prefix = ("tools",) if isinstance(data, dict) else ()
     for i, tool in enumerate(tools):
         where = f"{path}:{document.line_of((*prefix, i))}: tools[{i}]"
-        if not isinstance(tool, dict) or not isinstance(tool.get("name"), str) or not tool["name"]:
+        name = tool.get("name") if isinstance(tool, dict) else None
+        if not isinstance(tool, dict) or not isinstance(name, str) or not name:
             raise PeerFileError(f"{where}.name: every tool needs a name")
-        if tool["name"] in seen:
-            raise PeerFileError(f"{where}.name: {tool['name']} is listed twice")
-        seen.add(tool["name"])
+        if name in seen:
+            raise PeerFileError(f"{where}.name: {name} is listed twice")
+        seen.add(name)
+        checked.append(tool)
         if tool.get("inputSchema") is None:
             continue
         try:
             tool["inputSchema"] = check_tool_schema(tool["inputSchema"])
         except ToolSchemaError as err:
             raise PeerFileError(f"{where}.inputSchema: {err}") from None
-    return tools
+    return checked
 
 
 def catalog_from_tools(tools: list[dict[str, Any]], route: str = "/") -> dict[str, Any]:
