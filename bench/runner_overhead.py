@@ -90,7 +90,8 @@ from runner.agents.reference import ReferenceAgent  # noqa: E402
 from runner.play.browser.browser import find_chromium, launch  # noqa: E402
 from runner.play.evidence.fixture_store import FixtureStore  # noqa: E402
 from runner.play.page.locate import locate  # noqa: E402
-from runner.play.run.run import RunOptions, run_suite  # noqa: E402
+from runner.play.run.run import run_suite  # noqa: E402
+from runner.play.run.settings import RunSettings, RunState  # noqa: E402
 from runner.suite.case import ClickAction, NavigateAction, ReloadAction, UserStep  # noqa: E402
 from runner.suite.loader import LoadedCase, load_cases  # noqa: E402
 from runner.suite.matchers import MISSING, resolve, substitute  # noqa: E402
@@ -195,14 +196,17 @@ async def bare_loop(site: Site, repeat: int = 1, workers: int = 1) -> list[float
 # -- the runner -------------------------------------------------------------------
 
 
-async def runner_loop(site: Site, **options: Any) -> list[Any]:
+async def runner_loop(site: Site, fixtures: FixtureStore | None = None, **settings: Any) -> list[Any]:
     with tempfile.TemporaryDirectory() as out:
-        run = RunOptions(
-            ReferenceAgent, out_root=Path(out), run_id="bench", base_url=site.config.base_url, site_config=site.config
+        chosen = RunSettings(
+            ReferenceAgent,
+            out_root=Path(out),
+            run_id="bench",
+            base_url=site.config.base_url,
+            site_config=site.config,
+            **settings,
         )
-        for key, value in options.items():
-            setattr(run, key, value)
-        return (await run_suite(site.cases, run)).traces
+        return (await run_suite(site.cases, chosen, RunState(fixtures=fixtures))).traces
 
 
 def _timed(site: Site, mode: str, play: Any) -> list[Any]:

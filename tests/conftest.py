@@ -25,6 +25,7 @@ from static_server import StaticSite, static_site
 
 from runner.play.browser.browser import find_chromium, launch_args
 from runner.play.evidence.fixture_store import FixtureStore
+from runner.play.run.settings import RunState
 from runner.trace import Trace
 from site_under_test.server import SiteServer
 
@@ -137,7 +138,7 @@ class SeedRun:
         # Four workers on two cores: a trial spends much of its time waiting (page loads, the tools' settle time),
         # and four overlap those waits; test_workers_do_not_change_results holds the verdicts to a serial run's.
         store = FixtureStore(self.fixtures, "record")
-        self.traces: list[Trace] = play(out, network_mode="record", fixtures=store, workers=4)
+        self.traces: list[Trace] = play(out, network_mode="record", state=RunState(fixtures=store), workers=4)
 
 
 @pytest.fixture(scope="session")

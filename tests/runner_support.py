@@ -13,7 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from runner.agents.reference import ReferenceAgent
-from runner.play.run.run import RunOptions, run_suite, select_cases
+from runner.play.run.run import run_suite, select_cases
+from runner.play.run.settings import RunSettings, RunState
 from runner.suite.folder import read_suite_config
 from runner.suite.loader import load_cases
 from runner.trace import Trace
@@ -72,11 +73,12 @@ def suite_cases(*ids: str, directory: Path = CASES):
     return select_cases(loaded, list(ids), None, [])
 
 
-def play(tmp_path: Path, ids: tuple[str, ...] = (), **kw) -> list[Trace]:
-    kw.setdefault("agent_factory", ReferenceAgent)
-    kw.setdefault("browser_context", SEED_CONTEXT)  # as `webmcp-eval run` plays the seed suite (its suite.yaml)
-    options = RunOptions(out_root=tmp_path, run_id=kw.pop("run_id", "run"), **kw)
-    return in_thread(asyncio.run, run_suite(suite_cases(*ids), options)).traces
+def play(tmp_path: Path, ids: tuple[str, ...] = (), state: RunState | None = None, **settings) -> list[Trace]:
+    """The seed suite's cases ``ids`` played with these settings (and state: fixtures, grader, test seam)."""
+    settings.setdefault("agent_factory", ReferenceAgent)
+    settings.setdefault("browser_context", SEED_CONTEXT)  # as `webmcp-eval run` plays the seed suite (its suite.yaml)
+    chosen = RunSettings(out_root=tmp_path, run_id=settings.pop("run_id", "run"), **settings)
+    return in_thread(asyncio.run, run_suite(suite_cases(*ids), chosen, state)).traces
 
 
 class BreaksOnce(ReferenceAgent):

@@ -20,6 +20,7 @@ import pytest
 from runner_support import cli, in_thread, play
 
 from runner.judge.analyst import explain_all, make_analyst
+from runner.play.run.settings import RunState, TrialHooks
 from runner.report.analysis_report import console_lines, markdown
 from runner.results.analysis import analyse
 from runner.trace import Assertion, ToolCall, Trace, write_trace
@@ -207,7 +208,8 @@ def test_a_model_names_a_hypothesis_per_group_and_its_quotes_are_checked(runs, l
 def test_analyze_of_two_seed_runs_names_the_planted_failure(tmp_path):
     ids = ("SEL-01", "SEL-02", "ORD-02", "NO-01")
     clean = play(tmp_path, ids, run_id="before", workers=2)
-    broken = play(tmp_path, ids, run_id="after", workers=2, breaks=["search_relaxes_filters"])
+    seam = TrialHooks(breaks=("search_relaxes_filters",))
+    broken = play(tmp_path, ids, run_id="after", workers=2, state=RunState(trial_hooks=seam))
     assert all(t.verdict == "passed" for t in clean)
     assert any(t.verdict == "failed" for t in broken)
     out = cli("analyze", str(tmp_path / "before"), str(tmp_path / "after"), "--markdown", str(tmp_path / "a.md"))

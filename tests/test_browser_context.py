@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from runner_support import in_thread, play
 
-from runner.play.run.trial import TrialHook
+from runner.play.run.settings import RunState, TrialHook, TrialHooks
 from runner.suite.browser_context import (
     DEFAULT_LOCALE,
     DEFAULT_TIMEZONE,
@@ -87,7 +87,8 @@ def test_validate_refuses_a_bad_time_zone_in_one_line(tmp_path: Path):
 @pytest.mark.browser
 def test_the_context_runs_on_the_suites_clock_and_the_trace_says_so(tmp_path: Path):
     pinned = BrowserContextSettings("Asia/Taipei", "zh-TW")
-    (trace,) = play(tmp_path, ("NO-01",), browser_context=pinned, hooks={"NO-01": TrialHook(init_script=SHOW_CLOCK)})
+    seam = TrialHooks(by_case={"NO-01": TrialHook(init_script=SHOW_CLOCK)})
+    (trace,) = play(tmp_path, ("NO-01",), browser_context=pinned, state=RunState(trial_hooks=seam))
     assert trace.verdict == "passed", trace.verdict_reason
     # 11:00 UTC is 19:00 in Taipei, whatever zone the machine running the suite is in
     assert "clock Asia/Taipei zh-TW 19h" in (trace.ui.aria_snapshot or "")

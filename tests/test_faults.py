@@ -19,7 +19,8 @@ from static_server import StaticSite
 from test_static_site import shop_cases
 
 from runner.agents.reference import ReferenceAgent
-from runner.play.run.run import RunOptions, run_suite
+from runner.play.run.run import run_suite
+from runner.play.run.settings import RunSettings
 from site_under_test.server import TEMP_PREFIX, temp_data_dir
 
 
@@ -73,7 +74,7 @@ def test_a_killed_renderer_browser_or_driver_is_infrastructure_named_retried_and
 ):
     cases = shop_cases()
     victims = {"SHOP-01.t1": "renderer", "SHOP-02.t1": "browser", "SHOP-03.t1": "driver"}
-    options = RunOptions(
+    options = RunSettings(
         out_root=tmp_path,
         run_id="kills",
         base_url=static_shop.url,
@@ -187,7 +188,7 @@ def test_a_site_answering_500_mid_trial_is_the_sites_fault_not_the_agents(tmp_pa
         BreaksTheSite.data_dir = tmp_path / "data"
         config = demo_site_config(server.url)
         config.hooks.state = None  # the site's API fails; no hook reads the state after
-        options = RunOptions(
+        options = RunSettings(
             out_root=tmp_path,
             run_id="r",
             base_url=server.url,

@@ -25,7 +25,8 @@ from runner_support import cli, in_thread
 from runner.agents.reference import ReferenceAgent
 from runner.audit.engine import AuditOptions, audit
 from runner.play.page.devtools_tools import DevToolsCallError, DevToolsTools, answer, find_frame_id, frame_path
-from runner.play.run.run import RunOptions, run_suite
+from runner.play.run.run import run_suite
+from runner.play.run.settings import RunSettings
 from runner.suite.loader import load_cases
 
 HUNG = "/frame.html"  # the frame whose listing is made to hang
@@ -107,7 +108,7 @@ def test_a_trial_lists_and_calls_a_hung_frames_tool_through_devtools(
     loaded, problems = load_cases([CASES])
     assert not problems, problems
     case = next(lc for lc in loaded if lc.case.id == "FRAMES-03")
-    options = RunOptions(
+    options = RunSettings(
         out_root=tmp_path, run_id="hung", base_url=frames.url, site_config=frames.config(), agent_factory=ReferenceAgent
     )
     (trace,) = in_thread(asyncio.run, run_suite([case], options)).traces

@@ -20,7 +20,8 @@ from frames_server import CASES, FramesSite
 from runner_support import cli, in_thread
 
 from runner.agents.reference import ReferenceAgent
-from runner.play.run.run import RunOptions, run_suite
+from runner.play.run.run import run_suite
+from runner.play.run.settings import RunSettings
 from runner.report.html import render_html
 from runner.suite.case import Case
 from runner.suite.loader import LoadedCase, load_cases
@@ -42,7 +43,7 @@ def _variant(case_id: str, new_id: str, **changes: Any) -> LoadedCase:
 
 
 def play_frames(tmp_path: Path, site: FramesSite, cases: list[LoadedCase], **kw: Any) -> dict[str, Trace]:
-    options = RunOptions(
+    options = RunSettings(
         out_root=tmp_path,
         run_id="frames",
         base_url=site.url,

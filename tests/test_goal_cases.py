@@ -37,7 +37,8 @@ from runner.agents.simulated_user import (
 )
 from runner.judge.grader import make_grader
 from runner.play.run.conversation import NO_PLAN, NO_SIMULATOR, Conversation
-from runner.play.run.run import RunOptions, run_suite, select_cases
+from runner.play.run.run import run_suite, select_cases
+from runner.play.run.settings import RunSettings, RunState
 from runner.play.run.trial import trial_id_for
 from runner.suite.case import UserGoal
 from runner.suite.loader import load_cases
@@ -371,8 +372,7 @@ def _grader(llm: FakeLLM):
 def _run(site, out: Path, run_id: str, ids: tuple[str, ...], agent, simulator=None, extra=None, grader=None):
     loaded, problems = load_cases([ROOT / "cases"] + ([extra] if extra else []))
     assert not problems, problems
-    options = RunOptions(
-        grader=grader,
+    settings = RunSettings(
         agent_factory=agent,
         out_root=out,
         run_id=run_id,
@@ -381,7 +381,8 @@ def _run(site, out: Path, run_id: str, ids: tuple[str, ...], agent, simulator=No
         site_config=demo_site_config(site.url),
         simulator_factory=simulator,
     )
-    traces = in_thread(asyncio.run, run_suite(select_cases(loaded, list(ids), None, []), options)).traces
+    chosen = select_cases(loaded, list(ids), None, [])
+    traces = in_thread(asyncio.run, run_suite(chosen, settings, RunState(grader=grader))).traces
     return {t.case_id: t for t in traces}
 
 

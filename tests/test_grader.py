@@ -26,6 +26,7 @@ from runner.judge.labels import (
     label_trials,
     trials_to_label,
 )
+from runner.play.run.settings import RunState
 from runner.suite.case import Case
 from runner.trace import Trace
 from tests.fake_grader import lenient_grader, prose_grader, scripted_grader
@@ -64,7 +65,7 @@ def cassettes(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def recorded(llm, cassettes, tmp_path_factory) -> list[Trace]:
     grader = _grader(llm.openai_base, "scripted-grader", "record", cassettes)
-    return play(tmp_path_factory.mktemp("graded"), RUBRIC_CASES, grader=grader)
+    return play(tmp_path_factory.mktemp("graded"), RUBRIC_CASES, state=RunState(grader=grader))
 
 
 def _rubric(trace: Trace) -> dict[str, tuple[str, bool]]:

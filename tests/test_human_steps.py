@@ -12,7 +12,8 @@ from runner_support import CASES, SEED_CONTEXT, in_thread
 
 from runner.agents.reference import ReferenceAgent
 from runner.judge import checks
-from runner.play.run.run import RunOptions, run_suite
+from runner.play.run.run import run_suite
+from runner.play.run.settings import RunSettings
 from runner.suite.case import StateExpectation, UiExpectation
 from runner.suite.loader import load_cases
 from runner.suite.validate import load_suite
@@ -53,7 +54,7 @@ def test_a_human_step_the_page_never_shows_fails_the_trial_and_the_rest_is_judge
     (suite / "catalog.json").write_text((CASES / "catalog.json").read_text(encoding="utf-8"), encoding="utf-8")
     loaded, problems = load_cases([suite])
     assert not problems
-    options = RunOptions(out_root=tmp_path, run_id="r", agent_factory=ReferenceAgent, browser_context=SEED_CONTEXT)
+    options = RunSettings(out_root=tmp_path, run_id="r", agent_factory=ReferenceAgent, browser_context=SEED_CONTEXT)
     (trace,) = in_thread(asyncio.run, run_suite(loaded, options)).traces
     assert trace.verdict == "failed", trace.verdict_reason
     by_id = {a.id: a for a in trace.assertions}

@@ -33,7 +33,8 @@ from runner.agents.model import (
 from runner.agents.protocol import AgentError
 from runner.llm.cassette import Cassette, describe_rerecord, differences
 from runner.llm.providers import safe_tool_name
-from runner.play.run.run import RunOptions, run_suite, select_cases
+from runner.play.run.run import run_suite, select_cases
+from runner.play.run.settings import RunSettings
 from runner.play.run.trial import trial_id_for
 from runner.suite.case import UserStep
 from runner.suite.loader import load_cases
@@ -201,7 +202,7 @@ def _run(out: Path, ids: tuple[str, ...], choose: Callable[[str, str], Callable[
 
     # Four workers: a trial mostly waits (page, tools, the model's answers), and four overlap; no test here looks at
     # a screenshot, so the trials failing on purpose take none.
-    options = RunOptions(
+    options = RunSettings(
         out_root=out, run_id="run", trials=len(PROVIDERS), workers=4, agent_factory=factory, screenshots="off"
     )
     return _in_thread(asyncio.run, run_suite(cases, options)).traces

@@ -23,7 +23,7 @@ from runner.mutation.mutate import (
     generate,
     observable,
 )
-from runner.play.run.trial import TrialHook
+from runner.play.run.settings import TrialHook
 from runner.suite.loader import LoadedCase, parse_case
 from runner.trace import Assertion, StepRecord, ToolCall, Trace
 

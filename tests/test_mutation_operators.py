@@ -14,7 +14,7 @@ import pytest
 from runner_support import SEED_CONTEXT, in_thread, suite_cases
 
 from runner.mutation.mutate import Baseline, Mutant, MutateOptions, _play, generate
-from runner.play.run.trial import TrialHook
+from runner.play.run.settings import TrialHook
 from runner.suite.loader import LoadedCase, parse_case
 from runner.suite.site import demo_site_config
 from runner.trace import ToolCall, Trace

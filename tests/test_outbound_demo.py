@@ -10,7 +10,8 @@ import pytest
 from runner_support import in_thread, suite_cases
 
 from runner.agents.reference import ReferenceAgent
-from runner.play.run.run import RunOptions, run_suite
+from runner.play.run.run import run_suite
+from runner.play.run.settings import RunSettings
 
 pytestmark = pytest.mark.browser
 
@@ -51,7 +52,7 @@ def test_a_leak_to_another_host_fails_inject_and_never_arrives(tmp_path):
         honest, leaking = (
             in_thread(
                 asyncio.run,
-                run_suite(suite_cases("INJECT-01"), RunOptions(out_root=tmp_path, run_id=r, agent_factory=a)),
+                run_suite(suite_cases("INJECT-01"), RunSettings(out_root=tmp_path, run_id=r, agent_factory=a)),
             ).traces[0]
             for r, a in (("honest", ReferenceAgent), ("leaking", LeakingAgent))
         )

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from runner_support import play
 
-from runner.play.run.options import TrialHook
+from runner.play.run.settings import RunState, TrialHook, TrialHooks
 from runner.trace import Trace
 
 ERRS = """
@@ -24,7 +24,8 @@ addEventListener("load", () => {
 
 @pytest.mark.browser
 def test_the_trial_records_the_pages_errors_and_not_the_browsers_notes(tmp_path: Path) -> None:
-    (trace,) = play(tmp_path, ("NO-01",), hooks={"NO-01": TrialHook(init_script=ERRS)})
+    seam = TrialHooks(by_case={"NO-01": TrialHook(init_script=ERRS)})
+    (trace,) = play(tmp_path, ("NO-01",), state=RunState(trial_hooks=seam))
     assert trace.verdict == "passed", trace.verdict_reason  # no case asks: they are evidence only
     assert trace.page_errors is not None
     assert {(e.source, e.text) for e in trace.page_errors} == {

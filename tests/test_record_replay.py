@@ -15,6 +15,7 @@ from runner_support import CASES, ROOT, cli, play
 
 from proxies.fixture import load_fixture, save_fixture
 from runner.play.evidence.fixture_store import FixtureStore
+from runner.play.run.settings import RunState
 from runner.suite.loader import case_files
 
 pytestmark = pytest.mark.browser
@@ -35,7 +36,7 @@ _RECORDING_PROBLEMS: dict[str, str] = {}
 
 
 def _replay(tmp_path: Path, fixtures: Path, ids: tuple[str, ...] = (), **kw):
-    return play(tmp_path, ids, network_mode="replay", fixtures=FixtureStore(fixtures, "replay"), **kw)
+    return play(tmp_path, ids, network_mode="replay", state=RunState(fixtures=FixtureStore(fixtures, "replay")), **kw)
 
 
 def _copy(fixtures: Path, tmp_path: Path) -> Path:
@@ -135,7 +136,7 @@ def test_an_old_fixture_warns(recorded, tmp_path):
     fixture.recorded_at = "2020-01-01T00:00:00Z"
     save_fixture(fixture, fixtures / "SEL-02.yaml")
     store = FixtureStore(fixtures, "replay", max_age_days=30)
-    play(tmp_path, ("SEL-02",), network_mode="replay", fixtures=store)
+    play(tmp_path, ("SEL-02",), network_mode="replay", state=RunState(fixtures=store))
     assert store.warnings and "webmcp-eval record SEL-02" in store.warnings[0]
 
 
@@ -146,7 +147,7 @@ def test_rerecording_shows_what_changed(recorded, tmp_path):
     entry.response.body["count"] = 99
     save_fixture(fixture, fixtures / "SEL-01.yaml")
     store = FixtureStore(fixtures, "record")
-    play(tmp_path, ("SEL-01",), network_mode="record", fixtures=store)
+    play(tmp_path, ("SEL-01",), network_mode="record", state=RunState(fixtures=store))
     changed = "\n".join(store.diffs["SEL-01"])
     assert "~ changed: GET /api/events?city=taipei&level=beginner&price=free" in changed
     assert "99" in changed

@@ -22,7 +22,8 @@ from static_server import StaticSite
 from test_static_site import _wrong_quantity, shop_cases, variant
 
 from runner.play.run.retry import retryable
-from runner.play.run.run import RunOptions, run_suite
+from runner.play.run.run import run_suite
+from runner.play.run.settings import RunSettings
 from runner.report.html import render_html
 from runner.report.reporters import markdown
 from runner.report.writers import print_console, summary_json, write_junit
@@ -135,7 +136,7 @@ def test_a_503_and_a_crash_are_retried_into_passes_and_a_failure_is_never_retrie
     cases = shop_cases()
     failing = variant("SHOP-01", "SHOP-01-WRONG", _wrong_quantity)
     static_shop.fail_once.add("/demo/")  # the first trial's start route answers 503, then the site is fine
-    options = RunOptions(
+    options = RunSettings(
         out_root=tmp_path,
         run_id="retry",
         base_url=static_shop.url,

@@ -14,7 +14,8 @@ from runner_support import in_thread, play, suite_cases
 
 from runner.agents.reference import ReferenceAgent
 from runner.judge import checks
-from runner.play.run.run import RunOptions, run_suite
+from runner.play.run.run import run_suite
+from runner.play.run.settings import RunSettings
 from runner.suite.loader import LoadedCase
 
 pytestmark = pytest.mark.browser
@@ -62,7 +63,7 @@ def test_a_start_route_without_tools_is_not_run_with_what_to_check(tmp_path):
     (loaded,) = suite_cases("SEL-01")
     no_tools = LoadedCase(loaded.case.model_copy(update={"start_route": "/api/version"}), loaded.file, loaded.lines)
     with SiteServer(test_mode=False) as site:
-        options = RunOptions(ReferenceAgent, out_root=tmp_path, run_id="run", base_url=site.url)
+        options = RunSettings(ReferenceAgent, out_root=tmp_path, run_id="run", base_url=site.url)
         (trace,) = in_thread(asyncio.run, run_suite([no_tools], options)).traces
     assert trace.verdict == "not_run", trace.verdict_reason
     assert "no WebMCP tools were registered at the start route /api/version" in trace.verdict_reason
@@ -102,7 +103,7 @@ def test_killing_the_site_mid_run_gives_not_run_about_the_site(tmp_path):
 
     site = SiteServer(test_mode=True).start()
     url = site.url
-    options = RunOptions(
+    options = RunSettings(
         out_root=tmp_path,
         run_id="run",
         base_url=url,

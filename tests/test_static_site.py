@@ -18,7 +18,8 @@ from runner_support import in_thread
 from static_server import CASES, StaticSite
 
 from runner.agents.reference import ReferenceAgent
-from runner.play.run.run import RunOptions, run_suite
+from runner.play.run.run import run_suite
+from runner.play.run.settings import RunSettings
 from runner.suite.case import Case
 from runner.suite.loader import LoadedCase, load_cases
 from runner.suite.site import SiteConfig, resolve_route
@@ -45,7 +46,7 @@ def variant(case_id: str, new_id: str, change: Callable[[dict[str, Any]], None])
 def play_shop(tmp_path: Path, shop: StaticSite, cases: list[LoadedCase], **kw: Any) -> dict[str, Trace]:
     config = kw.pop("site_config", None) or shop.config()
     kw.setdefault("agent_factory", ReferenceAgent)
-    options = RunOptions(out_root=tmp_path, run_id="shop", base_url=shop.url, site_config=config, **kw)
+    options = RunSettings(out_root=tmp_path, run_id="shop", base_url=shop.url, site_config=config, **kw)
     traces = in_thread(asyncio.run, run_suite(cases, options)).traces
     return {t.case_id: t for t in traces}
 

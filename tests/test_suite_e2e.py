@@ -23,7 +23,8 @@ from runner_support import CASES, ROOT, cli, in_thread, play, suite_cases
 
 from runner.agents.reference import ReferenceAgent
 from runner.play.browser.browser import find_chromium
-from runner.play.run.run import RunOptions, run_suite
+from runner.play.run.run import run_suite
+from runner.play.run.settings import RunSettings, RunState, TrialHooks
 from runner.rundir.reading import read_traces
 from runner.suite.loader import LoadedCase, case_files
 from runner.trace import Trace
@@ -109,7 +110,7 @@ def broken_site_runs(tmp_path_factory) -> dict[str, Trace]:
         lc = loaded[case_id]
         broken = lc.case.model_copy(update={"id": f"{case_id}-{brk}", "breaks": [*lc.case.breaks, brk]})
         cases.append(LoadedCase(broken, lc.file, lc.lines))
-    options = RunOptions(
+    options = RunSettings(
         out_root=tmp_path_factory.mktemp("broken"),
         run_id="broken",
         agent_factory=ReferenceAgent,
@@ -204,7 +205,7 @@ def test_trace_zips_and_screenshots_are_kept_for_failures_only(tmp_path):
     _run(
         tmp_path,
         ("SEL-01", "REPEAT-01"),
-        breaks=["save_not_idempotent"],
+        state=RunState(trial_hooks=TrialHooks(breaks=("save_not_idempotent",))),
         playwright_trace="retain-on-failure",
         screenshots="only-on-failure",
     )
@@ -226,7 +227,8 @@ def test_trace_zips_and_screenshots_are_kept_for_failures_only(tmp_path):
 
 def test_compare_and_power_from_the_command_line(suite_run, tmp_path):
     two = {"workers": 2, "screenshots": "off"}  # compare reads the traces only
-    broken = _run(tmp_path, ("REPEAT-01", "SEL-01"), breaks=["save_not_idempotent"], run_id="broken", **two)
+    seam = TrialHooks(breaks=("save_not_idempotent",))
+    broken = _run(tmp_path, ("REPEAT-01", "SEL-01"), state=RunState(trial_hooks=seam), run_id="broken", **two)
     assert {t.case_id: t.verdict for t in broken} == {"REPEAT-01": "failed", "SEL-01": "passed"}
     _run(tmp_path, ("REPEAT-01", "SEL-01"), run_id="good", **two)
     out = cli("compare", str(tmp_path / "good"), str(tmp_path / "broken"))
@@ -329,7 +331,7 @@ def test_a_route_whose_data_loads_slowly_is_waited_for_before_the_next_step(tmp_
         call["step"] += call["step"] >= navigate  # the later steps moved down by one
     (tmp_path / "cases").mkdir()
     (tmp_path / "cases" / "STALE-01.yaml").write_text(yaml.safe_dump(case, allow_unicode=True), encoding="utf-8")
-    options = RunOptions(ReferenceAgent, out_root=tmp_path, run_id="run")
+    options = RunSettings(ReferenceAgent, out_root=tmp_path, run_id="run")
     (trace,) = in_thread(asyncio.run, run_suite(suite_cases(directory=tmp_path / "cases"), options)).traces
     assert trace.verdict == "passed", trace.verdict_reason
     assert set(trace.steps[navigate + 1].catalog_after) == {"get_event_details", "save_event", "search_events"}

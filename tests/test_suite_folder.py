@@ -201,17 +201,18 @@ def test_run_takes_the_suite_harness_and_the_flag_wins(folder):
 
 def test_the_plan_names_its_harness_and_two_harnesses_never_share_a_plan_hash(folder):
     from runner.agents.reference import ReferenceAgent
-    from runner.play.run.run import RunOptions, plan_of
+    from runner.play.run.run import plan_of
+    from runner.play.run.settings import RunSettings
     from runner.rundir.plan import _PLAN
     from runner.suite.loader import load_cases
 
     cases = load_cases([folder / "browse.first-look.yaml"])[0]
     probe = ReferenceAgent()
-    one = RunOptions(ReferenceAgent, harness={"command": "h {prompt}", "source": "--harness", "max_seconds": 90.0})
-    two = RunOptions(
+    one = RunSettings(ReferenceAgent, harness={"command": "h {prompt}", "source": "--harness", "max_seconds": 90.0})
+    two = RunSettings(
         ReferenceAgent, harness={"command": "h --fast {prompt}", "source": "suite.yaml:5", "max_seconds": 90.0}
     )
-    plans = [plan_of(cases, options, probe, "r") for options in (one, two, RunOptions(ReferenceAgent))]
+    plans = [plan_of(cases, options, probe, "r") for options in (one, two, RunSettings(ReferenceAgent))]
     assert plans[0]["harness"] == {"command": "h {prompt}", "source": "--harness"}
     assert plans[1]["harness"]["source"] == "suite.yaml:5" and "harness" not in plans[2]
     assert len({p["plan_hash"] for p in plans}) == 3  # shards of different harnesses never merge

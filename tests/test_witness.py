@@ -80,7 +80,8 @@ def test_on_the_demo_site_devtools_sees_the_shims_calls(tmp_path):
     import pytest
     from runner_support import in_thread, suite_cases
 
-    from runner.play.run.run import RunOptions, run_suite
+    from runner.play.run.run import run_suite
+    from runner.play.run.settings import RunSettings
     from runner.suite.case import Case
     from runner.suite.loader import LoadedCase
 
@@ -89,7 +90,7 @@ def test_on_the_demo_site_devtools_sees_the_shims_calls(tmp_path):
     data = original.case.model_dump(mode="json", exclude_defaults=True)
     data["expect"]["calls"]["witness_agrees"] = True
     asked = LoadedCase(Case.model_validate(data), original.file, original.lines)
-    options = RunOptions(ReferenceAgent, out_root=tmp_path, run_id="witness")
+    options = RunSettings(ReferenceAgent, out_root=tmp_path, run_id="witness")
     (trace,) = in_thread(asyncio.run, run_suite([asked], options)).traces
     assert trace.verdict == "passed", trace.verdict_reason
     (a,) = [a for a in trace.assertions if a.id == "calls.witness"]

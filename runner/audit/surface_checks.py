@@ -12,6 +12,6 @@ from runner.audit.trust import instructions_in
 
 
 def surface_checks(hints: dict[str, Any] | None) -> dict[str, Any]:
-    """RunOptions' ``catalog_hints`` and ``instructions_in`` from the catalog's hints (``SuiteCatalog.annotations``;
+    """RunSettings' ``catalog_hints`` and ``instructions_in`` from the catalog's hints (``SuiteCatalog.annotations``;
     None: no catalog, or one without hints)."""
     return {"catalog_hints": hints, "instructions_in": instructions_in}

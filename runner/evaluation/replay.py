@@ -21,8 +21,8 @@ def replay_command(args: argparse.Namespace) -> int:
     """Re-run recorded traces against their fixtures (offline) or a live deployment, and compare."""
     from runner.evaluation.replay_trace import ReplayOutcome, TraceAgent, case_of, result_diffs
     from runner.play.evidence.fixture_store import FixtureStore
-    from runner.play.run.options import RunOptions
     from runner.play.run.run import run_suite
+    from runner.play.run.settings import RunSettings, RunState
     from runner.report.writers import VERDICT_STYLE
     from runner.trace import read_trace
 
@@ -39,12 +39,11 @@ def replay_command(args: argparse.Namespace) -> int:
             raise InvalidInput(f"{path}: cannot replay: {why}") from None
         fixtures_dir = Path(args.fixtures) if args.fixtures else path.resolve().parent.parent / "fixtures"
         fixtures = None if args.live else FixtureStore(fixtures_dir, "replay", max_age_days=None)
-        options = RunOptions(
+        settings = RunSettings(
             out_root=out,
             run_id=recorded.trial_id,
             base_url=args.base_url if args.live else None,
             network_mode="live" if args.live else "replay",
-            fixtures=fixtures,
             agent_factory=functools.partial(TraceAgent, recorded),
             chromium=args.chromium,
             browser_context=_recorded_context(recorded),
@@ -52,7 +51,7 @@ def replay_command(args: argparse.Namespace) -> int:
         )
         if fixtures is not None and not fixtures.path_for(recorded.case_id).is_file():
             raise InvalidInput(f"{path}: no fixture at {fixtures.path_for(recorded.case_id)} (use --fixtures DIR)")
-        (replayed,) = asyncio.run(run_suite([loaded], options)).traces
+        (replayed,) = asyncio.run(run_suite([loaded], settings, RunState(fixtures=fixtures))).traces
         outcome = ReplayOutcome(recorded, replayed, result_diffs(recorded, replayed))
         written = outcome.write(out)
         style = VERDICT_STYLE[replayed.verdict]

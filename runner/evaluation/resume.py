@@ -77,12 +77,6 @@ def resume_selection(args: argparse.Namespace) -> tuple[list[LoadedCase], set[st
     return [by_id[c["id"]] for c in plan["cases"]], {t["trial_id"] for t in todo}, run_dir, suite, plan
 
 
-def planned_shard(plan: RunPlan) -> tuple[int, int] | None:
-    """The (i, n) a resumed run directory was planned as, None for a whole run."""
-    shard = plan.get("shard")
-    return (shard["index"], shard["count"]) if shard else None
-
-
 def check_same_agent(run_dir: Path, plan: RunPlan, agent_factory: Callable[[], Agent]) -> None:
     """A resumed run must be played by the agent its plan names: evidence kinds never mix."""
     agent = agent_factory()

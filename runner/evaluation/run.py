@@ -29,7 +29,7 @@ from runner.evaluation.reporting import (
     print_graders_and_health,
     reporters_for,
 )
-from runner.evaluation.resume import check_same_agent, last_failed, planned_shard, resume_selection
+from runner.evaluation.resume import check_same_agent, last_failed, resume_selection
 from runner.report.reporters import IN_RUN_DIR
 from runner.rundir.layout import RunDir
 from runner.rundir.reading import planned_traces
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from runner.agents.protocol import Agent
     from runner.agents.simulated_user import SimulatedUser
     from runner.judge.grader import ModelGrader
-    from runner.play.run.options import RunOptions
+    from runner.play.run.settings import RunSettings, RunState
     from runner.results.run_results import RunInput
     from runner.rundir.plan import RunPlan
     from runner.suite.folder import Suite
@@ -49,15 +49,15 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class Selection:
-    """What a run plays: the chosen cases of its suite, where it writes, and (resuming) which trials."""
+class Scope:
+    """What a run plays: the chosen cases of its suite, where it writes, and (resuming) the selection of trials."""
 
     cases: list[LoadedCase]  # in suite order
     suite: Suite
     site_config: SiteConfig | None  # None: the embedded demo site or a bare --base-url
     out_root: Path
     run_id: str
-    only_trials: set[str] | None = None  # --resume: the planned trials still to play
+    selection: frozenset[str] | None = None  # --resume: the planned trials still to play
     resumed: Path | None = None  # --resume: the run directory played into
     skipped: list[str] = field(default_factory=list)  # --skip-invalid: the invalid files not run
     live_rules: bool = False  # no catalog file: each trial checks the rules against the tools it saw
@@ -71,16 +71,17 @@ def run_context(suite: BrowserContextSettings, args: argparse.Namespace) -> Brow
 
 
 def run_command(args: argparse.Namespace) -> int:
-    """run and record: the cases (new, resumed or the last failed), the run's options built once, play, report."""
-    selection = resumed_selection(args) if args.resume else new_selection(args)
-    options = run_options(args, selection)
-    code = play(args, selection, options)
+    """run and record: the cases (new, resumed or the last failed), the run's settings and state built once, play,
+    report."""
+    scope = resumed_scope(args) if args.resume else new_scope(args)
+    settings, state = run_inputs(args, scope)
+    code = play(args, scope, settings, state)
     if code in (EXIT_OK, EXIT_FAILED, EXIT_NOT_RUN):  # the trials ran: which tools did the cases touch
-        print_coverage([lc.case for lc in selection.cases], selection.suite, args.catalog)
+        print_coverage([lc.case for lc in scope.cases], scope.suite, args.catalog)
     return code
 
 
-def new_selection(args: argparse.Namespace) -> Selection:
+def new_scope(args: argparse.Namespace) -> Scope:
     """The cases a new run plays: loaded and checked as validate does, then selected; InvalidInput when invalid."""
     from runner.play.run.run import new_run_id
 
@@ -113,46 +114,45 @@ def new_selection(args: argparse.Namespace) -> Selection:
     check_writable_dir(out_root, "--out")
     console.print(catalog_note, markup=False, highlight=False, soft_wrap=True)
     run_id = args.run_id or new_run_id()
-    return Selection(
-        chosen, suite, site_config, out_root, run_id, skipped=skipped, live_rules="no catalog" in catalog_note
+    return Scope(chosen, suite, site_config, out_root, run_id, skipped=skipped, live_rules="no catalog" in catalog_note)
+
+
+def resumed_scope(args: argparse.Namespace) -> Scope:
+    """--resume RUN_DIR: its planned cases, and the selection: the planned trials that have no trace yet."""
+    chosen, selection, run_dir, suite, plan = resume_selection(args)
+    site_config = site_config_for(args, suite)
+    return Scope(
+        chosen, suite, site_config, run_dir.parent, run_dir.name, frozenset(selection), resumed=run_dir, plan=plan
     )
 
 
-def resumed_selection(args: argparse.Namespace) -> Selection:
-    """--resume RUN_DIR: its planned cases, and the planned trials that have no trace yet."""
-    chosen, only_trials, run_dir, suite, plan = resume_selection(args)
-    site_config = site_config_for(args, suite)
-    return Selection(chosen, suite, site_config, run_dir.parent, run_dir.name, only_trials, resumed=run_dir, plan=plan)
-
-
-def run_options(args: argparse.Namespace, selection: Selection) -> RunOptions:
-    """The one options object of the run, from the flags and what they resolved to; every trial gets it as is."""
+def run_inputs(args: argparse.Namespace, scope: Scope) -> tuple[RunSettings, RunState]:
+    """The run's settings (from the flags and what they resolved to) and its state (the plan, built here once, the
+    selection, the fixture store and the grader); neither changes after."""
     from runner.play.evidence.fixture_store import FixtureStore
-    from runner.play.run.options import RunOptions
+    from runner.play.run.run import plan_of
+    from runner.play.run.settings import RunSettings, RunState
 
     fixtures = None
     if args.network != "live":
         fixtures = FixtureStore(Path(args.fixtures), args.network, max_age_days=args.max_fixture_age)
-    harness, agent_factory, grader, simulator_factory = players(args, selection.suite)
-    options = RunOptions(
+    harness, agent_factory, grader, simulator_factory = players(args, scope.suite)
+    settings = RunSettings(
         agent_factory=agent_factory,
-        out_root=selection.out_root,
-        run_id=selection.run_id,
+        out_root=scope.out_root,
+        run_id=scope.run_id,
         trials=args.trials,
         workers=args.workers,
         headed=args.headed,
         slowmo=args.slowmo,
         hold_ms=args.hold_ms,
         base_url=args.base_url,
-        site_config=selection.site_config,
+        site_config=scope.site_config,
         proxy=not args.no_proxy,
         chromium=args.chromium,
         network_mode=args.network,
-        fixtures=fixtures,
         playwright_trace=args.trace,
         screenshots=args.screenshot,
-        only_trials=selection.only_trials,
-        grader=grader,
         simulator_factory=simulator_factory,
         shard=args.shard,
         durations=durations(args),
@@ -161,17 +161,21 @@ def run_options(args: argparse.Namespace, selection: Selection) -> RunOptions:
         connect_over_cdp=args.connect_over_cdp,
         proxy_host=args.proxy_host,
         proxy_advertise=args.proxy_advertise,
-        browser_context=run_context(selection.suite.config.browser_context(), args),  # suite.yaml's, or --timezone
+        browser_context=run_context(scope.suite.config.browser_context(), args),  # suite.yaml's, or --timezone
         harness=harness,
-        live_rules=selection.live_rules,
-        **surface_checks_of(args, selection.suite),  # the catalog's hints, the audit's rule for descriptions
+        live_rules=scope.live_rules,
+        **surface_checks_of(args, scope.suite),  # the catalog's hints, the audit's rule for descriptions
         force=getattr(args, "force", False),
     )
-    if selection.resumed and selection.plan is not None:  # a resumed selection has both
-        check_same_agent(selection.resumed, selection.plan, agent_factory)
-        options.shard = planned_shard(selection.plan)  # its worlds keep the shard's name, as in the first play
-        options.plan = selection.plan  # its traces carry its plan's hash
-    return options
+    if scope.resumed is not None and scope.plan is not None:  # a resumed scope has both: the run directory's plan,
+        check_same_agent(scope.resumed, scope.plan, agent_factory)  # its traces carry its hash, its worlds its shard
+        plan: RunPlan = scope.plan
+    else:  # built once, with its hash: open_run writes this very plan
+        plan = plan_of(scope.cases, settings, agent_factory())
+    state = RunState(
+        plan=plan, selection=scope.selection, resuming=scope.resumed is not None, fixtures=fixtures, grader=grader
+    )
+    return settings, state
 
 
 def players(
@@ -202,30 +206,27 @@ def players(
     return harness, agent_factory, grader, simulator_factory
 
 
-def play(args: argparse.Namespace, selection: Selection, options: RunOptions) -> int:
+def play(args: argparse.Namespace, scope: Scope, settings: RunSettings, state: RunState) -> int:
     """Play the trials with progress lines, then the reports; Ctrl-C keeps what ran and says how to go on."""
     from runner.play.browser.browser import BrowserUnavailable
-    from runner.play.run.run import plan_of, run_suite
+    from runner.play.run.run import run_suite
     from runner.results.run_results import RunInput, build_results
 
-    chosen = selection.cases
-    out_dir = options.out_root / selection.run_id  # the options' run id
-    resuming = options.only_trials is not None
-    if resuming:
-        plan = selection.plan
-    else:  # built once, with its hash: open_run writes this very plan
-        plan = options.plan = plan_of(chosen, options, options.agent_factory())
+    chosen = scope.cases
+    out_dir = settings.out_root / scope.run_id  # the settings' run id
+    resuming = state.resuming
+    plan = state.plan
     # summary.json's header; the site's version joins it after the run
-    run_info: dict[str, Any] = {"run_id": options.run_id}
+    run_info: dict[str, Any] = {"run_id": scope.run_id}
     reporters = reporters_for(args, out_dir, IN_RUN_DIR, progress=not resuming, json_extra=run_info)
     reporters.begin(plan)
-    if options.only_trials is not None:
-        reporters.reporters.insert(0, ResumeProgress(len(options.only_trials)))
-    console.print(f"webmcp-eval: {playing(options, out_dir, chosen, plan)}", markup=False, highlight=False)
+    if resuming:
+        reporters.reporters.insert(0, ResumeProgress(len(state.selection or ())))
+    console.print(f"webmcp-eval: {playing(settings, state, out_dir, chosen)}", markup=False, highlight=False)
     # No Chromium (exit 3), or another run's directory (RunDirBusy, RunIdTaken: nothing was written into it, exit 2)
     # go to the command line as they are.
     try:
-        result = asyncio.run(run_suite(chosen, options, on_trial=reporters.trial_done))
+        result = asyncio.run(run_suite(chosen, settings, state, on_trial=reporters.trial_done))
     except BrowserUnavailable:  # a wrong --connect endpoint: nothing ran, nothing is left behind
         if not resuming and RunDir(out_dir).only_plan():
             shutil.rmtree(out_dir, ignore_errors=True)
@@ -241,16 +242,14 @@ def play(args: argparse.Namespace, selection: Selection, options: RunOptions) ->
         return interrupted(args, out_dir, plan)
     run_info["site"] = result.site_info
     traces = planned_traces(out_dir, plan) if resuming else result.traces
-    runs = [RunInput(traces, plan), *play_baseline(args, chosen, options, out_dir)]
+    runs = [RunInput(traces, plan), *play_baseline(args, chosen, settings, state, out_dir)]
     code = end_reports(reporters, build_results(runs))
     print_graders_and_health([t for r in runs for t in r.traces], out_dir, args.health_min_trials)
-    if options.fixtures is not None:
-        print_fixture_news(options.fixtures)
-    if selection.skipped:
-        console.print(
-            f"{len(selection.skipped)} invalid case file(s) skipped, not run (--skip-invalid)", highlight=False
-        )
-    return EXIT_NOT_RUN if selection.skipped and code == EXIT_OK else code
+    if state.fixtures is not None:
+        print_fixture_news(state.fixtures)
+    if scope.skipped:
+        console.print(f"{len(scope.skipped)} invalid case file(s) skipped, not run (--skip-invalid)", highlight=False)
+    return EXIT_NOT_RUN if scope.skipped and code == EXIT_OK else code
 
 
 DISK_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)  # the disk, not the run: resumable
@@ -262,25 +261,23 @@ class DiskFull(CannotRun):
     named = True
 
 
-def playing(options: RunOptions, out_dir: Path, chosen: list[LoadedCase], plan: RunPlan | None) -> str:
+def playing(settings: RunSettings, state: RunState, out_dir: Path, chosen: list[LoadedCase]) -> str:
     """The run's header line: what is played, by whom, how, against which site."""
-    only = options.only_trials
     what = (
-        f"{len(only)} planned trial(s) of {out_dir}"
-        if only is not None
-        else f"{len(chosen)} case(s) × {options.trials} trial(s)"
+        f"{len(state.selection or ())} planned trial(s) of {out_dir}"
+        if state.resuming
+        else f"{len(chosen)} case(s) × {settings.trials} trial(s)"
     )
-    if options.shard and only is None and plan is not None:  # a new run's plan
-        what += f", shard {options.shard[0]}/{options.shard[1]}: {len(plan['trials'])} trial(s)"
-    if options.harness:
-        what += f", agent: harness {options.harness['command']!r} (from {options.harness['source']})"
-    return (
-        f"{what}, {options.workers} worker(s), {'headed' if options.headed else 'headless'}, site {site_shown(options)}"
-    )
+    if settings.shard and not state.resuming and state.plan is not None:
+        what += f", shard {settings.shard[0]}/{settings.shard[1]}: {len(state.plan['trials'])} trial(s)"
+    if settings.harness:
+        what += f", agent: harness {settings.harness['command']!r} (from {settings.harness['source']})"
+    headed = "headed" if settings.headed else "headless"
+    return f"{what}, {settings.workers} worker(s), {headed}, site {site_shown(settings)}"
 
 
 def play_baseline(
-    args: argparse.Namespace, chosen: list[LoadedCase], options: RunOptions, out_dir: Path
+    args: argparse.Namespace, chosen: list[LoadedCase], settings: RunSettings, state: RunState, out_dir: Path
 ) -> list[RunInput]:
     """run --control none: the null agent over the same cases, as a run of its own inside this one.
 
@@ -296,17 +293,17 @@ def play_baseline(
     from runner.results.run_results import RunInput
 
     baseline = dataclasses.replace(
-        options,
+        settings,
         agent_factory=NullAgent,
         out_root=out_dir,
         run_id=RunDir.baseline_id(out_dir.name),
         trials=1,
-        grader=None,
         harness=None,
-        plan=None,  # its own plan: the null agent's, one trial per case
     )
+    # its own plan (the null agent's, one trial per case), and no grader
+    baseline_state = dataclasses.replace(state, plan=None, grader=None)
     console.print(f"baseline: the null agent over {len(chosen)} case(s) (reads the tools, calls none)", highlight=False)
-    result = asyncio.run(run_suite(chosen, baseline))
+    result = asyncio.run(run_suite(chosen, baseline, baseline_state))
     return [RunInput(result.traces, result.plan, result.run_id)]
 
 
@@ -353,7 +350,7 @@ def site_config_for(args: argparse.Namespace, suite: Suite) -> SiteConfig | None
         raise UsageError(str(err)) from None
 
 
-def site_shown(options: RunOptions) -> str:
-    config = options.site_config
-    shown = options.base_url or (config.base_url if config else "") or "embedded demo site (test mode)"
+def site_shown(settings: RunSettings) -> str:
+    config = settings.site_config
+    shown = settings.base_url or (config.base_url if config else "") or "embedded demo site (test mode)"
     return split_credentials(shown)[0]  # a password in the URL is never printed

@@ -52,12 +52,12 @@ def _validate_baselines(args: argparse.Namespace, loaded: list[LoadedCase], suit
     Exit 1 names each unexplained pass; 3 when some case could not be judged (the site or browser failed).
     """
     from runner.agents.null import NullAgent
-    from runner.play.run.options import RunOptions
     from runner.play.run.run import new_run_id, run_suite
+    from runner.play.run.settings import RunSettings
     from runner.results.health import baseline_health
 
     check_writable_dir(Path(args.out), "--out")
-    options = RunOptions(
+    settings = RunSettings(
         agent_factory=NullAgent,
         out_root=Path(args.out),
         run_id=f"baselines-{new_run_id()}",
@@ -69,7 +69,7 @@ def _validate_baselines(args: argparse.Namespace, loaded: list[LoadedCase], suit
         **surface_checks_of(args, suite),  # as every run of the suite holds its tools to them
     )
     console.print(f"baseline: the null agent over {len(loaded)} case(s) (reads the tools, calls none)")
-    result = asyncio.run(run_suite(loaded, options))
+    result = asyncio.run(run_suite(loaded, settings))
     health = baseline_health(result.traces)
     for line in health.lines():
         console.print(f"  {line}", markup=False, highlight=False)

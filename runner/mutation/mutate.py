@@ -37,8 +37,8 @@ from runner.agents.reference import ReferenceAgent
 from runner.audit.surface_checks import surface_checks
 from runner.data_file import strings_in
 from runner.judge import checks, probes
-from runner.play.run.options import RunOptions, TrialHook
 from runner.play.run.run import OpenRun, open_run
+from runner.play.run.settings import RunSettings, TrialHook
 from runner.rundir.layout import RunDir
 from runner.suite.browser_context import BrowserContextSettings
 from runner.suite.case import ClickAction
@@ -623,17 +623,16 @@ class _Trials:
     async def play(self, lc: LoadedCase, suffix: str, hook: TrialHook) -> Trace:
         """The case, renamed ``<case>-<suffix>``, once with the hook; waits for a free worker (first come)."""
         case = _renamed(lc, suffix)
-        self.run.options.hooks[case.case.id] = hook
         worker = await self.free.get()
         try:
-            return await self.run.play(case, 0, worker)
+            return await self.run.play(case, 0, worker, hook)
         finally:
             self.free.put_nowait(worker)
 
 
 @contextlib.asynccontextmanager
 async def _open(options: MutateOptions, run_id: str, config: SiteConfig) -> AsyncIterator[_Trials]:
-    run_options = RunOptions(
+    settings = RunSettings(
         agent_factory=ReferenceAgent,  # a mutant is killed by the cases' own plans: deterministic evidence
         out_root=options.out_root / options.run_id,
         run_id=run_id,
@@ -644,7 +643,7 @@ async def _open(options: MutateOptions, run_id: str, config: SiteConfig) -> Asyn
         browser_context=options.browser_context,
         **surface_checks(options.catalog_hints),  # the catalog's hints and the audit's rule, as every run has them
     )
-    async with open_run([], run_options, planned=False) as run:
+    async with open_run([], settings, planned=False) as run:
         yield _Trials(run, options.workers)
 
 

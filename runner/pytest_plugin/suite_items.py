@@ -22,7 +22,7 @@ from collections.abc import Coroutine, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
@@ -30,6 +30,9 @@ from runner.rundir.layout import RunDir
 from runner.rundir.plan import trial_id_for
 from runner.suite.loader import LoadedCase
 from runner.trace import Trace
+
+if TYPE_CHECKING:
+    from runner.play.run.settings import RunSettings, RunState
 
 T = TypeVar("T")
 
@@ -107,7 +110,7 @@ class SuitePlugin:
 
     def _open(self) -> OpenRunThread:
         if self.run is None:
-            self.run = OpenRunThread(self._options(), self.loaded.cases)
+            self.run = OpenRunThread(*self._inputs(), self.loaded.cases)
         return self.run
 
     def shared_proxy(self) -> Any:
@@ -126,14 +129,16 @@ class SuitePlugin:
         assert self.run is not None
         return RunDir(self.run.run.env.out_dir).trace(trace.trial_id)
 
-    def _options(self) -> Any:
+    def _inputs(self) -> tuple[RunSettings, RunState]:
+        """The run's settings (the ini options, the suite's) and its state: the selection of pytest's chosen items
+        (-k, --lf), the only trials its plan lists."""
         from runner.agents.reference import ReferenceAgent
         from runner.audit.surface_checks import surface_checks
-        from runner.play.run.options import RunOptions
         from runner.play.run.run import new_run_id
+        from runner.play.run.settings import RunSettings, RunState
         from runner.pytest_plugin.settings import setting
 
-        return RunOptions(
+        settings = RunSettings(
             agent_factory=ReferenceAgent,
             out_root=Path(setting(self.config, "webmcp_out")),
             run_id=new_run_id(),
@@ -143,9 +148,9 @@ class SuitePlugin:
             site_config=self.loaded.site_config,
             browser_context=self.loaded.suite.config.browser_context(),  # suite.yaml's time zone and locale
             live_rules=self.loaded.live_rules,
-            select_trials={item.trial_id for item in self.chosen},
             **surface_checks(self.loaded.catalog_hints),  # the catalog's hints and the audit's rule, as run hands them
         )
+        return settings, RunState(selection=frozenset(item.trial_id for item in self.chosen))
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.run is None:
@@ -183,13 +188,13 @@ class OpenRunThread:
     """An open run (runner.play.run.run.open_run) on an event loop of its own thread: pytest calls in, one trial
     at a time, and waits for each trace."""
 
-    def __init__(self, options: Any, cases: list[LoadedCase]) -> None:
+    def __init__(self, settings: RunSettings, state: RunState, cases: list[LoadedCase]) -> None:
         from runner.play.run.run import open_run
 
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="webmcp-eval-run", daemon=True)
         self.thread.start()
-        self._context = open_run(cases, options)
+        self._context = open_run(cases, settings, state)
         self.run = self._wait(self._context.__aenter__())
 
     def _wait(self, coro: Coroutine[Any, Any, T]) -> T:

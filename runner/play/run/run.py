@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import fnmatch
 import logging
 import re
@@ -26,9 +27,9 @@ from runner import __version__
 from runner.agents.protocol import Agent
 from runner.errors import UsageError
 from runner.play.browser.session import BrowserSession
-from runner.play.run.options import RunOptions, TrialHook  # noqa: F401 - both are also known by this module's name
 from runner.play.run.retry import retryable
-from runner.play.run.shard import shard_of
+from runner.play.run.settings import RunSettings, RunState, TrialHook
+from runner.play.run.shard import planned_shard, shard_of
 from runner.play.run.trial import RunEnv, Trial
 from runner.rundir.attempts import resumed_attempts, set_aside
 from runner.rundir.layout import RunDir
@@ -99,12 +100,12 @@ def _claim(out_dir: Path, run_id: str, force: bool) -> None:
     run_dir.clear(run_id)  # what a run leaves there, exactly: the new run plays into an empty directory
 
 
-def _replay_base_url(cases: list[LoadedCase], options: RunOptions) -> str | None:
+def _replay_base_url(cases: list[LoadedCase], settings: RunSettings, state: RunState) -> str | None:
     """Replay needs no site: the origin the fixtures were recorded from stands in for it."""
-    if options.network_mode != "replay" or options.base_url or options.fixtures is None:
+    if settings.network_mode != "replay" or settings.base_url or state.fixtures is None:
         return None
     for lc in cases:
-        path = options.fixtures.path_for(lc.case.id)
+        path = state.fixtures.path_for(lc.case.id)
         if path.is_file():
             from proxies.fixture import load_fixture
 
@@ -113,11 +114,14 @@ def _replay_base_url(cases: list[LoadedCase], options: RunOptions) -> str | None
 
 
 @contextlib.contextmanager
-def _embedded_site(options: RunOptions) -> Iterator[SiteConfig]:
-    if options.base_url or options.site_config:
-        config = options.site_config or SiteConfig(base_url=options.base_url or "")
-        if options.base_url:
-            config.base_url = options.base_url
+def _embedded_site(settings: RunSettings) -> Iterator[SiteConfig]:
+    if settings.base_url or settings.site_config:
+        # the run's own copy: the settings' site config stays as the front end built it
+        config = (
+            settings.site_config.model_copy() if settings.site_config else SiteConfig(base_url=settings.base_url or "")
+        )
+        if settings.base_url:
+            config.base_url = settings.base_url
         config.take_credentials()  # never in run.json, a trace, a report or a fixture
         yield config
         return
@@ -128,8 +132,8 @@ def _embedded_site(options: RunOptions) -> Iterator[SiteConfig]:
 
 
 @contextlib.contextmanager
-def _proxy(options: RunOptions, config: SiteConfig) -> Iterator[NetworkProxy | None]:
-    if not options.proxy:
+def _proxy(settings: RunSettings, config: SiteConfig) -> Iterator[NetworkProxy | None]:
+    if not settings.proxy:
         yield None
         return
     from proxies.controller import NetworkProxy
@@ -142,8 +146,8 @@ def _proxy(options: RunOptions, config: SiteConfig) -> Iterator[NetworkProxy | N
         write_methods=tuple(config.write_methods),
         ignore_paths=config.ignore_paths,
         block_other_hosts=config.block_other_hosts,
-        listen_host=options.proxy_host,
-        advertise_host=options.proxy_advertise,
+        listen_host=settings.proxy_host,
+        advertise_host=settings.proxy_advertise,
     )
     proxy.start()
     try:
@@ -162,74 +166,89 @@ class OpenRun:
 
     run_id: str
     out_dir: Path
-    options: RunOptions
+    settings: RunSettings  # as the front end built them (with a replay's recorded origin as its base URL)
+    state: RunState
     env: RunEnv
     site_info: dict[str, Any]
     plan: RunPlan | None
     agents: list[Agent]  # the agent the plan was written for, until the first trial takes it
+    # the planned trials run_suite plays: the state's selection, else the plan's trials; None: no plan (mutate)
+    selection: frozenset[str] | None = None
 
-    async def play(self, lc: LoadedCase, index: int, worker: int = 0) -> Trace:
-        if self.options.breaks:
-            broken = lc.case.model_copy(update={"breaks": [*lc.case.breaks, *self.options.breaks]})
+    async def play(self, lc: LoadedCase, index: int, worker: int = 0, hook: TrialHook | None = None) -> Trace:
+        """One trial of a case; ``hook`` changes its world (mutate), else the test seam's hook for the case."""
+        breaks = self.state.trial_hooks.breaks
+        if breaks:
+            broken = lc.case.model_copy(update={"breaks": [*lc.case.breaks, *breaks]})
             lc = LoadedCase(broken, lc.file, lc.lines)
-        return await _attempts(lc, index, self.env, self.options, self.agents, worker)
+        if hook is None:
+            hook = self.state.trial_hooks.by_case.get(lc.case.id)
+        return await _attempts(lc, index, self.env, self.settings, self.agents, worker, hook)
 
 
 @contextlib.asynccontextmanager
-async def open_run(cases: list[LoadedCase], options: RunOptions, planned: bool = True) -> AsyncIterator[OpenRun]:
+async def open_run(
+    cases: list[LoadedCase], settings: RunSettings, state: RunState | None = None, planned: bool = True
+) -> AsyncIterator[OpenRun]:
     """Write the plan (unless resuming), start the site (embedded unless a base URL is given), the proxy and
     the browser; close them all on the way out.
 
     ``planned=False``: no plan is written; the caller decides each trial as it goes (``mutate`` plays a
     mutant's next case only while no case has killed it)."""
-    run_id = options.run_id or new_run_id()
-    out_dir = options.out_root / run_id
-    replay_url = _replay_base_url(cases, options)
+    state = state or RunState()
+    run_id = settings.run_id or new_run_id()
+    out_dir = settings.out_root / run_id
+    replay_url = _replay_base_url(cases, settings, state)
     if replay_url:
-        options.base_url = replay_url
+        settings = dataclasses.replace(settings, base_url=replay_url)
     out_dir.mkdir(parents=True, exist_ok=True)
     with RunLock(out_dir):
-        async with _opened(cases, options, planned, run_id, out_dir) as run:
+        async with _opened(cases, settings, state, planned, run_id, out_dir) as run:
             yield run
 
 
 @contextlib.asynccontextmanager
 async def _opened(
-    cases: list[LoadedCase], options: RunOptions, planned: bool, run_id: str, out_dir: Path
+    cases: list[LoadedCase], settings: RunSettings, state: RunState, planned: bool, run_id: str, out_dir: Path
 ) -> AsyncIterator[OpenRun]:
     """open_run's work, inside the run directory's lock."""
     # The first trial's agent, made now: its name, model and evidence kind go into the plan.
-    first_agent = options.agent_factory()
+    first_agent = settings.agent_factory()
     plan = None
-    if options.only_trials is not None and options.plan is not None:  # resuming: the plan (replanned or not)
-        plan = options.plan
+    if state.resuming:  # the plan (replanned or not) is the run directory's, written again as it is
+        plan = state.plan
+        if plan is not None:
+            write_plan(out_dir, plan)
+    elif planned:
+        _claim(out_dir, run_id, settings.force)
+        plan = state.plan or plan_of(
+            cases, settings, first_agent, run_id, selection=state.selection, breaks=state.trial_hooks.breaks
+        )
         write_plan(out_dir, plan)
-    if planned and options.only_trials is None:
-        _claim(out_dir, run_id, options.force)
-        plan = options.plan or plan_of(cases, options, first_agent, run_id)
-        write_plan(out_dir, plan)
-        if options.shard or options.select_trials is not None:
-            options.only_trials = {t["trial_id"] for t in plan["trials"]}
-    with _embedded_site(options) as config, _proxy(options, config) as proxy:
+    selection = state.selection
+    if selection is None and plan is not None:
+        selection = frozenset(t["trial_id"] for t in plan["trials"])
+    with _embedded_site(settings) as config, _proxy(settings, config) as proxy:
         site = SiteClient(config)
         try:
-            site_info = await site.version() if options.network_mode != "replay" else {}
+            site_info = await site.version() if settings.network_mode != "replay" else {}
             session = BrowserSession(
-                headless=not options.headed,
-                slow_mo=options.slowmo,
+                headless=not settings.headed,
+                slow_mo=settings.slowmo,
                 proxy_url=proxy.url if proxy else None,
-                chromium=options.chromium,
-                connect=options.connect,
-                connect_over_cdp=options.connect_over_cdp,
+                chromium=settings.chromium,
+                connect=settings.connect,
+                connect_over_cdp=settings.connect_over_cdp,
             )
             async with session:
-                env = RunEnv(run_id, out_dir, session, site, proxy, options, site_info)
+                env = RunEnv(run_id, out_dir, session, site, proxy, settings, state, site_info)
                 env.plan_hash = plan.get("plan_hash") if plan else None
+                env.shard = planned_shard(plan)  # a resumed shard plays in the worlds its first play named
                 # a resume plays in its run's worlds
                 env.world_key = (plan.get("world_key") if plan else None) or env.world_key
-                _write_run_info(out_dir, run_id, options, config, site_info, session.describe(), proxy)
+                _write_run_info(out_dir, run_id, settings, config, site_info, session.describe(), proxy)
                 try:
-                    yield OpenRun(run_id, out_dir, options, env, site_info, plan, [first_agent])
+                    yield OpenRun(run_id, out_dir, settings, state, env, site_info, plan, [first_agent], selection)
                 except BaseException:
                     # Interrupted (Ctrl-C) or broken: the browser closes under requests the embedded
                     # site is still answering; their errors are noise now, not news about the site.
@@ -240,20 +259,31 @@ async def _opened(
 
 
 async def run_suite(
-    cases: list[LoadedCase], options: RunOptions, on_trial: Callable[[Trace], None] | None = None
+    cases: list[LoadedCase],
+    settings: RunSettings,
+    state: RunState | None = None,
+    on_trial: Callable[[Trace], None] | None = None,
 ) -> RunResult:
-    async with open_run(cases, options) as run:
+    async with open_run(cases, settings, state) as run:
         traces = await _play_all(cases, run, on_trial)
     return RunResult(run.run_id, run.out_dir, traces, run.site_info, run.plan)
 
 
-def plan_of(cases: list[LoadedCase], options: RunOptions, probe: Agent, run_id: str | None = None) -> RunPlan:
-    """The run plan, with its hash (and its shard): built once, by the command or by open_run, never again."""
-    run_id = run_id or options.run_id or new_run_id()
+def plan_of(
+    cases: list[LoadedCase],
+    settings: RunSettings,
+    probe: Agent,
+    run_id: str | None = None,
+    selection: frozenset[str] | None = None,
+    breaks: tuple[str, ...] = (),
+) -> RunPlan:
+    """The run plan, with its hash, narrowed to its shard and its selection: built once, by the command or by
+    open_run, never again."""
+    run_id = run_id or settings.run_id or new_run_id()
     plan = make_plan(
         run_id,
         [(lc.case.id, lc.file) for lc in cases],
-        options.trials,
+        settings.trials,
         agent=probe.name,
         model=probe.model,
         evidence_kind=probe.evidence_kind if probe.evidence_kind in ("deterministic", "baseline") else "agent",
@@ -261,33 +291,33 @@ def plan_of(cases: list[LoadedCase], options: RunOptions, probe: Agent, run_id: 
     plan["plan_hash"] = plan_hash(
         [Path(lc.file) for lc in cases],
         [lc.case.id for lc in cases],
-        options.trials,
+        settings.trials,
         agent=probe.name,
         model=probe.model,
-        base_url=options.base_url,
-        network_mode=options.network_mode,
-        proxy=options.proxy,
-        breaks=options.breaks,
-        harness=options.harness["command"] if options.harness else None,  # shards of two harnesses never merge
+        base_url=settings.base_url,
+        network_mode=settings.network_mode,
+        proxy=settings.proxy,
+        breaks=list(breaks),
+        harness=settings.harness["command"] if settings.harness else None,  # shards of two harnesses never merge
     )
-    if options.harness:
-        plan["harness"] = {"command": options.harness["command"], "source": options.harness["source"]}
-    if options.shard:
-        index, count = options.shard
-        mine = set(shard_of([t["trial_id"] for t in plan["trials"]], index, count, options.durations))
+    if settings.harness:
+        plan["harness"] = {"command": settings.harness["command"], "source": settings.harness["source"]}
+    if settings.shard:
+        index, count = settings.shard
+        mine = set(shard_of([t["trial_id"] for t in plan["trials"]], index, count, settings.durations))
         whole = len(plan["trials"])
         plan["trials"] = [t for t in plan["trials"] if t["trial_id"] in mine]
         plan["shard"] = {"index": index, "count": count, "planned_trials": whole}
-    if options.select_trials is not None:
-        plan["trials"] = [t for t in plan["trials"] if t["trial_id"] in options.select_trials]
+    if selection is not None:
+        plan["trials"] = [t for t in plan["trials"] if t["trial_id"] in selection]
     return plan
 
 
 async def _play_all(cases: list[LoadedCase], run: OpenRun, on_trial: Callable[[Trace], None] | None) -> list[Trace]:
-    options = run.options
-    jobs = [(lc, i) for lc in cases for i in range(options.trials)]
-    if options.only_trials is not None:
-        jobs = [(lc, i) for lc, i in jobs if trial_id_for(lc.case.id, i) in options.only_trials]
+    settings = run.settings
+    jobs = [(lc, i) for lc in cases for i in range(settings.trials)]
+    if run.selection is not None:
+        jobs = [(lc, i) for lc, i in jobs if trial_id_for(lc.case.id, i) in run.selection]
     queue: asyncio.Queue[tuple[LoadedCase, int]] = asyncio.Queue()
     for job in jobs:
         queue.put_nowait(job)
@@ -304,22 +334,28 @@ async def _play_all(cases: list[LoadedCase], run: OpenRun, on_trial: Callable[[T
             if on_trial:
                 on_trial(trace)
 
-    await asyncio.gather(*(worker(n) for n in range(max(1, options.workers))))
+    await asyncio.gather(*(worker(n) for n in range(max(1, settings.workers))))
     # Report in suite order, whatever order the workers finished in.
     return [results[(lc.case.id, i)] for lc, i in jobs]
 
 
 async def _attempts(
-    lc: LoadedCase, index: int, env: RunEnv, options: RunOptions, agents: list[Agent], worker: int
+    lc: LoadedCase,
+    index: int,
+    env: RunEnv,
+    settings: RunSettings,
+    agents: list[Agent],
+    worker: int,
+    hook: TrialHook | None,
 ) -> Trace:
     """Play one trial, and again (up to --retries times) while the machinery kept it from running."""
     earlier = resumed_attempts(trial_id_for(lc.case.id, index), env.out_dir)
     retried = 0
     while True:
-        agent = agents.pop() if agents else options.agent_factory()
-        trial = Trial(lc, index, env, agent, options.hooks.get(lc.case.id), earlier, worker=worker)
+        agent = agents.pop() if agents else settings.agent_factory()
+        trial = Trial(lc, index, env, agent, hook, earlier, worker=worker)
         trace = await trial.run()
-        if retried >= options.retries or not retryable(trace):
+        if retried >= settings.retries or not retryable(trace):
             return trace
         earlier.append(set_aside(trace, env.out_dir))
         retried += 1
@@ -328,7 +364,7 @@ async def _attempts(
 def _write_run_info(
     out_dir: Path,
     run_id: str,
-    options: RunOptions,
+    settings: RunSettings,
     config: SiteConfig,
     site_info: dict[str, Any],
     browser: dict[str, str],
@@ -340,15 +376,15 @@ def _write_run_info(
         "playwright_version": metadata.version("playwright"),
         "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "base_url": config.base_url,
-        "embedded_site": not (options.base_url or options.site_config),
+        "embedded_site": not (settings.base_url or settings.site_config),
         "site": site_info,
         "browser": browser,
-        "timezone_id": options.browser_context.timezone_id,
-        "locale": options.browser_context.locale,
-        "trials_per_case": options.trials,
-        "workers": options.workers,
-        "retries": options.retries,
-        "network_mode": options.network_mode if options.proxy else "off",
+        "timezone_id": settings.browser_context.timezone_id,
+        "locale": settings.browser_context.locale,
+        "trials_per_case": settings.trials,
+        "workers": settings.workers,
+        "retries": settings.retries,
+        "network_mode": settings.network_mode if settings.proxy else "off",
         "proxy": proxy.url if proxy else None,  # as the browser dials it (--proxy-advertise)
         "hooks": config.hooks.model_dump(),
     }

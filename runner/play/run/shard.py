@@ -10,16 +10,22 @@ plans are never merged as one run.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from runner.data_file import FileProblem, load_json
 from runner.rundir.layout import RunDir
-from runner.rundir.plan import ShardError
+from runner.rundir.plan import RunPlan, ShardError
 
 T = TypeVar("T")
 _SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+
+
+def planned_shard(plan: RunPlan | None) -> tuple[int, int] | None:
+    """The (i, n) a run's plan was planned as: None for a whole run, or for no plan."""
+    shard = plan.get("shard") if plan is not None else None
+    return (shard["index"], shard["count"]) if shard else None
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -33,7 +39,7 @@ def parse_shard(text: str) -> tuple[int, int]:
     return index, count
 
 
-def split(trial_ids: Sequence[str], count: int, durations: dict[str, float] | None = None) -> list[list[str]]:
+def split(trial_ids: Sequence[str], count: int, durations: Mapping[str, float] | None = None) -> list[list[str]]:
     """``count`` shards of the trial ids, each in plan order.
 
     With durations: greedy longest-first onto the lightest shard (ties: trial id, then shard
@@ -54,7 +60,9 @@ def split(trial_ids: Sequence[str], count: int, durations: dict[str, float] | No
     return [[t for t in trial_ids if t in part] for part in chosen]
 
 
-def shard_of(trial_ids: Sequence[str], index: int, count: int, durations: dict[str, float] | None = None) -> list[str]:
+def shard_of(
+    trial_ids: Sequence[str], index: int, count: int, durations: Mapping[str, float] | None = None
+) -> list[str]:
     """The trial ids of shard ``index`` (1-based) of ``count``."""
     return split(trial_ids, count, durations)[index - 1]
 

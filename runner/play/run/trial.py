@@ -55,7 +55,7 @@ from runner.play.page.watcher import Watcher
 from runner.play.page.witness import compare_witness
 from runner.play.run.abort import TrialAborted
 from runner.play.run.conversation import NO_PLAN, NO_SIMULATOR, Conversation, conversation_assertions
-from runner.play.run.options import RunOptions, TrialHook
+from runner.play.run.settings import RunSettings, RunState, TrialHook
 from runner.rundir.layout import RunDir
 from runner.rundir.plan import trial_id_for
 from runner.suite.case import Case, SetupCall, UserStep
@@ -89,16 +89,19 @@ T = TypeVar("T")
 
 @dataclass
 class RunEnv:
-    """What the trials of one open run share: where it writes, its browser, site and proxy, and its options."""
+    """What the trials of one open run share: where it writes, its browser, site and proxy, its settings and
+    state (the fixture store, the grader), the plan it plays and the shard that plan is."""
 
     run_id: str
     out_dir: Path
     session: BrowserSession
     site: SiteClient
     proxy: NetworkProxy | None
-    options: RunOptions  # the run's options as the command built them: never copied field by field
+    settings: RunSettings  # the run's settings as open_run holds them: never copied field by field
+    state: RunState
     site_info: dict[str, Any] = field(default_factory=dict)
     plan_hash: str | None = None  # the plan this run plays: every trace carries it
+    shard: tuple[int, int] | None = None  # the plan's shard: part of every world's name
     # a per-run random part of every world's name: two runs with one run id never share a world on one site
     world_key: str = field(default_factory=lambda: secrets.token_hex(3))
 
@@ -156,11 +159,11 @@ class Trial:
         self.hook = hook or TrialHook()
         self.worker = worker  # a remote browser's connection is the worker's own
         self.trial_id = trial_id_for(self.case.id, index)
-        options = env.options
+        settings = env.settings
         self.artifacts = Artifacts(
-            env.out_dir, artifact_name(self.trial_id, attempt), options.screenshots, options.playwright_trace
+            env.out_dir, artifact_name(self.trial_id, attempt), settings.screenshots, settings.playwright_trace
         )
-        self.world = world_id(env.run_id, env.options.shard, self.trial_id, env.world_key)
+        self.world = world_id(env.run_id, env.shard, self.trial_id, env.world_key)
         self.clock = time.monotonic()
         self.tp: TrialPage | None = None
         self.actions: UserActions | None = None  # the user's scripted actions, once the page is open
@@ -194,11 +197,11 @@ class Trial:
             site_name=env.site_info.get("name", ""),
             site_revision=env.site_info.get("revision"),
             base_url=env.site.config.base_url,
-            network_mode=env.options.network_mode,
+            network_mode=env.settings.network_mode,
             start_route=self.case.start_route,
-            timezone_id=self.case.browser_context(options.browser_context).timezone_id,
-            locale=self.case.browser_context(options.browser_context).locale,
-            catalog_hints=options.catalog_hints,
+            timezone_id=self.case.browser_context(settings.browser_context).timezone_id,
+            locale=self.case.browser_context(settings.browser_context).locale,
+            catalog_hints=settings.catalog_hints,
             prompt=self.case.user_messages,
             started_at=datetime.now(UTC).isoformat(timespec="seconds"),
         )
@@ -258,7 +261,7 @@ class Trial:
         """Assertions and verdict; a check that raises makes the trial not_run, never the run's end."""
         if error is None:
             error, kind = made_up_value_refused(self.trace) or (None, kind)
-        if error is None and self.env.options.live_rules and self.trace.live_tools is not None:
+        if error is None and self.env.settings.live_rules and self.trace.live_tools is not None:
             never, unseen = rules_that_never_fire(self.case, self.trace.live_tools)
             self.trace.warnings += unseen
             if never:
@@ -268,15 +271,15 @@ class Trial:
             self.trace.assertions = (
                 checks.evaluate(self.case, self.trace) + self.agent.assertions() + conversation_assertions(self.trace)
             )
-            if self.env.options.grader is not None:
+            if self.env.state.grader is not None:
                 code_failed = [a.id for a in self.trace.assertions if a.status == "failed"]
                 if error is None and code_failed and self.case.user and self.case.user.rubric == "after_code_checks":
                     why = f"code checks failed first ({', '.join(code_failed)})"
-                    rubric, self.trace.grader = self.env.options.grader.unjudged(self.case, why)
+                    rubric, self.trace.grader = self.env.state.grader.unjudged(self.case, why)
                 elif error is None:
-                    rubric, self.trace.grader = await self.env.options.grader.grade_trial(self.case, self.trace)
+                    rubric, self.trace.grader = await self.env.state.grader.grade_trial(self.case, self.trace)
                 else:  # its criteria stay in the grader's series, as not_run
-                    rubric, self.trace.grader = self.env.options.grader.unjudged(self.case, error)
+                    rubric, self.trace.grader = self.env.state.grader.unjudged(self.case, error)
                 self.trace.assertions += rubric
         except Exception as err:
             self.trace.assertions = []
@@ -360,8 +363,8 @@ class Trial:
 
     def _open_fixture(self) -> None:
         """record: a fresh fixture to fill; replay: the recorded one (its hooks answer too)."""
-        mode = self.env.options.network_mode
-        store = self.env.options.fixtures
+        mode = self.env.settings.network_mode
+        store = self.env.state.fixtures
         if mode in ("record", "replay") and store is not None:
             try:
                 self.fixture = store.for_trial(self.case.id, self.env.site_info, self.env.site.config.base_url)
@@ -403,10 +406,10 @@ class Trial:
                 raise TrialAborted(NO_PLAN, "case")
         elif self.agent.evidence_kind == "baseline":
             return  # the null agent does nothing whatever is said: the goal is its one message
-        elif self.env.options.simulator_factory is None:
+        elif self.env.settings.simulator_factory is None:
             raise TrialAborted(NO_SIMULATOR, "case")
         else:
-            self.simulator = self.env.options.simulator_factory()
+            self.simulator = self.env.settings.simulator_factory()
 
     async def _setup(self) -> None:
         """The case's setup: tool calls and user actions before the agent starts, kept apart in the trace."""
@@ -477,7 +480,7 @@ class Trial:
                 world_cookie=cookie,
                 clock_start=self.clock,
                 settle_ms=site.config.settle_ms,
-                context_settings=self.case.browser_context(self.env.options.browser_context),
+                context_settings=self.case.browser_context(self.env.settings.browser_context),
                 init_script=self.hook.init_script,
                 worker=self.worker,
                 http_credentials=self.env.site.config.credentials,
@@ -547,7 +550,7 @@ class Trial:
         """What the steps left: the page as it shows, the shim's log and witness, the state after."""
         assert self.tp and self.humans
         mark = self._phase_timer()
-        watcher = Watcher(self.env.options.hold_ms) if self.env.options.headed else None
+        watcher = Watcher(self.env.settings.hold_ms) if self.env.settings.headed else None
         observer = PageObserver(self.tp.page, self.tp.log, self.humans, self.artifacts, watcher)
         if watcher is None:  # both only read: the page as it shows and the site's state, side by side
             after = await alongside(observer.observe(self.case.expect, self.trace), self._state_after())
@@ -568,7 +571,7 @@ class Trial:
         return [f"{m.method} {m.path}" for m in self.env.proxy.snapshot(self.trial_id).writes]
 
     def _proxy_mode(self) -> dict[str, Any]:
-        mode = self.env.options.network_mode if self.fixture is not None else "live"
+        mode = self.env.settings.network_mode if self.fixture is not None else "live"
         return {"mode": mode, "fixture": self.fixture}
 
     async def _state(self) -> Any:
@@ -657,7 +660,7 @@ class Trial:
 
     def _instructions(self) -> list[str] | None:
         """Each registered tool whose description speaks to the agent, by the audit's rule (None: not read)."""
-        rule = self.env.options.instructions_in
+        rule = self.env.settings.instructions_in
         if rule is None:
             return None
         regs = [r for r in self.trace.registrations if r.type == "register" and r.tool_name]
@@ -700,8 +703,8 @@ class Trial:
 
     def _store_recording(self) -> None:
         """Keep a recording only of a trial that ran: a half-played trial is no fixture."""
-        store = self.env.options.fixtures
-        if store is None or self.env.options.network_mode != "record" or self.recorded is None:
+        store = self.env.state.fixtures
+        if store is None or self.env.settings.network_mode != "record" or self.recorded is None:
             return
         if self.trace.verdict == "not_run":
             store.warnings.append(
