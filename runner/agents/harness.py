@@ -35,13 +35,16 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runner.agents.mcp_bridge import PageBridge, mcp_config, require_mcp
 from runner.agents.protocol import AgentError, AgentReport
 from runner.suite.case import UserStep
 from runner.suite.folder import harness_argv
 from runner.trace import Assertion, EvidenceKind
+
+if TYPE_CHECKING:
+    from runner.agents.protocol import ToolHost
 
 PLACEHOLDERS = ("{prompt}", "{mcp_config}", "{mcp_url}")
 OUTPUT_LIMIT = 20_000  # characters of a step's stdout/stderr kept in the trace
@@ -91,7 +94,7 @@ class HarnessAgent:
         self.seconds = 0.0
         self._state: Path | None = None  # made at the first turn, removed with the report
 
-    async def turn(self, step: UserStep, host: Any) -> str:
+    async def turn(self, step: UserStep, host: ToolHost) -> str:
         log: dict[str, Any] = {"step": getattr(host, "step", None), "user": step.user}
         self.steps.append(log)
         if self.stopped:

@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runner.agents.protocol import AgentError, AgentReport
 from runner.llm.cassette import Cassette, CassetteError, CassetteMiss, cassette_key, cassette_path, replay_or_send
@@ -54,6 +54,7 @@ from runner.llm.providers import (
     EndpointTimeout,
     EndpointUnreachable,
     MissingSDK,
+    ModelCall,
     ModelTurn,
     Provider,
     ProviderError,
@@ -64,7 +65,10 @@ from runner.llm.providers import (
     safe_tool_name,
 )
 from runner.suite.case import HistoryModel, HistoryUser, UserStep
-from runner.trace import Assertion, EvidenceKind, ToolInfo
+from runner.trace import Assertion, EvidenceKind, ToolCall, ToolInfo
+
+if TYPE_CHECKING:
+    from runner.agents.protocol import ToolHost
 
 CASSETTE_MODES = ("off", "record", "replay")
 SETTLE_TIMEOUT_MS = 2000  # after tool calls: how long to wait for the page's tools to settle
@@ -101,7 +105,7 @@ def tool_description(tool: ToolInfo) -> str:
     return tool.description + (f" [{'; '.join(notes)}]" if notes else "")
 
 
-def tool_result_text(call: Any) -> tuple[str, bool]:
+def tool_result_text(call: ToolCall) -> tuple[str, bool]:
     """What the model reads back: the page's result as JSON text, or the error (a refusal says why)."""
     if call.error is not None or call.refused:
         return json.dumps({"error": call.error or "refused"}, ensure_ascii=False), True
@@ -158,7 +162,7 @@ class ModelAgent:
         self._sent_upto = 0
         self._usage_missing = 0
 
-    async def turn(self, step: UserStep, host: Any) -> str:
+    async def turn(self, step: UserStep, host: ToolHost) -> str:
         turn_log: dict[str, Any] = {"step": getattr(host, "step", None), "user": step.user, "requests": []}
         self.turns.append(turn_log)
         if self.stopped:
@@ -209,7 +213,7 @@ class ModelAgent:
 
     # -- the loop -----------------------------------------------------------------------
 
-    async def _loop(self, host: Any, turn_log: dict[str, Any], started: float) -> str:
+    async def _loop(self, host: ToolHost, turn_log: dict[str, Any], started: float) -> str:
         while True:
             self._check_limits(started)
             catalog = await host.catalog()
@@ -237,13 +241,13 @@ class ModelAgent:
                 await self._run_call(host, call, step)
             await self._settle(host)
 
-    async def _settle(self, host: Any) -> None:
+    async def _settle(self, host: ToolHost) -> None:
         """Let the page finish (un)registering tools a call may have changed, so the next catalog is whole."""
         wait = getattr(host, "wait_for_tools", None)
         if wait is not None:
             await wait(timeout_ms=SETTLE_TIMEOUT_MS)
 
-    async def _run_call(self, host: Any, call: Any, step: dict[str, Any]) -> None:
+    async def _run_call(self, host: ToolHost, call: ModelCall, step: dict[str, Any]) -> None:
         tool = self.names.get(call.name, call.name)  # made-up names go to the host as they are
         entry: dict[str, Any] = {"id": call.id, "name": call.name, "tool": tool, "arguments": call.arguments}
         if call.arguments is None:

@@ -14,6 +14,8 @@ from runner.audit.rules import lint
 from runner.data_file import FileProblem, load_json
 
 if TYPE_CHECKING:
+    from runner.suite.case import Case
+    from runner.suite.folder import Suite
     from runner.suite.loader import Problem
 
 PAGE_ONLY = {"no-tools", "page-script-error", "page-unreachable", "frame-cross-origin-without-allow"}
@@ -90,7 +92,7 @@ def catalog_audit(paths: list[str], catalog: str | None, suite_dir: str | None) 
     return [finding_line(f) for f in lint_catalog(data, described, config)] + _coverage(suite, data), []
 
 
-def _coverage(suite: Any, catalog: dict[str, Any]) -> list[str]:
+def _coverage(suite: Suite, catalog: dict[str, Any]) -> list[str]:
     """Suite health: the catalog's tools that no case calls or asserts."""
     from runner.audit.coverage import suite_coverage
 
@@ -110,7 +112,7 @@ def coverage_summary(touched: set[str], catalog: dict[str, Any]) -> str | None:
     return line + (f"; no case touches {', '.join(left)}" if left else "")
 
 
-def run_coverage_line(cases: list[Any], suite: Any, catalog_arg: str | None) -> str | None:
+def run_coverage_line(cases: list[Case], suite: Suite | None, catalog_arg: str | None) -> str | None:
     """For run: the coverage of the cases it played, against the suite's catalog (None without one)."""
     from pathlib import Path
 

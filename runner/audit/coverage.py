@@ -9,11 +9,14 @@ that literal value.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runner.audit.model import Tool
 from runner.suite.case import Case, ExpectedCall, HistoryCall, UserStep, expected_leaves
 from runner.suite.tool_schema import properties_of
+
+if TYPE_CHECKING:
+    from runner.suite.folder import Suite
 
 
 @dataclass
@@ -49,7 +52,7 @@ def case_coverage(cases: list[Case]) -> Coverage:
     return cov
 
 
-def suite_coverage(suite: Any) -> Coverage:
+def suite_coverage(suite: Suite) -> Coverage:
     """The coverage of a suite folder's valid cases (invalid ones are validate's to report)."""
     from runner.suite.loader import load_cases
 

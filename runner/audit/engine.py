@@ -21,7 +21,7 @@ import uuid
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
 import httpx
@@ -34,7 +34,7 @@ from runner.audit.config import AuditConfig
 from runner.audit.contract import contract_diff, contract_findings, contract_of, read_contract, write_contract
 from runner.audit.coverage import Coverage, ToolCoverage, tool_coverage
 from runner.audit.forms import form_findings, one_cause, read_forms
-from runner.audit.inputs import smoke_inputs
+from runner.audit.inputs import SmokeInput, smoke_inputs
 from runner.audit.model import SEVERITIES, Finding, Frame, PageSurface, Tool
 from runner.audit.rules import lint
 from runner.audit.score import Audit, Evidence, page_score, site_score
@@ -249,7 +249,7 @@ class Auditor:
             await asyncio.sleep(NETWORK_SETTLE_S)
             self._count(outcome, trial, start)
 
-    async def _call(self, opened: OpenPage, frame: PwFrame | None, tool: Tool, smoke_input: Any) -> CallOutcome:
+    async def _call(self, opened: OpenPage, frame: PwFrame | None, tool: Tool, smoke_input: SmokeInput) -> CallOutcome:
         """One call of the tool in frame; the caller counts its network."""
         outcome = CallOutcome(smoke_input, declarative=tool.kind == "declarative")
         if frame is None:
@@ -287,7 +287,7 @@ class Auditor:
         url: str,
         frame_info: Frame,
         tool: Tool,
-        smoke_input: Any,
+        smoke_input: SmokeInput,
         trial: str | None,
     ) -> CallOutcome:
         """One call on a fresh document: the last one left (about:blank), the origin's cookies and storage

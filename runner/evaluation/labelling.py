@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from runner.errors import EXIT_FAILED, EXIT_OK, InvalidInput, UsageError
 from runner.evaluation.loading import seed_suite_note
@@ -14,6 +14,7 @@ from runner.evaluation.players import grader_of
 from runner.evaluation.reporting import labels_path, run_input
 
 if TYPE_CHECKING:
+    from runner.judge.labels import LabelsFile
     from runner.trace import Trace
 
 
@@ -43,7 +44,7 @@ def label_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _import_labels(args: argparse.Namespace, traces: list[Trace], labels: Any, path: Path) -> int:
+def _import_labels(args: argparse.Namespace, traces: list[Trace], labels: LabelsFile, path: Path) -> int:
     """label RUN_DIR… --import FILE: merge labels made in the HTML report; with a problem, merge nothing."""
     from runner.judge.labels import LabelsImport, import_labels
 

@@ -89,7 +89,7 @@ def shown(message: str) -> str:
     return message.replace(str(SEED_SUITE), "<seed suite>")
 
 
-def surface_checks_of(args: argparse.Namespace, suite: Any) -> dict[str, Any]:
+def surface_checks_of(args: argparse.Namespace, suite: Suite) -> dict[str, Any]:
     """The inputs of every trial's built-in surface checks (runner/audit/surface_checks.py) from the suite's
     catalog (--catalog, else the suite's own). The catalog was read and checked when the cases were loaded."""
     from runner.audit.surface_checks import surface_checks

@@ -13,12 +13,16 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from runner.agents.mcp_bridge import PageBridge, require_mcp
 from runner.play.browser.session import BrowserSession
 from runner.play.page.witness import compare_witness
 from runner.trace import write_atomic
+
+if TYPE_CHECKING:
+    from runner.play.browser.session import TrialPage
+    from runner.trace import ToolCall
 
 
 async def serve_page(
@@ -36,7 +40,7 @@ async def serve_page(
     def note(text: str) -> None:  # stdout is the MCP channel in stdio mode: everything else goes to stderr
         print(text, file=sys.stderr, flush=True)
 
-    def on_call(record: Any) -> None:
+    def on_call(record: ToolCall) -> None:
         outcome = record.error or json.dumps(record.result, ensure_ascii=False)[:200]
         note(f"call #{record.index} {record.tool}({json.dumps(record.args, ensure_ascii=False)}) → {outcome}")
         if log_path:  # after every call: a client may end the process without waiting for it to close
@@ -67,7 +71,7 @@ async def serve_page(
     return 0
 
 
-def _write_log(path: Path, tp: Any) -> None:
+def _write_log(path: Path, tp: TrialPage) -> None:
     """The shim's log and the witness, as the trace would hold them."""
     events = [{k: v for k, v in e.items() if k != "host_t"} for e in tp.log.events]
     data = {

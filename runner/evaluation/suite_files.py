@@ -7,11 +7,14 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runner.errors import EXIT_NOT_RUN, EXIT_OK, InvalidInput, UsageError
 from runner.evaluation.output import console, errors, report_problems
 from runner.report.sanitise import terminal
+
+if TYPE_CHECKING:
+    from runner.suite.folder import Suite
 
 
 def import_command(args: argparse.Namespace) -> int:
@@ -122,7 +125,7 @@ def export_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _export_tools(suite: Any, described: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+def _export_tools(suite: Suite, described: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
     """The tools schema.json lists: the suite's catalog (it must load), else an imported schema.json, else none."""
     from runner.suite.peer_files import tools_from_catalog
     from runner.suite.validate import SuiteCatalog

@@ -460,7 +460,7 @@ def check_steps(trace: Trace) -> list[Assertion]:
     ]
 
 
-def _step_name(step: Any) -> str:
+def _step_name(step: object) -> str:
     return str(step.get("action", "?")) if isinstance(step, dict) else "user"
 
 

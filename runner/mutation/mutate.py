@@ -30,7 +30,7 @@ import re
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from proxies import mutations as proxy_ops
 from runner.agents.reference import ReferenceAgent
@@ -45,6 +45,9 @@ from runner.suite.case import ClickAction
 from runner.suite.loader import LoadedCase
 from runner.suite.site import SiteConfig, demo_site_config
 from runner.trace import Trace, write_atomic
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 MUTATE_JS = (Path(__file__).with_name("mutate.js")).read_text(encoding="utf-8")
 MARKUP = re.compile(r"<[a-zA-Z!/]")
@@ -803,7 +806,7 @@ class _Site:
 # ---- the report --------------------------------------------------------------------------
 
 
-def print_report(result: MutationResult, console: Any) -> None:
+def print_report(result: MutationResult, console: Console) -> None:
     from rich.table import Table
 
     table = Table(title="mutants")

@@ -12,11 +12,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runner.audit.coverage import Coverage, ToolCoverage, tool_coverage
 from runner.suite.matchers import short
 from runner.trace import ToolCall
+
+if TYPE_CHECKING:
+    from runner.audit.model import Finding
 
 PREFIX = "webmcp."
 
@@ -83,7 +86,7 @@ def call_row(call: ToolCall) -> dict[str, Any]:
     return row
 
 
-def finding_row(finding: Any) -> dict[str, Any]:
+def finding_row(finding: Finding) -> dict[str, Any]:
     return {k: v for k, v in finding.as_dict().items() if v not in (None, "", [], {})}
 
 

@@ -21,6 +21,7 @@ from runner.play.page.locate import locate
 from runner.play.page.toolhost import ToolHost
 from runner.play.run.abort import TrialAborted
 from runner.suite.case import (
+    Action,
     ChangeAction,
     ClickAction,
     ExpireSessionAction,
@@ -60,7 +61,7 @@ class UserActions:
     # reads the confirmation point as the agent left it, just before the human presses (set by the trial)
     before_press: Callable[[Locator], Awaitable[None]] | None = None
 
-    async def perform(self, step: Any) -> None:
+    async def perform(self, step: Action) -> None:
         """Do one action; a fixture or site hook it needs and lacks stops the trial (not_run)."""
         handler = ACTIONS.get(type(step))
         if handler is None:

@@ -58,7 +58,7 @@ from runner.play.run.conversation import NO_PLAN, NO_SIMULATOR, Conversation, co
 from runner.play.run.settings import RunSettings, RunState, TrialHook
 from runner.rundir.layout import RunDir
 from runner.rundir.plan import trial_id_for
-from runner.suite.case import Case, SetupCall, UserStep
+from runner.suite.case import Action, Case, SetupCall, UserStep
 from runner.suite.live_rules import rules_that_never_fire
 from runner.suite.loader import LoadedCase
 from runner.suite.site import SiteClient, SiteUnavailable
@@ -595,7 +595,7 @@ class Trial:
 
     # -- steps ------------------------------------------------------------------
 
-    async def _step(self, index: int, step: Any) -> None:
+    async def _step(self, index: int, step: UserStep | Action) -> None:
         tp = self.tp
         assert tp
         started = time.monotonic()
