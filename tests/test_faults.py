@@ -14,9 +14,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from runner_support import ROOT, BreaksOnce, in_thread
-from static_server import StaticSite
-from test_static_site import shop_cases
+from runner_support import ROOT, SEED_CONTEXT, BreaksOnce, in_thread, suite_cases
 
 from runner.agents.reference import ReferenceAgent
 from runner.play.run.run import run_suite
@@ -69,22 +67,19 @@ class KillOnce(BreaksOnce):
 
 
 @pytest.mark.browser
-def test_a_killed_renderer_browser_or_driver_is_infrastructure_named_retried_and_relaunched(
-    tmp_path: Path, static_shop: StaticSite
-):
-    cases = shop_cases()
-    victims = {"SHOP-01.t1": "renderer", "SHOP-02.t1": "browser", "SHOP-03.t1": "driver"}
+def test_a_killed_renderer_browser_or_driver_is_infrastructure_named_retried_and_relaunched(tmp_path: Path):
+    # three read-only seed cases on the embedded demo site: its tools settle in 0.1 s (the static shop's in 1 s)
+    victims = {"SEL-01.t1": "renderer", "SEL-02.t1": "browser", "ARG-01.t1": "driver"}
     options = RunSettings(
         out_root=tmp_path,
         run_id="kills",
-        base_url=static_shop.url,
-        site_config=static_shop.config(),
         agent_factory=lambda: KillOnce(victims),
         retries=1,
         screenshots="off",
+        browser_context=SEED_CONTEXT,
     )
-    traces = in_thread(asyncio.run, run_suite([cases["SHOP-01"], cases["SHOP-02"], cases["SHOP-03"]], options)).traces
-    named = {"SHOP-01": "the page crashed", "SHOP-02": "connection to the browser was lost", "SHOP-03": "driver"}
+    traces = in_thread(asyncio.run, run_suite(suite_cases("SEL-01", "SEL-02", "ARG-01"), options)).traces
+    named = {"SEL-01": "the page crashed", "SEL-02": "connection to the browser was lost", "ARG-01": "driver"}
     for trace in traces:
         assert trace.verdict == "passed" and trace.attempt == 2, (trace.trial_id, trace.verdict_reason)
         (first,) = trace.earlier_attempts
