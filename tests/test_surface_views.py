@@ -13,6 +13,8 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -90,58 +92,115 @@ def _json_frames(route: dict[str, Any]) -> list[Frame]:
     return [top] + [frame(f["url"], False, f["tools"], f["refused"]) for f in route["frames"]]
 
 
-async def _host_view(url: str, calls: list[tuple[str, dict]]) -> tuple[list[Frame], list[Any], list[str]]:
-    """The trial's tool host: its catalog, then each call as an agent makes it."""
+@dataclass(frozen=True)
+class Site:
+    """A page every view reads, the calls made on it, the audit's options; ``call_ms``: a shorter call time-out
+    for a page whose form waits for a person (its call is seen waiting by then)."""
+
+    url: str
+    calls: list[tuple[str, dict]]
+    audit: dict[str, Any]
+    call_ms: int | None = None
+
+
+@contextmanager
+def _call_timeout(ms: int | None) -> Iterator[None]:
+    """The tool host's and the fixture's call time-out, for one page's calls."""
+    if ms is None:
+        yield
+        return
+    saved = toolhost.CALL_TIMEOUT_MS, page_webmcp.CALL_TIMEOUT_MS
+    toolhost.CALL_TIMEOUT_MS = page_webmcp.CALL_TIMEOUT_MS = ms
+    try:
+        yield
+    finally:
+        toolhost.CALL_TIMEOUT_MS, page_webmcp.CALL_TIMEOUT_MS = saved
+
+
+async def _host_views(sites: dict[str, Site]) -> dict[str, tuple[list[Frame], list[Any], list[str]]]:
+    """The trial's tool host on each page (a context of its own in one browser): its catalog, then each call
+    as an agent makes it."""
+    out = {}
     async with async_playwright() as p:
         browser, _ = await launch(p.chromium)
         try:
-            context = await browser.new_context()
-            log = ShimLog()
-            await Surface.install(context, log)
-            page = await context.new_page()
-            host = ToolHost(page, log, 0.0, settle_ms=SETTLE_MS)
-            await host.frames.watch(context)
-            await page.goto(url, wait_until="load")
-            await host.wait_for_tools()
-            frames = await host.surface.read_frames()
-            catalog = [t.name for t in await host.catalog()]
-            answers = []
-            for name, args in calls:
-                record = await host.call(name, args)
-                answers.append(record.error if record.error else record.result)
-            return frames, answers, catalog
+            for name, site in sites.items():
+                context = await browser.new_context()
+                log = ShimLog()
+                await Surface.install(context, log)
+                page = await context.new_page()
+                host = ToolHost(page, log, 0.0, settle_ms=SETTLE_MS)
+                await host.frames.watch(context)
+                await page.goto(site.url, wait_until="load")
+                await host.wait_for_tools()
+                frames = await host.surface.read_frames()
+                catalog = [t.name for t in await host.catalog()]
+                answers = []
+                with _call_timeout(site.call_ms):
+                    for tool, args in site.calls:
+                        record = await host.call(tool, args)
+                        answers.append(record.error if record.error else record.result)
+                await context.close()
+                out[name] = (frames, answers, catalog)
         finally:
             await browser.close()
+    return out
 
 
-def _fixture_view(url: str, calls: list[tuple[str, dict]]) -> tuple[list[Frame], list[Any]]:
-    """The pytest fixture, over Playwright's sync API as a test uses it."""
+def _fixture_views(sites: dict[str, Site]) -> dict[str, tuple[list[Frame], list[Any]]]:
+    """The pytest fixture on each page (a page and context of its own in one browser), over Playwright's sync
+    API as a test uses it."""
+    out = {}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=find_chromium().path, args=launch_args())
         try:
-            page = browser.new_page()
-            webmcp = PageWebMCP(page).install()
-            page.goto(url, wait_until="load")
-            webmcp.wait_for_tools()
-            page.wait_for_timeout(SETTLE_MS)
-            frames = webmcp.surface().frames
-            answers = []
-            for name, args in calls:
-                try:
-                    answers.append(webmcp.call(name, args))
-                except ToolCallError as err:
-                    answers.append(str(err).rsplit("): ", 1)[1])
-            return frames, answers
+            for name, site in sites.items():
+                page = browser.new_page()
+                webmcp = PageWebMCP(page).install()
+                page.goto(site.url, wait_until="load")
+                webmcp.wait_for_tools()
+                page.wait_for_timeout(SETTLE_MS)
+                frames = webmcp.surface().frames
+                answers = []
+                with _call_timeout(site.call_ms):
+                    for tool, args in site.calls:
+                        try:
+                            answers.append(webmcp.call(tool, args))
+                        except ToolCallError as err:
+                            answers.append(str(err).rsplit("): ", 1)[1])
+                page.context.close()
+                out[name] = (frames, answers)
         finally:
             browser.close()
+    return out
 
 
-def _views(url: str, calls: list[tuple[str, dict]], **audit_kw: Any) -> dict[str, Any]:
-    host_frames, host_answers, catalog = in_thread(asyncio.run, _host_view(url, calls))
-    listed = cli("tools", url, "--json", "--settle-ms", str(SETTLE_MS))
+@pytest.fixture(scope="module")
+def read(form: FormSite, frames: FramesSite, static_shop: StaticSite) -> dict[str, dict[str, Any]]:
+    """Every test site's page through every view. The tool host's and the fixture's each read every page in
+    one browser; ``tools`` and the audit start their own, as a user runs them. Each test judges its page."""
+    both = {"smoke": True, "all_tools": True}
+    sites = {
+        "waits": Site(form.url, [("book_table", GOOD)], both, call_ms=SHORT_CALL_MS),
+        "autosubmit": Site(form.autosubmit_url, [("book_table", GOOD), ("book_table", BAD)], both),
+        "frames": Site(frames.url, [("lookup_item", {"id": "item-1"}), ("find_items", {"q": "lamp"})], {"smoke": True}),
+        "shop": Site(static_shop.url, [("list_products", {})], {"smoke": True}),
+    }
+    hosts = in_thread(asyncio.run, _host_views(sites))
+    fixtures = in_thread(_fixture_views, sites)
+    out = {}
+    for name, site in sites.items():
+        listed = cli("tools", site.url, "--json", "--settle-ms", str(SETTLE_MS))
+        report = in_thread(asyncio.run, audit(AuditOptions(url=site.url, watch_ms=SETTLE_MS, **site.audit)))
+        out[name] = {"host": hosts[name], "tools": listed, "audit": report, "fixture": fixtures[name]}
+    return out
+
+
+def _views(read: dict[str, dict[str, Any]], name: str) -> dict[str, Any]:
+    """One page's views, held to each other: the same frames, tools, kinds, annotations, refusals and answers."""
+    (host_frames, host_answers, catalog), listed = read[name]["host"], read[name]["tools"]
+    report, (fixture_frames, fixture_answers) = read[name]["audit"], read[name]["fixture"]
     assert listed.returncode == 0, listed.stderr
-    report = in_thread(asyncio.run, audit(AuditOptions(url=url, watch_ms=SETTLE_MS, **audit_kw)))
-    fixture_frames, fixture_answers = in_thread(_fixture_view, url, calls)
     views = {
         "host": _frames(host_frames),
         "tools": _frames(_json_frames(json.loads(listed.stdout)["routes"][0])),
@@ -154,10 +213,8 @@ def _views(url: str, calls: list[tuple[str, dict]], **audit_kw: Any) -> dict[str
     return {"frames": views["host"], "answers": host_answers, "audit": report.pages[0]}
 
 
-def test_a_form_that_waits_for_a_person_is_said_so_by_every_view(form: FormSite, monkeypatch):
-    monkeypatch.setattr(toolhost, "CALL_TIMEOUT_MS", SHORT_CALL_MS)
-    monkeypatch.setattr(page_webmcp, "CALL_TIMEOUT_MS", SHORT_CALL_MS)
-    seen = _views(form.url, [("book_table", GOOD)], smoke=True, all_tools=True)
+def test_a_form_that_waits_for_a_person_is_said_so_by_every_view(read: dict[str, dict[str, Any]]):
+    seen = _views(read, "waits")
     ((_, frame),) = seen["frames"].items()
     assert frame["tools"] == {"book_table": ("declarative", {})} and frame["derived"] == ["book_table"]
     assert seen["answers"] == [WAITS_FOR_PERSON]  # its own outcome: not a timeout
@@ -169,8 +226,8 @@ def test_a_form_that_waits_for_a_person_is_said_so_by_every_view(form: FormSite,
     )
 
 
-def test_an_autosubmit_form_answers_and_refuses_bad_input_the_same_in_every_view(form: FormSite):
-    seen = _views(form.autosubmit_url, [("book_table", GOOD), ("book_table", BAD)], smoke=True, all_tools=True)
+def test_an_autosubmit_form_answers_and_refuses_bad_input_the_same_in_every_view(read: dict[str, dict[str, Any]]):
+    seen = _views(read, "autosubmit")
     ((_, frame),) = seen["frames"].items()
     assert frame["tools"] == {"book_table": ("declarative", {"autosubmit": True})}
     booked, refused = seen["answers"]
@@ -189,15 +246,15 @@ def test_an_autosubmit_form_answers_and_refuses_bad_input_the_same_in_every_view
     assert all(o.result is not None or o.error for o in outcomes)
 
 
-def test_the_frames_site_reads_the_same_in_every_view(frames: FramesSite):
-    seen = _views(frames.url, [("lookup_item", {"id": "item-1"}), ("find_items", {"q": "lamp"})], smoke=True)
+def test_the_frames_site_reads_the_same_in_every_view(read: dict[str, dict[str, Any]]):
+    seen = _views(read, "frames")
     assert len(seen["frames"]) >= 3  # the top page, the same-origin frame, the widget (and the denied widget)
     refused = sorted(r for f in seen["frames"].values() for r in f["refused"])
     assert refused == ["broken_tool", "widget_status"]
 
 
-def test_the_static_shop_reads_the_same_in_every_view(static_shop: StaticSite):
-    seen = _views(static_shop.url, [("list_products", {})], smoke=True)
+def test_the_static_shop_reads_the_same_in_every_view(read: dict[str, dict[str, Any]]):
+    seen = _views(read, "shop")
     (frame,) = seen["frames"].values()
     assert frame["tools"]["subscribe_newsletter"][0] == "declarative"
     assert seen["answers"][0]  # the same product list in both the host's and the fixture's call
