@@ -35,9 +35,9 @@ from runner.data_file import RUN_FILE_DEPTH, FileProblem, Renames, load_json, re
 TRACE_SCHEMA_VERSION = 1
 
 Verdict = Literal["passed", "failed", "not_run"]
-# deterministic: the reference agent plays the case's plan; agent: a model or harness; baseline: the null
+# deterministic: the reference agent plays the case's plan; agent: a model or harness; control: the null
 # agent (runner/agents/null.py), which does nothing. Each is a series of its own in every report.
-EvidenceKind = Literal["deterministic", "agent", "baseline", "simulated_user"]
+EvidenceKind = Literal["deterministic", "agent", "control", "simulated_user"]
 Status = Literal["passed", "failed", "not_run"]
 WebMCPPath = Literal["native", "shim", "unknown"]  # the browser's own WebMCP, the shim's polyfill, or not known
 # Why a trial could not run, as data (runner/play/run/retry.py retries only "infrastructure"):
@@ -64,6 +64,16 @@ def _renamed_kind(value: object) -> object:
 
 
 StoredNotRunKind = Annotated[NotRunKind, BeforeValidator(_renamed_kind)]
+# evidence kinds renamed since: a stored trace or plan with the old name reads as the new one
+RENAMED_EVIDENCE_KINDS = {"baseline": "control"}
+
+
+def _renamed_evidence_kind(value: object) -> object:
+    """An evidence kind as stored, in today's name (traces and plans written before a rename still read)."""
+    return RENAMED_EVIDENCE_KINDS.get(value, value) if isinstance(value, str) else value
+
+
+StoredEvidenceKind = Annotated[EvidenceKind, BeforeValidator(_renamed_evidence_kind)]
 
 
 # ---- sub-records: the items of the trace's lists, typed ------------------------------------------
@@ -488,7 +498,7 @@ class Trace(BaseModel):
     case: dict[str, Any] = Field(default_factory=dict)  # the case as it was run, so a trace replays on its own
     behaviour: str
     title: str = ""
-    evidence_kind: EvidenceKind = "deterministic"
+    evidence_kind: StoredEvidenceKind = "deterministic"
     agent: str = "reference"
     model: str | None = None
     site_name: str = ""

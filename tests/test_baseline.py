@@ -1,4 +1,4 @@
-"""The do-nothing baseline: the null agent over the seed suite, `validate --control`, `run --control none`,
+"""The do-nothing control: the null agent over the seed suite, `validate --control`, `run --control none`,
 the `null_agent` mark and the "passes with no agent" flag in every report.
 
 The seed-suite test iterates over whatever cases `cases/` holds, so a case added later is held to the
@@ -17,9 +17,11 @@ from runner_support import CASES, cli
 
 from runner.results.health import BROKEN, suite_health
 from runner.results.run_results import results_of
-from runner.rundir.reading import read_traces
+from runner.rundir.layout import RunDir
+from runner.rundir.plan import make_plan, read_plan, write_plan
+from runner.rundir.reading import control_dirs, read_run, read_traces
 from runner.suite.loader import load_cases
-from runner.trace import Trace
+from runner.trace import Trace, write_trace
 
 SILENT = """id: SILENT-01
 behaviour: no_tool
@@ -48,14 +50,14 @@ def test_the_null_agent_fails_every_seed_case_except_those_marked(tmp_path):
     # click's 10 s time-out, doing nothing. Four workers overlap those waits with the other trials' work.
     out = cli("validate", "--control", "--out", str(tmp_path), "-j", "4")
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "baseline (the null agent): passes" in out.stdout and "0 unexplained" in out.stdout
+    assert "control (the null agent): passes" in out.stdout and "0 unexplained" in out.stdout
     loaded, problems = load_cases([CASES])
     assert not problems and loaded
     traces = {t.case_id: t for t in read_traces(_run_dir(tmp_path))}
     assert set(traces) == {lc.case.id for lc in loaded}  # every case of the suite, whatever it holds today
     for lc in loaded:
         t = traces[lc.case.id]
-        assert t.evidence_kind == "baseline" and t.agent == "none" and t.calls == []
+        assert t.evidence_kind == "control" and t.agent == "none" and t.calls == []
         if lc.case.null_agent:
             assert lc.case.null_agent.reason.strip(), lc.case.id
             continue
@@ -92,24 +94,24 @@ def test_an_unexplained_pass_fails_validate_and_a_marked_one_is_flagged_in_every
     md = tmp_path / "summary.md"
     played = cli("run", "--suite", str(suite), "--control", "none", "--out", str(runs), "--run-id", "r")
     played_md = cli("report", str(runs / "r"), "--markdown", str(md))
-    assert played.returncode == 0, played.stdout + played.stderr  # the baseline's failure on NO-01 gates nothing
+    assert played.returncode == 0, played.stdout + played.stderr  # the control's failure on NO-01 gates nothing
     flag = f"SILENT-01: passes with no agent (the null agent passed it; why: {REASON})"
     for text in (played.stdout, played_md.stdout, md.read_text(encoding="utf-8")):
         assert flag in " ".join(text.split())
     summary = json.loads((runs / "r" / "summary.json").read_text(encoding="utf-8"))
     assert summary["passes_with_no_agent"] == [{"case": "SILENT-01", "seen": True, "explained": True, "reason": REASON}]
-    assert sorted(s["label"] for s in summary["series"]) == ["baseline none", "deterministic"]
+    assert sorted(s["label"] for s in summary["series"]) == ["control none", "deterministic"]
     junit = ET.parse(runs / "r" / "junit.xml")
     props = [p.get("value") for p in junit.iter("property") if p.get("name") == "passes_with_no_agent"]
     assert props and all(flag == p for p in props)
     html = (runs / "r" / "report.html").read_text(encoding="utf-8")
     assert "Passes with no agent" in html and REASON in html
-    health = json.loads((runs / "r" / "health.json").read_text(encoding="utf-8"))["baseline"]
+    health = json.loads((runs / "r" / "health.json").read_text(encoding="utf-8"))["control"]
     assert health["passes_with_no_agent"] == [{"case": "SILENT-01", "reason": REASON, "explained": True}]
-    assert played_md.returncode == 0 and "baseline none" in played_md.stdout
+    assert played_md.returncode == 0 and "control none" in played_md.stdout
     again = cli("rejudge", str(runs / "r"), "--suite", str(suite), "-o", str(runs / "again"))
-    assert again.returncode == 0, again.stdout + again.stderr  # the baseline beside the run is judged again too
-    assert {t.evidence_kind for t in read_traces(runs / "again" / "again-baseline")} == {"baseline"}
+    assert again.returncode == 0, again.stdout + again.stderr  # the control beside the run is judged again too
+    assert {t.evidence_kind for t in read_traces(runs / "again" / "again-control")} == {"control"}
     assert flag in " ".join(again.stdout.split()) and "verdict changes: 0 of 4 trial(s)" in again.stdout
 
 
@@ -123,21 +125,21 @@ def _trace(case_id: str, kind: str, verdict: str, null_agent: dict | None = None
         behaviour="no_tool",
         start_route="/events",
         evidence_kind=kind,
-        agent={"baseline": "none", "deterministic": "reference"}[kind],
+        agent={"control": "none", "deterministic": "reference"}[kind],
         verdict=verdict,
         not_run_kind="infrastructure" if verdict == "not_run" else None,
     )
 
 
-def test_the_flag_says_whether_the_case_explains_it_and_the_baseline_never_decides_health_or_exit():
+def test_the_flag_says_whether_the_case_explains_it_and_the_control_never_decides_health_or_exit():
     said = {"passes": True, "reason": "nothing to do"}
     traces = [
         _trace("A", "deterministic", "passed"),
-        _trace("A", "baseline", "passed"),  # passes silently, says nothing: unexplained
+        _trace("A", "control", "passed"),  # passes silently, says nothing: unexplained
         _trace("B", "deterministic", "passed", said),
-        _trace("B", "baseline", "failed", said),  # says so, though the baseline failed it here
+        _trace("B", "control", "failed", said),  # says so, though the control failed it here
         _trace("C", "deterministic", "passed"),
-        _trace("C", "baseline", "not_run"),
+        _trace("C", "control", "not_run"),
     ]
     results = results_of(traces)
     flags = {n.case_id: n for n in results.passes_with_no_agent}
@@ -145,12 +147,49 @@ def test_the_flag_says_whether_the_case_explains_it_and_the_baseline_never_decid
     assert flags["A"].seen and not flags["A"].reason and "unexplained" in flags["A"].text()
     assert not flags["B"].seen and "the case says the null agent passes it; why: nothing to do" in flags["B"].text()
     assert results.counts.failed == 1 and results.gate_counts.failed == 0 and results.gate_counts.not_run == 0
-    only_baseline = results_of([t for t in traces if t.evidence_kind == "baseline"])
-    assert only_baseline.gate_counts.failed == 1  # a run of the null agent alone is judged on it
+    only_control = results_of([t for t in traces if t.evidence_kind == "control"])
+    assert only_control.gate_counts.failed == 1  # a run of the null agent alone is judged on it
     health = suite_health(traces * 5, min_trials=5)
     assert not any(c.flag == BROKEN for c in health.cases)  # the null agent failing is no sign of a broken task
-    assert health.baseline.unexplained == ["A"] and health.baseline.not_judged == {"C": ""}
-    assert any("C: not judged by the baseline" in line for line in health.baseline.lines())
+    assert health.control.unexplained == ["A"] and health.control.not_judged == {"C": ""}
+    assert any("C: not judged by the control" in line for line in health.control.lines())
+
+
+def _old_run_with_its_control(root: Path) -> Path:
+    """A run played with ``--baseline none`` before the rename: the null agent's run in ``r-baseline/``, its plan's
+    and traces' evidence kind ``baseline``."""
+    run = root / "r"
+    cases = [("A", "cases/A.yaml"), ("B", "cases/B.yaml")]
+    write_plan(run, make_plan("r", cases, 1, agent="reference", model=None, evidence_kind="deterministic"))
+    old = run / "r-baseline"
+    plan = make_plan("r-baseline", cases, 1, agent="none", model=None, evidence_kind="control")
+    old.mkdir(parents=True)
+    RunDir(old).plan.write_text(json.dumps({**plan, "evidence_kind": "baseline"}), encoding="utf-8")
+    for cid in ("A", "B"):
+        write_trace(_trace(cid, "deterministic", "passed").model_copy(update={"run_id": "r"}), RunDir(run).trials)
+        path = write_trace(_trace(cid, "control", "failed").model_copy(update={"run_id": "r-baseline"}), old / "trials")
+        path.write_text(path.read_text(encoding="utf-8").replace('"control"', '"baseline"'), encoding="utf-8")
+    return run
+
+
+def test_a_run_played_before_the_rename_finds_its_control_in_the_old_folder(tmp_path):
+    run = _old_run_with_its_control(tmp_path)
+    old = run / "r-baseline"
+    assert '"baseline"' in (old / "plan.json").read_text(encoding="utf-8")
+    plan = read_plan(old)
+    assert plan is not None and plan["evidence_kind"] == "control"
+    assert control_dirs(run) == [old]
+    traces, _, _ = read_run(str(run))
+    assert {t.run_id for t in traces} == {"r"}  # the control's traces are its own run, never the agent's
+    report = cli("report", str(run), "--json", str(tmp_path / "s.json"))
+    assert report.returncode == 0, report.stdout + report.stderr  # the control's failures gate nothing
+    summary = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))
+    assert sorted(s["label"] for s in summary["series"]) == ["control none", "deterministic"]
+    compared = cli("compare", str(run), str(run))
+    assert compared.returncode == 0, compared.stdout + compared.stderr
+    assert "control" not in compared.stdout  # compare pairs the runs, not the control played beside them
+    RunDir(run).clear("r")  # run --force removes the control under its old name too
+    assert not old.exists()
 
 
 @pytest.mark.parametrize(

@@ -97,7 +97,7 @@ def test_the_context_runs_on_the_suites_clock_and_the_trace_says_so(tmp_path: Pa
     assert (run["timezone_id"], run["locale"]) == ("Asia/Taipei", "zh-TW")
 
 
-def test_the_null_agents_baseline_plays_on_the_suites_clock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_the_null_agents_control_plays_on_the_suites_clock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """validate --control opens its contexts as every other run of the suite does."""
     import runner.play.run.run as run_module
     from runner import cli as cli_module

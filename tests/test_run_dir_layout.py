@@ -98,7 +98,7 @@ def test_the_source_check_sees_a_spelled_name_and_lets_json_keys_and_prose_pass(
         '    b = out.joinpath("screenshots")\n'
         '    c = f"{run_id}/attempts/{trial}.a2.json"\n'
         '    d = ("plan.json", "run.json")\n'
-        '    e = f"{run_id}-baseline"\n'
+        '    e = f"{run_id}-control"\n'
         '    return a, b, c, d, e, f"../playwright/{trial}.zip"\n'
     )
     assert spelled_run_dir_names(tmp_path) == [
@@ -107,7 +107,7 @@ def test_the_source_check_sees_a_spelled_name_and_lets_json_keys_and_prose_pass(
         "wrong.py:5: '/attempts/'",
         "wrong.py:6: 'plan.json'",
         "wrong.py:6: 'run.json'",
-        "wrong.py:7: '-baseline'",
+        "wrong.py:7: '-control'",
         "wrong.py:8: '../playwright/'",
     ]
 
@@ -128,7 +128,7 @@ def test_run_dir_names_every_file_where_runs_have_always_had_it(tmp_path: Path) 
         run.attempt("SEL-01.t1", 2): "attempts/SEL-01.t1.a2.json",
         run.screenshot("SEL-01.t1"): "screenshots/SEL-01.t1.png",
         run.playwright_trace("SEL-01.t1"): "playwright/SEL-01.t1.zip",
-        run.baseline("r1").path: "r1-baseline",
+        run.control("r1").path: "r1-control",
     }
     assert {p.relative_to(tmp_path).as_posix(): want for p, want in files.items()} == {w: w for w in files.values()}
     assert RunDir.link_from_trace(run.screenshot("x")) == "../screenshots/x.png"
@@ -167,8 +167,9 @@ def test_clearing_a_run_removes_what_a_run_writes_and_leaves_the_rest(tmp_path: 
     for path in written:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("x")
-    run.baseline("r1").plan.parent.mkdir()
-    run.baseline("r1").plan.write_text("{}")
+    for control in (run.control("r1").plan, tmp_path / "r1-baseline" / "plan.json"):  # today's name, and before
+        control.parent.mkdir()
+        control.write_text("{}")
     (tmp_path / "notes.txt").write_text("mine")
     assert run.holds_run()
     run.clear("r1")

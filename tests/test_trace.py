@@ -445,3 +445,18 @@ def test_a_trace_stored_with_the_old_not_run_kind_harness_reads_as_runner(tmp_pa
     assert trace.not_run_kind == "runner" and trace.earlier_attempts[0].kind == "runner"
     back = json.loads(write_trace(trace, tmp_path).read_text(encoding="utf-8"))
     assert back["not_run_kind"] == "runner" and back["earlier_attempts"][0]["kind"] == "runner"
+
+
+def test_a_trace_stored_with_the_old_evidence_kind_baseline_reads_as_control(tmp_path):
+    """The null agent's evidence kind was "baseline" before it was named the control: old traces still read."""
+    data = json.loads(WRITTEN_AS_DICTS[0].read_text(encoding="utf-8"))
+    data |= {"evidence_kind": "baseline", "agent": "none"}
+    (tmp_path / "old").mkdir()
+    path = tmp_path / "old" / f"{data['trial_id']}.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    trace = read_trace(path)
+    assert trace.evidence_kind == "control"
+    assert json.loads(write_trace(trace, tmp_path).read_text(encoding="utf-8"))["evidence_kind"] == "control"
+    path.write_text(json.dumps(data | {"evidence_kind": "baselines"}), encoding="utf-8")
+    with pytest.raises(ValueError, match="evidence_kind"):  # a kind that never was is still an error
+        read_trace(path)

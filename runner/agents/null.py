@@ -1,10 +1,10 @@
-"""The null agent: the do-nothing baseline.
+"""The null agent: the do-nothing control.
 
 It reads the page's tools, calls none of them and answers with nothing. A case
 it passes measures nothing about an agent (Zhu et al. 2025: a do-nothing agent
 passes 38% of one public benchmark's tasks), unless the case says why doing
 nothing is right there (``null_agent: {passes: true, reason: ...}``). Its
-evidence kind is ``baseline``: a series of its own, never pooled with the
+evidence kind is ``control``: a series of its own, never pooled with the
 reference agent's or a model's.
 """
 
@@ -17,13 +17,13 @@ from runner.suite.case import UserStep
 from runner.trace import Assertion, EvidenceKind
 
 NULL_AGENT = "none"
-BASELINE: Final = "baseline"
+CONTROL: Final = "control"
 
 
 class NullAgent:
     name = NULL_AGENT
     model: str | None = None
-    evidence_kind: EvidenceKind = BASELINE
+    evidence_kind: EvidenceKind = CONTROL
 
     def __init__(self) -> None:
         self.seen: list[list[str]] = []  # the tool names it was offered, per user turn

@@ -230,7 +230,7 @@ def _agent_arguments(run: argparse.ArgumentParser) -> None:
         default="reference",
         help="openai: any OpenAI-compatible chat-completions endpoint (hosted, vLLM, Ollama, "
         "llama.cpp, LM Studio); anthropic: the Messages API; none: the null agent (reads the tools, "
-        "calls none, answers nothing: the do-nothing baseline, a series of its own)",
+        "calls none, answers nothing: the do-nothing control, a series of its own)",
     )
     agent.add_argument(
         "--control",

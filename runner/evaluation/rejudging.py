@@ -16,7 +16,7 @@ from runner.evaluation.output import check_writable_dir, console, report_problem
 from runner.evaluation.reporting import check_output_files, end_reports, reporters_for, run_input
 from runner.report.reporters import IN_RUN_DIR
 from runner.rundir.layout import RunDir
-from runner.rundir.reading import RunDirError, baseline_dirs
+from runner.rundir.reading import RunDirError, control_dirs
 
 if TYPE_CHECKING:
     from runner.judge.rejudge import Change
@@ -30,7 +30,7 @@ def rejudge_command(args: argparse.Namespace) -> int:
     check_output_files(args)
     src = Path(args.run_dir)
     try:
-        runs = [(src, run_input(args.run_dir)), *((b, run_input(str(b))) for b in baseline_dirs(src))]
+        runs = [(src, run_input(args.run_dir)), *((b, run_input(str(b))) for b in control_dirs(src))]
     except RunDirError as err:
         raise UsageError(str(err)) from None
     loaded = load_cases([args.suite] if args.suite else [], None, args.suite)
@@ -44,7 +44,7 @@ def rejudge_command(args: argparse.Namespace) -> int:
     refused: list[str] = []
     new_runs = []
     for run_dir, run in runs:
-        where = out if run_dir == src else RunDir(out).baseline(out.name).path
+        where = out if run_dir == src else RunDir(out).control(out.name).path
         new = []
         for t in run.traces:
             lc = by_id.get(t.case_id)

@@ -11,7 +11,7 @@ from runner.evaluation.output import check_writable_dir, console, errors
 from runner.evaluation.reporting import check_output_files, end_reports, labels_of, reporters_for, run_input
 from runner.report.reporters import IN_RUN_DIR
 from runner.rundir.layout import RunDir
-from runner.rundir.reading import RunDirError, baseline_dirs
+from runner.rundir.reading import RunDirError, control_dirs
 from runner.rundir.run_info import read_run_id
 
 
@@ -35,9 +35,9 @@ def report_command(args: argparse.Namespace) -> int:
     if merged:
         check_writable_dir(out, "--out")  # a file there is one line and exit 2, before anything is written
     dirs = {read_run_id(Path(d)): RunDir(d).trials for d in args.run_dirs}
-    baselines = [b for d in args.run_dirs for b in baseline_dirs(Path(d))]  # run --control: a series of its own
-    runs = [*runs, *(run_input(str(b)) for b in baselines)]
-    dirs |= {read_run_id(b): RunDir(b).trials for b in baselines}
+    controls = [c for d in args.run_dirs for c in control_dirs(Path(d))]  # run --control: a series of its own
+    runs = [*runs, *(run_input(str(c)) for c in controls)]
+    dirs |= {read_run_id(c): RunDir(c).trials for c in controls}
     if sharded:  # shards may share one --run-id: each trial's own directory, never a guess by run id
         for d, run in zip(args.run_dirs, inputs, strict=True):
             dirs |= {f"{t.run_id}/{t.trial_id}": RunDir(d).trials for t in run.traces}

@@ -242,7 +242,7 @@ def play(args: argparse.Namespace, scope: Scope, settings: RunSettings, state: R
         return interrupted(args, out_dir, plan)
     run_info["site"] = result.site_info
     traces = planned_traces(out_dir, plan) if resuming else result.traces
-    runs = [RunInput(traces, plan), *play_baseline(args, chosen, settings, state, out_dir)]
+    runs = [RunInput(traces, plan), *play_control(args, chosen, settings, state, out_dir)]
     code = end_reports(reporters, build_results(runs))
     print_graders_and_health([t for r in runs for t in r.traces], out_dir, args.health_min_trials)
     if state.fixtures is not None:
@@ -276,12 +276,12 @@ def playing(settings: RunSettings, state: RunState, out_dir: Path, chosen: list[
     return f"{what}, {settings.workers} worker(s), {headed}, site {site_shown(settings)}"
 
 
-def play_baseline(
+def play_control(
     args: argparse.Namespace, chosen: list[LoadedCase], settings: RunSettings, state: RunState, out_dir: Path
 ) -> list[RunInput]:
     """run --control none: the null agent over the same cases, as a run of its own inside this one.
 
-    One trial per case (it does the same nothing every time), into <run>/<run-id>-baseline/; its
+    One trial per case (it does the same nothing every time), into <run>/<run-id>-control/; its
     series is reported beside the agent's and never pooled with it, and its failures decide no exit code.
     """
     if not getattr(args, "control", None):
@@ -292,18 +292,18 @@ def play_baseline(
     from runner.play.run.run import run_suite
     from runner.results.run_results import RunInput
 
-    baseline = dataclasses.replace(
+    control = dataclasses.replace(
         settings,
         agent_factory=NullAgent,
         out_root=out_dir,
-        run_id=RunDir.baseline_id(out_dir.name),
+        run_id=RunDir.control_id(out_dir.name),
         trials=1,
         harness=None,
     )
     # its own plan (the null agent's, one trial per case), and no grader
-    baseline_state = dataclasses.replace(state, plan=None, grader=None)
-    console.print(f"baseline: the null agent over {len(chosen)} case(s) (reads the tools, calls none)", highlight=False)
-    result = asyncio.run(run_suite(chosen, baseline, baseline_state))
+    control_state = dataclasses.replace(state, plan=None, grader=None)
+    console.print(f"control: the null agent over {len(chosen)} case(s) (reads the tools, calls none)", highlight=False)
+    result = asyncio.run(run_suite(chosen, control, control_state))
     return [RunInput(result.traces, result.plan, result.run_id)]
 
 

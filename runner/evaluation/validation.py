@@ -1,4 +1,4 @@
-"""validate: the suite checked (file:line), against a catalog or the live site, and its do-nothing baseline."""
+"""validate: the suite checked (file:line), against a catalog or the live site, and its do-nothing control."""
 
 from __future__ import annotations
 
@@ -43,10 +43,10 @@ def validate_command(args: argparse.Namespace) -> int:
         highlight=False,
         soft_wrap=True,
     )
-    return _validate_baselines(args, loaded, suite.suite) if args.control else EXIT_OK
+    return _validate_control(args, loaded, suite.suite) if args.control else EXIT_OK
 
 
-def _validate_baselines(args: argparse.Namespace, loaded: list[LoadedCase], suite: Suite) -> int:
+def _validate_control(args: argparse.Namespace, loaded: list[LoadedCase], suite: Suite) -> int:
     """validate --control: the null agent over the suite; a case it passes must say why (null_agent).
 
     Exit 1 names each unexplained pass; 3 when some case could not be judged (the site or browser failed).
@@ -54,13 +54,13 @@ def _validate_baselines(args: argparse.Namespace, loaded: list[LoadedCase], suit
     from runner.agents.null import NullAgent
     from runner.play.run.run import new_run_id, run_suite
     from runner.play.run.settings import RunSettings
-    from runner.results.health import baseline_health
+    from runner.results.health import control_health
 
     check_writable_dir(Path(args.out), "--out")
     settings = RunSettings(
         agent_factory=NullAgent,
         out_root=Path(args.out),
-        run_id=f"baselines-{new_run_id()}",
+        run_id=f"control-{new_run_id()}",
         workers=args.workers,
         base_url=args.base_url,
         site_config=site_config_for(args, suite),
@@ -68,9 +68,9 @@ def _validate_baselines(args: argparse.Namespace, loaded: list[LoadedCase], suit
         browser_context=suite.config.browser_context(),  # the suite's time zone and locale, as every run of it
         **surface_checks_of(args, suite),  # as every run of the suite holds its tools to them
     )
-    console.print(f"baseline: the null agent over {len(loaded)} case(s) (reads the tools, calls none)")
+    console.print(f"control: the null agent over {len(loaded)} case(s) (reads the tools, calls none)")
     result = asyncio.run(run_suite(loaded, settings))
-    health = baseline_health(result.traces)
+    health = control_health(result.traces)
     for line in health.lines():
         console.print(f"  {line}", markup=False, highlight=False)
     console.print(f"traces: {result.out_dir}", markup=False, highlight=False)

@@ -21,6 +21,7 @@ from rich.table import Table
 
 from runner.report.sanitise import SafeConsole, xml
 from runner.results.run_results import (
+    CONTROL,
     CaseResult,
     NoAgentPass,
     Results,
@@ -173,8 +174,8 @@ def print_console(
 
 def _print_problems(results: Results, console: Console) -> None:
     bad = results.problems
-    if any(f.trace.evidence_kind != "baseline" for f in results.trials):  # the null agent beside an agent: its
-        bad = [f for f in bad if f.trace.evidence_kind != "baseline"]  # failures are expected, its passes listed
+    if any(f.trace.evidence_kind != CONTROL for f in results.trials):  # the null agent beside an agent: its
+        bad = [f for f in bad if f.trace.evidence_kind != CONTROL]  # failures are expected, its passes listed
     if not bad:
         return
     console.print("[bold]Why[/]")

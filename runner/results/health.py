@@ -8,7 +8,7 @@ regression check. A suite labels its cases ``purpose: capability`` or
 rates mean different things (a capability suite starts low and climbs; a
 regression suite should stay near 100%).
 
-The baseline section is about the cases too: a case the null agent (which does
+The control section is about the cases too: a case the null agent (which does
 nothing) passes measures no agent, unless it says why doing nothing is right
 there (``null_agent``). Null-agent trials are kept out of the flags above: a
 case the silent agent fails is doing its job, not broken.
@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from runner.results.run_results import CONTROL
 from runner.trace import Trace
 
 DEFAULT_MIN_TRIALS = 5
@@ -44,7 +45,7 @@ class CaseHealth:
 class SuiteHealth:
     min_trials: int
     cases: list[CaseHealth]
-    baseline: BaselineHealth = field(default_factory=lambda: BaselineHealth())
+    control: ControlHealth = field(default_factory=lambda: ControlHealth())
 
     @property
     def flagged(self) -> list[CaseHealth]:
@@ -75,17 +76,17 @@ class SuiteHealth:
                 for c in self.cases
             ],
             "groups": {k: {"cases": n, "passed": p, "trials": r} for k, (n, p, r) in self.groups().items()},
-            "baseline": self.baseline.to_json(),
+            "control": self.control.to_json(),
         }
 
 
 @dataclass
-class BaselineHealth:
-    """The do-nothing baseline over the suite: which cases the null agent passed, and which say why."""
+class ControlHealth:
+    """The do-nothing control over the suite: which cases the null agent passed, and which say why."""
 
-    ran: list[str] = field(default_factory=list)  # case ids with a baseline trial that ran
+    ran: list[str] = field(default_factory=list)  # case ids with a control trial that ran
     passed: dict[str, str] = field(default_factory=dict)  # case id -> the case's reason ("" unexplained)
-    not_judged: dict[str, str] = field(default_factory=dict)  # case id -> why no baseline trial could judge it
+    not_judged: dict[str, str] = field(default_factory=dict)  # case id -> why no control trial could judge it
 
     @property
     def unexplained(self) -> list[str]:
@@ -96,14 +97,14 @@ class BaselineHealth:
             return []
         n = len(self.ran)
         out = [
-            f"baseline (the null agent): passes {len(self.passed)} of {n} case(s) "
+            f"control (the null agent): passes {len(self.passed)} of {n} case(s) "
             f"({len(self.passed) / n:.0%}), {len(self.unexplained)} unexplained"
             if n
-            else "baseline (the null agent): no trial ran"
+            else "control (the null agent): no trial ran"
         ]
         for cid, why in self.passed.items():
             out.append(f"{cid}: passes with no agent ({'why: ' + why if why else 'unexplained: add null_agent'})")
-        out += [f"{cid}: not judged by the baseline ({why})" for cid, why in self.not_judged.items()]
+        out += [f"{cid}: not judged by the control ({why})" for cid, why in self.not_judged.items()]
         return out
 
     def to_json(self) -> dict[str, object]:
@@ -115,17 +116,18 @@ class BaselineHealth:
         }
 
 
-# A null agent's trial that stopped at a scripted user step (a control only a working agent brings up) did not pass.
-BASELINE_STOPPED = "step"
+# A null agent's trial that stopped at a scripted user step (a page element only a working agent brings up) did not
+# pass.
+CONTROL_STOPPED = "step"
 
 
-def baseline_health(traces: list[Trace]) -> BaselineHealth:
-    """Per case, over the baseline series' trials: passed (any trial), failed, or not judged (could not run)."""
-    health = BaselineHealth()
+def control_health(traces: list[Trace]) -> ControlHealth:
+    """Per case, over the control series' trials: passed (any trial), failed, or not judged (could not run)."""
+    health = ControlHealth()
     for t in traces:
-        if t.evidence_kind != "baseline":
+        if t.evidence_kind != CONTROL:
             continue
-        if t.verdict == "not_run" and t.not_run_kind != BASELINE_STOPPED:
+        if t.verdict == "not_run" and t.not_run_kind != CONTROL_STOPPED:
             if t.case_id not in health.ran:
                 health.not_judged.setdefault(t.case_id, t.verdict_reason)
             continue
@@ -153,7 +155,7 @@ def suite_health(traces: list[Trace], min_trials: int = DEFAULT_MIN_TRIALS) -> S
     by_case: dict[str, CaseHealth] = {}
     kinds: dict[str, set[str]] = defaultdict(set)
     for t in traces:
-        if t.evidence_kind == "baseline":  # the null agent is expected to fail: its own section, never a flag here
+        if t.evidence_kind == CONTROL:  # the null agent is expected to fail: its own section, never a flag here
             continue
         purpose = (t.case or {}).get("purpose") or "unlabelled"
         h = by_case.setdefault(t.case_id, CaseHealth(t.case_id, purpose))
@@ -170,7 +172,7 @@ def suite_health(traces: list[Trace], min_trials: int = DEFAULT_MIN_TRIALS) -> S
             h.flag = BROKEN
         elif h.passed == h.ran and kinds[h.case_id] & {"agent", "simulated_user"}:
             h.flag = SATURATED
-    return SuiteHealth(min_trials, list(by_case.values()), baseline_health(traces))
+    return SuiteHealth(min_trials, list(by_case.values()), control_health(traces))
 
 
 def health_lines(health: SuiteHealth) -> list[str]:
@@ -182,4 +184,4 @@ def health_lines(health: SuiteHealth) -> list[str]:
             lines.append(f"{purpose}: {n} case(s), {passed}/{ran} trials passed ({rate})")
     for c in health.flagged:
         lines.append(f"{c.case_id}: {c.flag} ({c.passed}/{c.ran} trials passed, {', '.join(sorted(c.agents))})")
-    return lines + health.baseline.lines()
+    return lines + health.control.lines()

@@ -60,7 +60,7 @@ from runner.rundir.plan import PlannedTrial, RunPlan
 from runner.trace import Assertion, Trace, assertions_verdict
 
 __all__ = [
-    "BASELINE",
+    "CONTROL",
     "NO_AGENT",
     "NoAgentPass",
     "as_results",
@@ -102,8 +102,8 @@ __all__ = [
 
 PASS_K = (3, 5)  # pass@1 is the case pass rate itself
 VERDICTS = ("passed", "failed", "not_run")
-CODE_KINDS = ("deterministic", "agent", "baseline", "simulated_user")  # judged by code checks (baseline: null agent)
-BASELINE = "baseline"
+CODE_KINDS = ("deterministic", "agent", "control", "simulated_user")  # judged by code checks (control: null agent)
+CONTROL = "control"
 MODEL_GRADER = "model-grader"
 HUMAN_LABEL = "human-label"
 EVIDENCE_KINDS = (*CODE_KINDS, MODEL_GRADER, HUMAN_LABEL)
@@ -629,7 +629,7 @@ NO_AGENT = "passes with no agent"
 
 @dataclass(frozen=True)
 class NoAgentPass:
-    """A case the do-nothing baseline passes: measured (the null agent passed it here) or said by the case."""
+    """A case the do-nothing control passes: measured (the null agent passed it here) or said by the case."""
 
     case_id: str
     reason: str  # the case's null_agent reason; "" when the case does not say why
@@ -690,7 +690,7 @@ class Results:
     @property
     def passes_with_no_agent(self) -> list[NoAgentPass]:
         """Cases the null agent passed in these results, or that say it passes them (``null_agent``)."""
-        seen = {c.case_id for s in self.series if s.kind == BASELINE for c in s.cases if c.counts.passed}
+        seen = {c.case_id for s in self.series if s.kind == CONTROL for c in s.cases if c.counts.passed}
         reasons: dict[str, str] = {}
         for f in self.trials:
             reasons[f.trace.case_id] = reasons.get(f.trace.case_id) or null_agent_reason(f.trace)
@@ -705,9 +705,9 @@ class Results:
 
     @property
     def gate_counts(self) -> Counts:
-        """The counts an exit code is judged on: the baseline played beside an agent (run --control) is
+        """The counts an exit code is judged on: the control played beside an agent (run --control) is
         expected to fail, so it decides nothing unless it is all there is."""
-        chosen = [t for t in self.traces if t.evidence_kind != BASELINE]
+        chosen = [t for t in self.traces if t.evidence_kind != CONTROL]
         return Counts.of(chosen, missing=self.counts.missing) if chosen else self.counts
 
 

@@ -28,7 +28,8 @@ class RunDir:
     HEALTH = "health.json"  # suite health
     MUTATION = "mutation.json"  # the mutation score (mutate)
     ANALYSIS_HTML = "analysis.html"  # the failure analysis of the last run analysed (analyze)
-    BASELINE_SUFFIX = "-baseline"  # run --control: the null agent's run in <run id>-baseline/
+    CONTROL_SUFFIX = "-control"  # run --control: the null agent's run in <run id>-control/
+    OLD_CONTROL_SUFFIX = "-baseline"  # its folder's name before the rename: still found, still cleared
 
     OWN_FILES = (PLAN, RUN_INFO)  # the run's own record: never a report's target
     OWN_DIRS = (TRIALS, ATTEMPTS, SCREENSHOTS, PLAYWRIGHT)  # the traces and what they link to
@@ -115,13 +116,13 @@ class RunDir:
         return self.path / self.ANALYSIS_HTML
 
     @classmethod
-    def baseline_id(cls, run_id: str) -> str:
+    def control_id(cls, run_id: str) -> str:
         """The run id of the null agent's run played beside run ``run_id`` (run --control none)."""
-        return f"{run_id}{cls.BASELINE_SUFFIX}"
+        return f"{run_id}{cls.CONTROL_SUFFIX}"
 
-    def baseline(self, run_id: str) -> RunDir:
+    def control(self, run_id: str) -> RunDir:
         """The null agent's run played beside run ``run_id``, in a sub-directory of its own."""
-        return RunDir(self.path / self.baseline_id(run_id))
+        return RunDir(self.path / self.control_id(run_id))
 
     def has_traces(self) -> bool:
         return self.trials.is_dir()
@@ -165,9 +166,11 @@ class RunDir:
         return {p.name for p in self.path.iterdir()} <= {self.PLAN}
 
     def clear(self, run_id: str) -> None:
-        """Remove what a run leaves here (run --force): plan, run.json, reports, traces, artifacts, its baseline."""
+        """Remove what a run leaves here (run --force): plan, run.json, reports, traces, artifacts, its control
+        (under its folder name of today or of before the rename)."""
         for name in (*self.OWN_FILES, *self.REPORTS):
             (self.path / name).unlink(missing_ok=True)
         for name in self.OWN_DIRS:
             shutil.rmtree(self.path / name, ignore_errors=True)
-        shutil.rmtree(self.baseline(run_id).path, ignore_errors=True)
+        for suffix in (self.CONTROL_SUFFIX, self.OLD_CONTROL_SUFFIX):
+            shutil.rmtree(self.path / f"{run_id}{suffix}", ignore_errors=True)

@@ -22,7 +22,7 @@ from typing_extensions import TypedDict  # pydantic validates only this TypedDic
 from runner.data_file import RUN_FILE_DEPTH, FileProblem, load_json
 from runner.errors import InvalidInput
 from runner.rundir.layout import RunDir
-from runner.trace import EvidenceKind, Trace, write_atomic
+from runner.trace import EvidenceKind, StoredEvidenceKind, Trace, write_atomic
 
 
 @with_config(ConfigDict(extra="forbid"))
@@ -61,7 +61,7 @@ class RunPlan(TypedDict):
     trials: list[PlannedTrial]
     agent: str
     model: str | None
-    evidence_kind: EvidenceKind
+    evidence_kind: StoredEvidenceKind  # a stored plan's old kind name reads as today's
     plan_hash: NotRequired[str]  # the whole plan's identity (plan_hash below), the same in every shard
     world_key: NotRequired[str]  # a random part of every world's name: two runs with one run id stay apart
     root: NotRequired[str]  # the folder the case files' relative paths start from: resumable from anywhere

@@ -1,4 +1,4 @@
-"""A run directory read back: its plan, its traces in plan order, the baseline played beside it, where a
+"""A run directory read back: its plan, its traces in plan order, the control played beside it, where a
 report finds a trace."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ class RunDirError(InvalidInput, ValueError):
 
 
 def read_run(run_dir: str) -> tuple[list[Trace], RunPlan | None, str]:
-    """(traces, plan, run id) of a run directory, without the baseline played beside it; RunDirError when it has
+    """(traces, plan, run id) of a run directory, without the control played beside it; RunDirError when it has
     neither traces nor a plan, or they cannot be read."""
     path = Path(run_dir)
     if not path.is_dir():
@@ -26,8 +26,8 @@ def read_run(run_dir: str) -> tuple[list[Trace], RunPlan | None, str]:
     try:
         plan = read_plan(path)
         files = {p: read_trace(p) for p in trace_files(path)}
-        # the baseline played beside it (run --control) is a run of its own in a sub-directory
-        beside = {(t.run_id, t.trial_id) for d in baseline_dirs(path) for t in read_traces(d)}
+        # the control played beside it (run --control) is a run of its own in a sub-directory
+        beside = {(t.run_id, t.trial_id) for d in control_dirs(path) for t in read_traces(d)}
     except (OSError, ValueError) as err:
         raise RunDirError(f"{run_dir}: {str(err).splitlines()[0]}") from err
     files = {p: t for p, t in files.items() if (t.run_id, t.trial_id) not in beside}
@@ -61,12 +61,15 @@ def check_traces(files: dict[Path, Trace], plan: RunPlan | None) -> None:
             raise RunDirError(f"{file}: trial {t.trial_id} is not in this run's plan")
 
 
-def baseline_dirs(run_dir: Path) -> list[Path]:
-    """The null agent's runs played beside this run (``run --control none``): sub-directories with a baseline plan."""
+def control_dirs(run_dir: Path) -> list[Path]:
+    """The null agent's runs played beside this run (``run --control none``): sub-directories with a control plan.
+
+    Found by their plan, not their name: a folder of before the rename (``<run id>-baseline/``, its plan's kind
+    ``baseline``) is found as well."""
     found = []
     for sub in sorted(p for p in run_dir.iterdir() if RunDir(p).plan.is_file()) if run_dir.is_dir() else []:
         plan = read_plan(sub)
-        if plan and plan["evidence_kind"] == "baseline":
+        if plan and plan["evidence_kind"] == "control":
             found.append(sub)
     return found
 
@@ -74,7 +77,7 @@ def baseline_dirs(run_dir: Path) -> list[Path]:
 def planned_traces(run_dir: Path, plan: RunPlan | None = None) -> list[Trace]:
     """The run's traces, in plan order when it has a plan (a trace outside the plan is not this run's)."""
     traces = read_traces(run_dir) if RunDir(run_dir).has_traces() else []
-    beside = {(t.run_id, t.trial_id) for d in baseline_dirs(run_dir) for t in read_traces(d)}  # run --control
+    beside = {(t.run_id, t.trial_id) for d in control_dirs(run_dir) for t in read_traces(d)}  # run --control
     traces = [t for t in traces if (t.run_id, t.trial_id) not in beside]
     plan = plan or read_plan(run_dir)
     if plan is None:

@@ -610,7 +610,7 @@ else:
 
 
 class NullAgentPass(Strict):
-    """The case says the do-nothing baseline passes it, and why doing nothing is right there."""
+    """The case says the null agent (the do-nothing control) passes it, and why doing nothing is right there."""
 
     passes: Literal[True] = Field(description="the null agent (run --agent none) passes this case")
     reason: str = Field(
@@ -669,7 +669,7 @@ class Case(Strict):
     notes: str = ""
     null_agent: NullAgentPass | None = Field(
         default=None,
-        description="{passes: true, reason: ...}: the do-nothing baseline passes this case, and why that is "
+        description="{passes: true, reason: ...}: the null agent (the control) passes this case, and why that is "
         "right; reports flag it 'passes with no agent', and validate --control accepts it",
     )
 

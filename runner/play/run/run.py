@@ -286,7 +286,7 @@ def plan_of(
         settings.trials,
         agent=probe.name,
         model=probe.model,
-        evidence_kind=probe.evidence_kind if probe.evidence_kind in ("deterministic", "baseline") else "agent",
+        evidence_kind=probe.evidence_kind if probe.evidence_kind in ("deterministic", "control") else "agent",
     )
     plan["plan_hash"] = plan_hash(
         [Path(lc.file) for lc in cases],

@@ -404,7 +404,7 @@ class Trial:
         if self.agent.evidence_kind == "deterministic":
             if goal.plan is None:
                 raise TrialAborted(NO_PLAN, "case")
-        elif self.agent.evidence_kind == "baseline":
+        elif self.agent.evidence_kind == "control":
             return  # the null agent does nothing whatever is said: the goal is its one message
         elif self.env.settings.simulator_factory is None:
             raise TrialAborted(NO_SIMULATOR, "case")
