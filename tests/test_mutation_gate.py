@@ -61,5 +61,7 @@ def test_the_seed_suite_keeps_its_mutation_score(tmp_path):
     assert not result.clean_failed, f"cases that do not pass unmutated: {result.clean_failed}"
     survivors = [f"{m.id} {m.operator} {m.target} passed in {[r.case for r in m.runs]}" for m in result.mutants
                  if m.status == "survived"]  # fmt: skip
+    killed = {m.operator for m in result.mutants if m.status == "killed"}
+    assert not set(GATE_OPERATORS) - killed, f"operators with no mutant killed: {sorted(set(GATE_OPERATORS) - killed)}"
     assert result.score is not None
     assert result.score * 100 >= committed_score(), summary_line(result) + "\n" + "\n".join(survivors)
