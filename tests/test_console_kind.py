@@ -113,4 +113,4 @@ def test_mutate_compares_the_pages_errors() -> None:
     clean, broken = observable(trace([])), observable(trace([BOOM]))
     assert clean["console"] == [] and broken["console"] == [BOOM.model_dump()]
     assert differences(clean, broken, set()) == ["console"]
-    assert differences(clean, broken, {"console"}) == []  # errors that differ between baseline runs: noise
+    assert differences(clean, broken, {"console"}) == []  # errors that differ between clean runs: noise

@@ -98,7 +98,7 @@ def _samples() -> list[tuple[Case, Trace]]:
 
 
 def test_each_kind_reads_only_the_trace_fields_it_names() -> None:
-    """So mutate, which compares each kind's evidence between a baseline and a mutant, sees all it reads."""
+    """So mutate, which compares each kind's evidence between a clean run and a mutant, sees all it reads."""
     samples = _samples()
     judged: set[str] = set()
     for case, trace in samples:

@@ -1,5 +1,5 @@
 """Mutation testing without a browser: the proxy operators on real mitmproxy flows,
-mutant generation from a baseline, and the verdict on each mutant."""
+mutant generation from the clean runs, and the verdict on each mutant."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from runner_support import in_thread
 
 from proxies import mutations as ops
 from runner.mutation.mutate import (
-    Baseline,
+    CleanRun,
     Mutant,
     MutationResult,
     _Hunt,
@@ -107,7 +107,7 @@ steps:
 """
 
 
-def baseline(calls: list[ToolCall], exchanges: list[dict[str, Any]] | None = None, **kw: Any) -> Baseline:
+def clean_run(calls: list[ToolCall], exchanges: list[dict[str, Any]] | None = None, **kw: Any) -> CleanRun:
     loaded = parse_case(CASE, "SEL-01.yaml")
     assert isinstance(loaded, LoadedCase)
     trace = Trace(
@@ -123,7 +123,7 @@ def baseline(calls: list[ToolCall], exchanges: list[dict[str, Any]] | None = Non
         ],
         **kw,
     )
-    return Baseline(loaded, trace, exchanges or [], set())
+    return CleanRun(loaded, trace, exchanges or [], set())
 
 
 SEARCH = ToolCall(
@@ -151,7 +151,7 @@ def test_generate_targets_what_the_cases_touch():
         "request_type": "",
         "response_json": {"events": []},
     }
-    mutants = generate([baseline([SEARCH], [exchange])], catalog_tools={"save_event"})
+    mutants = generate([clean_run([SEARCH], [exchange])], catalog_tools={"save_event"})
     by = {(m.operator, m.target): m for m in mutants}
     assert by[("result_field_altered", "search_events → data.events[].title")].cases == ["SEL-01"]
     assert by[("result_list_reordered", "search_events → data.events")].cases == ["SEL-01"]
@@ -170,7 +170,7 @@ def mutated(trace: Trace, **changes: Any) -> Trace:
 
 
 def test_a_failing_case_kills_a_mutant():
-    b = baseline([SEARCH])
+    b = clean_run([SEARCH])
     m = Mutant("M001", "result_field_dropped", "t", {}, ["SEL-01"])
     failing = mutated(
         b.trace,
@@ -182,7 +182,7 @@ def test_a_failing_case_kills_a_mutant():
 
 
 def test_a_passing_case_that_saw_a_difference_is_a_survivor_else_equivalent():
-    b = baseline([SEARCH])
+    b = clean_run([SEARCH])
     other = SEARCH.model_copy(update={"result": {"status": "ok", "data": {"count": 2, "events": []}}})
     survivor = Mutant("M001", "result_field_dropped", "t", {}, ["SEL-01"])
     _judge(survivor, b, mutated(b.trace, calls=[other]), TrialHook())
@@ -191,8 +191,8 @@ def test_a_passing_case_that_saw_a_difference_is_a_survivor_else_equivalent():
     assert survivor.runs[0].differs == ["calls"] and same.runs[0].differs == []
 
 
-def test_noise_between_baseline_runs_is_not_a_difference():
-    one = baseline([SEARCH], steps=[StepRecord(index=0, kind="user", input="hi", route_after="/events")])
+def test_noise_between_clean_runs_is_not_a_difference():
+    one = clean_run([SEARCH], steps=[StepRecord(index=0, kind="user", input="hi", route_after="/events")])
     two = mutated(one.trace, steps=[StepRecord(index=0, kind="user", input="hi", route_after="/events?x")])
     assert differences(observable(one.trace), observable(two), set()) == ["steps"]
     assert differences(observable(one.trace), observable(two), {"steps"}) == []
@@ -208,7 +208,7 @@ def test_the_score_counts_killed_over_run_and_leaves_out_equivalent_and_unseen(t
 
 
 def test_a_failure_that_does_not_repeat_is_not_a_kill():
-    b = baseline([SEARCH])
+    b = clean_run([SEARCH])
     m = Mutant("M001", "result_field_dropped", "t", {}, ["SEL-01"])
     _judge(m, b, mutated(b.trace, run_id="again"), TrialHook(), flaky="not_run: the page did not answer")
     assert m.status == "pending" and m.runs[0].flaky == "not_run: the page did not answer"
@@ -226,12 +226,12 @@ class ScriptedTrials:
         return self.traces.pop(0)
 
 
-def hunt(b: Baseline, traces: list[Trace], confirm: str = "doubtful") -> tuple[Mutant, list[str]]:
+def hunt(b: CleanRun, traces: list[Trace], confirm: str = "doubtful") -> tuple[Mutant, list[str]]:
     trials = ScriptedTrials(traces)
     m = Mutant("M001", "result_field_dropped", "t", {}, ["SEL-01", "SEL-02"])
     second = parse_case(CASE.replace("id: SEL-01", "id: SEL-02"), "SEL-02.yaml")
     assert isinstance(second, LoadedCase)
-    other = Baseline(second, b.trace, [], set())
+    other = CleanRun(second, b.trace, [], set())
     lines: list[str] = []
     job = _Hunt(trials, {"SEL-01": b, "SEL-02": other}, confirm, 1, lines.append)  # type: ignore[arg-type]
     in_thread(asyncio.run, job.mutant(m))
@@ -243,7 +243,7 @@ FAILED = Assertion(id="calls.expected[0]", kind="calls", description="d", status
 
 
 def test_a_failure_the_trace_ties_to_the_mutant_kills_at_once_and_a_doubtful_one_is_played_again():
-    b = baseline([SEARCH])
+    b = clean_run([SEARCH])
     other = SEARCH.model_copy(update={"result": {"status": "ok", "data": {"count": 2, "events": []}}})
     shows_it = mutated(b.trace, verdict="failed", calls=[other], assertions=[FAILED])
     m, jobs = hunt(b, [shows_it])
@@ -251,7 +251,7 @@ def test_a_failure_the_trace_ties_to_the_mutant_kills_at_once_and_a_doubtful_one
     # --confirm all plays it again all the same, and the repeated failure kills
     m, jobs = hunt(b, [shows_it, shows_it], confirm="all")
     assert m.status == "killed" and jobs == ["SEL-01-M001", "SEL-01-M001-again"]
-    # a failure that differs from the baseline in nothing a check reads is doubtful: played again,
+    # a failure that differs from the clean runs in nothing a check reads is doubtful: played again,
     # and when it passes then, it is no kill; the mutant goes on to its next case
     nothing_else = mutated(b.trace, verdict="failed", assertions=[FAILED])
     m, jobs = hunt(b, [nothing_else, b.trace, b.trace])
@@ -267,7 +267,7 @@ def test_a_failure_the_trace_ties_to_the_mutant_kills_at_once_and_a_doubtful_one
 
 
 def test_a_case_that_failed_once_unmutated_has_its_failures_played_again():
-    b = baseline([SEARCH])
+    b = clean_run([SEARCH])
     b.flaky = "failed once unmutated (the page did not answer)"
     other = SEARCH.model_copy(update={"result": {"status": "ok", "data": {"count": 2, "events": []}}})
     shows_it = mutated(b.trace, verdict="failed", calls=[other], assertions=[FAILED])
@@ -276,7 +276,7 @@ def test_a_case_that_failed_once_unmutated_has_its_failures_played_again():
 
 
 def test_a_field_mutant_tries_first_the_cases_that_check_that_field():
-    b = baseline([SEARCH])
+    b = clean_run([SEARCH])
     checks = parse_case(
         CASE.replace("id: SEL-01", "id: SEL-02")
         + "expect:\n  calls:\n    expected:\n      - tool: search_events\n"
@@ -284,7 +284,7 @@ def test_a_field_mutant_tries_first_the_cases_that_check_that_field():
         "SEL-02.yaml",
     )
     assert isinstance(checks, LoadedCase), checks
-    checking = Baseline(checks, b.trace.model_copy(update={"case_id": "SEL-02"}), [], set())
+    checking = CleanRun(checks, b.trace.model_copy(update={"case_id": "SEL-02"}), [], set())
     mutants = generate([b, checking], catalog_tools=set())
     by = {(m.operator, m.target): m for m in mutants}
     # SEL-02 checks events[].title (and so something inside events): it goes first for those

@@ -1,7 +1,7 @@
 """CI gate: the seed suite's mutation score must not drop below the figure docs/suite-validity.md states.
 
 It plays a lean part of ``webmcp-eval mutate`` (every operator but the three
-per-field ones, on the cases those operators can see; one baseline run; only a
+per-field ones, on the cases those operators can see; one clean run; only a
 doubtful failure is played twice: a flaky kill can only raise the score, never
 fail the gate), 27 cases, 91 trials on four workers (a trial mostly waits: for page loads and the tools' quiet
 window; four overlap those waits on two cores). The full command, with the per-field operators, is what the full
@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.mutation]
 
 FIELD_OPERATORS = {"result_field_dropped", "result_field_altered", "result_list_reordered"}
 GATE_OPERATORS = [name for name in OPERATORS if name not in FIELD_OPERATORS]
-# The cases the gate's operators can see (the others would only add baseline time).
+# The cases the gate's operators can see (the others would only add clean-run time).
 GATE_CASES = (
     "SEL-01", "SEL-02", "ARG-01", "ARG-02", "ORD-01", "ORD-02", "STALE-01", "STALE-02", "REPEAT-01",
     "REPEAT-02", "CONF-01", "CONF-02", "INJECT-01", "INJECT-02", "RECOVERY-01", "RECOVERY-02", "AMB-02",

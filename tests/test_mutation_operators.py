@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from runner_support import SEED_CONTEXT, in_thread, suite_cases
 
-from runner.mutation.mutate import Baseline, Mutant, MutateOptions, _play, generate
+from runner.mutation.mutate import CleanRun, Mutant, MutateOptions, _play, generate
 from runner.play.run.settings import TrialHook
 from runner.suite.loader import LoadedCase, parse_case
 from runner.suite.site import demo_site_config
@@ -77,7 +77,7 @@ def test_generation_finds_times_lists_error_flags_and_account_values():
     trace.ui.aria_snapshot = "- list:\n  - listitem: Jan 5, 19:00"
     session = {"method": "GET", "path": "/api/me", "template": "/api/me", "query": {}, "status": 200}
     session |= {"request_json": None, "request_type": "", "response_json": {"user": {"name": "Reader", "id": 7}}}
-    by = {(m.operator, m.target): m for m in generate([Baseline(loaded, trace, [session], set())], set())}
+    by = {(m.operator, m.target): m for m in generate([CleanRun(loaded, trace, [session], set())], set())}
     assert by[("time_shifted", "every displayed date and time")].cases == ["X-01"]
     assert by[("list_keeps_stale", "every list the page refills")].cases == ["X-01"]
     assert by[("error_flag_flipped", "fill_form error → retryable")].params == {
@@ -88,7 +88,7 @@ def test_generation_finds_times_lists_error_flags_and_account_values():
     assert prefill.params == {"tool": "fill_form", "values": {"name": "Reader"}} and prefill.cases == ["X-01"]
     # a page with no time of day and no list shows neither bug
     trace.ui.aria_snapshot = "- heading: Hello"
-    quiet = {m.operator: m.status for m in generate([Baseline(loaded, trace, [], set())], set())}
+    quiet = {m.operator: m.status for m in generate([CleanRun(loaded, trace, [], set())], set())}
     assert quiet["time_shifted"] == "unseen" and quiet["list_keeps_stale"] == "unseen" and "prefill_wins" not in quiet
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from runner_support import CASES, SEED_CONTEXT, in_thread, suite_cases
 
-from runner.mutation.mutate import Baseline, Mutant, MutateOptions, _play, generate
+from runner.mutation.mutate import CleanRun, Mutant, MutateOptions, _play, generate
 from runner.suite.loader import LoadedCase, parse_case
 from runner.suite.site import demo_site_config
 from runner.suite.validate import SuiteCatalog
@@ -105,16 +105,16 @@ def test_each_operator_passes_the_weaker_case_and_the_strengthened_one_kills_it(
 CASE = "id: X-01\nbehaviour: selection\ntitle: t\nstart_route: /r\nsteps:\n  - user: hi\n"
 
 
-def _baseline(aria: str) -> Baseline:
+def _clean_run(aria: str) -> CleanRun:
     loaded = parse_case(CASE, "X-01.yaml")
     assert isinstance(loaded, LoadedCase)
     trace = Trace(run_id="r", trial_id="X-01.t1", case_id="X-01", behaviour="selection", start_route="/r")
     trace.ui.aria_snapshot = aria
-    return Baseline(loaded, trace, [], set())
+    return CleanRun(loaded, trace, [], set())
 
 
 def test_generation_finds_the_cases_that_show_a_select():
-    shows = {m.operator: m for m in generate([_baseline('- combobox "城市":\n  - option "台北" [selected]')], set())}
+    shows = {m.operator: m for m in generate([_clean_run('- combobox "城市":\n  - option "台北" [selected]')], set())}
     assert shows["select_label_shifted"].cases == ["X-01"]
-    quiet = {m.operator: m.status for m in generate([_baseline("- heading: Hello")], set())}
+    quiet = {m.operator: m.status for m in generate([_clean_run("- heading: Hello")], set())}
     assert quiet["select_label_shifted"] == "unseen"

@@ -37,7 +37,7 @@ def add_mutate(sub: Subcommands) -> None:
         default=2,
         help="clean runs of each case (no mutant); what differs between them is noise (default 2)",
     )
-    # the unmutated runs are clean runs, not a baseline (the null agent's word): the old spelling, one release
+    # the unmutated runs are clean runs, not a baseline (the word meant four things): the old spelling, one release
     mut.add_argument(
         "--baseline-runs", dest="clean_runs", type=TRIALS, action=DeprecatedSpelling, instead="--clean-runs"
     )

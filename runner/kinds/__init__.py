@@ -2,7 +2,7 @@
 
 A kind names its model (what one block says), its checker (the block and a trace become assertions),
 the evidence it reads (fields of the trace, each with the part of it ``mutate`` compares between a
-baseline and a mutant) and what makes a stored trace unable to answer it (``rejudge``). The checks,
+clean run and a mutant) and what makes a stored trace unable to answer it (``rejudge``). The checks,
 ``rejudge`` and ``mutate`` take their lists from the kinds (runner/judge/checks.py ``KINDS`` holds them all), so
 no kind is judged by one and forgotten by another.
 
@@ -31,7 +31,7 @@ E = TypeVar("E")
 Captures = dict[str, Any]
 
 # Trace fields that say how the trial was run, not what the site did: any check may read them, and a
-# baseline and its mutant share them (or the verdict shows the difference), so they are no kind's evidence.
+# clean run and its mutant share them (or the verdict shows the difference), so they are no kind's evidence.
 FRAME = frozenset({"case_id", "case", "network_mode", "stopped", "catalog_hints"})
 
 
@@ -39,7 +39,7 @@ FRAME = frozenset({"case_id", "case", "network_mode", "stopped", "catalog_hints"
 class Evidence:
     """A part of the trace a checker reads."""
 
-    name: str  # its name where mutate lists what differed from the baseline
+    name: str  # its name where mutate lists what differed from the clean runs
     fields: tuple[str, ...]  # the trace fields it is made of
     read: Callable[[Trace], Any]  # what of them a check could see: without timings, ids of worlds or file names
 

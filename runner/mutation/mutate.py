@@ -155,11 +155,14 @@ def differences(base: dict[str, Any], other: dict[str, Any], noise: set[str]) ->
     return [key for key in base if key not in noise and base[key] != other.get(key)]
 
 
-# ---- the baseline: what each case touches ---------------------------------------------
+# ---- the clean runs: what each case touches -------------------------------------------
 
 
 @dataclass
-class Baseline:
+class CleanRun:
+    """A case played with no mutant: its first passing clean run (or its failing one), the exchanges that run sent
+    through the proxy, and what differed between its clean runs (noise, never a mutant's doing)."""
+
     case: LoadedCase
     trace: Trace
     exchanges: list[dict[str, Any]]
@@ -196,9 +199,9 @@ def field_paths(data: object, prefix: str = "", depth: int = 0) -> Iterable[tupl
             yield path, "scalar"
 
 
-def _read_only_tools(baselines: list[Baseline]) -> set[str]:
+def _read_only_tools(clean: list[CleanRun]) -> set[str]:
     out = set()
-    for b in baselines:
+    for b in clean:
         for reg in b.trace.registrations:
             ann = reg.hints
             if reg.type == "register" and reg.tool_name and (ann.get("readOnlyHint") or ann.get("readOnly")):
@@ -206,13 +209,13 @@ def _read_only_tools(baselines: list[Baseline]) -> set[str]:
     return out
 
 
-def _registered_tools(baselines: list[Baseline]) -> set[str]:
-    return {r.tool_name for b in baselines for r in b.trace.registrations if r.type == "register" and r.tool_name}
+def _registered_tools(clean: list[CleanRun]) -> set[str]:
+    return {r.tool_name for b in clean for r in b.trace.registrations if r.type == "register" and r.tool_name}
 
 
-def _control_names(baselines: list[Baseline]) -> set[str]:
+def _control_names(clean: list[CleanRun]) -> set[str]:
     names = set()
-    for b in baselines:
+    for b in clean:
         conf = b.case.case.expect.confirmation
         if conf:
             names.add(conf.control.name or conf.control.text or conf.control.label or "")
@@ -223,33 +226,33 @@ def _control_names(baselines: list[Baseline]) -> set[str]:
     return {n for n in names if n}
 
 
-def generate(baselines: list[Baseline], catalog_tools: set[str]) -> list[Mutant]:
-    """Every mutant the suite's baseline suggests, with the cases that can see each."""
+def generate(clean: list[CleanRun], catalog_tools: set[str]) -> list[Mutant]:
+    """Every mutant the suite's clean runs suggest, with the cases that can see each."""
     found: list[tuple[str, str, dict[str, Any], list[str]]] = []
 
     def add(op: str, target: str, params: dict[str, Any], cases: Iterable[str]) -> None:
         seen = list(dict.fromkeys(cases))
         found.append((op, target, params, seen))
 
-    called: dict[str, list[Baseline]] = {}
-    for b in baselines:
+    called: dict[str, list[CleanRun]] = {}
+    for b in clean:
         for call in b.trace.calls:
             called.setdefault(call.tool, [])
             if b not in called[call.tool]:
                 called[call.tool].append(b)
     _result_mutants(add, called)
-    _tool_mutants(add, baselines, called, catalog_tools)
-    _coincidence_mutants(add, baselines, called)
-    _page_mutants(add, baselines)
-    _surface_mutants(add, baselines, called)
-    _proxy_mutants(add, baselines)
+    _tool_mutants(add, clean, called, catalog_tools)
+    _coincidence_mutants(add, clean, called)
+    _page_mutants(add, clean)
+    _surface_mutants(add, clean, called)
+    _proxy_mutants(add, clean)
     return [
         Mutant(f"M{i:03d}", op, target, params, cases, "pending" if cases else "unseen")
         for i, (op, target, params, cases) in enumerate(found, 1)
     ]
 
 
-def _result_mutants(add: Callable[..., None], called: dict[str, list[Baseline]]) -> None:
+def _result_mutants(add: Callable[..., None], called: dict[str, list[CleanRun]]) -> None:
     for tool in sorted(called):
         paths: dict[tuple[str, str], list[str]] = {}
         for b in called[tool]:
@@ -268,7 +271,7 @@ def _result_mutants(add: Callable[..., None], called: dict[str, list[Baseline]])
                 add("result_list_reordered", target, {"tool": tool, "path": path}, cases)
 
 
-def _checked_paths(b: Baseline, tool: str) -> set[str]:
+def _checked_paths(b: CleanRun, tool: str) -> set[str]:
     """The result fields (``event.title``, ``events[].id``) a case's expected calls of ``tool`` check."""
     out: set[str] = set()
 
@@ -301,9 +304,9 @@ def _likeliest_first(cases: list[str], path: str, checked: dict[str, set[str]]) 
 
 
 def _tool_mutants(
-    add: Callable[..., None], baselines: list[Baseline], called: dict[str, list[Baseline]], catalog: set[str]
+    add: Callable[..., None], clean: list[CleanRun], called: dict[str, list[CleanRun]], catalog: set[str]
 ) -> None:
-    writes = [x for b in baselines for x in b.exchanges if x["method"] in proxy_ops.MUTATING]
+    writes = [x for b in clean for x in b.exchanges if x["method"] in proxy_ops.MUTATING]
     write = writes[0] if writes else {"method": "POST", "path": "/", "request_json": {}, "request_type": ""}
     write_params = {
         "method": write["method"],
@@ -311,7 +314,7 @@ def _tool_mutants(
         "headers": {"Content-Type": write["request_type"] or "application/json"},
         "body": json.dumps(write["request_json"], ensure_ascii=False) if write["request_json"] is not None else "",
     }
-    for tool in sorted(_read_only_tools(baselines)):
+    for tool in sorted(_read_only_tools(clean)):
         cases = [b.id for b in called.get(tool, [])]
         add(
             "readonly_writes",
@@ -319,14 +322,14 @@ def _tool_mutants(
             {"tool": tool, "write": write_params},
             cases,
         )
-    for tool in sorted(_registered_tools(baselines) | catalog):
+    for tool in sorted(_registered_tools(clean) | catalog):
         runs = called.get(tool, [])
         prepare = [b.id for b in runs for c in b.trace.calls if c.tool == tool and _confirmation_required(c.result)]
         if prepare or tool.startswith("prepare"):
             add("prepare_submits", tool, {"tool": tool}, prepare)
         errors = [b.id for b in runs for c in b.trace.calls if c.tool == tool and _error_message(c.result)]
         add("error_leaks", tool, {"tool": tool}, errors)
-        add("stale_tool", tool, {"tool": tool}, [b.id for b in baselines if _leaves_route_of(b.trace, tool)])
+        add("stale_tool", tool, {"tool": tool}, [b.id for b in clean if _leaves_route_of(b.trace, tool)])
         for arg, cases in sorted(_retargetable(tool, runs).items()):
             add("wrong_target", f"{tool}({arg})", {"tool": tool, "arg": arg}, cases)
         if tool not in called:
@@ -347,7 +350,7 @@ def _leaves_route_of(trace: Trace, tool: str) -> bool:
     return any(s.route_before in routes and s.route_after != s.route_before for s in trace.steps)
 
 
-def _retargetable(tool: str, runs: list[Baseline]) -> dict[str, list[str]]:
+def _retargetable(tool: str, runs: list[CleanRun]) -> dict[str, list[str]]:
     """Arguments whose value the trial took from a list of several items an earlier result showed."""
     out: dict[str, list[str]] = {}
     for b in runs:
@@ -375,26 +378,24 @@ def _lists_in(value: object) -> list[list[Any]]:
     return found
 
 
-def _coincidence_mutants(
-    add: Callable[..., None], baselines: list[Baseline], called: dict[str, list[Baseline]]
-) -> None:
+def _coincidence_mutants(add: Callable[..., None], clean: list[CleanRun], called: dict[str, list[CleanRun]]) -> None:
     """Bugs a case passes by coincidence: a time, a list, an error's flag, an input equal to the site's own."""
-    aria = {b.id: b.trace.ui.aria_snapshot or "" for b in baselines}
+    aria = {b.id: b.trace.ui.aria_snapshot or "" for b in clean}
     add(
         "time_shifted",
         "every displayed date and time",
         {"hours": -8},
-        [b.id for b in baselines if CLOCK_TIME.search(aria[b.id])],
+        [b.id for b in clean if CLOCK_TIME.search(aria[b.id])],
     )
     # seen by every case that shows a time; only one played in another zone than the site's can tell
-    timed = [b for b in baselines if CLOCK_TIME.search(aria[b.id])]
+    timed = [b for b in clean if CLOCK_TIME.search(aria[b.id])]
     zones = [b.trace.timezone_id for b in timed]
     usual = max(set(zones), key=zones.count) if zones else None
     elsewhere = sorted(timed, key=lambda b: b.trace.timezone_id == usual)
     add("clock_zone_dropped", "every date formatter's timeZone", {}, [b.id for b in elsewhere])
     lists = [
         b.id
-        for b in baselines
+        for b in clean
         if "listitem" in aria[b.id]
         and any(k in ("list", "short_list") for c in b.trace.calls for _, k in field_paths(_result_data(c)))
     ]
@@ -441,14 +442,14 @@ def _account_values(exchanges: list[dict[str, Any]]) -> dict[str, str]:
     return found
 
 
-def _page_mutants(add: Callable[..., None], baselines: list[Baseline]) -> None:
-    for name in sorted(_control_names(baselines)):
-        cases = [b.id for b in baselines if _shows_control(b, name)]
+def _page_mutants(add: Callable[..., None], clean: list[CleanRun]) -> None:
+    for name in sorted(_control_names(clean)):
+        cases = [b.id for b in clean if _shows_control(b, name)]
         for op in ("confirm_disabled", "confirm_hidden", "confirm_renamed"):
             add(op, name, {"control": name}, cases)
     markup = [
         b.id
-        for b in baselines
+        for b in clean
         if any(MARKUP.search(s) for x in b.exchanges for s in strings_in(x["response_json"]))
         or any(MARKUP.search(s) for c in b.trace.calls for s in strings_in(c.result))
     ]
@@ -456,25 +457,25 @@ def _page_mutants(add: Callable[..., None], baselines: list[Baseline]) -> None:
     add("sanitiser_keeps_markup", "every text node with markup, sanitised", {}, markup)
     submits = [
         b.id
-        for b in baselines
+        for b in clean
         if b.trace.confirmation and b.trace.confirmation.actionable and b.trace.confirmation.actionable.submits_form
     ]
     add("submit_listener_dead", "every form's submit listener", {}, submits)
-    summaries = [b.id for b in baselines if re.search(r"dialog[^\n]*\n(?:\s+-[^\n]*\n)*?\s+- term:", aria(b))]
+    summaries = [b.id for b in clean if re.search(r"dialog[^\n]*\n(?:\s+-[^\n]*\n)*?\s+- term:", aria(b))]
     add("dialog_field_swapped", "every dialog's summary (its last field)", {}, summaries)
-    selects = [b.id for b in baselines if "combobox" in (b.trace.ui.aria_snapshot or "")]
+    selects = [b.id for b in clean if "combobox" in (b.trace.ui.aria_snapshot or "")]
     add("select_label_shifted", "every select's option labels", {}, selects)
 
 
-def _surface_mutants(add: Callable[..., None], baselines: list[Baseline], called: dict[str, list[Baseline]]) -> None:
+def _surface_mutants(add: Callable[..., None], clean: list[CleanRun], called: dict[str, list[CleanRun]]) -> None:
     """What a tool says of itself: annotations that lie, a description that carries untrusted text."""
-    read_only = _read_only_tools(baselines)
+    read_only = _read_only_tools(clean)
     for tool, runs in sorted(called.items()):
         wrote = [b.id for b in runs for c in b.trace.calls if c.tool == tool and c.writes]
         if wrote and tool not in read_only:
             add("annotation_lie", f"{tool} says readOnlyHint", {"tool": tool}, wrote)
     hinted: dict[str, list[str]] = {}
-    for b in baselines:
+    for b in clean:
         for r in b.trace.registrations:
             if r.type == "register" and r.tool_name and r.hints.get("untrustedContentHint"):
                 hinted.setdefault(r.tool_name, []).append(b.id)
@@ -486,8 +487,8 @@ def _surface_mutants(add: Callable[..., None], baselines: list[Baseline], called
             cases,
         )
     # one mutant per tool registered beside a hinted one: the longest untrusted sentence any such page showed
-    beside: dict[str, list[tuple[Baseline, list[str]]]] = {}
-    for b in baselines:
+    beside: dict[str, list[tuple[CleanRun, list[str]]]] = {}
+    for b in clean:
         registrations = [r.model_dump() for r in b.trace.registrations]
         passages = probes.untrusted_passages(b.trace.calls, registrations)
         hints = {r["name"] for r in registrations if (r.get("annotations") or {}).get("untrustedContentHint")}
@@ -501,11 +502,11 @@ def _surface_mutants(add: Callable[..., None], baselines: list[Baseline], called
         add("description_injected", f"{tool} ← {text[:30]}…", {"tool": tool, "text": text}, cases)
 
 
-def aria(b: Baseline) -> str:
+def aria(b: CleanRun) -> str:
     return b.trace.ui.aria_snapshot or ""
 
 
-def _shows_control(b: Baseline, name: str) -> bool:
+def _shows_control(b: CleanRun, name: str) -> bool:
     conf = b.case.case.expect.confirmation
     if conf and name in (conf.control.name, conf.control.text, conf.control.label):
         return True
@@ -515,13 +516,13 @@ def _shows_control(b: Baseline, name: str) -> bool:
     return f'button "{name}"' in (b.trace.ui.aria_snapshot or "")
 
 
-def _proxy_mutants(add: Callable[..., None], baselines: list[Baseline]) -> None:
+def _proxy_mutants(add: Callable[..., None], clean: list[CleanRun]) -> None:
     params: dict[tuple[str, str], list[str]] = {}
     unauthorized: dict[tuple[str, str], list[str]] = {}
     errors: dict[str, list[str]] = {}
     repeats: dict[tuple[str, str], list[str]] = {}
     success: dict[tuple[str, str], Any] = {}
-    for b in baselines:
+    for b in clean:
         seen_writes: set[str] = set()
         for x in b.exchanges:
             key = (x["method"], x["template"])
@@ -659,7 +660,7 @@ async def _play(
     return {t.case_id: t for t in traces}
 
 
-async def baseline(cases: list[LoadedCase], trials: _Trials, runs: int) -> list[Baseline]:
+async def clean_runs(cases: list[LoadedCase], trials: _Trials, runs: int) -> list[CleanRun]:
     """``runs`` passing runs of every case; a case that fails is played again (twice at most).
 
     A case that cannot pass unmutated is left out (its mutants would die of the case, not the bug).
@@ -678,7 +679,7 @@ async def baseline(cases: list[LoadedCase], trials: _Trials, runs: int) -> list[
         else:
             failing[lc.case.id] = trace
 
-    # the wanted runs at once (they are independent), in attempt order: the first passing one is the baseline
+    # the wanted runs at once (they are independent), in attempt order: the first passing one is the case's clean run
     await asyncio.gather(*(play(lc, attempt) for attempt in range(1, wanted + 1) for lc in cases))
     for lc in cases:
         passing[lc.case.id].sort(key=lambda t: t.case_id)
@@ -691,13 +692,13 @@ async def baseline(cases: list[LoadedCase], trials: _Trials, runs: int) -> list[
     for lc in cases:
         runs_of = passing[lc.case.id]
         if not runs_of:
-            out.append(Baseline(lc, failing[lc.case.id], [], set()))
+            out.append(CleanRun(lc, failing[lc.case.id], [], set()))
             continue
         noise: set[str] = set()
         for other in runs_of[1:]:
             noise |= set(differences(observable(runs_of[0]), observable(other), set()))
         flaky = f"failed once unmutated ({failing[lc.case.id].verdict_reason})" if lc.case.id in failing else None
-        out.append(Baseline(lc, runs_of[0], observers[lc.case.id].exchanges, noise, flaky))
+        out.append(CleanRun(lc, runs_of[0], observers[lc.case.id].exchanges, noise, flaky))
     return out
 
 
@@ -707,7 +708,7 @@ async def mutate(cases: list[LoadedCase], options: MutateOptions, progress: Call
     with _Site(options) as config:
         async with _open(options, "play", config) as trials:
             progress(f"clean runs: {len(cases)} case(s) × {options.clean_runs}")
-            base = await baseline(cases, trials, options.clean_runs)
+            base = await clean_runs(cases, trials, options.clean_runs)
             failed = {b.id: b.trace.verdict_reason for b in base if b.trace.verdict != "passed"}
             usable = [b for b in base if b.id not in failed]
             mutants = generate(usable, options.catalog_tools)
@@ -730,7 +731,7 @@ class _Hunt:
     """Each mutant on the cases that can see it, one case after another, until one kills it."""
 
     trials: _Trials
-    by_id: dict[str, Baseline]
+    by_id: dict[str, CleanRun]
     confirm: str  # doubtful, all or none: which failing cases are played again before they kill
     total: int
     progress: Callable[[str], None]
@@ -754,12 +755,12 @@ class _Hunt:
         verdict = "killed by " + m.runs[-1].case if m.status == "killed" else f"passed {len(m.runs)} case(s)"
         self.progress(f"[{self.done}/{self.total}] {m.id} {m.operator} {m.target}: {verdict}")
 
-    def _confirms(self, b: Baseline, trace: Trace) -> bool:
+    def _confirms(self, b: CleanRun, trace: Trace) -> bool:
         """Whether a failing case is played again before it kills (docs/suite-validity.md says why).
 
         A failure is doubtful when the trial could not run (the machine or the site, as often as the
         mutant), when the case failed once unmutated too, or when nothing a check reads differs from
-        the baseline's passing runs: then nothing in the trace ties the failure to the mutant.
+        the case's passing clean runs: then nothing in the trace ties the failure to the mutant.
         """
         if self.confirm != "doubtful":
             return self.confirm == "all"
@@ -767,7 +768,7 @@ class _Hunt:
         return trace.verdict == "not_run" or b.flaky is not None or not changed
 
 
-def _judge(m: Mutant, b: Baseline, trace: Trace, hook: TrialHook, flaky: str | None = None) -> None:
+def _judge(m: Mutant, b: CleanRun, trace: Trace, hook: TrialHook, flaky: str | None = None) -> None:
     diff = differences(b.observed, observable(trace), b.noise)
     bad = [f"{a.id}: {a.why}" for a in trace.assertions if a.status != "passed"]
     if trace.verdict == "not_run" and not bad:

@@ -1,9 +1,9 @@
 """What a run is handed: its settings (what the user chose, frozen) apart from its state (the plan, the
 selection, the live objects and the test seam).
 
-``RunSettings`` is built once by the front end that plays (``run``, ``replay``, ``validate --baselines``,
+``RunSettings`` is built once by the front end that plays (``run``, ``replay``, ``validate --control``,
 ``mutate``, the pytest plugin's suite items) and never changed after: a run that needs other settings (the
-baseline run inside ``run --baseline none``, a replay's recorded origin) gets a copy made with
+control run inside ``run --control none``, a replay's recorded origin) gets a copy made with
 ``dataclasses.replace``. ``RunState`` holds what is not a choice: the plan when it is built already, the
 selection of planned trials to play, the objects that keep count as the trials play (the fixture store, the
 model grader), and ``TrialHooks``, the seam through which tests and ``mutate`` change trials.
