@@ -139,6 +139,7 @@ class SeedRun:
         # and four overlap those waits; test_workers_do_not_change_results holds the verdicts to a serial run's.
         store = FixtureStore(self.fixtures, "record")
         self.traces: list[Trace] = play(out, network_mode="record", state=RunState(fixtures=store), workers=4)
+        self.run_dir = out / "run"  # its run directory (play's run id)
 
 
 @pytest.fixture(scope="session")

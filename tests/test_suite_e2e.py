@@ -225,13 +225,13 @@ def test_trace_zips_and_screenshots_are_kept_for_failures_only(tmp_path):
     assert html.count("no screenshot was taken") == 1  # the passing trial's
 
 
-def test_compare_and_power_from_the_command_line(suite_run, tmp_path):
+def test_compare_and_power_from_the_command_line(seed_run, tmp_path):
     two = {"workers": 2, "screenshots": "off"}  # compare reads the traces only
     seam = TrialHooks(breaks=("save_not_idempotent",))
     broken = _run(tmp_path, ("REPEAT-01", "SEL-01"), state=RunState(trial_hooks=seam), run_id="broken", **two)
     assert {t.case_id: t.verdict for t in broken} == {"REPEAT-01": "failed", "SEL-01": "passed"}
-    _run(tmp_path, ("REPEAT-01", "SEL-01"), run_id="good", **two)
-    out = cli("compare", str(tmp_path / "good"), str(tmp_path / "broken"))
+    # the good run: the session's run of the whole seed suite; compare pairs the two cases both runs played
+    out = cli("compare", str(seed_run.run_dir), str(tmp_path / "broken"))
     assert out.returncode == 0, out.stderr
     text = " ".join(out.stdout.split())
     assert "pass → fail (1): REPEAT-01" in text and "not distinguishable from noise" in text
