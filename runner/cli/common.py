@@ -3,17 +3,39 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias, TypeVar
 from urllib.parse import urlsplit
 
 from runner.errors import EXIT_INVALID
 from runner.play.run.shard import parse_shard
 from runner.rundir.plan import ShardError
 
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
 Number = TypeVar("Number", int, float)
+Request = TypeVar("Request", bound="DataclassInstance")
+
+
+def request_of(kind: type[Request], args: argparse.Namespace, **given: Any) -> Request:
+    """A command's request (a frozen dataclass of runner/evaluation/) from its parsed arguments: each field from the
+    argument of its name (a list as a tuple), a field whose default is itself a request built the same way from the
+    same arguments; ``given`` wins. A field with no argument of its name, or one not given (None), keeps its
+    default."""
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(kind):
+        if f.name in given:
+            values[f.name] = given[f.name]
+        elif isinstance(f.default_factory, type) and dataclasses.is_dataclass(f.default_factory):
+            values[f.name] = request_of(f.default_factory, args)
+        elif getattr(args, f.name, None) is not None:  # None: not given, the request's default holds
+            value = getattr(args, f.name)
+            values[f.name] = tuple(value) if isinstance(value, list) else value
+    return kind(**values)
 
 
 class Parser(argparse.ArgumentParser):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+
 from runner.cli.common import (
     LABELS_SERIES_HELP,
     NON_NEGATIVE,
@@ -13,11 +15,61 @@ from runner.cli.common import (
     Subcommands,
     add_output_flags,
     base_url_type,
+    request_of,
 )
-from runner.evaluation.labelling import calibrate_command, label_command
-from runner.evaluation.rejudging import rejudge_command
-from runner.evaluation.replay import replay_command
-from runner.evaluation.reports import analyze_command, compare_command, power_command, report_command
+
+# Each handler builds its command's request from the parsed arguments and calls the command's core, imported when
+# the command runs: the cores load the results, reports and browser stacks, which --help and a usage mistake skip.
+
+
+def handle_report(args: argparse.Namespace) -> int:
+    from runner.evaluation.reporting import ReportFiles
+    from runner.evaluation.reports import ReportRequest, report_command
+
+    return report_command(request_of(ReportRequest, args, outputs=ReportFiles.of(args)))
+
+
+def handle_replay(args: argparse.Namespace) -> int:
+    from runner.evaluation.replay import ReplayRequest, replay_command
+
+    return replay_command(request_of(ReplayRequest, args))
+
+
+def handle_compare(args: argparse.Namespace) -> int:
+    from runner.evaluation.reports import CompareRequest, compare_command
+
+    return compare_command(request_of(CompareRequest, args))
+
+
+def handle_analyze(args: argparse.Namespace) -> int:
+    from runner.evaluation.reports import AnalyzeRequest, analyze_command
+
+    return analyze_command(request_of(AnalyzeRequest, args))
+
+
+def handle_rejudge(args: argparse.Namespace) -> int:
+    from runner.evaluation.rejudging import RejudgeRequest, rejudge_command
+    from runner.evaluation.reporting import ReportFiles
+
+    return rejudge_command(request_of(RejudgeRequest, args, outputs=ReportFiles.of(args))).exit_code
+
+
+def handle_power(args: argparse.Namespace) -> int:
+    from runner.evaluation.reports import PowerRequest, power_command
+
+    return power_command(request_of(PowerRequest, args))
+
+
+def handle_label(args: argparse.Namespace) -> int:
+    from runner.evaluation.labelling import LabelRequest, label_command
+
+    return label_command(request_of(LabelRequest, args))
+
+
+def handle_calibrate(args: argparse.Namespace) -> int:
+    from runner.evaluation.labelling import CalibrateRequest, calibrate_command
+
+    return calibrate_command(request_of(CalibrateRequest, args))
 
 
 def add_report(sub: Subcommands) -> None:
@@ -35,7 +87,7 @@ def add_report(sub: Subcommands) -> None:
         help="no default report.html when merging (a merge of very many trials: docs/running.md, Sizing)",
     )
     rep.add_argument("--labels", metavar="FILE", help=LABELS_SERIES_HELP)
-    rep.set_defaults(func=report_command)
+    rep.set_defaults(func=handle_report)
 
 
 def add_replay(sub: Subcommands) -> None:
@@ -46,7 +98,7 @@ def add_replay(sub: Subcommands) -> None:
     rp.add_argument("--base-url", type=base_url_type, help="the deployment for --live")
     rp.add_argument("--out", default="traces/replays", help="where replay results go (default traces/replays)")
     rp.add_argument("--chromium", help="the Chromium binary")
-    rp.set_defaults(func=replay_command)
+    rp.set_defaults(func=handle_replay)
 
 
 def add_compare(sub: Subcommands) -> None:
@@ -54,7 +106,7 @@ def add_compare(sub: Subcommands) -> None:
     cmp_.add_argument("run_a", help="run A: the run directory compared against (the before)")
     cmp_.add_argument("run_b", help="run B: the run directory compared with it (the after)")
     cmp_.add_argument("--labels", metavar="FILE", help=LABELS_SERIES_HELP)
-    cmp_.set_defaults(func=compare_command)
+    cmp_.set_defaults(func=handle_compare)
 
 
 def add_analyze(sub: Subcommands) -> None:
@@ -78,7 +130,7 @@ def add_analyze(sub: Subcommands) -> None:
     ana.add_argument("--cassette-dir", default="cassettes/analyze", help="where they live (cassettes/analyze)")
     ana.add_argument("--markdown", metavar="FILE", help="also write the analysis as Markdown")
     ana.add_argument("--html", metavar="FILE", help="the HTML page (default: analysis.html in the last run)")
-    ana.set_defaults(func=analyze_command)
+    ana.set_defaults(func=handle_analyze)
 
 
 def add_rejudge(sub: Subcommands) -> None:
@@ -99,7 +151,7 @@ def add_rejudge(sub: Subcommands) -> None:
         "--keep-going", action="store_true", help="write traces the current cases cannot judge as not_run, with why"
     )
     add_output_flags(rj)
-    rj.set_defaults(func=rejudge_command)
+    rj.set_defaults(func=handle_rejudge)
 
 
 def add_power(sub: Subcommands) -> None:
@@ -113,7 +165,7 @@ def add_power(sub: Subcommands) -> None:
     pw.add_argument("--trials", type=TRIALS, default=1, help="trials per case (default 1)")
     pw.add_argument("--alpha", type=SHARE, default=0.05, help="significance level (default 0.05)")
     pw.add_argument("--power", type=SHARE, default=0.8, help="wanted power (default 0.8)")
-    pw.set_defaults(func=power_command)
+    pw.set_defaults(func=handle_power)
 
 
 def add_label(sub: Subcommands) -> None:
@@ -137,7 +189,7 @@ def add_label(sub: Subcommands) -> None:
         metavar="FILE",
         help="merge labels made in the HTML report (its download, or its text box saved to a file) instead of asking",
     )
-    lab.set_defaults(func=label_command)
+    lab.set_defaults(func=handle_label)
 
 
 def add_calibrate(sub: Subcommands) -> None:
@@ -157,4 +209,4 @@ def add_calibrate(sub: Subcommands) -> None:
     cal.add_argument("--grader-cassette", choices=["off", "record", "replay"], default="off", help="grader cassettes")
     cal.add_argument("--grader-cassette-dir", default="cassettes/grader", help="where grader cassettes live")
     cal.add_argument("--prices", help="YAML/JSON price table for the grader's cost")
-    cal.set_defaults(func=calibrate_command)
+    cal.set_defaults(func=handle_calibrate)

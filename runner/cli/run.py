@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from runner.cli.common import (
     DAYS,
@@ -20,55 +19,21 @@ from runner.cli.common import (
     base_url_type,
     cdp_endpoint_type,
     regex_type,
+    request_of,
     run_id_type,
     shard_type,
     timezone_type,
     ws_endpoint_type,
 )
-from runner.errors import UsageError
-from runner.evaluation.reporting import check_output_files
-from runner.evaluation.run import run_command
 
 
 def handle_run(args: argparse.Namespace) -> int:
-    """run and record: the flags checked together, then the run."""
-    check_run_args(args)
-    return run_command(args)
+    """run and record: the request from the flags, checked before any case loads, then the run."""
+    # The core loads the browser stack: imported when the command runs, so --help and a usage mistake stay fast.
+    from runner.evaluation.reporting import ReportFiles
+    from runner.evaluation.run import RunRequest, run_command
 
-
-def check_run_args(args: argparse.Namespace) -> None:
-    """Everything about the command line that can be checked before any case loads or browser starts."""
-    if args.resume:
-        if args.cases or args.grep or args.behaviour or args.last_failed or args.run_id or args.trials is not None:
-            raise UsageError(
-                "--resume plays the plan of RUN_DIR as it is: "
-                "drop case selections, --last-failed, --run-id and --trials"
-            )
-    elif args.rerun_not_run or args.force_replan:
-        raise UsageError(f"{'--rerun-not-run' if args.rerun_not_run else '--force-replan'} goes with --resume RUN_DIR")
-    if args.resume and args.force:
-        raise UsageError("--force replaces a run; --resume goes on with one: give one of them")
-    if args.resume and args.shard:
-        raise UsageError("--resume plays the shard its RUN_DIR was planned for: drop --shard")
-    if args.durations and not args.shard:
-        raise UsageError("--durations balances --shard i/n: give both")
-    if args.control and (args.resume or args.shard or args.agent == "none"):
-        raise UsageError(
-            "--control none plays beside a new, whole run of another agent: drop --resume/--shard, or "
-            "play the null agent as a run of its own (--agent none)"
-        )
-    args.trials = args.trials if args.trials is not None else 1
-    if args.network != "live" and args.no_proxy:
-        raise UsageError(f"--network {args.network} needs the proxy; drop --no-proxy")
-    if args.connect and args.connect_over_cdp:
-        raise UsageError("--connect and --connect-over-cdp each name the browser: give one")
-    if args.connect_over_cdp and args.chromium:
-        raise UsageError("--chromium has no effect on a Chromium reached with --connect-over-cdp: drop it")
-    if args.proxy_advertise and args.no_proxy:
-        raise UsageError("--proxy-advertise goes with the proxy: drop --no-proxy")
-    if args.chromium and not args.connect and not Path(args.chromium).is_file():  # remote: a path over there
-        raise UsageError(f"--chromium {args.chromium}: no such file; give the path of a Chromium binary")
-    check_output_files(args)  # every --json, --junit, --html, --markdown ... file, before anything plays
+    return run_command(request_of(RunRequest, args, outputs=ReportFiles.of(args))).exit_code
 
 
 def add_run_arguments(run: argparse.ArgumentParser) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+
 from runner.cli.common import (
     PERCENT,
     PORT,
@@ -10,8 +12,29 @@ from runner.cli.common import (
     DeprecatedSpelling,
     Subcommands,
     base_url_type,
+    request_of,
 )
-from runner.evaluation.serving import mcp_command, mutate_command, site_command
+
+# Each handler builds its command's request and calls the command's core, imported when the command runs: the
+# cores load the browser stack and the demo site's server, which --help and a usage mistake skip.
+
+
+def handle_mutate(args: argparse.Namespace) -> int:
+    from runner.evaluation.serving import MutateRequest, mutate_command
+
+    return mutate_command(request_of(MutateRequest, args))
+
+
+def handle_mcp(args: argparse.Namespace) -> int:
+    from runner.evaluation.serving import McpRequest, mcp_command
+
+    return mcp_command(request_of(McpRequest, args))
+
+
+def handle_site(args: argparse.Namespace) -> int:
+    from runner.evaluation.serving import SiteRequest, site_command
+
+    return site_command(request_of(SiteRequest, args))
 
 
 def add_mutate(sub: Subcommands) -> None:
@@ -53,7 +76,7 @@ def add_mutate(sub: Subcommands) -> None:
     mut.add_argument("--out", default="traces", help="where the run directory goes (default traces/)")
     mut.add_argument("--run-id", help="name of the run directory (default mutate-<timestamp>)")
     mut.add_argument("--chromium", help="the Chromium binary")
-    mut.set_defaults(func=mutate_command)
+    mut.set_defaults(func=handle_mutate)
 
 
 def add_mcp(sub: Subcommands) -> None:
@@ -71,7 +94,7 @@ def add_mcp(sub: Subcommands) -> None:
     mcp.add_argument("--port", type=PORT, default=8765, help="HTTP: port; 0 picks a free one (default 8765)")
     mcp.add_argument("--chromium", help="the Chromium binary")
     mcp.add_argument("--log", help="on exit, write the shim's log of registrations and calls here (JSON)")
-    mcp.set_defaults(func=mcp_command)
+    mcp.set_defaults(func=handle_mcp)
 
 
 def add_site(sub: Subcommands) -> None:
@@ -80,4 +103,4 @@ def add_site(sub: Subcommands) -> None:
     site.add_argument("--port", type=PORT, default=8000, help="port; 0 picks a free one")
     site.add_argument("--test-mode", action="store_true", help="enable worlds and the /__test__ control API")
     site.add_argument("--data-dir", default=None, help="where the SQLite files live (default: a temp dir)")
-    site.set_defaults(func=site_command)
+    site.set_defaults(func=handle_site)

@@ -2,16 +2,61 @@
 
 from __future__ import annotations
 
-from runner.audit.command import add_audit_parser
+import argparse
+
 from runner.cli.common import (
     SETTLE_MS,
     WORKERS,
     DeprecatedSpelling,
     Subcommands,
     base_url_type,
+    request_of,
 )
-from runner.evaluation.suite_files import export_command, import_command, init_command, schema_command, tools_command
-from runner.evaluation.validation import validate_command
+
+# Each handler builds its command's request from the parsed arguments and calls the command's core, imported when
+# the command runs: the cores load the suite, audit and browser stacks, which --help and a usage mistake skip.
+
+
+def handle_validate(args: argparse.Namespace) -> int:
+    from runner.evaluation.validation import ValidateRequest, validate_command
+
+    return validate_command(request_of(ValidateRequest, args))
+
+
+def handle_import(args: argparse.Namespace) -> int:
+    from runner.evaluation.suite_files import ImportRequest, import_command
+
+    return import_command(request_of(ImportRequest, args))
+
+
+def handle_export(args: argparse.Namespace) -> int:
+    from runner.evaluation.suite_files import ExportRequest, export_command
+
+    return export_command(request_of(ExportRequest, args))
+
+
+def handle_tools(args: argparse.Namespace) -> int:
+    from runner.evaluation.suite_files import ToolsRequest, tools_command
+
+    return tools_command(request_of(ToolsRequest, args))
+
+
+def handle_init(args: argparse.Namespace) -> int:
+    from runner.evaluation.suite_files import InitRequest, init_command
+
+    return init_command(request_of(InitRequest, args))
+
+
+def handle_schema(args: argparse.Namespace) -> int:
+    from runner.evaluation.suite_files import SchemaRequest, schema_command
+
+    return schema_command(request_of(SchemaRequest, args))
+
+
+def handle_audit(args: argparse.Namespace) -> int:
+    from runner.audit.command import AuditRequest, audit_command
+
+    return audit_command(request_of(AuditRequest, args)).exit_code
 
 
 def add_validate(sub: Subcommands) -> None:
@@ -45,7 +90,7 @@ def add_validate(sub: Subcommands) -> None:
     base.add_argument("--site-config", help="with --control: YAML naming the site's hooks")
     base.add_argument("--out", default="traces", help="with --control: where its run directory goes (traces/)")
     base.add_argument("-j", "--workers", type=WORKERS, default=1, help="with --control: trials in parallel (1)")
-    val.set_defaults(func=validate_command)
+    val.set_defaults(func=handle_validate)
 
 
 def add_import_(sub: Subcommands) -> None:
@@ -66,7 +111,7 @@ def add_import_(sub: Subcommands) -> None:
         help="the webmcp-evals tool list (schema.json) as the suite's catalog "
         "(default: schema.json beside the evals, when there is one)",
     )
-    imp.set_defaults(func=import_command)
+    imp.set_defaults(func=handle_import)
 
 
 def add_export(sub: Subcommands) -> None:
@@ -87,7 +132,7 @@ def add_export(sub: Subcommands) -> None:
         help="write the weaker evals.json anyway: the cases it cannot say left out, and each dropped "
         "expectation listed",
     )
-    exp.set_defaults(func=export_command)
+    exp.set_defaults(func=handle_export)
 
 
 def add_tools(sub: Subcommands) -> None:
@@ -108,7 +153,7 @@ def add_tools(sub: Subcommands) -> None:
         help="quiet time that counts as settled (default 1000; raise it for tools that register later)",
     )
     tools.add_argument("--chromium", help="the Chromium binary")
-    tools.set_defaults(func=tools_command)
+    tools.set_defaults(func=handle_tools)
 
 
 def add_init(sub: Subcommands) -> None:
@@ -132,14 +177,78 @@ def add_init(sub: Subcommands) -> None:
         help="quiet time that counts as settled, also written to suite.yaml (default 1000)",
     )
     ini.add_argument("--chromium", help="the Chromium binary")
-    ini.set_defaults(func=init_command)
+    ini.set_defaults(func=handle_init)
 
 
 def add_schema(sub: Subcommands) -> None:
     schema = sub.add_parser("schema", help="print the JSON Schema of the case format")
     schema.add_argument("-o", "--output", help="write it to this file")
-    schema.set_defaults(func=schema_command)
+    schema.set_defaults(func=handle_schema)
 
 
 def add_audit(sub: Subcommands) -> None:
-    add_audit_parser(sub)  # webmcp-eval audit declares its arguments in its own module
+    audit = sub.add_parser(
+        "audit",
+        help="judge a site's WebMCP tools themselves: lint, smoke calls, timeline, contract, score",
+        description="Open URL (and each --route, and up to --max-pages same-origin pages) in Chromium, read every "
+        "frame's tools, and judge them: static rules on names, descriptions, schemas, sensitive data, frames and "
+        "refused registrations; the registration timeline; with --smoke, calls with inputs drawn from each "
+        "schema, judged on their answers and on the writes the proxy counts. Writes an HTML report. Exit 0 when "
+        "clean, 1 for an error-level finding or a page that failed to load, 2 for a usage error.",
+    )
+    audit.add_argument("url", help="the page, or the base URL the routes resolve under (http or https)")
+    audit.add_argument("--route", action="append", default=[], help="a route under URL to audit (repeatable)")
+    audit.add_argument(
+        "--max-pages",
+        type=int,
+        default=1,
+        metavar="N",
+        help="follow same-origin links up to N pages in all (default 1: no crawl; never submits forms)",
+    )
+    audit.add_argument("--smoke", action="store_true", help="call the read-only tools with inputs from their schemas")
+    audit.add_argument(
+        "--all-tools",
+        action="store_true",
+        help="with --smoke: call the other tools too, each call in a fresh world (the site's hooks)",
+    )
+    audit.add_argument(
+        "--watch-ms",
+        type=int,
+        default=5000,
+        metavar="MS",
+        help="watch each page this long after its load event (default 5000)",
+    )
+    audit.add_argument("--json", metavar="FILE", help="write the report as JSON")
+    audit.add_argument("--sarif", metavar="FILE", help="write SARIF 2.1.0 (CI code scanning)")
+    audit.add_argument("--markdown", metavar="FILE", help="write a Markdown summary (CI job summary, PR comment)")
+    audit.add_argument("--html", metavar="FILE", help="the HTML report (default audit-report.html)")
+    audit.add_argument("--contract", metavar="FILE", help="compare the surface with this reviewed contract")
+    audit.add_argument("--update-contract", action="store_true", help="write the surface to --contract FILE instead")
+    audit.add_argument(
+        "--suite",
+        metavar="DIR",
+        help="a suite folder: its suite.yaml's audit rules and site hooks, and its cases for coverage",
+    )
+    audit.add_argument(
+        "--fail-on",
+        choices=("error", "warning", "note"),
+        default="error",
+        help="exit 1 for a finding at this level or worse (default error); a page that did not load always fails",
+    )
+    audit.add_argument("--junit", metavar="FILE", help="write JUnit XML: one test case per rule and page (CI)")
+    audit.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="send this header to the audited origin only (repeatable; e.g. a login); its value is redacted "
+        "from every output",
+    )
+    audit.add_argument(
+        "--storage-state",
+        metavar="FILE",
+        help="open every page with this Playwright storage state (cookies, localStorage: a logged-in session); "
+        "its values are redacted from every output",
+    )
+    audit.add_argument("--chromium", help="the Chromium binary")
+    audit.set_defaults(func=handle_audit)

@@ -1,20 +1,20 @@
-"""The cases of a command, loaded and validated exactly as ``validate`` does, then selected."""
+"""The cases of a command, loaded and validated exactly as ``validate`` does; the site and checks they run with."""
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from runner import SEED_SUITE, __version__
+from runner.audit.surface_checks import surface_checks
 from runner.errors import InvalidInput, UsageError
 from runner.evaluation.output import say
-
-if TYPE_CHECKING:
-    from runner.suite.folder import Suite
-    from runner.suite.loader import LoadedCase, Problem
-    from runner.suite.validate import SuiteCatalog
+from runner.suite.evals_json import BEHAVIOURS, load_evals, looks_like_evals
+from runner.suite.folder import Suite, SuiteConfig, SuiteError, find_suite, site_for_run
+from runner.suite.loader import LoadedCase, Problem
+from runner.suite.site import SiteConfig
+from runner.suite.validate import CatalogError, SuiteCatalog, find_catalog, load_suite
 
 DEFAULT_CASES = "cases"
 
@@ -59,9 +59,6 @@ def load_cases(paths: list[str], catalog: str | None, suite_dir: str | None = No
     through here, before any browser starts; the suite (runner/suite/folder.py) is the folder the cases come from,
     or ``--suite DIR``.
     """
-    from runner.suite.folder import find_suite
-    from runner.suite.validate import find_catalog, load_suite
-
     if suite_dir and not Path(suite_dir).is_dir():
         raise InvalidInput(f"--suite {suite_dir}: not a folder (a suite is a folder of case files and its suite.yaml)")
     missing = [p for p in paths if not Path(p).exists() and not Path(p).is_symlink()]
@@ -89,31 +86,30 @@ def shown(message: str) -> str:
     return message.replace(str(SEED_SUITE), "<seed suite>")
 
 
-def surface_checks_of(args: argparse.Namespace, suite: Suite) -> dict[str, Any]:
+def surface_checks_of(catalog_file: str | None, suite: Suite) -> dict[str, Any]:
     """The inputs of every trial's built-in surface checks (runner/audit/surface_checks.py) from the suite's
     catalog (--catalog, else the suite's own). The catalog was read and checked when the cases were loaded."""
-    from runner.audit.surface_checks import surface_checks
-    from runner.suite.validate import CatalogError, find_catalog
-
     try:
-        catalog, _ = find_catalog([], getattr(args, "catalog", None), suite)
+        catalog, _ = find_catalog([], catalog_file, suite)
     except CatalogError:
         catalog = None
     return surface_checks(catalog.annotations if catalog else None)
 
 
-def is_evals(path: str) -> bool:
-    from runner.suite.evals_json import looks_like_evals
+def site_config_for(suite: Suite, base_url: str | None, site_config_file: str | None) -> SiteConfig | None:
+    """--site-config, else the suite's own site (suite/folder.py); None: the embedded demo or a bare --base-url."""
+    try:
+        return site_for_run(suite, base_url, site_config_file)
+    except SuiteError as err:
+        raise UsageError(str(err)) from None
 
+
+def is_evals(path: str) -> bool:
     return looks_like_evals(Path(path))
 
 
 def load_evals_file(paths: list[str], catalog: str | None) -> LoadedCases:
     """A public webmcp-evals file, converted in memory into cases (runner/suite/evals_json.py) and validated."""
-    from runner.suite.evals_json import BEHAVIOURS, load_evals
-    from runner.suite.folder import Suite, SuiteConfig
-    from runner.suite.validate import find_catalog
-
     if len(paths) > 1:
         raise InvalidInput(f"an evals.json is a suite of its own: give it alone ({' '.join(paths)})")
     path = Path(paths[0])
@@ -124,31 +120,3 @@ def load_evals_file(paths: list[str], catalog: str | None) -> LoadedCases:
         say(f"note: {line}")
     what = f"{path}: webmcp-evals format, {len(loaded)} eval(s) read as cases (calls in exact order, as there)"
     return LoadedCases(loaded, problems, f"{what}; {note}", suite, suite_catalog)
-
-
-def select(args: argparse.Namespace, loaded: list[LoadedCase], patterns: list[str]) -> list[LoadedCase]:
-    from runner.play.run.run import select_cases
-
-    chosen = select_cases(loaded, patterns, args.grep, args.behaviour or [])
-    if not chosen:
-        asked = " ".join(args.cases + ([f"--grep {args.grep}"] if args.grep else []))
-        raise UsageError(f"No case matches the selection {asked}; `webmcp-eval validate` lists the suite's cases")
-    return chosen
-
-
-def skip_invalid(
-    loaded: list[LoadedCase], problems: list[Problem], patterns: list[str], args: argparse.Namespace
-) -> tuple[list[LoadedCase], list[str]]:
-    """--skip-invalid: the valid cases, and the invalid files this selection would have run (its not-run ones)."""
-    from runner.play.run.run import select_cases
-    from runner.suite.validate import split_valid
-
-    valid, invalid_files = split_valid(loaded, problems)
-    skipped = invalid_files
-    if patterns or args.grep or args.behaviour:
-        # A file that did not even load has no id: only a run of everything counts it.
-        invalid = [lc for lc in loaded if lc.file in invalid_files]
-        skipped = [lc.file for lc in select_cases(invalid, patterns, args.grep, args.behaviour or [])]
-    for file in skipped:
-        say(f"skipped (invalid, not run): {file}")
-    return valid, skipped

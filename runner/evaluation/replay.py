@@ -2,55 +2,62 @@
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import functools
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from runner.errors import EXIT_OK, InvalidInput
 from runner.evaluation.output import console
+from runner.evaluation.replay_trace import ReplayOutcome, TraceAgent, case_of, result_diffs
 from runner.evaluation.reporting import exit_for
+from runner.play.evidence.fixture_store import FixtureStore
+from runner.play.run.run import run_suite
+from runner.play.run.settings import RunSettings, RunState
+from runner.report.writers import VERDICT_STYLE
+from runner.suite.browser_context import DEFAULT_LOCALE, DEFAULT_TIMEZONE, BrowserContextSettings
+from runner.trace import Trace, read_trace
 
-if TYPE_CHECKING:
-    from runner.suite.browser_context import BrowserContextSettings
-    from runner.trace import Trace
+
+@dataclass(frozen=True)
+class ReplayRequest:
+    """replay: recorded trace files, played again offline against their fixtures or, with ``live``, a deployment."""
+
+    traces: tuple[str, ...]
+    fixtures: str | None = None  # default: the fixtures/ beside the trace's trials/
+    live: bool = False
+    base_url: str | None = None
+    out: str = "traces/replays"
+    chromium: str | None = None
 
 
-def replay_command(args: argparse.Namespace) -> int:
+def replay_command(request: ReplayRequest) -> int:
     """Re-run recorded traces against their fixtures (offline) or a live deployment, and compare."""
-    from runner.evaluation.replay_trace import ReplayOutcome, TraceAgent, case_of, result_diffs
-    from runner.play.evidence.fixture_store import FixtureStore
-    from runner.play.run.run import run_suite
-    from runner.play.run.settings import RunSettings, RunState
-    from runner.report.writers import VERDICT_STYLE
-    from runner.trace import read_trace
-
-    if args.live and not args.base_url:
+    if request.live and not request.base_url:
         raise InvalidInput("--live needs --base-url URL (the deployment to compare with)")
-    out = Path(args.out)
+    out = Path(request.out)
     worst = EXIT_OK
-    for path in map(Path, args.traces):
+    for path in map(Path, request.traces):
         try:
             recorded = read_trace(path)
             loaded = case_of(recorded, path)
         except (OSError, ValueError) as err:
             why = str(err).removeprefix(f"{path}: ")  # read_trace names the file already
             raise InvalidInput(f"{path}: cannot replay: {why}") from None
-        fixtures_dir = Path(args.fixtures) if args.fixtures else path.resolve().parent.parent / "fixtures"
-        fixtures = None if args.live else FixtureStore(fixtures_dir, "replay", max_age_days=None)
+        fixtures_dir = Path(request.fixtures) if request.fixtures else path.resolve().parent.parent / "fixtures"
+        fixtures = None if request.live else FixtureStore(fixtures_dir, "replay", max_age_days=None)
+        if fixtures is not None and not fixtures.path_for(recorded.case_id).is_file():
+            raise InvalidInput(f"{path}: no fixture at {fixtures.path_for(recorded.case_id)} (use --fixtures DIR)")
         settings = RunSettings(
             out_root=out,
             run_id=recorded.trial_id,
-            base_url=args.base_url if args.live else None,
-            network_mode="live" if args.live else "replay",
-            agent_factory=functools.partial(TraceAgent, recorded),
-            chromium=args.chromium,
+            base_url=request.base_url if request.live else None,
+            network_mode="live" if request.live else "replay",
+            agent_factory=partial(TraceAgent, recorded),
+            chromium=request.chromium,
             browser_context=_recorded_context(recorded),
             force=True,  # replaying a trace again replaces its last replay
         )
-        if fixtures is not None and not fixtures.path_for(recorded.case_id).is_file():
-            raise InvalidInput(f"{path}: no fixture at {fixtures.path_for(recorded.case_id)} (use --fixtures DIR)")
         (replayed,) = asyncio.run(run_suite([loaded], settings, RunState(fixtures=fixtures))).traces
         outcome = ReplayOutcome(recorded, replayed, result_diffs(recorded, replayed))
         written = outcome.write(out)
@@ -71,6 +78,4 @@ def replay_command(args: argparse.Namespace) -> int:
 
 def _recorded_context(recorded: Trace) -> BrowserContextSettings:
     """The time zone and locale a recorded trial was played with (the defaults for traces older than that)."""
-    from runner.suite.browser_context import DEFAULT_LOCALE, DEFAULT_TIMEZONE, BrowserContextSettings
-
     return BrowserContextSettings(recorded.timezone_id or DEFAULT_TIMEZONE, recorded.locale or DEFAULT_LOCALE)

@@ -2,88 +2,97 @@
 
 from __future__ import annotations
 
-import argparse
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from runner.audit.catalog_lint import run_coverage_line
 from runner.errors import EXIT_FAILED, EXIT_INVALID, EXIT_NOT_RUN, EXIT_OK, UsageError
-from runner.evaluation.loading import (
-    default_suite_dir,
-)
+from runner.evaluation.loading import default_suite_dir
 from runner.evaluation.output import check_writable_file, console, errors
+from runner.judge.labels import LabelsFile
+from runner.report.reporters import (
+    OUTPUTS,
+    Output,
+    ProgressReporter,
+    Reporters,
+    ReportTargets,
+    build_reporters,
+    run_dir_files,
+)
+from runner.results.health import health_lines, suite_health
+from runner.results.run_results import Labels, Results, RunInput
 from runner.rundir.layout import RunDir
 from runner.rundir.reading import read_run
+from runner.trace import Trace, write_atomic
 
 if TYPE_CHECKING:
     from runner.play.evidence.fixture_store import FixtureStore
-    from runner.report.reporters import Output, Reporters
-    from runner.results.run_results import Labels, Results, RunInput
     from runner.rundir.plan import RunPlan
     from runner.suite.case import Case
     from runner.suite.folder import Suite
-    from runner.trace import Trace
 
 
 def run_input(run_dir: str) -> RunInput:
     """A run directory's traces and plan; RunDirError (one line) when it has neither or they are unreadable."""
-    from runner.results.run_results import RunInput
-
     traces, plan, run_id = read_run(run_dir)
     return RunInput(traces, plan, run_id=run_id)
 
 
+@dataclass(frozen=True)
+class ReportFiles:
+    """The file views a command is asked for besides its defaults (--json FILE, --junit FILE, ...), by the name of
+    their registered output (runner/report/reporters.py OUTPUTS)."""
+
+    paths: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, given: object) -> ReportFiles:
+        """The output files given as attributes of their output's name (parsed arguments, a request)."""
+        return cls({o.name: str(value) for o in OUTPUTS if (value := getattr(given, o.name, None))})
+
+    def flagged(self) -> list[tuple[Output, Path]]:
+        """Each output asked for, with its file."""
+        return [(o, Path(self.paths[o.name])) for o in OUTPUTS if o.name in self.paths]
+
+    def check(self) -> None:
+        """Every file asked for can be written: one line (exit 2) before any work otherwise."""
+        for o, path in self.flagged():
+            check_writable_file(path, o.flag)
+
+
 def reporters_for(
-    args: argparse.Namespace,
+    files: ReportFiles,
     out_dir: Path,
     defaults: tuple[str, ...],
     *,
+    reads: list[Path] | None = None,
     progress: bool = False,
     json_extra: dict[str, Any] | None = None,
     trace_dirs: dict[str, Path] | None = None,
     quiet: bool = False,
 ) -> Reporters:
     """The one way reporters are made: the ``defaults`` outputs (runner/report/reporters.py IN_RUN_DIR: json,
-    junit, html) write their files into out_dir, and every output flag given writes its file too.
+    junit, html) write their files into out_dir, and every output asked for writes its file too.
 
+    ``reads``: the run directories the command reads, whose own files no report may replace.
     ``quiet``: files only, nothing on the console (the partial report of an interrupted run)."""
-    from runner.report.reporters import ReportTargets, build_reporters, run_dir_files
-
-    files = run_dir_files(out_dir, defaults)
-    flagged = output_flags(args)
-    check_outputs_apart([path for _, path in flagged], [out_dir, *read_dirs(args)])
+    targets = run_dir_files(out_dir, defaults)
+    flagged = files.flagged()
+    check_outputs_apart([path for _, path in flagged], [out_dir, *(reads or [])])
     for o, path in flagged:
-        files.setdefault(o.name, []).append(path)
+        targets.setdefault(o.name, []).append(path)
     return build_reporters(
         ReportTargets(
             console=None if quiet else console,
             progress=progress,
             out_dir=out_dir,
-            files=files,
+            files=targets,
             json_extra=json_extra if json_extra is not None else {},
             trace_dirs=trace_dirs,
         )
     )
-
-
-def output_flags(args: argparse.Namespace) -> list[tuple[Output, Path]]:
-    """The output flags the command line gives (--json FILE, --junit FILE, ...), each with its file."""
-    from runner.report.reporters import OUTPUTS
-
-    return [(o, Path(value)) for o in OUTPUTS if (value := getattr(args, o.name, None))]
-
-
-def check_output_files(args: argparse.Namespace) -> None:
-    """Every output flag given names a file that can be written: one line (exit 2) before any work otherwise."""
-    for o, path in output_flags(args):
-        check_writable_file(path, o.flag)
-
-
-def read_dirs(args: argparse.Namespace) -> list[Path]:
-    """The run directories a command reads (report, rejudge, compare, analyze, label)."""
-    found = [*(getattr(args, "run_dirs", None) or []), *(getattr(args, "runs", None) or [])]
-    found += [getattr(args, n, None) for n in ("run_dir", "run_a", "run_b", "resume")]
-    return [Path(d) for d in found if d]
 
 
 def check_outputs_apart(outputs: list[Path], run_dirs: list[Path]) -> None:
@@ -112,8 +121,6 @@ class ResumeProgress:
     """Progress of a resumed run: [done/to play] over the trials this invocation plays."""
 
     def __init__(self, total: int) -> None:
-        from runner.report.reporters import ProgressReporter
-
         self.inner = ProgressReporter(console)
         self.inner.total = total
 
@@ -132,14 +139,8 @@ def exit_for(traces: list[Trace]) -> int:
     return EXIT_FAILED if "failed" in verdicts else EXIT_NOT_RUN if "not_run" in verdicts else EXIT_OK
 
 
-def labels_path(args: argparse.Namespace) -> Path:
-    return Path(args.labels) if args.labels else default_suite_dir() / "labels.json"
-
-
 def labels_of(path_arg: str | None) -> Labels | None:
     """People's labels per trial for the human-label series: --labels FILE, else the suite's labels.json if any."""
-    from runner.judge.labels import LabelsFile
-
     path = Path(path_arg) if path_arg else default_suite_dir() / "labels.json"
     if not path.is_file():
         if path_arg:
@@ -152,10 +153,8 @@ def labels_of(path_arg: str | None) -> Labels | None:
     return {(t.run_id, t.trial): dict(t.labels) for t in labels.trials}
 
 
-def print_coverage(cases: list[Case], suite: Suite | None, catalog: str | None) -> None:
+def print_coverage(cases: list[Case], suite: Suite, catalog: str | None) -> None:
     """Suite health: which catalog tools the cases played call or assert, and which none touches."""
-    from runner.audit.catalog_lint import run_coverage_line
-
     line = run_coverage_line(cases, suite, catalog)
     if line:
         console.print(f"suite health: {line}", markup=False, highlight=False, soft_wrap=True)
@@ -163,9 +162,6 @@ def print_coverage(cases: list[Case], suite: Suite | None, catalog: str | None) 
 
 def print_graders_and_health(traces: list[Trace], out_dir: Path, min_trials: int) -> None:
     """Model-grader evidence apart from the code checks, then suite health (written to health.json too)."""
-    from runner.results.health import health_lines, suite_health
-    from runner.trace import write_atomic
-
     judged = [(t, a) for t in traces for a in t.assertions if a.grader == "model"]
     if judged:
         console.print("[bold]model grader[/] (rubric criteria; kept apart from code-checked assertions)")

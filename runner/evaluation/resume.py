@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import fnmatch
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,27 +16,36 @@ from runner.evaluation.loading import (
 )
 from runner.evaluation.output import console, one_line, report_problems, say
 from runner.rundir.layout import RunDir
+from runner.rundir.plan import PlanError, RunPlan, case_path, changed_files, missing_trials, read_plan, replanned
 from runner.rundir.reading import planned_traces
+from runner.suite.loader import LoadedCase
 
 if TYPE_CHECKING:
     from runner.agents.protocol import Agent
-    from runner.rundir.plan import RunPlan
     from runner.suite.folder import Suite
-    from runner.suite.loader import LoadedCase
 
 
-def resume_selection(args: argparse.Namespace) -> tuple[list[LoadedCase], set[str], Path, Suite, RunPlan]:
+@dataclass(frozen=True)
+class Resumed:
+    """What ``--resume RUN_DIR`` plays: the planned cases in plan order, the planned trials still to play, the
+    run directory, its suite and its plan (replanned when the case files changed and --force-replan says so)."""
+
+    cases: list[LoadedCase]
+    only_trials: set[str]
+    run_dir: Path
+    suite: Suite
+    plan: RunPlan
+
+    @property
+    def trials(self) -> int:
+        return self.plan["trials_per_case"]
+
+
+def resume_selection(
+    resume: str, *, rerun_not_run: bool = False, force_replan: bool = False, catalog: str | None = None
+) -> Resumed:
     """The planned cases, and the planned trials that have no trace (or, when asked, say not_run)."""
-    from runner.rundir.plan import (
-        PlanError,
-        case_path,
-        changed_files,
-        missing_trials,
-        read_plan,
-        replanned,
-    )
-
-    run_dir = Path(args.resume)
+    run_dir = Path(resume)
     if not run_dir.is_dir():
         raise UsageError(f"--resume {run_dir}: not a run directory")
     try:
@@ -49,9 +58,9 @@ def resume_selection(args: argparse.Namespace) -> tuple[list[LoadedCase], set[st
         traces = planned_traces(run_dir, plan)
     except (OSError, ValueError) as err:
         raise UsageError(f"--resume {run_dir}: a trace cannot be read: {one_line(err)}") from None
-    todo = missing_trials(plan, traces, rerun_not_run=args.rerun_not_run)
+    todo = missing_trials(plan, traces, rerun_not_run=rerun_not_run)
     changed = changed_files(plan)
-    if changed and todo and not getattr(args, "force_replan", False):
+    if changed and todo and not force_replan:
         raise UsageError(
             f"--resume {run_dir}: case file(s) changed since the run was planned: {', '.join(changed)}; "
             "its trials would be judged by two versions. Start a new run, or --resume --force-replan to play "
@@ -61,7 +70,7 @@ def resume_selection(args: argparse.Namespace) -> tuple[list[LoadedCase], set[st
         plan = replanned(plan)  # written by the run, inside the run directory's lock
     files = list(dict.fromkeys(str(case_path(plan, c)) for c in plan["cases"]))
     try:
-        loaded_suite = load_cases(files, getattr(args, "catalog", None))
+        loaded_suite = load_cases(files, catalog)
     except InvalidInput as err:
         say(str(err))
         raise UsageError(f"--resume {run_dir}: the planned case files {', '.join(files)} cannot be loaded") from None
@@ -73,8 +82,7 @@ def resume_selection(args: argparse.Namespace) -> tuple[list[LoadedCase], set[st
     gone = [c["id"] for c in plan["cases"] if c["id"] not in by_id]
     if gone:
         raise UsageError(f"--resume {run_dir}: planned case(s) {', '.join(gone)} no longer in {', '.join(files)}")
-    args.trials = plan["trials_per_case"]
-    return [by_id[c["id"]] for c in plan["cases"]], {t["trial_id"] for t in todo}, run_dir, suite, plan
+    return Resumed([by_id[c["id"]] for c in plan["cases"]], {t["trial_id"] for t in todo}, run_dir, suite, plan)
 
 
 def check_same_agent(run_dir: Path, plan: RunPlan, agent_factory: Callable[[], Agent]) -> None:
@@ -85,11 +93,9 @@ def check_same_agent(run_dir: Path, plan: RunPlan, agent_factory: Callable[[], A
         raise UsageError(f"--resume {run_dir}: planned for --agent {plan['agent']}{model}; resume with the same agent")
 
 
-def last_failed(args: argparse.Namespace, patterns: list[str]) -> tuple[list[str], list[str]]:
+def last_failed(out: Path, patterns: list[str]) -> tuple[list[str], list[str]]:
     """The case files and ids of the failed cases of the latest run under --out."""
-    from runner.rundir.plan import PlanError, read_plan
-
-    latest = latest_run(Path(args.out))
+    latest = latest_run(out)
     try:
         traces = planned_traces(latest)
         plan = read_plan(latest)
@@ -108,8 +114,6 @@ def last_failed(args: argparse.Namespace, patterns: list[str]) -> tuple[list[str
 
 def latest_run(out: Path) -> Path:
     """The run under out planned last (a run without a plan counts by its files' time)."""
-    from runner.rundir.plan import PlanError, read_plan
-
     runs = [d for d in out.iterdir() if RunDir(d).has_traces()] if out.is_dir() else []
     if not runs:
         raise UsageError(f"--last-failed: no run under {out}; give the --out the runs went to")

@@ -1,9 +1,9 @@
-"""A run from the command line's choices to its exit code: cases, agent, play, reports, Ctrl-C."""
+"""A run from its request to its exit code: cases, agent, play, reports, Ctrl-C."""
 
 from __future__ import annotations
 
-import argparse
 import asyncio
+import dataclasses
 import errno
 import shutil
 from collections.abc import Callable
@@ -11,17 +11,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from runner.agents.null import NullAgent
 from runner.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NOT_RUN, EXIT_OK, CannotRun, InvalidInput, UsageError
-from runner.evaluation.loading import (
-    is_evals,
-    load_cases,
-    select,
-    skip_invalid,
-    surface_checks_of,
-)
+from runner.evaluation.loading import is_evals, load_cases, site_config_for, surface_checks_of
 from runner.evaluation.output import check_writable_dir, console, errors, report_problems, say
-from runner.evaluation.players import agent_factory_for, grader_of, harness_choice, simulator_factory_for
+from runner.evaluation.players import (
+    AgentChoice,
+    GraderChoice,
+    UserChoice,
+    agent_factory_for,
+    grader_of,
+    harness_choice,
+    simulator_factory_for,
+)
 from runner.evaluation.reporting import (
+    ReportFiles,
     ResumeProgress,
     end_reports,
     print_coverage,
@@ -30,22 +34,111 @@ from runner.evaluation.reporting import (
     reporters_for,
 )
 from runner.evaluation.resume import check_same_agent, last_failed, resume_selection
+from runner.play.browser.browser import BrowserUnavailable
+from runner.play.evidence.fixture_store import FixtureStore
+from runner.play.run.run import new_run_id, plan_of, run_suite, select_cases
+from runner.play.run.settings import RunSettings, RunState
+from runner.play.run.shard import read_durations
 from runner.report.reporters import IN_RUN_DIR
+from runner.results.run_results import RunInput, build_results
 from runner.rundir.layout import RunDir
+from runner.rundir.plan import RunPlan, ShardError
 from runner.rundir.reading import planned_traces
 from runner.suite.browser_context import BrowserContextSettings
-from runner.suite.site import split_credentials
+from runner.suite.folder import Suite
+from runner.suite.loader import LoadedCase, Problem
+from runner.suite.site import SiteConfig, split_credentials
+from runner.suite.validate import split_valid
 
 if TYPE_CHECKING:
     from runner.agents.protocol import Agent
     from runner.agents.simulated_user import SimulatedUser
     from runner.judge.grader import ModelGrader
-    from runner.play.run.settings import RunSettings, RunState
-    from runner.results.run_results import RunInput
-    from runner.rundir.plan import RunPlan
-    from runner.suite.folder import Suite
-    from runner.suite.loader import LoadedCase
-    from runner.suite.site import SiteConfig
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What ``run`` and ``record`` are asked to do (each field is the flag of its name; README.md lists them).
+
+    The command line builds it from its arguments; the pytest plugin, the benchmarks and the tests can build
+    one directly. ``check()`` refuses the combinations that cannot work, before any case loads."""
+
+    cases: tuple[str, ...] = ()  # case ids or globs, case files or folders, or one evals.json
+    grep: str | None = None
+    behaviour: tuple[str, ...] = ()
+    trials: int | None = None  # None: 1 for a new run, the plan's for --resume
+    workers: int = 1
+    headed: bool = False
+    slowmo: float | None = None
+    hold_ms: int | None = None
+    base_url: str | None = None
+    site_config: str | None = None
+    timezone: str | None = None
+    no_proxy: bool = False
+    chromium: str | None = None
+    out: str = "traces"
+    run_id: str | None = None
+    force: bool = False
+    resume: str | None = None
+    rerun_not_run: bool = False
+    force_replan: bool = False
+    last_failed: bool = False
+    retries: int = 0
+    connect: str | None = None
+    connect_over_cdp: str | None = None
+    proxy_host: str = "127.0.0.1"
+    proxy_advertise: str | None = None
+    shard: tuple[int, int] | None = None
+    durations: str | None = None
+    outputs: ReportFiles = field(default_factory=ReportFiles)  # --json, --junit, --html, --markdown ...
+    catalog: str | None = None
+    suite: str | None = None
+    skip_invalid: bool = False
+    agent: AgentChoice = field(default_factory=AgentChoice)
+    control: str | None = None  # none: also play the null agent beside the agent (the control)
+    grader: GraderChoice = field(default_factory=GraderChoice)
+    user: UserChoice = field(default_factory=UserChoice)
+    health_min_trials: int = 5
+    trace: str = "off"  # Playwright's trace.zip: off, on, retain-on-failure
+    screenshot: str = "only-on-failure"
+    fixtures: str = "fixtures"
+    max_fixture_age: float = 30.0
+    network: str = "live"  # live, record or replay
+
+    def check(self) -> None:
+        """Everything about the request that can be checked before any case loads or browser starts."""
+        if self.resume:
+            if self.cases or self.grep or self.behaviour or self.last_failed or self.run_id or self.trials is not None:
+                raise UsageError(
+                    "--resume plays the plan of RUN_DIR as it is: "
+                    "drop case selections, --last-failed, --run-id and --trials"
+                )
+        elif self.rerun_not_run or self.force_replan:
+            raise UsageError(
+                f"{'--rerun-not-run' if self.rerun_not_run else '--force-replan'} goes with --resume RUN_DIR"
+            )
+        if self.resume and self.force:
+            raise UsageError("--force replaces a run; --resume goes on with one: give one of them")
+        if self.resume and self.shard:
+            raise UsageError("--resume plays the shard its RUN_DIR was planned for: drop --shard")
+        if self.durations and not self.shard:
+            raise UsageError("--durations balances --shard i/n: give both")
+        if self.control and (self.resume or self.shard or self.agent.agent == "none"):
+            raise UsageError(
+                "--control none plays beside a new, whole run of another agent: drop --resume/--shard, or "
+                "play the null agent as a run of its own (--agent none)"
+            )
+        if self.network != "live" and self.no_proxy:
+            raise UsageError(f"--network {self.network} needs the proxy; drop --no-proxy")
+        if self.connect and self.connect_over_cdp:
+            raise UsageError("--connect and --connect-over-cdp each name the browser: give one")
+        if self.connect_over_cdp and self.chromium:
+            raise UsageError("--chromium has no effect on a Chromium reached with --connect-over-cdp: drop it")
+        if self.proxy_advertise and self.no_proxy:
+            raise UsageError("--proxy-advertise goes with the proxy: drop --no-proxy")
+        if self.chromium and not self.connect and not Path(self.chromium).is_file():  # remote: a path over there
+            raise UsageError(f"--chromium {self.chromium}: no such file; give the path of a Chromium binary")
+        self.outputs.check()  # every --json, --junit, --html, --markdown ... file, before anything plays
 
 
 @dataclass
@@ -57,6 +150,7 @@ class Scope:
     site_config: SiteConfig | None  # None: the embedded demo site or a bare --base-url
     out_root: Path
     run_id: str
+    trials: int  # per case: --trials (default 1), or the plan's when resuming
     selection: frozenset[str] | None = None  # --resume: the planned trials still to play
     resumed: Path | None = None  # --resume: the run directory played into
     skipped: list[str] = field(default_factory=list)  # --skip-invalid: the invalid files not run
@@ -64,32 +158,38 @@ class Scope:
     plan: RunPlan | None = None  # --resume: the run plan of the run directory, read once
 
 
-def run_context(suite: BrowserContextSettings, args: argparse.Namespace) -> BrowserContextSettings:
+@dataclass(frozen=True)
+class RunOutcome:
+    """How a run ended: its exit code and the run directory its traces and reports are in."""
+
+    exit_code: int
+    out_dir: Path
+
+
+def run_context(suite: BrowserContextSettings, timezone: str | None) -> BrowserContextSettings:
     """The suite's time zone and locale, with --timezone's zone instead when it is given."""
-    zone = getattr(args, "timezone", None)
-    return BrowserContextSettings(zone, suite.locale) if zone else suite
+    return BrowserContextSettings(timezone, suite.locale) if timezone else suite
 
 
-def run_command(args: argparse.Namespace) -> int:
+def run_command(request: RunRequest) -> RunOutcome:
     """run and record: the cases (new, resumed or the last failed), the run's settings and state built once, play,
     report."""
-    scope = resumed_scope(args) if args.resume else new_scope(args)
-    settings, state = run_inputs(args, scope)
-    code = play(args, scope, settings, state)
+    request.check()
+    scope = resumed_scope(request) if request.resume else new_scope(request)
+    settings, state = run_inputs(request, scope)
+    code = play(request, scope, settings, state)
     if code in (EXIT_OK, EXIT_FAILED, EXIT_NOT_RUN):  # the trials ran: which tools did the cases touch
-        print_coverage([lc.case for lc in scope.cases], scope.suite, args.catalog)
-    return code
+        print_coverage([lc.case for lc in scope.cases], scope.suite, request.catalog)
+    return RunOutcome(code, scope.out_root / scope.run_id)
 
 
-def new_scope(args: argparse.Namespace) -> Scope:
+def new_scope(request: RunRequest) -> Scope:
     """The cases a new run plays: loaded and checked as validate does, then selected; InvalidInput when invalid."""
-    from runner.play.run.run import new_run_id
-
-    case_args = [a for a in args.cases if Path(a).exists()]
-    patterns = [a for a in args.cases if not Path(a).exists()]
-    if args.last_failed:
-        case_args, patterns = last_failed(args, patterns)
-    loaded_suite = load_cases(case_args, args.catalog, args.suite)
+    case_args = [a for a in request.cases if Path(a).exists()]
+    patterns = [a for a in request.cases if not Path(a).exists()]
+    if request.last_failed:
+        case_args, patterns = last_failed(Path(request.out), patterns)
+    loaded_suite = load_cases(case_args, request.catalog, request.suite)
     loaded, problems, catalog_note, suite = (
         loaded_suite.cases,
         loaded_suite.problems,
@@ -99,73 +199,110 @@ def new_scope(args: argparse.Namespace) -> Scope:
     skipped: list[str] = []
     if problems:
         report_problems(problems)
-        if not args.skip_invalid:
+        if not request.skip_invalid:
             raise InvalidInput(
                 f"nothing ran: fix the cases above, or pass --skip-invalid to run the rest ({catalog_note})"
             )
-        loaded, skipped = skip_invalid(loaded, problems, patterns, args)
+        loaded, skipped = skip_invalid(loaded, problems, patterns, request)
     elif "no catalog" in catalog_note:
         say(f"note: {catalog_note}; each trial checks the rules against the tools its pages register")
-    chosen = select(args, loaded, patterns)
-    if any(is_evals(a) for a in case_args) and not (args.base_url or args.site_config):
+    chosen = select(request, loaded, patterns)
+    if any(is_evals(a) for a in case_args) and not (request.base_url or request.site_config):
         raise UsageError("an evals.json names no site: give --base-url URL (the page the evals are for)")
-    site_config = site_config_for(args, suite)  # before anything is written
-    out_root = Path(args.out)
+    site_config = site_config_for(suite, request.base_url, request.site_config)  # before anything is written
+    out_root = Path(request.out)
     check_writable_dir(out_root, "--out")
     console.print(catalog_note, markup=False, highlight=False, soft_wrap=True)
-    run_id = args.run_id or new_run_id()
-    return Scope(chosen, suite, site_config, out_root, run_id, skipped=skipped, live_rules="no catalog" in catalog_note)
+    run_id = request.run_id or new_run_id()
+    trials = request.trials if request.trials is not None else 1
+    live_rules = "no catalog" in catalog_note
+    return Scope(chosen, suite, site_config, out_root, run_id, trials, skipped=skipped, live_rules=live_rules)
 
 
-def resumed_scope(args: argparse.Namespace) -> Scope:
+def select(request: RunRequest, loaded: list[LoadedCase], patterns: list[str]) -> list[LoadedCase]:
+    chosen = select_cases(loaded, patterns, request.grep, list(request.behaviour))
+    if not chosen:
+        asked = " ".join([*request.cases, *([f"--grep {request.grep}"] if request.grep else [])])
+        raise UsageError(f"No case matches the selection {asked}; `webmcp-eval validate` lists the suite's cases")
+    return chosen
+
+
+def skip_invalid(
+    loaded: list[LoadedCase], problems: list[Problem], patterns: list[str], request: RunRequest
+) -> tuple[list[LoadedCase], list[str]]:
+    """--skip-invalid: the valid cases, and the invalid files this selection would have run (its not-run ones)."""
+    valid, invalid_files = split_valid(loaded, problems)
+    skipped = invalid_files
+    if patterns or request.grep or request.behaviour:
+        # A file that did not even load has no id: only a run of everything counts it.
+        invalid = [lc for lc in loaded if lc.file in invalid_files]
+        skipped = [lc.file for lc in select_cases(invalid, patterns, request.grep, list(request.behaviour))]
+    for file in skipped:
+        say(f"skipped (invalid, not run): {file}")
+    return valid, skipped
+
+
+def resumed_scope(request: RunRequest) -> Scope:
     """--resume RUN_DIR: its planned cases, and the selection: the planned trials that have no trace yet."""
-    chosen, selection, run_dir, suite, plan = resume_selection(args)
-    site_config = site_config_for(args, suite)
+    assert request.resume is not None
+    resumed = resume_selection(
+        request.resume,
+        rerun_not_run=request.rerun_not_run,
+        force_replan=request.force_replan,
+        catalog=request.catalog,
+    )
+    site_config = site_config_for(resumed.suite, request.base_url, request.site_config)
+    run_dir = resumed.run_dir
     return Scope(
-        chosen, suite, site_config, run_dir.parent, run_dir.name, frozenset(selection), resumed=run_dir, plan=plan
+        resumed.cases,
+        resumed.suite,
+        site_config,
+        run_dir.parent,
+        run_dir.name,
+        resumed.trials,
+        frozenset(resumed.only_trials),
+        resumed=run_dir,
+        plan=resumed.plan,
     )
 
 
-def run_inputs(args: argparse.Namespace, scope: Scope) -> tuple[RunSettings, RunState]:
-    """The run's settings (from the flags and what they resolved to) and its state (the plan, built here once, the
+def run_inputs(request: RunRequest, scope: Scope) -> tuple[RunSettings, RunState]:
+    """The run's settings (from the request and what it resolved to) and its state (the plan, built here once, the
     selection, the fixture store and the grader); neither changes after."""
-    from runner.play.evidence.fixture_store import FixtureStore
-    from runner.play.run.run import plan_of
-    from runner.play.run.settings import RunSettings, RunState
-
     fixtures = None
-    if args.network != "live":
-        fixtures = FixtureStore(Path(args.fixtures), args.network, max_age_days=args.max_fixture_age)
-    harness, agent_factory, grader, simulator_factory = players(args, scope.suite)
+    if request.network != "live":
+        fixtures = FixtureStore(Path(request.fixtures), request.network, max_age_days=request.max_fixture_age)
+    harness, agent_factory, grader, simulator_factory = players(request, scope.suite)
     settings = RunSettings(
         agent_factory=agent_factory,
         out_root=scope.out_root,
         run_id=scope.run_id,
-        trials=args.trials,
-        workers=args.workers,
-        headed=args.headed,
-        slowmo=args.slowmo,
-        hold_ms=args.hold_ms,
-        base_url=args.base_url,
+        trials=scope.trials,
+        workers=request.workers,
+        headed=request.headed,
+        slowmo=request.slowmo,
+        hold_ms=request.hold_ms,
+        base_url=request.base_url,
         site_config=scope.site_config,
-        proxy=not args.no_proxy,
-        chromium=args.chromium,
-        network_mode=args.network,
-        playwright_trace=args.trace,
-        screenshots=args.screenshot,
+        proxy=not request.no_proxy,
+        chromium=request.chromium,
+        network_mode=request.network,
+        playwright_trace=request.trace,
+        screenshots=request.screenshot,
         simulator_factory=simulator_factory,
-        shard=args.shard,
-        durations=durations(args),
-        retries=args.retries,
-        connect=args.connect,
-        connect_over_cdp=args.connect_over_cdp,
-        proxy_host=args.proxy_host,
-        proxy_advertise=args.proxy_advertise,
-        browser_context=run_context(scope.suite.config.browser_context(), args),  # suite.yaml's, or --timezone
+        shard=request.shard,
+        durations=durations(request.durations),
+        retries=request.retries,
+        connect=request.connect,
+        connect_over_cdp=request.connect_over_cdp,
+        proxy_host=request.proxy_host,
+        proxy_advertise=request.proxy_advertise,
+        # suite.yaml's time zone and locale, or --timezone's zone
+        browser_context=run_context(scope.suite.config.browser_context(), request.timezone),
         harness=harness,
         live_rules=scope.live_rules,
-        **surface_checks_of(args, scope.suite),  # the catalog's hints, the audit's rule for descriptions
-        force=getattr(args, "force", False),
+        **surface_checks_of(request.catalog, scope.suite),  # the catalog's hints, the audit's rule
+        force=request.force,
     )
     if scope.resumed is not None and scope.plan is not None:  # a resumed scope has both: the run directory's plan,
         check_same_agent(scope.resumed, scope.plan, agent_factory)  # its traces carry its hash, its worlds its shard
@@ -179,20 +316,20 @@ def run_inputs(args: argparse.Namespace, scope: Scope) -> tuple[RunSettings, Run
 
 
 def players(
-    args: argparse.Namespace, suite: Suite
+    request: RunRequest, suite: Suite
 ) -> tuple[dict[str, Any] | None, Callable[[], Agent], ModelGrader | None, Callable[[], SimulatedUser] | None]:
-    """(harness, agent factory, grader, simulator factory) from the flags; a wrong one is a usage error."""
-    harness = harness_choice(args, suite)
+    """(harness, agent factory, grader, simulator factory) from the request; a wrong one is a usage error."""
+    harness = harness_choice(request.agent, suite)
     try:
-        agent_factory = agent_factory_for(args, harness)
+        agent_factory = agent_factory_for(request.agent, harness)
     except ValueError as err:
         raise UsageError(f"invalid agent options: {err}") from None
     try:
-        grader = grader_of(args)
+        grader = grader_of(request.grader)
     except ValueError as err:
         raise UsageError(f"invalid grader options: {err}") from None
     try:
-        simulator_factory = simulator_factory_for(args)
+        simulator_factory = simulator_factory_for(request.user)
     except ValueError as err:
         raise UsageError(f"invalid user simulator options: {err}") from None
     if grader is not None:
@@ -206,19 +343,22 @@ def players(
     return harness, agent_factory, grader, simulator_factory
 
 
-def play(args: argparse.Namespace, scope: Scope, settings: RunSettings, state: RunState) -> int:
+def play(request: RunRequest, scope: Scope, settings: RunSettings, state: RunState) -> int:
     """Play the trials with progress lines, then the reports; Ctrl-C keeps what ran and says how to go on."""
-    from runner.play.browser.browser import BrowserUnavailable
-    from runner.play.run.run import run_suite
-    from runner.results.run_results import RunInput, build_results
-
     chosen = scope.cases
     out_dir = settings.out_root / scope.run_id  # the settings' run id
     resuming = state.resuming
     plan = state.plan
     # summary.json's header; the site's version joins it after the run
     run_info: dict[str, Any] = {"run_id": scope.run_id}
-    reporters = reporters_for(args, out_dir, IN_RUN_DIR, progress=not resuming, json_extra=run_info)
+    reporters = reporters_for(
+        request.outputs,
+        out_dir,
+        IN_RUN_DIR,
+        reads=[Path(request.resume)] if request.resume else [],
+        progress=not resuming,
+        json_extra=run_info,
+    )
     reporters.begin(plan)
     if resuming:
         reporters.reporters.insert(0, ResumeProgress(len(state.selection or ())))
@@ -239,12 +379,12 @@ def play(args: argparse.Namespace, scope: Scope, settings: RunSettings, state: R
             f"written so far are kept: make room, then go on with: webmcp-eval run --resume {out_dir}"
         ) from None
     except KeyboardInterrupt:
-        return interrupted(args, out_dir, plan)
+        return interrupted(request, out_dir, plan)
     run_info["site"] = result.site_info
     traces = planned_traces(out_dir, plan) if resuming else result.traces
-    runs = [RunInput(traces, plan), *play_control(args, chosen, settings, state, out_dir)]
+    runs = [RunInput(traces, plan), *play_control(request, chosen, settings, state, out_dir)]
     code = end_reports(reporters, build_results(runs))
-    print_graders_and_health([t for r in runs for t in r.traces], out_dir, args.health_min_trials)
+    print_graders_and_health([t for r in runs for t in r.traces], out_dir, request.health_min_trials)
     if state.fixtures is not None:
         print_fixture_news(state.fixtures)
     if scope.skipped:
@@ -277,21 +417,15 @@ def playing(settings: RunSettings, state: RunState, out_dir: Path, chosen: list[
 
 
 def play_control(
-    args: argparse.Namespace, chosen: list[LoadedCase], settings: RunSettings, state: RunState, out_dir: Path
+    request: RunRequest, chosen: list[LoadedCase], settings: RunSettings, state: RunState, out_dir: Path
 ) -> list[RunInput]:
     """run --control none: the null agent over the same cases, as a run of its own inside this one.
 
     One trial per case (it does the same nothing every time), into <run>/<run-id>-control/; its
     series is reported beside the agent's and never pooled with it, and its failures decide no exit code.
     """
-    if not getattr(args, "control", None):
+    if not request.control:
         return []
-    import dataclasses
-
-    from runner.agents.null import NullAgent
-    from runner.play.run.run import run_suite
-    from runner.results.run_results import RunInput
-
     control = dataclasses.replace(
         settings,
         agent_factory=NullAgent,
@@ -307,16 +441,14 @@ def play_control(
     return [RunInput(result.traces, result.plan, result.run_id)]
 
 
-def interrupted(args: argparse.Namespace, out_dir: Path, plan: RunPlan | None) -> int:
+def interrupted(request: RunRequest, out_dir: Path, plan: RunPlan | None) -> int:
     """Ctrl-C: keep every trace written, write a partial report marked incomplete, say how to go on (one line)."""
-    from runner.results.run_results import RunInput, build_results
-
     try:
         traces = planned_traces(out_dir, plan)
     except (OSError, ValueError):
         plan, traces = None, []
     results = build_results([RunInput(traces, plan)])
-    reporters = reporters_for(args, out_dir, IN_RUN_DIR, json_extra={"run_id": out_dir.name}, quiet=True)
+    reporters = reporters_for(request.outputs, out_dir, IN_RUN_DIR, json_extra={"run_id": out_dir.name}, quiet=True)
     reporters.end(results)  # files only: the one line below is all the console gets
     errors.print(
         f"interrupted: {results.completeness.text().split(' (')[0]}, their traces kept in {out_dir}; "
@@ -328,25 +460,13 @@ def interrupted(args: argparse.Namespace, out_dir: Path, plan: RunPlan | None) -
     return EXIT_INTERRUPTED
 
 
-def durations(args: argparse.Namespace) -> dict[str, float] | None:
-    from runner.play.run.shard import read_durations
-    from runner.rundir.plan import ShardError
-
-    if not args.durations:
+def durations(source: str | None) -> dict[str, float] | None:
+    """--durations RUN_DIR_OR_FILE: trial durations that balance the shards."""
+    if not source:
         return None
     try:
-        return read_durations(args.durations)
+        return read_durations(source)
     except ShardError as err:
-        raise UsageError(str(err)) from None
-
-
-def site_config_for(args: argparse.Namespace, suite: Suite) -> SiteConfig | None:
-    """--site-config, else the suite's own site (suite/folder.py); None: the embedded demo or a bare --base-url."""
-    from runner.suite.folder import SuiteError, site_for_run
-
-    try:
-        return site_for_run(suite, args.base_url, args.site_config)
-    except SuiteError as err:
         raise UsageError(str(err)) from None
 
 

@@ -2,37 +2,101 @@
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from runner.audit.catalog_lint import finding_line, lint_listing
 from runner.errors import EXIT_NOT_RUN, EXIT_OK, InvalidInput, UsageError
 from runner.evaluation.output import console, errors, report_problems
 from runner.report.sanitise import terminal
+from runner.suite.case import case_json_schema
+from runner.suite.evals_json import WEAKER, write_suite
+from runner.suite.folder import SuiteError, find_suite
+from runner.suite.init import check_folder, init_suite
+from runner.suite.loader import load_cases
+from runner.suite.peer_files import (
+    SCHEMA_FILE,
+    PeerFileError,
+    check_against_catalog,
+    export_cases,
+    place_catalog,
+    read_schema_tools,
+    tools_from_catalog,
+    write_export,
+)
+from runner.suite.validate import CatalogError, SuiteCatalog
+
+if TYPE_CHECKING:
+    from runner.suite.folder import Suite
 
 if TYPE_CHECKING:
     from runner.suite.folder import Suite
 
 
-def import_command(args: argparse.Namespace) -> int:
-    """An evals.json as a suite folder of YAML cases, for editing (runner/suite/evals_json.py converts)."""
-    from runner.suite.evals_json import WEAKER, write_suite
+@dataclass(frozen=True)
+class ImportRequest:
+    """import: a webmcp-evals evals.json into a new suite folder (``output``)."""
 
-    source, out = Path(args.evals), Path(args.output)
+    evals: str
+    output: str
+    base_url: str | None = None
+    schema: str | None = None  # default: schema.json beside the evals, when there is one
+
+
+@dataclass(frozen=True)
+class ExportRequest:
+    """export: a suite folder as evals.json and schema.json in ``output``; ``lossy`` writes a weaker one anyway."""
+
+    suite: str
+    output: str
+    lossy: bool = False
+
+
+@dataclass(frozen=True)
+class ToolsRequest:
+    """tools: the tools a page (and each route under it) registers, as text or JSON."""
+
+    url: str
+    route: tuple[str, ...] = ()  # none: the page at url itself
+    json: bool = False
+    settle_ms: int | None = None  # default DISCOVERY_SETTLE_MS
+    chromium: str | None = None
+
+
+@dataclass(frozen=True)
+class InitRequest:
+    """init: a suite folder (``output``) for the live site at ``base_url``."""
+
+    base_url: str
+    route: tuple[str, ...] = ()  # default: /
+    output: str = "suite"
+    settle_ms: int | None = None  # default DISCOVERY_SETTLE_MS
+    chromium: str | None = None
+
+
+@dataclass(frozen=True)
+class SchemaRequest:
+    """schema: the JSON Schema of the case format, to ``output`` (None: stdout)."""
+
+    output: str | None = None
+
+
+def import_command(request: ImportRequest) -> int:
+    """An evals.json as a suite folder of YAML cases, for editing (runner/suite/evals_json.py converts)."""
+    source, out = Path(request.evals), Path(request.output)
     if not source.is_file():
         raise UsageError(f"{source}: no such file (give a webmcp-evals evals.json)")
-    if output_folder_problem(out):
-        raise UsageError(output_folder_problem(out))
+    if problem := output_folder_problem(out):
+        raise UsageError(problem)
     if out.exists() and any(out.iterdir()):
         raise UsageError(f"-o {out}: exists and is not an empty folder; give a new one")
-    catalog_note = _import_schema(source, out, args.schema)
-    written, problems, notes = write_suite(source, out, args.base_url)
+    catalog_note = _import_schema(source, out, request.schema)
+    written, problems, notes = write_suite(source, out, request.base_url)
     if catalog_note and not problems:
-        from runner.suite.peer_files import check_against_catalog
-
         problems = check_against_catalog(out)
     if problems and catalog_note:  # nothing written: the folder is as empty as it was
         for placed in [*written, out / "suite.yaml", out / "catalog.json", out / "schema.json"]:
@@ -56,15 +120,13 @@ def import_command(args: argparse.Namespace) -> int:
     console.print("where the webmcp-evals format is weaker, a run here is stricter:", markup=False, highlight=False)
     for line in WEAKER:
         console.print(f"  - {line}", markup=False, highlight=False, soft_wrap=True)
-    run = f"webmcp-eval run {out}" + ("" if args.base_url else " --base-url URL")
+    run = f"webmcp-eval run {out}" + ("" if request.base_url else " --base-url URL")
     console.print(f"next: webmcp-eval validate {out}; {run}", markup=False, highlight=False, soft_wrap=True)
     return EXIT_OK
 
 
 def _import_schema(source: Path, out: Path, schema: str | None) -> str | None:
     """The peer's schema.json (given, or beside the evals) as the suite's catalog, before the cases are checked."""
-    from runner.suite.peer_files import SCHEMA_FILE, PeerFileError, place_catalog
-
     path = Path(schema) if schema else source.with_name(SCHEMA_FILE)
     if not schema and not path.is_file():
         return None
@@ -82,18 +144,13 @@ def output_folder_problem(out: Path) -> str | None:
     return None
 
 
-def export_command(args: argparse.Namespace) -> int:
+def export_command(request: ExportRequest) -> int:
     """A suite as the public webmcp-evals files (runner/suite/peer_files.py writes them)."""
-    from runner.suite.folder import SuiteError, find_suite
-    from runner.suite.loader import load_cases
-    from runner.suite.peer_files import SCHEMA_FILE, PeerFileError, export_cases, read_schema_tools, write_export
-    from runner.suite.validate import CatalogError
-
-    folder, out = Path(args.suite), Path(args.output)
+    folder, out = Path(request.suite), Path(request.output)
     if not folder.is_dir():
         raise UsageError(f"{folder}: not a suite folder")
-    if output_folder_problem(out):
-        raise UsageError(output_folder_problem(out))
+    if problem := output_folder_problem(out):
+        raise UsageError(problem)
     try:
         suite = find_suite([folder])
         loaded, problems = load_cases(suite.case_files([folder]), suite.config.ignore)
@@ -106,7 +163,7 @@ def export_command(args: argparse.Namespace) -> int:
         raise InvalidInput(f"nothing written: fix the cases of {folder} first (webmcp-eval validate {folder})")
     exported = export_cases([c.case for c in loaded])
     lines = [f"left out: {line}" for line in exported.left_out] + [f"dropped: {line}" for line in exported.dropped]
-    if exported.weaker and not args.lossy:
+    if exported.weaker and not request.lossy:
         for line in lines:
             errors.print(f"would be {line}", markup=False, highlight=False, soft_wrap=True)
         raise InvalidInput(
@@ -127,61 +184,57 @@ def export_command(args: argparse.Namespace) -> int:
 
 def _export_tools(suite: Suite, described: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
     """The tools schema.json lists: the suite's catalog (it must load), else an imported schema.json, else none."""
-    from runner.suite.peer_files import tools_from_catalog
-    from runner.suite.validate import SuiteCatalog
-
     catalog_file, named = suite.catalog_path()
     if catalog_file is not None and (named or catalog_file.is_file()):
         return tools_from_catalog(SuiteCatalog.load(catalog_file).routes, described)
     return described
 
 
-def tools_command(args: argparse.Namespace) -> int:
+def tools_command(request: ToolsRequest) -> int:
     """What a page registers, per route (runner/evaluation/catalog.py does the reading)."""
+    # reading a page opens a browser: the browser stack loads only for tools and init, not import/export/schema
     from runner.evaluation.catalog import DISCOVERY_SETTLE_MS, list_tools, tools_json, tools_text
 
-    if "://" not in args.url:
-        raise InvalidInput(f"{args.url}: not a URL (e.g. http://127.0.0.1:8000/demo/)")
-    settle_ms = DISCOVERY_SETTLE_MS if args.settle_ms is None else args.settle_ms
+    if "://" not in request.url:
+        raise InvalidInput(f"{request.url}: not a URL (e.g. http://127.0.0.1:8000/demo/)")
+    settle_ms = DISCOVERY_SETTLE_MS if request.settle_ms is None else request.settle_ms
     if not 0 <= settle_ms <= 10_000:
         raise InvalidInput(f"--settle-ms {settle_ms}: give 0 to 10000 ms")
-    listing = asyncio.run(list_tools(args.url, args.route, chromium=args.chromium, settle_ms=settle_ms))
-    sys.stdout.write(tools_json(listing) if args.json else terminal(tools_text(listing), lines=True))
+    routes = list(request.route) or None
+    listing = asyncio.run(list_tools(request.url, routes, chromium=request.chromium, settle_ms=settle_ms))
+    sys.stdout.write(tools_json(listing) if request.json else terminal(tools_text(listing), lines=True))
     return EXIT_NOT_RUN if any(r.error for r in listing) else EXIT_OK
 
 
-def init_command(args: argparse.Namespace) -> int:
+def init_command(request: InitRequest) -> int:
     """A suite folder from a live site's tools (evaluation/catalog.py reads them, runner/suite/init.py writes it)."""
-    from runner.evaluation.catalog import DISCOVERY_SETTLE_MS, list_tools
-    from runner.suite.init import check_folder, init_suite
+    from runner.evaluation.catalog import DISCOVERY_SETTLE_MS, list_tools  # the browser stack, as in tools
 
-    if "://" not in args.base_url:
-        raise UsageError(f"--base-url {args.base_url}: not a URL (e.g. http://127.0.0.1:8000/demo/)")
-    settle_ms = DISCOVERY_SETTLE_MS if args.settle_ms is None else args.settle_ms
+    if "://" not in request.base_url:
+        raise UsageError(f"--base-url {request.base_url}: not a URL (e.g. http://127.0.0.1:8000/demo/)")
+    settle_ms = DISCOVERY_SETTLE_MS if request.settle_ms is None else request.settle_ms
     if not 0 <= settle_ms <= 10_000:
         raise UsageError(f"--settle-ms {settle_ms}: give 0 to 10000 ms")
-    folder = Path(args.output)
+    folder = Path(request.output)
     check_folder(folder)  # before any browser starts
-    listing = asyncio.run(list_tools(args.base_url, args.route or ["/"], chromium=args.chromium, settle_ms=settle_ms))
-    result = init_suite(args.base_url, listing, folder, settle_ms)
+    routes = list(request.route) or ["/"]
+    listing = asyncio.run(list_tools(request.base_url, routes, chromium=request.chromium, settle_ms=settle_ms))
+    result = init_suite(request.base_url, listing, folder, settle_ms)
     console.print(result.summary(), markup=False, highlight=False, soft_wrap=True)
-    from runner.audit.catalog_lint import finding_line, lint_listing
-
     for finding in lint_listing(listing):  # the audit's static rules on what was read (webmcp-eval audit: all)
         console.print(finding_line(finding), markup=False, highlight=False, soft_wrap=True)
     return EXIT_OK
 
 
-def schema_command(args: argparse.Namespace) -> int:
-    from runner.suite.case import case_json_schema
-
+def schema_command(request: SchemaRequest) -> int:
+    """The JSON Schema of the case format, to a file or stdout."""
     text = json.dumps(case_json_schema(), indent=2, ensure_ascii=False) + "\n"
-    if args.output:
+    if request.output:
         try:
-            Path(args.output).write_text(text, encoding="utf-8")
+            Path(request.output).write_text(text, encoding="utf-8")
         except OSError as err:
             raise UsageError(
-                f"-o {args.output}: cannot write it ({err.strerror or err}); give a writable path"
+                f"-o {request.output}: cannot write it ({err.strerror or err}); give a writable path"
             ) from None
     else:
         sys.stdout.write(text)

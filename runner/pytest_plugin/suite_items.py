@@ -70,25 +70,25 @@ class LoadedSuite:
 
 
 def _load(folder: Path, base_url: str | None) -> LoadedSuite:
-    from runner.suite.folder import SuiteError, find_suite, site_for_run
-    from runner.suite.validate import CatalogError, find_catalog, load_suite
+    """The suite loaded and checked by the loading ``run`` and ``validate`` use (runner/evaluation/loading.py)."""
+    # the suite's loader loads only when --webmcp-suite is given: every other pytest session skips it
+    from runner.errors import EvalError
+    from runner.evaluation.loading import load_cases
+    from runner.suite.folder import site_for_run
 
     if not folder.is_dir():
         raise pytest.UsageError(f"--webmcp-suite {folder}: not a folder")
     try:
-        suite = find_suite([folder])
-        if not suite.case_files([folder]):
-            raise pytest.UsageError(f"--webmcp-suite {folder}: no case files (*.yaml, *.yml) in it")
-        catalog, _ = find_catalog([str(folder)], None, suite)
-        loaded, problems = load_suite([str(folder)], catalog, True, suite)
-        if problems:
-            lines = [str(p) for p in problems]
-            raise pytest.UsageError("\n".join([*lines, f"--webmcp-suite {folder}: {len(problems)} problem(s)"]))
-        site = site_for_run(suite, base_url, None)
-        hints = catalog.annotations if catalog else None
-        return LoadedSuite(loaded, suite, site, live_rules=catalog is None, catalog_hints=hints)
-    except (SuiteError, CatalogError) as err:
+        loaded = load_cases([str(folder)], None)
+        if loaded.problems:
+            lines = [str(p) for p in loaded.problems]
+            count = f"--webmcp-suite {folder}: {len(loaded.problems)} problem(s)"
+            raise pytest.UsageError("\n".join([*lines, count]))
+        site = site_for_run(loaded.suite, base_url, None)
+    except EvalError as err:  # a suite, catalog or site config that cannot be used: one line
         raise pytest.UsageError(f"--webmcp-suite {folder}: {err}") from None
+    hints = loaded.catalog.annotations if loaded.catalog else None
+    return LoadedSuite(loaded.cases, loaded.suite, site, live_rules=loaded.live_rules, catalog_hints=hints)
 
 
 class SuitePlugin:
