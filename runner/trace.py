@@ -43,7 +43,7 @@ WebMCPPath = Literal["native", "shim", "unknown"]  # the browser's own WebMCP, t
 # Why a trial could not run, as data (runner/play/run/retry.py retries only "infrastructure"):
 #   infrastructure  the browser crashed or its connection was lost; the site was unreachable or answered 5xx
 #   setup           the site answered, but not as a case needs (4xx, no tools, a page error, state_js)
-#   case            the case asks for what the site or run lacks (a hook, the proxy, a reset for breaks)
+#   case            the case asks for what the site or run lacks (a site hook, the proxy, a reset for breaks)
 #   fixture         record/replay: no recording to answer from
 #   evidence        the checks lacked evidence for an assertion; or the case states no expectations
 #   checker         a check raised

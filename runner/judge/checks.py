@@ -2,7 +2,7 @@
 
 Each check is a small function from (expectation, evidence) to assertions with
 pass/fail and *why*. A check whose evidence is missing (no proxy, no state
-hook) answers ``not_run`` with the reason; it never passes by default. The
+site hook) answers ``not_run`` with the reason; it never passes by default. The
 verdict is ``passed`` only when every assertion passed.
 """
 

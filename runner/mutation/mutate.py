@@ -124,6 +124,7 @@ class Mutant:
         return OPERATORS[self.operator].side
 
     def hook(self) -> TrialHook:
+        """The mutant as a trial hook: an init script in the page, or a rewriter in the proxy."""
         if self.side == "page":
             config = json.dumps({"op": self.operator, **self.params}, ensure_ascii=False)
             return TrialHook(init_script=f"const MUTANT = {config};\n{MUTATE_JS}")
@@ -625,7 +626,7 @@ class _Trials:
             self.free.put_nowait(number)
 
     async def play(self, lc: LoadedCase, suffix: str, hook: TrialHook) -> Trace:
-        """The case, renamed ``<case>-<suffix>``, once with the hook; waits for a free worker (first come)."""
+        """The case, renamed ``<case>-<suffix>``, once with the trial hook; waits for a free worker (first come)."""
         case = _renamed(lc, suffix)
         worker = await self.free.get()
         try:
@@ -654,7 +655,7 @@ async def _open(options: MutateOptions, run_id: str, config: SiteConfig) -> Asyn
 async def _play(
     pairs: list[tuple[LoadedCase, str, TrialHook]], options: MutateOptions, run_id: str, config: SiteConfig
 ) -> dict[str, Trace]:
-    """Each (case, job suffix, hook) once, in one run; traces by job id."""
+    """Each (case, job suffix, trial hook) once, in one run; traces by job id."""
     async with _open(options, run_id, config) as trials:
         traces = await asyncio.gather(*(trials.play(lc, suffix, hook) for lc, suffix, hook in pairs))
     return {t.case_id: t for t in traces}

@@ -1,4 +1,4 @@
-"""The site under test as the runner sees it: a base URL plus optional hooks.
+"""The site under test as the runner sees it: a base URL plus optional site hooks.
 
 The embedded demo site gives every hook (reset a world to a seed, dump its
 state, expire its session, change data). A deployed site may give none: then
@@ -44,6 +44,10 @@ from runner.trace import NotRunKind
 
 
 class Hooks(BaseModel):
+    """The site hooks (``hooks:``): the site's test-only endpoints, which the runner calls itself (never the
+    agent, never through the proxy). Not the trial hooks (runner/play/run/settings.py ``TrialHook``), which
+    change a trial from inside the runner."""
+
     model_config = ConfigDict(extra="forbid")
     reset: str | None = Field(default=None, description="POST {world, seed, breaks}")
     state: str | None = Field(default=None, description="GET ?world=W -> canonical JSON")
@@ -243,7 +247,7 @@ def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
 
 
 class SiteClient:
-    """Calls the site's hooks directly (not through the proxy: it is the runner's own traffic)."""
+    """Calls the site hooks directly (not through the proxy: it is the runner's own traffic)."""
 
     def __init__(self, config: SiteConfig):
         self.config = config

@@ -1,7 +1,7 @@
-"""Record and replay for whole trials (docs/design.md, "Record and replay"): the fixture store and the hook tape.
+"""Record and replay for whole trials (docs/design.md, "Record and replay"): the fixture store and the site hooks' tape.
 
 The proxy records and replays what the browser asked the site. The runner's
-own calls to the site's hooks (reset a world, dump its state, expire the
+own calls to the site hooks (reset a world, dump its state, expire the
 session, change data) are taped into the same fixture, so a replay needs no
 site at all: the origin is never contacted.
 
@@ -80,7 +80,7 @@ class FixtureStore:
 
 
 class HookTape:
-    """The site's hooks for one trial: live, taped (record) or played back (replay)."""
+    """The site hooks for one trial: live, taped (record) or played back (replay)."""
 
     def __init__(self, site: SiteClient, mode: str, fixture: Fixture | None):
         self.site = site

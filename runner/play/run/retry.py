@@ -3,7 +3,7 @@
 Only a ``not_run`` whose kind is ``infrastructure`` (a crashed or lost browser, a site that was
 unreachable or answered 5xx) is retried. A ``failed`` trial never is: pass@k and pass^k measure
 exactly that, and a retry into a pass would be a wrong verdict. Nor is a not_run of another kind
-(a checker error, a missing hook, no tools at the start route): it would fail the same way again.
+(a checker error, a missing site hook, no tools at the start route): it would fail the same way again.
 
 Every attempt keeps its trace. The last one is the trial's trace, in ``trials/`` as always, and
 lists the earlier ones; each earlier attempt's trace moves to ``attempts/<trial id>.a<N>.json``

@@ -176,7 +176,7 @@ class OpenRun:
     selection: frozenset[str] | None = None
 
     async def play(self, lc: LoadedCase, index: int, worker: int = 0, hook: TrialHook | None = None) -> Trace:
-        """One trial of a case; ``hook`` changes its world (mutate), else the test seam's hook for the case."""
+        """One trial of a case; ``hook``, a trial hook, changes its world (mutate), else the case's trial hook."""
         breaks = self.state.trial_hooks.breaks
         if breaks:
             broken = lc.case.model_copy(update={"breaks": [*lc.case.breaks, *breaks]})

@@ -6,7 +6,8 @@ selection, the live objects and the test seam).
 control run inside ``run --control none``, a replay's recorded origin) gets a copy made with
 ``dataclasses.replace``. ``RunState`` holds what is not a choice: the plan when it is built already, the
 selection of planned trials to play, the objects that keep count as the trials play (the fixture store, the
-model grader), and ``TrialHooks``, the seam through which tests and ``mutate`` change trials.
+model grader), and ``TrialHooks``, the trial hooks: the seam through which tests and ``mutate`` change trials
+(not the site hooks, the site's own test endpoints of runner/suite/site.py).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class TrialHook:
-    """A change to one trial's world that leaves the site untouched (mutation testing).
+    """A trial hook: a change to one trial's world that leaves the site untouched (mutation testing).
 
     ``init_script`` runs in every document after the shim and before the page's
     own scripts; ``proxy`` sees the trial's traffic (``request(flow)`` and
@@ -42,11 +43,11 @@ class TrialHook:
 
 @dataclass(frozen=True)
 class TrialHooks:
-    """The run's test seam: changes to its trials that no command line asks for.
+    """The run's trial hooks, its test seam: changes to its trials that no command line asks for.
 
     ``breaks`` are site breaks added to every case (tests break the site without editing a case; they are part
     of the plan's hash). ``by_case`` changes the world of a case's trials (tests of the browser context; ``mutate``
-    hands each mutant's hook to ``OpenRun.play`` instead, one trial at a time).
+    hands each mutant's trial hook to ``OpenRun.play`` instead, one trial at a time).
     """
 
     breaks: tuple[str, ...] = ()

@@ -156,7 +156,7 @@ class Trial:
         self.case: Case = loaded.case
         self.env = env
         self.agent = agent
-        self.hook = hook or TrialHook()
+        self.hook = hook or TrialHook()  # the trial hook (mutate's, a test's); the site hooks are self.site
         self.worker = worker  # a remote browser's connection is the worker's own
         self.trial_id = trial_id_for(self.case.id, index)
         settings = env.settings
@@ -171,7 +171,7 @@ class Trial:
         self.fixture: Fixture | None = None
         self.recorded: Fixture | None = None
         self._crash_watch = asyncio.Event()
-        self.site: HookTape = HookTape(env.site, "live", None)
+        self.site: HookTape = HookTape(env.site, "live", None)  # the site hooks: live, taped or played back
         self._page_errors: list[PageError] = []  # the page's own (setup failures name the first uncaught one)
         self._site_unanswered: list[RequestRecord] = []  # the proxy's records of site requests that got no answer
         self._site_errors: list[RequestRecord] = []  # the site's own 5xx answers (not a fault the case armed)
