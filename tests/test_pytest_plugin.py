@@ -21,6 +21,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -76,7 +77,8 @@ def _session(folder: Path, *args: str | Path) -> pytest.RunResult:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "TOX_ENV_DIR")}
     env.update(HOME=str(folder), USERPROFILE=str(folder), PY_COLORS="0")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(folder), env.get("PYTHONPATH", "")]))
-    argv = [sys.executable, "-m", "pytest", f"--basetemp={folder / '.basetemp'}", "-p", "no:cacheprovider", *args]
+    basetemp = tempfile.mkdtemp(dir=folder, prefix=".basetemp-")  # a session's own, also in a folder used again
+    argv = [sys.executable, "-m", "pytest", f"--basetemp={basetemp}", "-p", "no:cacheprovider", *args]
     started = time.monotonic()
     done = subprocess.run([str(a) for a in argv], cwd=folder, capture_output=True, text=True, env=env, timeout=900)
     lines = done.stdout.splitlines()
@@ -335,6 +337,14 @@ def shop_session(static_shop: StaticSite, tmp_path_factory: pytest.TempPathFacto
     return ShopSession(tmp_path_factory.mktemp("shop-session"), static_shop)
 
 
+@pytest.fixture(scope="module")
+def contract_written(shop_session: ShopSession, static_shop: StaticSite) -> pytest.RunResult:
+    """The audit file's contract test again on the shop, after the shop's session found no contract, with
+    --webmcp-update-contracts: it writes the contract."""
+    update = ("--webmcp-update-contracts", "-k", "contract")
+    return _session(shop_session.tests, "test_audit.py", "--base-url", static_shop.url, *update)
+
+
 @pytest.mark.browser
 def test_the_fixture_and_every_helper_against_the_static_shop(shop_session: ShopSession) -> None:
     result, out = shop_session.result, shop_session.out
@@ -386,20 +396,25 @@ BrokenShopSession = tuple[pytest.RunResult, Path]
 
 
 @pytest.fixture(scope="module")
-def broken_shop_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokenShopSession]:
-    """The README's test file, as it is, and a plain pytest-playwright test in one session with --webmcp-proxy,
-    on a broken shop; its JUnit XML."""
+def broken_shop_session(
+    tmp_path_factory: pytest.TempPathFactory, shop_session: ShopSession, contract_written: pytest.RunResult
+) -> Iterator[BrokenShopSession]:
+    """On a broken shop, in one session with --webmcp-proxy: the README's test file, as it is, a plain
+    pytest-playwright test, and the contract test of the audit's file, whose contract the shop's session found
+    missing and --webmcp-update-contracts then wrote (``contract_written``); its JUnit XML."""
     folder = tmp_path_factory.mktemp("broken-shop-session")
     tests = folder / "tests"
     tests.mkdir()
     (tests / "conftest.py").write_text(CONFTEST, encoding="utf-8")  # for the plain test; the README's file has its own
     (tests / "test_shop_tools.py").write_text(readme_test_file(), encoding="utf-8")
     (tests / "test_plain.py").write_text(PLAIN_TEST, encoding="utf-8")
+    (tests / "test_audit.py").write_text(shop_session.audit_file(), encoding="utf-8")
     junit = folder / "junit.xml"
+    files = ("test_shop_tools.py", "test_plain.py", "test_audit.py::test_the_contract")
     with static_site(folder / "broken") as broken:
         _break_the_shop(broken.root)
         options = ("--webmcp-proxy", "--webmcp-expect-timeout", "1000", "--junitxml", junit)
-        yield _session(tests, "--base-url", broken.url, *options), junit
+        yield _session(tests, *files, "--base-url", broken.url, *options), junit
 
 
 @pytest.mark.browser
@@ -825,26 +840,20 @@ def test_the_contract(page, webmcp, base_url):
 
 @pytest.mark.browser
 def test_lint_and_contracts_written_then_enforced(
-    pytester: pytest.Pytester, shop_session: ShopSession, static_shop: StaticSite, tmp_path: Path
+    shop_session: ShopSession, contract_written: pytest.RunResult, broken_shop_session: BrokenShopSession
 ) -> None:
     contract = shop_session.contract
     assert shop_session.outcomes("test_audit") == {"passed": 2, "failed": 1}, shop_session.out
     missing = shop_session.result  # no contract yet: the first session of the shop's three files
-    pytester.makeconftest(CONFTEST)
-    pytester.makepyfile(test_audit=shop_session.audit_file())
     missing.stdout.fnmatch_lines(
         [f"E       AssertionError: no contract at {contract}: run pytest with --webmcp-update-contracts*"]
     )
-    written = pytester.runpytest_subprocess(
-        "--base-url", static_shop.url, "-p", "no:cacheprovider", "--webmcp-update-contracts", "-k", "contract"
-    )
+    written = contract_written
     assert _outcomes(written) == {"passed": 1, "deselected": 2}, written.stdout.str()
     tools = json.loads(contract.read_text(encoding="utf-8"))["pages"]["/demo/"]["tools"]
     assert sorted(tools) == ["add_to_cart", "list_products", "share_cart", "subscribe_newsletter"]
-    with static_site(tmp_path / "broken") as broken:
-        _break_the_shop(broken.root)
-        changed = pytester.runpytest_subprocess("--base-url", broken.url, "-p", "no:cacheprovider", "-k", "contract")
-    assert _outcomes(changed) == {"failed": 1, "deselected": 2}, changed.stdout.str()
+    changed, junit = broken_shop_session  # the contract test alone of the audit's file, on the broken shop
+    assert _file_outcomes(junit, "test_audit") == {"failed": 1}, changed.stdout.str()
     changed.stdout.fnmatch_lines(
         [
             f"E       AssertionError: the page's tools differ from the contract {contract} (1 change(s)):",
