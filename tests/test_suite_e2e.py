@@ -241,25 +241,8 @@ def test_compare_and_power_from_the_command_line(seed_run, tmp_path):
     assert bad.returncode == 2
 
 
-@pytest.mark.skipif(shutil.which("xvfb-run") is None, reason="needs xvfb-run for a headed browser")
-def test_headed_run_stops_at_the_confirmation_point_and_holds(tmp_path):
-    cmd = [
-        "xvfb-run",
-        "-a",
-        sys.executable,
-        "-m",
-        "runner.cli",
-        "run",
-        "CONF-01",
-        "--headed",
-        "--hold-ms",
-        "300",
-        "--out",
-        str(tmp_path),
-        "--run-id",
-        "headed",
-    ]
-    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+def test_headed_run_stops_at_the_confirmation_point_and_holds(tmp_path, x_display):
+    out = cli("run", "CONF-01", "--headed", "--hold-ms", "300", "--out", str(tmp_path), "--run-id", "headed")
     assert out.returncode == 0, out.stdout + out.stderr
     control = "button '確認報名' within form '報名：WebMCP 入門工作坊'"
     assert f"stopped at the confirmation point ({control}); holding 300 ms" in out.stdout
