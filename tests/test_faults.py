@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from runner_support import ROOT, SEED_CONTEXT, BreaksOnce, in_thread, suite_cases
+from runner_support import ROOT, SEED_CONTEXT, BreaksOnce, cli, in_thread, suite_cases
 
 from runner.agents.reference import ReferenceAgent
 from runner.play.run.run import run_suite
@@ -144,11 +144,7 @@ def test_a_full_disk_is_one_line_with_the_resume_command_and_leaves_no_half_file
     if os.geteuid() != 0 or not _mounted_tmpfs(disk, "160k"):
         pytest.skip("needs root and a tmpfs mount to fill a disk")
     try:
-        out = subprocess.run(
-            [sys.executable, "-m", "runner.cli", "run", "SEL-01", "--trials", "4", "--screenshot", "on"]
-            + ["--out", str(disk), "--run-id", "r"],
-            cwd=ROOT, capture_output=True, text=True, timeout=600,
-        )  # fmt: skip
+        out = cli("run", "SEL-01", "--trials", "4", "--screenshot", "on", "--out", str(disk), "--run-id", "r")
         lines = out.stderr.strip().splitlines()
         assert out.returncode == 3, out.stderr
         assert "No space left on device" in lines[-1] and f"webmcp-eval run --resume {disk / 'r'}" in lines[-1]
