@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from runner.agents.mcp_bridge import PageBridge, mcp_config, require_mcp
 from runner.agents.protocol import AgentError, AgentReport
+from runner.errors import InvalidInput
 from runner.suite.case import UserStep
 from runner.suite.folder import harness_argv
 from runner.trace import Assertion, EvidenceKind
@@ -50,7 +51,7 @@ PLACEHOLDERS = ("{prompt}", "{mcp_config}", "{mcp_url}")
 OUTPUT_LIMIT = 20_000  # characters of a step's stdout/stderr kept in the trace
 
 
-class HarnessConfigError(ValueError):
+class HarnessConfigError(InvalidInput, ValueError):
     """The harness command cannot work: a usage error."""
 
 

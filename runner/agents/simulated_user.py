@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from runner.errors import InvalidInput
 from runner.llm.cassette import Cassette, CassetteError, CassetteMiss, cassette_key, cassette_path, replay_or_send
 from runner.llm.pricing import ModelConfigError, PriceTable
 from runner.llm.providers import (
@@ -221,7 +222,7 @@ class SimulatedUser:
         return text
 
 
-class SimulatorConfigError(ValueError):
+class SimulatorConfigError(InvalidInput, ValueError):
     """The simulated user's options cannot work: a usage error."""
 
 

@@ -12,7 +12,9 @@ from urllib.parse import urlsplit
 
 from runner.errors import EXIT_INVALID
 from runner.play.run.shard import parse_shard
+from runner.report.reporters import OUTPUTS
 from runner.rundir.plan import ShardError
+from runner.suite.browser_context import check_timezone
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -139,8 +141,6 @@ def regex_type(text: str) -> str:
 
 def timezone_type(text: str) -> str:
     """An IANA time zone the browser takes (the one validator of runner/suite/browser_context.py)."""
-    from runner.suite.browser_context import check_timezone
-
     try:
         return check_timezone(text)
     except ValueError as err:
@@ -188,9 +188,7 @@ def add_output_flags(parser: argparse.ArgumentParser) -> None:
     """A flag per file view of the results (runner/report/reporters.py OUTPUTS): --json, --junit, --html, --markdown.
 
     run, report and rejudge take them all; each file is checked before any work (evaluation/reporting.py
-    check_output_files)."""
-    from runner.report.reporters import OUTPUTS
-
+    ReportFiles.check)."""
     for o in OUTPUTS:
         parser.add_argument(o.flag, dest=o.name, metavar="FILE", help=o.help)
 

@@ -33,6 +33,7 @@ def chromium_version(path: str) -> str | None:
 
 def chromium_line() -> str:
     """Which Chromium headless and headed runs take (runner/play/browser/browser.py decides), with versions."""
+    # Playwright's driver and the browser module load only for --version, never for a command's start
     from playwright.sync_api import sync_playwright
 
     from runner.play.browser.browser import ChromiumNotFound, find_chromium

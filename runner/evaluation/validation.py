@@ -10,10 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from runner.agents.null import NullAgent
 from runner.audit.catalog_lint import catalog_audit
 from runner.errors import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK, CannotRun, InvalidInput, UsageError
 from runner.evaluation.loading import LoadedCases, load_cases, site_config_for, surface_checks_of
 from runner.evaluation.output import check_writable_dir, console, report_problems, say
+from runner.play.run.settings import RunSettings
 from runner.results.health import control_health
 from runner.suite.case import NavigateAction
 from runner.suite.init import offered, route_key
@@ -69,9 +71,7 @@ def _validate_control(request: ValidateRequest, loaded: list[LoadedCase], suite:
     Exit 1 names each unexplained pass; 3 when some case could not be judged (the site or browser failed).
     """
     # playing opens a browser: the browser stack loads only for --control, a plain validate stays quick
-    from runner.agents.null import NullAgent
     from runner.play.run.run import new_run_id, run_suite
-    from runner.play.run.settings import RunSettings
 
     check_writable_dir(Path(request.out), "--out")
     settings = RunSettings(

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from runner.errors import InvalidInput
 from runner.llm.cassette import Cassette, CassetteError, CassetteMiss, cassette_key, cassette_path, replay_or_send
 from runner.llm.providers import (
     NO_KEY,
@@ -58,7 +59,7 @@ ANALYST_SYSTEM_PROMPT = (
 )
 
 
-class AnalystConfigError(ValueError):
+class AnalystConfigError(InvalidInput, ValueError):
     """The analyst options cannot work: a usage error."""
 
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from runner.errors import InvalidInput
 from runner.llm.cassette import Cassette, CassetteError, CassetteMiss, cassette_key, cassette_path, replay_or_send
 from runner.llm.pricing import ModelConfigError, PriceTable
 from runner.llm.providers import (
@@ -59,7 +60,7 @@ ARIA_LIMIT = 4000  # characters of the page's ARIA snapshot the grader sees
 RESULT_LIMIT = 2000  # characters of one tool result
 
 
-class GraderConfigError(ValueError):
+class GraderConfigError(InvalidInput, ValueError):
     """The grader options cannot work: a usage error."""
 
 

@@ -11,6 +11,8 @@ from typing import Any
 
 import yaml
 
+from runner.errors import InvalidInput
+
 # USD per million tokens (input, output), matched by the longest model-name prefix.
 # Prices as published by the providers in 2025; check yours and override with a price file.
 PRICES_AS_OF = "2025"
@@ -34,7 +36,7 @@ DEFAULT_PRICES: dict[str, dict[str, float]] = {
 }
 
 
-class ModelConfigError(ValueError):
+class ModelConfigError(InvalidInput, ValueError):
     """Model options cannot work (unknown provider, missing SDK or key, a bad price table): a usage error."""
 
 
