@@ -32,7 +32,9 @@ from runner.suite.loader import LoadedCase
 from runner.trace import Trace
 
 if TYPE_CHECKING:
+    from runner.evaluation.loading import LoadedCases
     from runner.play.run.settings import RunSettings, RunState
+    from runner.suite.site import SiteConfig
 
 T = TypeVar("T")
 
@@ -62,11 +64,14 @@ def _ini_path(config: pytest.Config, value: str) -> Path:
 
 @dataclass
 class LoadedSuite:
-    cases: list[LoadedCase]  # checked as ``validate`` checks them
-    suite: Any  # runner.suite.folder.Suite
-    site_config: Any  # SiteConfig, or None: the embedded demo site (or a bare --base-url)
-    live_rules: bool  # no catalog file: as in run, each trial checks the rules against the tools it saw
-    catalog_hints: dict[str, Any] | None = None  # the catalog's: every trial holds the live tools to them, as in run
+    """The suite as ``run`` loads it (its cases, checked as ``validate`` checks them, its catalog) and its site."""
+
+    loaded: LoadedCases
+    site_config: SiteConfig | None  # None: the embedded demo site (or a bare --webmcp-suite-base-url)
+
+    @property
+    def cases(self) -> list[LoadedCase]:
+        return self.loaded.cases
 
 
 def _load(folder: Path, base_url: str | None) -> LoadedSuite:
@@ -87,8 +92,7 @@ def _load(folder: Path, base_url: str | None) -> LoadedSuite:
         site = site_for_run(loaded.suite, base_url, None)
     except EvalError as err:  # a suite, catalog or site config that cannot be used: one line
         raise pytest.UsageError(f"--webmcp-suite {folder}: {err}") from None
-    hints = loaded.catalog.annotations if loaded.catalog else None
-    return LoadedSuite(loaded.cases, loaded.suite, site, live_rules=loaded.live_rules, catalog_hints=hints)
+    return LoadedSuite(loaded, site)
 
 
 class SuitePlugin:
@@ -138,6 +142,8 @@ class SuitePlugin:
         from runner.play.run.settings import RunSettings, RunState
         from runner.pytest_plugin.settings import setting
 
+        suite, catalog = self.loaded.loaded.suite, self.loaded.loaded.catalog
+        hints = catalog.annotations if catalog else None
         settings = RunSettings(
             agent_factory=ReferenceAgent,
             out_root=Path(setting(self.config, "webmcp_out")),
@@ -146,9 +152,9 @@ class SuitePlugin:
             headed=bool(self.config.getoption("headed", False)),
             base_url=setting(self.config, "webmcp_suite_base_url"),
             site_config=self.loaded.site_config,
-            browser_context=self.loaded.suite.config.browser_context(),  # suite.yaml's time zone and locale
-            live_rules=self.loaded.live_rules,
-            **surface_checks(self.loaded.catalog_hints),  # the catalog's hints and the audit's rule, as run hands them
+            browser_context=suite.config.browser_context(),  # suite.yaml's time zone and locale
+            live_rules=self.loaded.loaded.live_rules,
+            **surface_checks(hints),  # the catalog's hints and the audit's rule, as run hands them
         )
         return settings, RunState(selection=frozenset(item.trial_id for item in self.chosen))
 
