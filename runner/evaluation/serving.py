@@ -8,10 +8,19 @@ from pathlib import Path
 
 from playwright.async_api import Error as PlaywrightError
 
-from runner.errors import EXIT_FAILED, EXIT_INVALID, EXIT_NOT_RUN, EXIT_OK, CannotRun, InvalidInput, UsageError
+from runner.errors import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_INVALID,
+    EXIT_NOT_RUN,
+    EXIT_OK,
+    CannotRun,
+    InvalidInput,
+    UsageError,
+)
 from runner.evaluation.loading import default_suite_dir, load_cases
 from runner.evaluation.mcp_serve import serve_page
-from runner.evaluation.output import console, errors, report_problems
+from runner.evaluation.output import console, report_problems
 from runner.mutation.mutate import OPERATORS, MutateOptions, mutate, print_report
 from runner.play.run.run import new_run_id, select_cases
 from runner.suite.site import SiteConfigError, load_site_config
@@ -75,8 +84,8 @@ def mcp_command(request: McpRequest) -> int:
         )
     except PlaywrightError as err:  # the site is down or the page does not open: not the user's typing
         raise CannotRun(f"{request.base_url}: the page could not be opened: {str(err).splitlines()[0]}") from None
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt:  # the client is gone: the server ends without a line of its own
+        return EXIT_INTERRUPTED
 
 
 def site_command(request: SiteRequest) -> int:
@@ -126,11 +135,8 @@ def mutate_command(request: MutateRequest) -> int:
         confirm="none" if request.no_confirm else request.confirm,
         browser_context=the_suite.config.browser_context(),
     )
-    try:
-        result = asyncio.run(mutate(chosen, options, lambda line: console.print(line, highlight=False)))
-    except KeyboardInterrupt:
-        errors.print("interrupted")
-        return 130
+    # Ctrl-C: the command line says "interrupted" and ends with 130, as for every command
+    result = asyncio.run(mutate(chosen, options, lambda line: console.print(line, highlight=False)))
     print_report(result, console)
     if result.score is None:
         return EXIT_NOT_RUN
