@@ -11,6 +11,7 @@ from runner_support import cli
 from test_results import agent_traces
 
 from runner.cli import build_parser
+from runner.evaluation.output import check_writable_file
 from runner.report.reporters import (
     IN_RUN_DIR,
     OUTPUTS,
@@ -22,6 +23,7 @@ from runner.report.reporters import (
 )
 from runner.results.run_results import Results, RunInput, build_results
 from runner.rundir.layout import RunDir
+from runner.trace import write_atomic
 
 COMMANDS = ("run", "report", "rejudge")
 
@@ -105,12 +107,21 @@ def test_every_registered_flag_at_a_folder_is_one_line_and_exit_2_before_any_wor
     assert sorted(tmp_path.iterdir()) == before  # nothing written, no run played
 
 
-def test_a_flag_in_a_missing_folder_is_refused_too(tmp_path: Path) -> None:
-    out = cli("report", str(tmp_path), "--markdown", str(tmp_path / "no" / "s.md"))
+def test_a_flag_in_a_missing_folder_passes_the_check_and_the_writer_makes_it(tmp_path: Path) -> None:
+    target = tmp_path / "runs" / "r" / "summary.md"  # inside the run directory the run is about to make
+    check_writable_file(target, "--markdown")
+    assert not (tmp_path / "runs").exists()  # the check makes nothing
+    write_atomic(target, "# s\n")
+    assert target.read_text() == "# s\n"
+
+
+def test_a_flag_under_a_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("")
+    out = cli("report", str(tmp_path), "--markdown", str(tmp_path / "f" / "no" / "s.md"))
     assert out.returncode == 2
     assert out.stderr.strip() == (
-        f"webmcp-eval report: --markdown {tmp_path / 'no' / 's.md'}: its directory {tmp_path / 'no'} "
-        "does not exist or is not writable"
+        f"webmcp-eval report: --markdown {tmp_path / 'f' / 'no' / 's.md'}: {tmp_path / 'f'} is a file, "
+        "not a directory; give a path in a directory"
     )
 
 

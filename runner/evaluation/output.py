@@ -88,8 +88,14 @@ def check_writable_dir(path: Path, flag: str) -> None:
 
 
 def check_writable_file(path: Path, flag: str) -> None:
+    """The file can be written: missing folders are made when it is (as pytest's --junitxml does), so the
+    nearest folder that exists must take new entries; a file in the way is refused."""
     if path.is_dir():
         raise UsageError(f"{flag} {path}: is a directory; give a file path")
-    parent = path.parent
-    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
-        raise UsageError(f"{flag} {path}: its directory {parent} does not exist or is not writable")
+    ancestor = path.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise UsageError(f"{flag} {path}: {ancestor} is a file, not a directory; give a path in a directory")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise UsageError(f"{flag} {path}: its directory {ancestor} is not writable; give a writable path")
