@@ -271,7 +271,7 @@ def _cli_probes(tmp_path: Path, busy_port: int) -> list[list[str]]:
         *[["run", "SEL-01", "--site-config", str(tmp_path / name), *out] for name in configs],
         ["run", "SEL-01", "--out", str(a_file)],
         ["run", "SEL-01", "--out", str(a_file / "under-a-file")],
-        ["run", "SEL-01", "--junit", str(tmp_path / "no-such-dir" / "junit.xml"), *out],
+        ["run", "SEL-01", "--junit", str(a_file / "no-such-dir" / "junit.xml"), *out],
         ["run", "SEL-01", "--chromium", str(tmp_path / "no-chromium"), *out],
         ["run", "--resume", str(tmp_path / "no-run"), *out],
         ["run", "--resume", str(tmp_path), *out],
