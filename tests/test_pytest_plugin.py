@@ -337,14 +337,6 @@ def shop_session(static_shop: StaticSite, tmp_path_factory: pytest.TempPathFacto
     return ShopSession(tmp_path_factory.mktemp("shop-session"), static_shop)
 
 
-@pytest.fixture(scope="module")
-def contract_written(shop_session: ShopSession, static_shop: StaticSite) -> pytest.RunResult:
-    """The audit file's contract test again on the shop, after the shop's session found no contract, with
-    --webmcp-update-contracts: it writes the contract."""
-    update = ("--webmcp-update-contracts", "-k", "contract")
-    return _session(shop_session.tests, "test_audit.py", "--base-url", static_shop.url, *update)
-
-
 @pytest.mark.browser
 def test_the_fixture_and_every_helper_against_the_static_shop(shop_session: ShopSession) -> None:
     result, out = shop_session.result, shop_session.out
@@ -397,11 +389,11 @@ BrokenShopSession = tuple[pytest.RunResult, Path]
 
 @pytest.fixture(scope="module")
 def broken_shop_session(
-    tmp_path_factory: pytest.TempPathFactory, shop_session: ShopSession, contract_written: pytest.RunResult
+    tmp_path_factory: pytest.TempPathFactory, shop_session: ShopSession, one_session: OneSession
 ) -> Iterator[BrokenShopSession]:
     """On a broken shop, in one session with --webmcp-proxy: the README's test file, as it is, a plain
     pytest-playwright test, and the contract test of the audit's file, whose contract the shop's session found
-    missing and --webmcp-update-contracts then wrote (``contract_written``); its JUnit XML."""
+    missing and the session with --webmcp-update-contracts then wrote (``one_session``); its JUnit XML."""
     folder = tmp_path_factory.mktemp("broken-shop-session")
     tests = folder / "tests"
     tests.mkdir()
@@ -469,10 +461,12 @@ def test_a_suite_runs_as_items_with_k_lf_junit_and_a_run_directory(
     suite = _shop_suite(tmp_path / "suite", static_shop)
     out, junit = tmp_path / "traces", tmp_path / "junit.xml"
     args = ("--webmcp-suite", str(suite), "--webmcp-out", str(out), "-rs")
-    first = pytester.runpytest_subprocess(*args, "-k", "not SHOP-04", "--maxfail", "1", "--junitxml", str(junit))
+    # one trial of each outcome: SHOP-01 and SHOP-03 pass as items in the session of your tests and a suite
+    chosen = ("-k", "not SHOP-01 and not SHOP-03 and not SHOP-04")
+    first = pytester.runpytest_subprocess(*args, *chosen, "--maxfail", "1", "--junitxml", str(junit))
     text = first.stdout.str()
     # SHOP-07 comes after the first failure: --maxfail stops the run before it
-    assert _outcomes(first) == {"passed": 3, "failed": 1, "skipped": 1, "deselected": 1}, text
+    assert _outcomes(first) == {"passed": 1, "failed": 1, "skipped": 1, "deselected": 3}, text
     # failed: the failing assertions, each with why; not_run: a skip with its reason
     first.stdout.fnmatch_lines(
         [
@@ -486,11 +480,11 @@ def test_a_suite_runs_as_items_with_k_lf_junit_and_a_run_directory(
     )
     skip = r"SKIPPED \[1\] .*SHOP-00\.yaml:\d+: not_run: setup: the start route /gone.html answered HTTP 404"
     assert re.search(skip, text), text
-    first.stdout.fnmatch_lines(["3 passed, 1 failed, 1 not_run, incomplete: 1 planned trial(s) not played"])
+    first.stdout.fnmatch_lines(["1 passed, 1 failed, 1 not_run, incomplete: 1 planned trial(s) not played"])
     # the run directory as `run` writes it: the plan lists exactly the chosen trials, each has its trace
     (run_dir,) = out.iterdir()
     plan = json.loads((run_dir / "plan.json").read_text(encoding="utf-8"))
-    played = ["SHOP-00.t1", "SHOP-01.t1", "SHOP-02.t1", "SHOP-03.t1", "SHOP-05.t1"]
+    played = ["SHOP-00.t1", "SHOP-02.t1", "SHOP-05.t1"]
     assert sorted(t["trial_id"] for t in plan["trials"]) == [*played, "SHOP-07.t1"]
     assert sorted(p.stem for p in (run_dir / "trials").glob("*.json")) == played
     assert (run_dir / "report.html").is_file() and (run_dir / "junit.xml").is_file()
@@ -498,8 +492,8 @@ def test_a_suite_runs_as_items_with_k_lf_junit_and_a_run_directory(
     assert summary["run_id"] == run_dir.name
     report = cli("report", str(run_dir), "--out", str(tmp_path / "again"))  # in-process: it only reads the run
     assert report.returncode == 1, report.stdout + report.stderr  # one trial failed
-    assert "3 passed, 1 failed, 1 not_run" in report.stdout
-    assert "incomplete: 5 of 6 trials" in report.stdout + report.stderr
+    assert "1 passed, 1 failed, 1 not_run" in report.stdout
+    assert "incomplete: 3 of 4 trials" in report.stdout + report.stderr
     # pytest's own JUnit names each (case, trial)
     names = re.findall(r'testcase classname="[^"]*" name="([^"]+)"', junit.read_text(encoding="utf-8"))
     assert sorted(names) == played
@@ -582,29 +576,38 @@ def test_the_proxy_takes_the_site_of_the_tests_own_page(page, webmcp):
 
 class OneSession:
     """Your tests (the README's file as it is, the waiting assertions) and a suite on another shop, in one
-    session with --base-url the static shop and --webmcp-proxy."""
+    session with --base-url the static shop and --webmcp-proxy; with --webmcp-update-contracts, where the audit
+    file's contract test, whose contract the shop's session found missing, writes it (it is the only test here
+    that reads that option)."""
 
-    def __init__(self, folder: Path, shop: StaticSite) -> None:
+    def __init__(self, folder: Path, shop: StaticSite, shop_session: ShopSession) -> None:
         (shop.root / "site" / "demo" / "late.html").write_text(LATE_PAGE, encoding="utf-8")
         mine = folder / "tests"
         mine.mkdir()
         (mine / "conftest.py").write_text(CONFTEST, encoding="utf-8")
         (mine / "test_shop_tools.py").write_text(readme_test_file(), encoding="utf-8")
+        (mine / "test_audit.py").write_text(shop_session.audit_file(), encoding="utf-8")
+        self.junit = folder / "junit.xml"
         with static_site(folder / "suite-shop") as other:
             suite = _good_suite(folder / "suite", other)
             constants = f"OTHER_SHOP = {other.url!r}\nOTHER_CDN_PORT = {other.cdn_port}\n"
             (mine / "test_expect.py").write_text(constants + EXPECT_TESTS, encoding="utf-8")
             self.out = folder / "traces"
             # --base-url is the tests' shop; the suite keeps its suite.yaml's, the other shop
-            args = ("tests", "--webmcp-suite", suite, "--base-url", shop.url, "--webmcp-proxy", "-rp")
-            two = ("-k", "not SHOP-03 and not SHOP-04")  # two of the suite's trials are enough to share a session
-            self.result = _session(folder, *args, *two, "--webmcp-out", self.out)
+            files = ("tests/test_shop_tools.py", "tests/test_expect.py", "tests/test_audit.py::test_the_contract")
+            args = (*files, "--webmcp-suite", suite, "--base-url", shop.url, "--webmcp-proxy", "-rp")
+            # two of the suite's trials are enough to share a session; SHOP-02 plays in the suite's own session
+            two = ("-k", "not SHOP-02 and not SHOP-04")
+            update = ("--webmcp-update-contracts", "--junitxml", self.junit)
+            self.result = _session(folder, *args, *two, *update, "--webmcp-out", self.out)
             self.suite_requests = [path for _, path in other.site_seen]
 
 
 @pytest.fixture(scope="module")
-def one_session(static_shop: StaticSite, tmp_path_factory: pytest.TempPathFactory) -> OneSession:
-    return OneSession(tmp_path_factory.mktemp("one-session"), static_shop)
+def one_session(
+    static_shop: StaticSite, tmp_path_factory: pytest.TempPathFactory, shop_session: ShopSession
+) -> OneSession:
+    return OneSession(tmp_path_factory.mktemp("one-session"), static_shop, shop_session)
 
 
 @pytest.mark.browser
@@ -612,10 +615,10 @@ def test_your_tests_and_a_suite_in_one_session_each_on_its_own_site(
     one_session: OneSession, static_shop: StaticSite
 ) -> None:
     result, out, suite_requests = one_session.result, one_session.out, one_session.suite_requests
-    assert _outcomes(result) == {"passed": 8, "deselected": 2}, result.stdout.str()
+    assert _outcomes(result) == {"passed": 9, "deselected": 2}, result.stdout.str()
     result.stdout.fnmatch_lines(["2 passed, 0 failed, 0 not_run"])
     (run_dir,) = out.iterdir()
-    assert sorted(p.stem for p in (run_dir / "trials").glob("*.json")) == ["SHOP-01.t1", "SHOP-02.t1"]
+    assert sorted(p.stem for p in (run_dir / "trials").glob("*.json")) == ["SHOP-01.t1", "SHOP-03.t1"]
     assert "/demo/late.html" not in suite_requests  # each site saw its own tests
     assert ("GET", "/demo/late.html") in static_shop.site_seen
 
@@ -840,7 +843,7 @@ def test_the_contract(page, webmcp, base_url):
 
 @pytest.mark.browser
 def test_lint_and_contracts_written_then_enforced(
-    shop_session: ShopSession, contract_written: pytest.RunResult, broken_shop_session: BrokenShopSession
+    shop_session: ShopSession, one_session: OneSession, broken_shop_session: BrokenShopSession
 ) -> None:
     contract = shop_session.contract
     assert shop_session.outcomes("test_audit") == {"passed": 2, "failed": 1}, shop_session.out
@@ -848,8 +851,8 @@ def test_lint_and_contracts_written_then_enforced(
     missing.stdout.fnmatch_lines(
         [f"E       AssertionError: no contract at {contract}: run pytest with --webmcp-update-contracts*"]
     )
-    written = contract_written
-    assert _outcomes(written) == {"passed": 1, "deselected": 2}, written.stdout.str()
+    written = one_session.result  # the contract test alone of the audit's file, with --webmcp-update-contracts
+    assert _file_outcomes(one_session.junit, "tests.test_audit") == {"passed": 1}, written.stdout.str()
     tools = json.loads(contract.read_text(encoding="utf-8"))["pages"]["/demo/"]["tools"]
     assert sorted(tools) == ["add_to_cart", "list_products", "share_cart", "subscribe_newsletter"]
     changed, junit = broken_shop_session  # the contract test alone of the audit's file, on the broken shop
