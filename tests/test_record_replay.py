@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import re
 import subprocess
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -17,6 +19,7 @@ from proxies.fixture import load_fixture, save_fixture
 from runner.play.evidence.fixture_store import FixtureStore
 from runner.play.run.settings import RunState
 from runner.suite.loader import case_files
+from runner.trace import Trace
 
 pytestmark = pytest.mark.browser
 
@@ -47,23 +50,13 @@ def _copy(fixtures: Path, tmp_path: Path) -> Path:
     return target
 
 
-def test_record_then_replay_gives_the_same_verdicts_with_no_site(recorded, tmp_path):
-    fixtures, verdicts = recorded
-    assert set(verdicts.values()) == {"passed"} and len(verdicts) == len(case_files([CASES])), _RECORDING_PROBLEMS
-    # The embedded site of the recording run is gone: replay starts none and needs none.
-    replayed = _replay(tmp_path, fixtures, workers=4)
-    assert {t.case_id: t.verdict for t in replayed} == verdicts
-    assert all(t.network_mode == "replay" and t.network.requests > 0 for t in replayed)
-    assert all(not t.network.replay_misses for t in replayed)
-
-
 class CountingOrigin(http.server.ThreadingHTTPServer):
     hits = 0
 
 
-def test_replay_never_contacts_the_origin_even_when_it_is_up(recorded, tmp_path):
-    fixtures, _ = recorded
-    port = urlsplit(load_fixture(fixtures / "SEL-01.yaml").base_url).port
+@contextlib.contextmanager
+def _origin_up(port: int) -> Iterator[CountingOrigin]:
+    """A server on the recorded origin's port that answers every request with a 500 and counts them."""
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self):  # noqa: N802 - http.server's name
@@ -78,38 +71,76 @@ def test_replay_never_contacts_the_origin_even_when_it_is_up(recorded, tmp_path)
     origin = CountingOrigin(("127.0.0.1", port), Handler)
     threading.Thread(target=origin.serve_forever, daemon=True).start()
     try:
-        (trace,) = _replay(tmp_path, fixtures, ("SEL-01",))
+        yield origin
     finally:
         origin.shutdown()
-    assert trace.verdict == "passed"
-    assert origin.hits == 0
+        origin.server_close()
 
 
-def test_an_edited_fixture_flips_the_verdict(recorded, tmp_path):
-    fixtures = _copy(recorded[0], tmp_path)
-    path = fixtures / "SEL-01.yaml"
-    fixture = load_fixture(path)
-    entry = next(e for e in fixture.entries if e.key.startswith("GET /api/events?"))
+@pytest.fixture(scope="module")
+def replayed(recorded, tmp_path_factory) -> tuple[list[Trace], int]:
+    """The whole suite replayed from the recording, once: its traces and how often the recorded origin was
+    contacted. The embedded site of the recording run is gone, so replay starts none and needs none; a server
+    listens on the recorded origin's port meanwhile, so a request that went past the fixtures would be counted."""
+    fixtures, _ = recorded
+    port = urlsplit(load_fixture(fixtures / "SEL-01.yaml").base_url).port
+    assert port
+    with _origin_up(port) as origin:
+        traces = _replay(tmp_path_factory.mktemp("replayed"), fixtures, workers=4)
+    return traces, origin.hits
+
+
+def test_record_then_replay_gives_the_same_verdicts_with_no_site(recorded, replayed):
+    _, verdicts = recorded
+    assert set(verdicts.values()) == {"passed"} and len(verdicts) == len(case_files([CASES])), _RECORDING_PROBLEMS
+    traces, _ = replayed
+    assert {t.case_id: t.verdict for t in traces} == verdicts
+    assert all(t.network_mode == "replay" and t.network.requests > 0 for t in traces)
+    assert all(not t.network.replay_misses for t in traces)
+
+
+def test_replay_never_contacts_the_origin_even_when_it_is_up(replayed):
+    traces, hits = replayed
+    assert {t.case_id: t.verdict for t in traces}["SEL-01"] == "passed"
+    assert hits == 0
+
+
+@pytest.fixture(scope="module")
+def changed_fixtures(recorded, tmp_path_factory) -> tuple[dict[str, Trace], list[str]]:
+    """Three changed copies of recorded fixtures replayed in one run: SEL-01's search answers two events where
+    three were recorded, ARG-02's recording lacks its search, SEL-02's is older than the store's 30 days.
+    The replayed traces by case, and the store's warnings."""
+    out = tmp_path_factory.mktemp("changed")
+    fixtures = _copy(recorded[0], out)
+    edited = load_fixture(fixtures / "SEL-01.yaml")
+    entry = next(e for e in edited.entries if e.key.startswith("GET /api/events?"))
     entry.response.body["events"] = entry.response.body["events"][:2]  # the deployment now answers differently
-    save_fixture(fixture, path)
-    (trace,) = _replay(tmp_path, fixtures, ("SEL-01",))
+    save_fixture(edited, fixtures / "SEL-01.yaml")
+    missing = load_fixture(fixtures / "ARG-02.yaml")
+    missing.entries = [e for e in missing.entries if not e.key.startswith("GET /api/events?")]
+    save_fixture(missing, fixtures / "ARG-02.yaml")
+    old = load_fixture(fixtures / "SEL-02.yaml")
+    old.recorded_at = "2020-01-01T00:00:00Z"
+    save_fixture(old, fixtures / "SEL-02.yaml")
+    store = FixtureStore(fixtures, "replay", max_age_days=30)
+    traces = play(out, ("SEL-01", "ARG-02", "SEL-02"), network_mode="replay", state=RunState(fixtures=store))
+    return {t.case_id: t for t in traces}, store.warnings
+
+
+def test_an_edited_fixture_flips_the_verdict(changed_fixtures):
+    trace = changed_fixtures[0]["SEL-01"]
     assert trace.verdict == "failed"
     failed = {a.id for a in trace.assertions if a.status == "failed"}
     assert "calls.expected[0]" in failed  # count 3 expected, 2 answered
 
 
-def test_a_missing_entry_fails_loudly_and_names_the_request_and_the_fix(recorded, tmp_path):
-    fixtures = _copy(recorded[0], tmp_path)
-    path = fixtures / "SEL-01.yaml"
-    fixture = load_fixture(path)
-    fixture.entries = [e for e in fixture.entries if not e.key.startswith("GET /api/events?")]
-    save_fixture(fixture, path)
-    (trace,) = _replay(tmp_path, fixtures, ("SEL-01",))
+def test_a_missing_entry_fails_loudly_and_names_the_request_and_the_fix(changed_fixtures):
+    trace = changed_fixtures[0]["ARG-02"]
     assert trace.verdict == "failed"
     replay = next(a for a in trace.assertions if a.id == "network.replay")
     assert replay.status == "failed"
-    assert "GET /api/events?city=taipei&level=beginner&price=free" in replay.why
-    assert "webmcp-eval record SEL-01" in replay.why
+    assert "GET /api/events?query=WebMCP" in replay.why
+    assert "webmcp-eval record ARG-02" in replay.why
 
 
 def test_no_secret_in_any_fixture(recorded):
@@ -130,14 +161,9 @@ def test_a_fixture_holds_its_age_revision_and_the_site_hooks(recorded):
     yaml.safe_load((fixtures / "CONF-01.yaml").read_text(encoding="utf-8"))  # readable text
 
 
-def test_an_old_fixture_warns(recorded, tmp_path):
-    fixtures = _copy(recorded[0], tmp_path)
-    fixture = load_fixture(fixtures / "SEL-02.yaml")
-    fixture.recorded_at = "2020-01-01T00:00:00Z"
-    save_fixture(fixture, fixtures / "SEL-02.yaml")
-    store = FixtureStore(fixtures, "replay", max_age_days=30)
-    play(tmp_path, ("SEL-02",), network_mode="replay", state=RunState(fixtures=store))
-    assert store.warnings and "webmcp-eval record SEL-02" in store.warnings[0]
+def test_an_old_fixture_warns(changed_fixtures):
+    _, warnings = changed_fixtures
+    assert len(warnings) == 1 and "webmcp-eval record SEL-02" in warnings[0]  # the fresh ones say nothing
 
 
 def test_rerecording_shows_what_changed(recorded, tmp_path):

@@ -112,7 +112,7 @@ def test_report_of_a_complete_run_is_ok(tmp_path):
 def test_ctrl_c_keeps_the_traces_marks_the_run_incomplete_and_resume_finishes_it(tmp_path):
     """SIGINT to the process group mid-run: one line, exit 130, traces kept, a partial report; then --resume."""
     run = tmp_path / "int"
-    cmd = [sys.executable, "-m", "runner.cli", "run", "SEL-01", "SEL-02", "--trials", "3"]
+    cmd = [sys.executable, "-m", "runner.cli", "run", "SEL-01", "SEL-02", "--trials", "2"]
     cmd += ["--out", str(tmp_path), "--run-id", "int"]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
@@ -130,7 +130,7 @@ def test_ctrl_c_keeps_the_traces_marks_the_run_incomplete_and_resume_finishes_it
     seen = []
     for line in proc.stdout:  # the first trial's progress line: the run is under way, the plan written
         seen.append(line)
-        if re.match(r"\[\s*[1-5]/6\]", line):
+        if re.match(r"\[\s*[1-3]/4\]", line):
             break
     else:  # the output ended without a progress line of an unfinished run: say what it printed instead
         proc.wait(timeout=60)
@@ -142,25 +142,25 @@ def test_ctrl_c_keeps_the_traces_marks_the_run_incomplete_and_resume_finishes_it
     lines = stderr.strip().splitlines()
     assert len(lines) == 1, stderr
     done = len(read_traces(run))
-    assert 1 <= done < 6
-    assert lines[0].startswith(f"interrupted: incomplete: {done} of 6 trials")
+    assert 1 <= done < 4
+    assert lines[0].startswith(f"interrupted: incomplete: {done} of 4 trials")
     assert f"webmcp-eval run --resume {run}" in lines[0]
-    assert len(read_plan(run)["trials"]) == 6
+    assert len(read_plan(run)["trials"]) == 4
     summary = json.loads((run / "summary.json").read_text(encoding="utf-8"))
     assert summary["completeness"]["state"] == "incomplete"
-    assert (summary["completeness"]["traced"], summary["completeness"]["planned"]) == (done, 6)
+    assert (summary["completeness"]["traced"], summary["completeness"]["planned"]) == (done, 4)
     assert (run / "report.html").is_file()
 
     report = cli("report", str(run))
-    assert report.returncode == 3 and f"incomplete: {done} of 6 trials" in report.stdout
+    assert report.returncode == 3 and f"incomplete: {done} of 4 trials" in report.stdout
 
     resumed = cli("run", "--resume", str(run))
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-    assert f"{6 - done} planned trial(s) of {run}" in resumed.stdout
-    assert sorted(t.trial_id for t in read_traces(run)) == [f"SEL-0{c}.t{i}" for c in (1, 2) for i in (1, 2, 3)]
+    assert f"{4 - done} planned trial(s) of {run}" in resumed.stdout
+    assert sorted(t.trial_id for t in read_traces(run)) == [f"SEL-0{c}.t{i}" for c in (1, 2) for i in (1, 2)]
     assert cli("report", str(run)).returncode == 0
     summary = json.loads((run / "summary.json").read_text(encoding="utf-8"))
-    assert len(summary["trials"]) == 6 and summary["completeness"]["state"] == "complete"
+    assert len(summary["trials"]) == 4 and summary["completeness"]["state"] == "complete"
 
 
 @pytest.mark.browser

@@ -198,18 +198,26 @@ def test_trials_give_both_rates_with_errors_pass_at_k_and_cost(tmp_path):
     assert rebuilt.returncode == 0 and "pass^3 1.00" in rebuilt.stdout
 
 
-def test_trace_zips_and_screenshots_are_kept_for_failures_only(tmp_path):
-    """--playwright-trace retain-on-failure and --screenshot only-on-failure: one passing and one failing trial."""
-    from runner.report.html import render_html
-
+@pytest.fixture(scope="module")
+def one_broken(tmp_path_factory) -> Path:
+    """SEL-01 and REPEAT-01 with the site's save_not_idempotent break: one trial passes, one fails.
+    --playwright-trace retain-on-failure and --screenshot only-on-failure; its run directory."""
+    out = tmp_path_factory.mktemp("one-broken")
     _run(
-        tmp_path,
+        out,
         ("SEL-01", "REPEAT-01"),
         state=RunState(trial_hooks=TrialHooks(breaks=("save_not_idempotent",))),
         playwright_trace="retain-on-failure",
         screenshots="only-on-failure",
     )
-    run_dir = tmp_path / "run"
+    return out / "run"
+
+
+def test_trace_zips_and_screenshots_are_kept_for_failures_only(one_broken):
+    """--playwright-trace retain-on-failure and --screenshot only-on-failure: one passing and one failing trial."""
+    from runner.report.html import render_html
+
+    run_dir = one_broken
     traces = read_traces(run_dir / "trials")  # as written: the teardown's screenshot is in the file
     by_case = {t.case_id: t for t in traces}
     passed, failed = by_case["SEL-01"], by_case["REPEAT-01"]
@@ -225,13 +233,11 @@ def test_trace_zips_and_screenshots_are_kept_for_failures_only(tmp_path):
     assert html.count("no screenshot was taken") == 1  # the passing trial's
 
 
-def test_compare_and_power_from_the_command_line(seed_run, tmp_path):
-    two = {"workers": 2, "screenshots": "off"}  # compare reads the traces only
-    seam = TrialHooks(breaks=("save_not_idempotent",))
-    broken = _run(tmp_path, ("REPEAT-01", "SEL-01"), state=RunState(trial_hooks=seam), run_id="broken", **two)
-    assert {t.case_id: t.verdict for t in broken} == {"REPEAT-01": "failed", "SEL-01": "passed"}
+def test_compare_and_power_from_the_command_line(seed_run, one_broken):
+    broken = {t.case_id: t.verdict for t in read_traces(one_broken / "trials")}
+    assert broken == {"REPEAT-01": "failed", "SEL-01": "passed"}
     # the good run: the session's run of the whole seed suite; compare pairs the two cases both runs played
-    out = cli("compare", str(seed_run.run_dir), str(tmp_path / "broken"))
+    out = cli("compare", str(seed_run.run_dir), str(one_broken))
     assert out.returncode == 0, out.stderr
     text = " ".join(out.stdout.split())
     assert "pass → fail (1): REPEAT-01" in text and "not distinguishable from noise" in text
