@@ -20,7 +20,7 @@ from runner.results.run_results import results_of
 from runner.rundir.layout import RunDir
 from runner.rundir.plan import make_plan, read_plan, write_plan
 from runner.rundir.reading import control_dirs, read_run, read_traces
-from runner.suite.loader import load_cases
+from runner.suite.loader import case_files, load_cases
 from runner.trace import Trace, write_trace
 
 SILENT = """id: SILENT-01
@@ -36,6 +36,8 @@ expect:
     writes: {total: 0}
   state: {unchanged: true}
 """
+# a scripted human step that, with no agent, may wait out its time-out for a control that never comes
+WAITING_STEPS = ("click", "press", "wait_for")
 REASON = "only that nothing is written is asserted here; the answer is judged by people"
 
 
@@ -46,13 +48,18 @@ def _run_dir(out: Path) -> Path:
 
 @pytest.mark.browser
 def test_the_null_agent_fails_every_seed_case_except_those_marked(tmp_path):
-    # Three cases script a human click on a control only a tool call shows: each of those trials waits out the
-    # click's 10 s time-out, doing nothing. Four workers overlap those waits with the other trials' work.
-    out = cli("validate", "--control", "--out", str(tmp_path), "-j", "4")
+    # Some cases script a human step that, with no agent, waits out a time-out (a click on a control only a tool
+    # call shows: 10 s; a wait_for the case bounds: 5-10 s). Those cases are given first, so their waits start at
+    # once and overlap the other trials' work (eight workers; the plan keeps the order the files are given in)
+    # instead of trailing at the end; the run is the whole suite either way.
+    files = case_files([CASES])
+    loaded, problems = load_cases(files)
+    assert not problems and loaded
+    waits = {lc.file for lc in loaded if any(getattr(s, "action", None) in WAITING_STEPS for s in lc.case.steps)}
+    ordered = sorted(files, key=lambda f: str(f) not in waits)
+    out = cli("validate", *map(str, ordered), "--control", "--out", str(tmp_path), "-j", "8")
     assert out.returncode == 0, out.stdout + out.stderr
     assert "control (the null agent): passes" in out.stdout and "0 unexplained" in out.stdout
-    loaded, problems = load_cases([CASES])
-    assert not problems and loaded
     traces = {t.case_id: t for t in read_traces(_run_dir(tmp_path))}
     assert set(traces) == {lc.case.id for lc in loaded}  # every case of the suite, whatever it holds today
     for lc in loaded:

@@ -83,7 +83,12 @@ def instructions_in(text: str, tools: Iterable[str] = ()) -> list[str]:
     """What in text speaks to the agent rather than describing: the kinds found, in order. tools: the names of
     the page's tools, so a text that tells the agent to call one of them is found."""
     kinds = [kind for kind, pattern in _PATTERNS if pattern.search(text)]
-    named = [n for n in tools if n and re.search(_CALL.format(name=re.escape(n)), text, re.I)]
+    names = [n for n in tools if n]
+    named: list[str] = []
+    # one pass over the text for every name at once; each name is looked for only when one of them is there (a
+    # tool's 10 MB answer on a page of 50 tools was 50 passes, most of a smoke run's time)
+    if names and re.search(_CALL.format(name="(?:" + "|".join(map(re.escape, names)) + ")"), text, re.I):
+        named = [n for n in names if re.search(_CALL.format(name=re.escape(n)), text, re.I)]
     if named and (kinds or _PUSH.search(text)):
         kinds.append(f"an order to call {', '.join(sorted(named))}")
     return kinds
