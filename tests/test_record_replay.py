@@ -38,10 +38,6 @@ def recorded(seed_run) -> tuple[Path, dict[str, str]]:
 _RECORDING_PROBLEMS: dict[str, str] = {}
 
 
-def _replay(tmp_path: Path, fixtures: Path, ids: tuple[str, ...] = (), **kw):
-    return play(tmp_path, ids, network_mode="replay", state=RunState(fixtures=FixtureStore(fixtures, "replay")), **kw)
-
-
 def _copy(fixtures: Path, tmp_path: Path) -> Path:
     target = tmp_path / "fixtures"
     target.mkdir()
@@ -77,40 +73,25 @@ def _origin_up(port: int) -> Iterator[CountingOrigin]:
         origin.server_close()
 
 
-@pytest.fixture(scope="module")
-def replayed(recorded, tmp_path_factory) -> tuple[list[Trace], int]:
-    """The whole suite replayed from the recording, once: its traces and how often the recorded origin was
-    contacted. The embedded site of the recording run is gone, so replay starts none and needs none; a server
-    listens on the recorded origin's port meanwhile, so a request that went past the fixtures would be counted."""
-    fixtures, _ = recorded
-    port = urlsplit(load_fixture(fixtures / "SEL-01.yaml").base_url).port
-    assert port
-    with _origin_up(port) as origin:
-        traces = _replay(tmp_path_factory.mktemp("replayed"), fixtures, workers=4)
-    return traces, origin.hits
-
-
-def test_record_then_replay_gives_the_same_verdicts_with_no_site(recorded, replayed):
-    _, verdicts = recorded
-    assert set(verdicts.values()) == {"passed"} and len(verdicts) == len(case_files([CASES])), _RECORDING_PROBLEMS
-    traces, _ = replayed
-    assert {t.case_id: t.verdict for t in traces} == verdicts
-    assert all(t.network_mode == "replay" and t.network.requests > 0 for t in traces)
-    assert all(not t.network.replay_misses for t in traces)
-
-
-def test_replay_never_contacts_the_origin_even_when_it_is_up(replayed):
-    traces, hits = replayed
-    assert {t.case_id: t.verdict for t in traces}["SEL-01"] == "passed"
-    assert hits == 0
+# The cases replayed unchanged: one of each behaviour, and each thing a replay serves that others do not: a goal
+# case's conversation (AMB-01-G), a viewer in another time zone (SEL-02-LA), the site's change hook (STALE-02,
+# CONF-05), its expire_session hook (RECOVERY-02), writes (ORD-02, REPEAT-03, CONF-04, a person's press), a
+# case whose agent answers without a tool (NO-01), untrusted text (INJECT-01). Every case is recorded, and every
+# fixture read, above.
+UNCHANGED = (
+    "SEL-02-LA", "ARG-01", "AMB-01-G", "STALE-02", "CONF-04", "CONF-05", "REPEAT-03", "NO-01", "ORD-02",
+    "RECOVERY-02", "INJECT-01",
+)  # fmt: skip
 
 
 @pytest.fixture(scope="module")
-def changed_fixtures(recorded, tmp_path_factory) -> tuple[dict[str, Trace], list[str]]:
-    """Three changed copies of recorded fixtures replayed in one run: SEL-01's search answers two events where
-    three were recorded, ARG-02's recording lacks its search, SEL-02's is older than the store's 30 days.
-    The replayed traces by case, and the store's warnings."""
-    out = tmp_path_factory.mktemp("changed")
+def replayed(recorded, tmp_path_factory) -> tuple[dict[str, Trace], list[str], int]:
+    """One replay run, offline, of the cases above and three changed copies of recorded fixtures: SEL-01's
+    search answers two events where three were recorded, ARG-02's recording lacks its search, SEL-02's is
+    older than the store's 30 days. The embedded site of the recording run is gone, so replay starts none and
+    needs none; a server listens on the recorded origin's port meanwhile, so a request that went past the
+    fixtures would be counted. The traces by case, the store's warnings and the origin's hits."""
+    out = tmp_path_factory.mktemp("replayed")
     fixtures = _copy(recorded[0], out)
     edited = load_fixture(fixtures / "SEL-01.yaml")
     entry = next(e for e in edited.entries if e.key.startswith("GET /api/events?"))
@@ -123,19 +104,39 @@ def changed_fixtures(recorded, tmp_path_factory) -> tuple[dict[str, Trace], list
     old.recorded_at = "2020-01-01T00:00:00Z"
     save_fixture(old, fixtures / "SEL-02.yaml")
     store = FixtureStore(fixtures, "replay", max_age_days=30)
-    traces = play(out, ("SEL-01", "ARG-02", "SEL-02"), network_mode="replay", state=RunState(fixtures=store))
-    return {t.case_id: t for t in traces}, store.warnings
+    port = urlsplit(edited.base_url).port
+    assert port
+    with _origin_up(port) as origin:
+        ids = (*UNCHANGED, "SEL-01", "ARG-02", "SEL-02")
+        traces = play(out, ids, network_mode="replay", state=RunState(fixtures=store), workers=4)
+    return {t.case_id: t for t in traces}, store.warnings, origin.hits
 
 
-def test_an_edited_fixture_flips_the_verdict(changed_fixtures):
-    trace = changed_fixtures[0]["SEL-01"]
+def test_record_then_replay_gives_the_same_verdicts_with_no_site(recorded, replayed):
+    _, verdicts = recorded
+    assert set(verdicts.values()) == {"passed"} and len(verdicts) == len(case_files([CASES])), _RECORDING_PROBLEMS
+    traces = [t for t in replayed[0].values() if t.case_id in (*UNCHANGED, "SEL-02")]  # SEL-02: only older
+    assert len(traces) == len(UNCHANGED) + 1
+    assert {t.case_id: t.verdict for t in traces} == {t.case_id: verdicts[t.case_id] for t in traces}
+    assert all(t.network_mode == "replay" and t.network.requests > 0 for t in traces)
+    assert all(not t.network.replay_misses for t in traces)
+
+
+def test_replay_never_contacts_the_origin_even_when_it_is_up(replayed):
+    traces, _, hits = replayed
+    assert traces["NO-01"].verdict == "passed" and traces["ORD-02"].verdict == "passed"
+    assert hits == 0  # not one request of the 14 trials, the one lacking an entry included
+
+
+def test_an_edited_fixture_flips_the_verdict(replayed):
+    trace = replayed[0]["SEL-01"]
     assert trace.verdict == "failed"
     failed = {a.id for a in trace.assertions if a.status == "failed"}
     assert "calls.expected[0]" in failed  # count 3 expected, 2 answered
 
 
-def test_a_missing_entry_fails_loudly_and_names_the_request_and_the_fix(changed_fixtures):
-    trace = changed_fixtures[0]["ARG-02"]
+def test_a_missing_entry_fails_loudly_and_names_the_request_and_the_fix(replayed):
+    trace = replayed[0]["ARG-02"]
     assert trace.verdict == "failed"
     replay = next(a for a in trace.assertions if a.id == "network.replay")
     assert replay.status == "failed"
@@ -161,8 +162,8 @@ def test_a_fixture_holds_its_age_revision_and_the_site_hooks(recorded):
     yaml.safe_load((fixtures / "CONF-01.yaml").read_text(encoding="utf-8"))  # readable text
 
 
-def test_an_old_fixture_warns(changed_fixtures):
-    _, warnings = changed_fixtures
+def test_an_old_fixture_warns(replayed):
+    _, warnings, _ = replayed
     assert len(warnings) == 1 and "webmcp-eval record SEL-02" in warnings[0]  # the fresh ones say nothing
 
 
