@@ -26,7 +26,7 @@ from playwright.sync_api import sync_playwright
 from runner_support import cli, in_thread
 from static_server import StaticSite
 
-from runner.audit.engine import AuditOptions, audit
+from runner.audit.engine import AuditOptions, PageAudit, audit
 from runner.play.browser.browser import find_chromium, launch, launch_args
 from runner.play.page import toolhost
 from runner.play.page.surface.log import ShimLog
@@ -175,10 +175,27 @@ def _fixture_views(sites: dict[str, Site]) -> dict[str, tuple[list[Frame], list[
     return out
 
 
+def _audit_views(sites: dict[str, Site]) -> dict[str, PageAudit]:
+    """The audit of each page: one audit per set of options, its pages the routes (a full URL is a route as it
+    is, as a user gives one), each page read in a context of its own as a lone page's audit reads it."""
+    together: dict[str, list[str]] = {}
+    for name, site in sites.items():
+        together.setdefault(json.dumps(site.audit, sort_keys=True), []).append(name)
+    out = {}
+    for names in together.values():
+        first = sites[names[0]]
+        routes = [sites[n].url for n in names]
+        report = in_thread(asyncio.run, audit(AuditOptions(first.url, routes, watch_ms=SETTLE_MS, **first.audit)))
+        assert [p.surface.url for p in report.pages] == routes
+        out.update(zip(names, report.pages, strict=True))
+    return out
+
+
 @pytest.fixture(scope="module")
 def read(form: FormSite, frames: FramesSite, static_shop: StaticSite) -> dict[str, dict[str, Any]]:
     """Every test site's page through every view. The tool host's and the fixture's each read every page in
-    one browser; ``tools`` and the audit start their own, as a user runs them. Each test judges its page."""
+    one browser; ``tools`` reads them all as one command's routes (a full URL is a route as it is), as a user
+    can run it, and the audit once per set of options. Each test judges its page."""
     both = {"smoke": True, "all_tools": True}
     sites = {
         "waits": Site(form.url, [("book_table", GOOD)], both, call_ms=SHORT_CALL_MS),
@@ -188,29 +205,32 @@ def read(form: FormSite, frames: FramesSite, static_shop: StaticSite) -> dict[st
     }
     hosts = in_thread(asyncio.run, _host_views(sites))
     fixtures = in_thread(_fixture_views, sites)
-    out = {}
-    for name, site in sites.items():
-        listed = cli("tools", site.url, "--json", "--settle-ms", str(SETTLE_MS))
-        report = in_thread(asyncio.run, audit(AuditOptions(url=site.url, watch_ms=SETTLE_MS, **site.audit)))
-        out[name] = {"host": hosts[name], "tools": listed, "audit": report, "fixture": fixtures[name]}
-    return out
+    routes = [a for site in sites.values() for a in ("--route", site.url)]
+    listed = cli("tools", sites["waits"].url, *routes, "--json", "--settle-ms", str(SETTLE_MS))
+    assert listed.returncode == 0, listed.stderr
+    routes_read = json.loads(listed.stdout)["routes"]
+    assert [r["url"] for r in routes_read] == [site.url for site in sites.values()]
+    audits = _audit_views(sites)
+    return {
+        name: {"host": hosts[name], "tools": route, "audit": audits[name], "fixture": fixtures[name]}
+        for name, route in zip(sites, routes_read, strict=True)
+    }
 
 
 def _views(read: dict[str, dict[str, Any]], name: str) -> dict[str, Any]:
     """One page's views, held to each other: the same frames, tools, kinds, annotations, refusals and answers."""
-    (host_frames, host_answers, catalog), listed = read[name]["host"], read[name]["tools"]
-    report, (fixture_frames, fixture_answers) = read[name]["audit"], read[name]["fixture"]
-    assert listed.returncode == 0, listed.stderr
+    (host_frames, host_answers, catalog), route = read[name]["host"], read[name]["tools"]
+    page, (fixture_frames, fixture_answers) = read[name]["audit"], read[name]["fixture"]
     views = {
         "host": _frames(host_frames),
-        "tools": _frames(_json_frames(json.loads(listed.stdout)["routes"][0])),
-        "audit": _frames(report.pages[0].surface.frames),
+        "tools": _frames(_json_frames(route)),
+        "audit": _frames(page.surface.frames),
         "fixture": _frames(fixture_frames),
     }
     assert views["host"] == views["tools"] == views["audit"] == views["fixture"], views
     assert sorted(catalog) == sorted({n for f in views["host"].values() for n in f["tools"]})
     assert host_answers == fixture_answers
-    return {"frames": views["host"], "answers": host_answers, "audit": report.pages[0]}
+    return {"frames": views["host"], "answers": host_answers, "audit": page}
 
 
 def test_a_form_that_waits_for_a_person_is_said_so_by_every_view(read: dict[str, dict[str, Any]]):
