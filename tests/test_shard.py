@@ -189,9 +189,10 @@ def test_two_shards_merged_equal_the_unsharded_run_trial_for_trial(tmp_path):
 
     dup = cli("report", str(tmp_path / "s1"), str(tmp_path / "s1"), "--out", str(tmp_path / "d"))
     assert dup.returncode == 2 and "shard 1/2 given twice" in dup.stderr
-    other = cli("run", "SEL-01", "--shard", "1/2", "--out", str(tmp_path), "--run-id", "o1")
+    # another plan's shard 2/2 (its one trial is shard 1's, so this one plays none) beside this plan's shard 1/2
+    other = cli("run", "SEL-01", "--shard", "2/2", "--out", str(tmp_path), "--run-id", "o2")
     assert other.returncode == 0, other.stdout + other.stderr
-    foreign = cli("report", str(tmp_path / "o1"), str(tmp_path / "s2"), "--out", str(tmp_path / "f"))
+    foreign = cli("report", str(tmp_path / "o2"), str(tmp_path / "s1"), "--out", str(tmp_path / "f"))
     assert foreign.returncode == 2 and "different plans" in foreign.stderr
 
 

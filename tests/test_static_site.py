@@ -103,9 +103,9 @@ def shop_run(tmp_path_factory: pytest.TempPathFactory, static_shop: StaticSite) 
         variant("SHOP-02", "SHOP-15", _a_topic_the_form_cannot_hold),
         variant("SHOP-04", "SHOP-16", _left_stale),
     ]
-    # Four workers: a shop trial mostly waits (the site's 1 s settle_ms), and four overlap; no test here looks at a
-    # screenshot, and six of these trials fail on purpose, so none is taken.
-    return play_shop(tmp_path_factory.mktemp("shop"), static_shop, cases, workers=4, screenshots="off")
+    # A worker per trial: a shop trial mostly waits (the site's 1 s settle_ms), and all ten overlap; no test here
+    # looks at a screenshot, and six of these trials fail on purpose, so none is taken.
+    return play_shop(tmp_path_factory.mktemp("shop"), static_shop, cases, workers=len(cases), screenshots="off")
 
 
 def test_the_shops_own_cases_pass_on_a_static_site_under_a_sub_path(shop_run, static_shop):
