@@ -1,16 +1,15 @@
 """--retries: only infrastructure not_runs are played again; failures never are; every attempt is kept and shown.
 
-The browser test plays the static shop with a server that answers 503 once, an agent that crashes
-the renderer once and one that closes the whole browser once: each is retried and passes, with
-both attempts' traces kept. A case whose
-plan fails is never retried. The view tests check that every report shows retried trials and
+The browser test plays the static shop with a server that answers 503 once and an agent that closes
+the whole browser once: each is retried and passes, with both attempts' traces kept. A case whose
+plan fails is never retried. (A renderer that crashes, or a renderer, browser or driver killed, is
+retried the same way: tests/test_faults.py.) The view tests check that every report shows retried trials and
 flaky cases, from the one results layer.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -115,22 +114,16 @@ def test_junit_marks_retried_trials_and_flaky_cases(tmp_path):
 
 
 class CrashOnce(BreaksOnce):
-    """The first time it plays a victim trial it breaks the browser under it: ``"renderer"`` crashes the page's
-    renderer, ``"browser"`` closes the whole browser (a lost connection)."""
+    """The first time it plays a victim trial it closes the whole browser under it (a lost connection)."""
 
     done: set[str] = set()
 
     async def breaks(self, what: str, host) -> None:  # noqa: ANN001
-        if what == "browser":
-            await host.page.context.browser.close()
-        else:
-            cdp = await host.page.context.new_cdp_session(host.page)
-            with contextlib.suppress(Exception):  # the renderer dies under the command: no answer comes
-                await asyncio.wait_for(cdp.send("Page.crash"), timeout=5)
+        await host.page.context.browser.close()
 
 
 @pytest.mark.browser
-def test_a_503_and_a_crash_are_retried_into_passes_and_a_failure_is_never_retried(
+def test_a_503_and_a_lost_browser_are_retried_into_passes_and_a_failure_is_never_retried(
     tmp_path: Path, static_shop: StaticSite
 ):
     cases = shop_cases()
@@ -141,18 +134,18 @@ def test_a_503_and_a_crash_are_retried_into_passes_and_a_failure_is_never_retrie
         run_id="retry",
         base_url=static_shop.url,
         site_config=static_shop.config(),
-        agent_factory=lambda: CrashOnce({"SHOP-02.t1": "renderer", "SHOP-03.t1": "browser"}),
+        agent_factory=lambda: CrashOnce({"SHOP-03.t1": "browser"}),
         retries=1,
         screenshots="on",  # every attempt's, so the retried one's own is there to find
     )
-    chosen = [cases["SHOP-01"], cases["SHOP-02"], cases["SHOP-03"], failing]
+    chosen = [cases["SHOP-01"], cases["SHOP-03"], failing]
     traces = in_thread(asyncio.run, run_suite(chosen, options)).traces
     by_case = {t.case_id: t for t in traces}
     run_dir = tmp_path / "retry"
 
-    served, crashed, lost = by_case["SHOP-01"], by_case["SHOP-02"], by_case["SHOP-03"]
+    served, lost = by_case["SHOP-01"], by_case["SHOP-03"]
     wrong = by_case["SHOP-01-WRONG"]
-    retried = ((served, "answered HTTP 503"), (crashed, "crashed"), (lost, "connection to the browser was lost"))
+    retried = ((served, "answered HTTP 503"), (lost, "connection to the browser was lost"))
     for trace, why in retried:
         assert trace.verdict == "passed", trace.verdict_reason
         assert trace.attempt == 2
@@ -161,8 +154,8 @@ def test_a_503_and_a_crash_are_retried_into_passes_and_a_failure_is_never_retrie
         kept = json.loads((run_dir / "trials" / first.trace).resolve().read_text(encoding="utf-8"))
         assert kept["attempt"] == 1 and kept["not_run_kind"] == "infrastructure" and kept["trial_id"] == trace.trial_id
         assert (run_dir / "trials" / f"{trace.trial_id}.json").is_file()
-    assert (run_dir / "screenshots" / "SHOP-02.t1.a2.png").is_file()  # the second attempt's own screenshot
+    assert (run_dir / "screenshots" / "SHOP-03.t1.a2.png").is_file()  # the second attempt's own screenshot
 
     assert wrong.verdict == "failed" and wrong.attempt == 1 and not wrong.earlier_attempts
     kept = sorted(p.name for p in (run_dir / "attempts").iterdir())
-    assert kept == ["SHOP-01.t1.a1.json", "SHOP-02.t1.a1.json", "SHOP-03.t1.a1.json"]
+    assert kept == ["SHOP-01.t1.a1.json", "SHOP-03.t1.a1.json"]
