@@ -120,34 +120,56 @@ def test_the_wheel_has_one_top_level_name_and_ships_the_seed_suite(wheel) -> Non
             assert not [m for m in modules if m.split(".")[0] in MAPPED], (name, modules)
 
 
-def test_installed_from_an_empty_folder_it_answers_plays_seed_cases_and_audits_the_demo(fresh, tmp_path) -> None:
-    version = run([fresh / "webmcp-eval", "--version"], tmp_path)
-    assert version.returncode == 0 and version.stdout.startswith(f"webmcp-eval {runner.__version__}\n"), version
-    assert "\nplaywright " in version.stdout and "\nchromium " in version.stdout
+def started(argv: list, cwd: Path) -> subprocess.Popen[str]:
+    """A command started and not waited for (``ended`` waits): commands a test runs side by side, as a user
+    runs them in terminals of their own."""
+    return subprocess.Popen(
+        [str(a) for a in argv], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=CLEAN_ENV
+    )
 
-    played = run([fresh / "webmcp-eval", "run", *WHEEL_CASES, "-j", "2"], tmp_path)
+
+def ended(process: subprocess.Popen[str]) -> subprocess.CompletedProcess[str]:
+    out, err = process.communicate(timeout=600)
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+
+
+def test_installed_from_an_empty_folder_it_answers_plays_seed_cases_and_audits_the_demo(fresh, tmp_path) -> None:
+    # the run, the replay and the audit of the served demo read and write nothing of each other's: side by side
+    (tmp_path / "play").mkdir()
+    playing = started([fresh / "webmcp-eval", "run", *WHEEL_CASES, "-j", "2"], tmp_path / "play")
+    try:
+        version = run([fresh / "webmcp-eval", "--version"], tmp_path)
+        assert version.returncode == 0 and version.stdout.startswith(f"webmcp-eval {runner.__version__}\n"), version
+        assert "\nplaywright " in version.stdout and "\nchromium " in version.stdout
+        shipped = run([fresh / "python", "-c", "import webmcp_eval; print(webmcp_eval.__file__)"], tmp_path)
+        day26 = Path(shipped.stdout.strip()).parent / "traces" / "day26" / "trials" / "SEL-01.t1.json"
+        replayed = run([fresh / "webmcp-eval", "replay", day26, "--out", "replays"], tmp_path)
+        assert replayed.returncode == 0 and "same as recorded" in replayed.stdout, replayed.stdout + replayed.stderr
+
+        site = subprocess.Popen(
+            [fresh / "webmcp-eval", "site", "--port", "0"],
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=CLEAN_ENV,
+        )
+        try:
+            url = re.search(r"http://127\.0\.0\.1:\d+", site.stdout.readline()).group(0)
+            audit = [fresh / "webmcp-eval", "audit", f"{url}/", "--watch-ms", "500", "--json", "audit.json"]
+            audited = run(audit, tmp_path)
+        finally:
+            site.terminate()
+            site.wait(timeout=30)
+    except BaseException:
+        playing.kill()  # the run is not left behind a failed assertion
+        raise
+    played = ended(playing)
     assert played.returncode == 0, played.stdout[-3000:] + played.stderr[-3000:]
     assert played.stderr.startswith("no cases/ here: using the seed suite shipped with webmcp-eval")
     assert f"{len(WHEEL_CASES)} passed, 0 failed, 0 not_run" in played.stdout
-    (run_dir,) = (tmp_path / "traces").iterdir()
+    (run_dir,) = (tmp_path / "play" / "traces").iterdir()
     info = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
     assert info["webmcp_eval_version"] == runner.__version__ and info["embedded_site"] is True
-
-    shipped = run([fresh / "python", "-c", "import webmcp_eval; print(webmcp_eval.__file__)"], tmp_path)
-    day26 = Path(shipped.stdout.strip()).parent / "traces" / "day26" / "trials" / "SEL-01.t1.json"
-    replayed = run([fresh / "webmcp-eval", "replay", day26, "--out", "replays"], tmp_path)
-    assert replayed.returncode == 0 and "same as recorded" in replayed.stdout, replayed.stdout + replayed.stderr
-
-    site = subprocess.Popen(
-        [fresh / "webmcp-eval", "site", "--port", "0"], cwd=tmp_path, stdout=subprocess.PIPE, text=True, env=CLEAN_ENV
-    )
-    try:
-        url = re.search(r"http://127\.0\.0\.1:\d+", site.stdout.readline()).group(0)
-        audit = [fresh / "webmcp-eval", "audit", f"{url}/", "--watch-ms", "500", "--json", "audit.json"]
-        audited = run(audit, tmp_path)
-    finally:
-        site.terminate()
-        site.wait(timeout=30)
     assert audited.returncode == 0, audited.stdout + audited.stderr
     (page,) = json.loads((tmp_path / "audit.json").read_text(encoding="utf-8"))["pages"]
     assert page["error"] is None and page["frames"][0]["tools"], page
