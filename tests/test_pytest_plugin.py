@@ -74,15 +74,25 @@ def _session(folder: Path, *args: str | Path) -> pytest.RunResult:
     one (no outer PYTEST_ADDOPTS, the folder as HOME and on the path, no colours), for a session several tests
     read: each session starts an interpreter and a Chromium, so tests that need the same options share one and
     each judges its own file of it (``_file_outcomes``)."""
+    return _ended(_started(folder, *args))
+
+
+def _started(folder: Path, *args: str | Path) -> subprocess.Popen[str]:
+    """``_session``'s process, started and not waited for (``_ended`` waits): for a test that does other work
+    while it plays."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "TOX_ENV_DIR")}
     env.update(HOME=str(folder), USERPROFILE=str(folder), PY_COLORS="0")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(folder), env.get("PYTHONPATH", "")]))
     basetemp = tempfile.mkdtemp(dir=folder, prefix=".basetemp-")  # a session's own, also in a folder used again
     argv = [sys.executable, "-m", "pytest", f"--basetemp={basetemp}", "-p", "no:cacheprovider", *args]
+    pipe = subprocess.PIPE
+    return subprocess.Popen([str(a) for a in argv], cwd=folder, stdout=pipe, stderr=pipe, text=True, env=env)
+
+
+def _ended(process: subprocess.Popen[str]) -> pytest.RunResult:
     started = time.monotonic()
-    done = subprocess.run([str(a) for a in argv], cwd=folder, capture_output=True, text=True, env=env, timeout=900)
-    lines = done.stdout.splitlines()
-    return pytest.RunResult(done.returncode, lines, done.stderr.splitlines(), time.monotonic() - started)
+    out, err = process.communicate(timeout=900)
+    return pytest.RunResult(process.returncode, out.splitlines(), err.splitlines(), time.monotonic() - started)
 
 
 def _file_outcomes(junit: Path, module: str) -> dict[str, int]:
@@ -877,14 +887,17 @@ def _built_in_surface(trace_file: Path) -> dict[str, tuple[str, str]]:
 
 
 @pytest.mark.browser
-def test_a_suite_item_judges_the_built_in_surface_checks_as_run_does(pytester: pytest.Pytester, tmp_path: Path) -> None:
+def test_a_suite_item_judges_the_built_in_surface_checks_as_run_does(tmp_path: Path) -> None:
     seed = ROOT / "cases"
     out = tmp_path / "items"
-    result = pytester.runpytest_subprocess(
-        "--webmcp-suite", str(seed), "-k", "SEL-01", "--webmcp-out", str(out), "-p", "no:cacheprovider"
-    )
+    (tmp_path / "session").mkdir()
+    # the item's session and the run play side by side, each with its own demo site, browser and output folder
+    session = _started(tmp_path / "session", "--webmcp-suite", seed, "-k", "SEL-01", "--webmcp-out", out)
+    try:
+        ran = cli("run", str(seed / "SEL-01.yaml"), "--out", str(tmp_path / "runs"), "--run-id", "r")
+    finally:
+        result = _ended(session)
     assert _outcomes(result).get("passed") == 1, result.stdout.str()
-    ran = cli("run", str(seed / "SEL-01.yaml"), "--out", str(tmp_path / "runs"), "--run-id", "r")
     assert ran.returncode == 0, ran.stdout + ran.stderr
     (item_trace,) = out.glob("*/trials/SEL-01.t1.json")
     by_run = _built_in_surface(tmp_path / "runs" / "r" / "trials" / "SEL-01.t1.json")
