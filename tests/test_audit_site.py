@@ -19,7 +19,6 @@ from runner_support import cli, in_thread
 from runner.audit.config import parse_audit_config
 from runner.audit.engine import AuditOptions, AuditReport, audit
 from runner.audit.rulebook import RULES
-from runner.suite.site import Hooks, SiteConfig
 
 SARIF_SCHEMA = Path(__file__).resolve().parent / "sarif" / "sarif-schema-2.1.0.json"
 
@@ -145,17 +144,6 @@ def test_smoke_judges_every_answer_and_the_proxy_catches_a_read_only_tool_that_w
     assert not any("save_word" in key for key in calls)
 
 
-def test_all_tools_calls_a_writing_tool_in_a_fresh_world_per_call(audit_web: AuditSite):
-    site = SiteConfig(base_url=audit_web.url, world_cookie="world", hooks=Hooks(reset="/__test__/reset"))
-    resets, writes = len(audit_web.resets), len(audit_web.writes)
-    report = run_audit(url=audit_web.url + "clean.html", watch_ms=200, smoke=True, all_tools=True, site=site)
-    calls = next(v for k, v in report.pages[0].calls.items() if k.endswith(" add_to_cart"))
-    assert len(audit_web.resets) - resets == len(calls) >= 4  # each call its own world: required, enums, invalid
-    assert all("world" in r for r in audit_web.resets[resets:])
-    assert any("add_to_cart tea-1" in w for w in audit_web.writes[writes:])
-    assert report.all_findings() == [] and report.exit_code == 0  # the clean page is clean, its calls too
-
-
 def test_timeline_late_and_flapping_tools(audit_web: AuditSite):
     report = run_audit(url=audit_web.url + "timeline.html", watch_ms=4500)  # late_tool: 2.5 s after load (late: 2 s)
     rules = by_rule(report)
@@ -220,11 +208,26 @@ def test_contract_written_then_a_change_is_an_error_with_a_readable_diff(audit_w
         "audit", url, "--contract", str(contract), "--update-contract", "--watch-ms", "200", "--html", "/dev/null"
     )
     assert wrote.returncode == 0, wrote.stdout + wrote.stderr
+    # --all-tools with the site's reset hook (the suite's site): a writing tool is called in a fresh world per call
+    (tmp_path / "suite.yaml").write_text(
+        f"site:\n  base_url: {audit_web.url}\n  world_cookie: world\n  hooks: {{reset: /__test__/reset}}\n"
+    )
+    resets, writes = len(audit_web.resets), len(audit_web.writes)
+    out = tmp_path / "all.json"
     same = cli(
-        "audit", url, "--contract", str(contract), "--watch-ms", "200", "--html", "/dev/null", "--smoke", "--all-tools"
-    )  # every tool called, none changes the surface
+        "audit", url, "--contract", str(contract), "--watch-ms", "200", "--html", "/dev/null", "--smoke", "--all-tools",
+        "--suite", str(tmp_path), "--json", str(out),
+    )  # fmt: skip
+    # every tool called, none changes the surface
     assert same.returncode == 0 and "contract changes" not in same.stdout, same.stdout
-    assert "note: no reset hook" in same.stdout and "server's state was not reset" in same.stdout
+    assert "note: no reset hook" not in same.stdout  # the suite's site has one
+    data = json.loads(out.read_text())
+    calls = next(v for k, v in data["pages"][0]["calls"].items() if k.endswith(" add_to_cart"))
+    assert len(audit_web.resets) - resets == len(calls) >= 4  # each call its own world: required, enums, invalid
+    assert all("world" in r for r in audit_web.resets[resets:])
+    assert any("add_to_cart tea-1" in w for w in audit_web.writes[writes:])
+    findings = data["findings"] + [f for p in data["pages"] for f in p["findings"]]
+    assert findings == [] and data["exit_code"] == 0  # the clean page is clean, its calls too
     data = json.loads(contract.read_text())
     tools = data["pages"]["/clean.html"]["tools"]
     tools["search_items"]["description"] = "An older description."
@@ -293,6 +296,7 @@ def test_a_page_behind_a_login_with_header_and_storage_state_and_no_secret_in_an
         *paths,
     )
     assert "Traceback" not in run.stderr
+    assert "note: no reset hook" in run.stdout and "server's state was not reset" in run.stdout  # no --suite
     data = json.loads(out["json"].read_text())
     calls = {k.rsplit(" ", 1)[-1]: v for k, v in data["pages"][0]["calls"].items()}
     assert set(calls) == {"whoami", "save_note"}  # the page opened with the header: its tools were read
