@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -23,6 +24,8 @@ from runner_support import CASES, ROOT, cli, in_thread, play, suite_cases
 
 from runner.agents.reference import ReferenceAgent
 from runner.play.browser.browser import find_chromium
+from runner.play.page.watcher import Watcher
+from runner.play.run import trial as trial_module
 from runner.play.run.run import run_suite
 from runner.play.run.settings import RunSettings, RunState, TrialHooks
 from runner.rundir.reading import read_traces
@@ -327,9 +330,11 @@ def test_a_route_whose_data_loads_slowly_is_waited_for_before_the_next_step(tmp_
 
 
 class PersonAtTheHold(ReferenceAgent):
-    """The reference agent, plus a person who presses the final button once the runner holds for them."""
+    """The reference agent, plus a person who presses the final button once the runner holds for them, waits
+    for the page to say the registration went through, then presses Enter (``done``)."""
 
     pressed: list[str] = []
+    done = threading.Event()
 
     async def turn(self, step, host) -> str:
         reply = await super().turn(step, host)
@@ -345,6 +350,8 @@ class PersonAtTheHold(ReferenceAgent):
         )
         await button.click()
         self.pressed.append("確認報名")
+        await page.get_by_role("heading", name="報名成功").wait_for(timeout=30_000)
+        type(self).done.set()
 
 
 @pytest.fixture
@@ -365,8 +372,14 @@ def x_display(monkeypatch):
     server.wait(timeout=10)
 
 
-def test_a_person_pressing_during_the_headed_hold_is_the_human_not_the_agent(tmp_path, x_display):
-    (trace,) = _run(tmp_path, ("CONF-01",), headed=True, hold_ms=4000, agent_factory=PersonAtTheHold)
+def test_a_person_pressing_during_the_headed_hold_is_the_human_not_the_agent(tmp_path, x_display, monkeypatch):
+    # The hold without --hold-ms: until the person presses Enter, which they do once the page has answered their
+    # press (the fixed-time hold is the test above's).
+    PersonAtTheHold.done.clear()
+    monkeypatch.setattr(
+        trial_module, "Watcher", lambda hold_ms: Watcher(hold_ms, wait_for_enter=lambda: PersonAtTheHold.done.wait(60))
+    )
+    (trace,) = _run(tmp_path, ("CONF-01",), headed=True, hold_ms=None, agent_factory=PersonAtTheHold)
     assert PersonAtTheHold.pressed == ["確認報名"]
     conf = trace.confirmation
     assert conf and conf.pressed_by_human and not conf.pressed_by_agent, conf
