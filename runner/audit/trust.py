@@ -79,10 +79,20 @@ _PUSH = re.compile(
 _CALL = r"\b(call|invoke|run|execute|trigger|use)\s+(the\s+)?(tool\s+)?[`'\"]?{name}\b"
 
 
+# Characters a match of a pattern cannot do without: a text with none of them is not searched (every role marker
+# ends in ":", ">", "]" or a "#" heading, and searching 10 MB of an answer for one took half a second).
+_NEEDS = {"a role marker": ":>]#"}
+
+
+def _may_match(kind: str, text: str) -> bool:
+    needs = _NEEDS.get(kind)
+    return needs is None or any(c in text for c in needs)
+
+
 def instructions_in(text: str, tools: Iterable[str] = ()) -> list[str]:
     """What in text speaks to the agent rather than describing: the kinds found, in order. tools: the names of
     the page's tools, so a text that tells the agent to call one of them is found."""
-    kinds = [kind for kind, pattern in _PATTERNS if pattern.search(text)]
+    kinds = [kind for kind, pattern in _PATTERNS if _may_match(kind, text) and pattern.search(text)]
     names = [n for n in tools if n]
     named: list[str] = []
     # one pass over the text for every name at once; each name is looked for only when one of them is there (a
