@@ -86,20 +86,21 @@ def test_an_unexplained_pass_fails_validate_and_a_marked_one_is_flagged_in_every
     )
     case = suite / "SILENT-01.yaml"
     case.write_text(SILENT, encoding="utf-8")
-    out = cli("validate", str(suite), "--control", "--out", str(tmp_path / "v1"))
+    # a worker per case (two cases) in every run below: each trial's waits overlap the other's work
+    out = cli("validate", str(suite), "--control", "--out", str(tmp_path / "v1"), "-j", "2")
     assert out.returncode == 1, out.stdout + out.stderr
     assert f"{case}: SILENT-01 passes with no agent, and the case does not say why" in out.stderr
     assert "NO-01" not in out.stderr
     assert "SILENT-01: passes with no agent (unexplained: add null_agent)" in out.stdout
 
     case.write_text(SILENT + f"null_agent: {{passes: true, reason: {REASON}}}\n", encoding="utf-8")
-    out = cli("validate", str(suite), "--control", "--out", str(tmp_path / "v2"))
+    out = cli("validate", str(suite), "--control", "--out", str(tmp_path / "v2"), "-j", "2")
     assert out.returncode == 0, out.stdout + out.stderr
     assert f"SILENT-01: passes with no agent (why: {REASON})" in out.stdout
 
     runs = tmp_path / "runs"
     md = tmp_path / "summary.md"
-    played = cli("run", "--suite", str(suite), "--control", "none", "--out", str(runs), "--run-id", "r")
+    played = cli("run", "--suite", str(suite), "--control", "none", "--out", str(runs), "--run-id", "r", "-j", "2")
     played_md = cli("report", str(runs / "r"), "--markdown", str(md))
     assert played.returncode == 0, played.stdout + played.stderr  # the control's failure on NO-01 gates nothing
     flag = f"SILENT-01: passes with no agent (the null agent passed it; why: {REASON})"
