@@ -23,9 +23,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from runner.judge.checks import check_calls  # noqa: E402
-from runner.suite.case import CallExpectations  # noqa: E402
-from runner.trace import ToolCall, Trace  # noqa: E402
+from webmcp_eval.judge.checks import check_calls  # noqa: E402
+from webmcp_eval.suite.case import CallExpectations  # noqa: E402
+from webmcp_eval.trace import ToolCall, Trace  # noqa: E402
 
 
 def trace(calls: list[tuple[str, dict[str, Any]]]) -> Trace:

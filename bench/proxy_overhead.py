@@ -30,7 +30,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from proxies import TRIAL_HEADER, NetworkProxy  # noqa: E402
+from webmcp_eval.proxies import TRIAL_HEADER, NetworkProxy  # noqa: E402
 
 
 class Handler(BaseHTTPRequestHandler):

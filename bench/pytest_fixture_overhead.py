@@ -38,7 +38,7 @@ from static_server import static_site  # noqa: E402
 CONFTEST = """
 import json, os
 import pytest
-from runner.play.browser.browser import find_chromium, launch_args
+from webmcp_eval.play.browser.browser import find_chromium, launch_args
 
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args, browser_name):
@@ -90,7 +90,7 @@ def _p90(values: list[float]) -> float:
 
 
 def _browser() -> str:
-    from runner.play.browser.browser import find_chromium
+    from webmcp_eval.play.browser.browser import find_chromium
 
     return find_chromium(headless=True).path
 

@@ -35,7 +35,7 @@ from typing import Any
 from playwright._impl import connection as _connection
 from playwright.async_api import Browser, BrowserContext
 
-from runner.play.run import trial as trial_module
+from webmcp_eval.play.run import trial as trial_module
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 PHASES = ("context", "goto", "tools", "steps", "observe", "finish")

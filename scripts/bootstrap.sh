@@ -29,13 +29,13 @@ if [ ! -f .venv/.installed ] || [ pyproject.toml -nt .venv/.installed ]; then
   touch .venv/.installed
 fi
 
-if ! .venv/bin/python -m runner.play.browser.browser >/dev/null 2>&1; then
+if ! .venv/bin/python -m webmcp_eval.play.browser.browser >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "==> no Chromium found; installing Debian's chromium"
     apt-get update -q >/dev/null
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null
   fi
-  if ! .venv/bin/python -m runner.play.browser.browser; then
+  if ! .venv/bin/python -m webmcp_eval.play.browser.browser; then
     echo "Cannot continue without Chromium (see above)." >&2
     exit 1
   fi
@@ -49,7 +49,7 @@ if [ -x /usr/bin/chromium ] && ! command -v chromium-headless-shell >/dev/null 2
   install_shell || { apt-get update -q >/dev/null 2>&1 && install_shell; } ||
     echo "    (could not install chromium-headless-shell: headless runs use chromium)"
 fi
-echo "==> Chromium: $(.venv/bin/python -m runner.play.browser.browser)"
+echo "==> Chromium: $(.venv/bin/python -m webmcp_eval.play.browser.browser)"
 
 # The headed tests need a virtual screen on a machine without one.
 if ! command -v xvfb-run >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

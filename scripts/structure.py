@@ -2,8 +2,8 @@
 
     python scripts/structure.py [--repo DIR] [--top N]
 
-Rooms are the top-level parts of the code (each package under runner/, each
-module directly in runner/, and proxies/, site_under_test/, bench/); tests are
+Rooms are the top-level parts of the code (each package under webmcp_eval/, each
+module directly in webmcp_eval/, and bench/); tests are
 left out. An arrow is an import of one room by another, at module level or
 inside a function, typing-only imports included. Floors stack the rooms so that
 every arrow points down where it can: floor 1 imports no other room. An arrow
@@ -18,15 +18,15 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
-TOP_LEVEL = ("proxies", "site_under_test", "bench")
+TOP_LEVEL = ("bench",)
 
 
 def room_of(module: str) -> str | None:
     parts = module.split(".")
     if parts[0] in TOP_LEVEL:
         return parts[0]
-    if parts[0] == "runner" and len(parts) > 1:
-        return f"runner.{parts[1]}"
+    if parts[0] == "webmcp_eval" and len(parts) > 1:
+        return f"webmcp_eval.{parts[1]}"
     return None
 
 
@@ -39,7 +39,7 @@ def module_name(repo: Path, path: Path) -> str:
 
 
 def sources(repo: Path) -> list[Path]:
-    roots = [repo / "runner", *(repo / name for name in TOP_LEVEL)]
+    roots = [repo / "webmcp_eval", *(repo / name for name in TOP_LEVEL)]
     return sorted(p for root in roots if root.exists() for p in root.rglob("*.py") if "__pycache__" not in p.parts)
 
 

@@ -23,11 +23,11 @@ from playwright.sync_api import Page
 from site_web import Web, World, join_world
 from static_server import StaticSite, static_site
 
-from runner.play.browser.browser import find_chromium, launch_args
-from runner.play.evidence.fixture_store import FixtureStore
-from runner.play.run.settings import RunState
-from runner.trace import Trace
-from site_under_test.server import SiteServer
+from webmcp_eval.play.browser.browser import find_chromium, launch_args
+from webmcp_eval.play.evidence.fixture_store import FixtureStore
+from webmcp_eval.play.run.settings import RunState
+from webmcp_eval.site_under_test.server import SiteServer
+from webmcp_eval.trace import Trace
 
 _world_numbers = itertools.count(1)
 
@@ -52,7 +52,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
-    """pytest-playwright launches the Chromium runner.play.browser.browser picks (headless: the headless shell when
+    """pytest-playwright launches the Chromium webmcp_eval.play.browser.browser picks (headless: the headless shell when
     installed, as the runner's own runs), with WebMCP on."""
     headless = browser_type_launch_args.get("headless", True)
     chromium = find_chromium(headless=headless).path

@@ -13,7 +13,7 @@ from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
 
-from runner.suite.case import Locator
+from webmcp_eval.suite.case import Locator
 
 
 def run(coro: Any) -> Any:

@@ -15,7 +15,7 @@ from pathlib import Path
 import yaml
 from static_server import _serve
 
-from runner.suite.site import SiteConfig
+from webmcp_eval.suite.site import SiteConfig
 
 SOURCE = Path(__file__).resolve().parent / "frames_site"
 CASES = SOURCE / "cases"

@@ -12,12 +12,12 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from runner.agents.reference import ReferenceAgent
-from runner.play.run.run import run_suite, select_cases
-from runner.play.run.settings import RunSettings, RunState
-from runner.suite.folder import read_suite_config
-from runner.suite.loader import load_cases
-from runner.trace import Trace
+from webmcp_eval.agents.reference import ReferenceAgent
+from webmcp_eval.play.run.run import run_suite, select_cases
+from webmcp_eval.play.run.settings import RunSettings, RunState
+from webmcp_eval.suite.folder import read_suite_config
+from webmcp_eval.suite.loader import load_cases
+from webmcp_eval.trace import Trace
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "cases"
@@ -26,11 +26,11 @@ _ONE_CLI_AT_A_TIME = threading.Lock()
 
 
 def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    """``webmcp-eval ARGS`` in this process: ``runner.cli.main`` in a thread of its own, in ``cwd``,
+    """``webmcp-eval ARGS`` in this process: ``webmcp_eval.cli.main`` in a thread of its own, in ``cwd``,
     its stdout and stderr captured; the exit code and output a user gets, without a new interpreter
     importing the whole runner for every call (most of the fast tier's time). ``cli_process`` is the
     real console script in a process of its own, for what only a process shows."""
-    from runner.cli import main
+    from webmcp_eval.cli import main
 
     out, err = io.StringIO(), io.StringIO()
     with _ONE_CLI_AT_A_TIME:  # the working folder and sys.stdout/stderr are the process's own
@@ -57,7 +57,7 @@ def cli_process(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str
 
     The time-out is generous: on a loaded shared machine even an argparse error can take tens of seconds."""
     return subprocess.run(
-        [sys.executable, "-m", "runner.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=900
+        [sys.executable, "-m", "webmcp_eval.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=900
     )
 
 

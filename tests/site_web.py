@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 from playwright.sync_api import BrowserContext, Page, Request
 
-from site_under_test.server import SiteServer
+from webmcp_eval.site_under_test.server import SiteServer
 
 WORLD_COOKIE = "wmcp_world"
 

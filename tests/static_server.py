@@ -27,7 +27,7 @@ from pathlib import Path
 
 import yaml
 
-from runner.suite.site import SiteConfig
+from webmcp_eval.suite.site import SiteConfig
 
 SOURCE = Path(__file__).resolve().parent / "static_site"
 CASES = SOURCE / "cases"

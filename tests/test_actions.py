@@ -1,4 +1,4 @@
-"""The user's scripted actions (runner/play/page/actions.py) and the human windows they leave, without a browser."""
+"""The user's scripted actions (play/page/actions.py) and the human windows they leave, without a browser."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ from typing import Any
 import pytest
 from playwright.async_api import Error as PlaywrightError
 
-from proxies.models import FaultSpec
-from runner.play.evidence.fixture_store import FixtureMissing
-from runner.play.page.actions import ACTIONS, UserActions
-from runner.play.page.human_windows import HumanWindows
-from runner.play.run.abort import TrialAborted
-from runner.suite.case import Action, ClickAction, Locator
-from runner.suite.site import HookMissing, SiteConfig
 from tests.fake_page import Control, FakePage, run
+from webmcp_eval.play.evidence.fixture_store import FixtureMissing
+from webmcp_eval.play.page.actions import ACTIONS, UserActions
+from webmcp_eval.play.page.human_windows import HumanWindows
+from webmcp_eval.play.run.abort import TrialAborted
+from webmcp_eval.proxies.models import FaultSpec
+from webmcp_eval.suite.case import Action, ClickAction, Locator
+from webmcp_eval.suite.site import HookMissing, SiteConfig
 
 CONFIRM = Locator(role="button", name="確認報名")
 
@@ -169,7 +169,7 @@ def test_wait_for_a_control_that_never_comes_fails_the_step() -> None:
         run(user(FakePage()).perform(step(action="wait_for", target=CONFIRM.model_dump())))
 
 
-# -- human windows (runner/play/page/human_windows.py) --
+# -- human windows (webmcp_eval/play/page/human_windows.py) --
 
 
 def test_a_click_is_the_humans_only_inside_a_window_and_only_when_trusted() -> None:
@@ -196,11 +196,11 @@ def test_a_page_that_cannot_take_a_mark_is_split_at_the_end_of_the_log() -> None
     assert run(HumanWindows(page, page.events).mark("human-ends")) == 1  # type: ignore[arg-type]
 
 
-# -- locate (runner/play/page/locate.py) --
+# -- locate (webmcp_eval/play/page/locate.py) --
 
 
 def test_a_locator_finds_by_role_label_or_text_and_within_another() -> None:
-    from runner.play.page.locate import locate
+    from webmcp_eval.play.page.locate import locate
 
     page = FakePage()
     dialog = Locator(role="dialog")

@@ -19,13 +19,13 @@ from pathlib import Path
 import pytest
 from runner_support import cli, in_thread, play
 
-from runner.judge.analyst import explain_all, make_analyst
-from runner.play.run.settings import RunState, TrialHooks
-from runner.report.analysis_report import console_lines, markdown
-from runner.results.analysis import analyse
-from runner.trace import Assertion, ToolCall, Trace, write_trace
 from tests.fake_llm import FAKE_KEY, FakeLLM, Say, closed_port_url
 from tests.fake_llm import Conversation as Heard
+from webmcp_eval.judge.analyst import explain_all, make_analyst
+from webmcp_eval.play.run.settings import RunState, TrialHooks
+from webmcp_eval.report.analysis_report import console_lines, markdown
+from webmcp_eval.results.analysis import analyse
+from webmcp_eval.trace import Assertion, ToolCall, Trace, write_trace
 
 KEY_ENV = "WEBMCP_EVAL_TEST_MODEL_KEY"
 
@@ -89,7 +89,7 @@ def runs(tmp_path) -> list[Path]:
 
 
 def _analysis(runs: list[Path]):
-    from runner.rundir.reading import read_traces
+    from webmcp_eval.rundir.reading import read_traces
 
     return analyse([(d.name, d, read_traces(d)) for d in runs])
 

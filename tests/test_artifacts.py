@@ -1,4 +1,4 @@
-"""What a trial keeps beside its trace (runner/play/browser/artifacts.py): screenshots and Playwright's trace.zip.
+"""What a trial keeps beside its trace (webmcp_eval/play/browser/artifacts.py): screenshots and Playwright's trace.zip.
 
 A screenshot is taken with the page's evidence (``on``) or at teardown once the
 verdict is known (``only-on-failure``); the trace.zip rule is decided at
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.play.browser.artifacts import Artifacts, artifact_name
 from tests.fake_page import FakePage, run
+from webmcp_eval.play.browser.artifacts import Artifacts, artifact_name
 
 SECRET = "wmcp-session-0123456789abcdef"
 

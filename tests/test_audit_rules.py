@@ -10,17 +10,17 @@ from typing import Any
 import jsonschema
 import pytest
 
-from runner.audit.config import AuditConfig, AuditConfigError, parse_audit_config
-from runner.audit.contract import ContractError, contract_diff, contract_of, read_contract, write_contract
-from runner.audit.engine import AuditReport, PageAudit
-from runner.audit.inputs import smoke_inputs
-from runner.audit.model import Finding, FormField, Frame, PageSurface, Refused, TimelineEvent, Tool
-from runner.audit.rulebook import RULES
-from runner.audit.rules import STATIC, instructions_in, lint
-from runner.audit.score import Evidence, page_score, site_score
-from runner.audit.smoke import UNSERIALIZABLE, CallOutcome, judge
-from runner.audit.timeline import timeline_findings, timeline_of
-from runner.audit.writers import html_report, json_report, markdown_report, sarif_report, text_report
+from webmcp_eval.audit.config import AuditConfig, AuditConfigError, parse_audit_config
+from webmcp_eval.audit.contract import ContractError, contract_diff, contract_of, read_contract, write_contract
+from webmcp_eval.audit.engine import AuditReport, PageAudit
+from webmcp_eval.audit.inputs import smoke_inputs
+from webmcp_eval.audit.model import Finding, FormField, Frame, PageSurface, Refused, TimelineEvent, Tool
+from webmcp_eval.audit.rulebook import RULES
+from webmcp_eval.audit.rules import STATIC, instructions_in, lint
+from webmcp_eval.audit.score import Evidence, page_score, site_score
+from webmcp_eval.audit.smoke import UNSERIALIZABLE, CallOutcome, judge
+from webmcp_eval.audit.timeline import timeline_findings, timeline_of
+from webmcp_eval.audit.writers import html_report, json_report, markdown_report, sarif_report, text_report
 
 SARIF_SCHEMA = Path(__file__).resolve().parent / "sarif" / "sarif-schema-2.1.0.json"
 GOOD = "Looks up one item of the catalog by its id and returns its details."
@@ -191,7 +191,7 @@ def test_injection_is_found_by_meaning_on_the_corpus():
 
 
 def test_form_rules_fire_and_stay_quiet():
-    from runner.audit.forms import Control, PageForm, form_findings, one_cause
+    from webmcp_eval.audit.forms import Control, PageForm, form_findings, one_cause
 
     def rules(*forms: PageForm) -> set[str]:
         return {f.rule for f in form_findings("http://site.test/", list(forms), AuditConfig())}
@@ -337,7 +337,7 @@ def test_a_corrupt_contract_is_one_clear_error(tmp_path: Path, content: str):
 
 
 def _outcome(valid: bool = True, **kw: Any) -> CallOutcome:
-    from runner.audit.inputs import SmokeInput
+    from webmcp_eval.audit.inputs import SmokeInput
 
     return CallOutcome(SmokeInput("required only" if valid else "missing required q", {"q": "a"}, valid), **kw)
 
@@ -377,7 +377,7 @@ def test_smoke_judgement_fires_and_stays_quiet(rule: str):
 
 
 def test_refusal_is_judged_on_evidence_in_the_documented_order():
-    from runner.audit.smoke import answer_text
+    from webmcp_eval.audit.smoke import answer_text
 
     assert _outcome(False, error="Error: q required", result={"ok": 1}).refusal == "a thrown error"
     assert _outcome(False, result={"isError": True, "content": []}).refusal == "isError or an error field"
@@ -408,7 +408,7 @@ def test_accepted_invalid_input_says_what_was_answered():
 
 
 def test_smoke_that_calls_nothing_says_why_in_one_line():
-    from runner.audit.engine import nothing_called
+    from webmcp_eval.audit.engine import nothing_called
 
     surface = page(tool("add_pizza"), tool("set_size"))
     line = nothing_called(surface, all_tools=False)
@@ -525,7 +525,7 @@ def test_one_cause_one_finding_a_denied_cross_origin_frame():
 
 
 def test_cross_page_drift_is_one_finding_per_tool_with_the_pages_listed():
-    from runner.audit.engine import drift_findings
+    from webmcp_eval.audit.engine import drift_findings
 
     other = tool(description="Another description, long enough to be read by an agent.")
     pages = [
@@ -638,9 +638,9 @@ expect:
 
 
 def test_coverage_of_tools_parameters_and_enum_values():
-    from runner.audit.coverage import case_coverage, tool_coverage
-    from runner.audit.writers import coverage_line
-    from runner.suite.loader import parse_case
+    from webmcp_eval.audit.coverage import case_coverage, tool_coverage
+    from webmcp_eval.audit.writers import coverage_line
+    from webmcp_eval.suite.loader import parse_case
 
     cov = case_coverage([parse_case(COVER_CASE, "cover-01.yaml").case])
     assert cov.tools == {"search_items", "get_item_price"} and cov.params["search_items"] == {"q", "limit"}
@@ -675,7 +675,7 @@ def test_ci_flags_are_in_help_and_bad_ones_are_one_line_exit_2(tmp_path: Path):
 
 
 def test_fail_on_and_junit_one_case_per_rule_and_page():
-    from runner.audit.writers import junit_report
+    from webmcp_eval.audit.writers import junit_report
 
     surface = page(tool())
     audit = PageAudit(surface, [Finding("schema-null", "warning", "a null", surface.url, "", "lookup_item")])

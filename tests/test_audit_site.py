@@ -16,9 +16,9 @@ import pytest
 from audit_server import AuditSite, audit_site
 from runner_support import cli, in_thread
 
-from runner.audit.config import parse_audit_config
-from runner.audit.engine import AuditOptions, AuditReport, audit
-from runner.audit.rulebook import RULES
+from webmcp_eval.audit.config import parse_audit_config
+from webmcp_eval.audit.engine import AuditOptions, AuditReport, audit
+from webmcp_eval.audit.rulebook import RULES
 
 SARIF_SCHEMA = Path(__file__).resolve().parent / "sarif" / "sarif-schema-2.1.0.json"
 

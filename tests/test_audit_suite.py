@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from runner_support import cli
 
-from runner.audit.catalog_lint import lint_catalog, lint_listing
-from runner.play.page.surface.discover import RouteTools
-from runner.play.page.surface.model import Frame, Refused, Tool
+from webmcp_eval.audit.catalog_lint import lint_catalog, lint_listing
+from webmcp_eval.play.page.surface.discover import RouteTools
+from webmcp_eval.play.page.surface.model import Frame, Refused, Tool
 
 CASE = """id: look-01
 behaviour: tool_call
@@ -119,8 +119,8 @@ def test_init_reading_is_linted_frame_by_frame():
 
 @pytest.mark.browser  # plays a real run
 def test_run_reports_which_catalog_tools_its_cases_touch(tmp_path: Path):
-    from runner.audit.coverage import case_coverage
-    from runner.suite.loader import parse_case
+    from webmcp_eval.audit.coverage import case_coverage
+    from webmcp_eval.suite.loader import parse_case
 
     root = Path(__file__).resolve().parent.parent
     suite = tmp_path / "suite"

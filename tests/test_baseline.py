@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 from runner_support import CASES, cli
 
-from runner.results.health import BROKEN, suite_health
-from runner.results.run_results import results_of
-from runner.rundir.layout import RunDir
-from runner.rundir.plan import make_plan, read_plan, write_plan
-from runner.rundir.reading import control_dirs, read_run, read_traces
-from runner.suite.loader import case_files, load_cases
-from runner.trace import Trace, write_trace
+from webmcp_eval.results.health import BROKEN, suite_health
+from webmcp_eval.results.run_results import results_of
+from webmcp_eval.rundir.layout import RunDir
+from webmcp_eval.rundir.plan import make_plan, read_plan, write_plan
+from webmcp_eval.rundir.reading import control_dirs, read_run, read_traces
+from webmcp_eval.suite.loader import case_files, load_cases
+from webmcp_eval.trace import Trace, write_trace
 
 SILENT = """id: SILENT-01
 behaviour: no_tool

@@ -8,16 +8,16 @@ from pathlib import Path
 import pytest
 from runner_support import in_thread, play
 
-from runner.play.run.settings import RunState, TrialHook, TrialHooks
-from runner.suite.browser_context import (
+from tests.test_cli import cli
+from webmcp_eval.play.run.settings import RunState, TrialHook, TrialHooks
+from webmcp_eval.suite.browser_context import (
     DEFAULT_LOCALE,
     DEFAULT_TIMEZONE,
     BrowserContextSettings,
     check_locale,
     check_timezone,
 )
-from runner.suite.folder import SuiteError, find_suite, read_suite_config
-from tests.test_cli import cli
+from webmcp_eval.suite.folder import SuiteError, find_suite, read_suite_config
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -99,8 +99,8 @@ def test_the_context_runs_on_the_suites_clock_and_the_trace_says_so(tmp_path: Pa
 
 def test_the_null_agents_control_plays_on_the_suites_clock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """validate --control opens its contexts as every other run of the suite does."""
-    import runner.play.run.run as run_module
-    from runner import cli as cli_module
+    import webmcp_eval.play.run.run as run_module
+    from webmcp_eval import cli as cli_module
 
     seen = []
 

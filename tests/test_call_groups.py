@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from runner.judge.checks import check_calls
-from runner.suite.loader import parse_case
-from runner.suite.validate import validate_suite
 from tests.test_checks import case, make_trace, tc
+from webmcp_eval.judge.checks import check_calls
+from webmcp_eval.suite.loader import parse_case
+from webmcp_eval.suite.validate import validate_suite
 
 PIZZA = """\
 calls:
@@ -142,7 +142,7 @@ def test_an_empty_group_is_refused():
 
 
 def test_a_history_call_names_a_tool_of_the_catalog():
-    from runner.suite.validate import SuiteCatalog
+    from webmcp_eval.suite.validate import SuiteCatalog
 
     catalog = SuiteCatalog({"routes": {"/events": {"a": {"type": "object"}}}})
     text = HEAD + "steps:\n  - history:\n      - {user: hi}\n      - {call: %s, result: 3}\n    user: and now?\n"

@@ -1,4 +1,4 @@
-"""Call matching (runner/suite/call_tree.py) is polynomial and finds a full match whenever there is one.
+"""Call matching (webmcp_eval/suite/call_tree.py) is polynomial and finds a full match whenever there is one.
 
 The old matcher searched assignments with a step cap: a correct trace of 6 lookups, a save and 6 lookups
 was judged failed, and ``order: set`` had no cap at all. These tests count the matcher's work (calls to
@@ -11,12 +11,12 @@ import itertools
 import random
 from typing import Any
 
-from runner.judge.checks import check_calls
-from runner.suite.call_tree import best_assignment, order_kept
-from runner.suite.case import CallExpectations, ExpectedCall, expected_leaves
-from runner.suite.loader import parse_case
-from runner.suite.validate import validate_suite
 from tests.test_checks import case, make_trace, tc
+from webmcp_eval.judge.checks import check_calls
+from webmcp_eval.suite.call_tree import best_assignment, order_kept
+from webmcp_eval.suite.case import CallExpectations, ExpectedCall, expected_leaves
+from webmcp_eval.suite.loader import parse_case
+from webmcp_eval.suite.validate import validate_suite
 
 LOOKUPS = [f"evt-{n}" for n in range(1, 7)]
 

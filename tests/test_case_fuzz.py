@@ -34,13 +34,13 @@ from typing import Any
 import jsonschema
 import yaml
 
-from runner.judge import checks
-from runner.suite.case import Case, UserStep, expected_leaves
-from runner.suite.loader import LoadedCase, Problem, case_files
-from runner.suite.matchers import COMPARISONS, MISSING, is_operator, match, parse_path, resolve, substitute
-from runner.suite.plan_contradictions import plan_problems
-from runner.suite.validate import SuiteCatalog, load_suite
-from runner.trace import ToolCall, Trace
+from webmcp_eval.judge import checks
+from webmcp_eval.suite.case import Case, UserStep, expected_leaves
+from webmcp_eval.suite.loader import LoadedCase, Problem, case_files
+from webmcp_eval.suite.matchers import COMPARISONS, MISSING, is_operator, match, parse_path, resolve, substitute
+from webmcp_eval.suite.plan_contradictions import plan_problems
+from webmcp_eval.suite.validate import SuiteCatalog, load_suite
+from webmcp_eval.trace import ToolCall, Trace
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "cases"

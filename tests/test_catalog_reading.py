@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from runner.play.page.surface.reader import tool_from
-from runner.play.page.toolhost import ShimLog, ToolHost, _tool_info
+from webmcp_eval.play.page.surface.reader import tool_from
+from webmcp_eval.play.page.toolhost import ShimLog, ToolHost, _tool_info
 
 
 def test_annotations_are_kept_in_one_spelling_the_pages_own_win_and_its_words_are_kept():

@@ -1,4 +1,4 @@
-"""Checks (runner/judge/checks.py): expectations plus a trace become assertions, and a verdict.
+"""Checks (webmcp_eval/judge/checks.py): expectations plus a trace become assertions, and a verdict.
 
 Every check has a case where it must fail and one where it must pass: a wrong
 ``passed`` is the worst bug the runner can have. Traces are built directly from
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from runner.judge.checks import (
+from webmcp_eval.judge.checks import (
     check_answer,
     check_calls,
     check_confirmation,
@@ -24,9 +24,9 @@ from runner.judge.checks import (
     state_diff,
     verdict,
 )
-from runner.suite.case import Case, NetworkExpectation
-from runner.suite.loader import parse_case
-from runner.trace import (
+from webmcp_eval.suite.case import Case, NetworkExpectation
+from webmcp_eval.suite.loader import parse_case
+from webmcp_eval.trace import (
     Assertion,
     ConfirmationRecord,
     NetworkRecord,

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from runner_support import ROOT, cli, cli_process
 
-from runner.suite.loader import case_files
+from webmcp_eval.suite.loader import case_files
 
 
 def test_help_explains_commands_and_exit_codes():
@@ -346,7 +346,7 @@ def test_calibrate_without_labels_and_a_bad_grader_option_are_usage_errors(tmp_p
 
 
 def test_init_help_names_its_flags_and_exit_codes_and_refuses_usage_mistakes(tmp_path):
-    from runner.evaluation.catalog import DISCOVERY_SETTLE_MS
+    from webmcp_eval.evaluation.catalog import DISCOVERY_SETTLE_MS
 
     text = " ".join(cli("init", "--help").stdout.split())
     for word in ("--base-url", "--route", "-o DIR", "--settle-ms", "readOnlyHint", "Exit 2", "non-empty"):
@@ -490,7 +490,7 @@ def test_the_console_script_runs_in_a_process_of_its_own():
 def test_playwright_trace_is_named_apart_from_our_trace_and_the_old_spelling_still_works(capsys):
     """`--playwright-trace` keeps Playwright's trace.zip; `--trace` (our trace is always kept) is its old
     spelling for one release: the same value, a one-line notice, and no line of its own in --help."""
-    from runner.cli import build_parser
+    from webmcp_eval.cli import build_parser
 
     shown = cli("run", "--help").stdout
     assert "--playwright-trace {off,on,retain-on-failure}" in shown and "--trace " not in shown

@@ -1,6 +1,6 @@
 """CLI probes a new user might type: a usage mistake is one line and exit 2, never an internal error.
 
-Each probe runs the real command line in this process (``runner.cli.main``) with WEBMCP_EVAL_DEBUG set,
+Each probe runs the real command line in this process (``webmcp_eval.cli.main``) with WEBMCP_EVAL_DEBUG set,
 so an internal error would raise here instead of printing one line. A probe's output must not say
 ``internal error``, and a usage error is one line that says what to do. Probes that open Chromium
 are marked ``browser``.
@@ -15,7 +15,7 @@ import shutil
 import pytest
 from runner_support import ROOT, cli, in_thread
 
-from runner.cli import SHOWN_PROBLEMS, main
+from webmcp_eval.cli import SHOWN_PROBLEMS, main
 
 TRACE_FILES = ROOT / "tests" / "trace_files"
 
@@ -141,7 +141,7 @@ def test_import_is_linear_in_the_number_of_evals(tmp_path, monkeypatch):
 
     It read every line of the file once per eval: 1 MB took 8.6 s and 5 MB 151 s.
     """
-    from runner.suite import evals_json
+    from webmcp_eval.suite import evals_json
 
     one = json.loads((ROOT / "tests" / "static_site" / "evals.json").read_text(encoding="utf-8"))
     real, read = evals_json._case_lines, []

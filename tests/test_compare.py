@@ -1,13 +1,13 @@
-"""runner/results/compare.py: paired per-case comparison of two runs (docs/statistics.md's example pinned),
+"""webmcp_eval/results/compare.py: paired per-case comparison of two runs (docs/statistics.md's example pinned),
 and the power text. No browser: traces are built directly."""
 
 from __future__ import annotations
 
 import pytest
 
-from runner.results.compare import CostSummary, compare_runs, power_analysis, power_text, render_compare
-from runner.results.stats import cases_needed, min_detectable_difference
-from runner.trace import Assertion, Trace
+from webmcp_eval.results.compare import CostSummary, compare_runs, power_analysis, power_text, render_compare
+from webmcp_eval.results.stats import cases_needed, min_detectable_difference
+from webmcp_eval.trace import Assertion, Trace
 
 SEED_DIFFS = [0, 0, 0, 0, 0, 0, 0, 1, 1, 0]  # docs/statistics.md: only cases 8 and 9 went fail -> pass
 CASES = [f"C{i:02d}" for i in range(1, 11)]

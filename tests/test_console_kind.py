@@ -1,4 +1,4 @@
-"""``expect.console`` (runner/kinds/console.py): at most N errors of the page's own during the trial.
+"""``expect.console`` (webmcp_eval/kinds/console.py): at most N errors of the page's own during the trial.
 
 Judged on traces built from the pydantic models, with cases read from YAML through the real loader; the
 trial's collection of the page's errors is tested on a real page in tests/test_page_errors.py.
@@ -10,12 +10,12 @@ import textwrap
 
 import pytest
 
-from runner.judge import checks, rejudge
-from runner.kinds import console
-from runner.mutation.mutate import differences, observable
-from runner.suite.case import Case, case_json_schema
-from runner.suite.loader import CaseLoadError, parse_case
-from runner.trace import PageError, Trace
+from webmcp_eval.judge import checks, rejudge
+from webmcp_eval.kinds import console
+from webmcp_eval.mutation.mutate import differences, observable
+from webmcp_eval.suite.case import Case, case_json_schema
+from webmcp_eval.suite.loader import CaseLoadError, parse_case
+from webmcp_eval.trace import PageError, Trace
 
 HEAD = "id: X-01\nbehaviour: selection\ntitle: t\nstart_route: /events\nsteps:\n  - user: hi\n"
 BOOM = PageError(source="exception", text="TypeError: Cannot read properties of undefined (reading 'id')")

@@ -1,4 +1,4 @@
-"""One loader for every YAML and JSON file (runner/data_file.py): each damaged shape is one line, exit 2.
+"""One loader for every YAML and JSON file (webmcp_eval/data_file.py): each damaged shape is one line, exit 2.
 
 Each shape here was an internal error (exit 3) or a hang before the loader was shared: an empty or
 YAML-typed suite.yaml, an alias bomb in it, JSON nested past the interpreter's stack in a catalog, a
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from runner.data_file import DataFileError, parse_json, parse_yaml
-from runner.suite.validate import CatalogError, SuiteCatalog
 from tests.test_cli import cli
 from tests.test_trace import full_trace
+from webmcp_eval.data_file import DataFileError, parse_json, parse_yaml
+from webmcp_eval.suite.validate import CatalogError, SuiteCatalog
 
 ROOT = Path(__file__).resolve().parent.parent
 BOMB = "behaviours:\n  x0: &a0 [x, x, x, x, x, x, x, x, x]\n" + "".join(

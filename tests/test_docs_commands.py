@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.cli import build_parser
+from webmcp_eval.cli import build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

@@ -11,11 +11,11 @@ import yaml
 from runner_support import cli
 from test_checks import make_trace, tc
 
-from runner.judge.checks import check_calls
-from runner.suite.case import HistoryCall, HistoryModel, HistoryUser, UnorderedGroup
-from runner.suite.evals_json import example, json_lines, load_evals
-from runner.suite.loader import parse_case
-from runner.suite.matchers import MISSING
+from webmcp_eval.judge.checks import check_calls
+from webmcp_eval.suite.case import HistoryCall, HistoryModel, HistoryUser, UnorderedGroup
+from webmcp_eval.suite.evals_json import example, json_lines, load_evals
+from webmcp_eval.suite.loader import parse_case
+from webmcp_eval.suite.matchers import MISSING
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOP_EVALS = ROOT / "tests" / "static_site" / "evals.json"
@@ -179,7 +179,7 @@ def test_a_key_given_twice_is_an_error_not_a_silent_loss(tmp_path):
 
 
 def test_an_argument_that_fits_no_schema_is_named_by_its_json_path(tmp_path):
-    from runner.suite.validate import SuiteCatalog
+    from webmcp_eval.suite.validate import SuiteCatalog
 
     catalog = SuiteCatalog({"routes": {"/": {"add": {"type": "object", "properties": {"n": {"type": "integer"}}}}}})
     path = write(
@@ -260,8 +260,8 @@ def test_the_shop_evals_json_runs_unchanged_and_every_case_passes(static_shop, t
 def test_an_imported_case_with_a_wrong_argument_fails(tmp_path):
     """A plan that asks for three where the eval expects at most two: validate refuses the case before any
     browser starts (its own plan fails it), and the checks fail the call that asks for three."""
-    from runner.judge import checks
     from tests.test_case_fuzz import plan_trace
+    from webmcp_eval.judge import checks
 
     assert (
         cli("import", str(SHOP_EVALS), "-o", str(tmp_path / "suite"), "--base-url", "http://127.0.0.1:9/").returncode

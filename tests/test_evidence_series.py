@@ -12,9 +12,9 @@ from xml.etree import ElementTree as ET
 import pytest
 from runner_support import cli
 
-from runner.results.compare import compare_runs
-from runner.results.run_results import results_of
-from runner.trace import Assertion, Trace, write_trace
+from webmcp_eval.results.compare import compare_runs
+from webmcp_eval.results.run_results import results_of
+from webmcp_eval.trace import Assertion, Trace, write_trace
 
 ROOT = Path(__file__).resolve().parent.parent
 GRADER = "openai:grader-m:v1"
@@ -231,8 +231,8 @@ def test_compare_shows_the_grader_series_apart(run_dir, tmp_path: Path) -> None:
 
 
 def test_a_trial_that_could_not_run_keeps_its_criteria_as_not_run_in_the_grader_series(tmp_path: Path) -> None:
-    from runner.judge.grader import make_grader
-    from runner.suite.loader import load_cases
+    from webmcp_eval.judge.grader import make_grader
+    from webmcp_eval.suite.loader import load_cases
 
     grader = make_grader("openai", "g", cassette_mode="replay", cassette_dir=tmp_path)
     case = load_cases([ROOT / "cases" / "NO-02.yaml"])[0][0].case

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from runner_support import ROOT, SEED_CONTEXT, BreaksOnce, cli, in_thread, suite_cases
 
-from runner.agents.reference import ReferenceAgent
-from runner.play.run.run import run_suite
-from runner.play.run.settings import RunSettings
-from site_under_test.server import TEMP_PREFIX, temp_data_dir
+from webmcp_eval.agents.reference import ReferenceAgent
+from webmcp_eval.play.run.run import run_suite
+from webmcp_eval.play.run.settings import RunSettings
+from webmcp_eval.site_under_test.server import TEMP_PREFIX, temp_data_dir
 
 
 def _descendants(pid: int) -> list[tuple[int, str]]:
@@ -96,7 +96,7 @@ def test_a_run_ended_by_a_signal_keeps_its_traces_and_leaves_no_temp_folder(tmp_
     cmd = [
         sys.executable,
         "-m",
-        "runner.cli",
+        "webmcp_eval.cli",
         "run",
         "SEL-01",
         "--trials",
@@ -172,8 +172,8 @@ class BreaksTheSite(ReferenceAgent):
 def test_a_site_answering_500_mid_trial_is_the_sites_fault_not_the_agents(tmp_path):
     from runner_support import SEED_CONTEXT, suite_cases
 
-    from runner.suite.site import demo_site_config
-    from site_under_test.server import SiteServer
+    from webmcp_eval.site_under_test.server import SiteServer
+    from webmcp_eval.suite.site import demo_site_config
 
     with SiteServer(test_mode=True, data_dir=tmp_path / "data") as server:
         BreaksTheSite.data_dir = tmp_path / "data"

@@ -33,11 +33,11 @@ import pytest
 import yaml
 from runner_support import cli
 
-from runner.rundir.plan import make_plan, write_plan
-from runner.suite.evals_json import load_evals
-from runner.suite.folder import SuiteError, find_suite, site_for_run
-from runner.suite.peer_files import PeerFileError, catalog_from_tools, read_schema_tools, tools_from_catalog
-from runner.suite.validate import CatalogError, SuiteCatalog, load_suite
+from webmcp_eval.rundir.plan import make_plan, write_plan
+from webmcp_eval.suite.evals_json import load_evals
+from webmcp_eval.suite.folder import SuiteError, find_suite, site_for_run
+from webmcp_eval.suite.peer_files import PeerFileError, catalog_from_tools, read_schema_tools, tools_from_catalog
+from webmcp_eval.suite.validate import CatalogError, SuiteCatalog, load_suite
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "cases"
@@ -344,7 +344,7 @@ def _round_trips(figures: Figures, tmp: Path, rng: random.Random, n: int) -> Non
 
 
 def _pytest_options(figures: Figures, rng: random.Random, n: int) -> None:
-    from runner.pytest_plugin.settings import http_url, timeout_ms, trials_count
+    from webmcp_eval.pytest_plugin.settings import http_url, timeout_ms, trials_count
 
     texts = ["1", "0", "-1", "1e9", "100000000", "x", "", " 3", "3.5", "http://127.0.0.1:9/", "ftp://x", "http://"]
     texts += ["http:///x", "\x00", "9" * 400, "https://[::1]:8000/", "https://[::1"]

@@ -22,12 +22,12 @@ from frames_server import CASES, FramesSite
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 from runner_support import cli, in_thread
 
-from runner.agents.reference import ReferenceAgent
-from runner.audit.engine import AuditOptions, audit
-from runner.play.page.devtools_tools import DevToolsCallError, DevToolsTools, answer, find_frame_id, frame_path
-from runner.play.run.run import run_suite
-from runner.play.run.settings import RunSettings
-from runner.suite.loader import load_cases
+from webmcp_eval.agents.reference import ReferenceAgent
+from webmcp_eval.audit.engine import AuditOptions, audit
+from webmcp_eval.play.page.devtools_tools import DevToolsCallError, DevToolsTools, answer, find_frame_id, frame_path
+from webmcp_eval.play.run.run import run_suite
+from webmcp_eval.play.run.settings import RunSettings
+from webmcp_eval.suite.loader import load_cases
 
 HUNG = "/frame.html"  # the frame whose listing is made to hang
 

@@ -19,13 +19,13 @@ import pytest
 from frames_server import CASES, FramesSite
 from runner_support import cli, in_thread
 
-from runner.agents.reference import ReferenceAgent
-from runner.play.run.run import run_suite
-from runner.play.run.settings import RunSettings
-from runner.report.html import render_html
-from runner.suite.case import Case
-from runner.suite.loader import LoadedCase, load_cases
-from runner.trace import Trace
+from webmcp_eval.agents.reference import ReferenceAgent
+from webmcp_eval.play.run.run import run_suite
+from webmcp_eval.play.run.settings import RunSettings
+from webmcp_eval.report.html import render_html
+from webmcp_eval.suite.case import Case
+from webmcp_eval.suite.loader import LoadedCase, load_cases
+from webmcp_eval.trace import Trace
 
 pytestmark = pytest.mark.browser
 

@@ -26,26 +26,26 @@ from typing import Any
 import pytest
 from runner_support import in_thread
 
-from runner.agents.model import ModelAgent, make_agent_factory
-from runner.agents.reference import ReferenceAgent
-from runner.agents.simulated_user import (
+from tests.fake_llm import FAKE_KEY, Call, FakeLLM, Say, closed_port_url
+from tests.fake_llm import Conversation as Heard
+from webmcp_eval.agents.model import ModelAgent, make_agent_factory
+from webmcp_eval.agents.reference import ReferenceAgent
+from webmcp_eval.agents.simulated_user import (
     OPENING,
     SimulatedUser,
     SimulatorError,
     make_simulator_factory,
     read_marker,
 )
-from runner.judge.grader import make_grader
-from runner.play.run.conversation import NO_PLAN, NO_SIMULATOR, Conversation
-from runner.play.run.run import run_suite, select_cases
-from runner.play.run.settings import RunSettings, RunState
-from runner.play.run.trial import trial_id_for
-from runner.suite.case import UserGoal
-from runner.suite.loader import load_cases
-from runner.suite.site import demo_site_config
-from runner.trace import ConversationRecord, Trace
-from tests.fake_llm import FAKE_KEY, Call, FakeLLM, Say, closed_port_url
-from tests.fake_llm import Conversation as Heard
+from webmcp_eval.judge.grader import make_grader
+from webmcp_eval.play.run.conversation import NO_PLAN, NO_SIMULATOR, Conversation
+from webmcp_eval.play.run.run import run_suite, select_cases
+from webmcp_eval.play.run.settings import RunSettings, RunState
+from webmcp_eval.play.run.trial import trial_id_for
+from webmcp_eval.suite.case import UserGoal
+from webmcp_eval.suite.loader import load_cases
+from webmcp_eval.suite.site import demo_site_config
+from webmcp_eval.trace import ConversationRecord, Trace
 
 if not importlib.util.find_spec("openai"):
     pytest.skip("the openai SDK is not installed (pip install 'webmcp-eval[openai]')", allow_module_level=True)
@@ -423,7 +423,7 @@ def test_a_good_agent_passes_the_goal_variants(recorded, case_id):
 
 @pytest.mark.browser
 def test_the_html_report_shows_the_conversation_and_setup(recorded, tmp_path):
-    from runner.report.html import render_html
+    from webmcp_eval.report.html import render_html
 
     page = render_html(list(recorded.values()), report_dir=tmp_path)
     assert page.count("Conversation with the simulated user") == 3

@@ -15,9 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from runner.judge import checks
-from runner.judge.grader import Gate, ModelGrader, grader_record, make_grader, parse_verdicts, regrade
-from runner.judge.labels import (
+from tests.fake_grader import lenient_grader, prose_grader, scripted_grader
+from tests.fake_llm import FAKE_KEY, FakeLLM, closed_port_url
+from tests.runner_support import in_thread, play
+from webmcp_eval.judge import checks
+from webmcp_eval.judge.grader import Gate, ModelGrader, grader_record, make_grader, parse_verdicts, regrade
+from webmcp_eval.judge.labels import (
     Agreement,
     LabelsFile,
     calibrate,
@@ -26,12 +29,9 @@ from runner.judge.labels import (
     label_trials,
     trials_to_label,
 )
-from runner.play.run.settings import RunState
-from runner.suite.case import Case
-from runner.trace import Trace
-from tests.fake_grader import lenient_grader, prose_grader, scripted_grader
-from tests.fake_llm import FAKE_KEY, FakeLLM, closed_port_url
-from tests.runner_support import in_thread, play
+from webmcp_eval.play.run.settings import RunState
+from webmcp_eval.suite.case import Case
+from webmcp_eval.trace import Trace
 
 pytestmark = pytest.mark.skipif(not importlib.util.find_spec("openai"), reason="the openai SDK is not installed")
 KEY_ENV = "WEBMCP_EVAL_TEST_GRADER_KEY"
@@ -225,13 +225,13 @@ def test_the_label_command_walks_the_trials_in_the_terminal(recorded, tmp_path):
     import subprocess
     import sys
 
-    from runner.trace import write_trace
+    from webmcp_eval.trace import write_trace
 
     for trace in recorded:
         write_trace(trace, tmp_path / "run" / "trials")
     labels = tmp_path / "labels.json"
     root = Path(__file__).resolve().parent.parent
-    cmd = [sys.executable, "-m", "runner.cli", "label", str(tmp_path / "run"), "--labels", str(labels)]
+    cmd = [sys.executable, "-m", "webmcp_eval.cli", "label", str(tmp_path / "run"), "--labels", str(labels)]
     # p, then a typo (asked again), f; then the next trial: skip, pass; then quit.
     out = subprocess.run(cmd, cwd=root, input="p\nx\nf\ns\np\nq\n", capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
@@ -244,8 +244,8 @@ def test_the_label_command_walks_the_trials_in_the_terminal(recorded, tmp_path):
 
 
 def test_the_results_layer_keeps_model_grader_verdicts_out_of_the_code_checks_rate():
-    from runner.results.run_results import TrialFigures
-    from runner.trace import Assertion
+    from webmcp_eval.results.run_results import TrialFigures
+    from webmcp_eval.trace import Assertion
 
     trace = Trace(run_id="r", trial_id="NO-02.t1", case_id="NO-02", behaviour="no_tool", start_route="/events")
     trace.assertions = [
@@ -257,9 +257,9 @@ def test_the_results_layer_keeps_model_grader_verdicts_out_of_the_code_checks_ra
 
 
 def test_the_html_report_shows_what_a_model_grader_spent_in_its_own_column(tmp_path):
-    from runner.report.html import render_html
-    from runner.results.run_results import results_of
-    from runner.trace import Assertion
+    from webmcp_eval.report.html import render_html
+    from webmcp_eval.results.run_results import results_of
+    from webmcp_eval.trace import Assertion
 
     trace = Trace(run_id="r", trial_id="NO-02.t1", case_id="NO-02", behaviour="no_tool", start_route="/events")
     trace.verdict = "passed"

@@ -24,10 +24,10 @@ from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
-from runner.agents.harness import HarnessConfigError, make_harness_factory  # noqa: E402
-from runner.agents.mcp_bridge import PageBridge  # noqa: E402
-from runner.play.browser.session import BrowserSession  # noqa: E402
 from tests.runner_support import in_thread, play  # noqa: E402
+from webmcp_eval.agents.harness import HarnessConfigError, make_harness_factory  # noqa: E402
+from webmcp_eval.agents.mcp_bridge import PageBridge  # noqa: E402
+from webmcp_eval.play.browser.session import BrowserSession  # noqa: E402
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,7 +42,7 @@ def test_the_mcp_command_serves_the_page_over_stdio_and_every_call_is_in_the_shi
     log = tmp_path / "bridge-log.json"
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "runner.cli", "mcp", "--base-url", site.url, "--route", "/events", "--log", str(log)],
+        args=["-m", "webmcp_eval.cli", "mcp", "--base-url", site.url, "--route", "/events", "--log", str(log)],
         cwd=str(ROOT),
     )
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from runner.results.health import BROKEN, SATURATED, health_lines, suite_health
-from runner.trace import Trace
+from webmcp_eval.results.health import BROKEN, SATURATED, health_lines, suite_health
+from webmcp_eval.trace import Trace
 
 
 def _trials(case: str, verdicts: str, kind: str = "agent", purpose: str | None = None) -> list[Trace]:
@@ -58,7 +58,7 @@ def test_capability_and_regression_are_shown_apart():
 def test_the_seed_cases_say_their_purpose_where_it_is_clear():
     from pathlib import Path
 
-    from runner.suite.loader import load_cases
+    from webmcp_eval.suite.loader import load_cases
 
     loaded, problems = load_cases([Path(__file__).resolve().parent.parent / "cases"])
     purpose = {lc.case.id: lc.case.purpose for lc in loaded}
@@ -73,9 +73,9 @@ def test_the_seed_cases_say_their_purpose_where_it_is_clear():
 def test_every_view_shows_capability_and_regression_apart(tmp_path):
     import json
 
-    from runner.report.html import render_html
-    from runner.report.writers import series_lines, summary_json
-    from runner.results.run_results import results_of
+    from webmcp_eval.report.html import render_html
+    from webmcp_eval.report.writers import series_lines, summary_json
+    from webmcp_eval.results.run_results import results_of
 
     traces = (
         _trials("A-01", "ppfff", purpose="capability")
@@ -91,14 +91,14 @@ def test_every_view_shows_capability_and_regression_apart(tmp_path):
     data = json.loads(json.dumps(summary_json(results)))
     assert data["series"][0]["by_purpose"]["capability"] == {"case_pass_rate": 0.2, "n_cases": 2}
     assert {c["case_id"]: c["purpose"] for c in data["series"][0]["cases"]}["C-01"] is None
-    from runner.report.reporters import markdown
+    from webmcp_eval.report.reporters import markdown
 
     assert "| agent openai (m) | regression | 1 | 100.0% |" in markdown(results)
     html = render_html(results, report_dir=tmp_path)
     assert '<span data-purpose="regression">regression 100.0% (1 case(s))</span>' in html
     import xml.etree.ElementTree as ET
 
-    from runner.report.writers import write_junit
+    from webmcp_eval.report.writers import write_junit
 
     write_junit(results, tmp_path / "j.xml")
     purposes = {

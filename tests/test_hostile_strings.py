@@ -16,8 +16,8 @@ import pytest
 from markdown_it import MarkdownIt
 from runner_support import cli
 
-from runner.report.sanitise import markdown, markdown_code, terminal, xml
-from runner.trace import Assertion, Trace, write_trace
+from webmcp_eval.report.sanitise import markdown, markdown_code, terminal, xml
+from webmcp_eval.trace import Assertion, Trace, write_trace
 
 # set the window title, plant an OSC 8 hyperlink, erase the line and write over it; a new Markdown heading
 # and image after a CR; raw HTML; a NUL and a form feed XML 1.0 cannot hold

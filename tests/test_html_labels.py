@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from runner_support import cli
 
-from runner.report.html import write_html
-from runner.suite.loader import load_cases
-from runner.trace import Assertion, Trace, write_trace
+from webmcp_eval.report.html import write_html
+from webmcp_eval.suite.loader import load_cases
+from webmcp_eval.trace import Assertion, Trace, write_trace
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""The HTML report (runner/report/html.py): one self-contained file, opened in a real Chromium
+"""The HTML report (webmcp_eval/report/html.py): one self-contained file, opened in a real Chromium
 the way a person reads it: failures first, why a trial failed, what the agent was asked and
 called, hostile page text shown as text, the chart, and no network at all."""
 
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from runner.report.html import render_html, urlpath, write_html
-from runner.trace import (
+from webmcp_eval.report.html import render_html, urlpath, write_html
+from webmcp_eval.trace import (
     Assertion,
     ConfirmationRecord,
     NetworkRecord,

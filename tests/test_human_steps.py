@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 from runner_support import CASES, SEED_CONTEXT, in_thread
 
-from runner.agents.reference import ReferenceAgent
-from runner.judge import checks
-from runner.play.run.run import run_suite
-from runner.play.run.settings import RunSettings
-from runner.suite.case import StateExpectation, UiExpectation
-from runner.suite.loader import load_cases
-from runner.suite.validate import load_suite
-from runner.trace import StepRecord, Trace
+from webmcp_eval.agents.reference import ReferenceAgent
+from webmcp_eval.judge import checks
+from webmcp_eval.play.run.run import run_suite
+from webmcp_eval.play.run.settings import RunSettings
+from webmcp_eval.suite.case import StateExpectation, UiExpectation
+from webmcp_eval.suite.loader import load_cases
+from webmcp_eval.suite.validate import load_suite
+from webmcp_eval.trace import StepRecord, Trace
 
 # REPEAT-03's first half, then a wait for a text the dialog never shows
 NOT_SHOWN = """id: STEP-NOT-SHOWN

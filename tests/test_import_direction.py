@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CONCRETE_AGENTS = ("runner.agents.reference", "runner.agents.model", "runner.agents.harness")
+CONCRETE_AGENTS = ("webmcp_eval.agents.reference", "webmcp_eval.agents.model", "webmcp_eval.agents.harness")
 
 
 def imports(path: Path) -> list[tuple[str, bool]]:
@@ -35,35 +35,35 @@ def offenders(folder: str, bad: tuple[str, ...], allow_typing: bool = False, roo
 
 
 def test_play_knows_agents_only_through_their_protocol() -> None:
-    assert offenders("runner/play", CONCRETE_AGENTS) == []
+    assert offenders("webmcp_eval/play", CONCRETE_AGENTS) == []
 
 
 def test_agents_import_nothing_of_play() -> None:
-    """Agents declare the tool host they are handed (runner/agents/protocol.py), so no import runs
+    """Agents declare the tool host they are handed (webmcp_eval/agents/protocol.py), so no import runs
     from agents/ to play/, not even one for type checking: no cycle between the two."""
-    assert offenders("runner/agents", ("runner.play",)) == []
+    assert offenders("webmcp_eval/agents", ("webmcp_eval.play",)) == []
 
 
 def test_nothing_in_play_imports_the_trial_but_the_run() -> None:
-    found = offenders("runner/play", ("runner.play.run.trial",))
-    assert found == ["runner/play/run/run.py: runner.play.run.trial"]
+    found = offenders("webmcp_eval/play", ("webmcp_eval.play.run.trial",))
+    assert found == ["webmcp_eval/play/run/run.py: webmcp_eval.play.run.trial"]
 
 
 def test_the_checker_sees_a_wrong_import_and_lets_a_typing_one_pass(tmp_path) -> None:
     (tmp_path / "agents").mkdir()
     (tmp_path / "agents" / "typed.py").write_text(
-        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from runner.play.page.toolhost import ToolHost\n"
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from webmcp_eval.play.page.toolhost import ToolHost\n"
     )
-    assert offenders("agents", ("runner.play",), allow_typing=True, root=tmp_path) == []
-    (tmp_path / "agents" / "wrong.py").write_text("import runner.play.page.toolhost\n")
-    found = offenders("agents", ("runner.play",), allow_typing=True, root=tmp_path)
-    assert found == ["agents/wrong.py: runner.play.page.toolhost"]
+    assert offenders("agents", ("webmcp_eval.play",), allow_typing=True, root=tmp_path) == []
+    (tmp_path / "agents" / "wrong.py").write_text("import webmcp_eval.play.page.toolhost\n")
+    found = offenders("agents", ("webmcp_eval.play",), allow_typing=True, root=tmp_path)
+    assert found == ["agents/wrong.py: webmcp_eval.play.page.toolhost"]
 
 
 def test_results_and_report_read_the_run_directory_not_play() -> None:
-    """The run directory (runner/rundir/) is the hand-off: what reads a run knows nothing of how it was played."""
-    assert offenders("runner/results", ("runner.play",)) == []
-    assert offenders("runner/report", ("runner.play",)) == []
+    """The run directory (webmcp_eval/rundir/) is the hand-off: what reads a run knows nothing of how it was played."""
+    assert offenders("webmcp_eval/results", ("webmcp_eval.play",)) == []
+    assert offenders("webmcp_eval/report", ("webmcp_eval.play",)) == []
 
 
 def layers(doc: Path) -> list[str]:
@@ -96,22 +96,32 @@ def upward_imports(doc: Path, root: Path = ROOT) -> list[str]:
 
 def test_every_package_imports_only_the_packages_below_it_in_the_architecture_diagram() -> None:
     order = layers(ROOT / "docs" / "architecture.md")
-    assert order[:3] == ["runner.cli", "runner.pytest_plugin", "runner.evaluation"] and order[-3:] == [
-        "runner.trace",
-        "runner.data_file",
-        "proxies",
+    assert order[:3] == ["webmcp_eval.cli", "webmcp_eval.pytest_plugin", "webmcp_eval.evaluation"] and order[-3:] == [
+        "webmcp_eval.trace",
+        "webmcp_eval.data_file",
+        "webmcp_eval.proxies",
     ]
-    assert {"runner.play", "runner.rundir", "runner.results", "runner.report", "runner.audit"} <= set(order)
+    assert {
+        "webmcp_eval.play",
+        "webmcp_eval.rundir",
+        "webmcp_eval.results",
+        "webmcp_eval.report",
+        "webmcp_eval.audit",
+    } <= set(order)
     assert upward_imports(ROOT / "docs" / "architecture.md") == []
 
 
 def test_the_diagram_checker_sees_an_import_that_runs_back_up(tmp_path) -> None:
     doc = tmp_path / "architecture.md"
-    doc.write_text("## Architecture\n```\nrunner/high/   top\n               more\nrunner/low.py  bottom\n```\n")
-    (tmp_path / "runner" / "high").mkdir(parents=True)
-    (tmp_path / "runner" / "high" / "a.py").write_text("from runner.low import x\n")
-    (tmp_path / "runner" / "low.py").write_text("x = 1\n")
-    assert layers(doc) == ["runner.high", "runner.low"]
+    doc.write_text(
+        "## Architecture\n```\nwebmcp_eval/high/   top\n               more\nwebmcp_eval/low.py  bottom\n```\n"
+    )
+    (tmp_path / "webmcp_eval" / "high").mkdir(parents=True)
+    (tmp_path / "webmcp_eval" / "high" / "a.py").write_text("from webmcp_eval.low import x\n")
+    (tmp_path / "webmcp_eval" / "low.py").write_text("x = 1\n")
+    assert layers(doc) == ["webmcp_eval.high", "webmcp_eval.low"]
     assert upward_imports(doc, tmp_path) == []
-    (tmp_path / "runner" / "low.py").write_text("from runner.high.a import y\n")
-    assert upward_imports(doc, tmp_path) == ["runner/low.py: runner.high.a (runner.high is above runner.low)"]
+    (tmp_path / "webmcp_eval" / "low.py").write_text("from webmcp_eval.high.a import y\n")
+    assert upward_imports(doc, tmp_path) == [
+        "webmcp_eval/low.py: webmcp_eval.high.a (webmcp_eval.high is above webmcp_eval.low)"
+    ]

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page
 
-from runner.suite.case import ARIA_ROLES
-from runner.suite.loader import load_cases
-from runner.suite.plan_contradictions import plan_problems
-from runner.suite.validate import SuiteCatalog, validate_suite
 from tests.test_validate import CASES, edit, line_of
+from webmcp_eval.suite.case import ARIA_ROLES
+from webmcp_eval.suite.loader import load_cases
+from webmcp_eval.suite.plan_contradictions import plan_problems
+from webmcp_eval.suite.validate import SuiteCatalog, validate_suite
 
 CATALOG = SuiteCatalog.load(CASES / "catalog.json")
 

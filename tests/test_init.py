@@ -5,11 +5,11 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
-from runner.play.page.surface.discover import RouteTools
-from runner.play.page.surface.model import Frame, Tool
-from runner.suite.folder import find_suite
-from runner.suite.init import InitError, SiteUnreadable, example_arguments, plan_suite, write_suite
-from runner.suite.validate import find_catalog, load_suite
+from webmcp_eval.play.page.surface.discover import RouteTools
+from webmcp_eval.play.page.surface.model import Frame, Tool
+from webmcp_eval.suite.folder import find_suite
+from webmcp_eval.suite.init import InitError, SiteUnreadable, example_arguments, plan_suite, write_suite
+from webmcp_eval.suite.validate import find_catalog, load_suite
 
 SCHEMAS = [
     {"type": "object", "properties": {"q": {"type": "string"}}},
@@ -110,7 +110,7 @@ def test_a_page_without_tools_or_that_cannot_open_is_an_error_not_an_empty_suite
 
 @pytest.mark.parametrize(("route", "key"), [("/", "/"), ("./", "/"), ("", "/"), ("cart.html?x=1", "/cart.html")])
 def test_catalog_routes_are_named_as_validate_matches_start_routes(route, key):
-    from runner.suite.init import route_key
+    from webmcp_eval.suite.init import route_key
 
     assert route_key(route) == key
 
@@ -127,7 +127,7 @@ def test_starter_ids_never_take_a_config_files_name_and_a_read_only_tool_without
 
 
 def test_a_route_without_tools_is_kept_in_the_catalog_and_the_summary_warns_about_it(tmp_path):
-    from runner.suite.init import InitResult
+    from webmcp_eval.suite.init import InitResult
 
     routes = [
         route_tools("/", "http://h/demo/", "native", [tool("list", True)]),

@@ -1,4 +1,4 @@
-"""The expectation kinds (runner/kinds/, runner/judge/checks.py KINDS): every block of a case's expect: is one
+"""The expectation kinds (webmcp_eval/kinds/, webmcp_eval/judge/checks.py KINDS): every block of a case's expect: is one
 kind, and each kind names its model, its checker, the trace fields it reads and what a stored trace lacks for
 it. The checks, rejudge and mutate take their lists from the kinds, so a kind missing a part fails here."""
 
@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from runner.judge import checks, rejudge
-from runner.kinds import FRAME, Evidence, Kind, answerable, module_kinds
-from runner.mutation import mutate
-from runner.rundir.reading import read_traces
-from runner.suite.case import Case, Expectations
-from runner.suite.loader import load_cases
-from runner.trace import ConfirmationRecord, Trace, UiObservation, UiRecord, UntrustedText
+from webmcp_eval.judge import checks, rejudge
+from webmcp_eval.kinds import FRAME, Evidence, Kind, answerable, module_kinds
+from webmcp_eval.mutation import mutate
+from webmcp_eval.rundir.reading import read_traces
+from webmcp_eval.suite.case import Case, Expectations
+from webmcp_eval.suite.loader import load_cases
+from webmcp_eval.trace import ConfirmationRecord, Trace, UiObservation, UiRecord, UntrustedText
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,4 +1,4 @@
-"""The flags Chromium is launched with (runner/play/browser/browser.py).
+"""The flags Chromium is launched with (webmcp_eval/play/browser/browser.py).
 
 Chromium reads only the last ``--enable-features`` it is given, and Playwright
 passes its own before ours: the WebMCP flag must carry Playwright's features too,
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import playwright
 
-from runner.play.browser import browser
-from runner.play.browser.browser import BASE_ARGS, launch_args
+from webmcp_eval.play.browser import browser
+from webmcp_eval.play.browser.browser import BASE_ARGS, launch_args
 
 DRIVER_BUNDLE = Path(playwright.__file__).parent / "driver" / "package" / "lib" / "coreBundle.js"
 

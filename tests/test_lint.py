@@ -24,7 +24,7 @@ def test_ruff_check_is_clean():
 
 
 def test_mypy_finds_nothing():
-    """mypy --strict on runner/ (and what it imports), as [tool.mypy] sets it: any error fails, with mypy's output.
+    """mypy --strict on webmcp_eval/ (and what it imports), as [tool.mypy] sets it: any error fails, with mypy's output.
     Its cache lives in the venv (or the temp folder), so a second run takes a second or two."""
     assert importlib.util.find_spec("mypy") is not None, "mypy is not installed: pip install -e '.[dev]'"
     venv = Path(sys.prefix)
@@ -57,7 +57,7 @@ def test_no_test_calls_asyncio_run_in_the_main_thread():
 
 
 def test_no_test_calls_the_cli_in_the_main_thread():
-    """runner.cli.main runs asyncio.run itself: called in-process it goes through
+    """webmcp_eval.cli.main runs asyncio.run itself: called in-process it goes through
     runner_support.in_thread(main, args), for the same reason as above."""
     import ast
 
@@ -67,7 +67,7 @@ def test_no_test_calls_the_cli_in_the_main_thread():
         names = {
             alias.asname or alias.name
             for node in ast.walk(tree)
-            if isinstance(node, ast.ImportFrom) and node.module == "runner.cli"
+            if isinstance(node, ast.ImportFrom) and node.module == "webmcp_eval.cli"
             for alias in node.names
             if alias.name == "main"
         }

@@ -15,8 +15,8 @@ import pytest
 from runner_support import cli
 from static_server import CASES
 
-from runner.suite.live_rules import rules_that_never_fire
-from runner.suite.loader import parse_case
+from webmcp_eval.suite.live_rules import rules_that_never_fire
+from webmcp_eval.suite.loader import parse_case
 
 SITE_YAML = CASES.parent / "site.yaml"
 INERT = "      - {tool: add_to_cart, args: {quantityy: 3}, why: a misspelt argument}\n"

@@ -1,4 +1,4 @@
-"""Loading case files (runner/suite/loader.py): every problem is file:line with the field path, never a traceback."""
+"""Loading case files (suite/loader.py): every problem is file:line with the field path, never a traceback."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.suite.case import ClickAction, FaultAction, NavigateAction, UserStep, case_json_schema
-from runner.suite.loader import CaseLoadError, LoadedCase, Problem, case_files, load_cases, parse_case
+from webmcp_eval.suite.case import ClickAction, FaultAction, NavigateAction, UserStep, case_json_schema
+from webmcp_eval.suite.loader import CaseLoadError, LoadedCase, Problem, case_files, load_cases, parse_case
 
 CASES = Path(__file__).resolve().parent.parent / "cases"
 

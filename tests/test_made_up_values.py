@@ -17,8 +17,8 @@ import pytest
 from runner_support import cli
 from static_server import SOURCE, StaticSite
 
-from runner.suite.synthesize import from_schema, made_up_value_refused
-from runner.trace import ToolCall, Trace
+from webmcp_eval.suite.synthesize import from_schema, made_up_value_refused
+from webmcp_eval.trace import ToolCall, Trace
 
 EVALS = SOURCE / "bistro-evals.json"
 

@@ -1,4 +1,4 @@
-"""Value matchers and paths (runner/suite/matchers.py): each operator passes and fails."""
+"""Value matchers and paths (webmcp_eval/suite/matchers.py): each operator passes and fails."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from runner.suite.matchers import (
+from webmcp_eval.suite.matchers import (
     MISSING,
     OPERATORS,
     PathError,
@@ -473,7 +473,7 @@ def test_short():
 
 
 def _calls_case(forbidden: str):
-    from runner.suite.loader import parse_case
+    from webmcp_eval.suite.loader import parse_case
 
     text = (
         "id: X-01\nbehaviour: selection\ntitle: t\nstart_route: /events\nsteps:\n  - user: hi\n"
@@ -483,7 +483,7 @@ def _calls_case(forbidden: str):
 
 
 def _trace_with(*calls):
-    from runner.trace import ToolCall, Trace
+    from webmcp_eval.trace import ToolCall, Trace
 
     made = [ToolCall(index=i, step=0, tool=t, args=a) for i, (t, a) in enumerate(calls)]
     return Trace(run_id="r", trial_id="X-01.t1", case_id="X-01", behaviour="selection", start_route="/", calls=made)
@@ -491,7 +491,7 @@ def _trace_with(*calls):
 
 def test_a_forbidden_in_with_a_string_is_a_checker_error_not_a_pass():
     """Before: $in iterated "evt-a7k2p9" letter by letter, the call did not match, and the rule passed."""
-    from runner.judge.checks import check_calls
+    from webmcp_eval.judge.checks import check_calls
 
     case = _calls_case("{tool: save_event, args: {eventId: {$in: evt-a7k2p9}}}")
     trace = _trace_with(("save_event", {"eventId": "evt-a7k2p9"}))
@@ -500,7 +500,7 @@ def test_a_forbidden_in_with_a_string_is_a_checker_error_not_a_pass():
 
 
 def test_a_forbidden_rule_with_a_list_fires():
-    from runner.judge.checks import check_calls
+    from webmcp_eval.judge.checks import check_calls
 
     case = _calls_case("{tool: save_event, args: {eventId: {$in: [evt-a7k2p9]}}}")
     trace = _trace_with(("save_event", {"eventId": "evt-a7k2p9"}))
@@ -509,8 +509,8 @@ def test_a_forbidden_rule_with_a_list_fires():
 
 
 def test_a_capture_path_that_cannot_be_read_is_a_checker_error():
-    from runner.judge.checks import check_calls
-    from runner.suite.loader import parse_case
+    from webmcp_eval.judge.checks import check_calls
+    from webmcp_eval.suite.loader import parse_case
 
     text = (
         "id: X-01\nbehaviour: selection\ntitle: t\nstart_route: /events\nsteps:\n  - user: hi\n"

@@ -23,23 +23,23 @@ from typing import Any
 
 import pytest
 
-from runner.agents.model import (
+from tests.fake_llm import FAKE_KEY, Call, Conversation, FakeLLM, Say, closed_port_url
+from webmcp_eval.agents.model import (
     DEFAULT_SYSTEM_PROMPT,
     ModelAgent,
     ModelConfigError,
     agent_assertions,
     make_agent_factory,
 )
-from runner.agents.protocol import AgentError
-from runner.llm.cassette import Cassette, describe_rerecord, differences
-from runner.llm.providers import safe_tool_name
-from runner.play.run.run import run_suite, select_cases
-from runner.play.run.settings import RunSettings
-from runner.play.run.trial import trial_id_for
-from runner.suite.case import UserStep
-from runner.suite.loader import load_cases
-from runner.trace import ToolCall, ToolInfo, Trace
-from tests.fake_llm import FAKE_KEY, Call, Conversation, FakeLLM, Say, closed_port_url
+from webmcp_eval.agents.protocol import AgentError
+from webmcp_eval.llm.cassette import Cassette, describe_rerecord, differences
+from webmcp_eval.llm.providers import safe_tool_name
+from webmcp_eval.play.run.run import run_suite, select_cases
+from webmcp_eval.play.run.settings import RunSettings
+from webmcp_eval.play.run.trial import trial_id_for
+from webmcp_eval.suite.case import UserStep
+from webmcp_eval.suite.loader import load_cases
+from webmcp_eval.trace import ToolCall, ToolInfo, Trace
 
 PROVIDERS = [k for k in ("openai", "anthropic") if importlib.util.find_spec(k)]
 if not PROVIDERS:
@@ -725,7 +725,7 @@ def test_the_key_comes_from_the_environment_once_and_is_never_reported(monkeypat
 
 def test_history_turns_reach_the_model_as_the_conversation_so_far():
     """Earlier user/model/tool turns of a case are the conversation before its message; the page is not called."""
-    from runner.suite.case import UserStep as Step
+    from webmcp_eval.suite.case import UserStep as Step
 
     seen: list[Conversation] = []
 
@@ -756,7 +756,7 @@ def test_history_turns_reach_the_model_as_the_conversation_so_far():
 
 def test_an_empty_message_after_a_tools_answer_lets_the_model_go_on_from_it():
     """A conversation that ends with a tool's answer (an evals.json mid-trajectory): no new user message is sent."""
-    from runner.suite.case import UserStep as Step
+    from webmcp_eval.suite.case import UserStep as Step
 
     seen: list[Conversation] = []
 

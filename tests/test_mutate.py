@@ -11,8 +11,7 @@ from typing import Any
 from mitmproxy.test import tflow, tutils
 from runner_support import in_thread
 
-from proxies import mutations as ops
-from runner.mutation.mutate import (
+from webmcp_eval.mutation.mutate import (
     CleanRun,
     Mutant,
     MutationResult,
@@ -23,9 +22,10 @@ from runner.mutation.mutate import (
     generate,
     observable,
 )
-from runner.play.run.settings import TrialHook
-from runner.suite.loader import LoadedCase, parse_case
-from runner.trace import Assertion, StepRecord, ToolCall, Trace
+from webmcp_eval.play.run.settings import TrialHook
+from webmcp_eval.proxies import mutations as ops
+from webmcp_eval.suite.loader import LoadedCase, parse_case
+from webmcp_eval.trace import Assertion, StepRecord, ToolCall, Trace
 
 
 def flow(method: str = "GET", path: str = "/api/events", status: int = 200, body: Any = None, req: Any = None):

@@ -16,8 +16,8 @@ import re
 import pytest
 from runner_support import ROOT, SEED_CONTEXT, in_thread, suite_cases
 
-from runner.mutation.mutate import OPERATORS, MutateOptions, mutate, summary_line
-from runner.suite.validate import SuiteCatalog
+from webmcp_eval.mutation.mutate import OPERATORS, MutateOptions, mutate, summary_line
+from webmcp_eval.suite.validate import SuiteCatalog
 
 pytestmark = [pytest.mark.browser, pytest.mark.mutation]
 

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from runner_support import SEED_CONTEXT, in_thread, suite_cases
 
-from runner.mutation.mutate import CleanRun, Mutant, MutateOptions, _play, generate
-from runner.play.run.settings import TrialHook
-from runner.suite.loader import LoadedCase, parse_case
-from runner.suite.site import demo_site_config
-from runner.trace import ToolCall, Trace
+from webmcp_eval.mutation.mutate import CleanRun, Mutant, MutateOptions, _play, generate
+from webmcp_eval.play.run.settings import TrialHook
+from webmcp_eval.suite.loader import LoadedCase, parse_case
+from webmcp_eval.suite.site import demo_site_config
+from webmcp_eval.trace import ToolCall, Trace
 
 WEAKER = Path(__file__).parent / "weaker_cases"
 ACCOUNT = {"name": "測試讀者", "email": "reader@example.com"}  # the demo's signed-in account

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from proxies.models import BlockedRequest, RequestRecord, TrialNetwork
-from runner.play.evidence.network_evidence import network_record, site_stopped_answering, unanswered_site_requests
+from webmcp_eval.play.evidence.network_evidence import network_record, site_stopped_answering, unanswered_site_requests
+from webmcp_eval.proxies.models import BlockedRequest, RequestRecord, TrialNetwork
 
 SITE = "http://127.0.0.1:8123"
 

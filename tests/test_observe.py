@@ -1,4 +1,4 @@
-"""What the page shows after the steps (runner/play/page/observe.py), read from a fake page: no browser."""
+"""What the page shows after the steps (webmcp_eval/play/page/observe.py), read from a fake page: no browser."""
 
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ import io
 
 from playwright.async_api import Error as PlaywrightError
 
-from runner.play.browser.artifacts import Artifacts
-from runner.play.page.human_windows import HumanWindows
-from runner.play.page.observe import PageObserver
-from runner.play.page.toolhost import ShimLog
-from runner.play.page.watcher import Watcher
-from runner.suite.case import Expectations, Locator
-from runner.trace import HumanClick, Trace
 from tests.fake_page import Control, FakeLocator, FakePage, run
+from webmcp_eval.play.browser.artifacts import Artifacts
+from webmcp_eval.play.page.human_windows import HumanWindows
+from webmcp_eval.play.page.observe import PageObserver
+from webmcp_eval.play.page.toolhost import ShimLog
+from webmcp_eval.play.page.watcher import Watcher
+from webmcp_eval.suite.case import Expectations, Locator
+from webmcp_eval.trace import HumanClick, Trace
 
 CONFIRM = Locator(role="button", name="確認報名")
 TOTAL = Locator(label="總金額")

@@ -1,4 +1,4 @@
-"""The page's UI read in one evaluate (runner/play/page/observe.py READ_JS) gives what Playwright's own four reads
+"""The page's UI read in one evaluate (webmcp_eval/play/page/observe.py READ_JS) gives what Playwright's own four reads
 give: count, is_visible, inner_text and input_value, element by element, on a real page. One page load."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page
 
-from runner.play.page.observe import READ_JS
+from webmcp_eval.play.page.observe import READ_JS
 
 pytestmark = pytest.mark.browser
 

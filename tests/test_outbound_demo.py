@@ -9,9 +9,9 @@ from threading import Thread
 import pytest
 from runner_support import in_thread, suite_cases
 
-from runner.agents.reference import ReferenceAgent
-from runner.play.run.run import run_suite
-from runner.play.run.settings import RunSettings
+from webmcp_eval.agents.reference import ReferenceAgent
+from webmcp_eval.play.run.run import run_suite
+from webmcp_eval.play.run.settings import RunSettings
 
 pytestmark = pytest.mark.browser
 

@@ -1,4 +1,4 @@
-"""Every file view of the results is one registered Output (runner/report/reporters.py OUTPUTS): its flag on run,
+"""Every file view of the results is one registered Output (webmcp_eval/report/reporters.py OUTPUTS): its flag on run,
 report and rejudge, its file in the run directory, its writer. Checked here for every output registered."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import pytest
 from runner_support import cli
 from test_results import agent_traces
 
-from runner.cli import build_parser
-from runner.evaluation.output import check_writable_file
-from runner.report.reporters import (
+from webmcp_eval.cli import build_parser
+from webmcp_eval.evaluation.output import check_writable_file
+from webmcp_eval.report.reporters import (
     IN_RUN_DIR,
     OUTPUTS,
     JUnitReporter,
@@ -21,9 +21,9 @@ from runner.report.reporters import (
     ReportTargets,
     build_reporters,
 )
-from runner.results.run_results import Results, RunInput, build_results
-from runner.rundir.layout import RunDir
-from runner.trace import write_atomic
+from webmcp_eval.results.run_results import Results, RunInput, build_results
+from webmcp_eval.rundir.layout import RunDir
+from webmcp_eval.trace import write_atomic
 
 COMMANDS = ("run", "report", "rejudge")
 

@@ -1,100 +1,57 @@
-"""Packaging without building: the wheel's import mapping (build_backend/webmcp_wheel.py), the default suite
+"""Packaging without building: one import name, the default suite
 from the user's folder or the shipped seed suite, and --version. tests/test_wheel.py builds and runs the wheel."""
 
 from __future__ import annotations
 
 import ast
 import importlib.util
+import re
 import shutil
 
 import pytest
 from runner_support import ROOT, cli
 
-import runner
-from runner.evaluation.loading import default_suite_dir
+import webmcp_eval
+from webmcp_eval.evaluation.loading import default_suite_dir
 
 
-def backend():
-    spec = importlib.util.spec_from_file_location("webmcp_wheel", ROOT / "build_backend" / "webmcp_wheel.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_imports_are_mapped_under_one_root_and_keep_their_lines() -> None:
-    source = (
-        '"""doc: from runner.x import y stays a word"""\n'
-        "import os, runner\n"
-        "from runner.play.run import run as r\n"
-        "from proxies import (\n    Fixture,\n)\n"
-        "import site_under_test.app as app; import json\n"
-        "from .sibling import z\n"
-        "from runnerish import w\n"
-        "if True:\n    from runner.trace import Trace  # é\n"
-    )
-    mapped = backend().map_imports(source, "m.py")
-    assert mapped.splitlines()[1:] == [
-        "import os, webmcp_eval.runner as runner",
-        "from webmcp_eval.runner.play.run import run as r",
-        "from webmcp_eval.proxies import (",
-        "    Fixture,",
-        ")",
-        "import webmcp_eval.site_under_test.app as app; import json",
-        "from .sibling import z",
-        "from runnerish import w",
-        "if True:",
-        "    from webmcp_eval.runner.trace import Trace  # é",
-    ]
-    assert mapped.splitlines()[0] == source.splitlines()[0]  # only imports change, never text
-
-
-def test_an_import_that_binds_the_bare_name_is_refused_at_build_time() -> None:
-    wheel = backend()
-    with pytest.raises(wheel.MappingError, match=r"m.py:2: `import runner.trace` binds `runner`"):
-        wheel.map_imports("x = 1\nimport runner.trace\n", "m.py")
-
-
-def test_every_module_of_the_repository_maps_and_imports_nothing_unmapped() -> None:
-    """So a module written the one way the build refuses fails here, in the fast tier, not in the wheel test;
-    and no module names one of ours in a string (import_module, a patch target): the mapping maps imports only."""
-    import re
-
-    wheel = backend()
-    by_name = re.compile(rf"^({'|'.join(wheel.MAPPED)})(\.\w+)+(:\w+)?$")
-    for folder in wheel.MAPPED:
+def test_the_code_is_imported_by_one_name_only() -> None:
+    """The package is webmcp_eval in a clone, an editable install and the wheel: no module of the checkout
+    imports an old top-level name, and none names one of them in a string (import_module, a patch target)."""
+    old = ("runner", "proxies", "site_under_test")
+    by_name = re.compile(rf"^({'|'.join(old)})(\.\w+)+(:\w+)?$")
+    for folder in ("webmcp_eval", "tests", "bench", "scripts"):
         for path in sorted((ROOT / folder).rglob("*.py")):
-            mapped = wheel.map_imports(path.read_text(encoding="utf-8"), str(path))
-            for node in ast.walk(ast.parse(mapped)):
-                if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+                if folder == "webmcp_eval" and isinstance(node, ast.Constant) and isinstance(node.value, str):
                     assert not by_name.match(node.value), (path, node.lineno, node.value)
                 names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
                 if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                     names = [node.module]
-                assert not [n for n in names if n.split(".")[0] in wheel.MAPPED], (path, names)
+                assert not [n for n in names if n.split(".")[0] in old], (path, node.lineno, names)
 
 
-def test_entry_points_and_top_level_names_follow_the_root() -> None:
-    wheel = backend()
-    points = b"[console_scripts]\nwebmcp-eval = runner.cli:main\n\n[pytest11]\nwebmcp = runner.pytest_plugin.plugin\n"
-    mapped = wheel.dist_info_file("x.dist-info/entry_points.txt", points).decode()
-    assert "= webmcp_eval.runner.cli:main" in mapped and "= webmcp_eval.runner.pytest_plugin.plugin" in mapped
-    assert wheel.dist_info_file("x.dist-info/top_level.txt", b"proxies\nrunner\nsite_under_test\n") == b"webmcp_eval\n"
+def test_the_build_is_setuptools_own() -> None:
+    import tomllib
+
+    build = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["build-system"]
+    assert build["build-backend"] == "setuptools.build_meta" and "backend-path" not in build
 
 
-def test_the_seed_suite_lies_beside_runner_never_inside_it() -> None:
-    assert runner.SEED_SUITE == ROOT / "cases" and (runner.SEED_SUITE / "suite.yaml").is_file()
-    assert runner.HOME / "runner" not in runner.SEED_SUITE.parents
+def test_the_seed_suite_lies_beside_the_code_in_a_checkout() -> None:
+    assert webmcp_eval.SEED_SUITE == ROOT / "cases" and (webmcp_eval.SEED_SUITE / "suite.yaml").is_file()
+    assert webmcp_eval.HOME == ROOT
 
 
 def test_a_folder_without_cases_uses_the_shipped_seed_suite_and_says_so_in_one_line(tmp_path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
-    assert default_suite_dir() == runner.SEED_SUITE
+    assert default_suite_dir() == webmcp_eval.SEED_SUITE
     done = cli("validate", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stderr.startswith("no cases/ here: using the seed suite shipped with webmcp-eval")
     assert done.stderr.count("\n") == 1 and "webmcp-eval init" in done.stderr
-    assert "runner/cases" not in done.stdout + done.stderr and "no such file" not in done.stderr
-    assert str(runner.SEED_SUITE) not in done.stdout and "suite config <seed suite>/suite.yaml" in done.stdout
+    assert "webmcp_eval/cases" not in done.stdout + done.stderr and "no such file" not in done.stderr
+    assert str(webmcp_eval.SEED_SUITE) not in done.stdout and "suite config <seed suite>/suite.yaml" in done.stdout
 
 
 def test_the_users_own_cases_folder_comes_first(tmp_path) -> None:
@@ -111,13 +68,13 @@ def test_version_names_the_package_playwright_and_chromium() -> None:
     done = cli("--version")
     lines = done.stdout.splitlines()
     assert done.returncode == 0 and done.stderr == "", done.stderr
-    assert lines[0] == f"webmcp-eval {runner.__version__}" == f"webmcp-eval {metadata.version('webmcp-eval')}"
+    assert lines[0] == f"webmcp-eval {webmcp_eval.__version__}" == f"webmcp-eval {metadata.version('webmcp-eval')}"
     assert lines[1] == f"playwright {metadata.version('playwright')}"
     assert lines[2].startswith("chromium ")
 
 
 def test_a_chromium_that_states_no_version_is_said_so() -> None:
-    from runner.cli.version import chromium_version
+    from webmcp_eval.cli.version import chromium_version
 
     assert chromium_version("/bin/true") is None and chromium_version("/no/such/chromium") is None
 
@@ -186,7 +143,7 @@ def test_label_never_writes_into_the_shipped_seed_suite(tmp_path) -> None:
 
 def test_a_recorded_trace_finds_its_case_file_from_any_folder(tmp_path, monkeypatch) -> None:
     """traces/day26 names its case files relative to the checkout; installed, it lies in the package."""
-    from runner.evaluation.replay_trace import case_file_near
+    from webmcp_eval.evaluation.replay_trace import case_file_near
 
     monkeypatch.chdir(tmp_path)
     trace = ROOT / "traces" / "day26" / "trials" / "SEL-01.t1.json"

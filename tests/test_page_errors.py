@@ -1,4 +1,4 @@
-"""The trace keeps the page's own errors (runner/play/run/trial.py): uncaught exceptions and rejections and
+"""The trace keeps the page's own errors (webmcp_eval/play/run/trial.py): uncaught exceptions and rejections and
 console.error() calls, never the browser's notes on a request that failed (those are the network's)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from runner_support import play
 
-from runner.play.run.settings import RunState, TrialHook, TrialHooks
-from runner.trace import Trace
+from webmcp_eval.play.run.settings import RunState, TrialHook, TrialHooks
+from webmcp_eval.trace import Trace
 
 ERRS = """
 addEventListener("load", () => {

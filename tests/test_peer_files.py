@@ -8,10 +8,10 @@ from pathlib import Path
 
 from runner_support import cli
 
-from runner.suite.case import Case
-from runner.suite.folder import find_suite
-from runner.suite.loader import load_cases
-from runner.suite.peer_files import BEYOND_CALLS, export_cases
+from webmcp_eval.suite.case import Case
+from webmcp_eval.suite.folder import find_suite
+from webmcp_eval.suite.loader import load_cases
+from webmcp_eval.suite.peer_files import BEYOND_CALLS, export_cases
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOP_EVALS = ROOT / "tests" / "static_site" / "evals.json"
@@ -148,7 +148,7 @@ def _never_silently_weaker(original: Case, again: Case | None, lost: list[str]) 
 
 def test_every_seed_case_and_peer_file_round_trips_or_says_what_it_loses(tmp_path: Path):
     """export --lossy of every seed case, then import: whatever the eval lost is on export's own list."""
-    from runner.suite.evals_json import convert
+    from webmcp_eval.suite.evals_json import convert
 
     loaded, problems = load_cases(find_suite([ROOT / "cases"]).case_files([ROOT / "cases"]))
     assert problems == [] and len(loaded) >= 31

@@ -40,7 +40,7 @@ pytest_plugins = ["pytester"]
 # docs' conftest picks it: the headless shell for headless runs, other browser types left alone).
 CONFTEST = """
 import pytest
-from runner.play.browser.browser import find_chromium, launch_args
+from webmcp_eval.play.browser.browser import find_chromium, launch_args
 
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args, browser_name):
@@ -187,7 +187,7 @@ import re
 
 import pytest
 
-from runner.pytest_plugin.page_webmcp import NoProxy, ToolCallError
+from webmcp_eval.pytest_plugin.page_webmcp import NoProxy, ToolCallError
 
 
 def test_every_frames_tools_and_a_call_in_a_child_frame(page, webmcp, base_url):
@@ -235,7 +235,7 @@ def test_helpers_pass(page, webmcp, base_url):
     assert write.method == "POST" and write.outbound and write.path == "/share"
     assert any(r.path == "/share" for r in webmcp.outbound())
     # the old names, kept for one release: the same answer, and one warning that names the new one
-    from runner.pytest_plugin import expect
+    from webmcp_eval.pytest_plugin import expect
     old = {
         "webmcp.mutations()": (lambda: len(webmcp.mutations()) == 1, "webmcp.writes()"),
         "webmcp.assert_mutations()": (lambda: webmcp.assert_mutations(1) is None, "webmcp.assert_writes()"),
@@ -353,7 +353,7 @@ def test_the_fixture_and_every_helper_against_the_static_shop(shop_session: Shop
     assert shop_session.outcomes("test_shop") == {"passed": 3, "failed": 2}, out
     # a mistake in the test: its line and the one-line reason, no frames of the plugin
     mistake = _section(out, "test_a_mistake_in_the_test_is_reported_at_its_line")
-    assert "E       runner.pytest_plugin.page_webmcp.NoProxy: this test has no proxy: run pytest with" in mistake
+    assert "E       webmcp_eval.pytest_plugin.page_webmcp.NoProxy: this test has no proxy: run pytest with" in mistake
     assert "page_webmcp.py:" not in mistake, mistake
     # pytest's own report of the failing helper: what was asked, why no call matched, the calls made
     result.stdout.fnmatch_lines(
@@ -537,7 +537,7 @@ LATE_PAGE = """<!doctype html>
 EXPECT_TESTS = """
 import pytest
 
-from runner.pytest_plugin import expect
+from webmcp_eval.pytest_plugin import expect
 
 
 def test_expect_waits_for_a_late_tool_where_the_one_look_form_fails(page, webmcp, base_url):
@@ -692,8 +692,8 @@ def test_an_invalid_suite_stops_before_anything_runs(pytester: pytest.Pytester, 
 MOCK_TESTS = """
 import pytest
 
-from runner.pytest_plugin import expect
-from runner.pytest_plugin.page_webmcp import ToolCallError
+from webmcp_eval.pytest_plugin import expect
+from webmcp_eval.pytest_plugin.page_webmcp import ToolCallError
 
 NO_PRODUCTS = {"status": "ok", "data": {"products": []}}
 

@@ -15,11 +15,11 @@ import pytest
 import yaml
 from runner_support import CASES, ROOT, cli, play
 
-from proxies.fixture import load_fixture, save_fixture
-from runner.play.evidence.fixture_store import FixtureStore
-from runner.play.run.settings import RunState
-from runner.suite.loader import case_files
-from runner.trace import Trace
+from webmcp_eval.play.evidence.fixture_store import FixtureStore
+from webmcp_eval.play.run.settings import RunState
+from webmcp_eval.proxies.fixture import load_fixture, save_fixture
+from webmcp_eval.suite.loader import case_files
+from webmcp_eval.trace import Trace
 
 pytestmark = pytest.mark.browser
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from runner.suite.loader import parse_case
-from runner.suite.matchers import contradiction
-from runner.suite.validate import SuiteCatalog, validate_suite
+from webmcp_eval.suite.loader import parse_case
+from webmcp_eval.suite.matchers import contradiction
+from webmcp_eval.suite.validate import SuiteCatalog, validate_suite
 
 ROOT = Path(__file__).resolve().parent.parent
 CATALOG = SuiteCatalog.load(ROOT / "cases" / "catalog.json")

@@ -15,8 +15,8 @@ import pytest
 import yaml
 from runner_support import CASES, cli, play
 
-from runner.rundir.reading import read_traces
-from runner.suite.site import demo_site_config
+from webmcp_eval.rundir.reading import read_traces
+from webmcp_eval.suite.site import demo_site_config
 
 IDS = ("SEL-01", "NO-01")
 
@@ -141,9 +141,9 @@ def test_rejudge_of_what_is_not_a_run_is_one_line(tmp_path):
 
 
 def test_without_a_catalog_a_rule_the_seen_tools_cannot_fire_is_not_run_again():
-    from runner.judge.rejudge import judged_again, rejudge
-    from runner.suite.case import Case
-    from runner.trace import Trace
+    from webmcp_eval.judge.rejudge import judged_again, rejudge
+    from webmcp_eval.suite.case import Case
+    from webmcp_eval.trace import Trace
 
     case = Case.model_validate(
         {

@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 from runner_support import cli, play
 
-from runner.play.browser.browser import find_chromium, launch_args
-from runner.trace import Trace
+from webmcp_eval.play.browser.browser import find_chromium, launch_args
+from webmcp_eval.trace import Trace
 
 
 def _free_port() -> int:
@@ -154,7 +154,7 @@ def test_a_wrong_endpoint_is_one_line_and_exit_2_with_nothing_left(tmp_path: Pat
 
 
 def test_the_proxy_address_the_browser_is_told():
-    from proxies import NetworkProxy
+    from webmcp_eval.proxies import NetworkProxy
 
     for listen, advertise, url in (
         ("127.0.0.1", None, "http://127.0.0.1:8080"),

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from runner.suite.folder import read_suite_file
-from runner.suite.loader import parse_case
-from runner.suite.site import load_site_config
+from webmcp_eval.suite.folder import read_suite_file
+from webmcp_eval.suite.loader import parse_case
+from webmcp_eval.suite.site import load_site_config
 
 CASE = textwrap.dedent("""\
     id: SEL-01
@@ -81,7 +81,7 @@ def test_an_old_key_still_reads_and_says_its_new_name_at_its_line(
 
 
 def test_an_old_key_beside_its_new_one_is_an_unknown_field(tmp_path: Path) -> None:
-    from runner.suite.loader import CaseLoadError
+    from webmcp_eval.suite.loader import CaseLoadError
 
     text = CASE.replace("    mutations: {total: 0}\n", "    mutations: {total: 0}\n    writes: {total: 1}\n")
     with pytest.raises(CaseLoadError) as err:
@@ -103,7 +103,7 @@ FLAGS: list[tuple[str, str, str, list[str], str, Any]] = [
 def test_an_old_flag_still_works_says_its_new_name_and_is_not_in_help(
     capsys: pytest.CaptureFixture[str], command: str, old: str, new: str, rest: list[str], dest: str, value: Any
 ) -> None:
-    from runner.cli import build_parser
+    from webmcp_eval.cli import build_parser
 
     parser = build_parser()
     assert getattr(parser.parse_args([command, new, *rest]), dest) == value
@@ -119,7 +119,7 @@ def test_an_old_flag_still_works_says_its_new_name_and_is_not_in_help(
 def test_validates_old_switch_baselines_still_works_says_control_and_is_not_in_help(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from runner.cli import build_parser
+    from webmcp_eval.cli import build_parser
 
     parser = build_parser()
     assert parser.parse_args(["validate"]).control is False

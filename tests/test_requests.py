@@ -13,24 +13,24 @@ from typing import Any
 
 import pytest
 
-from runner.audit.command import AuditRequest
-from runner.cli import build_parser
-from runner.cli.common import request_of
-from runner.errors import EXIT_INVALID, EXIT_NOT_RUN, CannotRun, EvalError, InvalidInput, UsageError
-from runner.evaluation.labelling import CalibrateRequest, LabelRequest
-from runner.evaluation.loading import load_cases
-from runner.evaluation.rejudging import RejudgeRequest
-from runner.evaluation.replay import ReplayRequest
-from runner.evaluation.reporting import ReportFiles
-from runner.evaluation.reports import AnalyzeRequest, CompareRequest, PowerRequest, ReportRequest, report_command
-from runner.evaluation.run import RunRequest
-from runner.evaluation.serving import McpRequest, MutateRequest, SiteRequest
-from runner.evaluation.suite_files import ExportRequest, ImportRequest, InitRequest, SchemaRequest, ToolsRequest
-from runner.evaluation.validation import ValidateRequest, validate_command
-from runner.play.browser.browser import ChromiumNotFound
-from runner.report.reporters import OUTPUTS
-from runner.rundir.reading import RunDirError
-from runner.suite.folder import SuiteError
+from webmcp_eval.audit.command import AuditRequest
+from webmcp_eval.cli import build_parser
+from webmcp_eval.cli.common import request_of
+from webmcp_eval.errors import EXIT_INVALID, EXIT_NOT_RUN, CannotRun, EvalError, InvalidInput, UsageError
+from webmcp_eval.evaluation.labelling import CalibrateRequest, LabelRequest
+from webmcp_eval.evaluation.loading import load_cases
+from webmcp_eval.evaluation.rejudging import RejudgeRequest
+from webmcp_eval.evaluation.replay import ReplayRequest
+from webmcp_eval.evaluation.reporting import ReportFiles
+from webmcp_eval.evaluation.reports import AnalyzeRequest, CompareRequest, PowerRequest, ReportRequest, report_command
+from webmcp_eval.evaluation.run import RunRequest
+from webmcp_eval.evaluation.serving import McpRequest, MutateRequest, SiteRequest
+from webmcp_eval.evaluation.suite_files import ExportRequest, ImportRequest, InitRequest, SchemaRequest, ToolsRequest
+from webmcp_eval.evaluation.validation import ValidateRequest, validate_command
+from webmcp_eval.play.browser.browser import ChromiumNotFound
+from webmcp_eval.report.reporters import OUTPUTS
+from webmcp_eval.rundir.reading import RunDirError
+from webmcp_eval.suite.folder import SuiteError
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -137,6 +137,8 @@ def test_the_cores_raise_errors_that_carry_their_exit_code(tmp_path: Path) -> No
 
 def test_loading_the_command_line_leaves_the_cores_unloaded() -> None:
     """--help and a usage mistake never pay for the browser, results or audit stacks."""
-    probe = "import sys, runner.cli; print(sorted(m for m in sys.modules if m.startswith('runner.evaluation.')))"
+    probe = (
+        "import sys, webmcp_eval.cli; print(sorted(m for m in sys.modules if m.startswith('webmcp_eval.evaluation.')))"
+    )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)
-    assert out.stdout.strip() == "['runner.evaluation.output']"
+    assert out.stdout.strip() == "['webmcp_eval.evaluation.output']"

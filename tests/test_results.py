@@ -1,4 +1,4 @@
-"""runner/results/run_results.py: every figure the views show, pinned against hand-computed traces, and the
+"""webmcp_eval/results/run_results.py: every figure the views show, pinned against hand-computed traces, and the
 views (console, summary.json, JUnit, HTML, Markdown) agreeing on a mixed deterministic + agent
 run that is incomplete and has a not_run trial. No browser: traces are built directly."""
 
@@ -13,11 +13,11 @@ from xml.etree import ElementTree as ET
 import pytest
 from runner_support import cli
 
-from runner.report.writers import summary_json
-from runner.results.compare import compare_runs
-from runner.results.run_results import Counts, RunInput, build_results, interval_text, results_of, tokens_total
-from runner.rundir.plan import RunPlan, read_plan, write_plan
-from runner.trace import Assertion, ToolCall, Trace, write_trace
+from webmcp_eval.report.writers import summary_json
+from webmcp_eval.results.compare import compare_runs
+from webmcp_eval.results.run_results import Counts, RunInput, build_results, interval_text, results_of, tokens_total
+from webmcp_eval.rundir.plan import RunPlan, read_plan, write_plan
+from webmcp_eval.trace import Assertion, ToolCall, Trace, write_trace
 
 ROOT = Path(__file__).resolve().parent.parent
 BEHAVIOUR = {"A": "b1", "B": "b1", "C": "b2", "D": "b2"}
@@ -366,7 +366,7 @@ def test_compare_refuses_to_pair_deterministic_with_agent(mixed_dirs) -> None:
 def test_reporters_hear_begin_every_trial_and_end_and_one_that_cannot_write_stops_none(tmp_path: Path) -> None:
     from rich.console import Console
 
-    from runner.report.reporters import Reporters, ReportTargets, build_reporters
+    from webmcp_eval.report.reporters import Reporters, ReportTargets, build_reporters
 
     class Recorder:  # a new view is one class with these three methods
         def __init__(self) -> None:

@@ -20,14 +20,14 @@ from runner_support import BreaksOnce, in_thread
 from static_server import StaticSite
 from test_static_site import _wrong_quantity, shop_cases, variant
 
-from runner.play.run.retry import retryable
-from runner.play.run.run import run_suite
-from runner.play.run.settings import RunSettings
-from runner.report.html import render_html
-from runner.report.reporters import markdown
-from runner.report.writers import print_console, summary_json, write_junit
-from runner.results.run_results import results_of
-from runner.trace import Trace
+from webmcp_eval.play.run.retry import retryable
+from webmcp_eval.play.run.run import run_suite
+from webmcp_eval.play.run.settings import RunSettings
+from webmcp_eval.report.html import render_html
+from webmcp_eval.report.reporters import markdown
+from webmcp_eval.report.writers import print_console, summary_json, write_junit
+from webmcp_eval.results.run_results import results_of
+from webmcp_eval.trace import Trace
 
 
 def _trace(trial_id: str, verdict: str, kind: str | None = None, **extra) -> Trace:

@@ -1,4 +1,4 @@
-"""Setup and plan calls are checked against the tools of the route they run on (runner/suite/route_tools.py).
+"""Setup and plan calls are checked against the tools of the route they run on (webmcp_eval/suite/route_tools.py).
 
 Before, they were checked against the whole catalog: a setup call of a tool the start page does not
 register (the docs' own ``setup: [{call: list_registrations}]`` on an event's register page) passed
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.suite.loader import CaseLoadError, parse_case
-from runner.suite.validate import SuiteCatalog, validate_suite
+from webmcp_eval.suite.loader import CaseLoadError, parse_case
+from webmcp_eval.suite.validate import SuiteCatalog, validate_suite
 
 ROOT = Path(__file__).resolve().parent.parent
 CATALOG = SuiteCatalog.load(ROOT / "cases" / "catalog.json")

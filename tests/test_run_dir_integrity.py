@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 from runner_support import ROOT, cli
 
-from proxies.files import NotRegularFile, write_atomic
-from runner.play.run.run import RunIdTaken, _claim, new_run_id
-from runner.play.run.trial import world_id
-from runner.rundir.layout import RunDir
-from runner.rundir.lock import RunDirBusy, RunLock
-from runner.rundir.plan import make_plan, write_plan
-from runner.trace import Trace, write_trace
+from webmcp_eval.play.run.run import RunIdTaken, _claim, new_run_id
+from webmcp_eval.play.run.trial import world_id
+from webmcp_eval.proxies.files import NotRegularFile, write_atomic
+from webmcp_eval.rundir.layout import RunDir
+from webmcp_eval.rundir.lock import RunDirBusy, RunLock
+from webmcp_eval.rundir.plan import make_plan, write_plan
+from webmcp_eval.trace import Trace, write_trace
 
 
 def _run(run_dir: Path, ids=("A", "B"), plan_hash: str = "h1") -> dict:

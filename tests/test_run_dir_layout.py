@@ -1,4 +1,4 @@
-"""The run directory's layout is spelled once (runner/rundir/layout.py RunDir): checked on the source, and RunDir's
+"""The run directory's layout is spelled once (webmcp_eval/rundir/layout.py RunDir): checked on the source, and RunDir's
 own answers."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.rundir.layout import RunDir
+from webmcp_eval.rundir.layout import RunDir
 
 ROOT = Path(__file__).resolve().parent.parent
 NAMES = {v for k, v in vars(RunDir).items() if k.isupper() and isinstance(v, str)}
@@ -52,7 +52,7 @@ def _spells_a_name(text: str, in_path_position: bool) -> bool:
     return len(segments) > 1 and any(s in NAMES for s in segments)
 
 
-def spelled_run_dir_names(root: Path, skip: str = "runner/rundir") -> list[str]:
+def spelled_run_dir_names(root: Path, skip: str = "webmcp_eval/rundir") -> list[str]:
     """``file:line: 'name'`` for every run-directory file name spelled in Python source under root, outside skip."""
     found = []
     for path in sorted(root.rglob("*.py")):
@@ -78,7 +78,7 @@ def spelled_run_dir_names(root: Path, skip: str = "runner/rundir") -> list[str]:
 
 def test_no_module_outside_rundir_spells_a_run_directory_file_name() -> None:
     """Every file of a run directory is named by RunDir: plan.json, trials/, summary.json, screenshots/, .lock ..."""
-    assert spelled_run_dir_names(ROOT / "runner", skip="rundir") == []
+    assert spelled_run_dir_names(ROOT / "webmcp_eval", skip="rundir") == []
 
 
 def test_the_source_check_sees_a_spelled_name_and_lets_json_keys_and_prose_pass(tmp_path: Path) -> None:

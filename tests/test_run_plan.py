@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from runner_support import ROOT, cli
 
-from runner.rundir.plan import PlanError, make_plan, missing_trials, read_plan, write_plan
-from runner.rundir.reading import read_traces
-from runner.trace import Trace, write_trace
+from webmcp_eval.rundir.plan import PlanError, make_plan, missing_trials, read_plan, write_plan
+from webmcp_eval.rundir.reading import read_traces
+from webmcp_eval.trace import Trace, write_trace
 
 
 def _plan(run_dir: Path, ids: tuple[str, ...], trials: int = 1) -> dict:
@@ -112,7 +112,7 @@ def test_report_of_a_complete_run_is_ok(tmp_path):
 def test_ctrl_c_keeps_the_traces_marks_the_run_incomplete_and_resume_finishes_it(tmp_path):
     """SIGINT to the process group mid-run: one line, exit 130, traces kept, a partial report; then --resume."""
     run = tmp_path / "int"
-    cmd = [sys.executable, "-m", "runner.cli", "run", "SEL-01", "SEL-02", "--trials", "2"]
+    cmd = [sys.executable, "-m", "webmcp_eval.cli", "run", "SEL-01", "SEL-02", "--trials", "2"]
     cmd += ["--out", str(tmp_path), "--run-id", "int"]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(

@@ -7,10 +7,10 @@ import dataclasses
 import pytest
 from runner_support import suite_cases
 
-from runner.agents.reference import ReferenceAgent
-from runner.play.run.run import _embedded_site, plan_of
-from runner.play.run.settings import RunSettings, RunState, TrialHook, TrialHooks
-from runner.suite.site import SiteConfig
+from webmcp_eval.agents.reference import ReferenceAgent
+from webmcp_eval.play.run.run import _embedded_site, plan_of
+from webmcp_eval.play.run.settings import RunSettings, RunState, TrialHook, TrialHooks
+from webmcp_eval.suite.site import SiteConfig
 
 
 def test_settings_cannot_be_changed_once_built_only_copied():

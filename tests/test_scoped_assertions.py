@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runner.suite.case import Locator
-from runner.suite.loader import load_cases, parse_case
-from runner.suite.validate import scope_warnings
+from webmcp_eval.suite.case import Locator
+from webmcp_eval.suite.loader import load_cases, parse_case
+from webmcp_eval.suite.validate import scope_warnings
 
 CASES = Path(__file__).resolve().parent.parent / "cases"
 HEAD = "id: X-01\nbehaviour: selection\ntitle: t\nstart_route: /events\nsteps:\n  - user: hi\nexpect:\n"

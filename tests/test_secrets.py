@@ -17,7 +17,7 @@ import pytest
 from runner_support import ROOT, cli
 from test_pytest_plugin import CONFTEST
 
-from proxies.redaction import secrets_in_html
+from webmcp_eval.proxies.redaction import secrets_in_html
 
 pytest_plugins = ["pytester"]
 

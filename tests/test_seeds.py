@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from runner_support import suite_cases
 
-from runner.suite.case import UserStep
-from site_under_test.db import Store
+from webmcp_eval.site_under_test.db import Store
+from webmcp_eval.suite.case import UserStep
 
 SEARCHES = [
     (lc.case.id, planned.args)

@@ -11,8 +11,8 @@ import asyncio
 import time
 from typing import Any
 
-from runner.play.page.toolhost import ShimLog, ToolHost
 from tests.runner_support import in_thread
+from webmcp_eval.play.page.toolhost import ShimLog, ToolHost
 
 SETTLE_MS = 200
 
@@ -83,7 +83,7 @@ def test_a_wanted_tool_that_never_comes_waits_for_the_deadline_only():
 
 
 def test_a_page_without_tools_gets_the_grace_period_not_the_quiet_window(monkeypatch):
-    monkeypatch.setattr("runner.play.page.toolhost.NO_TOOLS_GRACE_S", 0.5)
+    monkeypatch.setattr("webmcp_eval.play.page.toolhost.NO_TOOLS_GRACE_S", 0.5)
 
     async def play() -> tuple[float, float]:
         host, log, _ = _host()

@@ -12,11 +12,11 @@ import socket
 import pytest
 from runner_support import in_thread, play, suite_cases
 
-from runner.agents.reference import ReferenceAgent
-from runner.judge import checks
-from runner.play.run.run import run_suite
-from runner.play.run.settings import RunSettings
-from runner.suite.loader import LoadedCase
+from webmcp_eval.agents.reference import ReferenceAgent
+from webmcp_eval.judge import checks
+from webmcp_eval.play.run.run import run_suite
+from webmcp_eval.play.run.settings import RunSettings
+from webmcp_eval.suite.loader import LoadedCase
 
 pytestmark = pytest.mark.browser
 
@@ -58,7 +58,7 @@ def test_an_unreachable_site_without_hooks_is_not_run_never_failed(tmp_path, pro
 
 
 def test_a_start_route_without_tools_is_not_run_with_what_to_check(tmp_path):
-    from site_under_test.server import SiteServer
+    from webmcp_eval.site_under_test.server import SiteServer
 
     (loaded,) = suite_cases("SEL-01")
     no_tools = LoadedCase(loaded.case.model_copy(update={"start_route": "/api/version"}), loaded.file, loaded.lines)
@@ -98,8 +98,8 @@ class SiteKiller:
 
 def test_killing_the_site_mid_run_gives_not_run_about_the_site(tmp_path):
     """ORD-01's plan captures an id from a search; with the site gone the search cannot answer."""
-    from runner.suite.site import demo_site_config
-    from site_under_test.server import SiteServer
+    from webmcp_eval.site_under_test.server import SiteServer
+    from webmcp_eval.suite.site import demo_site_config
 
     site = SiteServer(test_mode=True).start()
     url = site.url
@@ -124,9 +124,9 @@ def test_killing_the_site_mid_run_gives_not_run_about_the_site(tmp_path):
 
 
 def test_a_reference_capture_that_found_nothing_names_the_call_outcome():
-    from runner.agents.protocol import AgentError
-    from runner.suite.case import UserStep
-    from runner.trace import ToolCall
+    from webmcp_eval.agents.protocol import AgentError
+    from webmcp_eval.suite.case import UserStep
+    from webmcp_eval.trace import ToolCall
 
     class Host:
         async def call(self, name, args):  # noqa: ANN001
@@ -150,7 +150,7 @@ def test_a_reference_capture_that_found_nothing_names_the_call_outcome():
 
 @pytest.mark.parametrize("proxy", [False, True])
 def test_a_hook_that_cannot_be_reached_is_a_setup_failure(tmp_path, proxy):
-    from runner.suite.site import demo_site_config
+    from webmcp_eval.suite.site import demo_site_config
 
     url = f"http://127.0.0.1:{_closed_port()}"
     options = dict(base_url=url, site_config=demo_site_config(url), proxy=proxy)

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from runner_support import cli
 
-from runner.play.run.shard import ShardError, parse_shard, read_durations, shard_of, split
-from runner.play.run.trial import world_id
-from runner.results.run_results import RunInput
-from runner.results.shards import merge
-from runner.rundir.plan import make_plan, plan_hash, read_plan, write_plan
-from runner.trace import Trace, write_trace
+from webmcp_eval.play.run.shard import ShardError, parse_shard, read_durations, shard_of, split
+from webmcp_eval.play.run.trial import world_id
+from webmcp_eval.results.run_results import RunInput
+from webmcp_eval.results.shards import merge
+from webmcp_eval.rundir.plan import make_plan, plan_hash, read_plan, write_plan
+from webmcp_eval.trace import Trace, write_trace
 
 IDS = [f"C{c:02d}.t{t}" for c in range(7) for t in (1, 2, 3)]
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from runner.judge.checks import _stale
-from runner.play.page.toolhost import ShimLog
-from runner.trace import FrameRecord, RegistrationEvent, StaleRegistration, StepRecord, ToolCall, Trace
+from webmcp_eval.judge.checks import _stale
+from webmcp_eval.play.page.toolhost import ShimLog
+from webmcp_eval.trace import FrameRecord, RegistrationEvent, StaleRegistration, StepRecord, ToolCall, Trace
 
 
 class _Frame:

@@ -1,4 +1,4 @@
-"""A trial's start (runner/play/page/start_route.py): each setup failure is not_run with its kind and what to check."""
+"""A trial's start (play/page/start_route.py): each setup failure is not_run with its kind and what to check."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 from playwright.async_api import Error as PlaywrightError
 
-from proxies.addon import REPLAY_MISS_STATUS
-from runner.play.page.start_route import first_line, open_start_route, require_tools
-from runner.play.run.abort import TrialAborted
-from runner.suite.site import SiteConfig
 from tests.fake_page import run
+from webmcp_eval.play.page.start_route import first_line, open_start_route, require_tools
+from webmcp_eval.play.run.abort import TrialAborted
+from webmcp_eval.proxies.addon import REPLAY_MISS_STATUS
+from webmcp_eval.suite.site import SiteConfig
 
 CONFIG = SiteConfig(base_url="http://site.test")
 

@@ -17,13 +17,13 @@ import pytest
 from runner_support import in_thread
 from static_server import CASES, StaticSite
 
-from runner.agents.reference import ReferenceAgent
-from runner.play.run.run import run_suite
-from runner.play.run.settings import RunSettings
-from runner.suite.case import Case
-from runner.suite.loader import LoadedCase, load_cases
-from runner.suite.site import SiteConfig, resolve_route
-from runner.trace import Trace
+from webmcp_eval.agents.reference import ReferenceAgent
+from webmcp_eval.play.run.run import run_suite
+from webmcp_eval.play.run.settings import RunSettings
+from webmcp_eval.suite.case import Case
+from webmcp_eval.suite.loader import LoadedCase, load_cases
+from webmcp_eval.suite.site import SiteConfig, resolve_route
+from webmcp_eval.trace import Trace
 
 pytestmark = pytest.mark.browser
 
@@ -214,8 +214,8 @@ def test_a_form_tool_left_behind_by_a_client_side_route_is_stale(shop_run):
 def test_warnings_reach_the_console_and_the_html_report(shop_run, tmp_path):
     from rich.console import Console
 
-    from runner.report.html import write_html
-    from runner.report.writers import print_console
+    from webmcp_eval.report.html import write_html
+    from webmcp_eval.report.writers import print_console
 
     traces = [shop_run["SHOP-02"], shop_run["SHOP-15"]]
     console = Console(record=True, width=200)
@@ -283,7 +283,7 @@ def test_a_case_route_is_never_a_full_url():
 
 
 def test_a_third_party_site_config_asks_no_version_and_the_demo_keeps_it():
-    from runner.suite.site import demo_site_config
+    from webmcp_eval.suite.site import demo_site_config
 
     assert SiteConfig().version_path is None
     assert demo_site_config("http://127.0.0.1:1").version_path == "/api/version"

@@ -1,4 +1,4 @@
-"""runner.results.stats: docs/statistics.md's worked examples, cross-checks against numpy/scipy,
+"""webmcp_eval.results.stats: docs/statistics.md's worked examples, cross-checks against numpy/scipy,
 edge cases. numpy and scipy are test-only dependencies."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from runner.results.stats import (
+from webmcp_eval.results.stats import (
     Z_95,
     CaseScore,
     SuiteScore,

@@ -26,16 +26,16 @@ def test_the_code_has_no_circle_and_no_arrow_up_and_says_so(tmp_path: Path) -> N
     assert "floor 1:" in figures.stdout and "longest functions (lines):" in figures.stdout
     # a made-up tree with a circle of two modules and one of two rooms is told as such
     for name, text in {
-        "runner/__init__.py": "",
-        "runner/a/__init__.py": "",
-        "runner/a/x.py": "from runner.a import y\n",
-        "runner/a/y.py": "import runner.a.x\nfrom runner.b.z import f\n",
-        "runner/b/__init__.py": "",
-        "runner/b/z.py": "def f():\n    from runner.a.x import g\n",
+        "webmcp_eval/__init__.py": "",
+        "webmcp_eval/a/__init__.py": "",
+        "webmcp_eval/a/x.py": "from webmcp_eval.a import y\n",
+        "webmcp_eval/a/y.py": "import webmcp_eval.a.x\nfrom webmcp_eval.b.z import f\n",
+        "webmcp_eval/b/__init__.py": "",
+        "webmcp_eval/b/z.py": "def f():\n    from webmcp_eval.a.x import g\n",
     }.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
     made_up = _run("--repo", str(tmp_path)).stdout
-    assert "circles of files 1\n  runner.a.x <-> runner.a.y" in made_up
-    assert "circles of rooms 1\n  runner.a <-> runner.b" in made_up
-    assert "imports inside functions: runner.b 1" in made_up
+    assert "circles of files 1\n  webmcp_eval.a.x <-> webmcp_eval.a.y" in made_up
+    assert "circles of rooms 1\n  webmcp_eval.a <-> webmcp_eval.b" in made_up
+    assert "imports inside functions: webmcp_eval.b 1" in made_up

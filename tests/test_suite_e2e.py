@@ -22,15 +22,15 @@ from pathlib import Path
 import pytest
 from runner_support import CASES, ROOT, cli, in_thread, play, suite_cases
 
-from runner.agents.reference import ReferenceAgent
-from runner.play.browser.browser import find_chromium
-from runner.play.page.watcher import Watcher
-from runner.play.run import trial as trial_module
-from runner.play.run.run import run_suite
-from runner.play.run.settings import RunSettings, RunState, TrialHooks
-from runner.rundir.reading import read_traces
-from runner.suite.loader import LoadedCase, case_files
-from runner.trace import Trace
+from webmcp_eval.agents.reference import ReferenceAgent
+from webmcp_eval.play.browser.browser import find_chromium
+from webmcp_eval.play.page.watcher import Watcher
+from webmcp_eval.play.run import trial as trial_module
+from webmcp_eval.play.run.run import run_suite
+from webmcp_eval.play.run.settings import RunSettings, RunState, TrialHooks
+from webmcp_eval.rundir.reading import read_traces
+from webmcp_eval.suite.loader import LoadedCase, case_files
+from webmcp_eval.trace import Trace
 
 pytestmark = pytest.mark.browser
 
@@ -144,7 +144,7 @@ def test_without_the_proxy_network_checks_are_not_run_never_passed(tmp_path):
 
 def test_a_killed_run_leaves_every_written_trace_readable(tmp_path):
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    cmd = [sys.executable, "-m", "runner.cli", "run", "--out", str(tmp_path), "--run-id", "killed"]
+    cmd = [sys.executable, "-m", "webmcp_eval.cli", "run", "--out", str(tmp_path), "--run-id", "killed"]
     proc = subprocess.Popen(
         cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True
     )
@@ -166,20 +166,20 @@ def test_a_killed_run_leaves_every_written_trace_readable(tmp_path):
 
 
 def test_the_suite_catalog_is_what_the_site_registers():
-    from runner.evaluation.catalog import read_catalog_sync
-    from site_under_test.server import SiteServer
+    from webmcp_eval.evaluation.catalog import read_catalog_sync
+    from webmcp_eval.site_under_test.server import SiteServer
 
     with SiteServer(test_mode=True) as site:
         live = in_thread(read_catalog_sync, site.url)
     committed = json.loads((CASES / "catalog.json").read_text(encoding="utf-8"))
     assert live == committed, (
-        "cases/catalog.json is stale: regenerate it from the site (see runner/evaluation/catalog.py)"
+        "cases/catalog.json is stale: regenerate it from the site (see webmcp_eval/evaluation/catalog.py)"
     )
 
 
 def test_a_deployed_site_without_hooks_gives_not_run_never_passed(tmp_path):
     """--base-url against a site started as a deployment: no control API, so state checks cannot pass."""
-    from site_under_test.server import SiteServer
+    from webmcp_eval.site_under_test.server import SiteServer
 
     with SiteServer(test_mode=False) as site:
         (trace,) = _run(tmp_path, ("SEL-01",), base_url=site.url)
@@ -218,7 +218,7 @@ def one_broken(tmp_path_factory) -> Path:
 
 def test_trace_zips_and_screenshots_are_kept_for_failures_only(one_broken):
     """--playwright-trace retain-on-failure and --screenshot only-on-failure: one passing and one failing trial."""
-    from runner.report.html import render_html
+    from webmcp_eval.report.html import render_html
 
     run_dir = one_broken
     traces = read_traces(run_dir / "trials")  # as written: the teardown's screenshot is in the file
@@ -294,8 +294,8 @@ def test_an_already_running_site_with_a_site_config_gets_every_check(tmp_path):
     """--base-url plus --site-config (docs/running.md's example): hooks present, so nothing is left not_run."""
     import yaml
 
-    from runner.suite.site import load_site_config
-    from site_under_test.server import SiteServer
+    from webmcp_eval.site_under_test.server import SiteServer
+    from webmcp_eval.suite.site import load_site_config
 
     readme = (ROOT / "docs" / "running.md").read_text(encoding="utf-8")
     (tmp_path / "site.yaml").write_text(readme.split("```yaml\n")[1].split("```")[0], encoding="utf-8")

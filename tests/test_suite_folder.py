@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from runner.suite.folder import Suite, SuiteConfig, SuiteError, find_suite, site_for_run
-from runner.suite.loader import case_files
-from runner.suite.validate import find_catalog, load_suite
 from tests.test_cli import cli
+from webmcp_eval.suite.folder import Suite, SuiteConfig, SuiteError, find_suite, site_for_run
+from webmcp_eval.suite.loader import case_files
+from webmcp_eval.suite.validate import find_catalog, load_suite
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "cases"
@@ -200,11 +200,11 @@ def test_run_takes_the_suite_harness_and_the_flag_wins(folder):
 
 
 def test_the_plan_names_its_harness_and_two_harnesses_never_share_a_plan_hash(folder):
-    from runner.agents.reference import ReferenceAgent
-    from runner.play.run.run import plan_of
-    from runner.play.run.settings import RunSettings
-    from runner.rundir.plan import _PLAN
-    from runner.suite.loader import load_cases
+    from webmcp_eval.agents.reference import ReferenceAgent
+    from webmcp_eval.play.run.run import plan_of
+    from webmcp_eval.play.run.settings import RunSettings
+    from webmcp_eval.rundir.plan import _PLAN
+    from webmcp_eval.suite.loader import load_cases
 
     cases = load_cases([folder / "browse.first-look.yaml"])[0]
     probe = ReferenceAgent()

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from runner.judge import checks
-from runner.suite.case import CallExpectations
-from runner.trace import RegistrationEvent, ToolCall, Trace
+from webmcp_eval.judge import checks
+from webmcp_eval.suite.case import CallExpectations
+from webmcp_eval.trace import RegistrationEvent, ToolCall, Trace
 
 HINTED = {"readOnlyHint": True, "untrustedContentHint": True}
 
@@ -68,8 +68,8 @@ def test_untrusted_text_in_another_tools_description_fails():
 
 
 def ui_judged(summary: dict, pairs: list[list[str]] | None, captures: dict | None = None) -> Any:
-    from runner.suite.case import UiExpectation
-    from runner.trace import UiObservation
+    from webmcp_eval.suite.case import UiExpectation
+    from webmcp_eval.trace import UiObservation
 
     exp = UiExpectation.model_validate({"target": {"role": "dialog"}, "summary": summary})
     obs = UiObservation(target="dialog", count=1, visible=True, text="", pairs=pairs)

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from runner.audit.config import AuditConfig
-from runner.audit.inputs import SmokeInput
-from runner.audit.rules import lint
-from runner.audit.smoke import CallOutcome, judge, page_answer
-from runner.play.page.surface.blocking import face, run
-from runner.play.page.surface.model import Frame, PageSurface, Tool
+from webmcp_eval.audit.config import AuditConfig
+from webmcp_eval.audit.inputs import SmokeInput
+from webmcp_eval.audit.rules import lint
+from webmcp_eval.audit.smoke import CallOutcome, judge, page_answer
+from webmcp_eval.play.page.surface.blocking import face, run
+from webmcp_eval.play.page.surface.model import Frame, PageSurface, Tool
 
 SELECT = {"type": "object", "properties": {"party": {"type": "string", "enum": ["1", "2"], "anyOf": [{"const": "1"}]}}}
 

@@ -26,15 +26,15 @@ from playwright.sync_api import sync_playwright
 from runner_support import cli, in_thread
 from static_server import StaticSite
 
-from runner.audit.engine import AuditOptions, PageAudit, audit
-from runner.play.browser.browser import find_chromium, launch, launch_args
-from runner.play.page import toolhost
-from runner.play.page.surface.log import ShimLog
-from runner.play.page.surface.model import Frame
-from runner.play.page.surface.reader import WAITS_FOR_PERSON, Surface
-from runner.play.page.toolhost import ToolHost
-from runner.pytest_plugin import page_webmcp
-from runner.pytest_plugin.page_webmcp import PageWebMCP, ToolCallError
+from webmcp_eval.audit.engine import AuditOptions, PageAudit, audit
+from webmcp_eval.play.browser.browser import find_chromium, launch, launch_args
+from webmcp_eval.play.page import toolhost
+from webmcp_eval.play.page.surface.log import ShimLog
+from webmcp_eval.play.page.surface.model import Frame
+from webmcp_eval.play.page.surface.reader import WAITS_FOR_PERSON, Surface
+from webmcp_eval.play.page.toolhost import ToolHost
+from webmcp_eval.pytest_plugin import page_webmcp
+from webmcp_eval.pytest_plugin.page_webmcp import PageWebMCP, ToolCallError
 
 pytestmark = pytest.mark.browser
 SETTLE_MS = 500
@@ -67,7 +67,7 @@ def _frames(frames: list[Frame]) -> dict[tuple[str, bool], Any]:
 
 def _json_frames(route: dict[str, Any]) -> list[Frame]:
     """``tools --json``'s route read back into frames (what a user of the listing sees)."""
-    from runner.play.page.surface.model import Refused, Tool
+    from webmcp_eval.play.page.surface.model import Refused, Tool
 
     def frame(url: str, main: bool, tools: list[dict], refused: list[dict]) -> Frame:
         return Frame(

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from runner.data_file import FileProblem, read_text
-from runner.suite.evals_json import read_evals
-from runner.suite.folder import SuiteError, read_suite_file
-from runner.suite.loader import load_cases
-from runner.suite.site import SiteConfigError, load_site_config
-from runner.suite.validate import CatalogError, SuiteCatalog
+from webmcp_eval.data_file import FileProblem, read_text
+from webmcp_eval.suite.evals_json import read_evals
+from webmcp_eval.suite.folder import SuiteError, read_suite_file
+from webmcp_eval.suite.loader import load_cases
+from webmcp_eval.suite.site import SiteConfigError, load_site_config
+from webmcp_eval.suite.validate import CatalogError, SuiteCatalog
 
 BAD = b"a: 1\nb: 2\nc: \xff\n"  # the bad byte is on line 3
 

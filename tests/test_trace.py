@@ -1,4 +1,4 @@
-"""Traces (runner/trace.py): atomic writes, round trips, and readers that skip half-written files."""
+"""Traces (webmcp_eval/trace.py): atomic writes, round trips, and readers that skip half-written files."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-import proxies.files as files_module
-from runner.rundir.reading import read_traces
-from runner.trace import (
+import webmcp_eval.proxies.files as files_module
+from webmcp_eval.rundir.reading import read_traces
+from webmcp_eval.trace import (
     TRACE_SCHEMA_VERSION,
     ActionableRecord,
     Assertion,

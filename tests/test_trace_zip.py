@@ -9,7 +9,7 @@ import zipfile
 import pytest
 from runner_support import play
 
-from runner.play.browser.playwright_trace import redact_trace_zip
+from webmcp_eval.play.browser.playwright_trace import redact_trace_zip
 
 SESSION = "LDP4zWMIzUDZlva0GFAALLOvwOF_2T1AZsR8sI6yALU"
 CSRF = "cA7p4pyKRKpIvU0lEsFaxHxFGlMu7nn_"

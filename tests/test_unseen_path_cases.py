@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from runner_support import SEED_CONTEXT, in_thread, suite_cases
 
-from runner.mutation.mutate import Mutant, MutateOptions, _play
-from runner.suite.loader import CaseLoadError, parse_case
-from runner.suite.site import demo_site_config
+from webmcp_eval.mutation.mutate import Mutant, MutateOptions, _play
+from webmcp_eval.suite.loader import CaseLoadError, parse_case
+from webmcp_eval.suite.site import demo_site_config
 
 # case, operator, params, an assertion that must fail
 KILLS = [

@@ -1,4 +1,4 @@
-"""Suite validation (runner/suite/validate.py): the real suite is clean; each kind of breakage is found at file:line."""
+"""Suite validation (suite/validate.py): the real suite is clean; each kind of breakage is found at file:line."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from runner.suite.case import BEHAVIOURS
-from runner.suite.loader import LoadedCase, Problem, case_files, load_cases, parse_case
-from runner.suite.validate import SuiteCatalog, validate_suite
+from webmcp_eval.suite.case import BEHAVIOURS
+from webmcp_eval.suite.loader import LoadedCase, Problem, case_files, load_cases, parse_case
+from webmcp_eval.suite.validate import SuiteCatalog, validate_suite
 
 CASES = Path(__file__).resolve().parent.parent / "cases"
 
@@ -741,7 +741,7 @@ def test_order_exact_allows_no_other_planned_call():
 
 
 def test_a_missing_or_malformed_catalog_is_one_clear_error(tmp_path):
-    from runner.suite.validate import CatalogError, find_catalog
+    from webmcp_eval.suite.validate import CatalogError, find_catalog
 
     with pytest.raises(CatalogError, match="no such file"):
         find_catalog([str(CASES)], str(tmp_path / "nope.json"))
@@ -754,7 +754,7 @@ def test_a_missing_or_malformed_catalog_is_one_clear_error(tmp_path):
 
 
 def test_the_catalog_is_the_one_beside_the_cases_never_another_suites(suite, tmp_path):
-    from runner.suite.validate import find_catalog
+    from webmcp_eval.suite.validate import find_catalog
 
     catalog, note = find_catalog([str(suite)], None)
     assert catalog is not None and note == f"tools checked against {suite / 'catalog.json'}"
@@ -767,7 +767,7 @@ def test_the_catalog_is_the_one_beside_the_cases_never_another_suites(suite, tmp
 
 
 def test_load_suite_and_split_valid_leave_out_every_case_that_shares_an_id(suite):
-    from runner.suite.validate import load_suite, split_valid
+    from webmcp_eval.suite.validate import load_suite, split_valid
 
     shutil.copy(suite / "SEL-01.yaml", suite / "SEL-01-copy.yaml")
     edit(suite / "NO-01.yaml", "behaviour: no_tool", "behaviour: no_tools")

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 from runner_support import CASES, SEED_CONTEXT, in_thread, suite_cases
 
-from runner.mutation.mutate import CleanRun, Mutant, MutateOptions, _play, generate
-from runner.suite.loader import LoadedCase, parse_case
-from runner.suite.site import demo_site_config
-from runner.suite.validate import SuiteCatalog
-from runner.trace import Trace
+from webmcp_eval.mutation.mutate import CleanRun, Mutant, MutateOptions, _play, generate
+from webmcp_eval.suite.loader import LoadedCase, parse_case
+from webmcp_eval.suite.site import demo_site_config
+from webmcp_eval.suite.validate import SuiteCatalog
+from webmcp_eval.trace import Trace
 
 WEAKER = Path(__file__).parent / "weaker_cases"
 

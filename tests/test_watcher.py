@@ -1,12 +1,12 @@
-"""The headed watcher (runner/play/page/watcher.py): the cue line and both ways of waiting, without a browser."""
+"""The headed watcher (webmcp_eval/play/page/watcher.py): the cue line and both ways of waiting, without a browser."""
 
 from __future__ import annotations
 
 import asyncio
 import io
 
-from runner.play.page.watcher import Watcher
 from tests.runner_support import in_thread
+from webmcp_eval.play.page.watcher import Watcher
 
 
 def test_a_timed_hold_names_the_trial_and_control_and_waits_without_asking() -> None:

@@ -1,6 +1,6 @@
 """The wheel as a user installs it: built from the source, installed with pip into a fresh venv, run from an
-empty folder. No download: the wheel is built by the package's own backend with this venv's setuptools (the
-PEP 517 hook pip calls), and the fresh venv takes its dependencies from this venv's site-packages, linked
+empty folder. No download: the wheel is built by setuptools' backend from this venv (the PEP 517 hook pip
+calls), and the fresh venv takes its dependencies from this venv's site-packages, linked
 read-only (every distribution but webmcp-eval's own), so ``pip check`` can say they meet the wheel's
 requirements. docs/packaging.md says what the wheel holds and why."""
 
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from runner_support import ROOT
 
-import runner
+import webmcp_eval
 
 pytestmark = pytest.mark.browser  # the wheel's run and audit start Chromium
 
@@ -30,16 +30,14 @@ SOURCE = (
     "pyproject.toml",
     "README.md",
     "MANIFEST.in",
-    "build_backend",
-    "runner",
-    "proxies",
-    "site_under_test",
+    "setup.py",
+    "webmcp_eval",
     "cases",
     "traces/day26",
 )
 OURS = re.compile(r"^(webmcp_eval[-_.]|__editable__)|\.pth$|^__pycache__$")  # not linked into the fresh venv
-MAPPED = ("runner", "proxies", "site_under_test")
-SHIPPED_KINDS = {".py", ".js", ".html", ".css", ".j2", ".json", ".yaml"}  # the mapped packages' code and data
+OLD_NAMES = ("runner", "proxies", "site_under_test")  # top-level names the package once had, never installed
+SHIPPED_KINDS = {".py", ".js", ".html", ".css", ".j2", ".json", ".yaml"}  # the package's code and data
 # Seed cases the installed wheel plays: one per start route of the demo site, the suite's other time zone, the
 # confirmation point, the untrusted page text. Every seed case passing is tests/test_suite_e2e.py's claim, on the
 # same files the wheel holds (test_the_wheel_has_one_top_level_name_and_ships_the_seed_suite).
@@ -58,7 +56,7 @@ def run(argv: list, cwd: Path, timeout: float = 600, env: dict | None = None) ->
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    """The wheel, built from a copy of the source by build_backend/webmcp_wheel.py's build_wheel hook."""
+    """The wheel, built from a copy of the source by setuptools' build_wheel hook."""
     src, out = tmp_path_factory.mktemp("source"), tmp_path_factory.mktemp("dist")
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for name in SOURCE:
@@ -67,8 +65,8 @@ def wheel(tmp_path_factory) -> Path:
         else:
             (src / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, src / name)
-    hook = "import sys, webmcp_wheel; print(webmcp_wheel.build_wheel(sys.argv[1]))"
-    built = run([sys.executable, "-c", hook, out], src, env={**CLEAN_ENV, "PYTHONPATH": str(src / "build_backend")})
+    hook = "import sys; from setuptools import build_meta; print(build_meta.build_wheel(sys.argv[1]))"
+    built = run([sys.executable, "-c", hook, out], src)
     assert built.returncode == 0, built.stderr[-3000:]
     return out / built.stdout.strip().splitlines()[-1]
 
@@ -96,28 +94,27 @@ def fresh(wheel, tmp_path_factory) -> Path:
 
 def test_the_wheel_has_one_top_level_name_and_ships_the_seed_suite(wheel) -> None:
     names = zipfile.ZipFile(wheel).namelist()
-    dist_info = f"webmcp_eval-{runner.__version__}.dist-info"
+    dist_info = f"webmcp_eval-{webmcp_eval.__version__}.dist-info"
     assert {n.split("/")[0] for n in names} == {"webmcp_eval", dist_info}
     read = zipfile.ZipFile(wheel).read
     assert read(f"{dist_info}/top_level.txt") == b"webmcp_eval\n"
     points = read(f"{dist_info}/entry_points.txt").decode()
-    assert "webmcp-eval = webmcp_eval.runner.cli:main" in points
-    assert "webmcp = webmcp_eval.runner.pytest_plugin.plugin" in points
+    assert "webmcp-eval = webmcp_eval.cli:main" in points
+    assert "webmcp = webmcp_eval.pytest_plugin.plugin" in points
     seed = {p.name for p in (ROOT / "cases").iterdir() if p.is_file()}
     assert {n.removeprefix("webmcp_eval/cases/") for n in names if n.startswith("webmcp_eval/cases/")} == seed
     assert "webmcp_eval/traces/day26/trials/SEL-01.t1.json" in names
-    # every module and data file of the mapped packages (the shim, the site's pages, the report's template),
+    # every module and data file of the package (the shim, the site's pages, the report's template),
     # so a case played from the wheel has what the same case played from the source has
-    for package in MAPPED:
-        for path in (ROOT / package).rglob("*"):
-            if path.suffix in SHIPPED_KINDS and "__pycache__" not in path.parts:
-                assert f"webmcp_eval/{path.relative_to(ROOT).as_posix()}" in names, path
+    for path in (ROOT / "webmcp_eval").rglob("*"):
+        if path.suffix in SHIPPED_KINDS and "__pycache__" not in path.parts:
+            assert path.relative_to(ROOT).as_posix() in names, path
     for name in (n for n in names if n.endswith(".py")):
         for node in ast.walk(ast.parse(read(name), name)):
             modules = [a.name for a in node.names] if isinstance(node, ast.Import) else []
             if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 modules = [node.module]
-            assert not [m for m in modules if m.split(".")[0] in MAPPED], (name, modules)
+            assert not [m for m in modules if m.split(".")[0] in OLD_NAMES], (name, modules)
 
 
 def started(argv: list, cwd: Path) -> subprocess.Popen[str]:
@@ -139,7 +136,9 @@ def test_installed_from_an_empty_folder_it_answers_plays_seed_cases_and_audits_t
     playing = started([fresh / "webmcp-eval", "run", *WHEEL_CASES, "-j", "2"], tmp_path / "play")
     try:
         version = run([fresh / "webmcp-eval", "--version"], tmp_path)
-        assert version.returncode == 0 and version.stdout.startswith(f"webmcp-eval {runner.__version__}\n"), version
+        assert version.returncode == 0 and version.stdout.startswith(f"webmcp-eval {webmcp_eval.__version__}\n"), (
+            version
+        )
         assert "\nplaywright " in version.stdout and "\nchromium " in version.stdout
         shipped = run([fresh / "python", "-c", "import webmcp_eval; print(webmcp_eval.__file__)"], tmp_path)
         day26 = Path(shipped.stdout.strip()).parent / "traces" / "day26" / "trials" / "SEL-01.t1.json"
@@ -169,7 +168,7 @@ def test_installed_from_an_empty_folder_it_answers_plays_seed_cases_and_audits_t
     assert f"{len(WHEEL_CASES)} passed, 0 failed, 0 not_run" in played.stdout
     (run_dir,) = (tmp_path / "play" / "traces").iterdir()
     info = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-    assert info["webmcp_eval_version"] == runner.__version__ and info["embedded_site"] is True
+    assert info["webmcp_eval_version"] == webmcp_eval.__version__ and info["embedded_site"] is True
     assert audited.returncode == 0, audited.stdout + audited.stderr
     (page,) = json.loads((tmp_path / "audit.json").read_text(encoding="utf-8"))["pages"]
     assert page["error"] is None and page["frames"][0]["tools"], page

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from runner.agents.reference import ReferenceAgent
-from runner.judge.checks import check_calls
-from runner.play.page.witness import compare_witness
-from runner.suite.case import CallExpectations
-from runner.trace import Trace, WitnessRecord
+from webmcp_eval.agents.reference import ReferenceAgent
+from webmcp_eval.judge.checks import check_calls
+from webmcp_eval.play.page.witness import compare_witness
+from webmcp_eval.suite.case import CallExpectations
+from webmcp_eval.trace import Trace, WitnessRecord
 
 
 def shim_call(name: str, args: dict, declarative: bool = False) -> dict:
@@ -80,10 +80,10 @@ def test_on_the_demo_site_devtools_sees_the_shims_calls(tmp_path):
     import pytest
     from runner_support import in_thread, suite_cases
 
-    from runner.play.run.run import run_suite
-    from runner.play.run.settings import RunSettings
-    from runner.suite.case import Case
-    from runner.suite.loader import LoadedCase
+    from webmcp_eval.play.run.run import run_suite
+    from webmcp_eval.play.run.settings import RunSettings
+    from webmcp_eval.suite.case import Case
+    from webmcp_eval.suite.loader import LoadedCase
 
     pytest.importorskip("playwright")
     (original,) = suite_cases("SEL-01")

@@ -13,7 +13,7 @@ import httpx
 import pytest
 from proxy_helpers import OriginServer, Stack, start_origin
 
-from proxies import TRIAL_HEADER, NetworkProxy
+from webmcp_eval.proxies import TRIAL_HEADER, NetworkProxy
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from mitmproxy import certs
 
-from proxies import NetworkProxy
+from webmcp_eval.proxies import NetworkProxy
 
 SESSION_COOKIE_VALUE = "sess-7f3a9c1e5b2d4f60a8e1"
 CSRF_TOKEN = "csrf-4b1d8e2a9f7c3e5d6a0b"

@@ -8,8 +8,8 @@ import pytest
 from playwright.sync_api import Browser, BrowserType
 from proxy_helpers import PNG, OriginServer, new_trial_id
 
-from proxies import TRIAL_HEADER, NetworkProxy
-from runner.play.browser.browser import find_chromium, launch_args
+from webmcp_eval.play.browser.browser import find_chromium, launch_args
+from webmcp_eval.proxies import TRIAL_HEADER, NetworkProxy
 
 pytestmark = pytest.mark.browser
 

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from proxy_helpers import new_trial_id
 
-from proxies import TRIAL_HEADER, NetworkProxy
+from webmcp_eval.proxies import TRIAL_HEADER, NetworkProxy
 
 
 class _OldServer(BaseHTTPRequestHandler):

@@ -9,7 +9,7 @@ import pytest
 from proxy_helpers import CSRF_TOKEN, new_trial_id
 from pydantic import ValidationError
 
-from proxies import FaultSpec
+from webmcp_eval.proxies import FaultSpec
 
 
 def test_status_fault_answers_the_next_n_matching_requests_without_the_origin(proxy, origin, client_for):

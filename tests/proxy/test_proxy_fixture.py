@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from proxies import Fixture, FixtureEntry, FixtureError, age_days, diff_fixtures, fixture_key, load_fixture
-from proxies.canonical import canonical_body, redact_json
-from proxies.fixture import StoredRequest, StoredResponse, encode_body, sanitize_headers
+from webmcp_eval.proxies import Fixture, FixtureEntry, FixtureError, age_days, diff_fixtures, fixture_key, load_fixture
+from webmcp_eval.proxies.canonical import canonical_body, redact_json
+from webmcp_eval.proxies.fixture import StoredRequest, StoredResponse, encode_body, sanitize_headers
 
 PRIMARY = "http://127.0.0.1:8000"
 

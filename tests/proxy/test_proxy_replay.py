@@ -9,8 +9,8 @@ from pathlib import Path
 import httpx
 from proxy_helpers import CSRF_TOKEN, PNG, SESSION_COOKIE_VALUE, Stack, new_trial_id, self_signed_tls, start_origin
 
-from proxies import TRIAL_HEADER, FaultSpec, Fixture, NetworkProxy, load_fixture
-from proxies.addon import REPLAY_MISS_STATUS
+from webmcp_eval.proxies import TRIAL_HEADER, FaultSpec, Fixture, NetworkProxy, load_fixture
+from webmcp_eval.proxies.addon import REPLAY_MISS_STATUS
 
 
 def record(stack: Stack, client_for, play) -> Fixture:

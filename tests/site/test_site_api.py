@@ -13,9 +13,9 @@ import httpx
 import pytest
 from runner_support import in_thread
 
-from site_under_test.app import create_app, source_revision
-from site_under_test.seeds import EVENTS
-from site_under_test.server import SiteServer
+from webmcp_eval.site_under_test.app import create_app, source_revision
+from webmcp_eval.site_under_test.seeds import EVENTS
+from webmcp_eval.site_under_test.server import SiteServer
 
 if TYPE_CHECKING:
     from site_web import World

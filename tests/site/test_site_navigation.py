@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 from playwright.sync_api import Browser, Error, expect
 
-from site_under_test.server import SiteServer
+from webmcp_eval.site_under_test.server import SiteServer
 
 if TYPE_CHECKING:
     from site_web import Web, World

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from site_under_test.server import SiteServer
+from webmcp_eval.site_under_test.server import SiteServer
 
 URL_LINE = re.compile(r"^webmcp-eval demo site: (http://127\.0\.0\.1:(\d+))/events( \(test mode\))?$")
 
@@ -34,9 +34,9 @@ def _cli() -> list[str]:
     ("command", "test_mode"),
     [
         ([*_cli(), "site", "--port", "0"], False),
-        ([sys.executable, "-m", "site_under_test", "--port", "0", "--test-mode"], True),
+        ([sys.executable, "-m", "webmcp_eval.site_under_test", "--port", "0", "--test-mode"], True),
     ],
-    ids=["webmcp-eval site", "python -m site_under_test"],
+    ids=["webmcp-eval site", "python -m webmcp_eval.site_under_test"],
 )
 def test_the_command_prints_its_url_and_serves(command: list[str], test_mode: bool, tmp_path: Path) -> None:
     proc = subprocess.Popen(

@@ -1,1 +1,0 @@
-"""The commands' core: what each does once its arguments are parsed (runner/cli/ parses them)."""

@@ -1,0 +1,7 @@
+"""``python -m webmcp_eval``: the ``webmcp-eval`` command."""
+
+import sys
+
+from webmcp_eval.cli import main
+
+sys.exit(main())

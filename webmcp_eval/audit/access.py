@@ -1,0 +1,130 @@
+"""A page behind a login: the headers (``--header``) and Playwright storage state (``--storage-state``) an
+audit brings to the site, and the secrets they carry, which no output may show.
+
+Headers go to the audited origin only (a route on its URLs), never to a CDN or any other host the page
+reaches. The storage state (cookies and each origin's localStorage, as Playwright's
+``context.storage_state()`` writes it) opens every browser context, and is put back after ``--all-tools``
+clears the origin's cookies and storage before each call.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from playwright.async_api import BrowserContext, Page, Route
+
+from webmcp_eval.errors import InvalidInput
+from webmcp_eval.proxies.redaction import MIN_SECRET, REDACTED, scrub
+
+RESTORE_PATH = "/__webmcp_eval_restore_storage__"  # answered by the route below: no request reaches the site
+
+
+class AccessError(InvalidInput, ValueError):
+    """A header or storage-state file that cannot be used: one line, exit 2."""
+
+
+@dataclass
+class Access:
+    origin: str = ""  # the audited origin: the only one that gets the headers
+    headers: dict[str, str] = field(default_factory=dict)
+    state: dict[str, Any] | None = None  # Playwright's storage state
+    # HTTP authentication taken out of the audited URL's user:password@ (webmcp_eval/suite/site.py split_credentials)
+    credentials: tuple[str, str] | None = None
+
+    def secrets(self) -> set[str]:
+        """Every value that opens the site: header values (a Bearer token also alone), cookie and localStorage
+        values of the storage state (those of MIN_SECRET characters or more: shorter ones occur by chance)."""
+        found: set[str] = set()
+        for value in self.headers.values():
+            found.add(value.strip())
+            if " " in value.strip():
+                found.add(value.strip().split(" ", 1)[1])
+        state = self.state or {}
+        found |= {
+            str(c.get("value") or "") for c in state.get("cookies", []) if len(str(c.get("value") or "")) >= MIN_SECRET
+        }
+        for origin in state.get("origins", []):
+            found |= {
+                str(i.get("value") or "")
+                for i in origin.get("localStorage", [])
+                if len(str(i.get("value") or "")) >= MIN_SECRET
+            }
+        return {s for s in found if s}
+
+    def redact(self, text: str) -> str:
+        """text with every secret replaced, also as JSON or HTML would spell it."""
+        secrets = self.secrets()
+        spelled = secrets | {json.dumps(s)[1:-1] for s in secrets} | {_html(s) for s in secrets}
+        return scrub(text, {s for s in spelled if s}) if secrets else text
+
+    async def open(self, context: BrowserContext) -> None:
+        """Send the headers to the audited origin's requests only."""
+        if not self.headers:
+            return
+
+        async def add_headers(route: Route) -> None:
+            await route.continue_(headers={**route.request.headers, **self.headers})
+
+        await context.route(lambda url: _origin(url) == self.origin, add_headers)
+
+    async def restore(self, page: Page) -> None:
+        """Put the storage state back after the origin's data was cleared: its cookies, and each origin's
+        localStorage written from a blank document of that origin (a route answers it, not the site)."""
+        if not self.state:
+            return
+        if self.state.get("cookies"):
+            await page.context.add_cookies(self.state["cookies"])
+        for origin in self.state.get("origins", []):
+            items = origin.get("localStorage") or []
+            if not items:
+                continue
+            url = origin["origin"] + RESTORE_PATH
+            await page.route(url, lambda route: route.fulfill(body="<!doctype html>", content_type="text/html"))
+            try:
+                await page.goto(url)
+                await page.evaluate("items => items.forEach(i => localStorage.setItem(i.name, i.value))", items)
+            finally:
+                await page.unroute(url)
+
+
+def _html(text: str) -> str:
+    import html
+
+    return html.escape(text)
+
+
+def _origin(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def parse_header(text: str) -> tuple[str, str]:
+    """'Name: value' as (name, value); AccessError says what is wrong."""
+    name, sep, value = text.partition(":")
+    if not sep or not name.strip() or any(c in name for c in " \t\r\n"):
+        raise AccessError(f"--header {text.split(':')[0]!r}: give 'Name: value' (e.g. 'Authorization: Bearer …')")
+    return name.strip(), value.strip()
+
+
+def read_storage_state(path: Path) -> dict[str, Any]:
+    """Playwright's storage state file, checked: {cookies: [...], origins: [{origin, localStorage: [...]}]}."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise AccessError(f"--storage-state {path}: cannot read it: {err.strerror or err}") from None
+    except ValueError as err:
+        raise AccessError(f"--storage-state {path}: not JSON ({err})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("cookies", []), list):
+        raise AccessError(f"--storage-state {path}: not a Playwright storage state (cookies: [...], origins: [...])")
+    origins = data.get("origins", [])
+    if not isinstance(origins, list) or not all(isinstance(o, dict) and "origin" in o for o in origins):
+        raise AccessError(f"--storage-state {path}: origins must be a list of {{origin, localStorage}}")
+    return data
+
+
+__all__ = ["REDACTED", "Access", "AccessError", "parse_header", "read_storage_state"]

@@ -1,0 +1,538 @@
+"""One audit from start to end: open each page, read its surface, judge it, call its tools, score it.
+
+    report = asyncio.run(audit(AuditOptions(url="http://127.0.0.1:8000/demo/", smoke=True)))
+    report.exit_code          # 0 clean, 1 an error-level finding or a page that failed to load
+
+Pages are read one at a time, each in a fresh browser context with the shim.
+With ``max_pages`` > 1 same-origin links are followed (breadth first, each
+URL once, never a form submission); a redirect to another origin is reported
+and not followed. Smoke calls go through the real proxy, which counts the
+network writes of every call; a tool not marked read-only is called only with
+``all_tools``, then each call in a fresh world (the site's reset hook, when it
+has one) so one call's write never meets the next.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+import uuid
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+from playwright.async_api import Browser, BrowserContext, CDPSession, async_playwright
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Frame as PwFrame
+
+from webmcp_eval.audit.access import Access
+from webmcp_eval.audit.config import AuditConfig
+from webmcp_eval.audit.contract import contract_diff, contract_findings, contract_of, read_contract, write_contract
+from webmcp_eval.audit.coverage import Coverage, ToolCoverage, tool_coverage
+from webmcp_eval.audit.forms import form_findings, one_cause, read_forms
+from webmcp_eval.audit.inputs import SmokeInput, smoke_inputs
+from webmcp_eval.audit.model import SEVERITIES, Finding, Frame, PageSurface, Tool
+from webmcp_eval.audit.rules import lint
+from webmcp_eval.audit.score import Audit, Evidence, page_score, site_score
+from webmcp_eval.audit.smoke import CallOutcome, add_requests, judge, page_answer, take_answer, waits_for_person
+from webmcp_eval.audit.timeline import Timeline, timeline_findings, timeline_of
+from webmcp_eval.play.browser.browser import http_credentials, launch
+from webmcp_eval.play.page.surface.opened import OpenPage, open_page, origin_of, read_surface
+from webmcp_eval.suite.site import SiteClient, SiteConfig, resolve_route
+
+if TYPE_CHECKING:  # the proxy is started only when the audit watches the network
+    from webmcp_eval.proxies import NetworkProxy
+    from webmcp_eval.proxies.models import RequestRecord
+
+MAX_REDIRECTS = 5
+FRESH_WAIT_MS = 2000  # --all-tools: how long a fresh document may take to register the tool called
+NETWORK_SETTLE_S = 0.3  # after a tool's last call, how long its requests may still start and count for it
+
+
+@dataclass
+class AuditOptions:
+    url: str
+    routes: list[str] = field(default_factory=list)
+    max_pages: int = 1
+    smoke: bool = False
+    all_tools: bool = False
+    watch_ms: int = 5000
+    config: AuditConfig = field(default_factory=AuditConfig)
+    contract: Path | None = None
+    update_contract: bool = False
+    chromium: str | None = None
+    site: SiteConfig | None = None  # hooks for a fresh world per call (--all-tools)
+    coverage: Coverage | None = None  # what the suite's cases call or assert; None: no suite
+    access: Access = field(default_factory=Access)  # headers and storage state for a page behind a login
+
+
+@dataclass
+class PageAudit:
+    surface: PageSurface
+    findings: list[Finding] = field(default_factory=list)
+    timeline: Timeline | None = None
+    calls: dict[str, list[CallOutcome]] = field(default_factory=dict)
+    seconds: float = 0.0
+    score: int | None = 0  # None: the page did not open or has no tools (score.py)
+    categories: dict[str, int] = field(default_factory=dict)
+    coverage: list[ToolCoverage] | None = None  # per tool, when a suite was given
+    smoke_note: str | None = None  # why --smoke called nothing on the page
+    audits: list[Audit] = field(default_factory=list)  # every rule that counted on the page, passed or not
+
+
+@dataclass
+class AuditReport:
+    url: str
+    pages: list[PageAudit] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)  # across pages: drift, contract
+    contract_changes: list[str] = field(default_factory=list)
+    contract_written: Path | None = None
+    score: int = 0
+    categories: dict[str, int] = field(default_factory=dict)  # every page's audits pooled (score.py)
+    seconds: float = 0.0
+    smoke: bool = False
+
+    def all_findings(self) -> list[Finding]:
+        return [f for p in self.pages for f in p.findings] + self.findings
+
+    def counts(self) -> dict[str, int]:
+        out = {"error": 0, "warning": 0, "note": 0}
+        for f in self.all_findings():
+            out[f.severity] += 1
+        return out
+
+    @property
+    def exit_code(self) -> int:
+        return self.exit_code_at("error")
+
+    def exit_code_at(self, fail_on: str) -> int:
+        """1 when a page failed to load or a finding is at fail_on or worse (error > warning > note), else 0."""
+        levels = SEVERITIES[: SEVERITIES.index(fail_on) + 1]
+        failed = any(p.surface.error for p in self.pages)
+        return 1 if failed or any(self.counts()[s] for s in levels) else 0
+
+
+class _Network:
+    """The proxy's account of one context's traffic, diffed around each call."""
+
+    def __init__(self, proxy: NetworkProxy) -> None:
+        self.proxy = proxy
+        self.ids = itertools.count(1)
+
+    def begin(self) -> str:
+        trial = f"audit-{next(self.ids)}-{uuid.uuid4().hex[:6]}"
+        self.proxy.begin_trial(trial)
+        return trial
+
+    def requests(self, trial: str) -> list[RequestRecord]:
+        """The trial's requests so far (a copy: the proxy's account goes on)."""
+        return self.proxy.snapshot(trial).requests
+
+
+class Auditor:
+    def __init__(self, options: AuditOptions, browser: Browser, network: _Network | None) -> None:
+        self.options = options
+        self.browser = browser
+        self.network = network
+        self.site = SiteClient(options.site) if options.site else None
+
+    async def _context(self) -> tuple[BrowserContext, str | None]:
+        from webmcp_eval.proxies import TRIAL_HEADER
+
+        trial = self.network.begin() if self.network else None
+        context = await self.browser.new_context(
+            extra_http_headers={TRIAL_HEADER: trial} if trial else None,
+            storage_state=self.options.access.state,  # type: ignore[arg-type]  # the file's JSON, checked when read
+            http_credentials=http_credentials(self.options.access.credentials),
+        )
+        await self.options.access.open(context)
+        return context, trial
+
+    async def audit_page(self, url: str) -> PageAudit:
+        started = time.monotonic()
+        error = await redirect_away(url, self.options.access.headers, self.options.access.credentials)
+        if error:
+            audit = PageAudit(PageSurface(url=url, error=error))
+        else:
+            context, trial = await self._context()
+            try:
+                opened = await open_page(context)
+                audit = PageAudit(await read_surface(opened, url, self.options.watch_ms))
+                self._judge_static(audit)
+                if not audit.surface.error:
+                    forms = form_findings(url, await read_forms(opened.page), self.options.config)
+                    audit.findings = one_cause(audit.findings + forms)
+                if self.options.smoke and not audit.surface.error:
+                    await self._smoke(audit, opened, trial)
+            finally:
+                await context.close()
+        if audit.surface.error and self.options.config.enabled("page-unreachable"):
+            config = self.options.config
+            audit.findings.insert(
+                0,
+                Finding(
+                    "page-unreachable",
+                    config.severity("page-unreachable"),
+                    f"could not audit the page: {audit.surface.error}",
+                    url,
+                ),
+            )
+        audit.seconds = round(time.monotonic() - started, 2)
+        return audit
+
+    def _judge_static(self, audit: PageAudit) -> None:
+        config = self.options.config
+        audit.findings += lint(audit.surface, config)
+        audit.findings += timeline_findings(audit.surface, config)
+        audit.timeline = timeline_of(audit.surface, config) if not audit.surface.error else None
+
+    async def _smoke(self, audit: PageAudit, opened: OpenPage, trial: str | None) -> None:
+        page = audit.surface
+        for frame_info, tool in page.tools():
+            if tool.kind == "declarative" and not self.options.all_tools:
+                continue  # a form call fills (and may submit) the person's form
+            if tool.waits_for_person:  # a call would only fill the form and wait for a person: said, not called
+                audit.findings += waits_for_person(tool, frame_info, page.url, self.options.config)
+                continue
+            if not tool.read_only and not self.options.all_tools:
+                continue
+            if tool.read_only:
+                outcomes = await self._read_only_calls(opened, frame_info, tool, trial)
+            else:
+                outcomes = await self._fresh_calls(page.url, frame_info, tool)
+            audit.calls[f"{frame_info.url} {tool.name}"] = outcomes
+            names = [t.name for _, t in page.tools()]
+            audit.findings += judge(tool, frame_info, page.url, outcomes, self.options.config, names)
+        if not any(audit.calls.values()):
+            audit.smoke_note = nothing_called(page, self.options.all_tools)
+
+    async def _read_only_calls(
+        self, opened: OpenPage, frame_info: Frame, tool: Tool, trial: str | None
+    ) -> list[CallOutcome]:
+        """A read-only tool's inputs, called one after another on the open page.
+
+        Each call's writes are those the proxy counted from its start to the next call's start, and the network
+        settles once, after the tool's last call, not after every call (a page of 50 calls waited 15 s for it).
+        A write the tool fires and forgets is still the tool's, which is what readonly-writes judges; it may be
+        listed under the input after the one that fired it.
+        """
+        outcomes: list[CallOutcome] = []
+        mark = self._mark(trial)
+        for smoke_input in smoke_inputs(tool.input_schema):
+            outcomes.append(await self._call(opened, _find_frame(opened, frame_info), tool, smoke_input))
+            mark = self._count(outcomes[-1], trial, mark)
+            if outcomes[-1].timed_out:
+                break  # a tool that hangs once is judged; waiting out every input would only cost time
+        if outcomes:
+            await self._settle(outcomes[-1], trial, mark)
+        return outcomes
+
+    def _mark(self, trial: str | None) -> int:
+        """How many requests the proxy has counted for the trial so far."""
+        return len(self.network.requests(trial)) if self.network and trial else 0
+
+    def _count(self, outcome: CallOutcome, trial: str | None, start: int) -> int:
+        """Add the trial's requests since start to outcome; return where the next count starts."""
+        if not (self.network and trial):
+            return start
+        requests = self.network.requests(trial)  # one copy of the account: the count and the end agree
+        add_requests(outcome, requests[start:])
+        return len(requests)
+
+    async def _settle(self, outcome: CallOutcome, trial: str | None, start: int) -> None:
+        """Give the last call's requests time to start, then count them for it."""
+        if self.network and trial:
+            await asyncio.sleep(NETWORK_SETTLE_S)
+            self._count(outcome, trial, start)
+
+    async def _call(self, opened: OpenPage, frame: PwFrame | None, tool: Tool, smoke_input: SmokeInput) -> CallOutcome:
+        """One call of the tool in frame; the caller counts its network."""
+        outcome = CallOutcome(smoke_input, declarative=tool.kind == "declarative")
+        if frame is None:
+            outcome.error = "its frame is gone"
+            return outcome
+        timeout_ms = self.options.config.options("smoke-timeout")["timeout_ms"]
+        logged = len(opened.log.events)
+        answer = await opened.surface.call(frame, tool.name, smoke_input.args, timeout_ms)
+        take_answer(outcome, answer)
+        await _shim_report(opened, logged, tool.name)
+        page_answer(outcome, opened.surface.call_events(logged, tool.name)[1])
+        return outcome
+
+    async def _fresh_calls(self, url: str, frame_info: Frame, tool: Tool) -> list[CallOutcome]:
+        """A tool that may write: each call on a fresh document in a clean world (the site's reset hook, when it
+        has one). One browser context serves all the tool's calls: a new context per call, with its shim binding,
+        its DevTools session and a fixed watch of the page, cost about 3 s a call (pizza-maker: 230 s for 79)."""
+        context, trial = await self._context()
+        try:
+            opened = await open_page(context)
+            cdp = await context.new_cdp_session(opened.page)  # one session clears the origin's data before each call
+            outcomes: list[CallOutcome] = []
+            for smoke_input in smoke_inputs(tool.input_schema):
+                outcomes.append(await self._fresh_call(opened, cdp, url, frame_info, tool, smoke_input, trial))
+                if outcomes[-1].timed_out:
+                    break  # a tool that hangs once is judged; waiting out every input would only cost time
+            return outcomes
+        finally:
+            await context.close()
+
+    async def _fresh_call(
+        self,
+        opened: OpenPage,
+        cdp: CDPSession,
+        url: str,
+        frame_info: Frame,
+        tool: Tool,
+        smoke_input: SmokeInput,
+        trial: str | None,
+    ) -> CallOutcome:
+        """One call on a fresh document: the last one left (about:blank), the origin's cookies and storage
+        cleared while the site makes a new world, the page loaded again and called once the tool is registered."""
+        world = f"audit-{uuid.uuid4().hex[:10]}"
+        reset_error, _ = await asyncio.gather(self._reset(world), self._clean(opened, cdp, url, world))
+        if reset_error:
+            return CallOutcome(smoke_input, error=f"could not reset a fresh world: {reset_error}")
+        error = await _reopen(opened, url)
+        if error:
+            return CallOutcome(smoke_input, error=f"could not open the page again: {error}")
+        frame = await _registered(opened, frame_info, tool.name, min(self.options.watch_ms, FRESH_WAIT_MS) / 1000)
+        start = self._mark(trial)
+        outcome = await self._call(opened, frame, tool, smoke_input)
+        await self._settle(outcome, trial, start)
+        return outcome
+
+    async def _reset(self, world: str) -> str | None:
+        """A new world from the site's reset hook, when it has one; why not, when it failed."""
+        if not (self.site and self.site.has("reset")):
+            return None
+        try:
+            await self.site.reset(world, "default", [])
+        except Exception as err:  # noqa: BLE001 - the site's hook failed: said for this call
+            return _first_line(err)
+        return None
+
+    async def _clean(self, opened: OpenPage, cdp: CDPSession, url: str, world: str) -> None:
+        """Leave the page, clear what the origin keeps in the browser, and set the new world's cookie."""
+        page = opened.page
+        await page.goto("about:blank")
+        await cdp.send("Storage.clearDataForOrigin", {"origin": origin_of(url), "storageTypes": "all"})
+        await page.context.clear_cookies()
+        await self.options.access.restore(page)
+        if self.options.site and self.options.site.world_cookie:
+            await page.context.add_cookies(
+                [{"name": self.options.site.world_cookie, "value": world, "url": self.options.url}]
+            )
+
+    async def close(self) -> None:
+        if self.site:
+            await self.site.aclose()
+
+
+async def _shim_report(opened: OpenPage, logged: int, name: str, wait_s: float = 0.05) -> None:
+    """Wait until the shim has reported the call's answer (its own time, a throw), at most wait_s: the report
+    usually comes within a few milliseconds; one that never comes costs the whole wait, as a fixed pause did."""
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        if opened.surface.call_events(logged, name)[1] is not None:
+            return
+        await asyncio.sleep(0.005)
+
+
+def nothing_called(page: PageSurface, all_tools: bool) -> str:
+    """Why --smoke made no call on a page, in one line."""
+    tools = [t for _, t in page.tools()]
+    if not tools:
+        return "--smoke called nothing: the page has no tool"
+    waiting = [t.name for t in tools if t.waits_for_person]
+    if all_tools and len(waiting) == len(tools):
+        return f"--smoke called nothing: every tool is a form that waits for a person ({', '.join(waiting)})"
+    if all_tools:
+        return "--smoke called nothing: no tool gave an input to call it with"
+    forms = sum(1 for t in tools if t.kind == "declarative")
+    return (
+        f"--smoke called nothing: no tool is marked read-only ({len(tools)} tool(s) may write"
+        + (f", {forms} of them form(s)" if forms else "")
+        + "); --all-tools calls them too, each call on a fresh document"
+    )
+
+
+async def _reopen(opened: OpenPage, url: str) -> str | None:
+    """Load url again up to its DOM (the call waits for the tool to register, not for the load event); None when
+    it opened, else why not."""
+    try:
+        response = await opened.page.goto(url, wait_until="domcontentloaded", timeout=30_000)
+    except PlaywrightError as err:
+        return _first_line(err)
+    if response is not None and response.status >= 400:
+        return f"HTTP {response.status}"
+    return None
+
+
+async def _registered(opened: OpenPage, frame_info: Frame, name: str, wait_s: float) -> PwFrame | None:
+    """The frame once it has registered the tool (at most wait_s: then as it is, and the call says what fails)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        frame = _find_frame(opened, frame_info)
+        if frame is not None and _registered_now(opened, frame, name) or time.monotonic() >= deadline:
+            return frame
+        await asyncio.sleep(0.01)
+
+
+def _registered_now(opened: OpenPage, frame: PwFrame, name: str) -> bool:
+    """Whether the frame's current document has name registered, by the shim's reports (the engine's reading)."""
+    document = opened.log.document_in(frame)
+    live, _ = opened.log.registrations({document} if document else set())
+    return any(r.get("name") == name for r in live)
+
+
+def _find_frame(opened: OpenPage, frame: Frame) -> PwFrame | None:
+    if frame.main:
+        return opened.page.main_frame
+    return next((f for f in opened.page.frames if f.url == frame.url and not f.is_detached()), None)
+
+
+async def redirect_away(
+    url: str, headers: dict[str, str] | None = None, credentials: tuple[str, str] | None = None
+) -> str | None:
+    """Why the page is not audited when it redirects to another origin (the redirect is never followed).
+    The headers and the HTTP authentication go to the audited origin only."""
+    target = url
+    async with httpx.AsyncClient(timeout=15, trust_env=False, follow_redirects=False) as http:
+        for _ in range(MAX_REDIRECTS):
+            try:
+                same = origin_of(target) == origin_of(url)  # the headers go to the audited origin only
+                get = (
+                    http.stream("GET", target, headers=headers, auth=credentials)
+                    if same
+                    else http.stream("GET", target)
+                )
+                async with get as response:
+                    if response.status_code not in (301, 302, 303, 307, 308):
+                        return None
+                    target = urljoin(target, response.headers.get("location", ""))
+            except httpx.HTTPError:
+                return None  # the browser says what is wrong, with its own words
+            if origin_of(target) != origin_of(url):
+                return f"redirects to another origin ({target}): not followed"
+    return None
+
+
+def drift_findings(pages: list[PageAudit], config: AuditConfig) -> list[Finding]:
+    """A tool name with another description or schema on another page: one finding per tool, the pages listed
+    (reported on the first page where it differs)."""
+    if not config.enabled("cross-page-drift"):
+        return []
+    first: dict[str, tuple[str, Tool]] = {}
+    drifted: dict[str, list[tuple[str, str, Frame, set[str]]]] = {}
+    for audit in pages:
+        for frame, tool in audit.surface.tools():
+            if tool.name not in first:
+                first[tool.name] = (audit.surface.url, tool)
+                continue
+            url, earlier = first[tool.name]
+            what = {
+                w
+                for w, a, b in (
+                    ("description", earlier.description, tool.description),
+                    ("input schema", earlier.input_schema, tool.input_schema),
+                )
+                if a != b
+            }
+            if what and url != audit.surface.url:
+                drifted.setdefault(tool.name, []).append((url, audit.surface.url, frame, what))
+    out: list[Finding] = []
+    for name, seen in drifted.items():
+        url, page, frame, _ = seen[0]
+        changed = sorted(set().union(*(w for *_, w in seen)))
+        where = ", ".join(p for _, p, _, _ in seen)
+        out.append(
+            Finding(
+                "cross-page-drift",
+                config.severity("cross-page-drift"),
+                f"{name} has another {' and '.join(changed)} than on {url} on {len(seen)} page(s): {where}",
+                page,
+                frame.url,
+                name,
+                "/description" if changed[0] == "description" else "/inputSchema",
+            )
+        )
+    return out
+
+
+def start_urls(options: AuditOptions) -> list[str]:
+    return [resolve_route(options.url, r) for r in options.routes] if options.routes else [options.url]
+
+
+async def audit(options: AuditOptions) -> AuditReport:
+    started = time.monotonic()
+    report = AuditReport(options.url, smoke=options.smoke)
+    proxy = None
+    if options.smoke:
+        from webmcp_eval.proxies import NetworkProxy
+
+        proxy = NetworkProxy(site_origins=[origin_of(options.url)], block_other_hosts=False).start()
+    try:
+        async with async_playwright() as p:
+            browser, _ = await launch(p.chromium, explicit=options.chromium, proxy_server=proxy.url if proxy else None)
+            auditor = Auditor(options, browser, _Network(proxy) if proxy else None)
+            try:
+                report.pages = await _crawl(auditor, options)
+            finally:
+                await auditor.close()
+                await browser.close()
+    finally:
+        if proxy:
+            proxy.stop()
+    config = options.config
+    report.findings += drift_findings(report.pages, config)
+    surfaces = [p.surface for p in report.pages]
+    if options.contract and options.update_contract:
+        write_contract(options.contract, surfaces)
+        report.contract_written = options.contract
+    elif options.contract:
+        old = read_contract(options.contract)
+        report.contract_changes = [c for _, _, c in contract_diff(old, contract_of(surfaces))]
+        report.findings += contract_findings(old, surfaces, config)
+    covered = options.coverage.tools if options.coverage else None
+    scored = []
+    for audit_ in report.pages:
+        mine = audit_.findings + [f for f in report.findings if f.page == audit_.surface.url]
+        evidence = Evidence(
+            smoke=bool(audit_.calls),
+            watch=options.watch_ms > 0,
+            contract=bool(options.contract and not options.update_contract),
+            crawl=len(report.pages) > 1,
+        )
+        audit_.score, audit_.categories, audit_.audits = page_score(audit_.surface, mine, evidence, config, covered)
+        scored.append((audit_.surface, audit_.audits))
+        if options.coverage and not audit_.surface.error:
+            audit_.coverage = tool_coverage(options.coverage, [t for _, t in audit_.surface.tools()])
+    report.score, report.categories = site_score(scored, covered)
+    report.seconds = round(time.monotonic() - started, 2)
+    return report
+
+
+async def _crawl(auditor: Auditor, options: AuditOptions) -> list[PageAudit]:
+    queue = deque(start_urls(options))
+    seen = set(queue)
+    pages: list[PageAudit] = []
+    limit = max(options.max_pages, len(queue))
+    while queue and len(pages) < limit:
+        url = queue.popleft()
+        audit_ = await auditor.audit_page(url)
+        pages.append(audit_)
+        if options.max_pages > 1:
+            for link in audit_.surface.links:
+                if link not in seen and urlsplit(link).scheme in ("http", "https"):
+                    seen.add(link)
+                    queue.append(link)
+    return pages
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__

@@ -1,0 +1,333 @@
+"""Smoke calls: each tool called with inputs drawn from its schema, and every answer judged.
+
+``judge`` is pure: from a tool and the outcomes of its calls (result or
+error, time, the writes and other-host requests the proxy counted during the
+call) to findings. The calling itself is the engine's (a page it opened, or a
+fresh world per call for tools that may write).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from webmcp_eval.audit.config import AuditConfig
+from webmcp_eval.audit.inputs import SmokeInput
+from webmcp_eval.audit.model import Finding, Frame, Tool
+from webmcp_eval.audit.trust import instructions_in, third_party_by_description, third_party_in_answer, untrusted_hint
+from webmcp_eval.data_file import strings_in
+from webmcp_eval.play.page.surface.reader import Answer
+
+ANSWER_CHARS = 2048  # how much of an answer the reports keep
+
+
+@dataclass
+class CallOutcome:
+    input: SmokeInput
+    result: Any = None
+    error: str | None = None  # the call threw or the browser refused it
+    timed_out: bool = False
+    ms: float = 0.0
+    writes: list[str] = field(default_factory=list)  # "POST /api/log" per write the proxy counted
+    other_hosts: list[str] = field(default_factory=list)  # "GET http://cdn/x" per request to another host
+    declarative: bool = False  # a form's call: its validation answer is refusal evidence
+
+    @property
+    def refusal(self) -> str | None:
+        """Why the call counts as refused (refusal_of), None when it was accepted."""
+        return refusal_of(self)
+
+    def as_dict(self) -> dict[str, Any]:
+        refusal = None if self.timed_out else self.refusal
+        return {
+            "input": self.input.label,  # why this input: which draw or which one change from a valid one
+            "valid": self.input.valid,
+            "args": self.input.args,
+            "answer": answer_text(self),
+            "result_bytes": _size(self.result),
+            "error": self.error,
+            "timed_out": self.timed_out,
+            "refused": None if self.timed_out else refusal is not None,
+            "evidence": refusal,
+            "ms": self.ms,
+            "writes": self.writes,
+            "other_hosts": self.other_hosts,
+        }
+
+
+def answer_text(outcome: CallOutcome) -> str:
+    """The answer as a reader sees it: the thrown error, or the result as JSON, cut at ANSWER_CHARS."""
+    if outcome.timed_out:
+        return ""
+    if outcome.error is not None:
+        text = f"threw: {outcome.error}"
+    elif isinstance(outcome.result, str):
+        text = outcome.result
+    else:
+        try:
+            text = json.dumps(outcome.result, ensure_ascii=False)
+        except (TypeError, ValueError):
+            text = repr(outcome.result)
+    return text if len(text) <= ANSWER_CHARS else text[:ANSWER_CHARS] + f"... ({len(text)} characters)"
+
+
+# The documented text heuristic, the last evidence of a refusal: an answer whose words say no.
+REFUSAL_WORDS = re.compile(
+    r"\b(error|invalid|unknown|not found|no such|could not|couldn't|cannot|can't|unable to|must be|must have|"
+    r"is required|are required|missing|not allowed|not supported|unsupported|not a valid|out of range|failed|"
+    r"rejected|expected)\b",
+    re.I,
+)
+
+
+def _error_field(result: object) -> bool:
+    if isinstance(result, dict):
+        status = str(result.get("status") or "").lower()
+        return bool(result.get("isError") or result.get("error") or status in ("error", "invalid", "failed"))
+    return False
+
+
+def _validation_answer(outcome: CallOutcome) -> bool:
+    """A form's validation answer: what is wrong with its fields, as a list of messages (a page's
+    respondWith(errors)), of {field, message} items, or under "errors"."""
+    result = outcome.result
+    items = result.get("errors") if isinstance(result, dict) else result
+    if not (outcome.declarative and isinstance(items, list) and items):
+        return False
+    return all(isinstance(i, str) or isinstance(i, dict) and ("message" in i or "error" in i) for i in items)
+
+
+def _says_no(result: object) -> bool:
+    texts = [result] if isinstance(result, str) else []
+    if isinstance(result, dict):
+        texts += [v for k, v in result.items() if k in ("message", "text", "result", "content") and isinstance(v, str)]
+        content = result.get("content")
+        if isinstance(content, list):
+            texts += [c["text"] for c in content if isinstance(c, dict) and isinstance(c.get("text"), str)]
+    return any(REFUSAL_WORDS.search(t) for t in texts)
+
+
+def refusal_of(outcome: CallOutcome) -> str | None:
+    """The evidence that a call was refused, the first found in this order (docs/audit.md): a thrown error;
+    isError or an error field in the answer; a form's validation answer; the text heuristic (REFUSAL_WORDS)."""
+    if outcome.error is not None:
+        return "a thrown error"
+    if _error_field(outcome.result):
+        return "isError or an error field"
+    if _validation_answer(outcome):
+        return "the form's validation answer"
+    if _says_no(outcome.result):
+        return "the text heuristic (words that say no)"
+    return None
+
+
+UNSERIALIZABLE = "__unserializable__"
+
+
+def _size(result: object) -> int:
+    try:
+        return len(json.dumps(result, ensure_ascii=False).encode("utf-8"))
+    except (TypeError, ValueError):
+        return 0
+
+
+def _nulls(value: object, pointer: str = "") -> Iterator[str]:
+    if value is None:
+        yield pointer or "/"
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _nulls(v, f"{pointer}/{k}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _nulls(v, f"{pointer}/{i}")
+
+
+def waits_for_person(tool: Tool, frame: Frame, page: str, config: AuditConfig) -> list[Finding]:
+    """A form without toolautosubmit: a call fills it and waits for a person, so it is said, not smoke-called."""
+    rule = "form-waits-for-person"
+    if not config.enabled(rule):
+        return []
+    message = (
+        f"{tool.name} is a form without toolautosubmit: a call fills it and waits for a person to submit it "
+        "(not smoke-called)"
+    )
+    return [Finding(rule, config.severity(rule), message, page, frame.url, tool.name, "/annotations/autosubmit")]
+
+
+def judge(
+    tool: Tool,
+    frame: Frame,
+    page: str,
+    outcomes: list[CallOutcome],
+    config: AuditConfig,
+    page_tools: Iterable[str] = (),
+) -> list[Finding]:
+    """Findings on a tool's calls; page_tools: the page's tool names, so an answer ordering a call of another
+    one is found."""
+    findings: list[Finding] = []
+    others = set(page_tools) - {tool.name}
+
+    def add(rule: str, message: str, pointer: str = "") -> None:
+        if config.enabled(rule):
+            findings.append(Finding(rule, config.severity(rule), message, page, frame.url, tool.name, pointer))
+
+    valid = [o for o in outcomes if o.input.valid]
+    invalid = [o for o in outcomes if not o.input.valid]
+    seen: set[str] = set()
+
+    def once(rule: str, message: str, pointer: str = "") -> None:
+        if rule not in seen:
+            seen.add(rule)
+            add(rule, message, pointer)
+
+    max_bytes = config.options("smoke-too-large")["max_bytes"]
+    max_ms = config.options("smoke-slow")["max_ms"]
+    for o in valid:
+        label = f"{tool.name} ({o.input.label})"
+        if o.timed_out:
+            once("smoke-timeout", f"{label} did not answer within {config.options('smoke-timeout')['timeout_ms']} ms")
+            continue
+        if o.error is not None:
+            once("smoke-error-on-valid", f"{label} failed on valid input: {o.error} (a thrown error)")
+            continue
+        if o.result is None or o.result == UNSERIALIZABLE:
+            what = "nothing (undefined)" if o.result is None else "a value that is not JSON (cyclic, a function)"
+            once("smoke-unserializable", f"{label} answered {what}")
+            continue
+        size = _size(o.result)
+        if size > max_bytes:
+            once("smoke-too-large", f"{label} answered {size} bytes (more than {max_bytes})")
+        if o.ms > max_ms:
+            once("smoke-slow", f"{label} took {o.ms:.0f} ms (more than {max_ms})")
+        nulls = list(_nulls(o.result))
+        if nulls:
+            once("smoke-null", f"{label} answered null at {', '.join(nulls[:3])}", nulls[0])
+        if isinstance(o.result, str) and _json_text(o.result):
+            once("smoke-json-string", f"{label} answered JSON inside a string: agents get text, not structure")
+        kinds = sorted({k for text in strings_in(o.result) for k in instructions_in(text, others)})
+        if kinds:
+            once("smoke-result-injection", f"{label} answered instructions to the agent ({', '.join(kinds)})")
+    for o in invalid:
+        if o.timed_out:
+            once(
+                "smoke-timeout",
+                f"{tool.name} ({o.input.label}) did not answer within "
+                f"{config.options('smoke-timeout')['timeout_ms']} ms",
+            )
+    accepted = [o for o in invalid if not o.timed_out and o.refusal is None]
+    if accepted:
+        said = "; ".join(f"{o.input.label} (answered {answer_text(o)[:80]!r})" for o in accepted)
+        refused = [o for o in invalid if not o.timed_out and o.refusal is not None]
+        judged = ", ".join(sorted({str(o.refusal) for o in refused}))
+        add(
+            "smoke-accepts-invalid",
+            f"{tool.name} accepted input its schema forbids, judged on the evidence in order (a thrown error, "
+            f"isError or an error field, a form's validation answer, words that say no) and none found: {said}"
+            + (f"; its other invalid inputs were refused on {judged}" if refused else ""),
+        )
+    writes = sorted({w for o in outcomes for w in o.writes})
+    if tool.read_only and writes:
+        add(
+            "readonly-writes",
+            f"{tool.name} is marked read-only but wrote to the server: {', '.join(writes)}",
+            "/annotations/readOnlyHint",
+        )
+    _untrusted(tool, valid, add)
+    other = sorted({r for o in outcomes for r in o.other_hosts})
+    if other:
+        add("smoke-other-hosts", f"{tool.name} reached other hosts: {', '.join(other[:5])}")
+    return findings
+
+
+def _untrusted(tool: Tool, valid: list[CallOutcome], add: Callable[[str, str, str], None]) -> None:
+    """untrustedContentHint judged on the answers: missing where they carry text others wrote (the description
+    alone is the static rule's), needless where nothing says they do."""
+    answered = [  # answers the tool gave as content: not a refusal (a form's list of messages is not others' text)
+        o for o in valid if not o.timed_out and o.result not in (None, UNSERIALIZABLE) and o.refusal is None
+    ]
+    if not answered:
+        return
+    in_answer = next((w for o in answered if (w := third_party_in_answer(o.result))), None)
+    described = third_party_by_description(tool)
+    if not untrusted_hint(tool) and in_answer and not described:
+        add(
+            "untrusted-content-unmarked",
+            f"{tool.name} returns text others wrote ({in_answer}) without untrustedContentHint: an agent takes it "
+            "for the site's own words",
+            "/annotations/untrustedContentHint",
+        )
+    if untrusted_hint(tool) and not (in_answer or described or any(o.other_hosts for o in answered)):
+        add(
+            "untrusted-hint-unneeded",
+            f"{tool.name} has untrustedContentHint but nothing says its answers carry text others wrote (its "
+            "description, its answers' fields, requests to other hosts): the hint makes an agent distrust the "
+            "site's own data",
+            "/annotations/untrustedContentHint",
+        )
+
+
+def _json_text(text: str) -> bool:
+    stripped = text.strip()
+    if not stripped.startswith(("{", "[")):
+        return False
+    try:
+        return isinstance(json.loads(stripped), dict | list)
+    except ValueError:
+        return False
+
+
+def take_answer(outcome: CallOutcome, answer: Answer) -> None:
+    """The browser's answer to one smoke call, as its outcome records it (the shim's report of the call's end is
+    added after, by page_answer): the audit and the webmcp fixture's smoke() alike."""
+    outcome.ms = answer.ms
+    if answer.timed_out:
+        outcome.timed_out = True
+    elif answer.error is not None:
+        call_failed(outcome, answer.error)
+    else:
+        outcome.result = answer.result
+
+
+def call_failed(outcome: CallOutcome, message: str) -> None:
+    """Record why the browser's call of a tool failed: the call's timeout, an answer it could not pass on
+    (cyclic, not serializable), or the error the tool gave."""
+    if "Timeout" in message and "exceeded" in message:
+        outcome.timed_out = True
+    elif any(s in message.lower() for s in ("circular", "cyclic", "serializ", "could not be cloned")):
+        outcome.result = UNSERIALIZABLE
+    else:
+        outcome.error = message
+
+
+def add_requests(outcome: CallOutcome, requests: list[Any]) -> None:
+    """Add the proxy's requests of a call to it: its writes (a path on the site, a URL elsewhere) and its requests
+    to other hosts."""
+    outcome.writes += [f"{r.method} {r.path if not r.outbound else r.url}" for r in requests if r.write]
+    outcome.other_hosts += [f"{r.method} {r.url}" for r in requests if r.outbound]
+
+
+def page_answer(outcome: CallOutcome, event: dict[str, Any] | None) -> None:
+    """Add the shim's report of the call's end (webmcp_eval/play/page/surface/reader.py ``call_events``) to the
+    browser's answer, without ever replacing an answer the browser gave.
+
+    The browser reports any throw, or a value it cannot pass on, as one generic error: the shim's words say
+    which. It parses a JSON text into an object: the text the tool returned is the shim's. A form's call
+    (declarative) ends in the shim's log with what the shim could see of it, often null: the form's answer
+    is the browser's alone.
+    """
+    if event is None:
+        return
+    if isinstance(event.get("ms"), int | float):
+        outcome.ms = round(event["ms"], 1)  # the tool's own time, by the page's clock: not the runner's lag
+    failed = outcome.error is not None or outcome.result == UNSERIALIZABLE
+    if event["type"] == "error" and (failed or outcome.result is None) and not outcome.timed_out:
+        outcome.error, outcome.result = str(event.get("error")), None
+    elif event.get("declarative") or outcome.timed_out:
+        return
+    elif isinstance(event.get("result"), dict) and set(event["result"]) == {"unserialisable"}:
+        outcome.error, outcome.result = None, UNSERIALIZABLE
+    elif event["type"] == "result" and event.get("result") is not None and not failed:
+        outcome.result = event["result"]  # the value as the tool returned it (a JSON text stays a text)

@@ -1,0 +1,1 @@
+"""The commands' core: what each does once its arguments are parsed (webmcp_eval/cli/ parses them)."""

@@ -1,0 +1,191 @@
+"""Run directories read back, and the reporters that render their results (console, JSON, JUnit, HTML)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from webmcp_eval.audit.catalog_lint import run_coverage_line
+from webmcp_eval.errors import EXIT_FAILED, EXIT_INVALID, EXIT_NOT_RUN, EXIT_OK, UsageError
+from webmcp_eval.evaluation.loading import default_suite_dir
+from webmcp_eval.evaluation.output import check_writable_file, console, errors
+from webmcp_eval.judge.labels import LabelsFile
+from webmcp_eval.report.reporters import (
+    OUTPUTS,
+    Output,
+    ProgressReporter,
+    Reporters,
+    ReportTargets,
+    build_reporters,
+    run_dir_files,
+)
+from webmcp_eval.results.health import health_lines, suite_health
+from webmcp_eval.results.run_results import Labels, Results, RunInput
+from webmcp_eval.rundir.layout import RunDir
+from webmcp_eval.rundir.reading import read_run
+from webmcp_eval.trace import Trace, write_atomic
+
+if TYPE_CHECKING:
+    from webmcp_eval.play.evidence.fixture_store import FixtureStore
+    from webmcp_eval.rundir.plan import RunPlan
+    from webmcp_eval.suite.case import Case
+    from webmcp_eval.suite.folder import Suite
+
+
+def run_input(run_dir: str) -> RunInput:
+    """A run directory's traces and plan; RunDirError (one line) when it has neither or they are unreadable."""
+    traces, plan, run_id = read_run(run_dir)
+    return RunInput(traces, plan, run_id=run_id)
+
+
+@dataclass(frozen=True)
+class ReportFiles:
+    """The file views a command is asked for besides its defaults (--json FILE, --junit FILE, ...), by the name of
+    their registered output (webmcp_eval/report/reporters.py OUTPUTS)."""
+
+    paths: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, given: object) -> ReportFiles:
+        """The output files given as attributes of their output's name (parsed arguments, a request)."""
+        return cls({o.name: str(value) for o in OUTPUTS if (value := getattr(given, o.name, None))})
+
+    def flagged(self) -> list[tuple[Output, Path]]:
+        """Each output asked for, with its file."""
+        return [(o, Path(self.paths[o.name])) for o in OUTPUTS if o.name in self.paths]
+
+    def check(self) -> None:
+        """Every file asked for can be written: one line (exit 2) before any work otherwise."""
+        for o, path in self.flagged():
+            check_writable_file(path, o.flag)
+
+
+def reporters_for(
+    files: ReportFiles,
+    out_dir: Path,
+    defaults: tuple[str, ...],
+    *,
+    reads: list[Path] | None = None,
+    progress: bool = False,
+    json_extra: dict[str, Any] | None = None,
+    trace_dirs: dict[str, Path] | None = None,
+    quiet: bool = False,
+) -> Reporters:
+    """The one way reporters are made: the ``defaults`` outputs (webmcp_eval/report/reporters.py IN_RUN_DIR: json,
+    junit, html) write their files into out_dir, and every output asked for writes its file too.
+
+    ``reads``: the run directories the command reads, whose own files no report may replace.
+    ``quiet``: files only, nothing on the console (the partial report of an interrupted run)."""
+    targets = run_dir_files(out_dir, defaults)
+    flagged = files.flagged()
+    check_outputs_apart([path for _, path in flagged], [out_dir, *(reads or [])])
+    for o, path in flagged:
+        targets.setdefault(o.name, []).append(path)
+    return build_reporters(
+        ReportTargets(
+            console=None if quiet else console,
+            progress=progress,
+            out_dir=out_dir,
+            files=targets,
+            json_extra=json_extra if json_extra is not None else {},
+            trace_dirs=trace_dirs,
+        )
+    )
+
+
+def check_outputs_apart(outputs: list[Path], run_dirs: list[Path]) -> None:
+    """An output never replaces a run's own file (its plan, run.json, a trace, an attempt or an artifact)."""
+    for out in outputs:
+        for run_dir in run_dirs:
+            if RunDir(run_dir).owns(out):
+                raise UsageError(
+                    f"{out}: a file of the run {run_dir} itself (its plan, run.json, traces or artifacts); "
+                    "give another path for the report"
+                )
+
+
+def end_reports(reporters: Reporters, results: Results) -> int:
+    """Render every view of the results; the exit code says what the results (and the writing) came to."""
+    problems = reporters.end(results)
+    for line in problems:
+        errors.print(line, markup=False, highlight=False)
+    if problems:
+        return EXIT_INVALID
+    counts = results.gate_counts  # run --control: the null agent beside the agent decides nothing
+    return EXIT_FAILED if counts.failed else EXIT_NOT_RUN if counts.not_run or counts.missing else EXIT_OK
+
+
+class ResumeProgress:
+    """Progress of a resumed run: [done/to play] over the trials this invocation plays."""
+
+    def __init__(self, total: int) -> None:
+        self.inner = ProgressReporter(console)
+        self.inner.total = total
+
+    def begin(self, plan: RunPlan | None) -> None:
+        return None
+
+    def trial_done(self, trace: Trace) -> None:
+        self.inner.trial_done(trace)
+
+    def end(self, results: Results) -> None:
+        return None
+
+
+def exit_for(traces: list[Trace]) -> int:
+    verdicts = {t.verdict for t in traces}
+    return EXIT_FAILED if "failed" in verdicts else EXIT_NOT_RUN if "not_run" in verdicts else EXIT_OK
+
+
+def labels_of(path_arg: str | None) -> Labels | None:
+    """People's labels per trial for the human-label series: --labels FILE, else the suite's labels.json if any."""
+    path = Path(path_arg) if path_arg else default_suite_dir() / "labels.json"
+    if not path.is_file():
+        if path_arg:
+            raise UsageError(f"--labels {path_arg}: no such file")
+        return None
+    try:
+        labels = LabelsFile.load(path)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    return {(t.run_id, t.trial): dict(t.labels) for t in labels.trials}
+
+
+def print_coverage(cases: list[Case], suite: Suite, catalog: str | None) -> None:
+    """Suite health: which catalog tools the cases played call or assert, and which none touches."""
+    line = run_coverage_line(cases, suite, catalog)
+    if line:
+        console.print(f"suite health: {line}", markup=False, highlight=False, soft_wrap=True)
+
+
+def print_graders_and_health(traces: list[Trace], out_dir: Path, min_trials: int) -> None:
+    """Model-grader evidence apart from the code checks, then suite health (written to health.json too)."""
+    judged = [(t, a) for t in traces for a in t.assertions if a.grader == "model"]
+    if judged:
+        console.print("[bold]model grader[/] (rubric criteria; kept apart from code-checked assertions)")
+        for t, a in judged:
+            mark = a.status + ("" if a.gates else ", advisory")
+            console.print(f"  {t.trial_id:<16} {a.id:<36} {mark:<18} {a.why}", markup=False, highlight=False)
+    health = suite_health(traces, min_trials)
+    lines = health_lines(health)
+    if lines:
+        console.print(f"[bold]suite health[/] (flags need ≥ {min_trials} trials that ran)")
+        for line in lines:
+            console.print(f"  {line}", markup=False, highlight=False)
+    write_atomic(RunDir(out_dir).health, json.dumps(health.to_json(), indent=2, ensure_ascii=False) + "\n")
+
+
+def print_fixture_news(fixtures: FixtureStore) -> None:
+    for warning in fixtures.warnings:
+        errors.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
+    for path in fixtures.recorded:
+        console.print(f"recorded {path}", highlight=False)
+    for case_id, lines in fixtures.diffs.items():
+        if not lines:
+            console.print(f"{case_id}: the new recording answers exactly as the old one", highlight=False)
+            continue
+        console.print(f"[bold]{case_id}: what changed since the last recording (review it like code)[/]")
+        for line in lines:
+            console.print(f"  {line}", markup=False, highlight=False)

@@ -1,0 +1,96 @@
+"""The proxy's account of one trial's traffic as the trace keeps it, and whether the site stopped answering.
+
+The proxy (webmcp_eval/proxies/) counts every request of the trial; here its records become
+the trace's network record. Requests to the site itself that got no answer at
+all (not a fault the case armed, not a blocked host) mean the site went away:
+the trial is then not_run for the site's failure, never the agent's.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import urlsplit
+
+from webmcp_eval.proxies.canonical import DEFAULT_PORTS
+from webmcp_eval.proxies.models import RequestRecord, TrialNetwork
+from webmcp_eval.trace import NetworkRecord, OutboundRecord
+
+OUTBOUND_FIELDS = tuple(OutboundRecord.model_fields)  # what the trace keeps of a request to another host
+
+
+def network_record(net: TrialNetwork, outbound_expected: int | None) -> NetworkRecord:
+    return NetworkRecord.model_validate(
+        {
+            "requests": len(net.requests),
+            "writes": [_slim(m) for m in net.writes],
+            "write_counts": dict(net.write_counts),
+            "blocked": [_slim(b) for b in net.blocked],
+            "outbound": [{k: getattr(r, k) for k in OUTBOUND_FIELDS} for r in net.requests if r.outbound],
+            "outbound_expected": outbound_expected,
+            "faults_fired": [_slim(f) for f in net.faults_fired],
+            "replay_misses": [_slim(m) for m in net.replay_misses],
+        }
+    )
+
+
+# mitmproxy's error when the browser itself gave up a request (its page navigated away or was closed
+# at the trial's end, under load while the site was still answering): nothing about the site.
+CLIENT_GAVE_UP = "Client disconnected"
+
+
+def unanswered_site_requests(net: TrialNetwork, base_url: str) -> list[RequestRecord]:
+    """Requests to the site that got no answer, other than those a fault or the block list stopped
+    or the browser itself gave up."""
+    site = urlsplit(base_url)
+    address = (site.hostname, site.port or DEFAULT_PORTS.get(site.scheme))
+    return [
+        r
+        for r in net.requests
+        if r.error
+        and not r.error.startswith(CLIENT_GAVE_UP)
+        and not r.fault
+        and not r.blocked
+        and (r.host, r.port) == address
+    ]
+
+
+def site_server_errors(net: TrialNetwork, base_url: str) -> list[RequestRecord]:
+    """The live site's own 5xx answers (to the page or to a tool's request), other than those a proxy fault
+    made or a replay gave (a fixture's answer, or the proxy's for a request the fixture lacks)."""
+    site = urlsplit(base_url)
+    address = (site.hostname, site.port or DEFAULT_PORTS.get(site.scheme))
+    return [
+        r
+        for r in net.requests
+        if (r.status or 0) >= 500 and not r.fault and r.replay is None and (r.host, r.port) == address
+    ]
+
+
+def site_failed(errors: list[RequestRecord], base_url: str) -> str | None:
+    """The reason a trial is not_run when the site answered 5xx under it; None when it never did."""
+    if not errors:
+        return None
+    first = errors[0]
+    return (
+        f"the site answered {first.status} during the trial: {len(errors)} request(s) to it failed on the "
+        f"server (first: {first.method} {first.path}); the site's fault, not the agent's: check the site at "
+        f"{base_url}"
+    )
+
+
+def site_stopped_answering(lost: list[RequestRecord], base_url: str) -> str | None:
+    """The reason a trial is not_run when the site went away under it; None when it answered throughout."""
+    if not lost:
+        return None
+    first = lost[0]
+    return (
+        f"the site stopped answering during the trial: {len(lost)} request(s) to it got no answer "
+        f"(first: {first.method} {first.path}: {first.error}); check that the site is running at {base_url}"
+    )
+
+
+def _slim(item: Any) -> dict[str, Any]:
+    data = item.model_dump() if hasattr(item, "model_dump") else dict(item) if not isinstance(item, dict) else item
+    plain: dict[str, Any] = json.loads(json.dumps(data, default=str))
+    return plain

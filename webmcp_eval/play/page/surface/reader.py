@@ -1,0 +1,288 @@
+"""Reading a live page into the surface model, and calling its tools: the one reader every front end uses.
+
+Each frame's tools come from the browser itself (``frame.webmcp.tools()``, the native listing;
+a child frame whose listing never answers is read from DevTools, ``devtools_tools.py``), or
+from the shim's polyfill where the browser has no WebMCP. The shim's log fills in what the
+listing lacks: the page's own annotations, which tools are declarative forms, the refused
+registrations and the timeline. A call's answer is what the browser returned; the shim's
+report of it adds the instance, document and frame that ran it, never another answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypedDict, Unpack
+
+from playwright.async_api import BrowserContext, Page
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Frame as PwFrame
+from playwright.async_api import TimeoutError as PlaywrightTimeoutError
+
+from webmcp_eval.play.page.devtools_tools import DevToolsCallError, HungFrames
+from webmcp_eval.play.page.surface.log import ShimLog
+from webmcp_eval.play.page.surface.model import FormField, Frame, Refused, TimelineEvent, Tool, one_spelling, origin_of
+from webmcp_eval.trace import WebMCPPath
+
+SHIM_JS = (Path(__file__).parent.parent / "shim.js").read_text(encoding="utf-8")
+BINDING = "__webmcpEvalReport"
+# A child frame that does not answer its listing in this long (still loading, hung) offers no tools this time.
+FRAME_LIST_TIMEOUT_MS = 3000
+CALL_TIMEOUT_MS = 15_000
+WAITS_FOR_PERSON = "waits for a person to submit the form (it has no toolautosubmit)"
+
+# The declarative forms of a frame and their fields (type, autocomplete).
+FORMS_JS = """() => [...document.querySelectorAll('form[toolname]')].map(f => ({
+  name: f.getAttribute('toolname') || '',
+  description: f.getAttribute('tooldescription') || '',
+  autosubmit: f.hasAttribute('toolautosubmit'),
+  fields: [...f.elements].filter(e => e.name || e.type === 'password').map(e => ({
+    name: e.name || '', type: (e.type || e.tagName).toLowerCase(), autocomplete: e.getAttribute('autocomplete') || ''
+  })),
+}))"""
+POLYFILL_LISTING_JS = "window.__webmcpEval ? window.__webmcpEval.tools() : []"
+POLYFILL_CALL_JS = "([n, a]) => window.__webmcpEval.call(n, a)"
+
+
+class ListingTimeouts(TypedDict, total=False):
+    """How long a frame's tool listing may take (read_frame's own defaults where not given)."""
+
+    timeout_ms: float
+    top_timeout_ms: float | None
+
+
+@dataclass
+class LoadClock:
+    """The top page's load event: by its own clock (epoch ms, as the shim's ``t``), else the host's."""
+
+    load_epoch_ms: float | None
+    host_t: float
+
+    def after_load(self, event: dict[str, Any]) -> float:
+        """When an event happened, in ms after the load event: by the page's own clock (the shim stamps every
+        event with it), so a busy runner that hears of it late does not make a tool look late."""
+        page_t = event.get("t")
+        host_t: float = event["host_t"]  # the log's clock
+        if self.load_epoch_ms is not None and isinstance(page_t, int | float):
+            return round(page_t - self.load_epoch_ms, 1)
+        return round((host_t - self.host_t) * 1000, 1)
+
+
+@dataclass
+class Answer:
+    """One call as the browser answered it."""
+
+    result: Any = None
+    error: str | None = None
+    timed_out: bool = False
+    via: str | None = None  # "devtools": through the DevTools domain, the frame's own listing having hung
+    ms: float = 0.0
+    # a form without toolautosubmit, filled and waiting for a person to submit it: its own outcome, not a timeout
+    waits_for_person: bool = False
+
+
+def tool_from(raw: dict[str, Any], registration: dict[str, Any] | None, form: dict[str, Any] | None) -> Tool:
+    """A tool as the browser lists it, with what the shim saw the page register and the form it is, if one."""
+    registration = registration or {}
+    page = registration.get("annotations")
+    annotations = {**one_spelling(raw.get("annotations")), **one_spelling(page)}
+    declarative = bool(form) or bool(registration.get("declarative"))
+    if form and form.get("autosubmit"):
+        annotations["autosubmit"] = True
+    kind = "declarative" if declarative else "imperative" if registration else "unknown"
+    return Tool(
+        name=raw.get("name", ""),
+        description=raw.get("description") or "",
+        input_schema=raw.get("inputSchema"),
+        annotations=annotations,
+        kind=kind,
+        fields=[FormField(**f) for f in (form or {}).get("fields", [])],
+        page_annotations=page,
+        schema_derived=declarative,  # a form's schema is built by the browser from its controls
+    )
+
+
+def first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
+class Surface:
+    """One page's surface, read live: its shim log, its frames' listings (DevTools for a hung one), its calls."""
+
+    def __init__(self, page: Page, log: ShimLog, hung: HungFrames | None = None) -> None:
+        self.page = page
+        self.log = log
+        self.hung = hung or HungFrames(page)
+
+    @staticmethod
+    async def install(context: BrowserContext, log: ShimLog) -> None:
+        """The shim in every frame of the context's pages, reporting to log (before any page opens)."""
+        await context.expose_binding(BINDING, lambda source, event: log.add(event, source.get("frame")))
+        await context.add_init_script(SHIM_JS)
+
+    @property
+    def path(self) -> WebMCPPath:
+        native = self.log.native()
+        return "native" if native else "shim" if native is False else "unknown"
+
+    def key(self, frame: PwFrame) -> tuple[int, str | None]:
+        """The frame and the document it shows now: a hung listing is remembered per document."""
+        return id(frame), self.log.document_in(frame)
+
+    async def listing(
+        self, frame: PwFrame, timeout_ms: float = FRAME_LIST_TIMEOUT_MS, top_timeout_ms: float | None = None
+    ) -> list[dict[str, Any]]:
+        """The frame's own tools as the browser lists them (the shim's polyfill where it has no WebMCP)."""
+        if self.log.native() is False:
+            return list(await frame.evaluate(POLYFILL_LISTING_JS))
+        return await self.hung.listing(frame, self.key(frame), timeout_ms, top_timeout_ms)
+
+    async def listed(self) -> list[tuple[PwFrame, list[Tool]]]:
+        """Each frame's listed tools, the top page first; a frame that cannot list (gone, not allowed) lists none."""
+        out = []
+        for frame in self.page.frames:
+            try:
+                raw = await self.listing(frame)
+            except PlaywrightError:
+                continue
+            out.append((frame, self.tools_of(frame, raw, [])))
+        return out
+
+    def tools_of(self, frame: PwFrame, raw: list[dict[str, Any]], forms: list[dict[str, Any]]) -> list[Tool]:
+        """The listed tools of a frame, each with the page's registration of it in that frame's document."""
+        document = self.log.document_in(frame)
+        live, _ = self.log.registrations({document} if document else set())
+        registered = {r.get("name"): r for r in live}
+        by_form = {f["name"]: f for f in forms}
+        tools = [tool_from(t, registered.get(t.get("name")), by_form.get(t.get("name"))) for t in raw]
+        for tool in tools:
+            tool.frame_url, tool.frame_name = frame.url, frame.name
+        return tools
+
+    async def read_frame(
+        self,
+        frame: PwFrame,
+        *,
+        top_origin: str,
+        clock: LoadClock | None = None,
+        timeout_ms: float = FRAME_LIST_TIMEOUT_MS,
+        top_timeout_ms: float | None = None,
+    ) -> Frame:
+        """One frame's surface: its tools, forms, refused registrations and (with a clock) its timeline."""
+        main = frame.parent_frame is None
+        document = self.log.document_in(frame)
+        events = [e for e in self.log.events if document is not None and e.get("document") == document]
+        info: dict[str, Any] = next((e["frame"] for e in reversed(events) if isinstance(e.get("frame"), dict)), {})
+        out = Frame(
+            url=frame.url, origin=origin_of(frame.url), main=main, same_origin=origin_of(frame.url) == top_origin
+        )
+        out.allow = None if main else await _allow_of(frame, info)
+        out.tools_allowed = info.get("tools_allowed")
+        out.path = "polyfill" if self.log.native() is False else "native"
+        forms: list[dict[str, Any]] = []
+        try:
+            forms = await frame.evaluate(FORMS_JS)
+        except PlaywrightError as err:
+            out.error = first_line(err)
+        listed = True
+        try:
+            raw = await self.listing(frame, timeout_ms, top_timeout_ms)
+        except PlaywrightError as err:  # a frame that may not list (its permissions policy), or that went away
+            raw, listed, out.error = [], False, out.error or first_line(err)
+        out.tools = self.tools_of(frame, raw, forms)
+        _, refused = self.log.registrations({document} if document else set())
+        out.refused = [
+            Refused(e.get("name"), e.get("error") or "refused", "declarative" if e.get("declarative") else "imperative")
+            for e in refused
+        ]
+        if listed and out.path == "native":
+            names = {t.name for t in out.tools}
+            for form in forms:
+                if form["name"] not in names:
+                    why = "no tooldescription" if not form["description"].strip() else "the browser did not list it"
+                    out.refused.append(
+                        Refused(form["name"], f"form not registered by the browser ({why})", "declarative")
+                    )
+        if clock is not None:
+            out.events = [
+                TimelineEvent(clock.after_load(e), e["type"], e.get("name") or "")
+                for e in events
+                if e.get("type") in ("register", "unregister")
+            ]
+        return out
+
+    async def read_frames(self, clock: LoadClock | None = None, **listing: Unpack[ListingTimeouts]) -> list[Frame]:
+        """Every frame's surface, the top page first (child frames with no document yet are left out)."""
+        top = origin_of(self.page.url)
+        out = []
+        for frame in self.page.frames:
+            if frame.is_detached() or (frame.url in ("", "about:blank") and frame.parent_frame is not None):
+                continue
+            out.append(await self.read_frame(frame, top_origin=top, clock=clock, **listing))
+        return out
+
+    async def call(
+        self, frame: PwFrame, name: str, args: dict[str, Any], timeout_ms: float = CALL_TIMEOUT_MS
+    ) -> Answer:
+        """Call a tool in its frame as an agent host does; the answer as the browser returned it."""
+        answer = Answer()
+        since = len(self.log.events)
+        hung = self.hung.frame_id(self.key(frame))
+        started = time.monotonic()
+        try:
+            if hung is not None:
+                answer.via = "devtools"
+                answer.result = await self.hung.call(hung, name, args, timeout_ms)
+            elif self.log.native() is False:
+                answer.result = await frame.evaluate(POLYFILL_CALL_JS, [name, args])
+            else:  # bounded twice: a call whose own timeout never fires does not hang the caller
+                call = frame.webmcp.call_tool(name, args, timeout=timeout_ms)
+                bounded = asyncio.wait_for(call, timeout_ms / 1000 + 5) if asyncio.iscoroutine(call) else call
+                answer.result = await bounded
+        except TimeoutError:
+            answer.error, answer.timed_out = f"Timeout {timeout_ms:.0f}ms exceeded.", True
+        except PlaywrightTimeoutError as err:
+            answer.error, answer.timed_out = first_line(err), True
+        except (PlaywrightError, DevToolsCallError) as err:
+            answer.error = first_line(err)
+            answer.timed_out = "Timeout" in answer.error and "exceeded" in answer.error
+        answer.ms = round((time.monotonic() - started) * 1000, 1)
+        if answer.timed_out:
+            start, end = self.call_events(since, name)
+            if start is not None and start.get("declarative") and end is None:  # filled, never submitted
+                answer.error, answer.timed_out, answer.waits_for_person = WAITS_FOR_PERSON, False, True
+        return answer
+
+    def call_events(self, since: int, name: str) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        """The shim's report of a call of name made after event ``since``: its start and its end, when logged."""
+        start = next(
+            (e for e in self.log.events[since:] if e.get("name") == name and e["type"] in ("call", "refused")), None
+        )
+        if start is None or start["type"] == "refused":
+            return start, None
+        end = next(
+            (
+                e
+                for e in self.log.events[since:]
+                if e["type"] in ("result", "error")
+                and e.get("callId") == start.get("callId")
+                and e.get("document") == start.get("document")
+            ),
+            None,
+        )
+        return start, end
+
+
+async def _allow_of(frame: PwFrame, info: dict[str, Any]) -> str | None:
+    """The frame element's allow attribute: as the shim read it, else read from the parent."""
+    if "allow" in info:
+        allow: str | None = info["allow"]
+        return allow
+    try:
+        element = await frame.frame_element()
+        return await element.get_attribute("allow")
+    except PlaywrightError:
+        return None

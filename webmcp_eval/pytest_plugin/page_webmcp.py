@@ -1,0 +1,614 @@
+"""The ``webmcp`` fixture's object: the WebMCP side of one test's page, through Playwright's sync API.
+
+It puts on the page's context what a trial's context gets (webmcp_eval/play/browser/session.py):
+the shim as an init script, its events through an exposed binding, and the
+DevTools WebMCP domain as the second witness. Every frame counts: the shim runs
+in each, its events say which frame sent them, and ``tools()`` lists each
+frame's tools. ``call`` goes through the page as the runner's tool host does
+(the browser's native WebMCP, else the shim's polyfill); the shim logs it, so
+``calls()`` holds every call the page ran, whoever made it. With the proxy on,
+``writes()`` and ``outbound()`` are what it counted for this test alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from playwright.sync_api import BrowserContext, CDPSession, Frame, Page
+from playwright.sync_api import Error as PlaywrightError
+
+from webmcp_eval.play.page.devtools_tools import DevToolsTools
+from webmcp_eval.play.page.surface.blocking import Blocking, face, run
+from webmcp_eval.play.page.surface.log import ShimLog
+from webmcp_eval.play.page.surface.model import PageSurface, Tool
+from webmcp_eval.play.page.surface.opened import LOAD_JS
+from webmcp_eval.play.page.surface.reader import (
+    BINDING,
+    CALL_TIMEOUT_MS,
+    SHIM_JS,
+    Answer,
+    LoadClock,
+    Surface,
+    first_line,
+)
+from webmcp_eval.play.page.witness import compare_witness
+from webmcp_eval.proxies.models import RequestRecord, TrialNetwork
+from webmcp_eval.pytest_plugin import expectations
+from webmcp_eval.pytest_plugin.expect import renamed
+from webmcp_eval.pytest_plugin.mocks import PageMocks, write_recording
+from webmcp_eval.pytest_plugin.reporting import CallCoverage, SmokeFindings, TestEvidence, call_coverage, properties
+from webmcp_eval.trace import ToolCall, WitnessRecord
+
+if TYPE_CHECKING:  # the audit's engine is imported when a test asks for it
+    from webmcp_eval.audit.config import AuditConfig
+    from webmcp_eval.audit.model import Finding
+    from webmcp_eval.audit.model import Frame as AuditFrame
+    from webmcp_eval.audit.smoke import CallOutcome
+    from webmcp_eval.audit.timeline import Timeline
+
+__all__ = ["CALL_TIMEOUT_MS", "NoProxy", "PageWebMCP", "ToolCallError", "as_matchable"]
+# Before the proxy's account is read: the page's requests have ended and none began, nor a call ended, for
+# this long. A tool may fire a write and forget it (fetch without await): it reaches the proxy after the call.
+NETWORK_QUIET_S = 0.3
+NETWORK_WAIT_S = 5.0  # at most, for a page whose requests never end (a long poll, a stream)
+
+
+class ToolCallError(Exception):
+    """A tool call through the page failed: no such tool in any frame, or its execute threw."""
+
+
+class NoProxy(RuntimeError):
+    """writes()/outbound() on a test that has no proxy."""
+
+
+def as_matchable(tool: Tool) -> dict[str, Any]:
+    """A tool as the case format's matchers read it."""
+    return {"description": tool.description, "schema": tool.input_schema, "annotations": tool.annotations}
+
+
+@dataclass(repr=False)
+class PageWebMCP:
+    page: Page
+    network: Callable[[], TrialNetwork] | None = None  # the proxy's account of this test, when it has one
+    update_contracts: bool = False  # --webmcp-update-contracts: assert_contract writes instead of comparing
+    log: ShimLog = field(
+        default_factory=lambda: ShimLog(read_allow=False)
+    )  # the shim's events, in arrival order, each with frame_url
+    cdp_events: list[dict[str, Any]] = field(default_factory=list)
+    _cdp: CDPSession | None = None
+    _top_frame_id: str | None = None
+    _load_t: float | None = None  # the page's latest load event (host clock): the audit's timeline counts from it
+    script_errors: list[str] = field(default_factory=list)  # the page's uncaught exceptions
+    _in_flight: set[int] = field(default_factory=set)  # the page's requests not yet ended
+    _network_t: float = 0.0  # when a request last began or ended, or a call ended (host clock)
+    _faces: dict[int, Blocking] = field(default_factory=dict)  # the engine's async face of each sync object
+    _surface: Surface | None = None  # the page surface engine, over those faces
+    _answers: dict[tuple[Any, Any], Answer] = field(default_factory=dict)  # (document, callId) -> the browser's
+    # mocks, recordings and the test's report (webmcp_eval/pytest_plugin/mocks.py, reporting.py)
+    _mocks: PageMocks | None = None
+    _calls_from: int = 0  # clear_calls(): calls() reads the shim's events from here on
+    _epoch_ms: float = field(default_factory=lambda: time.time() * 1000)  # calls' started_ms count from here
+    evidence: TestEvidence = field(default_factory=TestEvidence)  # lint and smoke findings, for the report
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        return self.log.events
+
+    @property
+    def surface_engine(self) -> Surface:
+        if self._surface is None:
+            self._surface = Surface(face(self.page, self._faces), self.log)
+        return self._surface
+
+    @property
+    def devtools(self) -> DevToolsTools:
+        """DevTools' account of each frame's tools: how a frame whose own listing never answers is listed and
+        called (webmcp_eval/play/page/devtools_tools.py says why)."""
+        return self.surface_engine.hung.tools
+
+    def __repr__(self) -> str:
+        return f"<webmcp of {self.page.url}: {len(self.events)} shim event(s), proxy {'on' if self.network else 'off'}>"
+
+    # ---- setup -----------------------------------------------------------------------
+
+    def install(self) -> PageWebMCP:
+        """Shim, binding and witness on the page's context: in place for the page's next navigation."""
+        context: BrowserContext = self.page.context
+        context.expose_binding(BINDING, self._report)
+        context.add_init_script(SHIM_JS)
+        if self.page.url not in ("", "about:blank"):
+            self._adopt()
+        self.page.on("load", lambda _page: setattr(self, "_load_t", time.monotonic()))
+        self.page.on("pageerror", lambda err: self.script_errors.append(first_line(err)))
+        self.page.on("request", lambda request: self._request(request, True))
+        self.page.on("requestfinished", lambda request: self._request(request, False))
+        self.page.on("requestfailed", lambda request: self._request(request, False))
+        with contextlib.suppress(PlaywrightError):  # a browser without the DevTools WebMCP domain: no witness
+            cdp = context.new_cdp_session(self.page)
+            for name in ("toolsAdded", "toolsRemoved", "toolInvoked", "toolResponded"):
+                cdp.on(f"WebMCP.{name}", lambda params, name=name: self._witnessed(name, params))
+            cdp.send("WebMCP.enable")
+            # DevTools names each event's frame: the top page's frame id tells its calls from a frame's
+            self._top_frame_id = cdp.send("Page.getFrameTree")["frameTree"]["frame"]["id"]
+            self._cdp = cdp
+            self.surface_engine.hung.follow(face(cdp, self._faces))
+        return self
+
+    def _adopt(self) -> None:
+        """The fixture was asked for after the page had navigated: the shim joins each frame's document as it is.
+        Its tools are listed and called from now on; what it registered before is not in ``registrations()``,
+        and calls of those tools (registered unseen) are not in ``calls()``. The next document is seen whole."""
+        for frame in self.page.frames:
+            with contextlib.suppress(PlaywrightError):  # a frame going away: its next document gets the init script
+                frame.evaluate(SHIM_JS)
+
+    def _request(self, request: Any, began: bool) -> None:
+        (self._in_flight.add if began else self._in_flight.discard)(id(request))
+        self._network_t = time.monotonic()
+
+    def _network_settled(self) -> None:
+        """Until the page's requests have ended and the network has been quiet for NETWORK_QUIET_S."""
+        deadline = time.monotonic() + NETWORK_WAIT_S
+        while time.monotonic() < deadline:
+            if not self._in_flight and time.monotonic() - self._network_t >= NETWORK_QUIET_S:
+                return
+            self.page.wait_for_timeout(25)  # the sync API delivers the page's request events while it waits
+
+    def _report(self, source: dict[str, Any], event: dict[str, Any]) -> None:
+        frame: Frame | None = source.get("frame")
+        event["host_t"] = time.monotonic()
+        event["_frame"] = frame  # the sync API hands out one object per frame: the events of a frame are told by it
+        event["frame_url"] = frame.url if frame else ""
+        event["frame_name"] = frame.name if frame else ""
+        event["main_frame"] = frame is None or frame.parent_frame is None
+        self.log.add(event, face(frame, self._faces) if frame is not None else None)
+
+    def _witnessed(self, name: str, params: dict[str, Any]) -> None:
+        """As a trial records it (webmcp_eval/play/browser/session.py), so the comparison with the shim is the same."""
+        self.devtools.witness(name, params)
+        slim = {k: v for k, v in params.items() if k not in ("stackTrace", "frameId")}
+        frame_id = params.get("frameId") or next((t.get("frameId") for t in params.get("tools") or []), None)
+        if frame_id is not None:
+            slim["frame_id"], slim["top"] = frame_id, frame_id == self._top_frame_id
+        if "tools" in slim:
+            slim["tools"] = [t.get("name") for t in slim["tools"]]
+        if isinstance(slim.get("input"), str):
+            with contextlib.suppress(ValueError):
+                slim["input"] = json.loads(slim["input"])
+        self.cdp_events.append({**slim, "event": name})
+
+    # ---- what the page offers ----------------------------------------------------------
+
+    def tools(self) -> list[Tool]:
+        """Every frame's tools right now, the main frame's first."""
+        return [tool for _, tools in run(self.surface_engine.listed()) for tool in tools]
+
+    def tool(self, name: str) -> Tool:
+        found = next((t for t in self.tools() if t.name == name), None)
+        if found is None:
+            raise LookupError(f"no tool {name!r} on the page; it lists: {self._names() or 'none'}")
+        return found
+
+    def _names(self) -> str:
+        return ", ".join(sorted({t.name for t in self.tools()}))
+
+    def wait_for_tools(self, *names: str, timeout_ms: float = 15_000) -> list[Tool]:
+        """Wait until every named tool is listed by some frame (any tool, without names); then the tools."""
+        deadline = time.monotonic() + timeout_ms / 1000
+        while True:
+            tools = self.tools()
+            listed = {t.name for t in tools}
+            if (set(names) <= listed) if names else listed:
+                return tools
+            if time.monotonic() >= deadline:
+                wanted = ", ".join(names) if names else "any tool"
+                shown = ", ".join(sorted(listed)) or "none"
+                raise TimeoutError(f"waited {timeout_ms / 1000:.0f}s for {wanted}; the page lists: {shown}")
+            self.page.wait_for_timeout(50)  # lets the page run and its registrations arrive
+
+    # ---- calls ---------------------------------------------------------------------------
+
+    def _frame_of(self, name: str, frame_url: str | None = None) -> Any:
+        """The frame (its engine face) that lists the tool, the top page's first."""
+        for frame, tools in run(self.surface_engine.listed()):
+            if any(t.name == name for t in tools) and frame_url in (None, frame.url):
+                return frame
+        return None
+
+    def _call(self, name: str, args: dict[str, Any], timeout_ms: float, frame_url: str | None = None) -> Answer:
+        """One call through the engine, waited for until the shim has logged it; None when no frame lists it."""
+        frame = self._frame_of(name, frame_url)
+        if frame is None:
+            raise LookupError(name)
+        seen = len(self.log.events)
+        answer = run(self.surface_engine.call(frame, name, args, timeout_ms))
+        # a tool registered before the shim came (the fixture asked for late) is never logged: no wait for it
+        logged = any(e["type"] == "register" and e.get("name") == name for e in self.log.events)
+        deadline = time.monotonic() + (5 if answer.error is None and logged else 0.05)
+        start, end = self.surface_engine.call_events(seen, name)
+        while time.monotonic() < deadline and not (start and (start["type"] == "refused" or end)):
+            self.page.wait_for_timeout(10)  # the shim's report comes through the binding a moment after
+            start, end = self.surface_engine.call_events(seen, name)
+        if start is not None:
+            self._answers[(start.get("document"), start.get("callId"))] = answer
+        self._network_t = time.monotonic()  # what the call set off may start a moment after it returned
+        return answer
+
+    def call(self, name: str, args: dict[str, Any] | None = None) -> Any:
+        """Call a tool through the page, in the frame that lists it; its result, or ToolCallError."""
+        args = dict(args or {})
+        try:
+            answer = self._call(name, args, CALL_TIMEOUT_MS)
+        except LookupError:
+            raise ToolCallError(f"no tool {name!r} on the page; it lists: {self._names() or 'none'}") from None
+        if answer.error is not None:
+            raise ToolCallError(f"{name}({json.dumps(args, ensure_ascii=False)}): {answer.error}")
+        return answer.result
+
+    def _answer(self, call: dict[str, Any]) -> dict[str, Any] | None:
+        key = (call.get("frame_url"), call.get("document"), call.get("callId"))
+        return next(
+            (
+                e
+                for e in self.events
+                if e["type"] in ("result", "error") and (e.get("frame_url"), e.get("document"), e.get("callId")) == key
+            ),
+            None,
+        )
+
+    def calls(self) -> list[ToolCall]:
+        """Every tool call the page ran (or refused, on a withdrawn tool), in order, with its result or error."""
+        out: list[ToolCall] = []
+        for e in self.events[self._calls_from :]:
+            if e["type"] not in ("call", "refused"):
+                continue
+            answer = self._answer(e) if e["type"] == "call" else None
+            error = (answer or {}).get("error")
+            result = (answer or {}).get("result")
+            browser = self._answers.get((e.get("document"), e.get("callId")))
+            if browser is not None:  # a call made here: its answer is the browser's, the shim's log only its view
+                result, error = browser.result, browser.error
+            if e["type"] == "refused":
+                error = "refused: the tool is no longer registered on this page"
+            out.append(
+                ToolCall(
+                    index=len(out),
+                    step=0,
+                    tool=e.get("name") or "",
+                    args=e.get("args") or {},
+                    result=result,
+                    error=error,
+                    refused=e["type"] == "refused",
+                    route=e.get("route") or "",
+                    instance=e.get("instance"),
+                    document=e.get("document"),
+                    # the shim's clock is the page's (epoch ms): since this fixture began, and the call's own time
+                    started_ms=round(max(0.0, float(e["t"]) - self._epoch_ms), 1) if e.get("t") else 0.0,
+                    duration_ms=round(float((answer or {}).get("ms") or 0), 1),
+                )
+            )
+        return out
+
+    def registrations(self) -> list[dict[str, Any]]:
+        """The shim's log of registrations and withdrawals, every frame's, in order."""
+        kinds = ("register", "unregister", "register_error")
+        keep = ("type", "name", "instance", "route", "document", "declarative", "annotations", "error", "frame_url")
+        return [{k: e[k] for k in keep if k in e} for e in self.events if e["type"] in kinds]
+
+    def witness(self) -> WitnessRecord:
+        """The DevTools WebMCP domain's view of the calls against the shim's (``disagreements`` lists the gaps)."""
+        return compare_witness(self.events, self.cdp_events, self._cdp is not None)
+
+    # ---- mocks, recordings, coverage, the report ------------------------------------------
+
+    def mock(self, name: str, result: object = None, *, error: str | None = None) -> None:
+        """From now on ``name`` answers ``result`` (or, a callable, what it returns for the call's arguments;
+        or throws ``error``) instead of running its own execute, whoever calls it, in this page and the next."""
+        if self._mocks is None:
+            self._mocks = PageMocks(self.page)
+        self._mocks.set(name, result, error)
+
+    def unmock(self, name: str) -> None:
+        """``name`` runs its own execute again."""
+        if self._mocks is not None:
+            self._mocks.unset(name)
+
+    def unmock_all(self) -> None:
+        if self._mocks is not None:
+            self._mocks.unset(None)
+
+    def record(self, path: str | Path) -> Path:
+        """Write the calls so far to ``path`` as a recording ``replay`` takes (as a trial's trace holds them)."""
+        return write_recording(path, self.calls())
+
+    def replay(self, path: str | Path) -> list[str]:
+        """Mock every tool of the recording at ``path`` (``record``'s file, or a trial's trace) with its recorded
+        answers: the same arguments get the recorded result; others fail, saying so. The tools' names."""
+        if self._mocks is None:
+            self._mocks = PageMocks(self.page)
+        return self._mocks.replay(path)
+
+    def clear_calls(self) -> None:
+        """Forget the calls so far: ``calls()`` and the call assertions see only the calls made after this."""
+        self._calls_from = len(self.events)
+
+    def coverage(self) -> CallCoverage:
+        """Which of the page's tools (every frame's, now) the calls so far touched, with their parameters."""
+        return call_coverage(self.calls(), self.tools())
+
+    def report_properties(self) -> list[tuple[str, str]]:
+        """The test's calls, coverage, lint and smoke findings for its report (read from the shim's log: the
+        page is not asked, whatever state the test left it in)."""
+        registered = {e["name"]: e for e in self.events if e["type"] == "register" and e.get("name")}
+        tools = [_Registered(name, e.get("inputSchema")) for name, e in registered.items()]
+        return properties(self.calls(), self.evidence, call_coverage(self.calls(), tools) if tools else None)
+
+    # ---- the network (the proxy) ---------------------------------------------------------
+
+    def _network(self) -> TrialNetwork:
+        __tracebackhide__ = True  # a test without a proxy: the test's line, not a traceback into the plugin
+        if self.network is None:
+            raise NoProxy(
+                "this test has no proxy: run pytest with --webmcp-proxy, "
+                "or mark the test @pytest.mark.webmcp(proxy=True)"
+            )
+        self._network_settled()
+        return self.network()
+
+    def writes(self) -> list[RequestRecord]:
+        """Writes (POST, PUT, PATCH, DELETE) the page sent during this test, to its site or any other host."""
+        __tracebackhide__ = True
+        return list(self._network().writes)
+
+    def mutations(self) -> list[RequestRecord]:
+        """``writes()``'s old name, kept for one release."""
+        __tracebackhide__ = True
+        renamed("webmcp.mutations()", "webmcp.writes()")
+        return self.writes()
+
+    def outbound(self) -> list[RequestRecord]:
+        """Requests of this test to another host than its site's (its first page's origin, and --base-url's)."""
+        __tracebackhide__ = True
+        return [r for r in self._network().requests if r.outbound]
+
+    # ---- the audit's engine (webmcp_eval/audit/), on this page as it is now ----------------------
+
+    def surface(self) -> PageSurface:
+        """The page's surface as ``webmcp-eval audit`` reads it: every frame's tools, forms, refusals, timeline."""
+        page = self.page
+        loaded = None  # the load event by the page's own clock, as the audit times the timeline
+        with contextlib.suppress(PlaywrightError):
+            loaded = page.evaluate(LOAD_JS)
+        clock = LoadClock(float(loaded[0]) if loaded else None, self._load_t or time.monotonic())
+        frames = run(self.surface_engine.read_frames(clock))
+        return PageSurface(url=page.url, frames=frames, script_errors=list(self.script_errors))
+
+    def lint(self, **rules: Any) -> list[Finding]:
+        """The audit's static rules and timeline rules on this page; ``rules`` tune them as suite.yaml's
+        ``audit.rules`` does (``too_many_tools={"max": 3}``, ``description_length="off"``)."""
+        from webmcp_eval.audit.rules import lint
+        from webmcp_eval.audit.timeline import timeline_findings
+
+        config, surface = _audit_config(rules), self.surface()
+        found = lint(surface, config) + timeline_findings(surface, config)
+        self.evidence.lint = found
+        return found
+
+    def timeline(self, **rules: Any) -> Timeline:
+        """When the tools came (after the load event), which came late and which churned."""
+        from webmcp_eval.audit.timeline import timeline_of
+
+        return timeline_of(self.surface(), _audit_config(rules))
+
+    def smoke(self, *names: str, all_tools: bool = False, **rules: Any) -> SmokeFindings:
+        """The audit's smoke calls on this page and its judgement of the answers (``names``: only these tools).
+
+        Valid and invalid inputs are drawn from each tool's schema, as ``audit --smoke`` draws them. Only
+        read-only tools are called unless ``all_tools``; then every tool is called here, in this page, so its
+        writes are this test's. With the proxy, each call's writes and requests to other hosts are judged too.
+        The calls are the page's calls like any other: ``calls()`` lists them. The findings are a list with
+        ``calls``: how many calls the smoke made.
+        """
+        from webmcp_eval.audit.inputs import smoke_inputs
+        from webmcp_eval.audit.smoke import judge, waits_for_person
+
+        config, surface = _audit_config(rules), self.surface()
+        findings: list[Finding] = []
+        calls = 0
+        for frame_info, tool in surface.tools():
+            if names and tool.name not in names:
+                continue
+            if not all_tools and (tool.kind == "declarative" or not tool.read_only):
+                continue
+            if tool.waits_for_person:  # as the audit does: a call would wait for a person, so it is said
+                findings += waits_for_person(tool, frame_info, surface.url, config)
+                continue
+            outcomes = []
+            mark = self._count_network(None, 0)
+            for smoke_input in smoke_inputs(tool.input_schema):
+                outcomes.append(self._smoke_call(frame_info, tool.name, smoke_input, config))
+                mark = self._count_network(outcomes[-1], mark)
+                if outcomes[-1].timed_out:
+                    break  # a tool that hangs once is judged; waiting out every input would only cost time
+            if outcomes and self.network:  # as the audit does: the network settles once, after the tool's last call
+                from webmcp_eval.audit.engine import NETWORK_SETTLE_S
+
+                self.page.wait_for_timeout(NETWORK_SETTLE_S * 1000)
+                self._count_network(outcomes[-1], mark)
+            findings += judge(tool, frame_info, surface.url, outcomes, config)
+            calls += len(outcomes)
+        self.evidence.smoke_calls += calls
+        self.evidence.smoke += findings
+        return SmokeFindings(findings, calls)
+
+    def _smoke_call(self, frame_info: AuditFrame, name: str, smoke_input: Any, config: AuditConfig) -> CallOutcome:
+        """One smoke call, recorded as the audit's engine records it (webmcp_eval/audit/engine.py ``_call``); the
+        caller counts its network."""
+        from webmcp_eval.audit.smoke import CallOutcome, page_answer, take_answer
+
+        outcome = CallOutcome(smoke_input)
+        seen = len(self.log.events)
+        try:
+            answer = self._call(name, smoke_input.args, config.options("smoke-timeout")["timeout_ms"], frame_info.url)
+        except LookupError:
+            outcome.error = "its frame is gone"
+            return outcome
+        take_answer(outcome, answer)
+        page_answer(outcome, self.surface_engine.call_events(seen, name)[1])
+        return outcome
+
+    def _count_network(self, outcome: CallOutcome | None, start: int) -> int:
+        """Add the requests the proxy counted since start to outcome; return where the next count starts."""
+        if not self.network:
+            return start
+        from webmcp_eval.audit.smoke import add_requests
+
+        requests = self._network().requests
+        if outcome:
+            add_requests(outcome, requests[start:])
+        return len(requests)
+
+    def contract(self) -> dict[str, Any]:
+        """The page's tool contract, as ``audit --contract`` writes it."""
+        from webmcp_eval.audit.contract import contract_of
+
+        return contract_of([self.surface()])
+
+    def assert_lint_clean(self, fail_on: str = "warning", **rules: Any) -> None:
+        """No finding of the audit's rules at ``fail_on`` severity or worse (error > warning > note)."""
+        __tracebackhide__ = True
+        from webmcp_eval.audit.model import SEVERITIES
+
+        if fail_on not in SEVERITIES:
+            raise ValueError(f"fail_on must be one of {', '.join(SEVERITIES)}, not {fail_on!r}")
+        worst = SEVERITIES[: SEVERITIES.index(fail_on) + 1]  # SEVERITIES runs from error down to note
+        found = [f for f in self.lint(**rules) if f.severity in worst]
+        if found:
+            lines = [f"{len(found)} finding(s) at {fail_on} or worse on {self.page.url}:"]
+            lines += [f"  {f.severity} {f.rule}: {f.message}{_where(f)}" for f in found]
+            raise AssertionError("\n".join(lines))
+
+    def assert_contract(self, path: str | Path) -> None:
+        """The page's tools are the contract at ``path`` (written there instead with --webmcp-update-contracts)."""
+        __tracebackhide__ = True
+        from webmcp_eval.audit.contract import ContractError, contract_diff, contract_of, read_contract, write_contract
+
+        path = Path(path)
+        surface = self.surface()
+        if self.update_contracts:
+            write_contract(path, [surface])
+            return
+        if not path.exists():
+            raise AssertionError(f"no contract at {path}: run pytest with --webmcp-update-contracts to write it")
+        try:
+            old = read_contract(path)
+        except ContractError as err:
+            raise ValueError(f"{path}: {err}") from None
+        changes = contract_diff(old, contract_of([surface]))
+        if changes:
+            lines = [f"the page's tools differ from the contract {path} ({len(changes)} change(s)):"]
+            lines += [f"  {change}" for _, _, change in changes]
+            lines.append("  (if the change is meant: run pytest with --webmcp-update-contracts)")
+            raise AssertionError("\n".join(lines))
+
+    # ---- assertions ------------------------------------------------------------------------
+
+    def assert_tool(self, name: str, description: Any = None, schema: object = None, annotations: Any = None) -> Tool:
+        """The page lists ``name``; description, schema (a subset) and annotations match, as case matchers."""
+        __tracebackhide__ = True  # pytest shows the test's line, not this helper's
+        tools = self.tools()
+        found = next((t for t in tools if t.name == name), None)
+        if found is None:
+            listed = ", ".join(sorted({t.name for t in tools})) or "none"
+            raise AssertionError(f"assert_tool({name!r}): the page lists no such tool\n  listed: {listed}")
+        diff = expectations.tool_mismatches(as_matchable(found), description, schema, annotations)
+        if diff:
+            raise AssertionError("\n".join([f"assert_tool({name!r}): the tool differs", *diff]))
+        return found
+
+    def assert_called(self, name: str, args: dict[str, Any] | None = None, result: object = None) -> ToolCall:
+        """Some call of ``name`` matches ``args`` (a partial match with the case format's ``$`` matchers) and
+        ``result``; the matching call."""
+        __tracebackhide__ = True  # pytest shows the test's line, not this helper's
+        expected: dict[str, Any] = {"tool": name, "args": dict(args or {})}
+        if result is not None:
+            expected["result"] = result
+        exp = expectations.call_expectations([expected], order="set")
+        calls = self.calls()
+        (judged,) = expectations.judge_calls(calls, exp)
+        if judged.status != "passed":
+            shown = f"assert_called({name!r}, {expectations.as_json(args or {})})"
+            raise AssertionError(expectations.calls_failure(f"{shown}: no call matches", [judged], calls))
+        index: int = judged.evidence["call"]  # the position judge_calls found the call at
+        return calls[index]
+
+    def assert_calls(
+        self,
+        expected: Sequence[Any],
+        order: str = "sequence",
+        forbidden: Sequence[Any] = (),
+        max_calls: int | None = None,
+    ) -> None:
+        """The calls as a case's ``expect.calls`` says them: ``order`` sequence, set or exact; groups
+        ``{ordered: [...]}``/``{unordered: [...]}``, ``optional``, ``forbidden`` and ``max_calls``."""
+        __tracebackhide__ = True  # pytest shows the test's line, not this helper's
+        exp = expectations.call_expectations(expected, order, forbidden, max_calls)
+        calls = self.calls()
+        failed = [a for a in expectations.judge_calls(calls, exp) if a.status != "passed"]
+        if failed:
+            raise AssertionError(expectations.calls_failure(f"assert_calls(order={order!r}): not met", failed, calls))
+
+    def assert_writes(self, n: int) -> None:
+        """Exactly ``n`` writes went out during this test (each listed when the count differs)."""
+        __tracebackhide__ = True  # pytest shows the test's line, not this helper's
+        found = self.writes()
+        if len(found) != n:
+            listing = [f"  {m.method} {m.url} -> {m.status}" for m in found] or ["  (none)"]
+            raise AssertionError(
+                "\n".join([f"expected {n} network write(s), the proxy counted {len(found)}:", *listing])
+            )
+
+    def assert_no_writes(self) -> None:
+        __tracebackhide__ = True
+        self.assert_writes(0)
+
+    def assert_mutations(self, n: int) -> None:
+        """``assert_writes``'s old name, kept for one release."""
+        __tracebackhide__ = True
+        renamed("webmcp.assert_mutations()", "webmcp.assert_writes()")
+        self.assert_writes(n)
+
+    def assert_no_mutations(self) -> None:
+        """``assert_no_writes``'s old name, kept for one release."""
+        __tracebackhide__ = True
+        renamed("webmcp.assert_no_mutations()", "webmcp.assert_no_writes()")
+        self.assert_writes(0)
+
+
+@dataclass
+class _Registered:
+    """A tool as the shim logged its registration (name and schema), for the report's coverage."""
+
+    name: str
+    input_schema: Any
+
+
+def _audit_config(rules: dict[str, Any]) -> AuditConfig:
+    from webmcp_eval.audit.config import AuditConfigError, parse_audit_config
+
+    try:
+        return parse_audit_config({"rules": {k.replace("_", "-"): v for k, v in rules.items()}})
+    except AuditConfigError as err:
+        raise ValueError(str(err)) from None
+
+
+def _where(finding: Finding) -> str:
+    parts = [p for p in (finding.tool, finding.pointer) if p]
+    frame = f" in the frame {finding.frame}" if finding.frame and finding.frame != finding.page else ""
+    return (f" ({' '.join(parts)})" if parts else "") + frame

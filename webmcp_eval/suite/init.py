@@ -1,0 +1,392 @@
+"""``webmcp-eval init``: from a site's URL to a suite folder that validates and runs green.
+
+From what the live pages register (read by ``webmcp_eval.evaluation.catalog.list_tools``;
+this module only needs the reading's shape, ``PageReading``, so the suite layer
+never imports the browser) it writes, into one folder: ``suite.yaml`` (the
+site's base URL, settle time and network policy, the catalog, the two
+behaviours its starters use), ``catalog.json`` (each route's tools and input
+schemas, as ``validate`` reads them) and one starter case per tool:
+
+- a tool that says it is read-only (``readOnlyHint: true``) is called with
+  example arguments built from its input schema (required properties only:
+  ``default``, ``examples``, ``const``, the first ``enum`` value, or a value of
+  the right type within its bounds), and the starter expects that call and
+  no network write;
+- any other tool may write. A starter must not write to a site on every run
+  (init cannot know whether the site asks for a human confirmation, nor undo
+  a write), so its starter only asks about the tool and expects it not to be
+  called and nothing to be written. Its ``notes`` say what to add (a case
+  that calls it and expects the site's confirmation or the change; a reset
+  hook for state on a server).
+
+A tool whose schema gives no example that validates gets the conservative
+starter with a TODO as well. Every starter says ``TODO`` where a person should
+make it their own: the user's words, the arguments, the expected results.
+
+init writes only into a folder that is new or empty (it never mixes its files
+with a person's). The pages are read with a longer quiet window than a trial's
+default (``webmcp_eval.evaluation.catalog.DISCOVERY_SETTLE_MS``): tools that register after
+a fetch or a timer are common, and a tool missed there has no starter and no
+catalog entry. The window used goes into ``suite.yaml`` so that runs see the
+tools init saw.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import jsonschema
+import yaml
+
+from webmcp_eval.errors import EXIT_NOT_RUN, UsageError
+from webmcp_eval.suite.folder import SUITE_FILE
+from webmcp_eval.suite.site import split_credentials
+
+CATALOG_FILE = "catalog.json"
+BEHAVIOURS = {
+    "selection": "a read-only tool is called with valid arguments and changes nothing",
+    "no_tool": "a tool that may write is not used when the user only asks about it",
+}
+RESERVED_IDS = {"suite", "site"}  # suite.yaml and site.yaml are never read as cases
+STARTER_HEADER = "# A starter case written by webmcp-eval init: make it yours (its notes say what to add).\n"
+MAX_DEPTH = 8  # example values for nested schemas stop here
+
+
+class InitError(UsageError):
+    """init cannot write a suite: a usage mistake (exit 2); the message is one line for the user."""
+
+
+class SiteUnreadable(InitError):
+    """The site could not be read (unreachable, an error page, no tools): exit 3, with what to check."""
+
+    exit_code = EXIT_NOT_RUN
+
+
+class PageTool(Protocol):
+    """One tool as a page registered it (webmcp_eval/play/page/surface/model.py Tool has this shape)."""
+
+    name: str
+    description: str
+    input_schema: Any
+    annotations: dict[str, Any]
+
+
+class PageReading(Protocol):
+    """What one route registered (webmcp_eval/play/page/surface/discover.py RouteTools has this shape)."""
+
+    route: str
+    url: str
+    path: str
+
+    @property
+    def tools(self) -> Sequence[PageTool]: ...
+
+    @property
+    def error(self) -> str | None: ...
+
+    @property
+    def refused(self) -> Sequence[Any]: ...  # registrations the browser refused: name, error
+
+    @property
+    def frames(self) -> Sequence[Any]: ...  # each frame's tools, apart: url, same_origin, allow, tools, refused
+
+
+@dataclass
+class Starter:
+    file: str
+    case: dict[str, Any]
+    kind: str  # "call": it calls its read-only tool; "ask": it asks about the tool and expects no call
+    todo: str = ""
+
+
+@dataclass
+class InitResult:
+    folder: Path
+    routes: Sequence[PageReading]
+    starters: list[Starter] = field(default_factory=list)
+
+    def summary(self) -> str:
+        reads = sum(s.kind == "call" for s in self.starters)
+        lines = []
+        for r in self.routes:
+            lines.append(f"read {r.url}: {len(r.tools)} tool(s) ({r.path} WebMCP)")
+            lines += _apart(r)
+        lines += [_no_tools_warning(r) for r in self.routes if not offered(r)]
+        lines.append(
+            f"wrote {self.folder}: {SUITE_FILE}, {CATALOG_FILE}, {len(self.starters)} starter case(s) "
+            f"({reads} call a read-only tool, {len(self.starters) - reads} do not call theirs)"
+        )
+        for s in self.starters:
+            lines.append(f"  {s.file}: {s.case['title']}" + (f"  [TODO: {s.todo}]" if s.todo else ""))
+        lines.append(f"next: webmcp-eval validate {self.folder} && webmcp-eval run {self.folder}")
+        return "\n".join(lines)
+
+
+def _apart(route: PageReading) -> list[str]:
+    """What init read but left out of the suite: refused registrations, and each frame's tools."""
+    lines = [f"  refused by the browser: {x.name}: {x.error}" for x in route.refused]
+    for f in route.frames:
+        where = "same origin" if f.same_origin else "cross-origin"
+        names = ", ".join(t.name for t in f.tools) or "none"
+        lines.append(f"  frame {f.url} ({where}, allow={f.allow!r}): {len(f.tools)} tool(s): {names}")
+        lines += [f"    refused by the browser: {x.name}: {x.error}" for x in f.refused]
+    return lines
+
+
+def offered(route: PageReading) -> list[PageTool]:
+    """The tools an agent is offered at a route: the top page's, then each frame's (a name taken stays taken)."""
+    tools: dict[str, PageTool] = {}
+    for t in [*route.tools, *(t for f in route.frames for t in f.tools)]:
+        tools.setdefault(t.name, t)
+    return list(tools.values())
+
+
+def _no_tools_warning(route: PageReading) -> str:
+    """A route that registered nothing is kept in the catalog (no tools there is what init saw),
+    but it is more often a wrong --route or a tool that registers late: say so."""
+    return (
+        f"warning: {route.url} registered no tools within the wait: catalog.json lists {route_key(route.route)} "
+        "with none, so validate refuses a tool call there; check the route, or raise --settle-ms "
+        "if its tools register late"
+    )
+
+
+# ---- example arguments from an input schema -------------------------------------------
+
+
+class NoExample(Exception):
+    """The schema gives no value init can be sure of."""
+
+
+def example_for(schema: object, depth: int = 0) -> Any:
+    """A value valid under ``schema`` (checked by the caller), or NoExample."""
+    if depth > MAX_DEPTH or not isinstance(schema, dict):
+        raise NoExample("nested too deep")
+    for key in ("const", "default"):
+        if key in schema:
+            return schema[key]
+    if isinstance(schema.get("examples"), list) and schema["examples"]:
+        return schema["examples"][0]
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return schema["enum"][0]
+    for key in ("anyOf", "oneOf"):
+        if isinstance(schema.get(key), list) and schema[key]:
+            return example_for(schema[key][0], depth + 1)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "object" or (kind is None and "properties" in schema):
+        props = schema.get("properties") or {}
+        return {name: example_for(props.get(name, {}), depth + 1) for name in schema.get("required") or []}
+    if kind == "array":
+        return [example_for(schema.get("items") or {}, depth + 1) for _ in range(int(schema.get("minItems") or 0))]
+    if kind == "string":
+        if "pattern" in schema or "format" in schema:
+            raise NoExample("a string with a pattern or format")
+        return "example".ljust(int(schema.get("minLength") or 0), "x")[: schema.get("maxLength") or None]
+    if kind in ("integer", "number"):
+        low = schema.get("minimum", schema.get("exclusiveMinimum", 0) + (1 if "exclusiveMinimum" in schema else 0))
+        value = max(1, low) if "maximum" not in schema else min(max(1, low), schema["maximum"])
+        return int(value) if kind == "integer" else value
+    if kind == "boolean":
+        return False
+    if kind == "null":
+        return None
+    raise NoExample(f"type {kind!r}")
+
+
+def example_arguments(schema: Any) -> dict[str, Any] | None:
+    """Schema-valid example arguments for a tool, or None when init cannot make any."""
+    schema = schema or {"type": "object"}
+    try:
+        args = example_for(schema)
+        jsonschema.validate(args, schema)
+    except (NoExample, jsonschema.ValidationError, jsonschema.SchemaError, TypeError, ValueError):
+        return None
+    return args if isinstance(args, dict) else None
+
+
+# ---- starters ------------------------------------------------------------------------
+
+
+def case_id_for(tool: str, taken: set[str]) -> str:
+    """A file-safe id for the tool's starter, never one whose file is not a case (suite.yaml, site.yaml)."""
+    base = re.sub(r"[^A-Za-z0-9._-]+", "-", tool).strip("-._") or "tool"
+    case_id, n = base, 2
+    while case_id.lower() in taken or case_id.lower() in RESERVED_IDS:
+        case_id, n = f"{base}-{n}", n + 1
+    taken.add(case_id.lower())
+    return case_id
+
+
+def _read_only(tool: PageTool) -> bool:
+    return tool.annotations.get("readOnlyHint") is True or tool.annotations.get("readOnly") is True  # either spelling
+
+
+def starter_for(tool: PageTool, route: str, case_id: str) -> Starter:
+    about = tool.description.strip() or "no description"
+    # Only a tool that says it is read-only is called: init cannot know what any other tool writes, whether
+    # the site asks a person to confirm it, or how to undo it, and a starter runs on every run. The others get
+    # a starter that runs green without calling them (asked about, not used) and says what to add.
+    args = example_arguments(tool.input_schema) if _read_only(tool) else None
+    if args is not None:
+        case = {
+            "id": case_id,
+            "behaviour": "selection",
+            "title": f"{tool.name}: called with valid arguments, nothing written",
+            "start_route": route,
+            "steps": [
+                {
+                    # the site's description is the site's words, never the user's: it goes in the notes
+                    "user": f"Could you use {tool.name} for me?",
+                    "plan": [{"call": tool.name, "args": args}],
+                    "reply": "",
+                }
+            ],
+            "expect": {
+                "calls": {"expected": [{"tool": tool.name, "args": copy.deepcopy(args), "no_other_args": True}]},
+                "network": {"writes": {"total": 0}},
+            },
+            "notes": "TODO: write what a user of your site would ask, real arguments, and what the result must "
+            "hold (expect.calls.expected[0].result), and the answer (expect.answer). Written by webmcp-eval init "
+            f"from {tool.name}'s input schema (it says readOnlyHint: true, so no write is expected). "
+            f"The site describes it as: {about}",
+        }
+        return Starter(f"{case_id}.yaml", case, "call")
+    why = (
+        "its input schema gives no example init can be sure of"
+        if _read_only(tool)
+        else "it does not say readOnlyHint: true, so it may write"
+    )
+    case = {
+        "id": case_id,
+        "behaviour": "no_tool",
+        "title": f"{tool.name}: not used when the user only asks about it",
+        "start_route": route,
+        "steps": [
+            {
+                "user": f"What does {tool.name} do? Only tell me, do not use it.",
+                "plan": [],
+                "reply": f"{tool.name}: {about}",
+            }
+        ],
+        "expect": {
+            "calls": {"forbidden": [{"tool": tool.name, "why": "the user only asked what it does"}]},
+            "network": {"writes": {"total": 0}},
+        },
+        "notes": f"TODO: {tool.name} is not called by this starter because {why}. To test it, write a case "
+        "that calls it with real arguments and expects what your site shows: a confirmation the human gives "
+        "(expect.confirmation, a result code such as CONFIRMATION_REQUIRED) or the change itself (expect.state, "
+        "expect.network.writes). Each trial has a fresh browser context; state on a server needs a reset "
+        "hook (site.hooks.reset in suite.yaml) so that trials do not see each other's writes. "
+        f"The site describes it as: {about}",
+    }
+    return Starter(f"{case_id}.yaml", case, "ask", todo=f"{tool.name} is not called ({why})")
+
+
+def route_key(route: str) -> str:
+    """A route as the catalog names it: '/', '/cart.html' (validate matches start routes to these)."""
+    path = route.split("?")[0].split("#")[0]
+    path = path[2:] if path.startswith("./") else path
+    return "/" + path.strip("/") if path.strip("/") not in ("", ".") else "/"
+
+
+def plan_suite(
+    base_url: str, routes: Sequence[PageReading], settle_ms: int
+) -> tuple[str, dict[str, dict[str, Any]], list[Starter]]:
+    """suite.yaml's text, catalog.json and the starters for what the routes registered."""
+    failed = [r for r in routes if r.error]
+    if failed:
+        raise SiteUnreadable(
+            "; ".join(f"{r.url}: could not open the page: {r.error}" for r in failed)
+            + ": check that the site is running and that --base-url (and each --route) opens in a browser"
+        )
+    if not any(offered(r) for r in routes):
+        shown = ", ".join(r.url for r in routes)
+        raise SiteUnreadable(
+            f"no WebMCP tools registered at {shown} within the wait: check the URL and routes "
+            "(webmcp-eval tools URL --route R), or raise --settle-ms for tools that register late"
+        )
+    catalog: dict[str, dict[str, Any]] = {"routes": {}, "annotations": {}}
+    for r in routes:
+        tools = catalog["routes"].setdefault(route_key(r.route), {})
+        hints = catalog["annotations"].setdefault(route_key(r.route), {})  # every run holds the tools to them
+        for t in offered(r):
+            tools.setdefault(t.name, t.input_schema or {"type": "object"})
+            hints.setdefault(t.name, {k: True for k, v in sorted(t.annotations.items()) if v is True})
+    starters: list[Starter] = []
+    taken: set[str] = set()
+    seen_tools: set[str] = set()
+    for r in routes:
+        for tool in offered(r):
+            if tool.name in seen_tools:
+                continue  # one starter per tool, at the first route that registers it
+            seen_tools.add(tool.name)
+            starters.append(starter_for(tool, r.route or "/", case_id_for(tool.name, taken)))
+    used = [k for k in BEHAVIOURS if any(s.case["behaviour"] == k for s in starters)]
+    return suite_yaml(base_url, settle_ms, used), catalog, starters
+
+
+def suite_yaml(base_url: str, settle_ms: int, behaviours: list[str]) -> str:
+    """suite.yaml with a comment on every key: the first file a person edits."""
+    # a password in the URL is never written down: it is given again with --base-url when the suite runs
+    site = {"base_url": split_credentials(base_url)[0], "settle_ms": settle_ms, "block_other_hosts": False}
+    site["outbound"] = None
+    lines = [
+        "# Written by webmcp-eval init. Edit freely (docs/cases.md, 'Suite folders';"
+        " docs/running.md, 'Against a deployed site').",
+        "site:",
+        *_indent(_yaml(site)),
+        "  # settle_ms: how long the page's tools must stay quiet to count as settled (init read them with this).",
+        "  # Network policy: requests to other hosts (fonts, analytics) are recorded in every trace; outbound: 0",
+        "  # would make every case assert none, block_other_hosts: true answers them with 403.",
+        "  # Hooks: a reset hook (hooks.reset) gives each trial clean server state; hooks.state (HTTP) or",
+        "  # hooks.state_js (an expression read in the page) gives the state checks their evidence.",
+        "  # Without them, a case's state checks are not_run, never passed.",
+        f"catalog: {CATALOG_FILE}  # the tools init read from the site, per route: validate checks cases against it",
+        "behaviours:  # what the starters test; add your own",
+        *_indent(_yaml({k: BEHAVIOURS[k] for k in behaviours})),
+        "min_cases_per_behaviour: 1",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _indent(text: str) -> list[str]:
+    return ["  " + line for line in text.splitlines()]
+
+
+def check_folder(folder: Path) -> None:
+    """init writes only into a new or empty folder: it never mixes its files with a person's."""
+    if folder.exists() and not folder.is_dir():
+        raise InitError(f"-o {folder}: is a file; give a new or empty folder")
+    if folder.is_dir() and any(folder.iterdir()):
+        raise InitError(f"-o {folder}: is not empty; init writes a new suite, give a new or empty folder")
+
+
+def write_suite(folder: Path, suite: str, catalog: dict[str, dict[str, Any]], starters: list[Starter]) -> None:
+    check_folder(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / SUITE_FILE).write_text(suite, encoding="utf-8")
+        (folder / CATALOG_FILE).write_text(json.dumps(catalog, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        for s in starters:
+            (folder / s.file).write_text(STARTER_HEADER + _yaml(s.case), encoding="utf-8")
+    except OSError as err:
+        raise InitError(f"-o {folder}: cannot write: {err.strerror}") from None
+
+
+def _yaml(data: object) -> str:
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+
+
+def init_suite(base_url: str, listing: Sequence[PageReading], folder: Path, settle_ms: int) -> InitResult:
+    """The suite folder for what the pages registered (check_folder first, before reading the site)."""
+    suite, catalog, starters = plan_suite(base_url, listing, settle_ms)
+    write_suite(folder, suite, catalog, starters)
+    return InitResult(folder, listing, starters)

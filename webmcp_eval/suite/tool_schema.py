@@ -1,0 +1,108 @@
+"""A tool's input schema as the runner takes it from a catalog or a ``schema.json``.
+
+Checked once, where it is read, so nothing downstream (argument checks, matchers against a
+property's schema, example values) meets a schema it cannot use: valid under its own JSON Schema
+meta-schema (the jsonschema library's check, draft 2020-12 unless ``$schema`` says otherwise),
+and every ``$ref`` resolved inside the schema itself (the runner never fetches one). A boolean
+schema (``true``: anything; ``false``: nothing) is valid JSON Schema and is kept as the object
+schema that means the same (``{}``, ``{"not": {}}``), so every reader can take a schema as a mapping;
+only ``additionalProperties: false`` (and its like) stays as written, the form readers look for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import jsonschema
+import referencing
+import referencing.exceptions
+from referencing.jsonschema import DRAFT202012
+
+from webmcp_eval.data_file import JSON, FieldPath
+
+_ROOT = "urn:webmcp-eval:tool-schema"
+
+
+class ToolSchemaError(ValueError):
+    """Why a schema cannot be used, with the JSON path inside it: ``properties.size.type: ...``."""
+
+
+def as_objects(schema: JSON) -> JSON:
+    """The schema with every boolean subschema written as the object schema that means the same."""
+    if isinstance(schema, bool):
+        return _boolean_schema(schema)
+    if isinstance(schema, list):
+        return [as_objects(v) for v in schema]
+    if not isinstance(schema, dict):
+        return schema
+    return _mapping_as_objects(schema)
+
+
+def properties_of(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """An object schema's ``properties`` (none when it has no mapping there)."""
+    props = schema.get("properties")
+    return props if isinstance(props, dict) else {}
+
+
+def _boolean_schema(schema: bool) -> dict[str, Any]:
+    return {} if schema else {"not": {}}
+
+
+def _mapping_as_objects(schema: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _NAMED_SCHEMAS and isinstance(value, dict):
+            out[key] = {name: as_objects(v) for name, v in value.items()}
+        elif key in _DATA_KEYWORDS or (key in _OPEN_OR_CLOSED and isinstance(value, bool)):
+            out[key] = value
+        else:
+            out[key] = as_objects(value)
+    return out
+
+
+# keywords whose value is data, not a schema (a true/false there stays as it is), and maps of name -> schema
+_DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples", "required", "type", "$schema", "$id", "$ref"})
+# ``additionalProperties: false`` is read as such (no argument beyond the named ones): kept as written
+_OPEN_OR_CLOSED = frozenset({"additionalProperties", "unevaluatedProperties", "unevaluatedItems"})
+_NAMED_SCHEMAS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+
+
+def _path(parts: Iterable[str | int]) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts).lstrip(".")
+
+
+def _refs(value: object, path: FieldPath = ()) -> list[tuple[FieldPath, str]]:
+    """Every ``$ref`` in the schema with where it is."""
+    if isinstance(value, dict):
+        own = [(path, value["$ref"])] if isinstance(value.get("$ref"), str) else []
+        return own + [r for k, v in value.items() for r in _refs(v, (*path, k))]
+    if isinstance(value, list):
+        return [r for i, v in enumerate(value) for r in _refs(v, (*path, i))]
+    return []
+
+
+def check_tool_schema(schema: object) -> dict[str, Any]:
+    """The schema, checked and with booleans as objects; ToolSchemaError says what is wrong and where."""
+    if isinstance(schema, bool):
+        return _boolean_schema(schema)
+    if not isinstance(schema, dict):
+        raise ToolSchemaError(f"an input schema is a JSON object, not {type(schema).__name__}")
+    try:
+        validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        validator.check_schema(schema)
+    except jsonschema.SchemaError as err:
+        place = _path(err.path)
+        raise ToolSchemaError(f"{place + ': ' if place else ''}not valid JSON Schema: {err.message}") from None
+    except RecursionError:
+        raise ToolSchemaError("nested too deeply to check") from None
+    resource = referencing.Resource.from_contents(schema, default_specification=DRAFT202012)
+    resolver = referencing.Registry().with_resource(_ROOT, resource).resolver(base_uri=_ROOT)
+    for where, ref in _refs(schema):
+        try:
+            resolver.lookup(ref)
+        except referencing.exceptions.Unresolvable:
+            at = _path((*where, "$ref"))
+            why = "does not resolve inside the schema (the runner never fetches one)"
+            raise ToolSchemaError(f"{at}: {ref!r} {why}") from None
+    return _mapping_as_objects(schema)
