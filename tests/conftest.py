@@ -132,7 +132,7 @@ class SeedRun:
     recording wrote (tests/test_record_replay.py: replayed without the site, the same verdicts)."""
 
     def __init__(self, out: Path) -> None:
-        from runner_support import play
+        from eval_support import play
 
         self.fixtures = out / "fixtures"
         # Four workers on two cores: a trial spends much of its time waiting (page loads, the tools' settle time),

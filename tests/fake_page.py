@@ -18,7 +18,7 @@ from webmcp_eval.suite.case import Locator
 
 def run(coro: Any) -> Any:
     """Run a coroutine on a loop of its own thread (pytest-playwright holds this thread's loop)."""
-    from tests.runner_support import in_thread
+    from tests.eval_support import in_thread
 
     return in_thread(asyncio.run, coro)
 

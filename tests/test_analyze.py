@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 
 import pytest
-from runner_support import cli, in_thread, play
+from eval_support import cli, in_thread, play
 
 from tests.fake_llm import FAKE_KEY, FakeLLM, Say, closed_port_url
 from tests.fake_llm import Conversation as Heard

@@ -660,7 +660,7 @@ def test_coverage_of_tools_parameters_and_enum_values():
 
 
 def test_ci_flags_are_in_help_and_bad_ones_are_one_line_exit_2(tmp_path: Path):
-    from runner_support import cli
+    from eval_support import cli
 
     help_text = cli("audit", "--help").stdout
     for flag in ("--fail-on", "--junit", "--header", "--storage-state"):

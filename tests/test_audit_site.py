@@ -14,7 +14,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 from audit_server import AuditSite, audit_site
-from runner_support import cli, in_thread
+from eval_support import cli, in_thread
 
 from webmcp_eval.audit.config import parse_audit_config
 from webmcp_eval.audit.engine import AuditOptions, AuditReport, audit

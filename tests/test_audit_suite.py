@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from runner_support import cli
+from eval_support import cli
 
 from webmcp_eval.audit.catalog_lint import lint_catalog, lint_listing
 from webmcp_eval.play.page.surface.discover import RouteTools

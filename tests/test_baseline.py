@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from runner_support import CASES, cli
+from eval_support import CASES, cli
 
 from webmcp_eval.results.health import BROKEN, suite_health
 from webmcp_eval.results.run_results import results_of

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from runner_support import in_thread, play
+from eval_support import in_thread, play
 
 from tests.test_cli import cli
 from webmcp_eval.play.run.settings import RunState, TrialHook, TrialHooks

@@ -8,7 +8,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
-from runner_support import ROOT, cli, cli_process
+from eval_support import ROOT, cli, cli_process
 
 from webmcp_eval.suite.loader import case_files
 

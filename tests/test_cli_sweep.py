@@ -13,7 +13,7 @@ import os
 import shutil
 
 import pytest
-from runner_support import ROOT, cli, in_thread
+from eval_support import ROOT, cli, in_thread
 
 from webmcp_eval.cli import SHOWN_PROBLEMS, main
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 import yaml
-from runner_support import cli
+from eval_support import cli
 from test_checks import make_trace, tc
 
 from webmcp_eval.judge.checks import check_calls

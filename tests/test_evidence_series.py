@@ -10,7 +10,7 @@ from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
-from runner_support import cli
+from eval_support import cli
 
 from webmcp_eval.results.compare import compare_runs
 from webmcp_eval.results.run_results import results_of

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from runner_support import ROOT, SEED_CONTEXT, BreaksOnce, cli, in_thread, suite_cases
+from eval_support import ROOT, SEED_CONTEXT, BreaksOnce, cli, in_thread, suite_cases
 
 from webmcp_eval.agents.reference import ReferenceAgent
 from webmcp_eval.play.run.run import run_suite
@@ -170,7 +170,7 @@ class BreaksTheSite(ReferenceAgent):
 
 @pytest.mark.browser
 def test_a_site_answering_500_mid_trial_is_the_sites_fault_not_the_agents(tmp_path):
-    from runner_support import SEED_CONTEXT, suite_cases
+    from eval_support import SEED_CONTEXT, suite_cases
 
     from webmcp_eval.site_under_test.server import SiteServer
     from webmcp_eval.suite.site import demo_site_config

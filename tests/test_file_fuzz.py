@@ -31,7 +31,7 @@ from typing import Any
 
 import pytest
 import yaml
-from runner_support import cli
+from eval_support import cli
 
 from webmcp_eval.rundir.plan import make_plan, write_plan
 from webmcp_eval.suite.evals_json import load_evals

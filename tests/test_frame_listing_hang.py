@@ -18,9 +18,9 @@ from typing import Any
 import playwright.async_api._generated as async_api
 import playwright.sync_api._generated as sync_api
 import pytest
+from eval_support import cli, in_thread
 from frames_server import CASES, FramesSite
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
-from runner_support import cli, in_thread
 
 from webmcp_eval.agents.reference import ReferenceAgent
 from webmcp_eval.audit.engine import AuditOptions, audit

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from eval_support import cli, in_thread
 from frames_server import CASES, FramesSite
-from runner_support import cli, in_thread
 
 from webmcp_eval.agents.reference import ReferenceAgent
 from webmcp_eval.play.run.run import run_suite

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from runner_support import in_thread
+from eval_support import in_thread
 
 from tests.fake_llm import FAKE_KEY, Call, FakeLLM, Say, closed_port_url
 from tests.fake_llm import Conversation as Heard
@@ -323,7 +323,7 @@ user:
 
 
 def _problems(folder: Path) -> list[str]:
-    from runner_support import cli
+    from eval_support import cli
 
     out = cli("validate", str(folder))
     assert out.returncode == 2, out.stdout + out.stderr

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.eval_support import in_thread, play
 from tests.fake_grader import lenient_grader, prose_grader, scripted_grader
 from tests.fake_llm import FAKE_KEY, FakeLLM, closed_port_url
-from tests.runner_support import in_thread, play
 from webmcp_eval.judge import checks
 from webmcp_eval.judge.grader import Gate, ModelGrader, grader_record, make_grader, parse_verdicts, regrade
 from webmcp_eval.judge.labels import (

@@ -24,7 +24,7 @@ from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
-from tests.runner_support import in_thread, play  # noqa: E402
+from tests.eval_support import in_thread, play  # noqa: E402
 from webmcp_eval.agents.harness import HarnessConfigError, make_harness_factory  # noqa: E402
 from webmcp_eval.agents.mcp_bridge import PageBridge  # noqa: E402
 from webmcp_eval.play.browser.session import BrowserSession  # noqa: E402

@@ -13,8 +13,8 @@ from xml.parsers import expat as expat_parser
 
 import jsonschema
 import pytest
+from eval_support import cli
 from markdown_it import MarkdownIt
-from runner_support import cli
 
 from webmcp_eval.report.sanitise import markdown, markdown_code, terminal, xml
 from webmcp_eval.trace import Assertion, Trace, write_trace

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from runner_support import cli
+from eval_support import cli
 
 from webmcp_eval.report.html import write_html
 from webmcp_eval.suite.loader import load_cases

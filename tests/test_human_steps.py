@@ -8,7 +8,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from runner_support import CASES, SEED_CONTEXT, in_thread
+from eval_support import CASES, SEED_CONTEXT, in_thread
 
 from webmcp_eval.agents.reference import ReferenceAgent
 from webmcp_eval.judge import checks

@@ -42,7 +42,7 @@ OWN_PROCESS = {"fake_harness.py"}
 def test_no_test_calls_asyncio_run_in_the_main_thread():
     """After any browser test, pytest-playwright's event loop holds the main thread and asyncio.run
     refuses to start there: a test that calls it passes alone and fails in the whole suite.
-    Tests run their coroutines through runner_support.in_thread(asyncio.run, ...) instead."""
+    Tests run their coroutines through eval_support.in_thread(asyncio.run, ...) instead."""
     import ast
 
     offenders = []
@@ -53,12 +53,12 @@ def test_no_test_calls_asyncio_run_in_the_main_thread():
             func = node.func if isinstance(node, ast.Call) else None
             if isinstance(func, ast.Attribute) and func.attr == "run" and getattr(func.value, "id", "") == "asyncio":
                 offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
-    assert not offenders, "use runner_support.in_thread(asyncio.run, coro) at " + ", ".join(offenders)
+    assert not offenders, "use eval_support.in_thread(asyncio.run, coro) at " + ", ".join(offenders)
 
 
 def test_no_test_calls_the_cli_in_the_main_thread():
     """webmcp_eval.cli.main runs asyncio.run itself: called in-process it goes through
-    runner_support.in_thread(main, args), for the same reason as above."""
+    eval_support.in_thread(main, args), for the same reason as above."""
     import ast
 
     offenders = []
@@ -79,4 +79,4 @@ def test_no_test_calls_the_cli_in_the_main_thread():
             )
             if direct or through_module:
                 offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
-    assert not offenders, "use runner_support.in_thread(main, args) at " + ", ".join(offenders)
+    assert not offenders, "use eval_support.in_thread(main, args) at " + ", ".join(offenders)

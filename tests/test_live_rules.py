@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from runner_support import cli
+from eval_support import cli
 from static_server import CASES
 
 from webmcp_eval.suite.live_rules import rules_that_never_fire

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 import pytest
-from runner_support import cli
+from eval_support import cli
 from static_server import SOURCE, StaticSite
 
 from webmcp_eval.suite.synthesize import from_schema, made_up_value_refused

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.eval_support import cli
 from tests.fake_llm import FAKE_KEY, FakeLLM, Say
-from tests.runner_support import cli
 from tests.test_model_agent import by_case, sel01_good
 
 pytestmark = [

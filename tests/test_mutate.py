@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from eval_support import in_thread
 from mitmproxy.test import tflow, tutils
-from runner_support import in_thread
 
 from webmcp_eval.mutation.mutate import (
     CleanRun,

@@ -14,7 +14,7 @@ import asyncio
 import re
 
 import pytest
-from runner_support import ROOT, SEED_CONTEXT, in_thread, suite_cases
+from eval_support import ROOT, SEED_CONTEXT, in_thread, suite_cases
 
 from webmcp_eval.mutation.mutate import OPERATORS, MutateOptions, mutate, summary_line
 from webmcp_eval.suite.validate import SuiteCatalog

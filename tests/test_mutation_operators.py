@@ -11,7 +11,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from runner_support import SEED_CONTEXT, in_thread, suite_cases
+from eval_support import SEED_CONTEXT, in_thread, suite_cases
 
 from webmcp_eval.mutation.mutate import CleanRun, Mutant, MutateOptions, _play, generate
 from webmcp_eval.play.run.settings import TrialHook

@@ -7,7 +7,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from threading import Thread
 
 import pytest
-from runner_support import in_thread, suite_cases
+from eval_support import in_thread, suite_cases
 
 from webmcp_eval.agents.reference import ReferenceAgent
 from webmcp_eval.play.run.run import run_suite

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 import pytest
-from runner_support import cli
+from eval_support import cli
 from test_results import agent_traces
 
 from webmcp_eval.cli import build_parser

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from runner_support import ROOT, cli
+from eval_support import ROOT, cli
 from static_server import StaticSite
 
 pytestmark = pytest.mark.browser

@@ -9,7 +9,7 @@ import re
 import shutil
 
 import pytest
-from runner_support import ROOT, cli
+from eval_support import ROOT, cli
 
 import webmcp_eval
 from webmcp_eval.evaluation.loading import default_suite_dir

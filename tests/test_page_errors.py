@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from runner_support import play
+from eval_support import play
 
 from webmcp_eval.play.run.settings import RunState, TrialHook, TrialHooks
 from webmcp_eval.trace import Trace

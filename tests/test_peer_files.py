@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from runner_support import cli
+from eval_support import cli
 
 from webmcp_eval.suite.case import Case
 from webmcp_eval.suite.folder import find_suite

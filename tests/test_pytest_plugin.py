@@ -30,7 +30,7 @@ from xml.etree import ElementTree
 import pytest
 import static_server
 import yaml
-from runner_support import cli
+from eval_support import cli
 from static_server import CASES, SOURCE, StaticSite, static_site
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 import pytest
 import yaml
-from runner_support import CASES, ROOT, cli, play
+from eval_support import CASES, ROOT, cli, play
 
 from webmcp_eval.play.evidence.fixture_store import FixtureStore
 from webmcp_eval.play.run.settings import RunState

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from runner_support import CASES, cli, play
+from eval_support import CASES, cli, play
 
 from webmcp_eval.rundir.reading import read_traces
 from webmcp_eval.suite.site import demo_site_config

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from runner_support import cli, play
+from eval_support import cli, play
 
 from webmcp_eval.play.browser.browser import find_chromium, launch_args
 from webmcp_eval.trace import Trace

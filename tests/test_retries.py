@@ -15,8 +15,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from eval_support import BreaksOnce, in_thread
 from rich.console import Console
-from runner_support import BreaksOnce, in_thread
 from static_server import StaticSite
 from test_static_site import _wrong_quantity, shop_cases, variant
 

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from runner_support import ROOT, cli
+from eval_support import ROOT, cli
 
 from webmcp_eval.play.run.run import RunIdTaken, _claim, new_run_id
 from webmcp_eval.play.run.trial import world_id

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from runner_support import ROOT, cli
+from eval_support import ROOT, cli
 
 from webmcp_eval.rundir.plan import PlanError, make_plan, missing_trials, read_plan, write_plan
 from webmcp_eval.rundir.reading import read_traces

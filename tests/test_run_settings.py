@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from runner_support import suite_cases
+from eval_support import suite_cases
 
 from webmcp_eval.agents.reference import ReferenceAgent
 from webmcp_eval.play.run.run import _embedded_site, plan_of

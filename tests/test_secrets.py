@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from runner_support import ROOT, cli
+from eval_support import ROOT, cli
 from test_pytest_plugin import CONFTEST
 
 from webmcp_eval.proxies.redaction import secrets_in_html

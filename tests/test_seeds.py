@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from runner_support import suite_cases
+from eval_support import suite_cases
 
 from webmcp_eval.site_under_test.db import Store
 from webmcp_eval.suite.case import UserStep

@@ -11,7 +11,7 @@ import asyncio
 import time
 from typing import Any
 
-from tests.runner_support import in_thread
+from tests.eval_support import in_thread
 from webmcp_eval.play.page.toolhost import ShimLog, ToolHost
 
 SETTLE_MS = 200

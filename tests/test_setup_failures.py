@@ -10,7 +10,7 @@ import asyncio
 import socket
 
 import pytest
-from runner_support import in_thread, play, suite_cases
+from eval_support import in_thread, play, suite_cases
 
 from webmcp_eval.agents.reference import ReferenceAgent
 from webmcp_eval.judge import checks

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from runner_support import cli
+from eval_support import cli
 
 from webmcp_eval.play.run.shard import ShardError, parse_shard, read_durations, shard_of, split
 from webmcp_eval.play.run.trial import world_id

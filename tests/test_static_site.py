@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from runner_support import in_thread
+from eval_support import in_thread
 from static_server import CASES, StaticSite
 
 from webmcp_eval.agents.reference import ReferenceAgent
@@ -299,7 +299,7 @@ def test_state_is_given_one_way_only():
 def test_tools_lists_what_each_route_registers(static_shop):
     import json
 
-    from runner_support import cli
+    from eval_support import cli
 
     cmd = ["tools", static_shop.url, "--route", "/", "--route", "cart.html"]
     out = cli(*cmd, "--json", "--settle-ms", "1000")

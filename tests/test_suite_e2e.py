@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
-from runner_support import CASES, ROOT, cli, in_thread, play, suite_cases
+from eval_support import CASES, ROOT, cli, in_thread, play, suite_cases
 
 from webmcp_eval.agents.reference import ReferenceAgent
 from webmcp_eval.play.browser.browser import find_chromium

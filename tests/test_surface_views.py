@@ -19,11 +19,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from eval_support import cli, in_thread
 from form_server import FormSite, form_site
 from frames_server import FramesSite
 from playwright.async_api import async_playwright
 from playwright.sync_api import sync_playwright
-from runner_support import cli, in_thread
 from static_server import StaticSite
 
 from webmcp_eval.audit.engine import AuditOptions, PageAudit, audit

@@ -7,7 +7,7 @@ import re
 import zipfile
 
 import pytest
-from runner_support import play
+from eval_support import play
 
 from webmcp_eval.play.browser.playwright_trace import redact_trace_zip
 

@@ -11,7 +11,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from runner_support import SEED_CONTEXT, in_thread, suite_cases
+from eval_support import SEED_CONTEXT, in_thread, suite_cases
 
 from webmcp_eval.mutation.mutate import Mutant, MutateOptions, _play
 from webmcp_eval.suite.loader import CaseLoadError, parse_case

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import io
 
-from tests.runner_support import in_thread
+from tests.eval_support import in_thread
 from webmcp_eval.play.page.watcher import Watcher
 
 

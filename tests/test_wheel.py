@@ -19,7 +19,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from runner_support import ROOT
+from eval_support import ROOT
 
 import webmcp_eval
 

@@ -78,7 +78,7 @@ def test_on_the_demo_site_devtools_sees_the_shims_calls(tmp_path):
     import asyncio
 
     import pytest
-    from runner_support import in_thread, suite_cases
+    from eval_support import in_thread, suite_cases
 
     from webmcp_eval.play.run.run import run_suite
     from webmcp_eval.play.run.settings import RunSettings

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import httpx
 import pytest
-from runner_support import in_thread
+from eval_support import in_thread
 
 from webmcp_eval.site_under_test.app import create_app, source_revision
 from webmcp_eval.site_under_test.seeds import EVENTS
