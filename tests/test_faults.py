@@ -87,6 +87,36 @@ def test_a_killed_renderer_browser_or_driver_is_infrastructure_named_retried_and
         assert "check that the site is running" not in first.reason
 
 
+DRIVER_KILLED = """
+import asyncio, os, signal
+from pathlib import Path
+from webmcp_eval.play.browser.session import BrowserSession
+
+async def main():
+    async with BrowserSession(headless=True) as session:
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit() and b"run-driver" in (entry / "cmdline").read_bytes():
+                stat = (entry / "stat").read_text()
+                if int(stat.rsplit(")", 1)[1].split()[1]) == os.getpid():
+                    os.kill(int(entry.name), signal.SIGKILL)
+        await asyncio.sleep(0.5)
+        await session.ensure_browser(0)  # a new driver, and a browser through it
+        assert session.driver_alive()
+
+asyncio.run(main())
+print("relaunched")
+"""
+
+
+@pytest.mark.browser
+def test_a_killed_driver_leaves_no_stray_future_error_when_the_process_ends() -> None:
+    """asyncio prints "Future exception was never retrieved" at exit for the error Playwright's transport set
+    when its driver died; the session takes that error, so a run's output ends with the run's own words."""
+    done = subprocess.run([sys.executable, "-c", DRIVER_KILLED], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0 and done.stdout == "relaunched\n", done.stderr
+    assert "never retrieved" not in done.stderr and "Connection closed" not in done.stderr, done.stderr
+
+
 @pytest.mark.browser
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGKILL], ids=["TERM", "HUP", "KILL"])
 def test_a_run_ended_by_a_signal_keeps_its_traces_and_leaves_no_temp_folder(tmp_path, signum):

@@ -118,6 +118,16 @@ class BrowserSession:
         connection = getattr(getattr(self.playwright, "_impl_obj", None), "_connection", None)
         return getattr(connection, "_closed_error", None) is None
 
+    def _take_driver_error(self) -> None:
+        """Take the error Playwright's transport set when its driver died. Playwright reads that future only
+        while it starts, so after a driver's death nobody does, and asyncio prints "Future exception was never
+        retrieved ... Connection closed while reading from the driver" when the loop ends: the death is
+        already the trial's reason (infrastructure), and the stray line after a run is noise."""
+        client = getattr(getattr(self, "_pw_cm", None), "_client", None)
+        future = getattr(getattr(client, "_transport", None), "on_error_future", None)
+        if isinstance(future, asyncio.Future) and future.done() and not future.cancelled():
+            future.exception()
+
     async def _launch(self) -> Browser:
         assert self.playwright
         chromium = self.playwright.chromium
@@ -142,6 +152,7 @@ class BrowserSession:
         key = worker if self.remote else 0
         async with self._relaunch:
             if not self.driver_alive():  # the driver died: a new one, and new browsers through it
+                self._take_driver_error()
                 with contextlib.suppress(Exception):
                     await self._pw_cm.__aexit__(None, None, None)
                 self.browsers.clear()
@@ -155,6 +166,7 @@ class BrowserSession:
         for browser in self.browsers.values():
             with contextlib.suppress(Exception):
                 await browser.close()
+        self._take_driver_error()
         if self._pw_cm:
             with contextlib.suppress(Exception):  # a driver that died has nothing left to stop
                 await self._pw_cm.__aexit__(*exc)
