@@ -51,7 +51,7 @@ def test_unknown_option_is_a_usage_error():
 def test_validate_passes_on_the_suite():
     out = cli("validate")
     assert out.returncode == 0, out.stderr
-    assert "37 case(s) valid" in out.stdout  # 34 scripted cases and 3 goal variants (AMB-01-G, AMB-02-G, CONF-01-G)
+    assert "39 case(s) valid" in out.stdout  # 36 scripted cases and 3 goal variants (AMB-01-G, AMB-02-G, CONF-01-G)
 
 
 def test_validate_reports_file_line_and_field(tmp_path):

@@ -75,7 +75,7 @@ def test_the_seed_suite_keeps_its_ten_behaviours_and_two_per_behaviour():
     assert suite.config.site == "demo" and suite.config.min_cases_per_behaviour == 2
     assert len(suite.behaviours) == 10
     loaded, problems = load_suite([CASES], find_catalog([str(CASES)], None, suite)[0], True, suite)
-    assert problems == [] and len(loaded) == len(case_files([CASES])) == 37  # 34 scripted cases, 3 goal variants
+    assert problems == [] and len(loaded) == len(case_files([CASES])) == 39  # 36 scripted cases, 3 goal variants
 
 
 def test_validate_names_the_suite_config_and_catalog(folder):

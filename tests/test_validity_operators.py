@@ -118,3 +118,52 @@ def test_generation_finds_the_cases_that_show_a_select():
     assert shows["select_label_shifted"].cases == ["X-01"]
     quiet = {m.operator: m.status for m in generate([_clean_run("- heading: Hello")], set())}
     assert quiet["select_label_shifted"] == "unseen"
+
+
+# Two behaviours no earlier case reached, each with the bug that hides there: the seed case that came closest
+# passes the mutant, the new case kills it.
+REACHED = [
+    # a cancel dialog re-targeted while open: the person reads the second record, the press cancels the first
+    ("retarget_keeps_first", "STALE-02", "CONF-06", "network.writes[POST /api/registrations/reg-r2v6/cancel]"),
+    # a prepare after a failed read of the list: the site says it prepared what it could not check
+    ("retryable_error_as_success", "RECOVERY-07", "RECOVERY-08", "calls.expected[1]"),
+]
+
+
+@pytest.mark.browser
+def test_the_cases_for_a_retargeted_dialog_and_a_prepare_after_a_failed_read_kill_their_bugs(site, tmp_path: Path):
+    pairs = []
+    for operator, old_id, new_id, _ in REACHED:
+        hook = Mutant("M", operator, "t", {"tool": "prepare_cancellation"}, [new_id]).hook
+        (old,), (new,) = suite_cases(old_id), suite_cases(new_id)
+        pairs += [(old, f"{operator}-old", hook()), (new, f"{operator}-new", hook())]
+    options = MutateOptions(out_root=tmp_path, run_id="reached", workers=2, browser_context=SEED_CONTEXT)
+    traces = in_thread(asyncio.run, _play(pairs, options, "reached", demo_site_config(site.url)))
+    for operator, old_id, new_id, assertion in REACHED:
+        old, new = traces[f"{old_id}-{operator}-old"], traces[f"{new_id}-{operator}-new"]
+        assert old.verdict == "passed", f"{operator}: {old_id} {old.verdict_reason}"
+        failed = {a.id for a in new.assertions if a.status == "failed"}
+        assert new.verdict == "failed" and assertion in failed, f"{operator}: {new_id} {failed}"
+    # the press went to the first registration while the dialog showed the second
+    pressed = traces["CONF-06-retarget_keeps_first-new"]
+    assert [w.path for w in pressed.network.writes] == ["/api/registrations/reg-h8k1/cancel"]
+
+
+def test_the_generator_aims_the_two_operators_at_the_cases_that_reach_them() -> None:
+    """retarget_keeps_first goes to a case that prepared two records with one tool, retryable_error_as_success to
+    every tool that answered a retryable error; a case that prepared one record, or met no error, gets neither."""
+    from webmcp_eval.trace import ToolCall
+
+    prepared = {"code": "CONFIRMATION_REQUIRED"}
+    outage = {"status": "error", "retryable": True}
+
+    def made(calls: list[tuple[dict[str, str], object]]) -> dict[str, list[str]]:
+        run = _clean_run("- heading: Hello")
+        run.trace.calls = [
+            ToolCall(index=i, step=0, tool="prepare", args=a, result=r) for i, (a, r) in enumerate(calls)
+        ]
+        return {m.operator: m.cases for m in generate([run], set()) if m.operator in {op for op, *_ in REACHED}}
+
+    assert made([({"id": "a"}, prepared), ({"id": "b"}, prepared)]) == {"retarget_keeps_first": ["X-01"]}
+    assert made([({"id": "a"}, prepared), ({"id": "a"}, prepared)]) == {}
+    assert made([({"id": "a"}, outage), ({"id": "a"}, prepared)]) == {"retryable_error_as_success": ["X-01"]}

@@ -87,6 +87,16 @@ OPERATORS: dict[str, Operator] = {
         Operator("submit_listener_dead", "page", "a form's submit listener never fires: its button submits natively"),
         Operator("dialog_field_swapped", "page", "a dialog's summary shows another record's id in its last field"),
         Operator("select_label_shifted", "page", "a select shows the next option's label for the value it holds"),
+        Operator(
+            "retarget_keeps_first",
+            "page",
+            "a prepare tool called again while its dialog is open shows the new record; the press acts on the first",
+        ),
+        Operator(
+            "retryable_error_as_success",
+            "page",
+            "a tool's retryable error is answered as a success (CONFIRMATION_REQUIRED, the input echoed)",
+        ),
         Operator("annotation_lie", "page", "a tool that writes is registered with readOnlyHint"),
         Operator("hint_dropped", "page", "a tool is registered without its untrustedContentHint"),
         Operator("description_injected", "page", "a tool's description carries untrusted text a hinted result showed"),
@@ -411,6 +421,12 @@ def _coincidence_mutants(add: Callable[..., None], clean: list[CleanRun], called
                             flags.setdefault((tool, key), []).append(b.id)
     for (tool, key), cases in sorted(flags.items()):
         add("error_flag_flipped", f"{tool} error → {key}", {"tool": tool, "field": key}, cases)
+    retryable: dict[str, list[str]] = {}
+    for (tool, key), cases in sorted(flags.items()):
+        if key == "retryable":
+            retryable[tool] = cases
+    for tool, cases in sorted(retryable.items()):
+        add("retryable_error_as_success", f"{tool} retryable error → success", {"tool": tool}, cases)
     prefilled: dict[tuple[str, str], list[str]] = {}
     for tool, runs in sorted(called.items()):
         for b in runs:
@@ -466,6 +482,18 @@ def _page_mutants(add: Callable[..., None], clean: list[CleanRun]) -> None:
     add("dialog_field_swapped", "every dialog's summary (its last field)", {}, summaries)
     selects = [b.id for b in clean if "combobox" in (b.trace.ui.aria_snapshot or "")]
     add("select_label_shifted", "every select's option labels", {}, selects)
+    prepared: dict[str, list[str]] = {}
+    for b in clean:
+        for tool in {c.tool for c in b.trace.calls}:
+            targets = {
+                json.dumps(c.args, sort_keys=True)
+                for c in b.trace.calls
+                if c.tool == tool and isinstance(c.result, dict) and c.result.get("code") == "CONFIRMATION_REQUIRED"
+            }
+            if len(targets) > 1:  # prepared twice, for two records: the second may come while the dialog is open
+                prepared.setdefault(tool, []).append(b.id)
+    for tool, cases in sorted(prepared.items()):
+        add("retarget_keeps_first", f"{tool} prepared again, dialog open", {"tool": tool}, cases)
 
 
 def _surface_mutants(add: Callable[..., None], clean: list[CleanRun], called: dict[str, list[CleanRun]]) -> None:
