@@ -225,6 +225,62 @@ def test_resume_refuses_changed_case_files_and_force_replan_plays_the_rest_from_
     assert cli("report", str(run)).returncode == 0
 
 
+@pytest.mark.browser
+def test_a_resume_keeps_the_runs_clock_and_suite_files_and_its_id_in_a_renamed_folder(played, tmp_path):
+    """The plan fixes suite.yaml, the catalog, the time zone and the locale: a resume that would change one is
+    refused (exit 2, naming it). A copied and renamed run directory resumes under the plan's run id."""
+    import shutil
+
+    renamed = played / "runs" / "copied"
+    shutil.copytree(played / "runs" / "r", renamed)
+    plan = json.loads((renamed / "plan.json").read_text())
+    assert plan["browser_context"] == {"timezone_id": "Asia/Taipei", "locale": "zh-TW"}
+    assert [f["file"] for f in plan["suite_files"]] == ["suite/suite.yaml", "suite/catalog.json"]
+    (renamed / "trials" / "SEL-01.t2.json").unlink()
+    clock = cli("run", "--resume", str(renamed), "--timezone", "America/Los_Angeles", cwd=tmp_path)
+    assert clock.returncode == 2 and clock.stderr.count("\n") == 1, clock.stdout + clock.stderr
+    assert "planned in time zone Asia/Taipei, locale zh-TW" in clock.stderr and "America/Los_Angeles" in clock.stderr
+    config = played / "suite" / "suite.yaml"
+    kept = config.read_text()
+    config.write_text(kept.replace("Asia/Taipei", "Europe/Paris"))
+    try:
+        edited = cli("run", "--resume", str(renamed), cwd=tmp_path)
+    finally:
+        config.write_text(kept)
+    assert edited.returncode == 2, edited.stdout + edited.stderr
+    assert "changed since the run was planned: suite/suite.yaml" in edited.stderr
+    assert not (renamed / "trials" / "SEL-01.t2.json").exists()
+    resumed = cli("run", "--resume", str(renamed), cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    trace = json.loads((renamed / "trials" / "SEL-01.t2.json").read_text())
+    assert trace["run_id"] == "r" and trace["timezone_id"] == "Asia/Taipei"
+    assert cli("report", str(renamed)).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        ({"world_key": "ab;rm -rf"}, "world_key"),
+        ({"world_key": "ab\r\ncd"}, "world_key"),
+        ({"world_key": "a/b"}, "world_key"),
+        ({"trials_per_case": -1}, "trials_per_case: -1"),
+        ({"run_id": "../elsewhere"}, "run_id"),
+        ({"trials": [{"case_id": "A", "trial_index": 0, "trial_id": "../A.t1"}]}, "trial_id '../A.t1' is not A.t1"),
+        ({"trials": [{"case_id": "A/B", "trial_index": 0, "trial_id": "A/B.t1"}]}, "is not a case id"),
+        ({"shard": {"index": 3, "count": 2, "planned_trials": 2}}, "shard: 3/2"),
+    ],
+)
+def test_a_plan_no_run_writes_is_refused_by_every_reader(tmp_path, edit, said):
+    run = tmp_path / "run"
+    _run(run, ids=("A",))
+    plan = json.loads((run / "plan.json").read_text())
+    (run / "plan.json").write_text(json.dumps({**plan, **edit}))
+    for args in (("report", str(run)), ("run", "--resume", str(run))):
+        out = cli(*args)
+        assert out.returncode == 2 and out.stderr.count("\n") == 1, (args, out.stderr)
+        assert "not a run plan" in out.stderr and said in out.stderr, (args, out.stderr)
+
+
 def test_force_and_force_replan_have_help_and_go_where_they_belong(tmp_path):
     run_help = cli("run", "--help").stdout
     assert "--force " in run_help and "--force-replan" in run_help

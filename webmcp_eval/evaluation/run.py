@@ -42,7 +42,7 @@ from webmcp_eval.play.run.shard import read_durations
 from webmcp_eval.report.reporters import IN_RUN_DIR
 from webmcp_eval.results.run_results import RunInput, build_results
 from webmcp_eval.rundir.layout import RunDir
-from webmcp_eval.rundir.plan import RunPlan, ShardError
+from webmcp_eval.rundir.plan import RunPlan, ShardError, replanned
 from webmcp_eval.rundir.reading import planned_traces
 from webmcp_eval.suite.browser_context import BrowserContextSettings
 from webmcp_eval.suite.folder import Suite
@@ -180,7 +180,7 @@ def run_command(request: RunRequest) -> RunOutcome:
     code = play(request, scope, settings, state)
     if code in (EXIT_OK, EXIT_FAILED, EXIT_NOT_RUN):  # the trials ran: which tools did the cases touch
         print_coverage([lc.case for lc in scope.cases], scope.suite, request.catalog)
-    return RunOutcome(code, scope.out_root / scope.run_id)
+    return RunOutcome(code, scope.resumed or scope.out_root / scope.run_id)
 
 
 def new_scope(request: RunRequest) -> Scope:
@@ -258,7 +258,7 @@ def resumed_scope(request: RunRequest) -> Scope:
         resumed.suite,
         site_config,
         run_dir.parent,
-        run_dir.name,
+        resumed.plan["run_id"],  # the plan's: a copied or renamed run directory keeps its run's id
         resumed.trials,
         frozenset(resumed.only_trials),
         resumed=run_dir,
@@ -307,12 +307,42 @@ def run_inputs(request: RunRequest, scope: Scope) -> tuple[RunSettings, RunState
     if scope.resumed is not None and scope.plan is not None:  # a resumed scope has both: the run directory's plan,
         check_same_agent(scope.resumed, scope.plan, agent_factory)  # its traces carry its hash, its worlds its shard
         plan: RunPlan = scope.plan
+        plan = same_context(scope.resumed, plan, settings, request.force_replan)
     else:  # built once, with its hash: open_run writes this very plan
-        plan = plan_of(scope.cases, settings, agent_factory())
+        plan = plan_of(scope.cases, settings, agent_factory(), suite_files=suite_files(scope.suite, request.catalog))
     state = RunState(
-        plan=plan, selection=scope.selection, resuming=scope.resumed is not None, fixtures=fixtures, grader=grader
+        plan=plan,
+        selection=scope.selection,
+        resuming=scope.resumed is not None,
+        run_dir=scope.resumed,
+        fixtures=fixtures,
+        grader=grader,
     )
     return settings, state
+
+
+def suite_files(suite: Suite, catalog: str | None) -> list[Path]:
+    """The files besides the cases that a verdict depends on: suite.yaml and the catalog the cases are held to."""
+    files = [suite.config_file] if suite.config_file is not None else []
+    found, _named = suite.catalog_path()
+    chosen = Path(catalog) if catalog else found
+    return files + ([chosen] if chosen is not None and chosen.is_file() else [])
+
+
+def same_context(run_dir: Path, plan: RunPlan, settings: RunSettings, force_replan: bool) -> RunPlan:
+    """A resumed run plays in the time zone and locale its plan names: one run, one clock. Another one (a
+    --timezone, an edited suite.yaml) is refused, or with --force-replan planned anew under a new plan hash."""
+    planned = plan.get("browser_context")
+    now = {"timezone_id": settings.browser_context.timezone_id, "locale": settings.browser_context.locale}
+    if planned is None or planned == now:
+        return plan
+    if not force_replan:
+        raise UsageError(
+            f"--resume {run_dir}: planned in time zone {planned['timezone_id']}, locale {planned['locale']}; "
+            f"this resume would play in {now['timezone_id']}, {now['locale']}: one run would have two clocks. "
+            "Resume without --timezone, start a new run, or --resume --force-replan to play the rest in the new one"
+        )
+    return replanned(plan, {"timezone_id": now["timezone_id"], "locale": now["locale"]})
 
 
 def players(
@@ -346,7 +376,7 @@ def players(
 def play(request: RunRequest, scope: Scope, settings: RunSettings, state: RunState) -> int:
     """Play the trials with progress lines, then the reports; Ctrl-C keeps what ran and says how to go on."""
     chosen = scope.cases
-    out_dir = settings.out_root / scope.run_id  # the settings' run id
+    out_dir = scope.resumed or settings.out_root / scope.run_id  # the run's folder
     resuming = state.resuming
     plan = state.plan
     # summary.json's header; the site's version joins it after the run

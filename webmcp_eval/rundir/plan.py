@@ -10,11 +10,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import re
 import secrets
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NotRequired
+from typing import Any, NotRequired, TypeVar
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError, with_config
 from typing_extensions import TypedDict  # pydantic validates only this TypedDict on Python < 3.12
@@ -30,6 +31,18 @@ class PlannedCase(TypedDict):
     id: str
     file: str  # as the run was given it: relative to the plan's root when not absolute
     sha256: NotRequired[str]  # the file's contents when planned: --resume refuses to mix versions
+
+
+@with_config(ConfigDict(extra="forbid"))
+class PlannedFile(TypedDict):
+    file: str  # suite.yaml or the catalog, as the run found it: relative to the plan's root when not absolute
+    sha256: str  # its contents when planned: --resume refuses to judge one run by two versions
+
+
+@with_config(ConfigDict(extra="forbid"))
+class PlannedContext(TypedDict):
+    timezone_id: str  # every browser context of the run: one run, one clock
+    locale: str
 
 
 @with_config(ConfigDict(extra="forbid"))
@@ -69,6 +82,8 @@ class RunPlan(TypedDict):
     replanned_from: NotRequired[list[str]]
     shard: NotRequired[ShardInfo]  # this run plays only its part of the plan
     harness: NotRequired[HarnessInfo]  # the external harness that played the agent, and who chose it
+    suite_files: NotRequired[list[PlannedFile]]  # suite.yaml and the catalog the cases were judged by
+    browser_context: NotRequired[PlannedContext]  # the time zone and locale every trial is played in
 
 
 _PLAN = TypeAdapter(RunPlan)
@@ -103,7 +118,7 @@ def make_plan(
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "root": str(Path.cwd()),
         "world_key": secrets.token_hex(3),
-        "cases": [_with_sha({"id": case_id, "file": file}, Path(file)) for case_id, file in pairs],
+        "cases": [_with_sha(PlannedCase(id=case_id, file=file), Path(file)) for case_id, file in pairs],
         "trials_per_case": trials_per_case,
         "trials": [
             {"case_id": case_id, "trial_index": i, "trial_id": trial_id_for(case_id, i)}
@@ -116,8 +131,11 @@ def make_plan(
     }
 
 
-def _with_sha(case: PlannedCase, path: Path) -> PlannedCase:
-    """The planned case with its file's hash as it is now."""
+Planned = TypeVar("Planned", PlannedCase, PlannedFile)
+
+
+def _with_sha(case: Planned, path: Path) -> Planned:
+    """The planned case (or suite file) with its file's hash as it is now."""
     out = case.copy()
     with contextlib.suppress(OSError):  # a case made in memory (tests, the pytest plugin's own): nothing to compare
         out["sha256"] = file_sha256(path)
@@ -128,7 +146,7 @@ def file_sha256(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def case_path(plan: RunPlan, case: PlannedCase) -> Path:
+def case_path(plan: RunPlan, case: PlannedCase | PlannedFile) -> Path:
     """A planned case's file as this process reaches it: relative paths start from the plan's root."""
     path = Path(case["file"])
     if path.is_absolute() or "root" not in plan or Path.cwd() == Path(plan["root"]):
@@ -137,9 +155,11 @@ def case_path(plan: RunPlan, case: PlannedCase) -> Path:
 
 
 def changed_files(plan: RunPlan) -> list[str]:
-    """The planned case files whose contents are not what they were when the run was planned."""
+    """The planned case files, suite.yaml and catalog whose contents are not what they were when the run was
+    planned."""
     changed = []
-    for case in plan["cases"]:
+    planned: list[PlannedCase | PlannedFile] = [*plan["cases"], *plan.get("suite_files", [])]
+    for case in planned:
         path = case_path(plan, case)
         try:
             now = file_sha256(path)
@@ -150,20 +170,36 @@ def changed_files(plan: RunPlan) -> list[str]:
     return changed
 
 
+def planned_files(paths: Iterable[Path]) -> list[PlannedFile]:
+    """suite.yaml and the catalog as they are now, for the plan (a file that is not there is not planned)."""
+    out: list[PlannedFile] = []
+    here = Path.cwd()
+    for path in paths:
+        shown = path.relative_to(here) if path.is_absolute() and path.is_relative_to(here) else path  # as cases are
+        with contextlib.suppress(OSError):
+            out.append({"file": str(shown), "sha256": file_sha256(path)})
+    return out
+
+
 def plan_hashes(plan: RunPlan) -> set[str]:
     """Every plan hash this run's traces may carry: the plan's, and those before --force-replan."""
     return {h for h in [plan.get("plan_hash"), *plan.get("replanned_from", [])] if h}
 
 
-def replanned(plan: RunPlan) -> RunPlan:
-    """The plan with the case files as they are now (--resume --force-replan): new file hashes and plan hash,
-    the old plan hash kept as one the run's earlier traces may carry."""
+def replanned(plan: RunPlan, context: PlannedContext | None = None) -> RunPlan:
+    """The plan with the case and suite files as they are now (--resume --force-replan), and the browser context
+    given: new file hashes and plan hash, the old plan hash kept as one the run's earlier traces may carry."""
     new = plan.copy()
     new["cases"] = [_with_sha(c, case_path(plan, c)) for c in plan["cases"]]
+    if "suite_files" in plan:
+        new["suite_files"] = [_with_sha(f, case_path(plan, f)) for f in plan["suite_files"]]  # named as planned
+    if context is not None:
+        new["browser_context"] = context
     old = plan.get("plan_hash")
     if old:
         new["replanned_from"] = [*plan.get("replanned_from", []), old]
-        digest = hashlib.sha256(old.encode() + "".join(c.get("sha256", "") for c in new["cases"]).encode())
+        now = [c.get("sha256", "") for c in [*new["cases"], *new.get("suite_files", [])]]
+        digest = hashlib.sha256(old.encode() + "".join(now).encode() + json.dumps(context, sort_keys=True).encode())
         new["plan_hash"] = digest.hexdigest()
     return new
 
@@ -184,11 +220,41 @@ def read_plan(run_dir: Path) -> RunPlan | None:
     except FileProblem as err:
         raise PlanError(f"{err.at(path)} (the run plan)") from None
     try:
-        return _PLAN.validate_python(data)
+        plan = _PLAN.validate_python(data)
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(top)"
         raise PlanError(f"{path}: not a run plan: {where}: {first['msg']}") from None
+    problem = plan_problem(plan)
+    if problem:
+        raise PlanError(f"{path}: not a run plan: {problem}")
+    return plan
+
+
+HEX = re.compile(r"[0-9a-f]+")
+SAFE_ID = re.compile(r"[A-Za-z0-9_.-]{1,100}")  # run and case ids name files: no '/', no control characters
+
+
+def plan_problem(plan: RunPlan) -> str | None:
+    """What a plan's shape allows but no run writes: a hand-edited or damaged plan.json, refused before any use
+    (its trial ids name trace files, its world key is part of every world's name)."""
+    if plan["trials_per_case"] < 1:
+        return f"trials_per_case: {plan['trials_per_case']} (at least 1)"
+    world_key = plan.get("world_key")
+    if world_key is not None and not HEX.fullmatch(world_key):
+        return f"world_key: {world_key!r} is not what a run writes (hex digits; it names the run's worlds)"
+    if not SAFE_ID.fullmatch(plan["run_id"]) or plan["run_id"] in (".", ".."):
+        return f"run_id: {plan['run_id']!r} (letters, digits, '.', '_' and '-' only)"
+    for trial in plan["trials"]:
+        if not SAFE_ID.fullmatch(trial["case_id"]) or trial["trial_index"] < 0:
+            return f"trials: {trial['case_id']!r} / {trial['trial_index']} is not a case id and trial number"
+        expected = trial_id_for(trial["case_id"], trial["trial_index"])
+        if trial["trial_id"] != expected:
+            return f"trials: trial_id {trial['trial_id']!r} is not {expected}"
+    shard = plan.get("shard")
+    if shard and not 1 <= shard["index"] <= shard["count"]:
+        return f"shard: {shard['index']}/{shard['count']} (the index is 1 to the count)"
+    return None
 
 
 def missing_trials(plan: RunPlan, traces: Iterable[Trace], *, rerun_not_run: bool = False) -> list[PlannedTrial]:

@@ -15,7 +15,7 @@ import fnmatch
 import logging
 import re
 import secrets
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import metadata
@@ -34,7 +34,7 @@ from webmcp_eval.play.run.trial import RunEnv, Trial
 from webmcp_eval.rundir.attempts import resumed_attempts, set_aside
 from webmcp_eval.rundir.layout import RunDir
 from webmcp_eval.rundir.lock import RunLock
-from webmcp_eval.rundir.plan import RunPlan, make_plan, plan_hash, trial_id_for, write_plan
+from webmcp_eval.rundir.plan import RunPlan, make_plan, plan_hash, planned_files, trial_id_for, write_plan
 from webmcp_eval.rundir.run_info import write_run_info
 from webmcp_eval.suite.loader import LoadedCase
 from webmcp_eval.suite.site import SiteClient, SiteConfig, demo_site_config
@@ -197,7 +197,7 @@ async def open_run(
     mutant's next case only while no case has killed it)."""
     state = state or RunState()
     run_id = settings.run_id or new_run_id()
-    out_dir = settings.out_root / run_id
+    out_dir = state.run_dir or settings.out_root / run_id  # a resumed run plays into its folder, whatever its name
     replay_url = _replay_base_url(cases, settings, state)
     if replay_url:
         settings = dataclasses.replace(settings, base_url=replay_url)
@@ -276,9 +276,11 @@ def plan_of(
     run_id: str | None = None,
     selection: frozenset[str] | None = None,
     breaks: tuple[str, ...] = (),
+    suite_files: Sequence[Path] = (),
 ) -> RunPlan:
     """The run plan, with its hash, narrowed to its shard and its selection: built once, by the command or by
-    open_run, never again."""
+    open_run, never again. ``suite_files`` (suite.yaml, the catalog) and the browser context are planned and
+    hashed with the cases: a resume that would judge by other files or play in another clock is refused."""
     run_id = run_id or settings.run_id or new_run_id()
     plan = make_plan(
         run_id,
@@ -288,8 +290,11 @@ def plan_of(
         model=probe.model,
         evidence_kind=probe.evidence_kind if probe.evidence_kind in ("deterministic", "control") else "agent",
     )
+    context = settings.browser_context
+    plan["browser_context"] = {"timezone_id": context.timezone_id, "locale": context.locale}
+    plan["suite_files"] = planned_files(suite_files)
     plan["plan_hash"] = plan_hash(
-        [Path(lc.file) for lc in cases],
+        [Path(lc.file) for lc in cases] + [Path(f["file"]) for f in plan["suite_files"]],
         [lc.case.id for lc in cases],
         settings.trials,
         agent=probe.name,
@@ -299,6 +304,7 @@ def plan_of(
         proxy=settings.proxy,
         breaks=list(breaks),
         harness=settings.harness["command"] if settings.harness else None,  # shards of two harnesses never merge
+        browser_context=plan["browser_context"],
     )
     if settings.harness:
         plan["harness"] = {"command": settings.harness["command"], "source": settings.harness["source"]}

@@ -109,6 +109,7 @@ class RunState:
     plan: RunPlan | None = None
     selection: frozenset[str] | None = None  # the planned trials to play (trial ids); None: every planned trial
     resuming: bool = False  # --resume: the run directory holds this run already; its plan stays, nothing is claimed
+    run_dir: Path | None = None  # --resume: the run directory played into (its name need not be the run id)
     fixtures: FixtureStore | None = None  # record/replay: where fixtures are kept and read; it counts what changed
     grader: ModelGrader | None = None  # when rubric criteria are to be judged; it counts its calls and costs
     trial_hooks: TrialHooks = field(default_factory=TrialHooks)
