@@ -5,7 +5,6 @@ Every view renders the same ``AuditReport``; none judges anything itself.
 
 from __future__ import annotations
 
-import html
 import json
 from typing import Any
 
@@ -179,74 +178,11 @@ def markdown_report(report: AuditReport) -> str:
     return "\n".join(out) + "\n"
 
 
-def _calls_html(p: PageAudit) -> list[str]:
-    """Every smoke call: the input and why it was chosen, the answer, refused or accepted on what evidence,
-    the writes and other hosts, the time."""
-    e = html.escape
-    if not any(p.calls.values()):
-        return []
-    rows = [
-        "<h3>Smoke calls</h3><table><tr><th>tool</th><th>input (why)</th><th>arguments</th><th>answer</th>"
-        "<th>bytes</th><th>verdict (evidence)</th><th>writes, other hosts</th><th>ms</th></tr>"
-    ]
-    for key, outcomes in p.calls.items():
-        tool = key.rsplit(" ", 1)[-1]
-        for o in outcomes:
-            d = o.as_dict()
-            verdict = "timed out" if o.timed_out else f"refused ({d['evidence']})" if d["refused"] else "accepted"
-            network = ", ".join(o.writes + o.other_hosts)
-            rows.append(
-                f"<tr><td>{e(tool)}</td><td>{e(d['input'])} ({'valid' if d['valid'] else 'invalid'})</td>"
-                f"<td><code>{e(json.dumps(d['args'], ensure_ascii=False))}</code></td><td><code>{e(d['answer'])}</code>"
-                f"</td><td>{d['result_bytes']}</td><td>{e(verdict)}</td><td>{e(network)}</td><td>{o.ms:.0f}</td></tr>"
-            )
-    rows.append("</table>")
-    return rows
-
-
 def html_report(report: AuditReport) -> str:
-    e = html.escape
-    rows = []
-    for p in report.pages:
-        rows.append(f"<h2>{e(p.surface.url)} <small>{e(_page_score(p))}</small></h2><p>{e(_page_line(p))}</p>")
-        if coverage_line(p):
-            rows.append(f"<p>{e(coverage_line(p) or '')}</p>")
-        if p.surface.frames:
-            rows.append("<table><tr><th>frame</th><th>origin</th><th>allow</th><th>tools</th><th>refused</th></tr>")
-            for fr in p.surface.frames:
-                refused = ", ".join(f"{r.name}: {r.error}" for r in fr.refused)
-                rows.append(
-                    f"<tr><td>{e(fr.url)}</td><td>{'same' if fr.same_origin else 'cross'}</td>"
-                    f"<td>{e(fr.allow or '')}</td><td>{e(', '.join(t.name for t in fr.tools))}</td>"
-                    f"<td>{e(refused)}</td></tr>"
-                )
-            rows.append("</table>")
-        if p.findings:
-            rows.append("<table><tr><th>severity</th><th>rule</th><th>tool</th><th>message</th><th>where</th></tr>")
-            for f in _sorted(p.findings):
-                rows.append(
-                    f"<tr class='{f.severity}'><td>{f.severity}</td><td><code>{e(f.rule)}</code></td>"
-                    f"<td>{e(f.tool or '')}</td><td>{e(f.message)}</td><td>{e(f.pointer)}</td></tr>"
-                )
-            rows.append("</table>")
-        if p.smoke_note:
-            rows.append(f"<p>{e(p.smoke_note)}</p>")
-        rows += _calls_html(p)
-    extra = [f"<li>{e(f.severity)} <code>{e(f.rule)}</code> {e(f.message)}</li>" for f in _sorted(report.findings)]
-    style = (
-        "body{font-family:system-ui,sans-serif;margin:2em}table{border-collapse:collapse;margin:.5em 0}"
-        "td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left;vertical-align:top}"
-        ".error td:first-child{color:#b00;font-weight:bold}.warning td:first-child{color:#a60}"
-    )
-    return (
-        f"<!doctype html><html><head><meta charset='utf-8'><title>WebMCP audit: {e(report.url)}</title>"
-        f"<style>{style}</style></head><body><h1>WebMCP audit of {e(report.url)}</h1>"
-        f"<p><strong>Score {report.score}/100</strong> ({e(_categories(report.categories))}) · "
-        f"{e(_counts(report.all_findings()))} · "
-        f"{report.seconds:.1f} s</p>{''.join(rows)}"
-        + (f"<h2>Across pages</h2><ul>{''.join(extra)}</ul>" if extra else "")
-        + "</body></html>\n"
-    )
+    """The audit as one self-contained page on the run report's look (webmcp_eval/report/audit_html.py)."""
+    from webmcp_eval.report.audit_html import render_audit_html  # imported here: that module reads this one's helpers
+
+    return render_audit_html(report)
 
 
 def junit_report(report: AuditReport, fail_on: str = "error") -> str:
