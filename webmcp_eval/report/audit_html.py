@@ -131,8 +131,8 @@ def _answer(o: CallOutcome) -> tuple[str, str | None]:
     line = " ".join(
         _dump(o.result, None).split() if o.error is None and not isinstance(o.result, str) else full.split()
     )
-    if len(line) <= SHORT_ANSWER and "\n" not in full:
-        return line, None
+    if len(line) <= SHORT_ANSWER:
+        return line, None  # the one line is all of it
     short = line if len(line) <= SHORT_ANSWER else line[: SHORT_ANSWER - 1] + "…"
     if len(full) > FULL_ANSWER:
         full = full[:FULL_ANSWER] + f"\n… ({len(full) - FULL_ANSWER} more characters)"
