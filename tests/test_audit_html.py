@@ -220,7 +220,9 @@ def _style(html: str) -> str:
 
 
 def test_one_look_the_audit_and_run_reports_share_their_stylesheet() -> None:
-    run = render_html([Trace(run_id="r", trial_id="A.t1", case_id="A", case_file="a.yaml", behaviour="b", start_route="/")])
+    run = render_html(
+        [Trace(run_id="r", trial_id="A.t1", case_id="A", case_file="a.yaml", behaviour="b", start_route="/")]
+    )
     assert _style(html_report(audit_report())) == _style(run)
     assert ".sev.error" in _style(run) and ".badge.passed" in _style(run)
 

@@ -98,25 +98,29 @@ SCRIPT = """
     });
   });
   // Filters by behaviour, outcome and text; without this script the bar stays hidden and everything shows.
-  var bar = document.getElementById('filters');
-  if (bar) {
+  (function () {
+    var bar = document.getElementById('filters');
+    if (!bar) return;
     bar.hidden = false;
-    var beh = document.getElementById('filter-behaviour'), out = document.getElementById('filter-outcome');
+    var beh = document.getElementById('filter-behaviour'), verdict = document.getElementById('filter-outcome');
     var text = document.getElementById('filter-text'), count = document.getElementById('filter-count');
-    var apply = function () {
+    function apply() {
       var q = text.value.trim().toLowerCase(), shown = 0, all = 0;
       document.querySelectorAll('[data-filter]').forEach(function (el) {
         var ok = (!beh.value || el.getAttribute('data-behaviour') === beh.value) &&
-          (!out.value || el.getAttribute('data-verdicts').split(' ').indexOf(out.value) >= 0) &&
+          (!verdict.value || el.getAttribute('data-verdicts').split(' ').indexOf(verdict.value) >= 0) &&
           (!q || el.textContent.toLowerCase().indexOf(q) >= 0);
         el.classList.toggle('filtered-out', !ok);
         if (el.tagName === 'DETAILS') { all += 1; if (ok) shown += 1; }
       });
       count.textContent = shown + ' of ' + all + ' trial(s)';
-    };
-    [beh, out, text].forEach(function (c) { c.addEventListener('input', apply); c.addEventListener('change', apply); });
+    }
+    [beh, verdict, text].forEach(function (c) {
+      c.addEventListener('input', apply);
+      c.addEventListener('change', apply);
+    });
     apply();
-  }
+  })();
   var only = document.getElementById('only-failures');
   if (only) only.addEventListener('change', function () {
     document.body.classList.toggle('only-failures', only.checked);
