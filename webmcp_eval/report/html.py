@@ -660,7 +660,8 @@ def _trial_timeline(t: Trace) -> TimeFigure | None:
         f"writes shown during the call that made them"
         + (f"; {untimed} write(s) outside tool calls have no time" if untimed > 0 else "")
         + (f"; {t.network.requests} request(s) in all" if t.network.available else "")
-        + ". Hover a mark for what it was."
+        + ". Purple: a page loaded, green: a tool registered, red: withdrawn or refused (a red call failed); "
+        "hover a mark for what it was."
     )
     lanes: list[tuple[str, Sequence[TimeEvent]]] = [
         ("registrations", regs),
