@@ -179,8 +179,8 @@ def markdown_report(report: AuditReport) -> str:
 
 
 def html_report(report: AuditReport) -> str:
-    """The audit as one self-contained page on the run report's look (webmcp_eval/report/audit_html.py)."""
-    from webmcp_eval.report.audit_html import render_audit_html  # imported here: that module reads this one's helpers
+    """The audit as one self-contained page on the run report's look (webmcp_eval/audit/page_html.py)."""
+    from webmcp_eval.audit.page_html import render_audit_html  # imported here: that module reads this one's helpers
 
     return render_audit_html(report)
 
