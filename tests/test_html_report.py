@@ -12,16 +12,18 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from webmcp_eval.report.html import render_html, urlpath, write_html
+from webmcp_eval.report.html import TimeFigure, _trial_timeline, render_html, urlpath, write_html
 from webmcp_eval.trace import (
     Assertion,
     ConfirmationRecord,
     NetworkRecord,
+    RegistrationEvent,
     StateRecord,
     StepRecord,
     ToolCall,
     Trace,
     UiRecord,
+    WitnessRecord,
     write_trace,
 )
 
@@ -495,3 +497,113 @@ def test_links_open_the_trial_and_the_filter_hides_passes(opened) -> None:
     page.locator("#only-failures").check()
     expect(page.locator("details.trial[data-verdict=passed]").first).to_be_hidden()
     expect(page.locator("details.trial[data-verdict=failed]")).to_be_visible()
+
+
+# --------------------------------------------------------------------------- a trial's timeline, the filters
+
+
+def timed(witness: bool = True, timings: bool = True) -> Trace:
+    """CONF-01 with the shim's registrations stamped on the page's clock (ms since 1970, as the shim writes)."""
+    t = failing()
+    t.registrations = [
+        RegistrationEvent.model_validate({"type": "loaded", "route": "blank", "t": 9_000.0}),
+        RegistrationEvent.model_validate({"type": "loaded", "route": ROUTE, "t": 10_000.0}),
+        RegistrationEvent.model_validate({"type": "register", "name": "prepare_registration", "t": 10_050.0}),
+        RegistrationEvent.model_validate({"type": "register", "name": "tool " + HOSTILE, "t": 10_060.0}),
+        RegistrationEvent.model_validate({"type": "unregister", "name": "prepare_registration", "t": 10_400.0}),
+    ]
+    if witness:
+        t.witness = WitnessRecord(available=True, events=[{"event": "toolsAdded", "t_ms": 80.0, "tools": ["x"]}])
+    if timings:
+        t.timings = {"goto_ms": 50.0, "tools_ms": 100.0, "setup_ms": 300.0}
+    t.calls[1].writes = ["POST /api/registrations"]
+    t.steps[0].duration_ms = 500.0
+    return t
+
+
+def titles(fig: TimeFigure | None, lane: str) -> list[str]:
+    assert fig is not None
+    return [m.title for m in next(ln for ln in fig.lanes if ln.label == lane).marks]
+
+
+def test_a_trial_timeline_puts_registrations_steps_calls_and_writes_on_one_axis() -> None:
+    fig = _trial_timeline(timed())
+    assert [ln.label for ln in fig.lanes] == ["registrations", "steps", "tool calls", "writes"] if fig else False
+    # DevTools saw the first tool at 80 ms of the trial: the shim's first register (page clock 10 050) is then
+    regs = titles(fig, "registrations")
+    assert regs[:2] == ["30ms: loaded " + ROUTE, "80ms: register prepare_registration"]
+    assert regs[-1] == "430ms: unregister prepare_registration"
+    assert titles(fig, "steps") == ["step 0 (user), 500ms: 請幫我報名這個活動"]  # from the end of the setup (300 ms)
+    assert titles(fig, "tool calls")[1] == "#1 confirm_registration at 300ms, 60ms"
+    assert titles(fig, "writes") == ["POST /api/registrations during call #1 confirm_registration"]
+    assert fig and "placed by DevTools' first toolsAdded" in fig.caption and (fig.rules[0][1] == "ready")
+    step = next(ln for ln in fig.lanes if ln.label == "steps").marks[0]
+    call = next(ln for ln in fig.lanes if ln.label == "tool calls").marks[1]
+    assert step.x <= call.x < step.x + step.width  # the call sits inside its step, on the same axis
+
+
+def test_without_devtools_the_start_page_load_places_the_registrations_and_without_times_nothing() -> None:
+    fig = _trial_timeline(timed(witness=False))
+    assert titles(fig, "registrations")[:2] == ["150ms: loaded " + ROUTE, "200ms: register prepare_registration"]
+    assert fig and "the start page's load at the start of navigation (± 50ms)" in fig.caption
+    bare = _trial_timeline(timed(witness=False, timings=False))
+    assert titles(bare, "registrations") == [] and bare and "registrations not placed" in bare.caption
+    assert _trial_timeline(not_run()) is None  # nothing happened: nothing to draw
+
+
+def test_the_timeline_and_filters_are_in_the_file_and_site_text_escaped(tmp_path: Path) -> None:
+    html = render_html([timed(), passing()], report_dir=tmp_path)
+    assert html.count('<svg class="time"') == 2 and "<h4>Timeline</h4>" in html
+    assert HOSTILE not in html and "register tool &lt;img src=x" in html
+    assert '<div class="filters small" id="filters" hidden>' in html  # shown by the script only
+    assert '<option value="human_authority">' in html and '<option value="tool_selection">' in html
+    assert 'data-filter data-behaviour="human_authority" data-verdicts="failed"' in html
+    assert html.count("<script>") == 1
+
+
+@pytest.mark.browser
+def test_filters_by_behaviour_outcome_and_text(opened) -> None:
+    page, _, problems = opened
+    trials = page.locator("details.trial")
+
+    def shown() -> list[str]:
+        return trials.evaluate_all("els => els.filter(e => e.offsetParent !== null).map(e => e.dataset.trial)")
+
+    expect(page.locator("#filters")).to_be_visible()
+    page.locator("#filter-outcome").select_option("failed")
+    assert shown() == ["CONF-01.t1"]
+    expect(page.locator("tr.case-row[data-case='SEL-01']")).to_be_hidden()
+    expect(page.locator("#filter-count")).to_have_text("1 of 5 trial(s)")
+    page.locator("#filter-outcome").select_option("")
+    page.locator("#filter-behaviour").select_option("tool_selection")
+    assert sorted(shown()) == ["SEL-01.agent.t1", "SEL-01.t1", "SEL-02.t1"]
+    page.locator("#filter-text").fill("線上活動")
+    assert shown() == ["SEL-02.t1"]
+    page.locator("#filter-behaviour").select_option("")
+    page.locator("#filter-text").fill("")
+    assert len(shown()) == 5 and problems == []
+
+
+@pytest.mark.browser
+def test_without_script_every_trial_shows_and_the_filter_bar_stays_hidden(browser, report: Path) -> None:
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(report.as_uri())
+    expect(page.locator("#filters")).to_be_hidden()
+    for d in page.locator("details.trial").all():
+        expect(d.locator("> summary")).to_be_visible()
+    assert page.locator("details.trial").count() == 5
+    context.close()
+
+
+@pytest.mark.browser
+def test_a_trial_timeline_is_drawn_in_the_page(page: Page, tmp_path: Path) -> None:
+    path = write_html([timed()], tmp_path / "report.html")
+    page.goto(path.as_uri())
+    trial = page.locator("details.trial").first
+    trial.locator("> summary").click()
+    svg = trial.locator("svg.time")
+    expect(svg).to_be_visible()
+    assert svg.locator("rect.call, rect.call-error").count() == 2 and svg.locator("rect.write").count() == 1
+    box = svg.bounding_box()
+    assert box and box["width"] > 500 and page.evaluate("window.__pwned") is None

@@ -97,6 +97,30 @@ SCRIPT = """
       document.querySelectorAll('details.trial').forEach(function (d) { d.open = open; });
     });
   });
+  // Filters by behaviour, outcome and text; without this script the bar stays hidden and everything shows.
+  (function () {
+    var bar = document.getElementById('filters');
+    if (!bar) return;
+    bar.hidden = false;
+    var beh = document.getElementById('filter-behaviour'), verdict = document.getElementById('filter-outcome');
+    var text = document.getElementById('filter-text'), count = document.getElementById('filter-count');
+    function apply() {
+      var q = text.value.trim().toLowerCase(), shown = 0, all = 0;
+      document.querySelectorAll('[data-filter]').forEach(function (el) {
+        var ok = (!beh.value || el.getAttribute('data-behaviour') === beh.value) &&
+          (!verdict.value || el.getAttribute('data-verdicts').split(' ').indexOf(verdict.value) >= 0) &&
+          (!q || el.textContent.toLowerCase().indexOf(q) >= 0);
+        el.classList.toggle('filtered-out', !ok);
+        if (el.tagName === 'DETAILS') { all += 1; if (ok) shown += 1; }
+      });
+      count.textContent = shown + ' of ' + all + ' trial(s)';
+    }
+    [beh, verdict, text].forEach(function (c) {
+      c.addEventListener('input', apply);
+      c.addEventListener('change', apply);
+    });
+    apply();
+  })();
   var only = document.getElementById('only-failures');
   if (only) only.addEventListener('change', function () {
     document.body.classList.toggle('only-failures', only.checked);
@@ -158,6 +182,92 @@ def _short_json(value: object, limit: int = 160) -> str:
 def urlpath(path: str) -> str:
     """A relative path as a URL path: percent-encoded, so no part of it reads as a scheme (``javascript:``)."""
     return quote(path, safe="/")
+
+
+# --------------------------------------------------------------------------- time axes
+
+
+@dataclass
+class TimeMark:
+    kind: str  # its CSS class: register, unregister, present, step, call, call-error, write, late
+    x: float
+    width: float
+    title: str  # the tooltip: what happened, when
+    inset: float = 2.0  # px from the lane's edges (points are drawn thin and full height)
+
+
+@dataclass
+class TimeLane:
+    label: str
+    y: float
+    marks: list[TimeMark]
+
+
+@dataclass
+class TimeFigure:
+    """Lanes of events on one time axis, drawn as inline SVG by macros.html.j2 (no script)."""
+
+    title: str
+    caption: str
+    lanes: list[TimeLane]
+    ticks: list[tuple[float, str]]
+    rules: list[tuple[float, str]]  # vertical markers: (x, label), e.g. the load event
+    width: int
+    height: int
+    axis_y: float
+    left: int = 190
+    plot: int = 760
+    top: int = 18
+    lane_h: int = 16
+
+
+# An event as a builder gives it: (css kind, start ms, end ms or None for a moment, tooltip).
+TimeEvent = tuple[str, float, float | None, str]
+LANE_GAP = 4
+
+
+def _tick_step(span: float) -> float:
+    """A round step (1, 2 or 5 × 10^k ms) that puts at most 8 ticks on the span."""
+    steps = (m * 10.0**k for k in range(0, 9) for m in (1, 2, 5))
+    return next((s for s in steps if span / s <= 8), span)
+
+
+def time_figure(
+    title: str,
+    caption: str,
+    lanes: Sequence[tuple[str, Sequence[TimeEvent]]],
+    start: float,
+    end: float,
+    rules: Sequence[tuple[float, str]] = (),
+    origin: float = 0.0,
+) -> TimeFigure:
+    """Place each lane's events on [start, end] ms; ticks are labelled in ms since ``origin``."""
+    fig = TimeFigure(title, caption, [], [], [], 0, 0, 0.0)
+    span = max(end - start, 1.0)
+
+    def x_of(ms: float) -> float:
+        return round(fig.left + fig.plot * (min(max(ms, start), end) - start) / span, 1)
+
+    y = float(fig.top)
+    for label, events in lanes:
+        marks = []
+        for kind, t0, t1, tip in events:
+            x0 = x_of(t0)
+            width = max(x_of(t1) - x0, 2.0) if t1 is not None else 2.0
+            marks.append(TimeMark(kind, x0, round(width, 1), tip, 2.0 if t1 is not None else 0.0))
+        fig.lanes.append(TimeLane(label, y, marks))
+        y += fig.lane_h + LANE_GAP
+    fig.axis_y = y
+    step = _tick_step(span)
+    first = origin + step * -(-(start - origin) // step)  # the first round tick at or after start
+    n = 0
+    while first + n * step <= end + 1e-9:
+        ms = first + n * step
+        fig.ticks.append((x_of(ms), seconds(ms - origin)))
+        n += 1
+    fig.rules = [(x_of(ms), label) for ms, label in rules if start <= ms <= end]
+    fig.width, fig.height = fig.left + fig.plot + 20, int(y + 18)
+    return fig
 
 
 # --------------------------------------------------------------------------- the chart
@@ -411,6 +521,7 @@ class TrialView:
     rubric: list[dict[str, str]] = field(default_factory=list)  # the case's criteria in words: labelling controls
     retry: str = ""  # "2 attempts; attempt 1: not_run (infrastructure): …" for a retried trial
     attempt_links: list[tuple[str, str]] = field(default_factory=list)  # (label, href) of earlier attempts' traces
+    timeline: TimeFigure | None = None  # registrations, steps, calls and writes on one time axis
 
 
 def _steps(t: Trace) -> list[StepView]:
@@ -474,6 +585,92 @@ def _calls(t: Trace) -> list[CallView]:
             )
         )
     return out
+
+
+def _page_clock(t: Trace) -> tuple[float | None, str]:
+    """What to add to the page's clock (the shim's ``t``) to get ms since the trial started, and how it was found.
+
+    The shim stamps its events with the page's clock; the trial's own times run from the trial's start.
+    DevTools' first toolsAdded (trial time) and the shim's first register (page time) are the same moment;
+    without the DevTools witness, the start page's first load is put at the start of navigation.
+    """
+    stamped = [(r, r.model_extra.get("t")) for r in t.registrations if r.model_extra]
+    stamped = [(r, v) for r, v in stamped if isinstance(v, int | float)]
+    first_reg = next((v for r, v in stamped if r.type == "register"), None)
+    added = next((e.t_ms for e in t.witness.events if e.event == "toolsAdded" and e.t_ms is not None), None)
+    if first_reg is not None and added is not None:
+        return added - first_reg, "registrations placed by DevTools' first toolsAdded"
+    loaded = next((v for r, v in stamped if r.type == "loaded" and r.route not in (None, "blank")), None)
+    tm = t.timings
+    if loaded is not None and all(k in tm for k in ("setup_ms", "tools_ms", "goto_ms")):
+        goto = tm["setup_ms"] - tm["tools_ms"] - tm["goto_ms"]
+        return (
+            goto - loaded,
+            f"registrations placed by the start page's load at the start of navigation (± {seconds(tm['goto_ms'])})",
+        )
+    return None, "registrations not placed: the trace has no times to place them by"
+
+
+def _registration_events(t: Trace, offset: float | None) -> list[TimeEvent]:
+    if offset is None:
+        return []
+    out: list[TimeEvent] = []
+    for r in t.registrations:
+        stamp = (r.model_extra or {}).get("t")
+        if not isinstance(stamp, int | float):
+            continue
+        ms = stamp + offset
+        name = r.tool_name or (r.route or "")
+        kind = {"register": "register", "unregister": "unregister", "loaded": "loaded"}.get(r.type, "refused")
+        if r.type == "loaded" and r.route == "blank":
+            continue
+        out.append((kind, ms, None, f"{seconds(ms)}: {r.type} {name}" + (f": {r.error}" if r.error else "")))
+    return out
+
+
+def _trial_timeline(t: Trace) -> TimeFigure | None:
+    """Registrations, steps, tool calls and the writes they made on one time axis (ms since the trial started)."""
+    if not (t.steps or t.calls or t.registrations):
+        return None
+    offset, how = _page_clock(t)
+    regs = _registration_events(t, offset)
+    begin = t.timings.get("setup_ms", 0.0)  # steps run one after another once the page and its tools are ready
+    steps: list[TimeEvent] = []
+    for s in t.steps:
+        said = s.input if isinstance(s.input, str) else _short_json(s.input, 80)
+        steps.append(
+            ("step", begin, begin + s.duration_ms, f"step {s.index} ({s.kind}), {seconds(s.duration_ms)}: {said[:120]}")
+        )
+        begin += s.duration_ms
+    calls: list[TimeEvent] = []
+    writes: list[TimeEvent] = []
+    for c in t.calls:
+        end = c.started_ms + c.duration_ms
+        bad = c.error or ("refused: not in the active catalog" if c.refused else "")
+        tip = f"#{c.index} {c.tool} at {seconds(c.started_ms)}, {seconds(c.duration_ms)}" + (f": {bad}" if bad else "")
+        calls.append(("call-error" if bad else "call", c.started_ms, end, tip))
+        for w in c.writes or []:
+            writes.append(("write", c.started_ms, end, f"{w} during call #{c.index} {c.tool}"))
+    moments = [e[2] if e[2] is not None else e[1] for e in regs + steps + calls]
+    end = max([t.duration_ms, *moments], default=0.0) or 1.0
+    start = min([0.0, *(e[1] for e in regs)])
+    untimed = len(t.network.writes) - len(writes) if t.network.available else 0
+    caption = (
+        f"ms since the trial started; {how}; steps follow the setup ({seconds(t.timings.get('setup_ms'))}); "
+        f"writes shown during the call that made them"
+        + (f"; {untimed} write(s) outside tool calls have no time" if untimed > 0 else "")
+        + (f"; {t.network.requests} request(s) in all" if t.network.available else "")
+        + ". Purple: a page loaded, green: a tool registered, red: withdrawn or refused (a red call failed); "
+        "hover a mark for what it was."
+    )
+    lanes: list[tuple[str, Sequence[TimeEvent]]] = [
+        ("registrations", regs),
+        ("steps", steps),
+        ("tool calls", calls),
+        ("writes", writes),
+    ]
+    rules = [(t.timings["setup_ms"], "ready")] if "setup_ms" in t.timings else []
+    return time_figure(f"Timeline of {t.trial_id}", caption, lanes, start, end, rules)
 
 
 def _state(t: Trace) -> tuple[list[dict[str, str]], list[DiffLine], int, str | None, str | None]:
@@ -596,6 +793,7 @@ def _trial_view(
         attempt_links=[
             (f"attempt {a.attempt}", urlpath(_relative(tdir / a.trace, report_dir))) for a in t.earlier_attempts
         ],
+        timeline=_trial_timeline(t),
     )
 
 
@@ -625,7 +823,8 @@ def _anchors(traces: Sequence[Trace]) -> dict[int, str]:
 # --------------------------------------------------------------------------- the page
 
 
-def _environment() -> Environment:
+def environment() -> Environment:
+    """The reports' one Jinja2 environment: their templates, autoescaping on, the filters they share."""
     env = Environment(
         loader=FileSystemLoader(str(TEMPLATES)),
         autoescape=True,
@@ -710,7 +909,7 @@ def render_html(
     trials = [_trial_view(figures[id(t)], anchors[id(t)], report_dir, trace_dirs) for t in ordered]
     script_hash = base64.b64encode(hashlib.sha256(SCRIPT.encode("utf-8")).digest()).decode("ascii")
     return (
-        _environment()
+        environment()
         .get_template(TEMPLATE)
         .render(
             title=title,
@@ -721,6 +920,7 @@ def render_html(
             trials=trials,
             problems=[tv for tv in trials if tv.trace.verdict != "passed"],
             labelling=any(tv.rubric for tv in trials),
+            behaviours=_uniq([t.behaviour for t in results.traces]),
             retried=[tv for tv in trials if tv.retry],
             flaky=results.flaky,
             no_agent=results.passes_with_no_agent,
