@@ -227,7 +227,9 @@ class Auditor:
             outcome = await self._call(opened, _find_frame(opened, frame_info), tool, smoke_input)
             if lost_page(outcome):  # a navigation took the page mid-call: once more on the page it loaded
                 await _settled(opened)
+                first = outcome.error
                 outcome = await self._call(opened, _find_frame(opened, frame_info), tool, smoke_input)
+                outcome.retried = first
                 not_run_if_lost(outcome)
             outcomes.append(outcome)
             mark = self._count(outcomes[-1], trial, mark)
@@ -285,7 +287,9 @@ class Auditor:
             for smoke_input in smoke_inputs(tool.input_schema):
                 outcome = await self._fresh_call(opened, cdp, url, frame_info, tool, smoke_input, trial)
                 if lost_page(outcome):  # a navigation took the page mid-call: once more on a fresh document
+                    first = outcome.error
                     outcome = await self._fresh_call(opened, cdp, url, frame_info, tool, smoke_input, trial)
+                    outcome.retried = first
                     not_run_if_lost(outcome)
                 outcomes.append(outcome)
                 if outcomes[-1].timed_out:

@@ -36,6 +36,7 @@ class CallOutcome:
     declarative: bool = False  # a form's call: its validation answer is refusal evidence
     navigated_to: str | None = None  # the call led its frame to this page (a form's action): its answer is that page's
     not_run: str | None = None  # why the call could not be made (its page lost twice): judged neither way
+    retried: str | None = None  # why this call was made twice (its page lost to a navigation the first time)
 
     @property
     def browser_refused(self) -> bool:
@@ -71,6 +72,7 @@ class CallOutcome:
             "other_hosts": self.other_hosts,
             "navigated_to": self.navigated_to,
             "not_run": self.not_run,
+            "retried": self.retried,
         }
 
     @property
@@ -80,8 +82,6 @@ class CallOutcome:
             return f"not run: {self.not_run}"
         if self.timed_out:
             return "timed out"
-        if self.browser_refused:
-            return "refused by the browser's form validation (the tool never ran)"
         refusal = self.refusal
         return f"refused ({refusal})" if refusal else "accepted"
 
@@ -149,6 +149,8 @@ def _says_no(result: object) -> bool:
 def refusal_of(outcome: CallOutcome) -> str | None:
     """The evidence that a call was refused, the first found in this order (docs/audit.md): a thrown error;
     isError or an error field in the answer; a form's validation answer; the text heuristic (REFUSAL_WORDS)."""
+    if outcome.browser_refused:
+        return "the browser's form validation"
     if outcome.error is not None:
         return "a thrown error"
     if _error_field(outcome.result):
