@@ -186,6 +186,24 @@ def test_the_catalog_records_a_forms_kind_and_validate_skips_its_browser_built_s
     assert [f.rule for f in lint_catalog(catalog)] == ["schema-unsupported-keyword"]
 
 
+def test_init_writes_each_tools_kind_into_the_catalog_and_validate_reads_it():
+    from webmcp_eval.play.page.surface.discover import RouteTools
+    from webmcp_eval.suite.init import plan_suite
+
+    select = {"type": "object", "properties": {"size": {"type": "string", "anyOf": [{"const": "S"}], "enum": ["S"]}}}
+    form = Tool("pick_size", DESCRIBED, select, {"autosubmit": True}, "declarative", schema_derived=True)
+    listed = Tool("list_teas", DESCRIBED, None, {"readOnlyHint": True})
+    route = RouteTools("/", "http://t.test/", "native", [Frame("http://t.test/", "", tools=[form, listed])])
+    _, catalog, _ = plan_suite("http://t.test/", [route], 100)
+    assert catalog["kinds"] == {
+        "/": {
+            "pick_size": {"kind": "declarative", "schema_derived": True},
+            "list_teas": {"kind": "imperative", "schema_derived": False},
+        }
+    }
+    assert [f.rule for f in lint_catalog(catalog)] == []  # the form's anyOf is the browser's
+
+
 def test_a_tools_registration_source_from_the_shim_or_its_form():
     registered = {"name": "t", "source": {"url": "http://t.test/tools.js", "line": 5, "column": 4}}
     source = tool_from({"name": "t"}, registered, None).source
@@ -199,8 +217,8 @@ def _report_with_sources() -> AuditReport:
     scripted = Tool("a", "", None, source=Source("http://t.test/js/tools.js", 12, 7))
     elsewhere = Tool("b", "", None, source=Source("http://cdn.test/lib.js", 3, 1))
     form = Tool("c", "", None, kind="declarative", source=Source(selector="form#c"))
-    surface = PageSurface("http://t.test/shop/", [Frame("http://t.test/shop/", "http://t.test", tools=[scripted,
-                                                                                             elsewhere, form])])  # fmt: skip
+    frame = Frame("http://t.test/shop/", "http://t.test", tools=[scripted, elsewhere, form])
+    surface = PageSurface("http://t.test/shop/", [frame])
     findings = [
         Finding(r, "error", "m", surface.url, surface.url, n) for r, n in (("x1", "a"), ("x2", "b"), ("x3", "c"))
     ]

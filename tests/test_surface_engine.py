@@ -39,7 +39,9 @@ def test_a_forms_list_of_problems_is_a_refusal_and_a_plain_answer_is_not():
         SmokeInput("party outside its enum", {"party": "x"}, valid=False), result="Booked", declarative=True
     )
     # the browser writes a number into a text field as text: a form never sees a wrong type, so never refuses one
-    typed = CallOutcome(SmokeInput("party of the wrong type", {"party": 1}, valid=False), result="Booked", declarative=True)
+    typed = CallOutcome(
+        SmokeInput("party of the wrong type", {"party": 1}, valid=False), result="Booked", declarative=True
+    )
     findings = judge(form, Frame("http://t/", "http://t"), "http://t/", [bad, taken, typed], AuditConfig())
     (accepted,) = [f.message for f in findings if f.rule == "smoke-accepts-invalid"]
     assert "none found: party outside its enum" in accepted and "refused on a validation answer" in accepted
