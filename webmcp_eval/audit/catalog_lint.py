@@ -31,10 +31,10 @@ def lint_catalog(
     config = config or AuditConfig()
     descriptions = {t["name"]: t.get("description") or "" for t in described or []}
     skip = PAGE_ONLY | (set() if described is not None else NEED_DESCRIPTIONS)
-    kinds = catalog.get("kinds") if isinstance(catalog.get("kinds"), dict) else {}
+    kinds: dict[str, Any] = catalog["kinds"] if isinstance(catalog.get("kinds"), dict) else {}
     findings: list[Finding] = []
     for route, tools in sorted((catalog.get("routes") or {}).items()):
-        known = kinds.get(route) if isinstance(kinds.get(route), dict) else {}
+        known: dict[str, Any] = kinds[route] if isinstance(kinds.get(route), dict) else {}
         frame = Frame(url=route, origin="", tools=[_tool(n, descriptions.get(n, ""), s, known.get(n))
                                                    for n, s in (tools or {}).items()])  # fmt: skip
         findings += [f for f in lint(PageSurface(route, [frame]), config) if f.rule not in skip]

@@ -75,6 +75,8 @@ class PageTool(Protocol):
     description: str
     input_schema: Any
     annotations: dict[str, Any]
+    kind: str  # "imperative", "declarative" (a <form toolname>) or "unknown"
+    schema_derived: bool  # the browser built input_schema from a form's controls
 
 
 class PageReading(Protocol):
