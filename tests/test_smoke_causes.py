@@ -297,6 +297,9 @@ def test_the_shop_judged_by_cause_and_each_tool_placed_where_it_was_registered(s
     line = next(i for i, text in enumerate(lines) if 'name: "list_teas"' in text)  # its registerTool is above
     tools = {t.name: t for _, t in report.pages[0].surface.tools()}
     assert tools["list_teas"].source == Source(shop + "tools.js", line, 4)
+    (refused,) = report.pages[0].surface.frames[0].refused
+    bad_line = next(i for i, text in enumerate(lines) if '"bad name!"' in text) + 1
+    assert refused.name == "bad name!" and refused.source == Source(shop + "tools.js", bad_line, 6)
 
     out = tmp_path / "audit.sarif"
     run = cli("audit", shop + "index.html", "--watch-ms", "300", "--smoke", "--sarif", str(out), "--json",

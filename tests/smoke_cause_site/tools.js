@@ -47,3 +47,10 @@ mc.registerTool({
   annotations: { readOnlyHint: true },
   execute: () => ({ items: [] }),
 });
+
+// A name the browser refuses: where the page tried is said with the refusal.
+try {
+  mc.registerTool({ name: "bad name!", description: "A tool whose name no agent can call.", execute: () => "x" });
+} catch (e) {
+  /* refused: the audit reports it */
+}

@@ -23,14 +23,25 @@ def _sorted(findings: list[Finding]) -> list[Finding]:
 
 
 def sources(report: AuditReport) -> dict[tuple[str, str, str], Source]:
-    """Where each tool of each page was registered, by (page, frame URL, tool name)."""
-    return {
-        (p.surface.url, fr.url, t.name): t.source
+    """Where each tool of each page was registered (or the page tried to: a refused one), by (page, frame URL,
+    tool name)."""
+    out = {
+        (p.surface.url, fr.url, str(r.name)): r.source
         for p in report.pages
         for fr in p.surface.frames
-        for t in fr.tools
-        if t.source is not None
+        for r in fr.refused
+        if r.source is not None
     }
+    out.update(
+        {
+            (p.surface.url, fr.url, t.name): t.source
+            for p in report.pages
+            for fr in p.surface.frames
+            for t in fr.tools
+            if t.source is not None
+        }
+    )
+    return out
 
 
 def source_of(f: Finding, known: dict[tuple[str, str, str], Source]) -> Source | None:
@@ -158,7 +169,15 @@ def json_report(report: AuditReport) -> dict[str, Any]:
                         "tools": [t.name for t in fr.tools],
                         "kinds": {t.name: t.kind for t in fr.tools},
                         "sources": {t.name: t.source.as_dict() if t.source else None for t in fr.tools},
-                        "refused": [{"name": r.name, "error": r.error, "kind": r.kind} for r in fr.refused],
+                        "refused": [
+                            {
+                                "name": r.name,
+                                "error": r.error,
+                                "kind": r.kind,
+                                "source": r.source.as_dict() if r.source else None,
+                            }
+                            for r in fr.refused
+                        ],
                     }
                     for fr in p.surface.frames
                 ],
@@ -234,6 +253,7 @@ def _calls_html(p: PageAudit) -> list[str]:
         for o in outcomes:
             d = o.as_dict()
             verdict = o.verdict + (f"; led to {o.navigated_to}" if o.navigated_to else "")
+            verdict += f"; made twice, its page lost the first time ({o.retried})" if o.retried else ""
             network = ", ".join(o.writes + o.other_hosts)
             rows.append(
                 f"<tr><td>{e(tool)}</td><td>{e(d['input'])} ({'valid' if d['valid'] else 'invalid'})</td>"

@@ -103,6 +103,7 @@ class Refused:
     name: Any  # as the page passed it
     error: str
     kind: str = "imperative"
+    source: Source | None = None  # where the page tried to register it
 
 
 @dataclass

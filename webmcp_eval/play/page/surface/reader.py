@@ -223,7 +223,12 @@ class Surface:
         out.tools = self.tools_of(frame, raw, forms)
         _, refused = self.log.registrations({document} if document else set())
         out.refused = [
-            Refused(e.get("name"), e.get("error") or "refused", "declarative" if e.get("declarative") else "imperative")
+            Refused(
+                e.get("name"),
+                e.get("error") or "refused",
+                "declarative" if e.get("declarative") else "imperative",
+                source_of(e, None),
+            )
             for e in refused
         ]
         if listed and out.path == "native":
