@@ -144,6 +144,8 @@ def test_a_form_its_imperative_tool_stands_for_needs_no_toolname():
     assert rules([other]) == {"form-toolname-missing"}  # takes only some of its fields: not its tool
     declarative = Tool("order_tea", DESCRIBED, tool.input_schema, kind="declarative")
     assert rules([declarative]) == {"form-toolname-missing"}
+    plain = PageForm("http://t.test/", None, None, False, "order", fields)  # no WebMCP attribute: a plain form
+    assert {f.rule for f in form_findings("http://t.test/", [plain], AuditConfig(), [tool])} == {"form-not-tool"}
 
 
 def test_the_form_lint_reads_what_chrome_reads():
@@ -243,9 +245,9 @@ def test_sarif_places_a_finding_at_the_script_of_the_site_else_at_the_tool(monke
     assert "physicalLocation" not in where["b"] and where["b"]["logicalLocations"] == [
         {"name": "b", "kind": "function"}
     ]
-    assert where["c"]["physicalLocation"]["artifactLocation"] == {"uri": "shop/", "uriBaseId": "SITEROOT"}
+    assert where["c"]["physicalLocation"]["artifactLocation"] == {"uri": "shop/index.html", "uriBaseId": "SITEROOT"}
     assert {"name": "form#c", "kind": "element"} in where["c"]["logicalLocations"]
-    assert where[None]["physicalLocation"]["artifactLocation"]["uri"] == "shop/"
+    assert where[None]["physicalLocation"]["artifactLocation"]["uri"] == "shop/index.html"
     data = json_report(report)
     assert data["pages"][0]["frames"][0]["sources"]["a"] == {
         "url": "http://t.test/js/tools.js",

@@ -191,8 +191,8 @@ def _hits(forms: list[PageForm], covered: set[int]) -> Iterator[Hit]:
     for i, form in enumerate(forms):
         named = form.toolname is not None and form.toolname.strip() != ""
         if not named:
-            if i in covered:
-                continue  # its fields are the parameters of an imperative tool: that tool is its tool
+            if i in covered and (form.tool_like or "FormModelContextMissingToolName" in form.issues):
+                continue  # meant as a tool, and its fields are an imperative tool's parameters: that is its tool
             if _says(form, form.issues, "form-toolname-missing", form.tool_like):
                 yield (
                     "form-toolname-missing",
@@ -200,7 +200,7 @@ def _hits(forms: list[PageForm], covered: set[int]) -> Iterator[Hit]:
                     form,
                     "/name",
                 )
-            elif form.controls:
+            elif form.controls:  # listed as Lighthouse's form coverage lists it, whatever tool fills it
                 yield "form-not-tool", f"{form.label} is not offered to agents as a tool (no toolname)", form, ""
             continue
         if _says(form, form.issues, "form-tooldescription-missing", not (form.tooldescription or "").strip()):

@@ -357,11 +357,13 @@ SITE_ROOT = "SITEROOT"  # the uriBaseId of the audited origin: a file of the sit
 
 
 def _site_path(url: str, origin: str) -> str | None:
-    """The path of a URL under the audited origin, as a file of the site (None: another origin, or no URL)."""
+    """The path of a URL under the audited origin, as a file of the site (None: another origin, or no URL); a
+    folder's URL (``/shop/``) is its index.html, the file a static server answers it with."""
     parts = urlsplit(url)
     if not url or f"{parts.scheme}://{parts.netloc}" != origin or parts.scheme not in ("http", "https"):
         return None
-    return parts.path.lstrip("/") or "index.html"
+    path = parts.path.lstrip("/")
+    return path + "index.html" if not path or path.endswith("/") else path
 
 
 def _sarif_location(f: Finding, source: Source | None, origin: str, fallback: str) -> dict[str, Any]:
