@@ -383,10 +383,10 @@ def test_refusal_is_judged_on_evidence_in_the_documented_order():
     assert _outcome(False, result={"isError": True, "content": []}).refusal == "isError or an error field"
     assert _outcome(False, result={"error": "bad q"}).refusal == "isError or an error field"
     form = _outcome(False, result=["Name: at least 2 characters"], declarative=True)
-    assert form.refusal == "the form's validation answer"
+    assert form.refusal == "a validation answer"
     assert _outcome(False, result=["Name: at least 2 characters"]).refusal is None  # a list from a tool is data
     fields = {"errors": [{"field": "name", "message": "at least 2 characters"}]}
-    assert _outcome(False, result=fields, declarative=True).refusal == "the form's validation answer"
+    assert _outcome(False, result=fields, declarative=True).refusal == "a validation answer"
     words = "the text heuristic (words that say no)"
     for said in ("Unknown action", "Topping __not_a_choice__ not found", "Could not determine a valid size"):
         assert _outcome(False, result=said).refusal == words, said

@@ -25,17 +25,29 @@ NEED_DESCRIPTIONS = {"description-missing", "description-length", "description-s
 def lint_catalog(
     catalog: dict[str, Any], described: list[dict[str, Any]] | None = None, config: AuditConfig | None = None
 ) -> list[Finding]:
-    """Findings per route of a catalog ({routes: {route: {tool: schema}}}); page is the route."""
+    """Findings per route of a catalog ({routes: {route: {tool: schema}}}); page is the route. A tool the catalog
+    records as a form whose schema the browser built (kinds: {route: {tool: {kind, schema_derived}}}) is judged as
+    the audit judges it: the rules about what an author wrote skip that schema."""
     config = config or AuditConfig()
     descriptions = {t["name"]: t.get("description") or "" for t in described or []}
     skip = PAGE_ONLY | (set() if described is not None else NEED_DESCRIPTIONS)
+    kinds: dict[str, Any] = catalog["kinds"] if isinstance(catalog.get("kinds"), dict) else {}
     findings: list[Finding] = []
     for route, tools in sorted((catalog.get("routes") or {}).items()):
-        frame = Frame(
-            url=route, origin="", tools=[Tool(n, descriptions.get(n, ""), s) for n, s in (tools or {}).items()]
-        )
+        known: dict[str, Any] = kinds[route] if isinstance(kinds.get(route), dict) else {}
+        frame = Frame(url=route, origin="", tools=[_tool(n, descriptions.get(n, ""), s, known.get(n))
+                                                   for n, s in (tools or {}).items()])  # fmt: skip
         findings += [f for f in lint(PageSurface(route, [frame]), config) if f.rule not in skip]
     return findings
+
+
+def _tool(name: str, description: str, schema: Any, kind: Any) -> Tool:
+    """A catalog's tool, with its kind and whether the browser built its schema, when the catalog says."""
+    tool = Tool(name, description, schema)
+    if isinstance(kind, dict):
+        tool.kind = str(kind.get("kind") or "unknown")
+        tool.schema_derived = kind.get("schema_derived") is True
+    return tool
 
 
 def lint_listing(listing: list[Any], config: AuditConfig | None = None) -> list[Finding]:

@@ -164,7 +164,8 @@ class Auditor:
                 audit = PageAudit(await read_surface(opened, url, self.options.watch_ms))
                 self._judge_static(audit)
                 if not audit.surface.error:
-                    forms = form_findings(url, await read_forms(opened.page), self.options.config)
+                    tools = [t for _, t in audit.surface.tools()]
+                    forms = form_findings(url, await read_forms(opened.page), self.options.config, tools)
                     audit.findings = one_cause(audit.findings + forms)
                 if self.options.smoke and not audit.surface.error:
                     await self._smoke(audit, opened, trial)
@@ -223,7 +224,14 @@ class Auditor:
         outcomes: list[CallOutcome] = []
         mark = self._mark(trial)
         for smoke_input in smoke_inputs(tool.input_schema):
-            outcomes.append(await self._call(opened, _find_frame(opened, frame_info), tool, smoke_input))
+            outcome = await self._call(opened, _find_frame(opened, frame_info), tool, smoke_input)
+            if lost_page(outcome):  # a navigation took the page mid-call: once more on the page it loaded
+                await _settled(opened)
+                first = outcome.error
+                outcome = await self._call(opened, _find_frame(opened, frame_info), tool, smoke_input)
+                outcome.retried = first
+                not_run_if_lost(outcome)
+            outcomes.append(outcome)
             mark = self._count(outcomes[-1], trial, mark)
             if outcomes[-1].timed_out:
                 break  # a tool that hangs once is judged; waiting out every input would only cost time
@@ -257,7 +265,11 @@ class Auditor:
             return outcome
         timeout_ms = self.options.config.options("smoke-timeout")["timeout_ms"]
         logged = len(opened.log.events)
-        answer = await opened.surface.call(frame, tool.name, smoke_input.args, timeout_ms)
+        # a form through DevTools: its answer follows the form's navigation to the next page (Playwright's call ends
+        # with the document it was made in, and answers null)
+        declarative = tool.kind == "declarative"
+        answer = await opened.surface.call(frame, tool.name, smoke_input.args, timeout_ms, devtools=declarative)
+        outcome.navigated_to = answer.navigated_to
         take_answer(outcome, answer)
         await _shim_report(opened, logged, tool.name)
         page_answer(outcome, opened.surface.call_events(logged, tool.name)[1])
@@ -273,7 +285,13 @@ class Auditor:
             cdp = await context.new_cdp_session(opened.page)  # one session clears the origin's data before each call
             outcomes: list[CallOutcome] = []
             for smoke_input in smoke_inputs(tool.input_schema):
-                outcomes.append(await self._fresh_call(opened, cdp, url, frame_info, tool, smoke_input, trial))
+                outcome = await self._fresh_call(opened, cdp, url, frame_info, tool, smoke_input, trial)
+                if lost_page(outcome):  # a navigation took the page mid-call: once more on a fresh document
+                    first = outcome.error
+                    outcome = await self._fresh_call(opened, cdp, url, frame_info, tool, smoke_input, trial)
+                    outcome.retried = first
+                    not_run_if_lost(outcome)
+                outcomes.append(outcome)
                 if outcomes[-1].timed_out:
                     break  # a tool that hangs once is judged; waiting out every input would only cost time
             return outcomes
@@ -330,6 +348,30 @@ class Auditor:
     async def close(self) -> None:
         if self.site:
             await self.site.aclose()
+
+
+# What Playwright says when the document a call runs in goes away under it (a navigation mid-call): the call's
+# page was lost, which says nothing of the tool
+LOST_PAGE = ("Execution context was destroyed", "Frame was detached", "frame got detached", "its frame is gone")
+
+
+def lost_page(outcome: CallOutcome) -> bool:
+    return outcome.error is not None and any(s in outcome.error for s in LOST_PAGE)
+
+
+def not_run_if_lost(outcome: CallOutcome) -> None:
+    """A call whose page was lost again on its retry is not run: judged neither way, never the tool's error."""
+    if lost_page(outcome):
+        outcome.not_run = f"its page was lost to a navigation twice ({outcome.error})"
+        outcome.error = None
+
+
+async def _settled(opened: OpenPage) -> None:
+    """After a navigation took the page: wait for the document it loaded (at most the load's own timeout)."""
+    try:
+        await opened.page.wait_for_load_state("load", timeout=10_000)
+    except PlaywrightError:
+        return
 
 
 async def _shim_report(opened: OpenPage, logged: int, name: str, wait_s: float = 0.05) -> None:

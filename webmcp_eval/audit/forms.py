@@ -1,14 +1,18 @@
-"""The page's forms as an agent meets them (declarative WebMCP), checked as Lighthouse checks them.
+"""The page's forms as an agent meets them (declarative WebMCP), checked as Chrome itself checks them.
 
 A ``<form toolname tooldescription>`` is a tool whose parameters are its named controls, each described by
-its ``toolparamdescription`` or, failing that, by the label tied to it. So: a form with tool attributes but no
-``toolname`` is no tool at all; one without ``tooldescription`` is refused by the browser; a required control
-without ``name`` is no parameter (an agent cannot fill it, so the form can never be submitted valid); a
-parameter with neither a description nor a tied label is a blank an agent guesses at; and a form that is not
-a tool is listed, as a note, for the author to decide.
+its ``toolparamdescription`` or, failing that, by a ``<label>`` tied to it (``for=`` or around it; Chrome reads no
+``aria-label``, ``aria-labelledby``, ``title`` or placeholder, and writes its own description for a ``date``
+field). So: a form with tool attributes but no ``toolname`` is no tool at all; one without ``tooldescription`` is
+refused by the browser; a control without ``name`` is no parameter (required: an agent can never submit the form
+valid; optional: a blank it never sees); a parameter with no description is a blank an agent guesses at; and a
+form that is not a tool is listed, as a note, for the author to decide.
 
-Read from every frame of the page by ``read_forms`` (one script per frame, after the watch); the checks are
-pure functions of what it read.
+The ground truth is Chrome's own: the DevTools issues it raises for declarative forms (the Audits domain,
+``FormModelContext*``, the ones Lighthouse reads). ``read_forms`` reads them where the browser gives them, and
+where it does (``PageForm.chrome``) the findings follow them; the same rules read from the DOM stand in where it
+does not (no DevTools session for the frame, a browser without the domain). A form whose fields are all the
+parameters of an imperative tool of the page is that tool's form: it needs no ``toolname`` of its own.
 """
 
 from __future__ import annotations
@@ -21,31 +25,49 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
 from webmcp_eval.audit.config import AuditConfig
-from webmcp_eval.audit.model import Finding
+from webmcp_eval.audit.model import Finding, Tool
+from webmcp_eval.suite.tool_schema import properties_of
 
 # Every form of a frame: its tool attributes and each control an agent could fill (not buttons, not hidden).
 FORMS_JS = """() => [...document.forms].map(f => {
   const skip = ['submit', 'button', 'reset', 'image', 'hidden'];
   const controls = [...f.elements].filter(e =>
     ['INPUT', 'SELECT', 'TEXTAREA'].includes(e.tagName) && !skip.includes((e.type || '').toLowerCase()));
-  const labelled = (e) => !!(e.labels && e.labels.length) || e.hasAttribute('aria-label')
-    || e.hasAttribute('aria-labelledby');
+  const labelled = (e) => !!(e.labels && e.labels.length);
+  const issues = (e) => [...(e.__webmcpEvalIssues || [])];
   return {
     toolname: f.getAttribute('toolname'),
     tooldescription: f.getAttribute('tooldescription'),
     autosubmit: f.hasAttribute('toolautosubmit'),
     id: f.id || f.getAttribute('name') || '',
+    issues: issues(f),
     controls: controls.map(e => ({
       name: e.getAttribute('name') || '', id: e.id || '', type: (e.type || e.tagName).toLowerCase(),
       required: !!e.required, description: e.getAttribute('toolparamdescription'), labelled: labelled(e),
+      issues: issues(e),
     })),
   };
 })"""
+
+# Chrome's DevTools issues for declarative forms (Audits.issueAdded, genericIssueDetails.errorType), each on the
+# node it is about, and the rule each one is
+CHROME_ISSUES = {
+    "FormModelContextMissingToolName": "form-toolname-missing",
+    "FormModelContextMissingToolDescription": "form-tooldescription-missing",
+    "FormModelContextRequiredParameterMissingName": "form-required-unnamed",
+    "FormModelContextParameterMissingName": "form-param-unnamed",
+    "FormModelContextParameterMissingTitleAndDescription": "form-param-undescribed",
+}
+# Tag each node Chrome raised an issue on with the issue's code, for FORMS_JS to read beside the DOM
+TAG_JS = "function(code) { (this.__webmcpEvalIssues = this.__webmcpEvalIssues || []).push(code); }"
+# The input types Chrome describes itself ("Dates MUST be provided in 'YYYY-MM-DD' format.")
+DESCRIBED_BY_CHROME = {"date"}
 
 FORM_RULES = (
     "form-toolname-missing",
     "form-tooldescription-missing",
     "form-required-unnamed",
+    "form-param-unnamed",
     "form-param-undescribed",
     "form-not-tool",
 )
@@ -58,7 +80,8 @@ class Control:
     type: str
     required: bool = False
     description: str | None = None  # its toolparamdescription (None: no such attribute)
-    labelled: bool = False  # a <label> tied to it (for= or around it), aria-label or aria-labelledby
+    labelled: bool = False  # a <label> tied to it (for= or around it): Chrome reads no ARIA label
+    issues: list[str] = field(default_factory=list)  # Chrome's issue codes on it (FormModelContext*)
 
     @property
     def what(self) -> str:
@@ -73,6 +96,8 @@ class PageForm:
     autosubmit: bool = False
     id: str = ""
     controls: list[Control] = field(default_factory=list)
+    issues: list[str] = field(default_factory=list)  # Chrome's issue codes on the form itself
+    chrome: bool = False  # Chrome's issues were read for its frame: they are the findings
 
     @property
     def label(self) -> str:
@@ -91,7 +116,7 @@ class PageForm:
         )
 
 
-def parse_forms(frame_url: str, raw: list[dict[str, Any]]) -> list[PageForm]:
+def parse_forms(frame_url: str, raw: list[dict[str, Any]], chrome: bool = False) -> list[PageForm]:
     return [
         PageForm(
             frame_url,
@@ -100,78 +125,160 @@ def parse_forms(frame_url: str, raw: list[dict[str, Any]]) -> list[PageForm]:
             bool(f.get("autosubmit")),
             str(f.get("id") or ""),
             [Control(**c) for c in f.get("controls") or []],
+            list(f.get("issues") or []),
+            chrome,
         )
         for f in raw
     ]
 
 
 async def read_forms(page: Page) -> list[PageForm]:
-    """Every form of every frame of the page (a frame that will not answer is left out)."""
+    """Every form of every frame of the page (a frame that will not answer is left out), with the issues Chrome
+    raised on them where DevTools gives them (the top page and the frames that share its process)."""
+    chrome = await tag_chrome_issues(page)
     forms: list[PageForm] = []
     for frame in page.frames:
         if frame.is_detached():
             continue
         try:
-            forms += parse_forms(frame.url, await frame.evaluate(FORMS_JS))
+            forms += parse_forms(frame.url, await frame.evaluate(FORMS_JS), chrome)
         except PlaywrightError:
             continue
     return forms
 
 
+async def tag_chrome_issues(page: Page) -> bool:
+    """Chrome's issues for the page's declarative forms, each tagged on its node; False when DevTools gives none
+    (Audits.enable replays every issue the document raised so far, so it is read after the watch)."""
+    try:
+        cdp = await page.context.new_cdp_session(page)
+    except PlaywrightError:
+        return False
+    issues: list[dict[str, Any]] = []
+    cdp.on("Audits.issueAdded", lambda event: issues.append(event.get("issue") or {}))
+    try:
+        await cdp.send("Audits.enable")
+        await cdp.send("Audits.disable")  # every issue so far has been replayed by now
+        seen: set[tuple[str, int]] = set()
+        for issue in issues:
+            details = (issue.get("details") or {}).get("genericIssueDetails") or {}
+            code, node = details.get("errorType"), details.get("violatingNodeId")
+            if code not in CHROME_ISSUES or not isinstance(node, int) or (code, node) in seen:
+                continue
+            seen.add((code, node))
+            await _tag(cdp, node, code)
+        return True
+    except PlaywrightError:
+        return False
+    finally:
+        await cdp.detach()
+
+
+async def _tag(cdp: Any, node: int, code: str) -> None:
+    try:
+        found = await cdp.send("DOM.resolveNode", {"backendNodeId": node})
+        target = found["object"]["objectId"]
+        await cdp.send("Runtime.callFunctionOn", {"objectId": target, "functionDeclaration": TAG_JS,
+                                                  "arguments": [{"value": code}]})  # fmt: skip
+    except PlaywrightError:
+        return  # the node is gone (a form removed since): nothing to tag
+
+
 Hit = tuple[str, str, PageForm, str]  # rule, message, form, pointer
 
 
-def _hits(forms: list[PageForm]) -> Iterator[Hit]:
-    for form in forms:
+def _hits(forms: list[PageForm], covered: set[int]) -> Iterator[Hit]:
+    for i, form in enumerate(forms):
         named = form.toolname is not None and form.toolname.strip() != ""
         if not named:
-            if form.tool_like:
+            if i in covered and (form.tool_like or "FormModelContextMissingToolName" in form.issues):
+                continue  # meant as a tool, and its fields are an imperative tool's parameters: that is its tool
+            if _says(form, form.issues, "form-toolname-missing", form.tool_like):
                 yield (
                     "form-toolname-missing",
                     f"{form.label} has WebMCP attributes but no toolname: the browser does not offer it as a tool",
                     form,
                     "/name",
                 )
-            elif form.controls:
+            elif form.controls:  # listed as Lighthouse's form coverage lists it, whatever tool fills it
                 yield "form-not-tool", f"{form.label} is not offered to agents as a tool (no toolname)", form, ""
             continue
-        if not (form.tooldescription or "").strip():
+        if _says(form, form.issues, "form-tooldescription-missing", not (form.tooldescription or "").strip()):
             yield (
                 "form-tooldescription-missing",
                 f"{form.label} has no tooldescription: the browser refuses it; an agent could not tell what it does",
                 form,
                 "/description",
             )
-        seen: set[str] = set()
-        for c in form.controls:
-            if not c.name:
-                if c.required:
-                    yield (
-                        "form-required-unnamed",
-                        f"{form.label}: required {c.what} has no name, so it is no parameter: an agent cannot fill "
-                        "it and the form cannot be submitted",
-                        form,
-                        "/inputSchema/required",
-                    )
-                continue
-            if c.name in seen:
-                continue  # a radio group: one parameter
-            seen.add(c.name)
-            if not (c.description or "").strip() and not c.labelled:
+        yield from _control_hits(form)
+
+
+def _control_hits(form: PageForm) -> Iterator[Hit]:
+    seen: set[str] = set()
+    for c in form.controls:
+        if not c.name:
+            if _says(form, c.issues, "form-required-unnamed", c.required):
                 yield (
-                    "form-param-undescribed",
-                    f"{form.label}: parameter {c.name!r} has no toolparamdescription and no label tied to it: an "
-                    "agent is left to guess what it takes",
+                    "form-required-unnamed",
+                    f"{form.label}: required {c.what} has no name, so it is no parameter: an agent cannot fill "
+                    "it and the form cannot be submitted",
                     form,
-                    f"/inputSchema/properties/{c.name}",
+                    "/inputSchema/required",
                 )
+            elif _says(form, c.issues, "form-param-unnamed", not c.required):
+                yield (
+                    "form-param-unnamed",
+                    f"{form.label}: {c.what} has no name, so it is no parameter: an agent never sees it and the "
+                    "form is submitted with it as it is",
+                    form,
+                    "/inputSchema/properties",
+                )
+            continue
+        if c.name in seen:
+            continue  # a radio group: one parameter
+        seen.add(c.name)
+        undescribed = not (c.description or "").strip() and not c.labelled and c.type not in DESCRIBED_BY_CHROME
+        if _says(form, c.issues, "form-param-undescribed", undescribed):
+            yield (
+                "form-param-undescribed",
+                f"{form.label}: parameter {c.name!r} has no toolparamdescription and no <label> tied to it (Chrome "
+                "reads no aria-label, aria-labelledby, title or placeholder): an agent is left to guess what it takes",
+                form,
+                f"/inputSchema/properties/{c.name}",
+            )
 
 
-def form_findings(page_url: str, forms: list[PageForm], config: AuditConfig) -> list[Finding]:
-    """The form rules over what read_forms read, as configured."""
+def _says(form: PageForm, issues: list[str], rule: str, by_dom: bool) -> bool:
+    """Whether the rule holds for a node: by Chrome's issues on it where they were read, else by the DOM."""
+    if form.chrome:
+        return any(CHROME_ISSUES.get(code) == rule for code in issues)
+    return by_dom
+
+
+def covered_forms(forms: list[PageForm], imperative: list[Tool]) -> set[int]:
+    """The forms without a toolname whose named fields are all parameters of one imperative tool of their frame
+    (a page that registers a form's tool itself, from the form's own schema)."""
+    out: set[int] = set()
+    for i, form in enumerate(forms):
+        names = {c.name for c in form.controls if c.name}
+        if form.toolname or not names:
+            continue
+        for tool in imperative:
+            params = set(properties_of(tool.input_schema)) if isinstance(tool.input_schema, dict) else set()
+            if tool.frame_url in ("", form.frame) and names <= params:
+                out.add(i)
+    return out
+
+
+def form_findings(
+    page_url: str, forms: list[PageForm], config: AuditConfig, tools: list[Tool] | None = None
+) -> list[Finding]:
+    """The form rules over what read_forms read, as configured; tools: the page's, so a form an imperative tool
+    offers is not asked for a toolname."""
+    imperative = [t for t in tools or [] if t.kind == "imperative"]
     return [
         Finding(rule, config.severity(rule), message, page_url, form.frame, form.toolname or None, pointer)
-        for rule, message, form, pointer in _hits(forms)
+        for rule, message, form, pointer in _hits(forms, covered_forms(forms, imperative))
         if config.enabled(rule)
     ]
 

@@ -15,9 +15,20 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 # The surface itself is the page surface engine's model: one class per concept for every front end.
-from webmcp_eval.play.page.surface.model import FormField, Frame, PageSurface, Refused, TimelineEvent, Tool
+from webmcp_eval.play.page.surface.model import FormField, Frame, PageSurface, Refused, Source, TimelineEvent, Tool
 
-__all__ = ["SEVERITIES", "Finding", "FormField", "Frame", "PageSurface", "Refused", "Severity", "TimelineEvent", "Tool"]
+__all__ = [
+    "SEVERITIES",
+    "Finding",
+    "FormField",
+    "Frame",
+    "PageSurface",
+    "Refused",
+    "Severity",
+    "Source",
+    "TimelineEvent",
+    "Tool",
+]
 
 Severity = Literal["error", "warning", "note"]
 SEVERITIES: tuple[Severity, ...] = ("error", "warning", "note")

@@ -156,10 +156,18 @@ RULES: dict[str, Rule] = {
             "page",
         ),
         _r(
+            "form-param-unnamed",
+            "declarations",
+            "warning",
+            "Every optional control of a form tool has a name (else it is a blank an agent never sees)",
+            "page",
+        ),
+        _r(
             "form-param-undescribed",
             "declarations",
             "warning",
-            "Every parameter of a form tool has a toolparamdescription or a label tied to it",
+            "Every parameter of a form tool has a toolparamdescription or a <label> tied to it (ARIA labels are not "
+            "read; Chrome describes a date field itself)",
             "page",
         ),
         _r("form-not-tool", "declarations", "note", "Forms of the page not offered to agents are listed", "page"),

@@ -234,7 +234,7 @@ def _schema_not_object(page: PageSurface, opts: dict[str, Any]) -> Iterator[Hit]
     for frame, tool in page.tools():
         schema = tool.input_schema
         if schema is None:
-            continue  # no parameters at all
+            continue  # no inputSchema: WebMCP allows it, a tool without parameters (the browser refuses a null one)
         if not isinstance(schema, dict):
             yield (
                 f"{tool.name}'s input schema is a {type(schema).__name__}, not an object schema",
@@ -271,8 +271,8 @@ def _required_unknown(page: PageSurface, opts: dict[str, Any]) -> Iterator[Hit]:
 @static("schema-null")
 def _schema_null(page: PageSurface, opts: dict[str, Any]) -> Iterator[Hit]:
     for frame, tool in page.tools():
-        if tool.schema_derived:
-            continue  # the browser built this schema from the form's controls: the author wrote no null
+        if tool.schema_derived or tool.input_schema is None:
+            continue  # the browser built this schema from the form's controls, or the page wrote none: no null
         for pointer in _nulls(tool.input_schema, "/inputSchema"):
             yield f"{tool.name}'s schema has a null literal at {pointer}", frame, tool, pointer
 

@@ -34,6 +34,21 @@ class CallOutcome:
     writes: list[str] = field(default_factory=list)  # "POST /api/log" per write the proxy counted
     other_hosts: list[str] = field(default_factory=list)  # "GET http://cdn/x" per request to another host
     declarative: bool = False  # a form's call: its validation answer is refusal evidence
+    navigated_to: str | None = None  # the call led its frame to this page (a form's action): its answer is that page's
+    not_run: str | None = None  # why the call could not be made (its page lost twice): judged neither way
+    retried: str | None = None  # why this call was made twice (its page lost to a navigation the first time)
+
+    @property
+    def browser_refused(self) -> bool:
+        """The browser's own form validation refused the input before the form saw it: its constraints (a
+        required field left empty, minlength, pattern) are not all in the schema it derived, so an input valid
+        under that schema can still be refused. The tool never ran."""
+        return self.declarative and self.error is not None and FORM_VALIDATION in self.error
+
+    @property
+    def is_error(self) -> bool:
+        """The answer says isError: true (an MCP tool result that failed)."""
+        return isinstance(self.result, dict) and self.result.get("isError") is True
 
     @property
     def refusal(self) -> str | None:
@@ -41,7 +56,7 @@ class CallOutcome:
         return refusal_of(self)
 
     def as_dict(self) -> dict[str, Any]:
-        refusal = None if self.timed_out else self.refusal
+        refusal = None if self.timed_out or self.not_run else self.refusal
         return {
             "input": self.input.label,  # why this input: which draw or which one change from a valid one
             "valid": self.input.valid,
@@ -50,17 +65,33 @@ class CallOutcome:
             "result_bytes": _size(self.result),
             "error": self.error,
             "timed_out": self.timed_out,
-            "refused": None if self.timed_out else refusal is not None,
+            "refused": None if self.timed_out or self.not_run else refusal is not None,
             "evidence": refusal,
             "ms": self.ms,
             "writes": self.writes,
             "other_hosts": self.other_hosts,
+            "navigated_to": self.navigated_to,
+            "not_run": self.not_run,
+            "retried": self.retried,
         }
+
+    @property
+    def verdict(self) -> str:
+        """The call's verdict as a reader sees it: not run, timed out, refused (on what) or accepted."""
+        if self.not_run:
+            return f"not run: {self.not_run}"
+        if self.timed_out:
+            return "timed out"
+        refusal = self.refusal
+        return f"refused ({refusal})" if refusal else "accepted"
+
+
+FORM_VALIDATION = "Form validation failed"
 
 
 def answer_text(outcome: CallOutcome) -> str:
     """The answer as a reader sees it: the thrown error, or the result as JSON, cut at ANSWER_CHARS."""
-    if outcome.timed_out:
+    if outcome.timed_out or outcome.not_run:
         return ""
     if outcome.error is not None:
         text = f"threw: {outcome.error}"
@@ -91,13 +122,18 @@ def _error_field(result: object) -> bool:
 
 
 def _validation_answer(outcome: CallOutcome) -> bool:
-    """A form's validation answer: what is wrong with its fields, as a list of messages (a page's
-    respondWith(errors)), of {field, message} items, or under "errors"."""
+    """A validation answer: what is wrong with the input, as a list of {field, message} items (or under
+    "errors"), from any tool; a form's may also be a plain list of messages (a page's respondWith(errors)).
+    An imperative tool's list of strings is an answer (names, results), never taken for one."""
     result = outcome.result
     items = result.get("errors") if isinstance(result, dict) else result
-    if not (outcome.declarative and isinstance(items, list) and items):
+    if not (isinstance(items, list) and items):
         return False
-    return all(isinstance(i, str) or isinstance(i, dict) and ("message" in i or "error" in i) for i in items)
+    said = [isinstance(i, dict) and ("message" in i or "error" in i) for i in items]
+    fielded = all(isinstance(i, dict) and ("field" in i or "path" in i or "param" in i) for i in items)
+    if outcome.declarative:
+        return all(isinstance(i, str) or s for i, s in zip(items, said, strict=True))
+    return all(said) and fielded
 
 
 def _says_no(result: object) -> bool:
@@ -113,12 +149,14 @@ def _says_no(result: object) -> bool:
 def refusal_of(outcome: CallOutcome) -> str | None:
     """The evidence that a call was refused, the first found in this order (docs/audit.md): a thrown error;
     isError or an error field in the answer; a form's validation answer; the text heuristic (REFUSAL_WORDS)."""
+    if outcome.browser_refused:
+        return "the browser's form validation"
     if outcome.error is not None:
         return "a thrown error"
     if _error_field(outcome.result):
         return "isError or an error field"
     if _validation_answer(outcome):
-        return "the form's validation answer"
+        return "a validation answer"
     if _says_no(outcome.result):
         return "the text heuristic (words that say no)"
     return None
@@ -174,8 +212,9 @@ def judge(
         if config.enabled(rule):
             findings.append(Finding(rule, config.severity(rule), message, page, frame.url, tool.name, pointer))
 
-    valid = [o for o in outcomes if o.input.valid]
-    invalid = [o for o in outcomes if not o.input.valid]
+    ran = [o for o in outcomes if not o.not_run]  # a call that could not be made is no evidence either way
+    valid = [o for o in ran if o.input.valid]
+    invalid = [o for o in ran if not o.input.valid]
     seen: set[str] = set()
 
     def once(rule: str, message: str, pointer: str = "") -> None:
@@ -190,9 +229,17 @@ def judge(
         if o.timed_out:
             once("smoke-timeout", f"{label} did not answer within {config.options('smoke-timeout')['timeout_ms']} ms")
             continue
+        if o.browser_refused:
+            continue  # the browser's constraint validation, not the tool: valid only under the schema it derived
         if o.error is not None:
             once("smoke-error-on-valid", f"{label} failed on valid input: {o.error} (a thrown error)")
             continue
+        if o.is_error:
+            said = answer_text(o)[:160]
+            once("smoke-error-on-valid", f"{label} answered isError on valid input: {said}")
+            continue
+        if o.result is None and o.navigated_to:
+            continue  # a form that led to another page answered with that page, which had nothing to say
         if o.result is None or o.result == UNSERIALIZABLE:
             what = "nothing (undefined)" if o.result is None else "a value that is not JSON (cyclic, a function)"
             once("smoke-unserializable", f"{label} answered {what}")
@@ -217,7 +264,7 @@ def judge(
                 f"{tool.name} ({o.input.label}) did not answer within "
                 f"{config.options('smoke-timeout')['timeout_ms']} ms",
             )
-    accepted = [o for o in invalid if not o.timed_out and o.refusal is None]
+    accepted = [o for o in invalid if not o.timed_out and o.refusal is None and not _browser_decides(tool, o)]
     if accepted:
         said = "; ".join(f"{o.input.label} (answered {answer_text(o)[:80]!r})" for o in accepted)
         refused = [o for o in invalid if not o.timed_out and o.refusal is not None]
@@ -225,7 +272,7 @@ def judge(
         add(
             "smoke-accepts-invalid",
             f"{tool.name} accepted input its schema forbids, judged on the evidence in order (a thrown error, "
-            f"isError or an error field, a form's validation answer, words that say no) and none found: {said}"
+            f"isError or an error field, a validation answer, words that say no) and none found: {said}"
             + (f"; its other invalid inputs were refused on {judged}" if refused else ""),
         )
     writes = sorted({w for o in outcomes for w in o.writes})
@@ -240,6 +287,16 @@ def judge(
     if other:
         add("smoke-other-hosts", f"{tool.name} reached other hosts: {', '.join(other[:5])}")
     return findings
+
+
+def _browser_decides(tool: Tool, outcome: CallOutcome) -> bool:
+    """An invalid input a form never sees as such: the browser writes a value of the wrong type into the field as
+    text, and a required field left out keeps the value it holds (a selected option), which the form submits."""
+    if tool.kind != "declarative":
+        return False
+    label = outcome.input.label
+    filled = {f.name for f in tool.fields if f.filled}
+    return label.endswith(" of the wrong type") or any(label == f"missing required {name}" for name in filled)
 
 
 def _untrusted(tool: Tool, valid: list[CallOutcome], add: Callable[[str, str, str], None]) -> None:

@@ -106,8 +106,11 @@ def instructions_in(text: str, tools: Iterable[str] = ()) -> list[str]:
 
 # ---- content the site did not write -----------------------------------------------------------------------
 
+# "review" alone is read as a noun only with a word that makes it one ("customer review", "a review"): "to review
+# items", "review your cart" ask for a look, not for text others wrote
 THIRD_PARTY_WORDS = re.compile(
-    r"\b(reviews?|comments?|messages|inbox|e-?mails|posts|forum|threads|replies|chat|guestbook|testimonials?|"
+    r"\b(reviews|(customer|user|product|guest|buyer|star|written|a|the|each|latest|top) review|"
+    r"comments?|messages|inbox|e-?mails|posts|forum|threads|replies|chat|guestbook|testimonials?|"
     r"user[- ]generated|other sites|the web|web pages?|third[- ]party|feeds?|tweets?|listings? by)\b",
     re.I,
 )

@@ -11,9 +11,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 from webmcp_eval.audit.engine import AuditReport, PageAudit
-from webmcp_eval.audit.model import Finding, Frame, Tool
+from webmcp_eval.audit.model import Finding, Frame, Source, Tool
 from webmcp_eval.audit.rulebook import RULES
 from webmcp_eval.audit.smoke import CallOutcome
 from webmcp_eval.report.html import TimeEvent, TimeFigure, environment, time_figure
@@ -26,8 +27,43 @@ def _sorted(findings: list[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: (_ORDER[f.severity], f.rule, f.tool or "", f.message))
 
 
-def _where(f: Finding) -> str:
-    bits = [f"tool {f.tool}" if f.tool else "", f"frame {f.frame}" if f.frame else "", f.pointer]
+def sources(report: AuditReport) -> dict[tuple[str, str, str], Source]:
+    """Where each tool of each page was registered (or the page tried to: a refused one), by (page, frame URL,
+    tool name)."""
+    out = {
+        (p.surface.url, fr.url, str(r.name)): r.source
+        for p in report.pages
+        for fr in p.surface.frames
+        for r in fr.refused
+        if r.source is not None
+    }
+    out.update(
+        {
+            (p.surface.url, fr.url, t.name): t.source
+            for p in report.pages
+            for fr in p.surface.frames
+            for t in fr.tools
+            if t.source is not None
+        }
+    )
+    return out
+
+
+def source_of(f: Finding, known: dict[tuple[str, str, str], Source]) -> Source | None:
+    """The registration source of a finding's tool (None: no tool, or the shim did not see it registered)."""
+    if not f.tool:
+        return None
+    found = known.get((f.page, f.frame, f.tool))
+    return found or next((s for (page, _, name), s in known.items() if page == f.page and name == f.tool), None)
+
+
+def _where(f: Finding, source: Source | None = None) -> str:
+    bits = [
+        f"tool {f.tool}" if f.tool else "",
+        f"registered at {source}" if source else "",
+        f"frame {f.frame}" if f.frame else "",
+        f.pointer,
+    ]
     return ", ".join(b for b in bits if b)
 
 
@@ -80,6 +116,7 @@ def coverage_line(p: PageAudit) -> str | None:
 
 def text_report(report: AuditReport) -> str:
     lines: list[str] = []
+    known = sources(report)
     for p in report.pages:
         lines.append(_page_line(p))
         if coverage_line(p):
@@ -87,7 +124,8 @@ def text_report(report: AuditReport) -> str:
         if p.smoke_note:
             lines.append(f"  {p.smoke_note}")
         for f in _sorted(p.findings):
-            lines.append(f"  {f.severity:<7} {f.rule:<30} {f.message}" + (f"  [{_where(f)}]" if _where(f) else ""))
+            where = _where(f, source_of(f, known))
+            lines.append(f"  {f.severity:<7} {f.rule:<30} {f.message}" + (f"  [{where}]" if where else ""))
     for f in _sorted(report.findings):
         if f.rule != "contract-changed":
             lines.append(f"{f.severity:<7} {f.rule:<30} {f.message}  [{f.page}]")
@@ -104,7 +142,13 @@ def text_report(report: AuditReport) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _finding_json(f: Finding, known: dict[tuple[str, str, str], Source]) -> dict[str, Any]:
+    source = source_of(f, known)
+    return {**f.as_dict(), "source": source.as_dict() if source else None}
+
+
 def json_report(report: AuditReport) -> dict[str, Any]:
+    known = sources(report)
     return {
         "url": report.url,
         "score": report.score,
@@ -128,7 +172,17 @@ def json_report(report: AuditReport) -> dict[str, Any]:
                         "same_origin": fr.same_origin,
                         "allow": fr.allow,
                         "tools": [t.name for t in fr.tools],
-                        "refused": [{"name": r.name, "error": r.error, "kind": r.kind} for r in fr.refused],
+                        "kinds": {t.name: t.kind for t in fr.tools},
+                        "sources": {t.name: t.source.as_dict() if t.source else None for t in fr.tools},
+                        "refused": [
+                            {
+                                "name": r.name,
+                                "error": r.error,
+                                "kind": r.kind,
+                                "source": r.source.as_dict() if r.source else None,
+                            }
+                            for r in fr.refused
+                        ],
                     }
                     for fr in p.surface.frames
                 ],
@@ -143,11 +197,11 @@ def json_report(report: AuditReport) -> dict[str, Any]:
                     {"tool": c.tool, "touched": c.touched, "params": list(c.params), "enum_values": list(c.values)}
                     for c in p.coverage
                 ],
-                "findings": [f.as_dict() for f in _sorted(p.findings)],
+                "findings": [_finding_json(f, known) for f in _sorted(p.findings)],
             }
             for p in report.pages
         ],
-        "findings": [f.as_dict() for f in _sorted(report.findings)],
+        "findings": [_finding_json(f, known) for f in _sorted(report.findings)],
         "contract_changes": report.contract_changes,
     }
 
@@ -178,9 +232,14 @@ def markdown_report(report: AuditReport) -> str:
         )
     out += [f"\n{_md(p.surface.url)}: {coverage_line(p)}" for p in report.pages if coverage_line(p)]
     findings = _sorted(report.all_findings())
+    known = sources(report)
     if findings:
-        out += ["", "| severity | rule | tool | message |", "|---|---|---|---|"]
-        out += [f"| {f.severity} | `{f.rule}` | {_md(f.tool or '')} | {_md(f.message)} |" for f in findings]
+        out += ["", "| severity | rule | tool | registered at | message |", "|---|---|---|---|---|"]
+        out += [
+            f"| {f.severity} | `{f.rule}` | {_md(f.tool or '')} | {_md(str(source_of(f, known) or ''))} "
+            f"| {_md(f.message)} |"
+            for f in findings
+        ]
     return "\n".join(out) + "\n"
 
 
@@ -235,7 +294,8 @@ class ToolCard:
 
 @dataclass
 class SmokeCall:
-    verdict: str  # accepted, refused, timed out
+    verdict: str  # accepted, refused, timed out, not run
+    detail: str  # the verdict with its evidence, where the call led and why it was made twice
     input: str
     valid: bool
     args: str
@@ -303,9 +363,12 @@ def _answer(o: CallOutcome) -> tuple[str, str | None]:
 def _smoke_call(o: CallOutcome) -> SmokeCall:
     d = o.as_dict()
     short, full = _answer(o)
-    verdict = "timed out" if o.timed_out else "refused" if d["refused"] else "accepted"
+    verdict = "not run" if o.not_run else "timed out" if o.timed_out else "refused" if d["refused"] else "accepted"
+    detail = o.verdict + (f"; led to {o.navigated_to}" if o.navigated_to else "")
+    detail += f"; made twice, its page lost the first time ({o.retried})" if o.retried else ""
     return SmokeCall(
         verdict=verdict,
+        detail=detail,
         input=o.input.label,
         valid=o.input.valid,
         args=_dump(o.input.args),
@@ -322,7 +385,7 @@ def _smoke(p: PageAudit) -> list[SmokeTool]:
     out = []
     for key, outcomes in p.calls.items():
         calls = [_smoke_call(o) for o in outcomes]
-        counts = {v: sum(1 for c in calls if c.verdict == v) for v in ("accepted", "refused", "timed out")}
+        counts = {v: sum(1 for c in calls if c.verdict == v) for v in ("accepted", "refused", "timed out", "not run")}
         out.append(SmokeTool(key.rsplit(" ", 1)[-1], calls, counts))
     return out
 
@@ -349,7 +412,7 @@ def _card(anchor: str, frame: Frame, tool: Tool, findings: int, churn: int) -> T
         fields=[
             f"{f.name} ({f.type}{', autocomplete ' + f.autocomplete if f.autocomplete else ''})" for f in tool.fields
         ],
-        registered_by=HOW.get(tool.kind, tool.kind),
+        registered_by=HOW.get(tool.kind, tool.kind) + (f", at {tool.source}" if tool.source else ""),
         frame=frame.url + (f" (frame {tool.frame_name})" if tool.frame_name else ""),
         path="native WebMCP" if frame.path == "native" else "the polyfill",
         findings=findings,
@@ -437,7 +500,9 @@ def _page(i: int, p: PageAudit, findings_by_tool: dict[str, int]) -> PageView:
     )
 
 
-def _groups(findings: list[Finding], anchors: dict[tuple[str, str], str]) -> list[RuleGroup]:
+def _groups(
+    findings: list[Finding], anchors: dict[tuple[str, str], str], registered: dict[tuple[str, str, str], Source]
+) -> list[RuleGroup]:
     by_rule: dict[str, list[Finding]] = defaultdict(list)
     for f in _sorted(findings):
         by_rule[f.rule].append(f)
@@ -445,7 +510,10 @@ def _groups(findings: list[Finding], anchors: dict[tuple[str, str], str]) -> lis
     for rule, found in by_rule.items():
         known = RULES.get(rule)
         views = [
-            FindingView(f.severity, f.message, f.page, _where(f), anchors.get((f.page, f.tool or ""))) for f in found
+            FindingView(
+                f.severity, f.message, f.page, _where(f, source_of(f, registered)), anchors.get((f.page, f.tool or ""))
+            )
+            for f in found
         ]
         worst = min((f.severity for f in found), key=lambda s: _ORDER[s])
         groups.append(RuleGroup(rule, known.summary if known else "", known.category if known else "", worst, views))
@@ -475,7 +543,7 @@ def html_report(report: AuditReport, generated_at: str | None = None) -> str:
         .render(
             report=report,
             pages=pages,
-            groups=_groups(report.all_findings(), anchors),
+            groups=_groups(report.all_findings(), anchors, sources(report)),
             counts=counts,
             categories=_categories(report.categories),
             smoke_calls=sum(len(c) for p in report.pages for c in p.calls.values()),
@@ -535,17 +603,53 @@ def junit_report(report: AuditReport, fail_on: str = "error") -> str:
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
+SITE_ROOT = "SITEROOT"  # the uriBaseId of the audited origin: a file of the site is a path under it
+
+
+def _site_path(url: str, origin: str) -> str | None:
+    """The path of a URL under the audited origin, as a file of the site (None: another origin, or no URL); a
+    folder's URL (``/shop/``) is its index.html, the file a static server answers it with."""
+    parts = urlsplit(url)
+    if not url or f"{parts.scheme}://{parts.netloc}" != origin or parts.scheme not in ("http", "https"):
+        return None
+    path = parts.path.lstrip("/")
+    return path + "index.html" if not path or path.endswith("/") else path
+
+
+def _sarif_location(f: Finding, source: Source | None, origin: str, fallback: str) -> dict[str, Any]:
+    """Where a finding is, as code scanning can place it: the script that registered the tool, at its line and
+    column, where that script is a file of the site; else the page's file (a form's tool is in its page); the tool
+    (and a form's selector) always as a logical location."""
+    logical = [{"name": f.tool, "kind": "function"}] if f.tool else []
+    if source is not None and source.selector:
+        logical.append({"name": source.selector, "kind": "element"})
+    location: dict[str, Any] = {"logicalLocations": logical} if logical else {}
+    script = _site_path(source.url, origin) if source is not None and not source.selector else None
+    if script is not None and source is not None:
+        region = {"startLine": source.line, "startColumn": source.column} if source.line and source.column else {}
+        artifact = {"uri": script, "uriBaseId": SITE_ROOT}
+        location["physicalLocation"] = {"artifactLocation": artifact, **({"region": region} if region else {})}
+    elif source is None or source.selector:  # a page-wide finding, or a form: the page's own file
+        page = _site_path(f.page or fallback, origin)
+        artifact = {"uri": page, "uriBaseId": SITE_ROOT} if page else {"uri": f.page or fallback}
+        location["physicalLocation"] = {"artifactLocation": artifact}
+    return location  # else a script of another origin or without a URL: the logical location alone
+
+
 def sarif_report(report: AuditReport, tool_version: str = "0.1.0") -> dict[str, Any]:
-    """SARIF 2.1.0: one run, every rule as a reportingDescriptor, each finding a result at the page's URL."""
+    """SARIF 2.1.0: one run, every rule as a reportingDescriptor, each finding a result at the script that
+    registered its tool (a file of the site, by line and column), else at its page's file or the tool itself."""
     rule_ids = sorted(RULES)
     index = {r: i for i, r in enumerate(rule_ids)}
     results = []
+    known = sources(report)
+    origin = "{0.scheme}://{0.netloc}".format(urlsplit(report.url))
     for f in _sorted(report.all_findings()):
-        location: dict[str, Any] = {"physicalLocation": {"artifactLocation": {"uri": f.page or report.url}}}
-        logical = [{"name": f.tool, "kind": "function"}] if f.tool else []
-        if logical:
-            location["logicalLocations"] = logical
+        source = source_of(f, known)
+        location = _sarif_location(f, source, origin, report.url)
         properties = {k: v for k, v in (("frame", f.frame), ("tool", f.tool), ("pointer", f.pointer)) if v}
+        if source is not None:
+            properties["registered_at"] = str(source)
         results.append(
             {
                 "ruleId": f.rule,
@@ -578,6 +682,7 @@ def sarif_report(report: AuditReport, tool_version: str = "0.1.0") -> dict[str, 
                         "rules": rules,
                     }
                 },
+                "originalUriBaseIds": {SITE_ROOT: {"uri": origin + "/"}},
                 "results": results,
                 "invocations": [{"executionSuccessful": not any(p.surface.error for p in report.pages)}],
             }

@@ -46,6 +46,8 @@ def _tool_json(t: Tool) -> dict[str, Any]:
         "input_schema": t.input_schema,
         "annotations": t.annotations,
         "kind": t.kind,
+        "schema_derived": t.schema_derived,
+        "source": t.source.as_dict() if t.source else None,  # where it was registered (script:line:col, or form)
     }
 
 
@@ -117,6 +119,8 @@ def _tool_lines(tools: list[Tool], refused: list[Refused], indent: str) -> list[
     for t in tools:
         hints = [k for k, v in sorted(t.annotations.items()) if v is True]
         lines.append(f"{indent}{t.name}  [{t.kind}{', ' + ', '.join(hints) if hints else ''}]")
+        if t.source:
+            lines.append(f"{indent}    registered at {t.source}")
         if t.description:
             lines.append(f"{indent}    {t.description}")
         lines.append(f"{indent}    input: {json.dumps(t.input_schema, ensure_ascii=False, sort_keys=True)}")

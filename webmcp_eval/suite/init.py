@@ -75,6 +75,8 @@ class PageTool(Protocol):
     description: str
     input_schema: Any
     annotations: dict[str, Any]
+    kind: str  # "imperative", "declarative" (a <form toolname>) or "unknown"
+    schema_derived: bool  # the browser built input_schema from a form's controls
 
 
 class PageReading(Protocol):
@@ -313,13 +315,15 @@ def plan_suite(
             f"no WebMCP tools registered at {shown} within the wait: check the URL and routes "
             "(webmcp-eval tools URL --route R), or raise --settle-ms for tools that register late"
         )
-    catalog: dict[str, dict[str, Any]] = {"routes": {}, "annotations": {}}
+    catalog: dict[str, dict[str, Any]] = {"routes": {}, "annotations": {}, "kinds": {}}
     for r in routes:
         tools = catalog["routes"].setdefault(route_key(r.route), {})
         hints = catalog["annotations"].setdefault(route_key(r.route), {})  # every run holds the tools to them
+        kinds = catalog["kinds"].setdefault(route_key(r.route), {})  # a form's schema is the browser's: not judged
         for t in offered(r):
             tools.setdefault(t.name, t.input_schema or {"type": "object"})
             hints.setdefault(t.name, {k: True for k, v in sorted(t.annotations.items()) if v is True})
+            kinds.setdefault(t.name, {"kind": t.kind, "schema_derived": t.schema_derived})
     starters: list[Starter] = []
     taken: set[str] = set()
     seen_tools: set[str] = set()

@@ -151,6 +151,16 @@ class HungFrames:
             self._frame_ids[key] = frame_id
             return self.tools.listing(frame_id)
 
+    async def devtools_frame_id(self, frame: Frame) -> str | None:
+        """The DevTools id of a frame, to call its tools through the domain (None: no session, or not one frame)."""
+        if self.cdp is None:
+            return None
+        try:
+            tree = await self.cdp.send("Page.getFrameTree")
+        except PlaywrightError:
+            return None
+        return find_frame_id(tree["frameTree"], frame_path(frame))
+
     async def call(self, frame_id: str, name: str, args: dict[str, Any], timeout_ms: float) -> Any:
         """Invoke through DevTools and wait for its toolResponded (a rare path: a short poll is enough)."""
         assert self.cdp is not None

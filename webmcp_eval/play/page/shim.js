@@ -114,6 +114,19 @@
     };
   }
 
+  // Where the page called registerTool: the first frame of the stack that is not the shim's own (the script's
+  // URL, line and column, 1-based, as DevTools shows them); null when no frame names a URL (an eval).
+  const shimFile = ((new Error().stack || "").split("\n")[1] || "").replace(/^\s*at\s+/, "");
+  function callerOf(stack) {
+    const lines = String(stack || "").split("\n").slice(1);
+    for (const line of lines) {
+      const m = /((?:https?|file|blob|chrome-extension):[^\s()]+):(\d+):(\d+)\)?\s*$/.exec(line);
+      if (!m || (shimFile && shimFile.includes(m[1]))) continue;
+      return { url: m[1], line: Number(m[2]), column: Number(m[3]) };
+    }
+    return null;
+  }
+
   function registerTool(tool, options) {
     const instance = nextInstance++;
     const signal = options && options.signal;
@@ -122,6 +135,7 @@
       description: tool && tool.description,
       inputSchema: clone(tool && tool.inputSchema),
       annotations: clone(tool && tool.annotations),
+      source: callerOf(new Error().stack),
     };
     const wrapped = Object.assign({}, tool, { execute: wrapExecute(instance, tool) });
     let result;

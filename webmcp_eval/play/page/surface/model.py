@@ -38,6 +38,29 @@ class FormField:
     name: str
     type: str  # the input's type ("password", "text", ...), or the tag for select/textarea
     autocomplete: str = ""
+    filled: bool = False  # it holds a value before any call (a selected option, a value attribute): a call that
+    # leaves it out submits that value
+
+
+@dataclass
+class Source:
+    """Where a tool was registered: the script (URL, 1-based line and column) that called registerTool, or the
+    selector of the <form toolname> that declares it."""
+
+    url: str = ""  # the script's URL ("" when the stack named none: an eval, a script the page built)
+    line: int | None = None
+    column: int | None = None
+    selector: str = ""  # a declarative tool's form, as a CSS selector
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in (("url", self.url), ("line", self.line), ("column", self.column),
+                                  ("selector", self.selector)) if v not in ("", None)}  # fmt: skip
+
+    def __str__(self) -> str:
+        if self.selector:
+            return self.selector
+        where = self.url or "a script without a URL"
+        return f"{where}:{self.line}:{self.column}" if self.line is not None else where
 
 
 @dataclass
@@ -53,6 +76,7 @@ class Tool:
     schema_derived: bool = False
     frame_url: str = ""  # the document of the frame that lists it
     frame_name: str = ""  # that frame's name attribute ("" for the top page)
+    source: Source | None = None  # where it was registered (None: the shim did not see the registration)
 
     @property
     def read_only(self) -> bool:
@@ -79,6 +103,7 @@ class Refused:
     name: Any  # as the page passed it
     error: str
     kind: str = "imperative"
+    source: Source | None = None  # where the page tried to register it
 
 
 @dataclass

@@ -23,7 +23,16 @@ from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from webmcp_eval.play.page.devtools_tools import DevToolsCallError, HungFrames
 from webmcp_eval.play.page.surface.log import ShimLog
-from webmcp_eval.play.page.surface.model import FormField, Frame, Refused, TimelineEvent, Tool, one_spelling, origin_of
+from webmcp_eval.play.page.surface.model import (
+    FormField,
+    Frame,
+    Refused,
+    Source,
+    TimelineEvent,
+    Tool,
+    one_spelling,
+    origin_of,
+)
 from webmcp_eval.trace import WebMCPPath
 
 SHIM_JS = (Path(__file__).parent.parent / "shim.js").read_text(encoding="utf-8")
@@ -38,8 +47,10 @@ FORMS_JS = """() => [...document.querySelectorAll('form[toolname]')].map(f => ({
   name: f.getAttribute('toolname') || '',
   description: f.getAttribute('tooldescription') || '',
   autosubmit: f.hasAttribute('toolautosubmit'),
+  selector: f.id ? `form#${CSS.escape(f.id)}` : `form[toolname="${CSS.escape(f.getAttribute('toolname') || '')}"]`,
   fields: [...f.elements].filter(e => e.name || e.type === 'password').map(e => ({
-    name: e.name || '', type: (e.type || e.tagName).toLowerCase(), autocomplete: e.getAttribute('autocomplete') || ''
+    name: e.name || '', type: (e.type || e.tagName).toLowerCase(), autocomplete: e.getAttribute('autocomplete') || '',
+    filled: ['checkbox', 'radio'].includes(e.type) ? e.checked : !!e.value,
   })),
 }))"""
 POLYFILL_LISTING_JS = "window.__webmcpEval ? window.__webmcpEval.tools() : []"
@@ -81,6 +92,7 @@ class Answer:
     ms: float = 0.0
     # a form without toolautosubmit, filled and waiting for a person to submit it: its own outcome, not a timeout
     waits_for_person: bool = False
+    navigated_to: str | None = None  # the call took its frame to another document (a form's action): its URL
 
 
 def tool_from(raw: dict[str, Any], registration: dict[str, Any] | None, form: dict[str, Any] | None) -> Tool:
@@ -101,7 +113,23 @@ def tool_from(raw: dict[str, Any], registration: dict[str, Any] | None, form: di
         fields=[FormField(**f) for f in (form or {}).get("fields", [])],
         page_annotations=page,
         schema_derived=declarative,  # a form's schema is built by the browser from its controls
+        source=source_of(registration, form),
     )
+
+
+def source_of(registration: dict[str, Any], form: dict[str, Any] | None) -> Source | None:
+    """Where the tool was registered: its form's selector, else the script the shim saw call registerTool."""
+    if form and form.get("selector"):
+        return Source(selector=str(form["selector"]))
+    found = registration.get("source")
+    if isinstance(found, dict):
+        line, column = found.get("line"), found.get("column")
+        return Source(
+            str(found.get("url") or ""),
+            line if isinstance(line, int) else None,
+            column if isinstance(column, int) else None,
+        )
+    return Source() if registration and not registration.get("declarative") else None
 
 
 def first_line(err: BaseException) -> str:
@@ -195,7 +223,12 @@ class Surface:
         out.tools = self.tools_of(frame, raw, forms)
         _, refused = self.log.registrations({document} if document else set())
         out.refused = [
-            Refused(e.get("name"), e.get("error") or "refused", "declarative" if e.get("declarative") else "imperative")
+            Refused(
+                e.get("name"),
+                e.get("error") or "refused",
+                "declarative" if e.get("declarative") else "imperative",
+                source_of(e, None),
+            )
             for e in refused
         ]
         if listed and out.path == "native":
@@ -225,12 +258,24 @@ class Surface:
         return out
 
     async def call(
-        self, frame: PwFrame, name: str, args: dict[str, Any], timeout_ms: float = CALL_TIMEOUT_MS
+        self,
+        frame: PwFrame,
+        name: str,
+        args: dict[str, Any],
+        timeout_ms: float = CALL_TIMEOUT_MS,
+        *,
+        devtools: bool = False,
     ) -> Answer:
-        """Call a tool in its frame as an agent host does; the answer as the browser returned it."""
+        """Call a tool in its frame as an agent host does; the answer as the browser returned it.
+
+        devtools: through the DevTools WebMCP domain, whose answer follows a form's navigation (the next page's
+        JSON-LD), where the page-side call ends with the document it was made in and answers null."""
         answer = Answer()
         since = len(self.log.events)
         hung = self.hung.frame_id(self.key(frame))
+        if hung is None and devtools:
+            hung = await self.hung.devtools_frame_id(frame)
+        before = frame.url
         started = time.monotonic()
         try:
             if hung is not None:
@@ -250,6 +295,8 @@ class Surface:
             answer.error = first_line(err)
             answer.timed_out = "Timeout" in answer.error and "exceeded" in answer.error
         answer.ms = round((time.monotonic() - started) * 1000, 1)
+        if not frame.is_detached() and frame.url.split("#")[0] != before.split("#")[0]:
+            answer.navigated_to = frame.url
         if answer.timed_out:
             start, end = self.call_events(since, name)
             if start is not None and start.get("declarative") and end is None:  # filled, never submitted
