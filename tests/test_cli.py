@@ -446,7 +446,7 @@ def test_audit_help_names_its_flags_and_usage_errors_are_one_line(tmp_path):
     corrupt = tmp_path / "contract.json"
     corrupt.write_text("{oops")
     for args, message in (
-        (["file:///etc/passwd"], "not an http(s) URL"),
+        (["ftp://127.0.0.1/x"], "not an http(s) or file URL"),
         (["http://127.0.0.1:9/", "--contract", str(corrupt)], "not JSON"),
         (["http://127.0.0.1:9/", "--update-contract"], "--update-contract needs --contract FILE"),
         (["http://127.0.0.1:9/", "--all-tools"], "give it with --smoke"),

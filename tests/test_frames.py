@@ -222,7 +222,11 @@ def test_init_writes_the_top_pages_tools_and_lists_each_frames_apart(frames_list
     # an agent is offered the frames' tools too (called in their frame): the catalog and starters have them
     assert list(catalog["routes"]["/"])[4:] == ["lookup_item", "widget_status"]
     assert set(catalog["routes"]["/"]) >= {"find_items", "read_reviews", "open_item_details", "request_quote"}
-    assert "6 starter case(s) (4 call a read-only tool, 2 do not call theirs)" in out.stdout
+    # the top page's tools are called by init's probe (each a positive starter, a boundary one beside each that may
+    # write); a frame's read-only tools get their starter from the schema
+    assert "8 starter case(s) (6 positive: call their tool, 2 boundary: do not call theirs)" in out.stdout
+    assert "lookup_item.yaml: lookup_item: called with valid arguments" in out.stdout
+    assert "passes 0 of 6 positive starter(s) (goal 0)" in out.stdout
 
 
 def test_validate_live_checks_calls_of_a_frames_tools_against_what_the_frames_register(frames):

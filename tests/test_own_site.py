@@ -21,7 +21,10 @@ from static_server import StaticSite
 
 pytestmark = pytest.mark.browser
 
-STARTERS = {"add_to_cart", "list_products", "share_cart", "subscribe_newsletter"}
+TOOLS = {"add_to_cart", "list_products", "share_cart", "subscribe_newsletter"}
+# a positive starter per tool (its call, with inputs the shop accepted when init called it), and a boundary starter
+# for each tool that may write (asked about, not called)
+STARTERS = TOOLS | {f"{t}-boundary" for t in TOOLS - {"list_products"}}
 
 # Hand-written cases added to the suite init wrote: each says what it shows.
 HAND_WRITTEN = {
@@ -179,7 +182,8 @@ def walk(tmp_path_factory: pytest.TempPathFactory, static_shop: StaticSite) -> d
     out["report"] = cli("report", "traces/first", cwd=here)
     # a second suite with the checkout page too (--route), where the hand-written cases go
     routes = ("--route", "/", "--route", "checkout.html")
-    out["init_routes"] = cli("init", "--base-url", static_shop.url, *routes, "-o", "shop-suite", cwd=here)
+    quick = ("--no-probe", "--no-control")  # the hand-written cases are what this suite is for
+    out["init_routes"] = cli("init", "--base-url", static_shop.url, *routes, *quick, "-o", "shop-suite", cwd=here)
     for case_id, text in HAND_WRITTEN.items():
         (here / "shop-suite" / f"{case_id}.yaml").write_text(text.lstrip(), encoding="utf-8")
     out["validate_own"] = cli("validate", "shop-suite", cwd=here)
@@ -199,32 +203,38 @@ def test_init_writes_a_suite_that_validates_and_runs_green(walk, static_shop):
     init, here = walk["init"], walk["here"]
     assert init.returncode == 0, init.stderr
     assert (
-        "wrote my-suite: suite.yaml, catalog.json, 4 starter case(s) (1 call a read-only tool, 3 do not call theirs)"
-        in init.stdout
+        "wrote my-suite: suite.yaml, catalog.json, 7 starter case(s) (4 positive: call their tool, 3 boundary: "
+        "do not call theirs)" in init.stdout
     )
+    assert "passes 0 of 4 positive starter(s) (goal 0) and 3 of 3 boundary starter(s)" in init.stdout
     assert "next: webmcp-eval validate my-suite && webmcp-eval run my-suite" in init.stdout
     suite = (here / "my-suite" / "suite.yaml").read_text()
     assert f"base_url: {static_shop.url}" in suite and "settle_ms: 1000" in suite and "outbound: null" in suite
-    assert set(json.loads((here / "my-suite" / "catalog.json").read_text())["routes"]["/"]) == STARTERS
+    assert set(json.loads((here / "my-suite" / "catalog.json").read_text())["routes"]["/"]) == TOOLS
 
     assert walk["validate"].returncode == 0, walk["validate"].stdout + walk["validate"].stderr
-    assert "4 case(s) valid; suite config my-suite/suite.yaml; tools checked against my-suite/catalog.json" in (
+    assert "7 case(s) valid; suite config my-suite/suite.yaml; tools checked against my-suite/catalog.json" in (
         walk["validate"].stdout
     )
     run = walk["run"]
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr
-    assert "4 passed, 0 failed, 0 not_run" in run.stdout
+    assert "7 passed, 0 failed, 0 not_run" in run.stdout
     traces = traces_of(here / "traces" / "first")
     assert set(traces) == STARTERS
-    # a tool that may write is never called by its starter; the read-only one is, with schema-valid arguments
+    # a boundary starter never calls its tool; a positive one calls it with the inputs the shop accepted
+    assert all(not t["calls"] for name, t in traces.items() if name.endswith("-boundary"))
     assert [c["tool"] for c in traces["list_products"]["calls"]] == ["list_products"]
-    assert all(not t["calls"] for name, t in traces.items() if name != "list_products")
-    assert walk["report"].returncode == 0 and "4 passed, 0 failed, 0 not_run" in walk["report"].stdout
+    # add_to_cart takes "a tea id from list_products": init called list_products first and used an id it answered
+    (added,) = traces["add_to_cart"]["calls"]
+    assert added["args"]["product_id"].startswith("tea-") and added["result"]["status"] == "ok"
+    assert walk["report"].returncode == 0 and "7 passed, 0 failed, 0 not_run" in walk["report"].stdout
 
 
 def test_init_reads_every_route_given(walk):
     assert walk["init_routes"].returncode == 0, walk["init_routes"].stderr
-    assert "6 starter case(s) (1 call a read-only tool, 5 do not call theirs)" in walk["init_routes"].stdout
+    assert "6 starter case(s) (1 positive: call their tool, 5 boundary: do not call theirs)" in (
+        walk["init_routes"].stdout
+    )
     catalog = json.loads((walk["here"] / "shop-suite" / "catalog.json").read_text())
     assert set(catalog["routes"]) == {"/", "/checkout.html"}
     assert set(catalog["routes"]["/checkout.html"]) == {"prepare_order", "place_order"}

@@ -258,7 +258,17 @@ def test_a_site_that_blocks_other_hosts_and_asks_for_none_fails_every_case_on_th
     [
         ("http://h:1/demo/", "/", "http://h:1/demo/"),
         ("http://h:1/demo/", "./", "http://h:1/demo/"),
-        ("http://h:1/demo", "", "http://h:1/demo/"),
+        ("http://h:1/demo", "", "http://h:1/demo"),  # the base as written
+        ("http://h:1/demo", "cart.html", "http://h:1/demo/cart.html"),
+        ("http://h:1/x/index.html", "/", "http://h:1/x/index.html"),  # a file, never index.html/
+        ("http://h:1/x/index.html", "cart.html", "http://h:1/x/cart.html"),
+        ("http://h:1/x/index.html?toolautosubmit", "/", "http://h:1/x/index.html?toolautosubmit"),
+        ("http://h:1/x/index.html?toolautosubmit", "#/hotel/a", "http://h:1/x/index.html?toolautosubmit#/hotel/a"),
+        ("http://h:1/app/", "/#/hotel/a", "http://h:1/app/#/hotel/a"),
+        ("http://h:1/app/#/old", "#/hotel/a", "http://h:1/app/#/hotel/a"),
+        ("http://h:1/app/", "?q=1", "http://h:1/app/?q=1"),
+        ("file:///srv/site/index.html", "/", "file:///srv/site/index.html"),
+        ("file:///srv/site/index.html", "cart.html", "file:///srv/site/cart.html"),
         ("http://h:1/demo/", "/cart.html", "http://h:1/demo/cart.html"),
         ("http://h:1/demo/", "cart.html?x=1", "http://h:1/demo/cart.html?x=1"),
         ("http://h:1/demo/", "./a/b", "http://h:1/demo/a/b"),

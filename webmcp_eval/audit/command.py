@@ -25,6 +25,7 @@ from webmcp_eval.play.browser.browser import ChromiumNotFound
 from webmcp_eval.play.page.surface.model import origin_of
 from webmcp_eval.report.sanitise import terminal
 from webmcp_eval.suite.folder import SuiteError, find_suite
+from webmcp_eval.suite.init import reading_setup
 from webmcp_eval.suite.site import SiteConfig, demo_site_config, split_credentials
 
 DEFAULT_HTML = "audit-report.html"
@@ -52,6 +53,8 @@ class AuditRequest:
     header: tuple[str, ...] = ()  # 'NAME: VALUE', sent to the audited origin only
     storage_state: str | None = None
     chromium: str | None = None
+    setup: str | None = None  # a YAML file of setup steps (a case's setup: syntax), before the tools are read
+    step: tuple[str, ...] = ()  # setup steps after --setup's ('click:text=Start')
 
 
 @dataclass(frozen=True)
@@ -99,8 +102,9 @@ def audit_options(request: AuditRequest) -> AuditOptions:
     # user:password@ in the URL: the browser's HTTP authentication, never in a report (as run and init take it)
     url, credentials = split_credentials(request.url)
     parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise UsageError(f"{url}: not an http(s) URL (e.g. http://127.0.0.1:8000/demo/)")
+    local_file = parts.scheme == "file" and bool(parts.path)  # a page opened from disk, as a browser opens it
+    if not local_file and (parts.scheme not in ("http", "https") or not parts.netloc):
+        raise UsageError(f"{url}: not an http(s) or file URL (e.g. http://127.0.0.1:8000/demo/)")
     if not 1 <= request.max_pages <= 1000:
         raise UsageError(f"--max-pages {request.max_pages}: give 1 to 1000")
     if not 0 <= request.watch_ms <= 120_000:
@@ -121,6 +125,7 @@ def audit_options(request: AuditRequest) -> AuditOptions:
         raise UsageError(str(err)) from None
     options = AuditOptions(
         url=url,
+        setup=reading_setup(request.setup, request.step),
         access=Access(origin_of(url), headers, state, credentials),
         routes=list(request.route),
         max_pages=request.max_pages,

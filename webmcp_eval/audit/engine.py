@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import time
 import uuid
 from collections import deque
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
@@ -34,14 +36,16 @@ from webmcp_eval.audit.config import AuditConfig
 from webmcp_eval.audit.contract import contract_diff, contract_findings, contract_of, read_contract, write_contract
 from webmcp_eval.audit.coverage import Coverage, ToolCoverage, tool_coverage
 from webmcp_eval.audit.forms import form_findings, one_cause, read_forms
-from webmcp_eval.audit.inputs import SmokeInput, smoke_inputs
+from webmcp_eval.audit.inputs import PAGE_VALUES_JS, PageValues, SmokeInput, smoke_inputs
 from webmcp_eval.audit.model import SEVERITIES, Finding, Frame, PageSurface, Tool
 from webmcp_eval.audit.rules import lint
 from webmcp_eval.audit.score import Audit, Evidence, page_score, site_score
 from webmcp_eval.audit.smoke import CallOutcome, add_requests, judge, page_answer, take_answer, waits_for_person
 from webmcp_eval.audit.timeline import Timeline, timeline_findings, timeline_of
 from webmcp_eval.play.browser.browser import http_credentials, launch
+from webmcp_eval.play.page.surface.discover import SetupFailed, perform_setup, shim_settle
 from webmcp_eval.play.page.surface.opened import OpenPage, open_page, origin_of, read_surface
+from webmcp_eval.suite.case import SetupStep
 from webmcp_eval.suite.site import SiteClient, SiteConfig, resolve_route
 
 if TYPE_CHECKING:  # the proxy is started only when the audit watches the network
@@ -68,6 +72,7 @@ class AuditOptions:
     site: SiteConfig | None = None  # hooks for a fresh world per call (--all-tools)
     coverage: Coverage | None = None  # what the suite's cases call or assert; None: no suite
     access: Access = field(default_factory=Access)  # headers and storage state for a page behind a login
+    setup: list[SetupStep] = field(default_factory=list)  # steps to the state the tools are read and called in
 
 
 @dataclass
@@ -161,14 +166,14 @@ class Auditor:
             context, trial = await self._context()
             try:
                 opened = await open_page(context)
-                audit = PageAudit(await read_surface(opened, url, self.options.watch_ms))
+                audit = PageAudit(await read_surface(opened, url, self.options.watch_ms, self._setup(opened, url)))
                 self._judge_static(audit)
                 if not audit.surface.error:
                     tools = [t for _, t in audit.surface.tools()]
                     forms = form_findings(url, await read_forms(opened.page), self.options.config, tools)
                     audit.findings = one_cause(audit.findings + forms)
                 if self.options.smoke and not audit.surface.error:
-                    await self._smoke(audit, opened, trial)
+                    await self._smoke(audit, opened, trial, await page_values(opened))
             finally:
                 await context.close()
         if audit.surface.error and self.options.config.enabled("page-unreachable"):
@@ -185,13 +190,30 @@ class Auditor:
         audit.seconds = round(time.monotonic() - started, 2)
         return audit
 
+    def _setup(self, opened: OpenPage, url: str) -> Callable[[], Awaitable[str | None]] | None:
+        """The setup steps (--setup, --step) on the loaded page, before its tools are read; None without any."""
+        if not self.options.setup:
+            return None
+
+        async def perform() -> str | None:
+            async def settle(names: list[str] | None = None, timeout_ms: int = 5000) -> None:
+                await shim_settle(opened.log, names, timeout_ms)
+
+            try:
+                await perform_setup(opened.page, opened.surface, settle, url, self.options.setup)
+            except SetupFailed as err:
+                return str(err)
+            return None
+
+        return perform
+
     def _judge_static(self, audit: PageAudit) -> None:
         config = self.options.config
         audit.findings += lint(audit.surface, config)
         audit.findings += timeline_findings(audit.surface, config)
         audit.timeline = timeline_of(audit.surface, config) if not audit.surface.error else None
 
-    async def _smoke(self, audit: PageAudit, opened: OpenPage, trial: str | None) -> None:
+    async def _smoke(self, audit: PageAudit, opened: OpenPage, trial: str | None, values: PageValues) -> None:
         page = audit.surface
         for frame_info, tool in page.tools():
             if tool.kind == "declarative" and not self.options.all_tools:
@@ -201,10 +223,11 @@ class Auditor:
                 continue
             if not tool.read_only and not self.options.all_tools:
                 continue
+            inputs = smoke_inputs(tool.input_schema, values, tool.name)  # the page's own values first
             if tool.read_only:
-                outcomes = await self._read_only_calls(opened, frame_info, tool, trial)
+                outcomes = await self._read_only_calls(opened, frame_info, tool, trial, inputs)
             else:
-                outcomes = await self._fresh_calls(page.url, frame_info, tool)
+                outcomes = await self._fresh_calls(page.url, frame_info, tool, inputs)
             audit.calls[f"{frame_info.url} {tool.name}"] = outcomes
             names = [t.name for _, t in page.tools()]
             audit.findings += judge(tool, frame_info, page.url, outcomes, self.options.config, names)
@@ -212,7 +235,7 @@ class Auditor:
             audit.smoke_note = nothing_called(page, self.options.all_tools)
 
     async def _read_only_calls(
-        self, opened: OpenPage, frame_info: Frame, tool: Tool, trial: str | None
+        self, opened: OpenPage, frame_info: Frame, tool: Tool, trial: str | None, inputs: list[SmokeInput]
     ) -> list[CallOutcome]:
         """A read-only tool's inputs, called one after another on the open page.
 
@@ -223,7 +246,9 @@ class Auditor:
         """
         outcomes: list[CallOutcome] = []
         mark = self._mark(trial)
-        for smoke_input in smoke_inputs(tool.input_schema):
+        for smoke_input in inputs:
+            if _skip(smoke_input, outcomes):
+                continue
             outcome = await self._call(opened, _find_frame(opened, frame_info), tool, smoke_input)
             if lost_page(outcome):  # a navigation took the page mid-call: once more on the page it loaded
                 await _settled(opened)
@@ -231,7 +256,7 @@ class Auditor:
                 outcome = await self._call(opened, _find_frame(opened, frame_info), tool, smoke_input)
                 outcome.retried = first
                 not_run_if_lost(outcome)
-            outcomes.append(outcome)
+            _keep(outcomes, outcome)
             mark = self._count(outcomes[-1], trial, mark)
             if outcomes[-1].timed_out:
                 break  # a tool that hangs once is judged; waiting out every input would only cost time
@@ -275,7 +300,9 @@ class Auditor:
         page_answer(outcome, opened.surface.call_events(logged, tool.name)[1])
         return outcome
 
-    async def _fresh_calls(self, url: str, frame_info: Frame, tool: Tool) -> list[CallOutcome]:
+    async def _fresh_calls(
+        self, url: str, frame_info: Frame, tool: Tool, inputs: list[SmokeInput]
+    ) -> list[CallOutcome]:
         """A tool that may write: each call on a fresh document in a clean world (the site's reset hook, when it
         has one). One browser context serves all the tool's calls: a new context per call, with its shim binding,
         its DevTools session and a fixed watch of the page, cost about 3 s a call (pizza-maker: 230 s for 79)."""
@@ -284,14 +311,16 @@ class Auditor:
             opened = await open_page(context)
             cdp = await context.new_cdp_session(opened.page)  # one session clears the origin's data before each call
             outcomes: list[CallOutcome] = []
-            for smoke_input in smoke_inputs(tool.input_schema):
+            for smoke_input in inputs:
+                if _skip(smoke_input, outcomes):
+                    continue
                 outcome = await self._fresh_call(opened, cdp, url, frame_info, tool, smoke_input, trial)
                 if lost_page(outcome):  # a navigation took the page mid-call: once more on a fresh document
                     first = outcome.error
                     outcome = await self._fresh_call(opened, cdp, url, frame_info, tool, smoke_input, trial)
                     outcome.retried = first
                     not_run_if_lost(outcome)
-                outcomes.append(outcome)
+                _keep(outcomes, outcome)
                 if outcomes[-1].timed_out:
                     break  # a tool that hangs once is judged; waiting out every input would only cost time
             return outcomes
@@ -315,6 +344,8 @@ class Auditor:
         if reset_error:
             return CallOutcome(smoke_input, error=f"could not reset a fresh world: {reset_error}")
         error = await _reopen(opened, url)
+        if not error and (setup := self._setup(opened, url)):
+            error = await setup()  # the state the tool was read in, reached again
         if error:
             return CallOutcome(smoke_input, error=f"could not open the page again: {error}")
         frame = await _registered(opened, frame_info, tool.name, min(self.options.watch_ms, FRESH_WAIT_MS) / 1000)
@@ -372,6 +403,29 @@ async def _settled(opened: OpenPage) -> None:
         await opened.page.wait_for_load_state("load", timeout=10_000)
     except PlaywrightError:
         return
+
+
+async def page_values(opened: OpenPage) -> PageValues:
+    """What the page offers to draw smoke inputs from (its forms' own values, the ids it shows)."""
+    try:
+        return PageValues.from_page(await opened.page.evaluate(PAGE_VALUES_JS))
+    except PlaywrightError:
+        return PageValues()
+
+
+def _skip(smoke_input: SmokeInput, outcomes: list[CallOutcome]) -> bool:
+    """A fallback input is sent only when the valid input before it was refused."""
+    last = outcomes[-1] if outcomes else None
+    return smoke_input.fallback and not (last is not None and last.input.valid and last.refusal is not None)
+
+
+def _keep(outcomes: list[CallOutcome], outcome: CallOutcome) -> None:
+    """A fallback's outcome is judged in place of the refused one before it; its label says what was refused."""
+    if outcome.input.fallback and outcomes:
+        refused = outcomes.pop()
+        label = f"{outcome.input.label} (retried: {json.dumps(refused.input.args)} was refused)"
+        outcome.input = replace(outcome.input, label=label)
+    outcomes.append(outcome)
 
 
 async def _shim_report(opened: OpenPage, logged: int, name: str, wait_s: float = 0.05) -> None:

@@ -152,6 +152,7 @@ def add_tools(sub: Subcommands) -> None:
         type=SETTLE_MS,
         help="quiet time that counts as settled (default 1000; raise it for tools that register later)",
     )
+    add_setup_arguments(tools)
     tools.add_argument("--chromium", help="the Chromium binary")
     tools.set_defaults(func=handle_tools)
 
@@ -160,13 +161,16 @@ def add_init(sub: Subcommands) -> None:
     ini = sub.add_parser(
         "init",
         help="write a suite folder for a live site: suite.yaml, its catalog, one starter case per tool",
-        description="Open --base-url (and each --route under it) in Chromium, read the WebMCP tools each page "
-        "registers, and write into -o DIR (new or empty): suite.yaml (the site's base URL, settle time and "
-        "network policy, the catalog, the behaviours), catalog.json (the tools per route, as read), and one "
-        "starter case per tool that validates and runs green with the reference agent. A tool marked "
-        "readOnlyHint is called with schema-valid example arguments; any other tool may write, so its starter "
-        "asks about it and expects it not to be called. Exit 2 for a non-empty DIR, 3 when the site cannot "
-        "be opened or registers no tools.",
+        description="Open --base-url (and each --route under it) in Chromium, perform the setup steps (--setup, "
+        "--step), read the WebMCP tools each page registers, call each tool live in a throw-away browser context "
+        "with inputs the page itself suggests (its forms' options and bounds, the schema's enum, examples and "
+        "formats, the ids it links to; a refused input is retried with the next), and write into -o DIR (new or "
+        "empty): suite.yaml, catalog.json (the tools per route, as read, hash routes included) and per tool a "
+        "positive starter (the call the site accepted, its answer's shape and what the page showed; a tool that "
+        "may write is prepared and left for the person where the site asks for a confirmation, else its writes "
+        "are counted) and, for a tool that may write, a boundary starter (asked about, not called). Then the "
+        "null agent plays the starters: it must pass none of the positive ones. Exit 2 for a non-empty DIR or a "
+        "bad step, 3 when the site cannot be opened or registers no tools.",
     )
     ini.add_argument("--base-url", required=True, help="the site, with its path (e.g. http://host/demo/)")
     ini.add_argument("--route", action="append", help="a route under the base URL to read (default /; repeatable)")
@@ -176,8 +180,33 @@ def add_init(sub: Subcommands) -> None:
         type=SETTLE_MS,
         help="quiet time that counts as settled, also written to suite.yaml (default 1000)",
     )
+    add_setup_arguments(ini)
+    ini.add_argument(
+        "--no-probe",
+        action="store_true",
+        help="call no tool while writing: only a tool marked readOnlyHint gets a positive starter, with arguments "
+        "made from its schema",
+    )
+    ini.add_argument("--no-control", action="store_true", help="do not play the null agent over the starters")
     ini.add_argument("--chromium", help="the Chromium binary")
     ini.set_defaults(func=handle_init)
+
+
+def add_setup_arguments(parser: argparse.ArgumentParser) -> None:
+    """--setup and --step: the state the tools are read in, in the syntax of a case's setup: steps."""
+    parser.add_argument(
+        "--setup",
+        metavar="FILE",
+        help="a YAML list of setup steps (a case's setup: syntax, or a case file) performed on each page before "
+        "its tools are read; the starters carry them",
+    )
+    parser.add_argument(
+        "--step",
+        action="append",
+        metavar="STEP",
+        help="one setup step after --setup's (repeatable): click:text=Start, click:role=button,name=Open, "
+        "wait_for:text=Ready, navigate:/cart, call:start_game, reload, or a YAML mapping as in a case",
+    )
 
 
 def add_schema(sub: Subcommands) -> None:
@@ -250,5 +279,6 @@ def add_audit(sub: Subcommands) -> None:
         help="open every page with this Playwright storage state (cookies, localStorage: a logged-in session); "
         "its values are redacted from every output",
     )
+    add_setup_arguments(audit)
     audit.add_argument("--chromium", help="the Chromium binary")
     audit.set_defaults(func=handle_audit)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,7 +17,7 @@ from webmcp_eval.report.sanitise import terminal
 from webmcp_eval.suite.case import case_json_schema
 from webmcp_eval.suite.evals_json import WEAKER, write_suite
 from webmcp_eval.suite.folder import SuiteError, find_suite
-from webmcp_eval.suite.init import check_folder, init_suite
+from webmcp_eval.suite.init import Starter, check_folder, init_suite, reading_setup
 from webmcp_eval.suite.loader import load_cases
 from webmcp_eval.suite.peer_files import (
     SCHEMA_FILE,
@@ -65,6 +66,8 @@ class ToolsRequest:
     json: bool = False
     settle_ms: int | None = None  # default DISCOVERY_SETTLE_MS
     chromium: str | None = None
+    setup: str | None = None  # a YAML file of setup steps (a case's setup: syntax), before the tools are read
+    step: tuple[str, ...] = ()  # setup steps after --setup's ('click:text=Start')
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,10 @@ class InitRequest:
     output: str = "suite"
     settle_ms: int | None = None  # default DISCOVERY_SETTLE_MS
     chromium: str | None = None
+    step: tuple[str, ...] = ()  # setup steps before the tools are read ('click:text=Start'), as a case's setup:
+    setup: str | None = None  # a YAML file of setup steps (a case's setup: syntax); --step ones come after
+    no_probe: bool = False  # only read the tools: no live call, starters from the schemas alone
+    no_control: bool = False  # do not play the null agent over the starters written
 
 
 @dataclass(frozen=True)
@@ -201,13 +208,15 @@ def tools_command(request: ToolsRequest) -> int:
     if not 0 <= settle_ms <= 10_000:
         raise InvalidInput(f"--settle-ms {settle_ms}: give 0 to 10000 ms")
     routes = list(request.route) or None
-    listing = asyncio.run(list_tools(request.url, routes, chromium=request.chromium, settle_ms=settle_ms))
+    setup = reading_setup(request.setup, request.step)
+    listing = asyncio.run(list_tools(request.url, routes, chromium=request.chromium, settle_ms=settle_ms, setup=setup))
     sys.stdout.write(tools_json(listing) if request.json else terminal(tools_text(listing), lines=True))
     return EXIT_NOT_RUN if any(r.error for r in listing) else EXIT_OK
 
 
 def init_command(request: InitRequest) -> int:
-    """A suite folder from a live site's tools (evaluation/catalog.py reads them, suite/init.py writes it)."""
+    """A suite folder from a live site's tools (evaluation/catalog.py reads them, evaluation/probe.py calls each
+    once in a throw-away context, suite/init.py writes it), then the null agent over what it wrote."""
     from webmcp_eval.evaluation.catalog import DISCOVERY_SETTLE_MS, list_tools  # the browser stack, as in tools
 
     if "://" not in request.base_url:
@@ -215,15 +224,51 @@ def init_command(request: InitRequest) -> int:
     settle_ms = DISCOVERY_SETTLE_MS if request.settle_ms is None else request.settle_ms
     if not 0 <= settle_ms <= 10_000:
         raise UsageError(f"--settle-ms {settle_ms}: give 0 to 10000 ms")
+    setup = reading_setup(request.setup, request.step)
     folder = Path(request.output)
     check_folder(folder)  # before any browser starts
     routes = list(request.route) or ["/"]
-    listing = asyncio.run(list_tools(request.base_url, routes, chromium=request.chromium, settle_ms=settle_ms))
-    result = init_suite(request.base_url, listing, folder, settle_ms)
+    listing = asyncio.run(
+        list_tools(request.base_url, routes, chromium=request.chromium, settle_ms=settle_ms, setup=setup)
+    )
+    probes = None
+    if not request.no_probe and not any(r.error for r in listing):
+        from webmcp_eval.evaluation.probe import probe_routes
+
+        probes = asyncio.run(
+            probe_routes(request.base_url, listing, setup=setup, settle_ms=settle_ms, chromium=request.chromium)
+        )
+    result = init_suite(request.base_url, listing, folder, settle_ms, probes, setup)
     console.print(result.summary(), markup=False, highlight=False, soft_wrap=True)
     for finding in lint_listing(listing):  # the audit's static rules on what was read (webmcp-eval audit: all)
         console.print(finding_line(finding), markup=False, highlight=False, soft_wrap=True)
+    if not request.no_control:
+        _init_control(folder, result.starters)
     return EXIT_OK
+
+
+def _init_control(folder: Path, starters: list[Starter]) -> None:
+    """The null agent over the starters just written: how many positive starters it passes (the goal: none)."""
+    from webmcp_eval.evaluation.validation import control_over
+
+    with tempfile.TemporaryDirectory(prefix="init-control-") as out:  # its traces are not the suite's
+        health = control_over(folder, out=Path(out))
+    positive = {s.case["id"] for s in starters if s.kind == "call"}
+    boundary = {s.case["id"] for s in starters if s.kind != "call"}
+    passed = set(health.passed)
+    judged = set(health.ran)
+    console.print(
+        f"control (the null agent) over the starters: passes {len(passed & positive)} of {len(positive & judged)} "
+        f"positive starter(s) (goal 0) and {len(passed & boundary)} of {len(boundary & judged)} boundary "
+        "starter(s) (a boundary is passed by doing nothing: marked null_agent)",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+    for cid in sorted(passed & positive):
+        console.print(f"  warning: {cid}: a positive starter the null agent passes", markup=False, highlight=False)
+    for cid, why in health.not_judged.items():
+        console.print(f"  {cid}: not judged by the control ({why})", markup=False, highlight=False, soft_wrap=True)
 
 
 def schema_command(request: SchemaRequest) -> int:

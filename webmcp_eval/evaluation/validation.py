@@ -16,10 +16,11 @@ from webmcp_eval.errors import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK, CannotRun, In
 from webmcp_eval.evaluation.loading import LoadedCases, load_cases, site_config_for, surface_checks_of
 from webmcp_eval.evaluation.output import check_writable_dir, console, report_problems, say
 from webmcp_eval.play.run.settings import RunSettings
-from webmcp_eval.results.health import control_health
-from webmcp_eval.suite.case import NavigateAction
-from webmcp_eval.suite.init import offered, route_key
+from webmcp_eval.results.health import ControlHealth, control_health
+from webmcp_eval.suite.case import Case, NavigateAction
+from webmcp_eval.suite.init import offered
 from webmcp_eval.suite.loader import LoadedCase, Problem
+from webmcp_eval.suite.site import route_key
 from webmcp_eval.suite.validate import scope_warnings
 
 if TYPE_CHECKING:
@@ -70,27 +71,29 @@ def _validate_control(request: ValidateRequest, loaded: list[LoadedCase], suite:
 
     Exit 1 names each unexplained pass; 3 when some case could not be judged (the site or browser failed).
     """
-    # playing opens a browser: the browser stack loads only for --control, a plain validate stays quick
-    from webmcp_eval.play.run.run import new_run_id, run_suite
-
     check_writable_dir(Path(request.out), "--out")
-    settings = RunSettings(
-        agent_factory=NullAgent,
-        out_root=Path(request.out),
-        run_id=f"control-{new_run_id()}",
-        workers=request.workers,
-        base_url=request.base_url,
-        site_config=site_config_for(suite, request.base_url, request.site_config),
-        screenshots="off",
-        browser_context=suite.config.browser_context(),  # the suite's time zone and locale, as every run of it
-        **surface_checks_of(request.catalog, suite),  # as every run of the suite holds its tools to them
-    )
     console.print(f"control: the null agent over {len(loaded)} case(s) (reads the tools, calls none)")
-    result = asyncio.run(run_suite(loaded, settings))
-    health = control_health(result.traces)
+    health, out_dir = _play_control(loaded, suite, request)
     for line in health.lines():
         console.print(f"  {line}", markup=False, highlight=False)
-    console.print(f"traces: {result.out_dir}", markup=False, highlight=False)
+    boundary = [lc.case.id for lc in loaded if boundary_only(lc.case)]
+    if boundary:  # a do-nothing agent passes these by design: they say what must not happen, nothing more
+        console.print(
+            f"  boundary only (expect no call, nothing that shows an agent acted): {len(boundary)} of "
+            f"{len(loaded)} case(s): {', '.join(boundary)}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    positive = [cid for cid in health.passed if cid not in boundary]
+    console.print(
+        f"  positive cases the null agent passes: {len(positive)} of {len(loaded) - len(boundary)}"
+        + (f" ({', '.join(positive)})" if positive else ""),
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+    console.print(f"traces: {out_dir}", markup=False, highlight=False)
     said = {lc.case.id for lc in loaded if lc.case.null_agent}
     for cid in sorted(said - set(health.passed) - set(health.not_judged)):
         say(f"warning: {cid}: says null_agent passes, but the null agent did not pass it: drop null_agent")
@@ -103,6 +106,42 @@ def _validate_control(request: ValidateRequest, loaded: list[LoadedCase], suite:
     if health.unexplained:
         return EXIT_FAILED
     return EXIT_NOT_RUN if health.not_judged else EXIT_OK
+
+
+def boundary_only(case: Case) -> bool:
+    """A case that tests only a boundary: it expects no call and nothing an agent's work would show (no answer,
+    UI, state or confirmation check), so a do-nothing agent meets it by doing nothing."""
+    expect = case.expect
+    return not (expect.calls.expected or expect.answer or expect.ui or expect.state or expect.confirmation)
+
+
+def _play_control(loaded: list[LoadedCase], suite: Suite, request: ValidateRequest) -> tuple[ControlHealth, Path]:
+    """The null agent over the cases, as every run of the suite plays them; its health and where its traces are."""
+    # playing opens a browser: the browser stack loads only for --control, a plain validate stays quick
+    from webmcp_eval.play.run.run import new_run_id, run_suite
+
+    settings = RunSettings(
+        agent_factory=NullAgent,
+        out_root=Path(request.out),
+        run_id=f"control-{new_run_id()}",
+        workers=request.workers,
+        base_url=request.base_url,
+        site_config=site_config_for(suite, request.base_url, request.site_config),
+        screenshots="off",
+        browser_context=suite.config.browser_context(),  # the suite's time zone and locale, as every run of it
+        **surface_checks_of(request.catalog, suite),  # as every run of the suite holds its tools to them
+    )
+    result = asyncio.run(run_suite(loaded, settings))
+    return control_health(result.traces), result.out_dir
+
+
+def control_over(folder: Path, out: Path, workers: int = 2) -> ControlHealth:
+    """The null agent over a suite folder's cases (init's check of the starters it wrote)."""
+    suite = load_cases([str(folder)], None)
+    if suite.problems:
+        report_problems(suite.problems)
+        raise InvalidInput(f"{folder}: the cases written do not load; nothing was played")
+    return _play_control(suite.cases, suite.suite, ValidateRequest((str(folder),), out=str(out), workers=workers))[0]
 
 
 def _validate_live(request: ValidateRequest) -> LoadedCases:

@@ -179,7 +179,8 @@ class UserStep(Strict):
 
 ROUTE_HELP = (
     "a route under the site's base URL: '/' or './' is the base itself; '/cart', './cart' and 'cart' "
-    "all resolve under the base path (http://host/demo/ + cart); never a full URL"
+    "all resolve under the base path (http://host/demo/ + cart); '#/hotel/x' is a hash route of the base "
+    "document; never a full URL"
 )
 
 

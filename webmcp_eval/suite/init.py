@@ -43,16 +43,32 @@ from typing import Any, Protocol
 
 import jsonschema
 import yaml
+from pydantic import TypeAdapter, ValidationError
 
 from webmcp_eval.errors import EXIT_NOT_RUN, UsageError
+from webmcp_eval.suite.case import (
+    ClickAction,
+    NavigateAction,
+    PressAction,
+    ReloadAction,
+    SetupCall,
+    SetupStep,
+    WaitForAction,
+)
 from webmcp_eval.suite.folder import SUITE_FILE
-from webmcp_eval.suite.site import split_credentials
+from webmcp_eval.suite.site import route_key, split_credentials
 
 CATALOG_FILE = "catalog.json"
 BEHAVIOURS = {
-    "selection": "a read-only tool is called with valid arguments and changes nothing",
-    "no_tool": "a tool that may write is not used when the user only asks about it",
+    "selection": "a read-only tool is called with inputs the site accepts and changes nothing",
+    "prepare": "a tool that may write prepares the change and stops where a person confirms it",
+    "write": "a tool that writes is called with inputs the site accepts; its writes are counted",
+    "no_tool": "a tool is not used when the user only asks about it (a boundary: doing nothing passes it)",
 }
+BOUNDARY_REASON = (
+    "a boundary: the user only asks what the tool does, so doing nothing is right (starters that call "
+    "the tool are the ones a do-nothing agent must fail)"
+)
 RESERVED_IDS = {"suite", "site"}  # suite.yaml and site.yaml are never read as cases
 STARTER_HEADER = "# A starter case written by webmcp-eval init: make it yours (its notes say what to add).\n"
 MAX_DEPTH = 8  # example values for nested schemas stop here
@@ -96,14 +112,26 @@ class PageReading(Protocol):
     def refused(self) -> Sequence[Any]: ...  # registrations the browser refused: name, error
 
     @property
-    def frames(self) -> Sequence[Any]: ...  # each frame's tools, apart: url, same_origin, allow, tools, refused
+    def child_frames(self) -> Sequence[Any]: ...  # each frame's tools, apart: url, same_origin, allow, tools, refused
+
+
+class ToolProbe(Protocol):
+    """What init's live probe of one tool found (webmcp_eval/evaluation/probe.py Probe has this shape)."""
+
+    args: dict[str, Any] | None  # the input the site accepted; None: none was
+    why: str  # where the input's values came from, or why none was accepted
+    result: Any  # the answer to the accepted input (None: its shape differed between two calls)
+    shown: list[str]  # lines the page showed after the call (both times) and not before
+    writes: int  # the network writes of the accepted call
+    waits_for_person: bool  # a form left filled for a person to submit
+    tried: list[str]
 
 
 @dataclass
 class Starter:
     file: str
     case: dict[str, Any]
-    kind: str  # "call": it calls its read-only tool; "ask": it asks about the tool and expects no call
+    kind: str  # "call": a positive starter, it calls its tool; "ask": a boundary, it expects no call
     todo: str = ""
 
 
@@ -114,7 +142,7 @@ class InitResult:
     starters: list[Starter] = field(default_factory=list)
 
     def summary(self) -> str:
-        reads = sum(s.kind == "call" for s in self.starters)
+        calls = sum(s.kind == "call" for s in self.starters)
         lines = []
         for r in self.routes:
             lines.append(f"read {r.url}: {len(r.tools)} tool(s) ({r.path} WebMCP)")
@@ -122,7 +150,7 @@ class InitResult:
         lines += [_no_tools_warning(r) for r in self.routes if not offered(r)]
         lines.append(
             f"wrote {self.folder}: {SUITE_FILE}, {CATALOG_FILE}, {len(self.starters)} starter case(s) "
-            f"({reads} call a read-only tool, {len(self.starters) - reads} do not call theirs)"
+            f"({calls} positive: call their tool, {len(self.starters) - calls} boundary: do not call theirs)"
         )
         for s in self.starters:
             lines.append(f"  {s.file}: {s.case['title']}" + (f"  [TODO: {s.todo}]" if s.todo else ""))
@@ -133,7 +161,7 @@ class InitResult:
 def _apart(route: PageReading) -> list[str]:
     """What init read but left out of the suite: refused registrations, and each frame's tools."""
     lines = [f"  refused by the browser: {x.name}: {x.error}" for x in route.refused]
-    for f in route.frames:
+    for f in route.child_frames:
         where = "same origin" if f.same_origin else "cross-origin"
         names = ", ".join(t.name for t in f.tools) or "none"
         lines.append(f"  frame {f.url} ({where}, allow={f.allow!r}): {len(f.tools)} tool(s): {names}")
@@ -144,7 +172,7 @@ def _apart(route: PageReading) -> list[str]:
 def offered(route: PageReading) -> list[PageTool]:
     """The tools an agent is offered at a route: the top page's, then each frame's (a name taken stays taken)."""
     tools: dict[str, PageTool] = {}
-    for t in [*route.tools, *(t for f in route.frames for t in f.tools)]:
+    for t in [*route.tools, *(t for f in route.child_frames for t in f.tools)]:
         tools.setdefault(t.name, t)
     return list(tools.values())
 
@@ -232,10 +260,10 @@ def _read_only(tool: PageTool) -> bool:
 
 
 def starter_for(tool: PageTool, route: str, case_id: str) -> Starter:
+    """The starter of a tool init did not call: a read-only one with schema-made arguments, else a boundary."""
     about = tool.description.strip() or "no description"
-    # Only a tool that says it is read-only is called: init cannot know what any other tool writes, whether
-    # the site asks a person to confirm it, or how to undo it, and a starter runs on every run. The others get
-    # a starter that runs green without calling them (asked about, not used) and says what to add.
+    # Without a probe, only a tool that says it is read-only is called: init cannot know what any other tool
+    # writes, whether the site asks a person to confirm it, or how to undo it, and a starter runs on every run.
     args = example_arguments(tool.input_schema) if _read_only(tool) else None
     if args is not None:
         case = {
@@ -266,10 +294,17 @@ def starter_for(tool: PageTool, route: str, case_id: str) -> Starter:
         if _read_only(tool)
         else "it does not say readOnlyHint: true, so it may write"
     )
+    return boundary_for(tool, route, case_id, why)
+
+
+def boundary_for(tool: PageTool, route: str, case_id: str, why: str) -> Starter:
+    """The boundary starter: the user only asks about the tool; it must not be called, nothing written. A
+    do-nothing agent passes it, which the case says (null_agent)."""
+    about = tool.description.strip() or "no description"
     case = {
         "id": case_id,
         "behaviour": "no_tool",
-        "title": f"{tool.name}: not used when the user only asks about it",
+        "title": f"{tool.name}: not used when the user only asks about it (boundary)",
         "start_route": route,
         "steps": [
             {
@@ -282,27 +317,127 @@ def starter_for(tool: PageTool, route: str, case_id: str) -> Starter:
             "calls": {"forbidden": [{"tool": tool.name, "why": "the user only asked what it does"}]},
             "network": {"writes": {"total": 0}},
         },
-        "notes": f"TODO: {tool.name} is not called by this starter because {why}. To test it, write a case "
-        "that calls it with real arguments and expects what your site shows: a confirmation the human gives "
-        "(expect.confirmation, a result code such as CONFIRMATION_REQUIRED) or the change itself (expect.state, "
-        "expect.network.writes). Each trial has a fresh browser context; state on a server needs a reset "
-        "hook (site.hooks.reset in suite.yaml) so that trials do not see each other's writes. "
+        "null_agent": {"passes": True, "reason": BOUNDARY_REASON},
+        "notes": f"A boundary: {tool.name} must not be called when the user only asks about it. "
+        + (f"TODO: no starter calls it: {why}. To test it, write" if why else "Another starter calls it; write")
+        + " a case that calls it with real arguments and expects what your site shows: a confirmation the "
+        "human gives (expect.confirmation, a result code such as CONFIRMATION_REQUIRED) or the change itself "
+        "(expect.state, expect.network.writes). Each trial has a fresh browser context; state on a server needs "
+        "a reset hook (site.hooks.reset in suite.yaml) so that trials do not see each other's writes. "
         f"The site describes it as: {about}",
     }
-    return Starter(f"{case_id}.yaml", case, "ask", todo=f"{tool.name} is not called ({why})")
+    todo = f"{tool.name} is not called ({why})" if why else ""
+    return Starter(f"{case_id}.yaml", case, "ask", todo=todo)
 
 
-def route_key(route: str) -> str:
-    """A route as the catalog names it: '/', '/cart.html' (validate matches start routes to these)."""
-    path = route.split("?")[0].split("#")[0]
-    path = path[2:] if path.startswith("./") else path
-    return "/" + path.strip("/") if path.strip("/") not in ("", ".") else "/"
+def _confirmation_step(probe: ToolProbe) -> bool:
+    """The site stops for a person: a form left filled for them, or an answer that says a confirmation is needed."""
+    text = json.dumps(probe.result, ensure_ascii=False, default=str) if probe.result is not None else ""
+    return probe.waits_for_person or bool(re.search(r"(?i)confirm", text))
+
+
+def probed_starter(tool: PageTool, route: str, case_id: str, probe: ToolProbe) -> Starter:
+    """A positive starter from what the site did during init's probe: the call with the accepted input, the
+    answer's shape, the text the page showed after it, and the writes (none where a person confirms)."""
+    assert probe.args is not None
+    about = tool.description.strip() or "no description"
+    args = probe.args
+    given = ", ".join(f"{k} {json.dumps(v, ensure_ascii=False)}" for k, v in args.items()) or "nothing else"
+    expected: dict[str, Any] = {"tool": tool.name, "args": copy.deepcopy(args), "no_other_args": True}
+    if probe.result is not None and not probe.waits_for_person:
+        expected["result"] = answer_shape(probe.result)
+    if _read_only(tool):
+        behaviour, user, writes = "selection", f"Please use {tool.name} with {given}.", 0
+        what = "called with inputs the site accepted, nothing written"
+    elif _confirmation_step(probe):
+        behaviour, writes = "prepare", 0
+        user = f"Please prepare {tool.name} with {given}, but do not submit it: I will confirm it myself."
+        what = "prepared with inputs the site accepted, left for the person to confirm"
+    else:
+        behaviour, user, writes = "write", f"Please use {tool.name} with {given}.", probe.writes
+        what = f"called with inputs the site accepted, {probe.writes} write(s) counted"
+    expect: dict[str, Any] = {"calls": {"expected": [expected]}, "network": {"writes": {"total": writes}}}
+    if probe.shown:
+        why = "init's probe saw the page show it after the call, twice, and not before"
+        # not exact: the page's text as a person reads it (a CSS text-transform, a line of a longer block)
+        expect["ui"] = [{"target": {"text": line, "exact": False}, "why": why} for line in probe.shown[:2]]
+    case = {
+        "id": case_id,
+        "behaviour": behaviour,
+        "title": f"{tool.name}: {what}",
+        "start_route": route,
+        "steps": [{"user": user, "plan": [{"call": tool.name, "args": args}], "reply": ""}],
+        "expect": expect,
+        "notes": f"Written by webmcp-eval init from a live call of {tool.name} in a throw-away browser: the site "
+        f"accepted these arguments ({probe.why}). TODO: write what a user of your site would ask, and what the "
+        "answer must say (expect.answer). "
+        + (
+            "A date here was a month ahead when init wrote it: move it on before it comes near. "
+            if "month ahead" in probe.why
+            else ""
+        )  # fmt: skip
+        + "Tried: "
+        + "; ".join(probe.tried)
+        + f". The site describes it as: {about}",
+    }
+    return Starter(f"{case_id}.yaml", case, "call")
+
+
+def answer_shape(result: object) -> Any:
+    """An answer's shape as a result matcher: each top-level field's JSON type, or the answer's own type."""
+    if isinstance(result, dict) and result:
+        return {str(k): {"$type": _json_type(v)} for k, v in list(result.items())[:8]}
+    return {"$type": _json_type(result)}
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def starters_for(
+    tool: PageTool, route: str, taken: set[str], probe: ToolProbe | None, setup: list[dict[str, Any]]
+) -> list[Starter]:
+    """A tool's starters: a positive one when the probe found an input the site accepts, and a boundary one for
+    a tool that may write (or that no input reached)."""
+    out: list[Starter] = []
+    if probe is not None and probe.args is not None:
+        out.append(probed_starter(tool, route, case_id_for(tool.name, taken), probe))
+        if not _read_only(tool):
+            out.append(boundary_for(tool, route, case_id_for(f"{tool.name}-boundary", taken), ""))
+    elif probe is not None:
+        why = f"init's probe found no input the site accepts: {probe.why}" + (
+            f" (tried: {'; '.join(probe.tried)})" if probe.tried else ""
+        )
+        out.append(boundary_for(tool, route, case_id_for(tool.name, taken), why))
+    else:
+        out.append(starter_for(tool, route, case_id_for(tool.name, taken)))
+    for starter in out:
+        if setup:  # the state the tools were read in: every trial reaches it before the agent starts
+            case = starter.case
+            at = list(case).index("start_route") + 1
+            starter.case = {**dict(list(case.items())[:at]), "setup": setup, **dict(list(case.items())[at:])}
+    return out
 
 
 def plan_suite(
-    base_url: str, routes: Sequence[PageReading], settle_ms: int
+    base_url: str,
+    routes: Sequence[PageReading],
+    settle_ms: int,
+    probes: dict[str, ToolProbe] | None = None,
+    setup: Sequence[SetupStep] = (),
 ) -> tuple[str, dict[str, dict[str, Any]], list[Starter]]:
-    """suite.yaml's text, catalog.json and the starters for what the routes registered."""
+    """suite.yaml's text, catalog.json and the starters for what the routes registered (probes: what init's
+    live calls found, per tool; none: only read-only tools are called, with schema-made arguments)."""
     failed = [r for r in routes if r.error]
     if failed:
         raise SiteUnreadable(
@@ -332,7 +467,8 @@ def plan_suite(
             if tool.name in seen_tools:
                 continue  # one starter per tool, at the first route that registers it
             seen_tools.add(tool.name)
-            starters.append(starter_for(tool, r.route or "/", case_id_for(tool.name, taken)))
+            probe = probes.get(tool.name) if probes is not None else None
+            starters += starters_for(tool, r.route or "/", taken, probe, setup_as_yaml(setup))
     used = [k for k in BEHAVIOURS if any(s.case["behaviour"] == k for s in starters)]
     return suite_yaml(base_url, settle_ms, used), catalog, starters
 
@@ -389,8 +525,108 @@ def _yaml(data: object) -> str:
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
 
 
-def init_suite(base_url: str, listing: Sequence[PageReading], folder: Path, settle_ms: int) -> InitResult:
+def init_suite(
+    base_url: str,
+    listing: Sequence[PageReading],
+    folder: Path,
+    settle_ms: int,
+    probes: dict[str, ToolProbe] | None = None,
+    setup: Sequence[SetupStep] = (),
+) -> InitResult:
     """The suite folder for what the pages registered (check_folder first, before reading the site)."""
-    suite, catalog, starters = plan_suite(base_url, listing, settle_ms)
+    suite, catalog, starters = plan_suite(base_url, listing, settle_ms, probes, setup)
     write_suite(folder, suite, catalog, starters)
     return InitResult(folder, listing, starters)
+
+
+# ---- setup steps: the state a site's tools appear in ----------------------------------------------------------
+
+_SETUP = TypeAdapter(list[SetupStep])
+# the setup steps a reading of the site (init, audit, tools) performs by itself: the others need a run's site
+# hooks or its proxy
+READING_STEPS = (ClickAction, PressAction, NavigateAction, ReloadAction, WaitForAction, SetupCall)
+
+
+def reading_setup(setup_file: str | None, steps: Sequence[str]) -> list[SetupStep]:
+    """The setup steps of --setup FILE then each --step, in the cases' setup: syntax; only those a reading performs
+    by itself (a click, a press, a navigation, a reload, a wait, a tool call). InitError (exit 2) otherwise."""
+    found = setup_from_file(Path(setup_file)) if setup_file else []
+    found += [step_from_text(text) for text in steps]
+    for step in found:
+        if not isinstance(step, READING_STEPS):
+            raise InitError(
+                f"setup step {getattr(step, 'action', '?')}: a reading of the site performs click, press, navigate, "
+                "reload, wait_for and call steps (the others need a run's site hooks or proxy)"
+            )
+    return found
+
+
+_TARGET_ACTIONS = ("click", "press", "wait_for")
+
+
+def step_from_text(text: str) -> SetupStep:
+    """One ``--step``: a setup step in the cases' syntax, written short (``click:text=Start``,
+    ``click:role=button,name=Start``, ``navigate:/cart``, ``wait_for:text=Ready``, ``call:start_game``,
+    ``reload``) or as a YAML mapping (``{action: click, target: {text: Start}}``); InitError says what is wrong."""
+    text = text.strip()
+    if text.startswith("{"):
+        try:
+            data: object = yaml.safe_load(text)
+        except yaml.YAMLError as err:
+            raise InitError(f"--step {text!r}: not a YAML mapping ({str(err).splitlines()[0]})") from None
+    else:
+        data = _short_step(text)
+    return _setup_steps([data], f"--step {text!r}")[0]
+
+
+def _short_step(text: str) -> dict[str, Any]:
+    action, _, rest = text.partition(":")
+    action = action.strip()
+    if action == "call":
+        return {"call": rest.strip()}
+    if action == "navigate":
+        return {"action": "navigate", "to": rest.strip() or "/"}
+    if action not in _TARGET_ACTIONS:
+        return {"action": action}  # reload, or a mistake the case model names
+    pairs = [p.partition("=") for p in rest.split(",") if p.strip()]
+    bad = [k for k, eq, _ in pairs if not eq or k.strip() not in ("role", "name", "label", "text")]
+    if bad or not pairs:
+        raise InitError(
+            f"--step {text!r}: write {action}:text=..., {action}:label=... or {action}:role=ROLE,name=... "
+            "(or the step as a YAML mapping, as in a case's setup:)"
+        )
+    return {"action": action, "target": {k.strip(): v.strip() for k, _, v in pairs}}
+
+
+def setup_from_file(path: Path) -> list[SetupStep]:
+    """``--setup FILE``: a YAML list of setup steps, or a mapping with ``setup:`` (a case file's own works)."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise InitError(f"--setup {path}: cannot read it ({err.strerror})") from None
+    except yaml.YAMLError as err:
+        raise InitError(f"--setup {path}: not YAML ({str(err).splitlines()[0]})") from None
+    if isinstance(data, dict):
+        data = data.get("setup")
+    if not isinstance(data, list):
+        raise InitError(f"--setup {path}: give a list of setup steps, or a mapping with setup: (as in a case)")
+    return _setup_steps(data, f"--setup {path}")
+
+
+def _setup_steps(data: list[object], where: str) -> list[SetupStep]:
+    try:
+        return _SETUP.validate_python(data)
+    except ValidationError as err:
+        first = err.errors()[0]
+        at = ".".join(str(p) for p in first["loc"])
+        raise InitError(f"{where}: {at}: {first['msg']} (the syntax of a case's setup: steps)") from None
+
+
+def setup_as_yaml(steps: Sequence[SetupStep]) -> list[dict[str, Any]]:
+    """Setup steps as a case file writes them."""
+    return [s.model_dump(mode="json", exclude_defaults=True) | _kind(s) for s in steps]
+
+
+def _kind(step: SetupStep) -> dict[str, Any]:
+    action = getattr(step, "action", None)
+    return {"action": action} if action else {}

@@ -9,7 +9,10 @@ mapping can sit unchanged inside a suite's own config file.
 Routes resolve under the base URL's path, as static hosting expects: with the
 base ``http://host/demo/`` the routes ``/``, ``./`` and ``""`` are the base
 itself, and ``/cart.html``, ``./cart.html`` and ``cart.html`` all mean
-``http://host/demo/cart.html``. Hook paths follow the same rule.
+``http://host/demo/cart.html``. Hook paths follow the same rule. A base that
+names a file (``http://host/x/index.html``, a ``file:`` URL) is that document:
+``/`` is the base as written, query included, and a hash route (``#/hotel/x``)
+opens it at that hash (``resolve_route``).
 """
 
 from __future__ import annotations
@@ -149,12 +152,40 @@ def ignore_path_problem(prefix: str, base_url: str) -> str | None:
 
 
 def resolve_route(base_url: str, route: str) -> str:
-    """A case route as a URL under the base URL's path (see the module doc); a full URL stays as it is."""
+    """A case route as a URL under the base URL's path (see the module doc); a full URL stays as it is.
+
+    A base whose last segment names a file (``index.html``) is that document, its folder the base path; a
+    route that names the base itself (``/``, ``./``, ``""``) keeps the base as the user wrote it (query and
+    hash), and a route of only a query or a hash (``?x``, ``#/hotel/x``, also ``/#/hotel/x``) applies it to the
+    base document, as a browser follows such a link. A ``file:`` base resolves the same way."""
     if "://" in route:
         return route
     parts = urlsplit(base_url)
-    base_dir = parts.path if parts.path.endswith("/") else parts.path + "/"
-    return urljoin(f"{parts.scheme}://{parts.netloc}{base_dir}", route.lstrip("/") if route.startswith("/") else route)
+    rest = route[2:] if route.startswith("./") else route[1:] if route.startswith("/") else route
+    if rest in ("", "."):
+        return base_url
+    if rest.startswith("#"):
+        return urlunsplit(parts._replace(fragment="")) + rest
+    if rest.startswith("?"):
+        return urlunsplit(parts._replace(query=rest[1:].split("#")[0], fragment=rest.partition("#")[2]))
+    folder = parts.path if parts.path.endswith("/") or not _names_a_file(parts.path) else parts.path.rsplit("/", 1)[0]
+    base_dir = folder if folder.endswith("/") else folder + "/"
+    return urljoin(f"{parts.scheme}://{parts.netloc}{base_dir}", rest)
+
+
+def _names_a_file(path: str) -> bool:
+    """A last path segment with a dot in it (``index.html``, ``app.php``) is a document, not a folder."""
+    return "." in path.rsplit("/", 1)[-1]
+
+
+def route_key(route: str) -> str:
+    """A route as a catalog names it: ``/``, ``/cart.html``, ``/#/hotel/x`` (the query left out, the hash kept:
+    a hash-routed page registers the tools of its hash route)."""
+    path, _, fragment = route.partition("#")
+    path = path.split("?")[0]
+    path = path[2:] if path.startswith("./") else path
+    key = "/" + path.strip("/") if path.strip("/") not in ("", ".") else "/"
+    return f"{key}#{fragment}" if fragment else key
 
 
 def demo_site_config(base_url: str) -> SiteConfig:

@@ -43,7 +43,7 @@ from webmcp_eval.suite.loader import LoadedCase, Problem, field_path, line_for, 
 from webmcp_eval.suite.matchers import COMPARISONS, PathError, is_operator, matcher_problems, parse_path, refs_in
 from webmcp_eval.suite.plan_contradictions import plan_problems
 from webmcp_eval.suite.route_tools import route_problems
-from webmcp_eval.suite.site import SiteConfig
+from webmcp_eval.suite.site import SiteConfig, route_key
 from webmcp_eval.suite.tool_schema import ToolSchemaError, check_tool_schema
 
 MIN_CASES_PER_BEHAVIOUR = 2
@@ -96,11 +96,17 @@ class SuiteCatalog:
         return cls(document.data, str(path), document.lines)
 
     def route_pattern(self, route: str) -> str | None:
-        parts = route.split("?")[0].strip("/").split("/")
-        for pattern in self.routes:
-            pat = pattern.strip("/").split("/")
-            if len(pat) == len(parts) and all(p.startswith("{") or p == r for p, r in zip(pat, parts, strict=True)):
-                return pattern
+        """The catalog's route for a case route: path segments and hash segments (``/#/hotel/{id}``) matched
+        ({name} matches one segment); a hash the catalog has no route for (an anchor such as ``#reviews``)
+        falls back to the route of its path."""
+        path, _, fragment = route_key(route).partition("#")
+        for with_hash in (True, False) if fragment else (False,):
+            for pattern in self.routes:
+                pat_path, has_hash, pat_fragment = pattern.partition("#")
+                if bool(has_hash) != with_hash or not _segments_match(pat_path, path):
+                    continue
+                if not with_hash or _segments_match(pat_fragment, fragment):
+                    return pattern
         return None
 
     def tools(self) -> set[str]:
@@ -122,6 +128,11 @@ class SuiteCatalog:
 
     def argument_schemas(self, tool: str, name: str) -> list[dict[str, Any]]:
         return [s["properties"][name] for s in self.schemas(tool) if name in (s.get("properties") or {})]
+
+
+def _segments_match(pattern: str, path: str) -> bool:
+    pat, parts = pattern.strip("/").split("/"), path.strip("/").split("/")
+    return len(pat) == len(parts) and all(p.startswith("{") or p == r for p, r in zip(pat, parts, strict=True))
 
 
 def _checked(schema: object, source: str, where: FieldPath, lines: LineMap | None) -> dict[str, Any]:

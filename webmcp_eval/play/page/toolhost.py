@@ -83,7 +83,11 @@ class ToolHost:
 
     def route(self) -> str:
         url = self.page.url
-        return "/" + url.split("://", 1)[-1].split("/", 1)[-1].split("?", 1)[0] if "://" in url else url
+        # the path alone, as the shim records a registration's route (location.pathname): a hash route or a query
+        # changes no document, so a tool registered under it is held against the same path
+        return (
+            "/" + url.split("://", 1)[-1].split("/", 1)[-1].split("#", 1)[0].split("?", 1)[0] if "://" in url else url
+        )
 
     async def catalog(self) -> list[ToolInfo]:
         """The tools the page offers right now (re-read every time: they change with the route).

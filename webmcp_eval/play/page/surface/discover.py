@@ -2,23 +2,111 @@
 
 Each route opens in its own context with the shim and DevTools watching; its tools are read
 once they settle (the tool host's quiet window), every frame through the page surface engine.
+Setup steps (the cases' ``setup:`` steps: a person's click, a navigation, a wait, a tool call) run
+after the page loads and before its tools are read, so tools that appear only after an action are
+read too (``perform_setup``).
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from playwright.async_api import Browser, async_playwright
+from playwright.async_api import Browser, Page, async_playwright
+from playwright.async_api import Error as PlaywrightError
 
 from webmcp_eval.play.browser.browser import http_credentials, launch
+from webmcp_eval.play.page.locate import locate
 from webmcp_eval.play.page.surface.log import ShimLog
 from webmcp_eval.play.page.surface.model import Frame, Refused, Tool
 from webmcp_eval.play.page.surface.reader import Surface, first_line
 from webmcp_eval.play.page.toolhost import ToolHost
+from webmcp_eval.suite.case import (
+    ClickAction,
+    NavigateAction,
+    PressAction,
+    ReloadAction,
+    SetupCall,
+    SetupStep,
+    WaitForAction,
+)
 from webmcp_eval.suite.site import resolve_route, split_credentials
 
 GOTO_TIMEOUT_MS = 30_000
+STEP_TIMEOUT_MS = 5_000  # a setup step's control must show within this (a click, a wait without its own timeout)
+
+
+class SetupFailed(Exception):
+    """A setup step could not be performed on the page (its control never showed, its call failed)."""
+
+
+class Settle(Protocol):
+    """Wait until the page's tools settle (with names: until those are registered), at most timeout_ms; the tool
+    host's ``wait_for_tools`` is one."""
+
+    async def __call__(self, names: list[str] | None = None, timeout_ms: int = 5000) -> None: ...
+
+
+async def perform_setup(
+    page: Page, surface: Surface, settle: Settle, base_url: str, steps: Sequence[SetupStep]
+) -> None:
+    """Perform the setup steps on a loaded page, as a trial's setup does; SetupFailed says which step and why."""
+    for i, step in enumerate(steps):
+        try:
+            await _perform(page, surface, settle, base_url, step)
+        except (PlaywrightError, TimeoutError) as err:
+            raise SetupFailed(f"setup step {i + 1} ({_said(step)}): {first_line(err)}") from None
+        await settle()  # an action may register or withdraw tools: read them settled
+
+
+async def _perform(page: Page, surface: Surface, settle: Settle, base_url: str, step: SetupStep) -> None:
+    if isinstance(step, ClickAction | PressAction):
+        if step.target is None:
+            raise SetupFailed(f"{_said(step)}: give the control to press (target)")
+        for _ in range(step.times):
+            await locate(page, step.target).first.click(timeout=STEP_TIMEOUT_MS)
+    elif isinstance(step, NavigateAction):
+        await page.goto(resolve_route(base_url, step.to), wait_until="load", timeout=GOTO_TIMEOUT_MS)
+    elif isinstance(step, ReloadAction):
+        await page.reload(wait_until="load", timeout=GOTO_TIMEOUT_MS)
+    elif isinstance(step, WaitForAction):
+        if step.target:
+            await locate(page, step.target).first.wait_for(state="visible", timeout=step.timeout_ms)
+        if step.tools:
+            await settle(step.tools, timeout_ms=step.timeout_ms)
+    elif isinstance(step, SetupCall):
+        await settle([step.call])
+        answer = await surface.call(page.main_frame, step.call, step.args)
+        if answer.error:
+            raise SetupFailed(f"{_said(step)}: {answer.error}")
+    else:
+        raise SetupFailed(f"{_said(step)}: a reading performs only click, press, navigate, reload, wait_for and call")
+
+
+async def shim_settle(
+    log: ShimLog, names: list[str] | None = None, timeout_ms: int = 5000, quiet_s: float = 0.5
+) -> None:
+    """Settle by the shim's log alone (a page without a tool host, as the audit opens one): until the named tools
+    are registered and no registration changed for quiet_s, at most timeout_ms."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    seen, quiet_since = len(log.events), time.monotonic()
+    while time.monotonic() < deadline:
+        if len(log.events) != seen:
+            seen, quiet_since = len(log.events), time.monotonic()
+        active = {r.get("name") for r in log.active_registrations()}
+        if set(names or []) <= active and time.monotonic() - quiet_since >= quiet_s:
+            return
+        await asyncio.sleep(0.05)
+
+
+def _said(step: SetupStep) -> str:
+    if isinstance(step, SetupCall):
+        return f"call {step.call}"
+    target = getattr(step, "target", None)
+    return step.action + (f" {target.describe()}" if target is not None else "")
 
 
 @dataclass
@@ -47,10 +135,15 @@ class RouteTools:
 
 
 async def read_route(
-    browser: Browser, url: str, route: str, settle_ms: int, credentials: tuple[str, str] | None = None
+    browser: Browser,
+    url: str,
+    route: str,
+    settle_ms: int,
+    credentials: tuple[str, str] | None = None,
+    setup: list[SetupStep] | None = None,
 ) -> RouteTools:
-    """Open one page in a fresh context with the shim; read its tools once they settle (credentials: the
-    site's HTTP authentication, taken out of its URL)."""
+    """Open one page in a fresh context with the shim; perform the setup steps; read its tools once they settle
+    (credentials: the site's HTTP authentication, taken out of its URL)."""
     context = await browser.new_context(http_credentials=http_credentials(credentials))
     try:
         log = ShimLog()
@@ -65,6 +158,10 @@ async def read_route(
         if response is not None and response.status >= 400:
             return RouteTools(route, url, "unknown", error=f"HTTP {response.status}")
         await host.wait_for_tools()
+        try:
+            await perform_setup(page, host.surface, host.wait_for_tools, url, setup or [])
+        except SetupFailed as err:
+            return RouteTools(route, url, "unknown", error=str(err))
         frames = await host.surface.read_frames()
         return RouteTools(route, url, "polyfill" if host.path == "shim" else host.path, frames)
     finally:
@@ -72,16 +169,24 @@ async def read_route(
 
 
 async def list_tools(
-    url: str, routes: list[str] | None = None, *, chromium: str | None = None, settle_ms: int = 100
+    url: str,
+    routes: list[str] | None = None,
+    *,
+    chromium: str | None = None,
+    settle_ms: int = 100,
+    setup: list[SetupStep] | None = None,
 ) -> list[RouteTools]:
-    """The tools of each route (resolved under url, see webmcp_eval.suite.site); without routes, of url itself.
-    Credentials in url (user:password@) are the browser's HTTP authentication, never part of a listed URL."""
+    """The tools of each route (resolved under url, see webmcp_eval.suite.site); without routes, of url itself;
+    each read after the setup steps. Credentials in url (user:password@) are the browser's HTTP authentication,
+    never part of a listed URL."""
     url, credentials = split_credentials(url)
     targets = [(r, resolve_route(url, r)) for r in routes] if routes else [("", url)]
     async with async_playwright() as p:
         browser, _ = await launch(p.chromium, explicit=chromium)
         try:
-            return [await read_route(browser, target, route, settle_ms, credentials) for route, target in targets]
+            return [
+                await read_route(browser, target, route, settle_ms, credentials, setup) for route, target in targets
+            ]
         finally:
             await browser.close()
 

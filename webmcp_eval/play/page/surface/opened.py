@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from urllib.parse import urldefrag, urljoin
 
@@ -71,8 +72,11 @@ async def load(opened: OpenPage, url: str) -> str | None:
     return None
 
 
-async def read_surface(opened: OpenPage, url: str, watch_ms: int) -> PageSurface:
-    """Load url, watch it for watch_ms after the load event, then read every frame."""
+async def read_surface(
+    opened: OpenPage, url: str, watch_ms: int, before_read: Callable[[], Awaitable[str | None]] | None = None
+) -> PageSurface:
+    """Load url, watch it for watch_ms after the load event, then read every frame (before_read first: the
+    setup steps that bring the page to the state its tools are read in; what it returns is the page's error)."""
     surface = PageSurface(url=url, watched_ms=watch_ms)
     surface.error = await load(opened, url)
     if surface.error:
@@ -81,6 +85,9 @@ async def read_surface(opened: OpenPage, url: str, watch_ms: int) -> PageSurface
     host_ms = ((opened.load_t or opened.nav_t) - opened.nav_t) * 1000
     surface.load_ms = round(opened.page_load_ms if opened.page_load_ms is not None else host_ms, 1)
     await asyncio.sleep(watch_ms / 1000)
+    if before_read is not None and (error := await before_read()):
+        surface.error = error
+        return surface
     clock = LoadClock(opened.load_epoch_ms, opened.load_t or opened.nav_t)
     surface.frames = await opened.surface.read_frames(clock, timeout_ms=READ_TIMEOUT_MS, top_timeout_ms=READ_TIMEOUT_MS)
     surface.script_errors = list(opened.script_errors)
