@@ -12,12 +12,14 @@ import zipfile
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
+from urllib.parse import quote
 
 import pytest
 from eval_support import ROOT, cli
 from test_pytest_plugin import CONFTEST
 
-from webmcp_eval.proxies.redaction import secrets_in_html
+from webmcp_eval.proxies.redaction import REDACTED, scrub, secrets_in_html, spellings
 
 pytest_plugins = ["pytester"]
 
@@ -38,6 +40,15 @@ document.modelContext.registerTool({{
   inputSchema: {{type: "object", properties: {{}}}}, annotations: {{readOnlyHint: true}},
   execute: async () => ({{status: "ok", data: {{items: ["tea"]}}}}),
 }});
+document.modelContext.registerTool({{
+  name: "who_am_i", description: "Say who the shop thinks the visitor is.",
+  inputSchema: {{type: "object", properties: {{}}}}, annotations: {{readOnlyHint: true}},
+  execute: async () => {{
+    const echo = await (await fetch("/whoami")).json();  // the request's credentials, as a careless site echoes
+    document.getElementById("status").textContent = JSON.stringify(echo);
+    return {{status: "ok", data: echo}};
+  }},
+}});
 </script></body></html>""".encode()
 
 CASE = """id: SECRET-01
@@ -45,13 +56,27 @@ behaviour: selection
 title: the items of a protected site
 start_route: /
 steps:
-  - user: What is on sale?
-    plan: [{call: list_items}]
+  - user: What is on sale, and who am I here?
+    plan: [{call: list_items}, {call: who_am_i}]
     reply: Tea is on sale.
 expect:
   calls:
-    expected: [{tool: list_items}]
+    expected: [{tool: list_items}, {tool: who_am_i}]
 """
+
+
+def _echo(headers: Any) -> bytes:
+    """What a careless site answers on /whoami: the request's credentials, as they came, in JSON inside a JSON
+    string, base64-encoded and URL-encoded."""
+    auth, cookie = headers.get("Authorization", ""), headers.get("Cookie", "")
+    echo = {
+        "authorization": auth,
+        "cookie": cookie,
+        "wrapped": json.dumps({"inner": json.dumps({"cookie": cookie})}),
+        "cookie_b64": base64.b64encode(cookie.split("=", 1)[-1].encode()).decode(),
+        "password_url": quote(auth and PASSWORD),
+    }
+    return json.dumps(echo).encode()
 
 
 class _Protected(BaseHTTPRequestHandler):
@@ -65,7 +90,8 @@ class _Protected(BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
-        body = PAGE if self.path.split("?")[0] in ("/", "/index.html") else b"{}"
+        path = self.path.split("?")[0]
+        body = PAGE if path in ("/", "/index.html") else _echo(self.headers) if path == "/whoami" else b"{}"
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8" if body is PAGE else "application/json")
         self.send_header("Set-Cookie", f"sessionid={COOKIE}; Path=/; HttpOnly")
@@ -88,6 +114,28 @@ def test_csrf_tokens_are_found_in_hidden_inputs_and_meta_tags():
     assert secrets_in_html('<input value="not-a-secret-at-all" name="q">') == set()
 
 
+def test_a_secret_is_scrubbed_in_every_spelling_and_nothing_else_is():
+    secret = 'tok"en/é+4242=x'
+    texts = {
+        "raw": f"a {secret} b",
+        "json": json.dumps({"v": secret}),
+        "json in json": json.dumps({"v": json.dumps({"v": secret})}),
+        "json in json, ascii": json.dumps({"v": json.dumps({"v": secret}, ensure_ascii=False)}),
+        "three deep": json.dumps([json.dumps([json.dumps([secret])])]),
+        "base64": base64.b64encode(secret.encode()).decode(),
+        "url-safe base64, no padding": base64.urlsafe_b64encode(secret.encode()).decode().rstrip("="),
+        "url": quote(secret),
+        "url, nothing safe": quote(secret, safe=""),
+        "html": '<p title="tok&quot;en/é+4242=x">',
+    }
+    for name, text in texts.items():
+        assert REDACTED in scrub(text, {secret}), name
+        assert not any(form in scrub(text, {secret}) for form in spellings(secret)), name
+    # what is not the secret stays: its first characters, another value, the structure around it
+    assert scrub({"a": ['tok"en/é', "other", 12]}, {secret}) == {"a": ['tok"en/é', "other", 12]}
+    assert json.loads(scrub(json.dumps({"v": secret, "w": "kept"}), {secret})) == {"v": REDACTED, "w": "kept"}
+
+
 def _every_text(root: Path) -> Iterator[tuple[str, str]]:
     for path in root.rglob("*"):
         if path.is_file() and path.suffix == ".zip":
@@ -98,10 +146,19 @@ def _every_text(root: Path) -> Iterator[tuple[str, str]]:
             yield str(path), path.read_bytes().decode("utf-8", "replace")
 
 
+def _spelled(secret: str) -> set[str]:
+    """The secret as the echo and the files may spell it: as it is, JSON-escaped once and twice, base64 and
+    URL-encoded (a test's own list, so the redactor is not judged by its own spellings)."""
+    once = json.dumps(secret)[1:-1]
+    return {secret, once, json.dumps(once)[1:-1], base64.b64encode(secret.encode()).decode(), quote(secret, safe="")}
+
+
 def _leaks(roots: tuple[Path, ...], console: str) -> list[tuple[str, str]]:
-    """(where, secret) for every planted secret in a file under roots (trace.zip's files too) or the console."""
-    found = [(where, s) for root in roots for where, text in _every_text(root) for s in SECRETS if s in text]
-    return found + [("console", s) for s in SECRETS if s in console]
+    """(where, secret) for every planted secret, in any spelling, in a file under roots (trace.zip's files
+    too) or the console."""
+    spelled = {(s, form) for s in SECRETS for form in _spelled(s)}
+    found = [(where, s) for root in roots for where, text in _every_text(root) for s, form in spelled if form in text]
+    return sorted(set(found + [("console", s) for s, form in spelled if form in console]))
 
 
 @pytest.mark.browser
@@ -127,7 +184,7 @@ def test_tools_and_audit_take_the_password_out_of_the_url_and_authenticate(tmp_p
     url = protected.replace("http://", f"http://alice:{PASSWORD}@")
     tools = cli("tools", url, "--json", "--settle-ms", "300")
     assert tools.returncode == 0, tools.stdout + tools.stderr  # the browser authenticated: the page opened
-    assert [t["name"] for t in json.loads(tools.stdout)["routes"][0]["tools"]] == ["list_items"]
+    assert [t["name"] for t in json.loads(tools.stdout)["routes"][0]["tools"]] == ["list_items", "who_am_i"]
     assert _leaks((), tools.stdout + tools.stderr) == []
     out = tmp_path / "audit"
     out.mkdir()
@@ -136,7 +193,7 @@ def test_tools_and_audit_take_the_password_out_of_the_url_and_authenticate(tmp_p
     report = json.loads((out / "a.json").read_text(encoding="utf-8"))
     (page,) = report["pages"]
     assert report["url"] == protected and page["error"] is None, audit.stdout + audit.stderr
-    assert page["frames"][0]["tools"] == ["list_items"] and page["calls"], audit.stdout  # read and called
+    assert page["frames"][0]["tools"] == ["list_items", "who_am_i"] and page["calls"], audit.stdout  # read and called
     assert sorted(p.name for p in out.iterdir()) == ["a.html", "a.json", "a.md", "a.sarif", "a.xml"]
     assert _leaks((out,), audit.stdout + audit.stderr) == []
 
@@ -144,7 +201,8 @@ def test_tools_and_audit_take_the_password_out_of_the_url_and_authenticate(tmp_p
 PLUGIN_TEST = """
 def test_the_protected_page(page, webmcp):
     page.goto("/")
-    assert [t.name for t in webmcp.wait_for_tools("list_items")] == ["list_items"]
+    assert sorted(t.name for t in webmcp.wait_for_tools("list_items", "who_am_i")) == ["list_items", "who_am_i"]
+    assert webmcp.call("who_am_i", {})["data"]["cookie"]  # the site echoed the credentials to the test
     assert webmcp.outbound() == []  # the site is the bare origin: its own requests are not another host's
     assert webmcp.lint(description_length={"min": 100})  # findings name the page: its URL, in the JUnit XML
 """

@@ -12,13 +12,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from playwright.async_api import BrowserContext, Page, Route
 
 from webmcp_eval.errors import InvalidInput
-from webmcp_eval.proxies.redaction import MIN_SECRET, REDACTED, scrub
+from webmcp_eval.proxies.redaction import MIN_SECRET, REDACTED, credential_secrets, scrub
 
+T = TypeVar("T")
 RESTORE_PATH = "/__webmcp_eval_restore_storage__"  # answered by the route below: no request reaches the site
 
 
@@ -33,11 +34,14 @@ class Access:
     state: dict[str, Any] | None = None  # Playwright's storage state
     # HTTP authentication taken out of the audited URL's user:password@ (webmcp_eval/suite/site.py split_credentials)
     credentials: tuple[str, str] | None = None
+    # values the site handed out during the audit (the cookies it set): secrets as much as those brought
+    learned: set[str] = field(default_factory=set)
 
     def secrets(self) -> set[str]:
         """Every value that opens the site: header values (a Bearer token also alone), cookie and localStorage
-        values of the storage state (those of MIN_SECRET characters or more: shorter ones occur by chance)."""
-        found: set[str] = set()
+        values of the storage state (those of MIN_SECRET characters or more: shorter ones occur by chance), the
+        password of the URL and the Basic value made of it, and the cookies the site set."""
+        found: set[str] = credential_secrets(self.credentials) | self.learned
         for value in self.headers.values():
             found.add(value.strip())
             if " " in value.strip():
@@ -54,11 +58,14 @@ class Access:
             }
         return {s for s in found if s}
 
-    def redact(self, text: str) -> str:
-        """text with every secret replaced, also as JSON or HTML would spell it."""
-        secrets = self.secrets()
-        spelled = secrets | {json.dumps(s)[1:-1] for s in secrets} | {_html(s) for s in secrets}
-        return scrub(text, {s for s in spelled if s}) if secrets else text
+    def redact(self, value: T) -> T:
+        """The text or JSON value with every secret replaced, in every spelling (proxies/redaction.py)."""
+        return scrub(value, self.secrets())  # type: ignore[no-any-return]  # scrub keeps the value's shape
+
+    async def learn(self, context: BrowserContext) -> None:
+        """Take the cookies the site set in context as secrets (before the context closes)."""
+        cookies = await context.cookies()
+        self.learned |= {str(c.get("value") or "") for c in cookies if len(str(c.get("value") or "")) >= MIN_SECRET}
 
     async def open(self, context: BrowserContext) -> None:
         """Send the headers to the audited origin's requests only."""
@@ -88,12 +95,6 @@ class Access:
                 await page.evaluate("items => items.forEach(i => localStorage.setItem(i.name, i.value))", items)
             finally:
                 await page.unroute(url)
-
-
-def _html(text: str) -> str:
-    import html
-
-    return html.escape(text)
 
 
 def _origin(url: str) -> str:

@@ -174,6 +174,7 @@ class Auditor:
                     audit.findings = one_cause(audit.findings + forms)
                 if self.options.smoke and not audit.surface.error:
                     await self._smoke(audit, opened, trial, await page_values(opened))
+                await self.options.access.learn(context)  # the outputs are redacted of the cookies it set too
             finally:
                 await context.close()
         if audit.surface.error and self.options.config.enabled("page-unreachable"):
@@ -298,7 +299,17 @@ class Auditor:
         take_answer(outcome, answer)
         await _shim_report(opened, logged, tool.name)
         page_answer(outcome, opened.surface.call_events(logged, tool.name)[1])
+        await self._redact(outcome, opened)
         return outcome
+
+    async def _redact(self, outcome: CallOutcome, opened: OpenPage) -> None:
+        """The answer without a secret before any rule reads it: a finding quotes answers cut short, and a cut
+        token would no longer be found by the outputs' redaction. The cookies the site has set by now count."""
+        access = self.options.access
+        await access.learn(opened.page.context)
+        outcome.result = access.redact(outcome.result)
+        outcome.error = access.redact(outcome.error)
+        outcome.navigated_to = access.redact(outcome.navigated_to)
 
     async def _fresh_calls(
         self, url: str, frame_info: Frame, tool: Tool, inputs: list[SmokeInput]

@@ -9,6 +9,7 @@ and ``done``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import threading
@@ -22,7 +23,7 @@ import httpx
 from mitmproxy import http
 from mitmproxy.proxy.server_hooks import ServerConnectionHookData
 
-from .canonical import TRIAL_HEADER, canonical_body, fixture_key, normalize_origin, short_origin
+from .canonical import TRIAL_HEADER, canonical_body, fixture_key, normalize_origin, parse_json, short_origin
 from .fixture import (
     Fixture,
     FixtureEntry,
@@ -240,6 +241,7 @@ class EvalAddon:
     def _network_of(self, state: TrialState) -> TrialNetwork:
         """A deep copy (the proxy thread keeps mutating the live records)."""
         network = state.network.model_copy(deep=True)
+        network.secrets = set(state.secrets)
         if state.recording is not None:
             network.fixture = self._finish_recording(state)
         return network
@@ -500,6 +502,8 @@ class EvalAddon:
             record = flow_state.record
             record.status = flow.response.status_code
             record.duration_ms = round((time.time() - flow.request.timestamp_start) * 1000, 2)
+            if not flow_state.synthetic:
+                _learn_secrets(flow, flow_state.trial)
             if flow_state.trial.mode == "record" and not flow_state.synthetic:
                 self._record(flow, flow_state)
         if flow_state.lose_answer:  # the site has acted (and its answer is recorded); the page never hears of it
@@ -540,15 +544,8 @@ class EvalAddon:
         stored_resp = StoredResponse(
             status=resp.status_code, headers=sanitize_headers(resp_pairs), encoding=resp_enc, body=resp_body
         )
-        trial = flow_state.trial
-        trial.secrets |= secrets_in_headers(req_pairs) | secrets_in_headers(resp_pairs)
-        for enc, raw in ((req_enc, req.get_content(strict=False)), (resp_enc, resp.get_content(strict=False))):
-            if enc == "json" and raw:
-                trial.secrets |= secrets_in_json(json.loads(raw))
-            elif enc != "base64" and raw:  # a page's HTML: its CSRF tokens
-                trial.secrets |= secrets_in_html(raw.decode("utf-8", "replace"))
         entry = FixtureEntry(key="", request=stored_req, response=stored_resp)  # keyed when the trial ends
-        trial.recorded.append((flow_state.record.seq, entry))
+        flow_state.trial.recorded.append((flow_state.record.seq, entry))
 
     async def _send_duplicate(self, flow: http.HTTPFlow) -> tuple[int | None, str | None]:
         """The same request once more to the site, as a network retry would deliver it."""
@@ -562,3 +559,26 @@ class EvalAddon:
         except httpx.HTTPError as err:
             return None, f"{type(err).__name__}: {err}"
         return answer.status_code, None
+
+
+def _learn_secrets(flow: http.HTTPFlow, trial: TrialState) -> None:
+    """The secret values a request and its answer carry (cookies the site sets, tokens, CSRF values), in every
+    mode: a site that echoes one is scrubbed of it in the trace as in a recording."""
+    req, resp = flow.request, flow.response
+    assert resp is not None
+    trial.secrets |= secrets_in_headers(list(req.headers.items(multi=True)))
+    trial.secrets |= secrets_in_headers(list(resp.headers.items(multi=True)))
+    for message in (req, resp):
+        raw = message.get_content(strict=False)
+        if not raw:
+            continue
+        kind = message.headers.get("content-type", "").lower()
+        # as a recording reads bodies (fixture.encode_body): fetch() sends a JSON string as text/plain
+        is_json, value = (
+            parse_json(raw) if "json" in kind or not kind or kind.startswith("text/plain") else (False, None)
+        )
+        if is_json:
+            with contextlib.suppress(RecursionError):
+                trial.secrets |= secrets_in_json(value)
+        elif "html" in kind or "text" in kind:  # a page's HTML: its CSRF tokens
+            trial.secrets |= secrets_in_html(raw.decode("utf-8", "replace"))

@@ -117,3 +117,5 @@ class TrialNetwork(BaseModel):
     faults_fired: list[FaultFired] = Field(default_factory=list)
     replay_misses: list[ReplayMiss] = Field(default_factory=list)
     fixture: Fixture | None = None  # record mode: what was recorded
+    # secret values the trial's traffic carried (webmcp_eval/proxies/redaction.py): for scrubbing, never written
+    secrets: set[str] = Field(default_factory=set, exclude=True)

@@ -7,13 +7,22 @@ JSON, form and query fields named like tokens, keys, secrets or passwords hold
 ``<redacted>``; and every secret value seen anywhere is scrubbed wherever else
 it appears (a CSRF token echoed in a page, a session id in a URL); CSRF tokens a page
 carries in its HTML (hidden inputs, ``<meta name="csrf-token">``) are such values too.
+
+A secret is found by its value in every spelling a page or a server may give it (``spellings``): as it
+is, JSON-escaped at any depth, URL-encoded, base64 and HTML-escaped, so a site that echoes a token
+inside a JSON string inside a JSON answer does not carry it past the scrub. ``scrub`` runs before
+anything is cut short: a token's first characters never survive a truncation.
 """
 
 from __future__ import annotations
 
+import base64
+import html
+import json
 import re
+from functools import lru_cache
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, quote_plus, urlencode, urlsplit, urlunsplit
 
 REDACTED = "<redacted>"
 # Cookie values must stay valid cookie octets, so no angle brackets there.
@@ -122,17 +131,57 @@ def secrets_in_html(text: str) -> set[str]:
     return {s for s in found if len(s) >= MIN_SECRET}
 
 
+JSON_DEPTH = 4  # a string escaped this many times over (JSON in JSON in JSON…) is still found
+
+
+@lru_cache(maxsize=4096)
+def spellings(secret: str) -> frozenset[str]:
+    """Every way the secret may be written in text the run keeps: as it is, JSON-escaped at each depth up to
+    JSON_DEPTH, URL-encoded (both ways), base64 (standard and URL-safe, with and without padding) and
+    HTML-escaped."""
+    found = {secret, quote(secret), quote(secret, safe=""), quote_plus(secret), quote_plus(secret, safe="/")}
+    found.add(html.escape(secret))
+    level = {secret}
+    for _ in range(JSON_DEPTH):  # each level escaped by a writer that keeps non-ASCII, or one that \u-escapes it
+        level = {json.dumps(s, ensure_ascii=ascii)[1:-1] for s in level for ascii in (False, True)}
+        found |= level
+    raw = secret.encode("utf-8", "surrogatepass")
+    for encoded in (base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()):
+        found |= {encoded, encoded.rstrip("=")}
+    return frozenset(s for s in found if s)
+
+
+def credential_secrets(credentials: tuple[str, str] | None) -> set[str]:
+    """What HTTP authentication puts on the wire: the password, and the Basic value built from user:password
+    (which a site that echoes its request headers shows)."""
+    if not credentials:
+        return set()
+    user, password = credentials
+    basic = base64.b64encode(f"{user}:{password}".encode()).decode()
+    return {s for s in (password, basic) if len(s) >= MIN_SECRET}
+
+
+def _patterns(secrets: frozenset[str]) -> list[str]:
+    """Every spelling of every secret, longest first (a longer spelling holds a shorter one)."""
+    every = {spelled for secret in secrets for spelled in spellings(secret)}
+    return sorted(every, key=len, reverse=True)
+
+
 def scrub(value: Any, secrets: set[str]) -> Any:
-    """Replace every known secret value inside strings (recursively for JSON values)."""
+    """Replace every known secret value, in every spelling, inside strings (recursively for JSON values)."""
     if not secrets:
         return value
+    return _scrub(value, _patterns(frozenset(secrets)))
+
+
+def _scrub(value: Any, patterns: list[str]) -> Any:
     if isinstance(value, str):
-        for secret in sorted(secrets, key=len, reverse=True):
-            if secret in value:
-                value = value.replace(secret, REDACTED)
+        for spelled in patterns:
+            if spelled in value:
+                value = value.replace(spelled, REDACTED)
         return value
     if isinstance(value, dict):
-        return {k: scrub(v, secrets) for k, v in value.items()}
+        return {k: _scrub(v, patterns) for k, v in value.items()}
     if isinstance(value, list):
-        return [scrub(v, secrets) for v in value]
+        return [_scrub(v, patterns) for v in value]
     return value

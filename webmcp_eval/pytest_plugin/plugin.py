@@ -10,6 +10,7 @@ marker, before its page exists.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
@@ -232,8 +233,25 @@ def webmcp(page: Any, request: pytest.FixtureRequest) -> Iterator[PageWebMCP]:
     update = request.config.getoption("webmcp_update_contracts")
     fixture = PageWebMCP(page, network=proxies.network_of(request.node), update_contracts=update).install()
     yield fixture
-    # the test's calls, coverage, lint and smoke: properties of its report (JUnit XML, pytest-html)
-    request.node.user_properties.extend(fixture.report_properties())
+    from webmcp_eval.proxies.redaction import scrub  # the proxy's package: loaded by tests that use the fixture
+
+    # the test's calls, coverage, lint and smoke: properties of its report (JUnit XML, pytest-html), without a
+    # secret the site echoed in an answer
+    secrets = _secrets_of(request, fixture)
+    request.node.user_properties.extend((name, scrub(value, secrets)) for name, value in fixture.report_properties())
+
+
+def _secrets_of(request: pytest.FixtureRequest, fixture: PageWebMCP) -> set[str]:
+    """The secrets the test's page carried: --base-url's password and the Basic value made of it, the cookies the
+    site set, and the tokens the proxy saw (webmcp_eval/proxies/redaction.py)."""
+    from webmcp_eval.proxies.redaction import MIN_SECRET, credential_secrets
+
+    found = credential_secrets(bare_base_url(request.config)[1])
+    with contextlib.suppress(Exception):  # a page already gone has no cookies to give; the rest still counts
+        found |= {str(c.get("value") or "") for c in fixture.page.context.cookies()}
+    if fixture.network is not None:
+        found |= fixture.network().secrets
+    return {s for s in found if len(s) >= MIN_SECRET}
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -56,6 +56,7 @@ from webmcp_eval.play.run.abort import TrialAborted
 from webmcp_eval.play.run.conversation import NO_PLAN, NO_SIMULATOR, Conversation, conversation_assertions
 from webmcp_eval.play.run.settings import RunSettings, RunState, TrialHook
 from webmcp_eval.proxies.fixture import Fixture
+from webmcp_eval.proxies.redaction import credential_secrets, scrub
 from webmcp_eval.rundir.layout import RunDir
 from webmcp_eval.rundir.plan import trial_id_for
 from webmcp_eval.suite.case import Action, Case, SetupCall, UserStep
@@ -172,6 +173,7 @@ class Trial:
         self.humans: HumanWindows | None = None  # which of the page's events were the human's
         self.fixture: Fixture | None = None
         self.recorded: Fixture | None = None
+        self._secrets: set[str] = set()  # secret values the trial's traffic carried (the proxy's account)
         self._crash_watch = asyncio.Event()
         self.site: HookTape = HookTape(env.site, "live", None)  # the site hooks: live, taped or played back
         self._page_errors: list[PageError] = []  # the page's own (setup failures name the first uncaught one)
@@ -256,8 +258,17 @@ class Trial:
         self.trace.duration_ms = self._ms()
         self.trace.browser = self.env.session.describe()
         self._store_recording()
+        self._scrub_secrets()
         write_trace(self.trace, RunDir(self.env.out_dir).trials)
         return self.trace
+
+    def _scrub_secrets(self) -> None:
+        """Every secret the run knows (the site's password and the Basic value made of it, cookies and tokens the
+        trial's traffic carried) out of the trace, in every spelling a page may echo it in, before anything reads
+        the trace: the file, the console line and the reports all come from it."""
+        secrets = self._secrets | credential_secrets(self.site.config.credentials)
+        if secrets:
+            self.trace = Trace.model_validate(scrub(self.trace.model_dump(mode="json"), secrets))
 
     async def _judge(self, error: str | None, kind: NotRunKind = "runner") -> None:
         """Assertions and verdict; a check that raises makes the trial not_run, never the run's end."""
@@ -690,6 +701,7 @@ class Trial:
         if self._setup_network is not None:
             self._move_setup_writes()
         self.recorded = net.fixture
+        self._secrets = net.secrets
         self._site_unanswered = unanswered_site_requests(net, self.site.config.base_url)
         self._site_errors = site_server_errors(net, self.site.config.base_url)
 
