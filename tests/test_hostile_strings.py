@@ -150,3 +150,38 @@ def test_tools_init_and_audit_of_a_hostile_site_print_and_write_text(hostile_sit
     page = out["html"].read_text(encoding="utf-8")
     assert "<img src=x" not in page
     HTMLParser().feed(page)
+
+
+def test_a_page_url_or_route_that_cannot_be_a_page_of_the_site_is_refused_before_any_browser():
+    from webmcp_eval.suite.site import page_url_problem, route_problem, shown_url
+
+    for url in ("http://127.0.0.1:8000/demo/", "https://shop.example/x/index.html?a=1#/b", "file:///tmp/page.html"):
+        assert page_url_problem(url) is None, url
+    bad = {
+        "http://[::1": "Invalid IPv6 URL",
+        "http://127.0.0.1:99999/": "Port out of range",
+        "http://127.0.0.1/a b": "a space or a control character",
+        "http://127.0.0.1/\r\nX: y": "a space or a control character",
+        "ftp://127.0.0.1/": "not an http(s) or file URL",
+        "javascript:alert(1)": "not an http(s) or file URL",
+        "http:///nohost": "not an http(s) or file URL",
+    }
+    for url, reason in bad.items():
+        assert reason in (page_url_problem(url) or ""), url
+    base = "http://127.0.0.1:8000/demo/"
+    for route in ("/", "cart.html", "?q=1", "#/hotel/1", "http://127.0.0.1:8000/demo/x.html"):
+        assert route_problem(base, route) is None, route
+    for route in ("file:///etc/hostname", "javascript:alert(1)", "data:text/html,x", "http://127.0.0.1:8001/"):
+        assert route_problem(base, route), route
+    assert route_problem("file:///tmp/a.html", "b.html") is None
+    assert shown_url("http://ann:secret@127.0.0.1/") == "http://127.0.0.1/"
+
+
+def test_a_header_is_an_http_token_and_a_printable_value():
+    from webmcp_eval.audit.access import AccessError, parse_header
+
+    assert parse_header("Authorization: Bearer a.b-c") == ("Authorization", "Bearer a.b-c")
+    assert parse_header("X-Token:\tv 1") == ("X-Token", "v 1")
+    for text in ("(X): a", "X Y: a", "X: a\r\nInjected: b", "X: é", "X: a\x00", ": a", "no colon"):
+        with pytest.raises(AccessError):
+            parse_header(text)

@@ -10,6 +10,7 @@ clears the origin's cookies and storage before each call.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -42,10 +43,8 @@ class Access:
         values of the storage state (those of MIN_SECRET characters or more: shorter ones occur by chance), the
         password of the URL and the Basic value made of it, and the cookies the site set."""
         found: set[str] = credential_secrets(self.credentials) | self.learned
-        for value in self.headers.values():
-            found.add(value.strip())
-            if " " in value.strip():
-                found.add(value.strip().split(" ", 1)[1])
+        for value in self.headers.values():  # a Bearer token also alone
+            found |= {value.strip(), value.strip().split(" ", 1)[-1]}
         state = self.state or {}
         found |= {
             str(c.get("value") or "") for c in state.get("cookies", []) if len(str(c.get("value") or "")) >= MIN_SECRET
@@ -56,7 +55,7 @@ class Access:
                 for i in origin.get("localStorage", [])
                 if len(str(i.get("value") or "")) >= MIN_SECRET
             }
-        return {s for s in found if s}
+        return {s for s in found if len(s) >= MIN_SECRET}  # a shorter value would be scrubbed out of every word
 
     def redact(self, value: T) -> T:
         """The text or JSON value with every secret replaced, in every spelling (proxies/redaction.py)."""
@@ -104,12 +103,23 @@ def _origin(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}"
 
 
+# RFC 9110's token: the characters a header name may have
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
 def parse_header(text: str) -> tuple[str, str]:
-    """'Name: value' as (name, value); AccessError says what is wrong."""
+    """'Name: value' as (name, value); AccessError says what is wrong. The name is an HTTP token; the value is
+    printable ASCII with spaces and tabs (a CR or LF would end the header and start another; a browser refuses
+    other bytes)."""
     name, sep, value = text.partition(":")
-    if not sep or not name.strip() or any(c in name for c in " \t\r\n"):
+    name, value = name.strip(), value.strip()
+    if not sep or not name:
         raise AccessError(f"--header {text.split(':')[0]!r}: give 'Name: value' (e.g. 'Authorization: Bearer …')")
-    return name.strip(), value.strip()
+    if not _TOKEN.fullmatch(name):
+        raise AccessError(f"--header {name!r}: a header name is letters, digits and !#$%&'*+.^_`|~- only")
+    if any(not (" " <= c <= "~" or c == "\t") for c in value):
+        raise AccessError(f"--header {name}: its value holds a line break, a control or a non-ASCII character")
+    return name, value
 
 
 def read_storage_state(path: Path) -> dict[str, Any]:

@@ -12,7 +12,6 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from webmcp_eval.audit.access import Access, AccessError, parse_header, read_storage_state
 from webmcp_eval.audit.config import AuditConfigError, parse_audit_config
@@ -26,7 +25,14 @@ from webmcp_eval.play.page.surface.model import origin_of
 from webmcp_eval.report.sanitise import terminal
 from webmcp_eval.suite.folder import SuiteError, find_suite
 from webmcp_eval.suite.init import reading_setup
-from webmcp_eval.suite.site import SiteConfig, demo_site_config, split_credentials
+from webmcp_eval.suite.site import (
+    SiteConfig,
+    demo_site_config,
+    page_url_problem,
+    route_problem,
+    shown_url,
+    split_credentials,
+)
 
 DEFAULT_HTML = "audit-report.html"
 
@@ -100,11 +106,12 @@ def audit_command(request: AuditRequest) -> AuditOutcome:
 def audit_options(request: AuditRequest) -> AuditOptions:
     """The engine's options from the request; UsageError (one line) for anything that cannot work."""
     # user:password@ in the URL: the browser's HTTP authentication, never in a report (as run and init take it)
+    if problem := page_url_problem(request.url):  # a file: URL is a page opened from disk, as a browser opens it
+        raise UsageError(f"{shown_url(request.url)}: {problem}")
     url, credentials = split_credentials(request.url)
-    parts = urlsplit(url)
-    local_file = parts.scheme == "file" and bool(parts.path)  # a page opened from disk, as a browser opens it
-    if not local_file and (parts.scheme not in ("http", "https") or not parts.netloc):
-        raise UsageError(f"{url}: not an http(s) or file URL (e.g. http://127.0.0.1:8000/demo/)")
+    for route in request.route:  # the audited origin's pages only: never a file of the machine, never a script
+        if problem := route_problem(url, route):
+            raise UsageError(f"--route {route}: {problem}")
     if not 1 <= request.max_pages <= 1000:
         raise UsageError(f"--max-pages {request.max_pages}: give 1 to 1000")
     if not 0 <= request.watch_ms <= 120_000:

@@ -6,6 +6,7 @@ import asyncio
 import json
 import sys
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,10 +30,8 @@ from webmcp_eval.suite.peer_files import (
     tools_from_catalog,
     write_export,
 )
+from webmcp_eval.suite.site import page_url_problem, route_problem, shown_url
 from webmcp_eval.suite.validate import CatalogError, SuiteCatalog
-
-if TYPE_CHECKING:
-    from webmcp_eval.suite.folder import Suite
 
 if TYPE_CHECKING:
     from webmcp_eval.suite.folder import Suite
@@ -197,13 +196,21 @@ def _export_tools(suite: Suite, described: list[dict[str, Any]] | None) -> list[
     return described
 
 
+def _check_urls(url: str, routes: Iterable[str] | None, flag: str) -> None:
+    """The page URL and its routes, before any browser starts: one line (exit 2) for one that cannot be opened."""
+    if problem := page_url_problem(url):
+        raise UsageError(f"{flag}{shown_url(url)}: {problem}")
+    for route in routes or ():
+        if problem := route_problem(url, route):
+            raise UsageError(f"--route {route}: {problem}")
+
+
 def tools_command(request: ToolsRequest) -> int:
     """What a page registers, per route (webmcp_eval/evaluation/catalog.py does the reading)."""
     # reading a page opens a browser: the browser stack loads only for tools and init, not import/export/schema
     from webmcp_eval.evaluation.catalog import DISCOVERY_SETTLE_MS, list_tools, tools_json, tools_text
 
-    if "://" not in request.url:
-        raise InvalidInput(f"{request.url}: not a URL (e.g. http://127.0.0.1:8000/demo/)")
+    _check_urls(request.url, request.route, "")
     settle_ms = DISCOVERY_SETTLE_MS if request.settle_ms is None else request.settle_ms
     if not 0 <= settle_ms <= 10_000:
         raise InvalidInput(f"--settle-ms {settle_ms}: give 0 to 10000 ms")
@@ -219,8 +226,7 @@ def init_command(request: InitRequest) -> int:
     once in a throw-away context, suite/init.py writes it), then the null agent over what it wrote."""
     from webmcp_eval.evaluation.catalog import DISCOVERY_SETTLE_MS, list_tools  # the browser stack, as in tools
 
-    if "://" not in request.base_url:
-        raise UsageError(f"--base-url {request.base_url}: not a URL (e.g. http://127.0.0.1:8000/demo/)")
+    _check_urls(request.base_url, request.route, "--base-url ")
     settle_ms = DISCOVERY_SETTLE_MS if request.settle_ms is None else request.settle_ms
     if not 0 <= settle_ms <= 10_000:
         raise UsageError(f"--settle-ms {settle_ms}: give 0 to 10000 ms")

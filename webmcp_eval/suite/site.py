@@ -17,6 +17,7 @@ opens it at that hash (``resolve_route``).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
@@ -266,6 +267,42 @@ def _hook_failure(hook: str, url: str, err: httpx.HTTPError) -> SiteUnavailable:
         what = f"could not be reached ({type(err).__name__}: {str(err).strip() or 'no answer'})"
     message = f"setup: the site's {hook} hook at {url} {what}; check that the site is running there"
     return SiteUnavailable(message, kind)
+
+
+def shown_url(url: str) -> str:
+    """url as an error message may show it: without ``user:password@`` (read as text: url may not parse)."""
+    return re.sub(r"//[^/@]*@", "//", url, count=1)
+
+
+def page_url_problem(url: str) -> str | None:
+    """Why url cannot be a page to open (None when it can): an http(s) URL with a host and a valid port, or a
+    ``file:`` URL with a path; no control character or space anywhere (a CR would split a request line)."""
+    if any(ord(c) < 0x21 or ord(c) == 0x7F for c in url):
+        return "it holds a space or a control character (percent-encode it)"
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError when the port is out of range
+    except ValueError as err:
+        return f"not a usable URL ({err})"
+    if parts.scheme == "file" and parts.path:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "not an http(s) or file URL (e.g. http://127.0.0.1:8000/demo/)"
+    return None
+
+
+def route_problem(base_url: str, route: str) -> str | None:
+    """Why route is not a page under base_url (None when it is): it must resolve to a URL of the base's own
+    origin (scheme, host and port), never another site, a file of the machine or a ``javascript:`` or
+    ``data:`` URL."""
+    resolved = resolve_route(base_url, route)
+    problem = page_url_problem(resolved)
+    if problem:
+        return problem
+    base, there = urlsplit(base_url), urlsplit(resolved)
+    if (base.scheme, base.netloc.rsplit("@", 1)[-1]) != (there.scheme, there.netloc.rsplit("@", 1)[-1]):
+        return f"{resolved} is not under {base.scheme}://{base.netloc.rsplit('@', 1)[-1]}"
+    return None
 
 
 def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
