@@ -146,6 +146,10 @@ def test_the_command_writes_html_and_markdown_and_refuses_what_is_not_a_run(runs
         assert folder.returncode == 2 and folder.stderr.strip() == (
             f"webmcp-eval analyze: {flag} {tmp_path}: is a directory; give a file path"
         ), folder.stderr
+    trace = runs[0] / "trials" / "SEL-01.t1.json"
+    before = trace.read_bytes()
+    over = cli("analyze", *map(str, runs), "--html", str(trace))  # a trace it reads is never replaced
+    assert over.returncode == 2 and "a file of the run" in over.stderr and trace.read_bytes() == before
 
 
 # ---- with a model ------------------------------------------------------------------------------------

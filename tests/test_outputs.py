@@ -128,3 +128,39 @@ def test_a_flag_under_a_file_is_refused(tmp_path: Path) -> None:
 def test_build_reporters_refuses_a_name_no_output_has(tmp_path: Path) -> None:
     with pytest.raises(KeyError, match="no output 'csv'; the outputs are json, junit, html, markdown"):
         build_reporters(ReportTargets(files={"csv": [tmp_path / "x.csv"]}))
+
+
+def test_outputs_are_regular_files_of_their_own_apart_from_what_the_command_reads(tmp_path: Path) -> None:
+    import os
+
+    from webmcp_eval.errors import UsageError
+    from webmcp_eval.evaluation.output import check_outputs
+
+    login, pipe = tmp_path / "login.json", tmp_path / "pipe"
+    login.write_text("{}")
+    os.mkfifo(pipe)
+    (tmp_path / "link.json").symlink_to(login)
+    check_outputs([("--json", tmp_path / "a.json"), ("--html", tmp_path / "new" / "a.html")], [login])
+    refused = {
+        "the command reads that file": ([("--html", login)], [login]),
+        "reads that file": ([("--html", tmp_path / "link.json")], [login]),  # the same file by another name
+        "not a regular file": ([("--json", pipe)], []),
+        "also the file of --json": ([("--json", tmp_path / "a"), ("--sarif", tmp_path / "x" / ".." / "a")], []),
+    }
+    for message, (outputs, inputs) in refused.items():
+        with pytest.raises(UsageError, match=message):
+            check_outputs(outputs, inputs)
+    assert login.read_text() == "{}"
+
+
+def test_audit_and_schema_refuse_an_output_over_an_input_or_a_pipe_before_any_work(tmp_path: Path) -> None:
+    import os
+
+    login = tmp_path / "login.json"
+    login.write_text('{"cookies": [], "origins": []}')
+    os.mkfifo(tmp_path / "pipe")
+    bad = cli("audit", "http://127.0.0.1:9/", "--storage-state", str(login), "--html", str(login))
+    assert bad.returncode == 2 and "the command reads that file" in bad.stderr
+    assert login.read_text() == '{"cookies": [], "origins": []}'
+    bad = cli("schema", "-o", str(tmp_path / "pipe"))  # would block for ever on a pipe nobody reads
+    assert bad.returncode == 2 and "not a regular file" in bad.stderr

@@ -20,6 +20,7 @@ from webmcp_eval.audit.coverage import suite_coverage
 from webmcp_eval.audit.engine import AuditOptions, AuditReport, audit
 from webmcp_eval.audit.writers import html_report, json_text, junit_report, markdown_report, sarif_report, text_report
 from webmcp_eval.errors import CannotRun, UsageError
+from webmcp_eval.evaluation.output import check_outputs
 from webmcp_eval.play.browser.browser import ChromiumNotFound
 from webmcp_eval.play.page.surface.model import origin_of
 from webmcp_eval.report.sanitise import terminal
@@ -33,6 +34,7 @@ from webmcp_eval.suite.site import (
     shown_url,
     split_credentials,
 )
+from webmcp_eval.trace import write_atomic
 
 DEFAULT_HTML = "audit-report.html"
 
@@ -96,11 +98,22 @@ def audit_command(request: AuditRequest) -> AuditOutcome:
     for path, render in outputs.items():
         if path:
             try:
-                Path(path).write_text(redact(render()), encoding="utf-8")
+                write_atomic(Path(path), redact(render()))
             except OSError as err:
                 raise UsageError(f"cannot write {path}: {err.strerror or err}") from None
     sys.stdout.write(f"report: {request.html}\n")
     return AuditOutcome(report.exit_code_at(request.fail_on), report)
+
+
+def _check_files(request: AuditRequest) -> None:
+    """The reports go to files of their own: never one the audit reads (the login file, the contract it
+    checks, the setup file), a pipe or a device, and no two to one file."""
+    contract = Path(request.contract) if request.contract else None
+    views = ("json", "sarif", "markdown", "html", "junit")
+    outputs = [(f"--{v}", Path(str(getattr(request, v))) if getattr(request, v) else None) for v in views]
+    outputs.append(("--contract", contract if request.update_contract else None))
+    read = [Path(p) if p else None for p in (request.storage_state, request.setup)]
+    check_outputs(outputs, [*read, None if request.update_contract else contract])
 
 
 def audit_options(request: AuditRequest) -> AuditOptions:
@@ -118,6 +131,7 @@ def audit_options(request: AuditRequest) -> AuditOptions:
         raise UsageError(f"--watch-ms {request.watch_ms}: give 0 to 120000 ms")
     if request.all_tools and not request.smoke:
         raise UsageError("--all-tools calls tools: give it with --smoke")
+    _check_files(request)
     if request.update_contract and not request.contract:
         raise UsageError("--update-contract needs --contract FILE (where to write it)")
     if request.contract and not request.update_contract:

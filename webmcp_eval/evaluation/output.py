@@ -99,3 +99,29 @@ def check_writable_file(path: Path, flag: str) -> None:
         raise UsageError(f"{flag} {path}: {ancestor} is a file, not a directory; give a path in a directory")
     if not os.access(ancestor, os.W_OK | os.X_OK):
         raise UsageError(f"{flag} {path}: its directory {ancestor} is not writable; give a writable path")
+
+
+def check_outputs(outputs: Sequence[tuple[str, Path | None]], inputs: Sequence[Path | None] = ()) -> None:
+    """Every output a command will write, checked before any work (one line, exit 2): writable, a regular file
+    where one exists (never a pipe, a device or a folder: a report would block on a pipe or replace /dev/null),
+    no two outputs the same file, and none of them a file the command reads (a login file, a contract, a
+    trace)."""
+    seen: dict[Path, str] = {}
+    read = {_same(p) for p in inputs if p is not None}
+    for flag, path in outputs:
+        if path is None:
+            continue
+        check_writable_file(path, flag)
+        if path.exists() and not path.resolve().is_file():
+            raise UsageError(f"{flag} {path}: not a regular file (a pipe or a device); give a file path")
+        key = _same(path)
+        if key in read:
+            raise UsageError(f"{flag} {path}: the command reads that file; give another path for the output")
+        if key in seen:
+            raise UsageError(f"{flag} {path}: also the file of {seen[key]}; give each output a path of its own")
+        seen[key] = flag
+
+
+def _same(path: Path) -> Path:
+    """One name per file: symlinks and '..' resolved (a file that does not exist yet: its resolved path)."""
+    return path.resolve()

@@ -7,8 +7,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from webmcp_eval.errors import EXIT_OK, InvalidInput, UsageError
-from webmcp_eval.evaluation.output import check_writable_dir, console, errors
-from webmcp_eval.evaluation.reporting import ReportFiles, end_reports, labels_of, reporters_for, run_input
+from webmcp_eval.evaluation.output import check_outputs, check_writable_dir, console, errors
+from webmcp_eval.evaluation.reporting import (
+    ReportFiles,
+    check_outputs_apart,
+    end_reports,
+    labels_of,
+    reporters_for,
+    run_input,
+)
 from webmcp_eval.judge.analyst import explain_all, make_analyst
 from webmcp_eval.report.analysis_report import console_lines, html, markdown
 from webmcp_eval.report.reporters import IN_RUN_DIR
@@ -133,9 +140,10 @@ def analyze_command(request: AnalyzeRequest) -> int:
     except RunDirError as err:
         raise UsageError(str(err)) from None
     page = Path(request.html) if request.html else RunDir(request.runs[-1]).analysis_html
-    for flag, target in (("--html", page), ("--markdown", Path(request.markdown) if request.markdown else None)):
-        if target is not None and target.is_dir():  # before the work: a folder is never written over
-            raise UsageError(f"{flag} {target}: is a directory; give a file path")
+    # before the work: never a folder, a pipe, a file of a run it reads (a trace, run.json) or one file for both
+    outputs = [("--html", page), ("--markdown", Path(request.markdown) if request.markdown else None)]
+    check_outputs(outputs)
+    check_outputs_apart([p for _, p in outputs if p is not None], [Path(d) for d in request.runs])
     analysis = analyse(runs)
     if request.model:
         try:

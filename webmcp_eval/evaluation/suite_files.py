@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from webmcp_eval.audit.catalog_lint import finding_line, lint_listing
 from webmcp_eval.errors import EXIT_NOT_RUN, EXIT_OK, InvalidInput, UsageError
-from webmcp_eval.evaluation.output import console, errors, report_problems
+from webmcp_eval.evaluation.output import check_outputs, console, errors, report_problems
 from webmcp_eval.report.sanitise import terminal
 from webmcp_eval.suite.case import case_json_schema
 from webmcp_eval.suite.evals_json import WEAKER, write_suite
@@ -32,6 +32,7 @@ from webmcp_eval.suite.peer_files import (
 )
 from webmcp_eval.suite.site import page_url_problem, route_problem, shown_url
 from webmcp_eval.suite.validate import CatalogError, SuiteCatalog
+from webmcp_eval.trace import write_atomic
 
 if TYPE_CHECKING:
     from webmcp_eval.suite.folder import Suite
@@ -281,8 +282,9 @@ def schema_command(request: SchemaRequest) -> int:
     """The JSON Schema of the case format, to a file or stdout."""
     text = json.dumps(case_json_schema(), indent=2, ensure_ascii=False) + "\n"
     if request.output:
+        check_outputs([("-o", Path(request.output))])
         try:
-            Path(request.output).write_text(text, encoding="utf-8")
+            write_atomic(Path(request.output), text)
         except OSError as err:
             raise UsageError(
                 f"-o {request.output}: cannot write it ({err.strerror or err}); give a writable path"
