@@ -209,3 +209,44 @@ def test_import_of_a_type_list_or_an_infinite_bound_is_a_line_not_an_internal_er
 def test_export_help_names_lossy():
     said = " ".join(cli("export", "--help").stdout.split())
     assert "--lossy" in said and "refused with what would be lost" in said
+
+
+def test_export_leaves_an_absent_argument_out_names_clock_and_language_and_refuses_a_suite_validate_refuses(
+    tmp_path: Path,
+):
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "suite.yaml").write_text("min_cases_per_behaviour: 0\ntimezone_id: Asia/Taipei\n")
+    (suite / "A-01.yaml").write_text(
+        "id: A-01\nbehaviour: selection\ntitle: no city\nstart_route: /\nlocale: zh-TW\nsteps:\n"
+        "  - user: events, anywhere\n    plan: [{call: search_events, args: {q: jazz}}]\n"
+        "expect:\n  calls:\n    expected: [{tool: search_events, args: {q: jazz, city: {$absent: true}}}]\n"
+    )
+    out = cli("export", str(suite), "-o", str(tmp_path / "out"), "--lossy")
+    said = " ".join(out.stdout.split())
+    assert out.returncode == 0, out.stdout + out.stderr
+    (evaluation,) = json.loads((tmp_path / "out" / "evals.json").read_text())
+    # an empty object would ask the public tool for an empty object: a correct agent would fail
+    assert evaluation["expectedCall"] == [{"functionName": "search_events", "arguments": {"q": "jazz"}}]
+    assert "args.city.$absent" in said or "args.city: left out" in said, said
+    assert "locale zh-TW" in said and "suite.yaml: timezone_id Asia/Taipei" in said, said
+    # a case whose plan contradicts its expectation: validate refuses it, so export does too
+    (suite / "A-01.yaml").write_text(
+        (suite / "A-01.yaml").read_text().replace("args: {q: jazz}}]", "args: {q: jazz, city: Taipei}}]")
+    )
+    out = cli("export", str(suite), "-o", str(tmp_path / "out2"), "--lossy")
+    assert out.returncode == 2 and "nothing written: fix the cases" in out.stderr, out.stdout + out.stderr
+    assert not (tmp_path / "out2").exists()
+
+
+def test_an_any_matcher_imports_with_a_made_up_value_and_a_note(tmp_path: Path):
+    source = tmp_path / "any.json"
+    source.write_text(
+        '[{"messages": [{"role": "user", "type": "message", "content": "hi"}], '
+        '"expectedCall": [{"functionName": "t", "arguments": {"n": {"$any": true}}}]}]'
+    )
+    out = cli("import", str(source), "-o", str(tmp_path / "out"))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert 'made up "x" for {"$any": true}' in " ".join(out.stdout.split()), out.stdout
+    (case,) = _cases(tmp_path / "out").values()
+    assert case["steps"][0]["plan"] == [{"call": "t", "args": {"n": "x"}, "synthesized": {"n": {"$any": True}}}]

@@ -15,11 +15,11 @@ from webmcp_eval.audit.catalog_lint import finding_line, lint_listing
 from webmcp_eval.errors import EXIT_NOT_RUN, EXIT_OK, InvalidInput, UsageError
 from webmcp_eval.evaluation.output import check_outputs, console, errors, report_problems
 from webmcp_eval.report.sanitise import terminal
+from webmcp_eval.suite.browser_context import DEFAULT_LOCALE, DEFAULT_TIMEZONE
 from webmcp_eval.suite.case import case_json_schema
 from webmcp_eval.suite.evals_json import WEAKER, write_suite
 from webmcp_eval.suite.folder import SuiteError, find_suite
 from webmcp_eval.suite.init import Starter, check_folder, init_suite, reading_setup
-from webmcp_eval.suite.loader import load_cases
 from webmcp_eval.suite.peer_files import (
     SCHEMA_FILE,
     PeerFileError,
@@ -31,7 +31,7 @@ from webmcp_eval.suite.peer_files import (
     write_export,
 )
 from webmcp_eval.suite.site import page_url_problem, route_problem, shown_url
-from webmcp_eval.suite.validate import CatalogError, SuiteCatalog
+from webmcp_eval.suite.validate import CatalogError, SuiteCatalog, load_suite
 from webmcp_eval.trace import write_atomic
 
 if TYPE_CHECKING:
@@ -160,15 +160,19 @@ def export_command(request: ExportRequest) -> int:
         raise UsageError(problem)
     try:
         suite = find_suite([folder])
-        loaded, problems = load_cases(suite.case_files([folder]), suite.config.ignore)
         described = read_schema_tools(folder / SCHEMA_FILE) if (folder / SCHEMA_FILE).is_file() else None
         tools = _export_tools(suite, described)
+        # validate's reading of every case (its catalog, its plan): a case validate refuses is never exported. The
+        # coverage rule (cases per behaviour) is the suite's as a benchmark: evals.json has no behaviours
+        loaded, every = load_suite(suite.case_files([folder]), _suite_catalog(suite), True, suite)
+        problems = [p for p in every if p.of_case]
     except (SuiteError, PeerFileError, CatalogError) as err:
         raise UsageError(str(err)) from None
     if problems:
         report_problems(problems)
         raise InvalidInput(f"nothing written: fix the cases of {folder} first (webmcp-eval validate {folder})")
     exported = export_cases([c.case for c in loaded])
+    exported.dropped += _suite_context_dropped(suite)
     lines = [f"left out: {line}" for line in exported.left_out] + [f"dropped: {line}" for line in exported.dropped]
     if exported.weaker and not request.lossy:
         for line in lines:
@@ -189,12 +193,25 @@ def export_command(request: ExportRequest) -> int:
     return EXIT_OK
 
 
-def _export_tools(suite: Suite, described: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
-    """The tools schema.json lists: the suite's catalog (it must load), else an imported schema.json, else none."""
+def _suite_context_dropped(suite: Suite) -> list[str]:
+    """suite.yaml's clock and language for every case: the public tool opens every eval in its own browser's."""
+    config = suite.config
+    pinned = {"timezone_id": (config.timezone_id, DEFAULT_TIMEZONE), "locale": (config.locale, DEFAULT_LOCALE)}
+    return [f"suite.yaml: {name} {value}" for name, (value, default) in pinned.items() if value != default]
+
+
+def _suite_catalog(suite: Suite) -> SuiteCatalog | None:
+    """The suite's catalog (it must load when suite.yaml names it), or None when it has none."""
     catalog_file, named = suite.catalog_path()
     if catalog_file is not None and (named or catalog_file.is_file()):
-        return tools_from_catalog(SuiteCatalog.load(catalog_file).routes, described)
-    return described
+        return SuiteCatalog.load(catalog_file)
+    return None
+
+
+def _export_tools(suite: Suite, described: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    """The tools schema.json lists: the suite's catalog, else an imported schema.json, else none."""
+    catalog = _suite_catalog(suite)
+    return tools_from_catalog(catalog.routes, described) if catalog is not None else described
 
 
 def _check_urls(url: str, routes: Iterable[str] | None, flag: str) -> None:

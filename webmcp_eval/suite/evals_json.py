@@ -490,9 +490,10 @@ def example(matcher: object) -> Any:
 
 
 def _typed_only(matcher: object) -> bool:
-    """A matcher that says only a type: the value played for it is a stand-in."""
+    """A matcher that says only a type, or only that a value is there (``$any``): the value played for it is a
+    stand-in."""
     if isinstance(matcher, dict):
-        return set(matcher) == {"$type"} or any(_typed_only(v) for v in matcher.values())
+        return set(matcher) in ({"$type"}, {"$any"}) or any(_typed_only(v) for v in matcher.values())
     return isinstance(matcher, list) and any(_typed_only(v) for v in matcher)
 
 
@@ -508,7 +509,9 @@ def _operator_example(ops: dict[str, Any]) -> Any:
         return ops["$in"][0]
     if isinstance(ops.get("$type"), str):  # any other $type is a problem validate names
         return _TYPE_EXAMPLES.get(ops["$type"], MISSING)
-    return MISSING  # $any, $ref, $absent, $not, ...: the value cannot be known from the rule
+    if ops == {"$any": True}:  # any value that is there: a stand-in, as for a $type
+        return _TYPE_EXAMPLES["string"]
+    return MISSING  # $ref, $absent, $not, ...: the value cannot be known from the rule
 
 
 def _number_between(bounds: dict[str, float], whole: bool) -> float:

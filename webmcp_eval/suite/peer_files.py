@@ -107,7 +107,13 @@ def _matchers(value: object, where: str, dropped: list[str]) -> Any:
             if key.startswith("$") and key not in THEIR_OPERATORS:
                 dropped.append(f"{where}: {key}")
                 continue
-            out[key] = _matchers(item, f"{where}.{key}" if not key.startswith("$") else where, dropped)
+            kept = _matchers(item, f"{where}.{key}" if not key.startswith("$") else where, dropped)
+            if kept == {} and isinstance(item, dict) and item:
+                # every operator of it dropped ($absent, $not...): an empty object there would ask for an empty
+                # object; the argument left out asks for nothing, which is what is left of the rule
+                dropped.append(f"{where}.{key}: left out")
+                continue
+            out[key] = kept
         return out
     if isinstance(value, list):
         return [_matchers(item, where, dropped) for item in value]
@@ -160,6 +166,8 @@ def _beyond_calls(case: Case) -> list[str]:
     dropped += [name for name in ("setup", "breaks") if getattr(case, name)]
     if case.seed != "default":
         dropped.append(f"seed {case.seed}")
+    # the person's clock and language: the public tool opens every eval in its own browser's
+    dropped += [f"{name} {getattr(case, name)}" for name in ("timezone_id", "locale") if getattr(case, name)]
     return dropped
 
 
