@@ -669,7 +669,7 @@ def test_ci_flags_are_in_help_and_bad_ones_are_one_line_exit_2(tmp_path: Path):
     assert bad.returncode == 2 and "--header 'no colon here': give 'Name: value'" in bad.stderr
     (tmp_path / "s.json").write_text("{not json")
     bad = cli("audit", "http://127.0.0.1:9/", "--storage-state", str(tmp_path / "s.json"))
-    assert bad.returncode == 2 and "not JSON" in bad.stderr and "Traceback" not in bad.stderr
+    assert bad.returncode == 2 and "not valid JSON" in bad.stderr and "Traceback" not in bad.stderr
     bad = cli("audit", "http://127.0.0.1:9/", "--fail-on", "info")
     assert bad.returncode == 2 and "invalid choice" in bad.stderr
 

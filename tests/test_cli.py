@@ -356,7 +356,7 @@ def test_init_help_names_its_flags_and_exit_codes_and_refuses_usage_mistakes(tmp
     )
     for args, says in (
         (("init",), "--base-url"),
-        (("init", "--base-url", "example.com"), "not a URL"),
+        (("init", "--base-url", "example.com"), "not an http(s) or file URL"),
         (("init", "--base-url", "http://127.0.0.1:9/", "--settle-ms", "-5"), "--settle-ms"),
     ):
         out = cli(*args, cwd=tmp_path)
@@ -447,7 +447,7 @@ def test_audit_help_names_its_flags_and_usage_errors_are_one_line(tmp_path):
     corrupt.write_text("{oops")
     for args, message in (
         (["ftp://127.0.0.1/x"], "not an http(s) or file URL"),
-        (["http://127.0.0.1:9/", "--contract", str(corrupt)], "not JSON"),
+        (["http://127.0.0.1:9/", "--contract", str(corrupt)], "not valid JSON"),
         (["http://127.0.0.1:9/", "--update-contract"], "--update-contract needs --contract FILE"),
         (["http://127.0.0.1:9/", "--all-tools"], "give it with --smoke"),
         (["http://127.0.0.1:9/", "--max-pages", "0"], "--max-pages 0"),

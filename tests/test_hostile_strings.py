@@ -4,6 +4,7 @@ sequences, markup, CR, control characters) reach every output as text, parsed by
 from __future__ import annotations
 
 import json
+import re
 import threading
 from functools import partial
 from html.parser import HTMLParser
@@ -185,3 +186,70 @@ def test_a_header_is_an_http_token_and_a_printable_value():
     for text in ("(X): a", "X Y: a", "X: a\r\nInjected: b", "X: é", "X: a\x00", ": a", "no colon"):
         with pytest.raises(AccessError):
             parse_header(text)
+
+
+def test_a_timeout_that_no_clock_reaches_is_refused_at_once():
+    from webmcp_eval.pytest_plugin.expect import Expect
+
+    for bad in (float("nan"), float("inf"), -1, 10**12, True):
+        with pytest.raises(ValueError, match="give milliseconds from 0 to 3600000"):
+            Expect().set_options(timeout=bad)
+    Expect().set_options(timeout=0)
+    from webmcp_eval.pytest_plugin.expect import WebMCPAssertions
+
+    with pytest.raises(ValueError, match="give milliseconds"):  # a wait of NaN ms would never end
+        WebMCPAssertions(None, 5000)._retry("to_have_tool", lambda: True, float("nan"))  # type: ignore[arg-type]
+
+
+def test_the_plugins_url_settings_refuse_what_does_not_parse_in_one_line():
+    from webmcp_eval.pytest_plugin.settings import _check_url
+
+    for bad in ("http://[::1", "http://u:pw@127.0.0.1:99999/", "file:///tmp/x.html", "http://h/\r\n"):
+        with pytest.raises(pytest.UsageError, match="is not a URL like") as caught:
+            _check_url(bad, "ini webmcp_suite_base_url")
+        assert "pw" not in str(caught.value)
+    assert _check_url("http://127.0.0.1:8000/", None) == "http://127.0.0.1:8000/"
+
+
+def test_files_of_the_wrong_shape_or_depth_are_one_line_never_an_internal_error(tmp_path: Path):
+    from webmcp_eval.audit.access import AccessError, read_storage_state
+    from webmcp_eval.audit.config import AuditConfigError, parse_audit_config
+    from webmcp_eval.audit.contract import ContractError, read_contract
+
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    shapes = {
+        "name must be a string": {"cookies": [{"name": 1, "value": "v", "url": "http://h/"}]},
+        "give a url, or a domain and a path": {"cookies": [{"name": "a", "value": "v"}]},
+        "sameSite must be": {"cookies": [{"name": "a", "value": "v", "url": "http://h/", "sameSite": "x"}]},
+        "expected {origin": {"origins": [{"origin": 5}]},
+        "must be an http(s) origin": {"origins": [{"origin": "file:///", "localStorage": []}]},
+        "localStorage must be a list": {"origins": [{"origin": "http://h", "localStorage": [{"name": 1}]}]},
+    }
+    for message, state in shapes.items():
+        (tmp_path / "s.json").write_text(json.dumps(state))
+        with pytest.raises(AccessError, match=re.escape(message)):
+            read_storage_state(tmp_path / "s.json")
+    with pytest.raises(AccessError, match="nested deeper"):
+        read_storage_state(deep)
+    with pytest.raises(ContractError, match="nested deeper"):
+        read_contract(deep)
+    for rules, message in (
+        ({"smoke-timeout": {"timeout_ms": 3_000_000_000}}, "give 0 to 600000"),  # past the browser's timer
+        ({"name-invalid": {"pattern": "x{99999999999}"}}, "not a valid regular expression"),
+    ):
+        with pytest.raises(AuditConfigError, match=re.escape(message)):
+            parse_audit_config({"rules": rules})
+
+
+def test_export_into_a_folder_named_evals_json_and_a_pattern_that_does_not_compile_are_one_line(tmp_path: Path):
+    (tmp_path / "out" / "evals.json").mkdir(parents=True)
+    out = cli("export", str(Path(__file__).parent.parent / "cases"), "-o", str(tmp_path / "out"), "--lossy")
+    assert out.returncode == 2 and "evals.json: is a directory" in out.stderr, out.stderr
+    source = tmp_path / "p.json"
+    source.write_text(
+        '[{"messages": [{"role": "user", "type": "message", "content": "hi"}], '
+        '"expectedCall": [{"functionName": "f", "arguments": {"a": {"$pattern": "^(a|b[)$"}}}]}]'
+    )
+    out = cli("import", str(source), "-o", str(tmp_path / "in"))
+    assert out.returncode == 2 and "does not compile" in out.stderr and "internal error" not in out.stderr

@@ -9,7 +9,6 @@ clears the origin's cookies and storage before each call.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any, TypeVar
 
 from playwright.async_api import BrowserContext, Page, Route
 
+from webmcp_eval.data_file import FileProblem, load_json
 from webmcp_eval.errors import InvalidInput
 from webmcp_eval.proxies.redaction import MIN_SECRET, REDACTED, credential_secrets, scrub
 
@@ -123,19 +123,59 @@ def parse_header(text: str) -> tuple[str, str]:
 
 
 def read_storage_state(path: Path) -> dict[str, Any]:
-    """Playwright's storage state file, checked: {cookies: [...], origins: [{origin, localStorage: [...]}]}."""
+    """Playwright's storage state file, checked as Playwright takes it: {cookies: [{name, value, and a url or
+    a domain and path}], origins: [{origin, localStorage: [{name, value}]}]}, every name and value a string."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise AccessError(f"--storage-state {path}: cannot read it: {err.strerror or err}") from None
-    except ValueError as err:
-        raise AccessError(f"--storage-state {path}: not JSON ({err})") from None
+        data = load_json(path)  # depth-limited: a file nested 100,000 deep is a line, not a crash
+    except FileProblem as err:
+        raise AccessError(f"--storage-state {err.at(path)}") from None
     if not isinstance(data, dict) or not isinstance(data.get("cookies", []), list):
         raise AccessError(f"--storage-state {path}: not a Playwright storage state (cookies: [...], origins: [...])")
+    for i, cookie in enumerate(data.get("cookies", [])):
+        if problem := _cookie_problem(cookie):
+            raise AccessError(f"--storage-state {path}: cookies[{i}]: {problem}")
     origins = data.get("origins", [])
-    if not isinstance(origins, list) or not all(isinstance(o, dict) and "origin" in o for o in origins):
+    if not isinstance(origins, list):
         raise AccessError(f"--storage-state {path}: origins must be a list of {{origin, localStorage}}")
+    for i, origin in enumerate(origins):
+        if problem := _origin_problem(origin):
+            raise AccessError(f"--storage-state {path}: origins[{i}]: {problem}")
     return data
+
+
+def _cookie_problem(cookie: object) -> str | None:
+    if not isinstance(cookie, dict):
+        return "expected {name, value, domain, path} (or a url)"
+    for key in ("name", "value"):
+        if not isinstance(cookie.get(key), str):
+            return f"{key} must be a string"
+    for key in ("domain", "path", "url", "sameSite"):
+        if key in cookie and not isinstance(cookie[key], str):
+            return f"{key} must be a string"
+    if not (isinstance(cookie.get("url"), str) or (isinstance(cookie.get("domain"), str) and "path" in cookie)):
+        return "give a url, or a domain and a path"
+    if cookie.get("sameSite", "Lax") not in ("Strict", "Lax", "None"):
+        return "sameSite must be Strict, Lax or None"
+    for key in ("expires",):
+        if key in cookie and (isinstance(cookie[key], bool) or not isinstance(cookie[key], int | float)):
+            return f"{key} must be a number"
+    for key in ("httpOnly", "secure"):
+        if key in cookie and not isinstance(cookie[key], bool):
+            return f"{key} must be true or false"
+    return None
+
+
+def _origin_problem(origin: object) -> str | None:
+    if not isinstance(origin, dict) or not isinstance(origin.get("origin"), str):
+        return "expected {origin: 'https://host', localStorage: [{name, value}]}"
+    if not origin["origin"].startswith(("http://", "https://")):
+        return f"origin {origin['origin']!r} must be an http(s) origin"
+    items = origin.get("localStorage", [])
+    if not isinstance(items, list) or not all(
+        isinstance(i, dict) and isinstance(i.get("name"), str) and isinstance(i.get("value"), str) for i in items
+    ):
+        return "localStorage must be a list of {name, value}, both strings"
+    return None
 
 
 __all__ = ["REDACTED", "Access", "AccessError", "parse_header", "read_storage_state"]

@@ -108,10 +108,28 @@ def _setting(rule: Rule, value: dict[str, Any], where: str) -> RuleSetting:
             if key == "pattern":  # compiled when the rule runs: a bad one is the config's line, not a crash then
                 try:
                     re.compile(item)
-                except re.error as err:
+                except (re.error, OverflowError, RecursionError) as err:
                     raise AuditConfigError(f"{where}.{key}", f"not a valid regular expression: {err}") from None
+            if problem := _out_of_range(key, item):
+                raise AuditConfigError(f"{where}.{key}", problem)
             setting.options[key] = item
         else:
             known = ", ".join(["severity", *rule.options])
             raise AuditConfigError(f"{where}.{key}", f"unknown option (this rule takes: {known})")
     return setting
+
+
+MAX_MS = 600_000  # a time option beyond ten minutes is a typo (and past 2^31 ms the browser's timer overflows)
+MAX_COUNT = 1_000_000_000
+
+
+def _out_of_range(key: str, value: object) -> str | None:
+    """Why a number option cannot be used as given (negative, or too large to mean anything), or None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if value != value or value in (float("inf"), float("-inf")):
+        return "give a finite number"
+    top = MAX_MS if key.endswith("_ms") else MAX_COUNT
+    if not 0 <= value <= top:
+        return f"give 0 to {top}"
+    return None

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 from webmcp_eval.audit.config import AuditConfig
 from webmcp_eval.audit.model import Finding, Frame, PageSurface, Tool
+from webmcp_eval.data_file import FileProblem, load_json
 from webmcp_eval.errors import InvalidInput
 
 VERSION = 1
@@ -69,14 +70,12 @@ def write_contract(path: Path, pages: list[PageSurface]) -> None:
 
 
 def read_contract(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        raise ContractError(f"{path}: no such contract file (write one with --update-contract)")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ContractError(f"{path}: no such contract file (write one with --update-contract)") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise ContractError(f"{path}: cannot read it: {err}") from None
-    except json.JSONDecodeError as err:
-        raise ContractError(f"{path}:{err.lineno}: not JSON: {err.msg} (rewrite it with --update-contract)") from None
+        data = load_json(path)  # depth-limited: a file nested 100,000 deep is a line, not a crash
+    except FileProblem as err:
+        raise ContractError(f"{err.at(path)} (rewrite it with --update-contract)") from None
     if not isinstance(data, dict) or data.get("contract") != VERSION or not isinstance(data.get("pages"), dict):
         raise ContractError(f"{path}: not a contract file of version {VERSION} (rewrite it with --update-contract)")
     for key, page in data["pages"].items():

@@ -158,6 +158,7 @@ def export_command(request: ExportRequest) -> int:
         raise UsageError(f"{folder}: not a suite folder")
     if problem := output_folder_problem(out):
         raise UsageError(problem)
+    check_outputs([("-o", out / "evals.json"), ("-o", out / SCHEMA_FILE)])  # never a folder or a pipe there
     try:
         suite = find_suite([folder])
         described = read_schema_tools(folder / SCHEMA_FILE) if (folder / SCHEMA_FILE).is_file() else None

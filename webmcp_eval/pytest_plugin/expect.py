@@ -43,6 +43,14 @@ POLL_MS = (50, 100, 250, 500)  # between looks, growing as Playwright's expect d
 DEFAULT_TIMEOUT_MS = 5000
 
 
+def _checked_timeout(timeout_ms: float) -> float:
+    """A timeout a wait can end on: NaN compares false with every clock, so a wait for it would never end."""
+    __tracebackhide__ = True
+    if isinstance(timeout_ms, bool) or not isinstance(timeout_ms, int | float) or not 0 <= timeout_ms <= 3_600_000:
+        raise ValueError(f"timeout={timeout_ms!r}: give milliseconds from 0 to 3600000 (one hour)")
+    return timeout_ms
+
+
 class WebMCPAssertions:
     """The waiting assertions on one ``webmcp`` fixture (what ``expect(webmcp)`` returns)."""
 
@@ -53,7 +61,7 @@ class WebMCPAssertions:
 
     def _retry(self, what: str, look: Callable[[], T], timeout: float | None) -> T:
         __tracebackhide__ = True  # pytest shows the test's line, not this helper's
-        timeout_ms = self._timeout_ms if timeout is None else timeout
+        timeout_ms = _checked_timeout(self._timeout_ms if timeout is None else timeout)
         deadline = time.monotonic() + timeout_ms / 1000
         for attempt in range(1_000_000):
             try:
@@ -141,9 +149,7 @@ class Expect:
     def set_options(self, timeout: float | None = None) -> None:
         """The default timeout of every later assertion, in ms."""
         if timeout is not None:
-            if timeout < 0:
-                raise ValueError(f"timeout must be 0 ms or more, not {timeout}")
-            self.timeout_ms = timeout
+            self.timeout_ms = _checked_timeout(timeout)
 
 
 expect = Expect()

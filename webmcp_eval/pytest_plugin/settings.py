@@ -97,8 +97,10 @@ def http_url(text: str) -> str:
 
 
 def _check_url(text: str, where: str | None) -> str:
-    parts = urlsplit(text)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+    from webmcp_eval.suite.site import page_url_problem, shown_url
+
+    problem = page_url_problem(text)
+    if problem or urlsplit(text).scheme not in ("http", "https"):
         said = f"{where}: " if where else ""
-        raise pytest.UsageError(f"{said}{text!r} is not a URL like http://127.0.0.1:8000/")
+        raise pytest.UsageError(f"{said}{shown_url(text)!r} is not a URL like http://127.0.0.1:8000/ ({problem})")
     return text

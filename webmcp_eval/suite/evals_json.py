@@ -536,7 +536,10 @@ def _pattern_example(pattern: str) -> str:
     choice = re.fullmatch(r"\(([^()]*)\)", text)
     if choice and "|" in choice.group(1):
         options = [_plain(o) for o in re.split(r"(?<!\\)\|", choice.group(1))]
-        return next((o for o in options if re.search(pattern, o)), options[0])
+        try:
+            return next((o for o in options if re.search(pattern, o)), options[0])
+        except re.error:  # not a pattern at all: validate names it; the plan plays the first option
+            return options[0]
     return _plain(text)
 
 
