@@ -298,3 +298,22 @@ def test_a_conversation_that_ends_with_a_tools_answer_goes_on_from_it(tmp_path):
     assert [(p.field, p.message.split(" (")[0]) for p in problems] == [
         ("[1].messages", "an empty message only goes on from a history that ends with a tool's answer")
     ]
+
+
+def test_an_eval_of_a_thousand_calls_is_checked_against_its_plan_in_one_pass(tmp_path: Path, monkeypatch):
+    """Each expected call against the plan: plain values by one lookup, a matcher until the first planned call
+    that may fill it (every call against every call was 16 M comparisons for 4,000)."""
+    from webmcp_eval.suite import plan_contradictions
+    from webmcp_eval.suite.evals_json import load_evals
+
+    compared = []
+    real = plan_contradictions._mismatch
+    monkeypatch.setattr(plan_contradictions, "_mismatch", lambda exp, p: compared.append(1) or real(exp, p))
+    calls = [{"functionName": "f", "arguments": {"a": i}} for i in range(1000)]
+    calls += [{"functionName": "g", "arguments": {"q": {"$contains": "x"}}} for _ in range(100)]
+    source = tmp_path / "big.json"
+    source.write_text(json.dumps([{"messages": [{"role": "user", "type": "message", "content": "hi"}],
+                                   "expectedCall": calls}]))  # fmt: skip
+    loaded, problems, _ = load_evals(source)
+    assert problems == [] and len(loaded[0].case.expect.calls.expected) == 1100
+    assert len(compared) == 100  # none for the plain values; one per matcher: the first planned g fills it

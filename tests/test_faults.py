@@ -44,10 +44,23 @@ def _descendants(pid: int) -> list[tuple[int, str]]:
     return found
 
 
+def _leads_session(pid: int) -> bool:
+    """The process was started in a session of its own (the runner starts its Playwright driver so)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return int(stat.rsplit(")", 1)[1].split()[3]) == pid
+
+
 def _victims(what: str) -> list[int]:
-    procs = _descendants(os.getpid())
+    """The runner's own processes of that kind: its driver (in a session of its own) or what runs under it.
+    Never the test process's other drivers and browsers (pytest-playwright's, another fixture's): killed, they
+    would break later tests and leave asyncio's "Future exception was never retrieved" at the session's end."""
+    drivers = [p for p, cmd in _descendants(os.getpid()) if "run-driver" in cmd and _leads_session(p)]
     if what == "driver":
-        return [p for p, cmd in procs if "run-driver" in cmd]
+        return drivers
+    procs = [found for driver in drivers for found in _descendants(driver)]
     if what == "renderer":
         return [p for p, cmd in procs if "--type=renderer" in cmd]
     return [p for p, cmd in procs if "chrom" in cmd and "--type=" not in cmd and not cmd.startswith("/bin/sh")]

@@ -362,13 +362,16 @@ def _case_data(
 def _case_lines(i: int, names: Renames, mine: LineMap, lines: LineMap) -> LineMap:
     """Our field paths -> lines of the JSON (``mine``: this eval's), down to the keys inside arguments."""
     ours_names = {v: k for k, v in _THEIR_NAMES.items()}
+    below: dict[FieldPath, list[tuple[FieldPath, int]]] = {}  # every path of mine under each of its prefixes
+    for path, line in mine.items():
+        for cut in range(len(path)):
+            below.setdefault(path[:cut], []).append((path, line))
     out: LineMap = {}
-    for ours, theirs in names.items():
+    for ours, theirs in names.items():  # each path is found under its few prefixes: linear, not names × paths
         out.setdefault(ours, _line(lines, theirs))
-        for path, line in mine.items():
-            if len(path) > len(theirs) and path[: len(theirs)] == theirs:
-                rest = tuple(ours_names.get(p, p) if isinstance(p, str) else p for p in path[len(theirs) :])
-                out.setdefault((*ours, *rest), line)
+        for path, line in below.get(theirs, []):
+            rest = tuple(ours_names.get(p, p) if isinstance(p, str) else p for p in path[len(theirs) :])
+            out.setdefault((*ours, *rest), line)
     for path in list(out):
         for cut in range(len(path)):
             out.setdefault(path[:cut], lines.get((i,), 1))
