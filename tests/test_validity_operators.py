@@ -11,16 +11,19 @@ strengthened seed case fails it, for the reason named here. All pairs play in on
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from eval_support import CASES, SEED_CONTEXT, in_thread, suite_cases
 
 from webmcp_eval.mutation.mutate import CleanRun, Mutant, MutateOptions, _play, generate
+from webmcp_eval.suite.case import Case
 from webmcp_eval.suite.loader import LoadedCase, parse_case
 from webmcp_eval.suite.site import demo_site_config
 from webmcp_eval.suite.validate import SuiteCatalog
-from webmcp_eval.trace import Trace
+from webmcp_eval.trace import RegistrationEvent, Trace
 
 WEAKER = Path(__file__).parent / "weaker_cases"
 
@@ -167,3 +170,66 @@ def test_the_generator_aims_the_two_operators_at_the_cases_that_reach_them() -> 
     assert made([({"id": "a"}, prepared), ({"id": "b"}, prepared)]) == {"retarget_keeps_first": ["X-01"]}
     assert made([({"id": "a"}, prepared), ({"id": "a"}, prepared)]) == {}
     assert made([({"id": "a"}, outage), ({"id": "a"}, prepared)]) == {"retryable_error_as_success": ["X-01"]}
+
+
+def judged_as_before(case_id: str, edit: Callable[[dict[str, Any]], None]) -> LoadedCase:
+    """A seed case as it was judged before a check was added (the check switched off or the block left out)."""
+    (today,) = suite_cases(case_id)
+    data = today.case.model_dump(mode="json", exclude_defaults=True)
+    edit(data)
+    return LoadedCase(Case.model_validate(data), today.file, today.lines)
+
+
+def _no_schema_check(data: dict[str, Any]) -> None:
+    data["expect"].setdefault("calls", {})["schemas_hold"] = False
+
+
+# The round's checks, each with its operator: the seed case as it was judged before passes the mutant, as it
+# is judged now fails it (operator, params, case, how it was judged before, the failed assertion, its words).
+NEW_CHECKS: list[tuple[str, dict[str, Any], str, Callable[[dict[str, Any]], None], str, str]] = [
+    (
+        "schema_constraint_dropped",
+        {"tool": "search_events"},
+        "SEL-01",
+        _no_schema_check,
+        "tools.schemas",
+        "search_events on /events: lost enum of 'city'",
+    ),
+]
+
+
+@pytest.mark.browser
+def test_each_check_of_the_round_kills_its_operator_that_the_case_as_judged_before_passed(site, tmp_path: Path):
+    pairs = []
+    for operator, params, case_id, before, _, _ in NEW_CHECKS:
+        hook = Mutant("M", operator, "t", params, [case_id]).hook
+        (today,) = suite_cases(case_id)
+        pairs += [(judged_as_before(case_id, before), f"{operator}-before", hook()), (today, f"{operator}-now", hook())]
+    catalog = SuiteCatalog.load(CASES / "catalog.json")
+    options = MutateOptions(
+        out_root=tmp_path, run_id="round", workers=2, browser_context=SEED_CONTEXT,
+        catalog_hints=catalog.annotations, catalog_schemas=catalog.schema_surface(),
+    )  # fmt: skip
+    traces = in_thread(asyncio.run, _play(pairs, options, "round", demo_site_config(site.url)))
+    for operator, _, case_id, _, assertion, shown in NEW_CHECKS:
+        before, now = traces[f"{case_id}-{operator}-before"], traces[f"{case_id}-{operator}-now"]
+        assert before.verdict == "passed", f"{operator}: {case_id} as judged before {before.verdict_reason}"
+        failed = {a.id: a.why for a in now.assertions if a.status == "failed"}
+        assert now.verdict == "failed", f"{operator}: {case_id} {now.verdict_reason}"
+        assert assertion in failed and shown in failed[assertion], f"{operator}: {failed}"
+    # the drift the server does not enforce (query lost nothing; level's enum is enforced too) is never a warning
+    # of an unmutated trial; under the mutant the schema's losses are in the failed check, not in warnings
+    assert not any("schema differs" in w for w in traces["SEL-01-schema_constraint_dropped-now"].warnings)
+
+
+def test_the_generator_aims_the_schema_operator_at_tools_with_an_enum_or_a_required_name() -> None:
+    def made(schema: object) -> list[list[str]]:
+        run = _clean_run("- heading: Hello")
+        run.trace.registrations = [RegistrationEvent.model_validate(
+            {"type": "register", "name": "search", "route": "/r", "inputSchema": schema})]  # fmt: skip
+        return [m.cases for m in generate([run], set()) if m.operator == "schema_constraint_dropped"]
+
+    assert made({"type": "object", "properties": {"c": {"type": "string", "enum": ["a"]}}}) == [["X-01"]]
+    assert made({"type": "object", "properties": {"c": {"type": "string"}}, "required": ["c"]}) == [["X-01"]]
+    assert made({"type": "object", "properties": {"c": {"type": "string"}}}) == []
+    assert made(None) == []

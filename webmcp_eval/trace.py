@@ -537,6 +537,10 @@ class Trace(BaseModel):
     # the suite catalog's hints of the tools ({route pattern: {tool: {readOnlyHint: true, ...}}}): each live
     # registration is held to them (calls.annotations); None: the run had no catalog with hints
     catalog_hints: dict[str, dict[str, dict[str, Any]]] | None = Field(default=None, exclude_if=lambda v: v is None)
+    # the suite catalog's input schemas and the arguments whose constraints the server enforces ({"routes":
+    # {route: {tool: schema}}, "enforced": {route: {tool: [argument]}}}): each live registration is held to
+    # them (tools.schemas); None: the run had no catalog
+    catalog_schemas: dict[str, Any] | None = Field(default=None, exclude_if=lambda v: v is None)
     # each registered tool whose description speaks to the agent (the audit's rule); None: not read
     tool_instructions: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
     # why the trial stopped before the page and the state were read: its unread checks are "not reached"

@@ -100,6 +100,11 @@ OPERATORS: dict[str, Operator] = {
         Operator("annotation_lie", "page", "a tool that writes is registered with readOnlyHint"),
         Operator("hint_dropped", "page", "a tool is registered without its untrustedContentHint"),
         Operator("description_injected", "page", "a tool's description carries untrusted text a hinted result showed"),
+        Operator(
+            "schema_constraint_dropped",
+            "page",
+            "a tool is registered with an input schema that lost its enums and required names (still enforced)",
+        ),
         Operator("filter_ignored", "proxy", "the site ignores one query parameter (a filter)"),
         Operator("unauthorized_as_success", "proxy", "a 401 is answered as an empty success (200, lists emptied)"),
         Operator("api_error_leaks", "proxy", "an API error message leaks internals"),
@@ -515,6 +520,14 @@ def _surface_mutants(add: Callable[..., None], clean: list[CleanRun], called: di
             {"tool": tool, "hint": "untrustedContentHint"},
             cases,
         )
+    constrained: dict[str, list[str]] = {}  # tools whose live schema has an enum or a required name
+    for b in clean:
+        for r in b.trace.registrations:
+            schema = (r.model_extra or {}).get("inputSchema") if r.type == "register" and r.tool_name else None
+            if isinstance(schema, dict) and _constrained(schema) and b.id not in constrained.get(str(r.name), []):
+                constrained.setdefault(str(r.name), []).append(b.id)
+    for tool, cases in sorted(constrained.items()):
+        add("schema_constraint_dropped", f"{tool} without enum and required", {"tool": tool}, cases)
     # one mutant per tool registered beside a hinted one: the longest untrusted sentence any such page showed
     beside: dict[str, list[tuple[CleanRun, list[str]]]] = {}
     for b in clean:
@@ -529,6 +542,11 @@ def _surface_mutants(add: Callable[..., None], clean: list[CleanRun], called: di
         text = max((p for _, passages in seen for p in passages), key=len)
         cases = [b.id for b, passages in seen if text in passages]
         add("description_injected", f"{tool} ← {text[:30]}…", {"tool": tool, "text": text}, cases)
+
+
+def _constrained(schema: dict[str, Any]) -> bool:
+    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    return bool(schema.get("required")) or any(isinstance(p, dict) and "enum" in p for p in props.values())
 
 
 def aria(b: CleanRun) -> str:
@@ -601,6 +619,7 @@ class MutateOptions:
     chromium: str | None = None
     catalog_tools: set[str] = field(default_factory=set)
     catalog_hints: dict[str, Any] | None = None  # the suite catalog's hints: every trial holds the tools to them
+    catalog_schemas: dict[str, Any] | None = None  # its input schemas and what the server enforces (tools.schemas)
     clean_runs: int = 2
     confirm: str = "doubtful"  # which failing cases are played again before they kill: doubtful, all or none
     browser_context: BrowserContextSettings = field(default_factory=BrowserContextSettings)  # the suite's zone, locale
@@ -674,7 +693,8 @@ async def _open(options: MutateOptions, run_id: str, config: SiteConfig) -> Asyn
         chromium=options.chromium,
         screenshots="off",  # a killed mutant's evidence is its trace; nobody looks at its screen
         browser_context=options.browser_context,
-        **surface_checks(options.catalog_hints),  # the catalog's hints and the audit's rule, as every run has them
+        # the catalog's hints and schemas and the audit's rule, as every run has them
+        **surface_checks(options.catalog_hints, options.catalog_schemas),
     )
     async with open_run([], settings, planned=False) as run:
         yield _Trials(run, options.workers)

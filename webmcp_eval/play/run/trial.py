@@ -35,6 +35,7 @@ from playwright.async_api import Error as PlaywrightError
 from webmcp_eval.agents.protocol import Agent, AgentError
 from webmcp_eval.agents.simulated_user import SimulatedUser, SimulatorError
 from webmcp_eval.judge import checks
+from webmcp_eval.judge.probes import schemas_against_catalog
 from webmcp_eval.play.browser.artifacts import Artifacts, artifact_name
 from webmcp_eval.play.browser.browser import BrowserUnavailable
 from webmcp_eval.play.browser.session import BrowserSession, TrialPage
@@ -207,6 +208,7 @@ class Trial:
             timezone_id=self.case.browser_context(settings.browser_context).timezone_id,
             locale=self.case.browser_context(settings.browser_context).locale,
             catalog_hints=settings.catalog_hints,
+            catalog_schemas=settings.catalog_schemas,
             prompt=self.case.user_messages,
             started_at=datetime.now(UTC).isoformat(timespec="seconds"),
         )
@@ -676,6 +678,9 @@ class Trial:
         self.trace.witness = compare_witness(tp.log.events, tp.cdp_events, tp.cdp is not None)
         # a disagreement is shown wherever the trial is, asserted only where the case asks (witness_agrees)
         self.trace.warnings += [f"shim and DevTools disagree: {d}" for d in self.trace.witness.disagreements]
+        if self.case.expect.calls.schemas_hold:  # drift the server does not enforce is shown, never asserted
+            _, drift, _ = schemas_against_catalog(self.trace.registrations, self.trace.catalog_schemas)
+            self.trace.warnings += [f"a live tool's schema differs from the catalog: {d}" for d in drift]
 
     def _instructions(self) -> list[str] | None:
         """Each registered tool whose description speaks to the agent, by the audit's rule (None: not read)."""
