@@ -184,6 +184,10 @@ def _no_schema_check(data: dict[str, Any]) -> None:
     data["expect"].setdefault("calls", {})["schemas_hold"] = False
 
 
+def _no_consistency(data: dict[str, Any]) -> None:
+    data["expect"].pop("consistency")
+
+
 # The round's checks, each with its operator: the seed case as it was judged before passes the mutant, as it
 # is judged now fails it (operator, params, case, how it was judged before, the failed assertion, its words).
 NEW_CHECKS: list[tuple[str, dict[str, Any], str, Callable[[dict[str, Any]], None], str, str]] = [
@@ -194,6 +198,14 @@ NEW_CHECKS: list[tuple[str, dict[str, Any], str, Callable[[dict[str, Any]], None
         _no_schema_check,
         "tools.schemas",
         "search_events on /events: lost enum of 'city'",
+    ),
+    (
+        "result_list_paged",
+        {"tool": "search_events", "path": "events", "size": 4},
+        "ARG-02",
+        _no_consistency,
+        "consistency",
+        "the tool answered 4 item(s), the page shows 5",
     ),
 ]
 
@@ -233,3 +245,17 @@ def test_the_generator_aims_the_schema_operator_at_tools_with_an_enum_or_a_requi
     assert made({"type": "object", "properties": {"c": {"type": "string"}}, "required": ["c"]}) == [["X-01"]]
     assert made({"type": "object", "properties": {"c": {"type": "string"}}}) == []
     assert made(None) == []
+
+
+def test_the_generator_pages_only_the_longest_lists_of_a_tool() -> None:
+    from webmcp_eval.trace import ToolCall
+
+    def run(case: str, n: int) -> CleanRun:
+        clean = _clean_run("- heading: Hello")
+        clean.case.case.id, clean.trace.case_id = case, case
+        clean.trace.calls = [ToolCall(index=0, step=0, tool="search", result={"data": {"events": list(range(n))}})]
+        return clean
+
+    paged = [m for m in generate([run("X-01", 3), run("X-02", 5)], set()) if m.operator == "result_list_paged"]
+    assert [(m.params, m.cases) for m in paged] == [({"tool": "search", "path": "events", "size": 4}, ["X-02"])]
+    assert not [m for m in generate([run("X-01", 1)], set()) if m.operator == "result_list_paged"]

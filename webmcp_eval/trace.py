@@ -263,6 +263,17 @@ class HumanClick(Record):
     text: str | None = None
 
 
+class ConsistencyRecord(Record):
+    """The page right after a call of a tool ``expect.consistency`` names: what it shows for that call."""
+
+    call: int  # index into Trace.calls
+    tool: str
+    selector: str
+    count: int | None = None  # a count selector's number
+    items: list[str] | None = None  # a list selector's items, each its text
+    error: str | None = None  # why the page could not be read (no element, no number, the page went away)
+
+
 class UntrustedText(Record):
     """Untrusted text with markup in it, and what the page made of it (``probes.untrusted_rendering``)."""
 
@@ -525,6 +536,8 @@ class Trace(BaseModel):
     state: StateRecord = Field(default_factory=StateRecord)
     confirmation: ConfirmationRecord | None = None
     untrusted_rendering: list[UntrustedText] | None = None  # per untrusted text with markup: elements made of it
+    # the page after each call of the tool expect.consistency names; None: not read (no such expectation)
+    consistency: list[ConsistencyRecord] | None = Field(default=None, exclude_if=lambda v: v is None)
     witness: WitnessRecord = Field(default_factory=WitnessRecord)
     # the page's errors from its start route to the verdict, in order; None: not recorded (no page was opened,
     # or a trace made before they were kept)

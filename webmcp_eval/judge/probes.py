@@ -18,7 +18,7 @@ from playwright.async_api import Locator, Page
 
 from webmcp_eval.data_file import strings_in
 from webmcp_eval.suite.validate import SuiteCatalog
-from webmcp_eval.trace import ActionableRecord, RegistrationEvent, UntrustedText
+from webmcp_eval.trace import ActionableRecord, ConsistencyRecord, RegistrationEvent, UntrustedText
 
 MARKUP = re.compile(r"<[a-zA-Z!/]")
 
@@ -90,6 +90,36 @@ texts => texts.map((text) => {
            shown_as_text: !!tag && document.body.innerText.includes(tag) };
 })
 """
+
+
+# What the page shows for a tool's answer (expect.consistency): a count element's number, or a list's items.
+_PAGE_SIDE_JS = """
+([selector, attribute, many]) => {
+  const text = (el) => (el.innerText || el.textContent || "").trim();
+  if (many) return { items: [...document.querySelectorAll(selector)].map(text) };
+  const el = document.querySelector(selector);
+  if (!el) return { error: `no element matches ${selector}` };
+  const raw = String((attribute ? el.getAttribute(attribute) : text(el)) || "");
+  const found = raw.match(/\\d+/);
+  if (found) return { count: Number(found[0]) };
+  const shown = (attribute ? attribute + "=" : "") + JSON.stringify(raw.slice(0, 60));
+  return { error: `${selector} shows no number (${shown})` };
+}
+"""
+
+
+async def page_side(
+    page: Page, call: int, tool: str, selector: str, attribute: str | None, many: bool
+) -> ConsistencyRecord:
+    """The page's count (the selector's attribute, else its text's first number) or items right after a call."""
+    record = ConsistencyRecord(call=call, tool=tool, selector=selector)
+    try:
+        found = await page.evaluate(_PAGE_SIDE_JS, [selector, attribute, many])
+    except PlaywrightError as err:
+        record.error = f"the page could not be read: {str(err).splitlines()[0] if str(err) else type(err).__name__}"
+        return record
+    record.count, record.items, record.error = found.get("count"), found.get("items"), found.get("error")
+    return record
 
 
 async def actionable(control: Locator) -> ActionableRecord | None:

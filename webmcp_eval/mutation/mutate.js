@@ -120,6 +120,13 @@
             else if (Array.isArray(parent[key])) parent[key] = parent[key].slice().reverse();
           });
         }
+        if (M.op === "result_list_paged" && result) {
+          // a first page only: the list keeps its first M.size items (the page, like the site's count, shows all)
+          result = copy(result);
+          atPath(result.data, tokens(M.path), (parent, key) => {
+            if (Array.isArray(parent[key]) && parent[key].length > M.size) parent[key] = parent[key].slice(0, M.size);
+          });
+        }
         if (M.op === "error_leaks" && result && result.status === "error" && typeof result.message === "string") {
           result = { ...result, message: result.message + LEAK };
         }

@@ -43,6 +43,7 @@ from webmcp_eval.rundir.layout import RunDir
 from webmcp_eval.suite.browser_context import BrowserContextSettings
 from webmcp_eval.suite.case import ClickAction
 from webmcp_eval.suite.loader import LoadedCase
+from webmcp_eval.suite.matchers import resolve
 from webmcp_eval.suite.site import SiteConfig, demo_site_config
 from webmcp_eval.trace import Trace, write_atomic
 
@@ -69,6 +70,11 @@ OPERATORS: dict[str, Operator] = {
         Operator("result_field_dropped", "page", "a tool result lacks one field"),
         Operator("result_field_altered", "page", "one field of a tool result has another value"),
         Operator("result_list_reordered", "page", "a list in a tool result comes in reverse order"),
+        Operator(
+            "result_list_paged",
+            "page",
+            "a tool's result list keeps only a first page of items (the page shows them all)",
+        ),
         Operator("readonly_writes", "page", "a read-only tool also sends a write request"),
         Operator("prepare_submits", "page", "a prepare tool (CONFIRMATION_REQUIRED) presses the control it names"),
         Operator("stale_tool", "page", "a tool stays registered after its route is gone"),
@@ -285,6 +291,23 @@ def _result_mutants(add: Callable[..., None], called: dict[str, list[CleanRun]])
                 add("result_field_altered", target, {"tool": tool, "path": path}, cases)
             if kind == "list":
                 add("result_list_reordered", target, {"tool": tool, "path": path}, cases)
+        _paged_mutants(add, tool, called[tool], [p for p, kind in paths if kind == "list"])
+
+
+def _paged_mutants(add: Callable[..., None], tool: str, runs: list[CleanRun], lists: list[str]) -> None:
+    """A first page only: each list of the tool's results (not one inside a list) that ever held two items or
+    more keeps one fewer than its longest, so only the longest answers lose an item."""
+    for path in sorted({p for p in lists if "[]" not in p}):
+        lengths = {
+            b.id: max((len(v) for c in b.trace.calls if c.tool == tool
+                       if isinstance(v := resolve(_result_data(c), path), list)), default=0)
+            for b in runs
+        }  # fmt: skip
+        longest = max(lengths.values(), default=0)
+        if longest >= 2:
+            cases = [case for case, n in lengths.items() if n == longest]
+            add("result_list_paged", f"{tool} → data.{path}[:{longest - 1}]", {"tool": tool, "path": path,
+                "size": longest - 1}, cases)  # fmt: skip
 
 
 def _checked_paths(b: CleanRun, tool: str) -> set[str]:

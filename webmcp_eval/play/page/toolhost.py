@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
@@ -59,6 +59,8 @@ class ToolHost:
         # answer to a call's own request is told from a beacon's (play/evidence/network_evidence.py)
         self.requests_seen: Callable[[], int] | None = None
         self.request_windows: list[tuple[int, int]] = []
+        # read the page right after a call, as the tool left it (expect.consistency); None: nothing to read
+        self.after_call: Callable[[ToolCall], Awaitable[None]] | None = None
         # a frame whose own listing never answers is listed and called through DevTools (devtools_tools.py)
         self.frames = HungFrames(page)
         self.surface = Surface(page, log, self.frames)
@@ -218,6 +220,8 @@ class ToolHost:
                 record.frame = FrameRecord.model_validate(start["frame"])
             if start["type"] == "refused":
                 record.refused = True
+        if self.after_call is not None:
+            await self.after_call(record)
         return record
 
 

@@ -35,7 +35,8 @@ from playwright.async_api import Error as PlaywrightError
 from webmcp_eval.agents.protocol import Agent, AgentError
 from webmcp_eval.agents.simulated_user import SimulatedUser, SimulatorError
 from webmcp_eval.judge import checks
-from webmcp_eval.judge.probes import schemas_against_catalog
+from webmcp_eval.judge.probes import page_side, schemas_against_catalog
+from webmcp_eval.kinds.consistency import COUNT_ATTRIBUTE
 from webmcp_eval.play.browser.artifacts import Artifacts, artifact_name
 from webmcp_eval.play.browser.browser import BrowserUnavailable
 from webmcp_eval.play.browser.session import BrowserSession, TrialPage
@@ -77,6 +78,7 @@ from webmcp_eval.trace import (
     SetupRecord,
     StaleRegistration,
     StepRecord,
+    ToolCall,
     ToolInfo,
     Trace,
     write_trace,
@@ -508,6 +510,9 @@ class Trial:
             self.env.proxy.begin_trial(self.trial_id, **self._proxy_mode(), rewrite=self.hook.proxy)
             self.tp.host.writes_seen = self._writes_so_far  # each call's own writes (calls.annotations)
             self.tp.host.requests_seen = self._requests_so_far  # each call's own requests (the 5xx rule)
+            if getattr(case.expect, "consistency", None) is not None:
+                self.trace.consistency = []
+                self.tp.host.after_call = self._read_page_side
         self.tp.crash_event = self._crash_watch  # the watcher above hears the crash
         self.tp.page.on(
             "pageerror", lambda err: self._page_errors.append(PageError(source="exception", text=first_line(err)))
@@ -582,6 +587,22 @@ class Trial:
             self.trace.state.before, self.trace.state.after = before, after
             self.trace.state.diff = checks.state_diff(before, after)
         self._collected = True
+
+    async def _read_page_side(self, call: ToolCall) -> None:
+        """The page as a call of expect.consistency's tool left it: its count or its items."""
+        exp = getattr(self.case.expect, "consistency", None)
+        if exp is None or call.tool != exp.tool or call.error is not None or self.tp is None:
+            return
+        found = COUNT_ATTRIBUTE.search(exp.page.count or "")
+        record = await page_side(
+            self.tp.page,
+            call.index,
+            call.tool,
+            exp.selector(),
+            found.group(1) if found else None,
+            exp.page.list is not None,
+        )
+        self.trace.consistency = [*(self.trace.consistency or []), record]
 
     def _requests_so_far(self) -> int:
         assert self.env.proxy
