@@ -188,6 +188,10 @@ def _no_consistency(data: dict[str, Any]) -> None:
     data["expect"].pop("consistency")
 
 
+def _no_tool_answers(data: dict[str, Any]) -> None:
+    data["expect"].pop("tool_answers")
+
+
 # The round's checks, each with its operator: the seed case as it was judged before passes the mutant, as it
 # is judged now fails it (operator, params, case, how it was judged before, the failed assertion, its words).
 NEW_CHECKS: list[tuple[str, dict[str, Any], str, Callable[[dict[str, Any]], None], str, str]] = [
@@ -206,6 +210,14 @@ NEW_CHECKS: list[tuple[str, dict[str, Any], str, Callable[[dict[str, Any]], None
         _no_consistency,
         "consistency",
         "the tool answered 4 item(s), the page shows 5",
+    ),
+    (
+        "query_script_stripped",
+        {"path": "/api/events", "param": "query"},
+        "AMB-01-G",
+        _no_tool_answers,
+        "tool_answers[0]",
+        "data: events: expected",
     ),
 ]
 
@@ -232,6 +244,11 @@ def test_each_check_of_the_round_kills_its_operator_that_the_case_as_judged_befo
     # the drift the server does not enforce (query lost nothing; level's enum is enforced too) is never a warning
     # of an unmutated trial; under the mutant the schema's losses are in the failed check, not in warnings
     assert not any("schema differs" in w for w in traces["SEL-01-schema_constraint_dropped-now"].warnings)
+    # the mutants acted on the cases as judged before: a first page of 4 of 5, every WebMCP event for 線上問答
+    paged = traces["ARG-02-result_list_paged-before"].calls[0].result
+    assert len(paged["data"]["events"]) == 4 and paged["data"]["count"] == 5
+    stripped = traces["AMB-01-G-query_script_stripped-before"].calls[0]
+    assert stripped.args == {"query": "WebMCP 線上問答"} and len(stripped.result["data"]["events"]) > 1
 
 
 def test_the_generator_aims_the_schema_operator_at_tools_with_an_enum_or_a_required_name() -> None:
@@ -259,3 +276,14 @@ def test_the_generator_pages_only_the_longest_lists_of_a_tool() -> None:
     paged = [m for m in generate([run("X-01", 3), run("X-02", 5)], set()) if m.operator == "result_list_paged"]
     assert [(m.params, m.cases) for m in paged] == [({"tool": "search", "path": "events", "size": 4}, ["X-02"])]
     assert not [m for m in generate([run("X-01", 1)], set()) if m.operator == "result_list_paged"]
+
+
+def test_the_generator_strips_the_script_only_of_a_query_that_has_chinese_japanese_or_korean_in_it() -> None:
+    def made(value: str) -> list[dict[str, Any]]:
+        run = _clean_run("- heading: Hello")
+        exchange = {"method": "GET", "template": "/api/events", "path": "/api/events", "status": 200}
+        run.exchanges = [{**exchange, "response_json": {"events": []}, "query": {"query": value}, "request_json": None}]
+        return [m.params for m in generate([run], set()) if m.operator == "query_script_stripped"]
+
+    assert made("WebMCP 線上問答") == [{"path": "/api/events", "param": "query"}]
+    assert made("WebMCP") == []

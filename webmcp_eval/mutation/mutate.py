@@ -112,6 +112,11 @@ OPERATORS: dict[str, Operator] = {
             "a tool is registered with an input schema that lost its enums and required names (still enforced)",
         ),
         Operator("filter_ignored", "proxy", "the site ignores one query parameter (a filter)"),
+        Operator(
+            "query_script_stripped",
+            "proxy",
+            "the site drops the Chinese, Japanese and Korean characters of a query parameter before it searches",
+        ),
         Operator("unauthorized_as_success", "proxy", "a 401 is answered as an empty success (200, lists emptied)"),
         Operator("api_error_leaks", "proxy", "an API error message leaks internals"),
         Operator("repeat_not_idempotent", "proxy", "a repeated identical write is answered as a first one"),
@@ -155,6 +160,8 @@ class Mutant:
 def _proxy_rewriter(operator: str, params: dict[str, Any]) -> proxy_ops.Rewriter:
     if operator == "filter_ignored":
         return proxy_ops.ParamIgnored(path=params["path"], param=params["param"])
+    if operator == "query_script_stripped":
+        return proxy_ops.ScriptStripped(path=params["path"], param=params["param"])
     if operator == "unauthorized_as_success":
         return proxy_ops.UnauthorizedAsSuccess(method=params["method"], path=params["path"], success=params["success"])
     if operator == "api_error_leaks":
@@ -588,6 +595,7 @@ def _shows_control(b: CleanRun, name: str) -> bool:
 
 def _proxy_mutants(add: Callable[..., None], clean: list[CleanRun]) -> None:
     params: dict[tuple[str, str], list[str]] = {}
+    scripts: dict[tuple[str, str], list[str]] = {}  # GET parameters with Chinese, Japanese or Korean in them
     unauthorized: dict[tuple[str, str], list[str]] = {}
     errors: dict[str, list[str]] = {}
     repeats: dict[tuple[str, str], list[str]] = {}
@@ -602,6 +610,8 @@ def _proxy_mutants(add: Callable[..., None], clean: list[CleanRun]) -> None:
                 for name, value in x["query"].items():
                     if value:
                         params.setdefault((x["template"], name), []).append(b.id)
+                    if value and proxy_ops.CJK.search(str(value)):
+                        scripts.setdefault((x["template"], name), []).append(b.id)
             if x["status"] == 401:
                 unauthorized.setdefault(key, []).append(b.id)
             if x["status"] >= 400 and isinstance(x["response_json"], dict) and "message" in x["response_json"]:
@@ -614,6 +624,8 @@ def _proxy_mutants(add: Callable[..., None], clean: list[CleanRun]) -> None:
                 seen_writes.add(write)
     for (template, name), cases in sorted(params.items()):
         add("filter_ignored", f"GET {template} ?{name}", {"path": template, "param": name}, cases)
+    for (template, name), cases in sorted(scripts.items()):
+        add("query_script_stripped", f"GET {template} ?{name} without CJK", {"path": template, "param": name}, cases)
     for (method, template), cases in sorted(unauthorized.items()):
         body = success.get((method, template))
         add(
