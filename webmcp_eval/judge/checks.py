@@ -15,6 +15,7 @@ from typing import Any
 from webmcp_eval.judge import probes
 from webmcp_eval.kinds import Captures, Evidence, Kind, answerable, module_kinds
 from webmcp_eval.kinds import assertion as _a
+from webmcp_eval.matchers import MISSING, PathError, match, refs_in, resolve, short
 from webmcp_eval.suite.call_tree import best_assignment, order_kept
 from webmcp_eval.suite.case import (
     AnswerExpectation,
@@ -30,7 +31,6 @@ from webmcp_eval.suite.case import (
     has_groups_or_optional,
 )
 from webmcp_eval.suite.loader import field_path
-from webmcp_eval.suite.matchers import MISSING, PathError, match, refs_in, resolve, short
 from webmcp_eval.trace import (
     Assertion,
     ConfirmationRecord,

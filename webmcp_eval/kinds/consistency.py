@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from webmcp_eval.kinds import Captures, Evidence, Kind, assertion
-from webmcp_eval.suite.matchers import MISSING, PathError, parse_path, resolve
+from webmcp_eval.matchers import MISSING, PathError, parse_path, resolve
 from webmcp_eval.trace import Assertion, ConsistencyRecord, Trace
 
 # the attribute a count selector ends with ("[data-total]"): the page's number is its value

@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, RootModel, model_validator
 
 from webmcp_eval.kinds import Captures, Evidence, Kind, assertion
-from webmcp_eval.suite.matchers import match, matcher_problems, short
+from webmcp_eval.matchers import match, matcher_problems, short
 from webmcp_eval.trace import Assertion, Trace
 
 

@@ -36,6 +36,7 @@ from webmcp_eval.agents.reference import ReferenceAgent
 from webmcp_eval.audit.surface_checks import surface_checks
 from webmcp_eval.data_file import strings_in
 from webmcp_eval.judge import checks, probes
+from webmcp_eval.matchers import resolve
 from webmcp_eval.play.run.run import OpenRun, open_run
 from webmcp_eval.play.run.settings import RunSettings, TrialHook
 from webmcp_eval.proxies import mutations as proxy_ops
@@ -43,7 +44,6 @@ from webmcp_eval.rundir.layout import RunDir
 from webmcp_eval.suite.browser_context import BrowserContextSettings
 from webmcp_eval.suite.case import ClickAction
 from webmcp_eval.suite.loader import LoadedCase
-from webmcp_eval.suite.matchers import resolve
 from webmcp_eval.suite.site import SiteConfig, demo_site_config
 from webmcp_eval.trace import Trace, write_atomic
 

@@ -27,6 +27,7 @@ import jsonschema
 
 from webmcp_eval.data_file import FieldPath, FileProblem, LineMap, deepest_line, load_json_document, shown_field
 from webmcp_eval.errors import InvalidInput
+from webmcp_eval.matchers import COMPARISONS, PathError, is_operator, matcher_problems, parse_path, refs_in
 from webmcp_eval.suite.call_tree import best_assignment, order_kept
 from webmcp_eval.suite.case import (
     BEHAVIOURS,
@@ -40,7 +41,6 @@ from webmcp_eval.suite.case import (
 )
 from webmcp_eval.suite.folder import Suite, find_suite, shown_path
 from webmcp_eval.suite.loader import LoadedCase, Problem, field_path, line_for, load_cases
-from webmcp_eval.suite.matchers import COMPARISONS, PathError, is_operator, matcher_problems, parse_path, refs_in
 from webmcp_eval.suite.plan_contradictions import plan_problems
 from webmcp_eval.suite.route_tools import route_problems
 from webmcp_eval.suite.site import SiteConfig, route_key
