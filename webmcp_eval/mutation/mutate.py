@@ -575,7 +575,8 @@ def _surface_mutants(add: Callable[..., None], clean: list[CleanRun], called: di
 
 
 def _constrained(schema: dict[str, Any]) -> bool:
-    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    props = schema.get("properties")
+    props = props if isinstance(props, dict) else {}
     return bool(schema.get("required")) or any(isinstance(p, dict) and "enum" in p for p in props.values())
 
 

@@ -736,8 +736,8 @@ class Trial:
         self._site_unanswered = unanswered_site_requests(net, self.site.config.base_url)
         self._site_errors = site_server_errors(net, self.site.config.base_url)
         windows = self.tp.host.request_windows if self.tp else []
-        expected = [k for k, n in self.case.expect.network.writes.items() if k != "total" and n > 0]
-        self._site_errors_on_path = on_the_trials_path(self._site_errors, net, windows, expected)
+        wanted = [k for k, n in self.case.expect.network.writes.items() if k != "total" and n > 0]
+        self._site_errors_on_path = on_the_trials_path(self._site_errors, net, windows, wanted)
 
     def _move_setup_writes(self) -> None:
         """The writes setup made (the first ones the proxy saw) move from the agent's account to setup's."""
