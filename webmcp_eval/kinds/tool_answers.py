@@ -69,11 +69,17 @@ def _judged(i: int, want: ToolAnswer, trace: Trace, captures: Captures) -> Asser
     return assertion(f"tool_answers[{i}]", "tool_answers", desc, not wrong, why, [c.index for c in calls])
 
 
-ANSWERS = Evidence(
-    "tool_answers",
-    ("calls",),
-    lambda t: [{"tool": c.tool, "args": c.args, "result": c.result, "error": c.error} for c in t.calls],
-)
+def _named_answers(trace: Trace) -> list[dict[str, Any]]:
+    """The answers of the tools the case's tool_answers names (none for a case without it: the calls'
+    own evidence already holds every call)."""
+    named = (trace.case.get("expect") or {}).get("tool_answers") or []
+    tools = {w.get("tool") for w in named if isinstance(w, dict)}
+    return [
+        {"tool": c.tool, "args": c.args, "result": c.result, "error": c.error} for c in trace.calls if c.tool in tools
+    ]
+
+
+ANSWERS = Evidence("tool_answers", ("calls",), _named_answers)
 
 
 def answerable(exp: ToolAnswers, trace: Trace) -> str:
