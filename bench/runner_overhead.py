@@ -87,6 +87,7 @@ from traffic import (  # noqa: E402
 )
 
 from webmcp_eval.agents.reference import ReferenceAgent  # noqa: E402
+from webmcp_eval.matchers import MISSING, resolve, substitute  # noqa: E402
 from webmcp_eval.play.browser.browser import find_chromium, launch  # noqa: E402
 from webmcp_eval.play.evidence.fixture_store import FixtureStore  # noqa: E402
 from webmcp_eval.play.page.locate import locate  # noqa: E402
@@ -95,7 +96,6 @@ from webmcp_eval.play.run.settings import RunSettings, RunState  # noqa: E402
 from webmcp_eval.site_under_test.server import SiteServer  # noqa: E402
 from webmcp_eval.suite.case import ClickAction, NavigateAction, ReloadAction, UserStep  # noqa: E402
 from webmcp_eval.suite.loader import LoadedCase, load_cases  # noqa: E402
-from webmcp_eval.suite.matchers import MISSING, resolve, substitute  # noqa: E402
 from webmcp_eval.suite.site import SiteConfig, demo_site_config  # noqa: E402
 
 PHASES = ("reset_ms", "context_ms", "goto_ms", "tools_ms", "observe_ms", "state_after_ms")

@@ -35,9 +35,9 @@ import jsonschema
 import yaml
 
 from webmcp_eval.judge import checks
+from webmcp_eval.matchers import COMPARISONS, MISSING, is_operator, match, parse_path, resolve, substitute
 from webmcp_eval.suite.case import Case, UserStep, expected_leaves
 from webmcp_eval.suite.loader import LoadedCase, Problem, case_files
-from webmcp_eval.suite.matchers import COMPARISONS, MISSING, is_operator, match, parse_path, resolve, substitute
 from webmcp_eval.suite.plan_contradictions import plan_problems
 from webmcp_eval.suite.validate import SuiteCatalog, load_suite
 from webmcp_eval.trace import ToolCall, Trace

@@ -12,10 +12,10 @@ from eval_support import cli
 from test_checks import make_trace, tc
 
 from webmcp_eval.judge.checks import check_calls
+from webmcp_eval.matchers import MISSING
 from webmcp_eval.suite.case import HistoryCall, HistoryModel, HistoryUser, UnorderedGroup
 from webmcp_eval.suite.evals_json import example, json_lines, load_evals
 from webmcp_eval.suite.loader import parse_case
-from webmcp_eval.suite.matchers import MISSING
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOP_EVALS = ROOT / "tests" / "static_site" / "evals.json"

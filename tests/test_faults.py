@@ -234,3 +234,59 @@ def test_a_site_answering_500_mid_trial_is_the_sites_fault_not_the_agents(tmp_pa
         (trace,) = in_thread(asyncio.run, run_suite(suite_cases("SEL-01"), options)).traces
     assert trace.verdict == "not_run" and trace.not_run_kind == "infrastructure", trace.verdict_reason
     assert "the site answered 500 during the trial" in trace.verdict_reason
+
+
+class FiresAPixel(ReferenceAgent):
+    """The reference agent on a page whose analytics pixel the site answers 503 (outside any tool call)."""
+
+    async def turn(self, step, host) -> str:  # noqa: ANN001
+        status = await host.page.evaluate("fetch('/demo/pixel.gif').then(r => r.status)")
+        assert status == 503, status
+        return await super().turn(step, host)
+
+
+@pytest.mark.browser
+def test_a_5xx_no_tool_call_made_is_a_warning_and_the_verdict_stands_on_the_evidence(tmp_path, static_shop):
+    from test_static_site import _wrong_quantity, play_shop, shop_cases, variant
+
+    static_shop.fail_once.add("/demo/pixel.gif")
+    shop_01 = [shop_cases()["SHOP-01"]]
+    (passing,) = play_shop(tmp_path / "pass", static_shop, shop_01, agent_factory=FiresAPixel).values()
+    static_shop.fail_once.add("/demo/pixel.gif")
+    wrong = variant("SHOP-01", "SHOP-11", _wrong_quantity)
+    (failing,) = play_shop(tmp_path / "fail", static_shop, [wrong], agent_factory=FiresAPixel).values()
+    warning = "the site answered 503 to GET /demo/pixel.gif: not a request the trial depends on"
+    # the pixel says nothing of the agent: the pass stays a pass, with the 503 shown beside it
+    assert passing.verdict == "passed", passing.verdict_reason
+    assert any(w.startswith(warning) for w in passing.warnings), passing.warnings
+    # and the agent's own failure stays its failure (it was not_run, "the site's fault", before)
+    assert failing.verdict == "failed" and failing.not_run_kind is None, failing.verdict_reason
+    assert any(w.startswith(warning) for w in failing.warnings), failing.warnings
+
+
+def _request(seq: int, path: str, status: int, method: str = "GET", fault: str | None = None):  # noqa: ANN202
+    from webmcp_eval.proxies.models import RequestRecord
+
+    return RequestRecord(
+        seq=seq, trial="t", method=method, url=f"http://127.0.0.1:9/{path}", host="127.0.0.1", port=9,
+        path=path, status=status, fault=fault,
+    )  # fmt: skip
+
+
+def test_a_5xx_is_on_the_trials_path_when_a_tool_call_or_an_expected_write_made_it_and_never_when_a_fault_did():
+    from webmcp_eval.play.evidence.network_evidence import on_the_trials_path, site_server_errors
+    from webmcp_eval.proxies.models import TrialNetwork
+
+    requests = [
+        _request(0, "/beacon", 501, "POST"),  # the page's own, before any call
+        _request(1, "/api/events", 500),  # a tool call's
+        _request(2, "/api/events", 500, fault="status 500"),  # the case's fault: its checks judge it
+        _request(3, "/api/saved", 502, "POST"),  # a write the case expects, after the call
+        _request(4, "/api/saved", 502, "DELETE"),  # another method: not expected
+    ]
+    net = TrialNetwork(trial_id="t", requests=requests)
+    errors = site_server_errors(net, "http://127.0.0.1:9/")
+    assert [r.seq for r in errors] == [0, 1, 3, 4]
+    on_path = on_the_trials_path(errors, net, [(1, 3)], ["POST /api/sav*", "POST //cdn:1/x"])
+    assert [r.seq for r in on_path] == [1, 3]
+    assert on_the_trials_path(errors, net, [], []) == []

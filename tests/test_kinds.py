@@ -109,7 +109,7 @@ def test_each_kind_reads_only_the_trace_fields_it_names() -> None:
             kind.check(value, spy, {})
             kind.unanswerable(value, spy)
             assert not READ - kind.fields - FRAME, f"{kind.name} reads {sorted(READ - kind.fields - FRAME)}"
-    assert judged == {k.name for k in checks.KINDS if k not in module_kinds()}  # the seed cases use every one
+    assert {k.name for k in checks.KINDS if k not in module_kinds()} <= judged  # the seed cases use every one
 
 
 def test_the_spy_sees_a_field_a_kind_does_not_name() -> None:

@@ -1,4 +1,4 @@
-"""Value matchers and paths (webmcp_eval/suite/matchers.py): each operator passes and fails."""
+"""Value matchers and paths (webmcp_eval/matchers.py): each operator passes and fails."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from webmcp_eval.suite.matchers import (
+from webmcp_eval.matchers import (
     MISSING,
     OPERATORS,
     PathError,

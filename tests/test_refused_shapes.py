@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from webmcp_eval.matchers import contradiction
 from webmcp_eval.suite.loader import parse_case
-from webmcp_eval.suite.matchers import contradiction
 from webmcp_eval.suite.validate import SuiteCatalog, validate_suite
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -110,3 +110,65 @@ def test_a_description_may_name_the_sites_codes_and_dates_a_hinted_result_carrie
     result = {"status": "error", "code": "TEMPORARILY_UNAVAILABLE", "data": {"startsAt": "2027-01-09T14:00+08:00"}}
     regs = [reg("get_event_details", HINTED), reg("save_event", {}, "On TEMPORARILY_UNAVAILABLE, retry later.")]
     assert "tools.descriptions" not in judged([call("get_event_details", [], result)], regs)
+
+
+SEARCH = {
+    "type": "object",
+    "properties": {
+        "city": {"type": "string", "enum": ["taipei", "online"]},
+        "query": {"type": "string"},
+        "level": {"type": "string", "enum": ["beginner", "advanced"]},
+    },
+    "required": ["city"],
+}
+SCHEMAS = {"routes": {"/events": {"search_events": SEARCH}}, "enforced": {"/events": {"search_events": ["city"]}}}
+
+
+def schema_judged(live: Any, catalog: dict | None = SCHEMAS) -> tuple[dict[str, Any], list[str]]:
+    from webmcp_eval.judge.probes import schemas_against_catalog
+
+    trace = Trace(run_id="r", trial_id="X.t1", case_id="X", behaviour="selection", start_route="/")
+    trace.registrations = [RegistrationEvent.model_validate({**reg("search_events", {}, route="/events"),
+                                                             "inputSchema": live})]  # fmt: skip
+    trace.catalog_schemas = catalog
+    _, drift, _ = schemas_against_catalog(trace.registrations, catalog)
+    return {a.id: a for a in checks._call_rules(CallExpectations(), trace, [], {})}, drift
+
+
+def test_a_live_schema_that_lost_an_enforced_enum_or_required_fails():
+    no_enum = {**SEARCH, "properties": {**SEARCH["properties"], "city": {"type": "string"}}}
+    a = schema_judged(no_enum)[0]["tools.schemas"]
+    assert a.status == "failed" and "lost enum of 'city'" in a.why and "server enforces it" in a.why
+    not_required = {k: v for k, v in SEARCH.items() if k != "required"}
+    assert "lost required 'city'" in schema_judged(not_required)[0]["tools.schemas"].why
+    wider = {**SEARCH, "properties": {**SEARCH["properties"], "city": {"type": "string", "enum": ["taipei", "x"]}}}
+    assert schema_judged(wider)[0]["tools.schemas"].status == "failed"
+    retyped = {**SEARCH, "properties": {**SEARCH["properties"], "city": {"type": "number", "enum": ["taipei"]}}}
+    assert "lost type of 'city'" in schema_judged(retyped)[0]["tools.schemas"].why
+
+
+def test_a_live_schema_as_the_catalog_passes_and_drift_the_server_does_not_enforce_warns():
+    same, drift = schema_judged(SEARCH)
+    assert same["tools.schemas"].status == "passed" and drift == []
+    # level's enum is not enforced, a new property is an addition: both warned, neither fails the trial
+    loose = {**SEARCH, "properties": {**SEARCH["properties"], "level": {"type": "string"}, "page": {"type": "number"}}}
+    a, drift = schema_judged(loose)
+    assert a["tools.schemas"].status == "passed", a["tools.schemas"].why
+    assert any("lost enum of 'level'" in d for d in drift) and any("added property 'page'" in d for d in drift)
+    assert "drift the server does not enforce (warned)" in a["tools.schemas"].why
+    # no catalog, a form's tool (no schema of its own): nothing held, no assertion
+    assert "tools.schemas" not in schema_judged(SEARCH, None)[0]
+    assert "tools.schemas" not in schema_judged(None)[0]
+
+
+def test_the_catalog_refuses_an_enforced_argument_it_does_not_list():
+    import pytest
+
+    from webmcp_eval.suite.validate import CatalogError, SuiteCatalog
+
+    routes = {"/events": {"search_events": SEARCH}}
+    assert SuiteCatalog({"routes": routes, "enforced": {"/events": {"search_events": ["city"]}}}).enforced
+    with pytest.raises(CatalogError, match="argument\\(s\\) town of search_events on /events is not in the catalog"):
+        SuiteCatalog({"routes": routes, "enforced": {"/events": {"search_events": ["town"]}}}, "c.json")
+    with pytest.raises(CatalogError, match='"enforced" must be'):
+        SuiteCatalog({"routes": routes, "enforced": {"/events": ["city"]}}, "c.json")

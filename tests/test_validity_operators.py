@@ -11,16 +11,19 @@ strengthened seed case fails it, for the reason named here. All pairs play in on
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from eval_support import CASES, SEED_CONTEXT, in_thread, suite_cases
 
 from webmcp_eval.mutation.mutate import CleanRun, Mutant, MutateOptions, _play, generate
+from webmcp_eval.suite.case import Case
 from webmcp_eval.suite.loader import LoadedCase, parse_case
 from webmcp_eval.suite.site import demo_site_config
 from webmcp_eval.suite.validate import SuiteCatalog
-from webmcp_eval.trace import Trace
+from webmcp_eval.trace import RegistrationEvent, Trace
 
 WEAKER = Path(__file__).parent / "weaker_cases"
 
@@ -167,3 +170,120 @@ def test_the_generator_aims_the_two_operators_at_the_cases_that_reach_them() -> 
     assert made([({"id": "a"}, prepared), ({"id": "b"}, prepared)]) == {"retarget_keeps_first": ["X-01"]}
     assert made([({"id": "a"}, prepared), ({"id": "a"}, prepared)]) == {}
     assert made([({"id": "a"}, outage), ({"id": "a"}, prepared)]) == {"retryable_error_as_success": ["X-01"]}
+
+
+def judged_as_before(case_id: str, edit: Callable[[dict[str, Any]], None]) -> LoadedCase:
+    """A seed case as it was judged before a check was added (the check switched off or the block left out)."""
+    (today,) = suite_cases(case_id)
+    data = today.case.model_dump(mode="json", exclude_defaults=True)
+    edit(data)
+    return LoadedCase(Case.model_validate(data), today.file, today.lines)
+
+
+def _no_schema_check(data: dict[str, Any]) -> None:
+    data["expect"].setdefault("calls", {})["schemas_hold"] = False
+
+
+def _no_consistency(data: dict[str, Any]) -> None:
+    data["expect"].pop("consistency")
+
+
+def _no_tool_answers(data: dict[str, Any]) -> None:
+    data["expect"].pop("tool_answers")
+
+
+# The round's checks, each with its operator: the seed case as it was judged before passes the mutant, as it
+# is judged now fails it (operator, params, case, how it was judged before, the failed assertion, its words).
+NEW_CHECKS: list[tuple[str, dict[str, Any], str, Callable[[dict[str, Any]], None], str, str]] = [
+    (
+        "schema_constraint_dropped",
+        {"tool": "search_events"},
+        "SEL-01",
+        _no_schema_check,
+        "tools.schemas",
+        "search_events on /events: lost enum of 'city'",
+    ),
+    (
+        "result_list_paged",
+        {"tool": "search_events", "path": "events", "size": 4},
+        "ARG-02",
+        _no_consistency,
+        "consistency",
+        "the tool answered 4 item(s), the page shows 5",
+    ),
+    (
+        "query_script_stripped",
+        {"path": "/api/events", "param": "query"},
+        "AMB-01-G",
+        _no_tool_answers,
+        "tool_answers[0]",
+        "data: events: expected",
+    ),
+]
+
+
+@pytest.mark.browser
+def test_each_check_of_the_round_kills_its_operator_that_the_case_as_judged_before_passed(site, tmp_path: Path):
+    pairs = []
+    for operator, params, case_id, before, _, _ in NEW_CHECKS:
+        hook = Mutant("M", operator, "t", params, [case_id]).hook
+        (today,) = suite_cases(case_id)
+        pairs += [(judged_as_before(case_id, before), f"{operator}-before", hook()), (today, f"{operator}-now", hook())]
+    catalog = SuiteCatalog.load(CASES / "catalog.json")
+    options = MutateOptions(
+        out_root=tmp_path, run_id="round", workers=2, browser_context=SEED_CONTEXT,
+        catalog_hints=catalog.annotations, catalog_schemas=catalog.schema_surface(),
+    )  # fmt: skip
+    traces = in_thread(asyncio.run, _play(pairs, options, "round", demo_site_config(site.url)))
+    for operator, _, case_id, _, assertion, shown in NEW_CHECKS:
+        before, now = traces[f"{case_id}-{operator}-before"], traces[f"{case_id}-{operator}-now"]
+        assert before.verdict == "passed", f"{operator}: {case_id} as judged before {before.verdict_reason}"
+        failed = {a.id: a.why for a in now.assertions if a.status == "failed"}
+        assert now.verdict == "failed", f"{operator}: {case_id} {now.verdict_reason}"
+        assert assertion in failed and shown in failed[assertion], f"{operator}: {failed}"
+    # the drift the server does not enforce (query lost nothing; level's enum is enforced too) is never a warning
+    # of an unmutated trial; under the mutant the schema's losses are in the failed check, not in warnings
+    assert not any("schema differs" in w for w in traces["SEL-01-schema_constraint_dropped-now"].warnings)
+    # the mutants acted on the cases as judged before: a first page of 4 of 5, every WebMCP event for 線上問答
+    paged = traces["ARG-02-result_list_paged-before"].calls[0].result
+    assert len(paged["data"]["events"]) == 4 and paged["data"]["count"] == 5
+    stripped = traces["AMB-01-G-query_script_stripped-before"].calls[0]
+    assert stripped.args == {"query": "WebMCP 線上問答"} and len(stripped.result["data"]["events"]) > 1
+
+
+def test_the_generator_aims_the_schema_operator_at_tools_with_an_enum_or_a_required_name() -> None:
+    def made(schema: object) -> list[list[str]]:
+        run = _clean_run("- heading: Hello")
+        run.trace.registrations = [RegistrationEvent.model_validate(
+            {"type": "register", "name": "search", "route": "/r", "inputSchema": schema})]  # fmt: skip
+        return [m.cases for m in generate([run], set()) if m.operator == "schema_constraint_dropped"]
+
+    assert made({"type": "object", "properties": {"c": {"type": "string", "enum": ["a"]}}}) == [["X-01"]]
+    assert made({"type": "object", "properties": {"c": {"type": "string"}}, "required": ["c"]}) == [["X-01"]]
+    assert made({"type": "object", "properties": {"c": {"type": "string"}}}) == []
+    assert made(None) == []
+
+
+def test_the_generator_pages_only_the_longest_lists_of_a_tool() -> None:
+    from webmcp_eval.trace import ToolCall
+
+    def run(case: str, n: int) -> CleanRun:
+        clean = _clean_run("- heading: Hello")
+        clean.case.case.id, clean.trace.case_id = case, case
+        clean.trace.calls = [ToolCall(index=0, step=0, tool="search", result={"data": {"events": list(range(n))}})]
+        return clean
+
+    paged = [m for m in generate([run("X-01", 3), run("X-02", 5)], set()) if m.operator == "result_list_paged"]
+    assert [(m.params, m.cases) for m in paged] == [({"tool": "search", "path": "events", "size": 4}, ["X-02"])]
+    assert not [m for m in generate([run("X-01", 1)], set()) if m.operator == "result_list_paged"]
+
+
+def test_the_generator_strips_the_script_only_of_a_query_that_has_chinese_japanese_or_korean_in_it() -> None:
+    def made(value: str) -> list[dict[str, Any]]:
+        run = _clean_run("- heading: Hello")
+        exchange = {"method": "GET", "template": "/api/events", "path": "/api/events", "status": 200}
+        run.exchanges = [{**exchange, "response_json": {"events": []}, "query": {"query": value}, "request_json": None}]
+        return [m.params for m in generate([run], set()) if m.operator == "query_script_stripped"]
+
+    assert made("WebMCP 線上問答") == [{"path": "/api/events", "param": "query"}]
+    assert made("WebMCP") == []

@@ -263,6 +263,17 @@ class HumanClick(Record):
     text: str | None = None
 
 
+class ConsistencyRecord(Record):
+    """The page right after a call of a tool ``expect.consistency`` names: what it shows for that call."""
+
+    call: int  # index into Trace.calls
+    tool: str
+    selector: str
+    count: int | None = None  # a count selector's number
+    items: list[str] | None = None  # a list selector's items, each its text
+    error: str | None = None  # why the page could not be read (no element, no number, the page went away)
+
+
 class UntrustedText(Record):
     """Untrusted text with markup in it, and what the page made of it (``probes.untrusted_rendering``)."""
 
@@ -525,6 +536,8 @@ class Trace(BaseModel):
     state: StateRecord = Field(default_factory=StateRecord)
     confirmation: ConfirmationRecord | None = None
     untrusted_rendering: list[UntrustedText] | None = None  # per untrusted text with markup: elements made of it
+    # the page after each call of the tool expect.consistency names; None: not read (no such expectation)
+    consistency: list[ConsistencyRecord] | None = Field(default=None, exclude_if=lambda v: v is None)
     witness: WitnessRecord = Field(default_factory=WitnessRecord)
     # the page's errors from its start route to the verdict, in order; None: not recorded (no page was opened,
     # or a trace made before they were kept)
@@ -537,6 +550,10 @@ class Trace(BaseModel):
     # the suite catalog's hints of the tools ({route pattern: {tool: {readOnlyHint: true, ...}}}): each live
     # registration is held to them (calls.annotations); None: the run had no catalog with hints
     catalog_hints: dict[str, dict[str, dict[str, Any]]] | None = Field(default=None, exclude_if=lambda v: v is None)
+    # the suite catalog's input schemas and the arguments whose constraints the server enforces ({"routes":
+    # {route: {tool: schema}}, "enforced": {route: {tool: [argument]}}}): each live registration is held to
+    # them (tools.schemas); None: the run had no catalog
+    catalog_schemas: dict[str, Any] | None = Field(default=None, exclude_if=lambda v: v is None)
     # each registered tool whose description speaks to the agent (the audit's rule); None: not read
     tool_instructions: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
     # why the trial stopped before the page and the state were read: its unread checks are "not reached"

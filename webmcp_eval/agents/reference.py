@@ -12,8 +12,8 @@ import re
 from typing import Any
 
 from webmcp_eval.agents.protocol import AgentError, AgentReport, ToolHost
+from webmcp_eval.matchers import MISSING, resolve, short, substitute
 from webmcp_eval.suite.case import UserStep
-from webmcp_eval.suite.matchers import MISSING, resolve, short, substitute
 from webmcp_eval.suite.synthesize import described, from_schema
 from webmcp_eval.trace import Assertion, EvidenceKind
 

@@ -93,7 +93,7 @@ def surface_checks_of(catalog_file: str | None, suite: Suite) -> dict[str, Any]:
         catalog, _ = find_catalog([], catalog_file, suite)
     except CatalogError:
         catalog = None
-    return surface_checks(catalog.annotations if catalog else None)
+    return surface_checks(catalog.annotations if catalog else None, catalog.schema_surface() if catalog else None)
 
 
 def site_config_for(suite: Suite, base_url: str | None, site_config_file: str | None) -> SiteConfig | None:

@@ -134,6 +134,7 @@ def mutate_command(request: MutateRequest) -> int:
         chromium=request.chromium,
         catalog_tools=catalog.tools() if catalog else set(),
         catalog_hints=catalog.annotations if catalog else None,
+        catalog_schemas=catalog.schema_surface() if catalog else None,
         clean_runs=request.clean_runs,
         confirm="none" if request.no_confirm else request.confirm,
         browser_context=the_suite.config.browser_context(),

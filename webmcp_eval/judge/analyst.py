@@ -37,8 +37,8 @@ from webmcp_eval.llm.providers import (
     Role,
     provider_key,
 )
+from webmcp_eval.matchers import MISSING, resolve
 from webmcp_eval.results.analysis import FailureGroup
-from webmcp_eval.suite.matchers import MISSING, resolve
 from webmcp_eval.trace import Trace, read_trace
 
 ANALYST_PROMPT_VERSION = 1

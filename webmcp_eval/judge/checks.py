@@ -15,6 +15,7 @@ from typing import Any
 from webmcp_eval.judge import probes
 from webmcp_eval.kinds import Captures, Evidence, Kind, answerable, module_kinds
 from webmcp_eval.kinds import assertion as _a
+from webmcp_eval.matchers import MISSING, PathError, match, refs_in, resolve, short
 from webmcp_eval.suite.call_tree import best_assignment, order_kept
 from webmcp_eval.suite.case import (
     AnswerExpectation,
@@ -30,7 +31,6 @@ from webmcp_eval.suite.case import (
     has_groups_or_optional,
 )
 from webmcp_eval.suite.loader import field_path
-from webmcp_eval.suite.matchers import MISSING, PathError, match, refs_in, resolve, short
 from webmcp_eval.trace import (
     Assertion,
     ConfirmationRecord,
@@ -189,6 +189,8 @@ def _call_rules(
         out += _annotations(trace)
     if exp.descriptions_trusted:
         out += _descriptions(trace)
+    if exp.schemas_hold:
+        out += _schemas(trace)
     if exp.witness_agrees:
         out.append(_witness(trace))
     return out
@@ -286,6 +288,20 @@ def _descriptions(trace: Trace) -> list[Assertion]:
     if trace.tool_instructions is not None:
         read.append("no description gives the agent orders")
     return [_a("tools.descriptions", "annotations", desc, not found, "; ".join(found) or "; ".join(read))]
+
+
+def _schemas(trace: Trace) -> list[Assertion]:
+    """A live tool's input schema is what the agent is told it may send: one that lost a constraint the
+    server still enforces (an enum, a required argument) invites calls the site will refuse. Other drift
+    from the catalog is named here and among the trial's warnings, and does not decide."""
+    losses, drift, compared = probes.schemas_against_catalog(trace.registrations, trace.catalog_schemas)
+    if not compared:
+        return []  # no catalog schema for any live tool: nothing to hold them to, never a pass by default
+    desc = "every live tool's input schema keeps the constraints the catalog says the server enforces"
+    why = "; ".join(losses) or f"{compared} registration(s) held to the catalog"
+    if drift:
+        why += "; drift the server does not enforce (warned): " + "; ".join(drift)
+    return [_a("tools.schemas", "annotations", desc, not losses, why)]
 
 
 def _witness(trace: Trace) -> Assertion:
@@ -841,7 +857,12 @@ TOOLS = Evidence(
     "tools",
     ("registrations", "tool_instructions"),
     lambda t: [
-        {"name": r.name, "description": (r.model_extra or {}).get("description"), "annotations": r.annotations}
+        {
+            "name": r.name,
+            "description": (r.model_extra or {}).get("description"),
+            "annotations": r.annotations,
+            "input_schema": (r.model_extra or {}).get("inputSchema"),
+        }
         for r in t.registrations
         if r.type == "register"
     ],

@@ -9,6 +9,7 @@ did the page make elements of it? Both only read the page.
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 from typing import Any
 
@@ -17,7 +18,7 @@ from playwright.async_api import Locator, Page
 
 from webmcp_eval.data_file import strings_in
 from webmcp_eval.suite.validate import SuiteCatalog
-from webmcp_eval.trace import ActionableRecord, RegistrationEvent, UntrustedText
+from webmcp_eval.trace import ActionableRecord, ConsistencyRecord, RegistrationEvent, UntrustedText
 
 MARKUP = re.compile(r"<[a-zA-Z!/]")
 
@@ -89,6 +90,36 @@ texts => texts.map((text) => {
            shown_as_text: !!tag && document.body.innerText.includes(tag) };
 })
 """
+
+
+# What the page shows for a tool's answer (expect.consistency): a count element's number, or a list's items.
+_PAGE_SIDE_JS = """
+([selector, attribute, many]) => {
+  const text = (el) => (el.innerText || el.textContent || "").trim();
+  if (many) return { items: [...document.querySelectorAll(selector)].map(text) };
+  const el = document.querySelector(selector);
+  if (!el) return { error: `no element matches ${selector}` };
+  const raw = String((attribute ? el.getAttribute(attribute) : text(el)) || "");
+  const found = raw.match(/\\d+/);
+  if (found) return { count: Number(found[0]) };
+  const shown = (attribute ? attribute + "=" : "") + JSON.stringify(raw.slice(0, 60));
+  return { error: `${selector} shows no number (${shown})` };
+}
+"""
+
+
+async def page_side(
+    page: Page, call: int, tool: str, selector: str, attribute: str | None, many: bool
+) -> ConsistencyRecord:
+    """The page's count (the selector's attribute, else its text's first number) or items right after a call."""
+    record = ConsistencyRecord(call=call, tool=tool, selector=selector)
+    try:
+        found = await page.evaluate(_PAGE_SIDE_JS, [selector, attribute, many])
+    except PlaywrightError as err:
+        record.error = f"the page could not be read: {str(err).splitlines()[0] if str(err) else type(err).__name__}"
+        return record
+    record.count, record.items, record.error = found.get("count"), found.get("items"), found.get("error")
+    return record
 
 
 async def actionable(control: Locator) -> ActionableRecord | None:
@@ -190,6 +221,75 @@ def hints_against_catalog(
             said = ", ".join(f"{h} {bool(live.get(h))} (the catalog: {bool(expected.get(h))})" for h in differ)
             problems.append(f"{reg.tool_name} on {reg.route}: {said}")
     return problems, compared
+
+
+def schemas_against_catalog(
+    registrations: list[RegistrationEvent], catalog: dict[str, Any] | None
+) -> tuple[list[str], list[str], int]:
+    """(losses the server enforces, other drift, registrations compared): each live tool's ``inputSchema``
+    against the one the suite's catalog gives it on its route (``{"routes": ..., "enforced": ...}``,
+    ``SuiteCatalog.schema_surface``). A loss is a constraint the agent is no longer told (a property, its
+    ``enum`` or ``type``, a ``required`` name); one on an argument the catalog marks enforced fails the
+    trial, since the server still refuses what the live schema now allows. A form's tool (no schema of its
+    own: the browser builds it) and a tool or route the catalog lacks are left out."""
+    if not catalog or not catalog.get("routes"):
+        return [], [], 0
+    routes = SuiteCatalog({"routes": catalog["routes"]}, "the suite's catalog")
+    enforced: dict[str, dict[str, list[str]]] = catalog.get("enforced") or {}
+    losses: list[str] = []
+    drift: list[str] = []
+    seen: set[str] = set()
+    compared = 0
+    for reg in registrations:
+        live = (reg.model_extra or {}).get("inputSchema") if reg.type == "register" else None
+        pattern = routes.route_pattern(reg.route or "") if isinstance(live, dict) else None
+        expected = routes.routes.get(pattern or "", {}).get(reg.tool_name or "")
+        if not isinstance(live, dict) or pattern is None or not isinstance(expected, dict):
+            continue
+        compared += 1
+        key = json.dumps([reg.tool_name, pattern, live], sort_keys=True)
+        if key in seen:
+            continue  # the same schema registered again (another visit of the route)
+        seen.add(key)
+        held = set(enforced.get(pattern, {}).get(reg.tool_name or "", []))
+        for argument, what in schema_differences(expected, live):
+            line = f"{reg.tool_name} on {reg.route}: {what}"
+            if argument in held and what.startswith("lost"):
+                losses.append(line + " (the catalog says the server enforces it)")
+            elif line not in drift:
+                drift.append(line)
+    return losses, drift, compared
+
+
+def schema_differences(expected: dict[str, Any], live: dict[str, Any]) -> list[tuple[str, str]]:
+    """(argument, what differs) between a catalog schema and a live one: properties added or removed, and
+    each kept property's type, enum and required-ness. A difference that tells the agent less starts "lost"."""
+    found: list[tuple[str, str]] = []
+    want, have = expected.get("properties") or {}, live.get("properties") or {}
+    want_required, have_required = set(expected.get("required") or []), set(live.get("required") or [])
+    for name in sorted(set(want) | set(have)):
+        if name not in have:
+            found.append((name, f"lost property {name!r}"))
+            continue
+        if name not in want:
+            found.append((name, f"added property {name!r} (not in the catalog)"))
+            continue
+        a, b = want[name] if isinstance(want[name], dict) else {}, have[name] if isinstance(have[name], dict) else {}
+        if a.get("type") != b.get("type"):
+            verb = "lost" if a.get("type") is not None else "added"
+            found.append((name, f"{verb} type of {name!r}: {b.get('type')} (the catalog: {a.get('type')})"))
+        if "enum" in a and "enum" not in b:
+            found.append((name, f"lost enum of {name!r} (the catalog: {a['enum']})"))
+        elif "enum" in b and "enum" in a and set(map(str, b["enum"])) - set(map(str, a["enum"])):
+            wider = sorted(set(map(str, b["enum"])) - set(map(str, a["enum"])))
+            found.append((name, f"lost enum values of {name!r}: it allows {wider} (the catalog does not)"))
+        elif "enum" in b and b.get("enum") != a.get("enum"):
+            found.append((name, f"enum of {name!r} is {b['enum']} (the catalog: {a.get('enum')})"))
+        if name in want_required and name not in have_required:
+            found.append((name, f"lost required {name!r}"))
+        elif name in have_required and name not in want_required:
+            found.append((name, f"added required {name!r} (not in the catalog)"))
+    return found
 
 
 PASSAGE = re.compile(r"[^。.!?！？\n]{12,}")  # a sentence long enough not to be a common word

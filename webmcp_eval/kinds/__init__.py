@@ -32,7 +32,7 @@ Captures = dict[str, Any]
 
 # Trace fields that say how the trial was run, not what the site did: any check may read them, and a
 # clean run and its mutant share them (or the verdict shows the difference), so they are no kind's evidence.
-FRAME = frozenset({"case_id", "case", "network_mode", "stopped", "catalog_hints"})
+FRAME = frozenset({"case_id", "case", "network_mode", "stopped", "catalog_hints", "catalog_schemas"})
 
 
 @dataclass(frozen=True)

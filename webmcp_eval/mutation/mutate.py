@@ -36,6 +36,7 @@ from webmcp_eval.agents.reference import ReferenceAgent
 from webmcp_eval.audit.surface_checks import surface_checks
 from webmcp_eval.data_file import strings_in
 from webmcp_eval.judge import checks, probes
+from webmcp_eval.matchers import resolve
 from webmcp_eval.play.run.run import OpenRun, open_run
 from webmcp_eval.play.run.settings import RunSettings, TrialHook
 from webmcp_eval.proxies import mutations as proxy_ops
@@ -69,6 +70,11 @@ OPERATORS: dict[str, Operator] = {
         Operator("result_field_dropped", "page", "a tool result lacks one field"),
         Operator("result_field_altered", "page", "one field of a tool result has another value"),
         Operator("result_list_reordered", "page", "a list in a tool result comes in reverse order"),
+        Operator(
+            "result_list_paged",
+            "page",
+            "a tool's result list keeps only a first page of items (the page shows them all)",
+        ),
         Operator("readonly_writes", "page", "a read-only tool also sends a write request"),
         Operator("prepare_submits", "page", "a prepare tool (CONFIRMATION_REQUIRED) presses the control it names"),
         Operator("stale_tool", "page", "a tool stays registered after its route is gone"),
@@ -100,7 +106,17 @@ OPERATORS: dict[str, Operator] = {
         Operator("annotation_lie", "page", "a tool that writes is registered with readOnlyHint"),
         Operator("hint_dropped", "page", "a tool is registered without its untrustedContentHint"),
         Operator("description_injected", "page", "a tool's description carries untrusted text a hinted result showed"),
+        Operator(
+            "schema_constraint_dropped",
+            "page",
+            "a tool is registered with an input schema that lost its enums and required names (still enforced)",
+        ),
         Operator("filter_ignored", "proxy", "the site ignores one query parameter (a filter)"),
+        Operator(
+            "query_script_stripped",
+            "proxy",
+            "the site drops the Chinese, Japanese and Korean characters of a query parameter before it searches",
+        ),
         Operator("unauthorized_as_success", "proxy", "a 401 is answered as an empty success (200, lists emptied)"),
         Operator("api_error_leaks", "proxy", "an API error message leaks internals"),
         Operator("repeat_not_idempotent", "proxy", "a repeated identical write is answered as a first one"),
@@ -144,6 +160,8 @@ class Mutant:
 def _proxy_rewriter(operator: str, params: dict[str, Any]) -> proxy_ops.Rewriter:
     if operator == "filter_ignored":
         return proxy_ops.ParamIgnored(path=params["path"], param=params["param"])
+    if operator == "query_script_stripped":
+        return proxy_ops.ScriptStripped(path=params["path"], param=params["param"])
     if operator == "unauthorized_as_success":
         return proxy_ops.UnauthorizedAsSuccess(method=params["method"], path=params["path"], success=params["success"])
     if operator == "api_error_leaks":
@@ -280,6 +298,23 @@ def _result_mutants(add: Callable[..., None], called: dict[str, list[CleanRun]])
                 add("result_field_altered", target, {"tool": tool, "path": path}, cases)
             if kind == "list":
                 add("result_list_reordered", target, {"tool": tool, "path": path}, cases)
+        _paged_mutants(add, tool, called[tool], [p for p, kind in paths if kind == "list"])
+
+
+def _paged_mutants(add: Callable[..., None], tool: str, runs: list[CleanRun], lists: list[str]) -> None:
+    """A first page only: each list of the tool's results (not one inside a list) that ever held two items or
+    more keeps one fewer than its longest, so only the longest answers lose an item."""
+    for path in sorted({p for p in lists if "[]" not in p}):
+        lengths = {
+            b.id: max((len(v) for c in b.trace.calls if c.tool == tool
+                       if isinstance(v := resolve(_result_data(c), path), list)), default=0)
+            for b in runs
+        }  # fmt: skip
+        longest = max(lengths.values(), default=0)
+        if longest >= 2:
+            cases = [case for case, n in lengths.items() if n == longest]
+            add("result_list_paged", f"{tool} → data.{path}[:{longest - 1}]", {"tool": tool, "path": path,
+                "size": longest - 1}, cases)  # fmt: skip
 
 
 def _checked_paths(b: CleanRun, tool: str) -> set[str]:
@@ -515,6 +550,14 @@ def _surface_mutants(add: Callable[..., None], clean: list[CleanRun], called: di
             {"tool": tool, "hint": "untrustedContentHint"},
             cases,
         )
+    constrained: dict[str, list[str]] = {}  # tools whose live schema has an enum or a required name
+    for b in clean:
+        for r in b.trace.registrations:
+            schema = (r.model_extra or {}).get("inputSchema") if r.type == "register" and r.tool_name else None
+            if isinstance(schema, dict) and _constrained(schema) and b.id not in constrained.get(str(r.name), []):
+                constrained.setdefault(str(r.name), []).append(b.id)
+    for tool, cases in sorted(constrained.items()):
+        add("schema_constraint_dropped", f"{tool} without enum and required", {"tool": tool}, cases)
     # one mutant per tool registered beside a hinted one: the longest untrusted sentence any such page showed
     beside: dict[str, list[tuple[CleanRun, list[str]]]] = {}
     for b in clean:
@@ -529,6 +572,12 @@ def _surface_mutants(add: Callable[..., None], clean: list[CleanRun], called: di
         text = max((p for _, passages in seen for p in passages), key=len)
         cases = [b.id for b, passages in seen if text in passages]
         add("description_injected", f"{tool} ← {text[:30]}…", {"tool": tool, "text": text}, cases)
+
+
+def _constrained(schema: dict[str, Any]) -> bool:
+    props = schema.get("properties")
+    props = props if isinstance(props, dict) else {}
+    return bool(schema.get("required")) or any(isinstance(p, dict) and "enum" in p for p in props.values())
 
 
 def aria(b: CleanRun) -> str:
@@ -547,6 +596,7 @@ def _shows_control(b: CleanRun, name: str) -> bool:
 
 def _proxy_mutants(add: Callable[..., None], clean: list[CleanRun]) -> None:
     params: dict[tuple[str, str], list[str]] = {}
+    scripts: dict[tuple[str, str], list[str]] = {}  # GET parameters with Chinese, Japanese or Korean in them
     unauthorized: dict[tuple[str, str], list[str]] = {}
     errors: dict[str, list[str]] = {}
     repeats: dict[tuple[str, str], list[str]] = {}
@@ -561,6 +611,8 @@ def _proxy_mutants(add: Callable[..., None], clean: list[CleanRun]) -> None:
                 for name, value in x["query"].items():
                     if value:
                         params.setdefault((x["template"], name), []).append(b.id)
+                    if value and proxy_ops.CJK.search(str(value)):
+                        scripts.setdefault((x["template"], name), []).append(b.id)
             if x["status"] == 401:
                 unauthorized.setdefault(key, []).append(b.id)
             if x["status"] >= 400 and isinstance(x["response_json"], dict) and "message" in x["response_json"]:
@@ -573,6 +625,8 @@ def _proxy_mutants(add: Callable[..., None], clean: list[CleanRun]) -> None:
                 seen_writes.add(write)
     for (template, name), cases in sorted(params.items()):
         add("filter_ignored", f"GET {template} ?{name}", {"path": template, "param": name}, cases)
+    for (template, name), cases in sorted(scripts.items()):
+        add("query_script_stripped", f"GET {template} ?{name} without CJK", {"path": template, "param": name}, cases)
     for (method, template), cases in sorted(unauthorized.items()):
         body = success.get((method, template))
         add(
@@ -601,6 +655,7 @@ class MutateOptions:
     chromium: str | None = None
     catalog_tools: set[str] = field(default_factory=set)
     catalog_hints: dict[str, Any] | None = None  # the suite catalog's hints: every trial holds the tools to them
+    catalog_schemas: dict[str, Any] | None = None  # its input schemas and what the server enforces (tools.schemas)
     clean_runs: int = 2
     confirm: str = "doubtful"  # which failing cases are played again before they kill: doubtful, all or none
     browser_context: BrowserContextSettings = field(default_factory=BrowserContextSettings)  # the suite's zone, locale
@@ -674,7 +729,8 @@ async def _open(options: MutateOptions, run_id: str, config: SiteConfig) -> Asyn
         chromium=options.chromium,
         screenshots="off",  # a killed mutant's evidence is its trace; nobody looks at its screen
         browser_context=options.browser_context,
-        **surface_checks(options.catalog_hints),  # the catalog's hints and the audit's rule, as every run has them
+        # the catalog's hints and schemas and the audit's rule, as every run has them
+        **surface_checks(options.catalog_hints, options.catalog_schemas),
     )
     async with open_run([], settings, planned=False) as run:
         yield _Trials(run, options.workers)

@@ -89,6 +89,29 @@ class ParamIgnored(Rewriter):
             flow.request.path = parts.path + (f"?{urlencode(kept)}" if kept else "")
 
 
+# Han, kana and Hangul: what a search that keeps only ASCII-friendly characters loses
+CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
+
+@dataclass
+class ScriptStripped(Rewriter):
+    """The site drops the Chinese, Japanese and Korean characters of one query parameter before it searches
+    (the page and the tool's arguments still show them): it answers a wider query than was asked."""
+
+    path: str = "*"
+    param: str = ""
+
+    def request(self, flow: http.HTTPFlow) -> None:
+        parts = urlsplit(flow.request.path)
+        if flow.request.method != "GET" or not fnmatchcase(parts.path, self.path):
+            return
+        query = parse_qsl(parts.query, keep_blank_values=True)
+        kept = [(k, CJK.sub("", v).strip() if k == self.param else v) for k, v in query]
+        if kept != query:
+            self.fired += 1
+            flow.request.path = parts.path + f"?{urlencode(kept)}"
+
+
 def emptied(value: Any) -> Any:
     """A success body with every list emptied: 'nothing here' instead of 'you are not signed in'."""
     if isinstance(value, dict):

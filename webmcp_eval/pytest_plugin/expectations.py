@@ -17,9 +17,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from webmcp_eval.judge.checks import check_calls
+from webmcp_eval.matchers import MISSING, match, matcher_problems, short
 from webmcp_eval.suite.case import CallExpectations, expected_leaves
 from webmcp_eval.suite.loader import field_path
-from webmcp_eval.suite.matchers import MISSING, match, matcher_problems, short
 from webmcp_eval.trace import Assertion, ToolCall, Trace
 
 ORDERS = ("sequence", "set", "exact")

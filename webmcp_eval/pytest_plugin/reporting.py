@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from webmcp_eval.audit.coverage import Coverage, ToolCoverage, tool_coverage
-from webmcp_eval.suite.matchers import short
+from webmcp_eval.matchers import short
 from webmcp_eval.trace import ToolCall
 
 if TYPE_CHECKING:

@@ -154,7 +154,8 @@ class SuitePlugin:
             site_config=self.loaded.site_config,
             browser_context=suite.config.browser_context(),  # suite.yaml's time zone and locale
             live_rules=self.loaded.loaded.live_rules,
-            **surface_checks(hints),  # the catalog's hints and the audit's rule, as run hands them
+            # the catalog's hints and schemas and the audit's rule, as run hands them
+            **surface_checks(hints, catalog.schema_surface() if catalog else None),
         )
         return settings, RunState(selection=frozenset(item.trial_id for item in self.chosen))
 

@@ -458,6 +458,11 @@ class CallExpectations(Strict):
         description="no tool's description or annotations carry untrusted text from a result of an "
         "untrustedContentHint tool (it would reach every agent as the site's own words)",
     )
+    schemas_hold: bool = Field(
+        default=True,
+        description="every live tool's input schema keeps the constraints (type, enum, required) the suite's "
+        "catalog marks enforced by the server; other drift from the catalog is a warning",
+    )
     witness_agrees: bool = Field(
         default=False,
         description="the DevTools WebMCP domain saw the same calls as the shim (a disagreement is "

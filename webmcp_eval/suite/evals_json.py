@@ -44,9 +44,9 @@ from webmcp_eval.data_file import (
     read_text,
 )
 from webmcp_eval.errors import InvalidInput
+from webmcp_eval.matchers import MISSING, is_operator, match
 from webmcp_eval.suite.case import Case
 from webmcp_eval.suite.loader import LoadedCase, Problem
-from webmcp_eval.suite.matchers import MISSING, is_operator, match
 from webmcp_eval.suite.site import SiteConfig
 
 BEHAVIOURS = {

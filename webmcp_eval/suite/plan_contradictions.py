@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from webmcp_eval.data_file import FieldPath
+from webmcp_eval.matchers import MISSING, is_operator, match, refs_in
 from webmcp_eval.suite.case import ExpectedCall, UserStep, expected_leaves
 from webmcp_eval.suite.loader import LoadedCase, Problem, field_path
-from webmcp_eval.suite.matchers import MISSING, is_operator, match, refs_in
 
 
 @dataclass(frozen=True)

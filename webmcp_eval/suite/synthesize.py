@@ -18,7 +18,7 @@ from typing import Any
 
 import jsonschema
 
-from webmcp_eval.suite.matchers import MISSING, match
+from webmcp_eval.matchers import MISSING, match
 from webmcp_eval.trace import NotRunKind, Trace
 
 FORMATS = {

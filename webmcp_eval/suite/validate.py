@@ -27,6 +27,7 @@ import jsonschema
 
 from webmcp_eval.data_file import FieldPath, FileProblem, LineMap, deepest_line, load_json_document, shown_field
 from webmcp_eval.errors import InvalidInput
+from webmcp_eval.matchers import COMPARISONS, PathError, is_operator, matcher_problems, parse_path, refs_in
 from webmcp_eval.suite.call_tree import best_assignment, order_kept
 from webmcp_eval.suite.case import (
     BEHAVIOURS,
@@ -40,7 +41,6 @@ from webmcp_eval.suite.case import (
 )
 from webmcp_eval.suite.folder import Suite, find_suite, shown_path
 from webmcp_eval.suite.loader import LoadedCase, Problem, field_path, line_for, load_cases
-from webmcp_eval.suite.matchers import COMPARISONS, PathError, is_operator, matcher_problems, parse_path, refs_in
 from webmcp_eval.suite.plan_contradictions import plan_problems
 from webmcp_eval.suite.route_tools import route_problems
 from webmcp_eval.suite.site import SiteConfig, route_key
@@ -86,6 +86,12 @@ class SuiteCatalog:
         ):  # fmt: skip
             raise CatalogError(f'{source}: "annotations" must be {{"/route": {{"tool": {{"readOnlyHint": true}}}}}}')
         self.annotations: dict[str, dict[str, Any]] | None = hints
+        self.enforced = _enforced(data.get("enforced"), self.routes, source)
+
+    def schema_surface(self) -> dict[str, Any]:
+        """What each trial holds the live tools' input schemas to (``tools.schemas``): the routes' schemas and
+        the arguments whose constraints the server enforces."""
+        return {"routes": self.routes, "enforced": self.enforced}
 
     @classmethod
     def load(cls, path: Path) -> SuiteCatalog:
@@ -128,6 +134,28 @@ class SuiteCatalog:
 
     def argument_schemas(self, tool: str, name: str) -> list[dict[str, Any]]:
         return [s["properties"][name] for s in self.schemas(tool) if name in (s.get("properties") or {})]
+
+
+def _enforced(data: object, routes: dict[str, dict[str, Any]], source: str) -> dict[str, dict[str, list[str]]]:
+    """``enforced``: {"/route": {"tool": ["argument", ...]}}, the arguments whose catalog constraints (type,
+    enum, required) the server refuses to see broken; each must be an argument of that tool on that route."""
+    shape = f'{source}: "enforced" must be {{"/route": {{"tool": ["argument", ...]}}}}'
+    if data is None:
+        return {}
+    if not isinstance(data, dict) or not all(
+        isinstance(tools, dict)
+        and all(isinstance(args, list) and all(isinstance(a, str) for a in args) for args in tools.values())
+        for tools in data.values()
+    ):
+        raise CatalogError(shape)
+    for route, tools in data.items():
+        for tool, args in tools.items():
+            known = set((routes.get(route, {}).get(tool) or {}).get("properties") or {})
+            unknown = [a for a in args if a not in known]
+            if tool not in routes.get(route, {}) or unknown:
+                what = f"argument(s) {', '.join(unknown)} of " if unknown and tool in routes.get(route, {}) else ""
+                raise CatalogError(f'{source}: "enforced": {what}{tool} on {route} is not in the catalog\'s routes')
+    return data
 
 
 def _segments_match(pattern: str, path: str) -> bool:

@@ -9,6 +9,7 @@ the trial is then not_run for the site's failure, never the agent's.
 from __future__ import annotations
 
 import json
+from fnmatch import fnmatchcase
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -57,7 +58,8 @@ def unanswered_site_requests(net: TrialNetwork, base_url: str) -> list[RequestRe
 
 def site_server_errors(net: TrialNetwork, base_url: str) -> list[RequestRecord]:
     """The live site's own 5xx answers (to the page or to a tool's request), other than those a proxy fault
-    made or a replay gave (a fixture's answer, or the proxy's for a request the fixture lacks)."""
+    made (the case's own doing: its checks judge them) or a replay gave (a fixture's answer, or the proxy's
+    for a request the fixture lacks)."""
     site = urlsplit(base_url)
     address = (site.hostname, site.port or DEFAULT_PORTS.get(site.scheme))
     return [
@@ -67,16 +69,48 @@ def site_server_errors(net: TrialNetwork, base_url: str) -> list[RequestRecord]:
     ]
 
 
+def on_the_trials_path(
+    errors: list[RequestRecord], net: TrialNetwork, call_windows: list[tuple[int, int]], expected_writes: list[str]
+) -> list[RequestRecord]:
+    """The 5xx answers the trial depends on: a request made while a tool call ran (``call_windows``: the
+    proxy's request count before and after each call) or a write the case expects ("POST /api/saved",
+    globs). Any other (an analytics beacon, a font) says nothing of what the agent did."""
+    during_calls = {r.seq for start, end in call_windows for r in net.requests[start:end]}
+    return [r for r in errors if r.seq in during_calls or _expected_write(r, expected_writes)]
+
+
+def _expected_write(record: RequestRecord, keys: list[str]) -> bool:
+    for key in keys:
+        method, _, path = key.partition(" ")
+        if path.startswith("//"):  # another host's write: never the site's own answer
+            continue
+        if (method == "*" or method.upper() == record.method.upper()) and fnmatchcase(record.path, path):
+            return True
+    return False
+
+
 def site_failed(errors: list[RequestRecord], base_url: str) -> str | None:
-    """The reason a trial is not_run when the site answered 5xx under it; None when it never did."""
+    """The reason a trial is not_run when the site answered 5xx on its path; None when it never did."""
     if not errors:
         return None
     first = errors[0]
     return (
-        f"the site answered {first.status} during the trial: {len(errors)} request(s) to it failed on the "
-        f"server (first: {first.method} {first.path}); the site's fault, not the agent's: check the site at "
-        f"{base_url}"
+        f"the site answered {first.status} during the trial: {len(errors)} request(s) the trial depends on "
+        f"failed on the server (first: {first.method} {first.path}); the site's fault, not the agent's: "
+        f"check the site at {base_url}"
     )
+
+
+def server_error_warnings(errors: list[RequestRecord], on_path: list[RequestRecord]) -> list[str]:
+    """One warning per 5xx that did not decide the verdict: the trace and the report show it."""
+    lines = []
+    for r in errors:
+        if r in on_path:
+            why = "a request the trial depends on; its checks passed on their evidence"
+        else:
+            why = "not a request the trial depends on (no tool call made it, the case expects no such write)"
+        lines.append(f"the site answered {r.status} to {r.method} {r.path}: {why}; the verdict stands on the evidence")
+    return lines
 
 
 def site_stopped_answering(lost: list[RequestRecord], base_url: str) -> str | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
@@ -55,6 +55,12 @@ class ToolHost:
         # the writes the network has seen so far ("POST /api/saved", the trial's proxy account), read
         # before and after each call so that a call's own writes are known; None: no proxy, not counted
         self.writes_seen: Callable[[], list[str]] | None = None
+        # how many requests the proxy has seen so far; each call's [before, after) window is kept so that a 5xx
+        # answer to a call's own request is told from a beacon's (play/evidence/network_evidence.py)
+        self.requests_seen: Callable[[], int] | None = None
+        self.request_windows: list[tuple[int, int]] = []
+        # read the page right after a call, as the tool left it (expect.consistency); None: nothing to read
+        self.after_call: Callable[[ToolCall], Awaitable[None]] | None = None
         # a frame whose own listing never answers is listed and called through DevTools (devtools_tools.py)
         self.frames = HungFrames(page)
         self.surface = Surface(page, log, self.frames)
@@ -197,7 +203,10 @@ class ToolHost:
             return record
         seen = len(self.log.events)
         writes_before = len(self.writes_seen()) if self.writes_seen else None
+        requests_before = self.requests_seen() if self.requests_seen else None
         answer = await self.surface.call(frame, name, args, CALL_TIMEOUT_MS)
+        if self.requests_seen and requests_before is not None:
+            self.request_windows.append((requests_before, self.requests_seen()))
         record.result, record.error, record.via = answer.result, answer.error, answer.via
         record.duration_ms = round((time.monotonic() - started) * 1000, 1)
         if self.writes_seen and writes_before is not None:
@@ -211,6 +220,8 @@ class ToolHost:
                 record.frame = FrameRecord.model_validate(start["frame"])
             if start["type"] == "refused":
                 record.refused = True
+        if self.after_call is not None:
+            await self.after_call(record)
         return record
 
 

@@ -73,6 +73,8 @@ class RunSettings:
     live_rules: bool = False  # no catalog file: each trial checks the case's rules against the tools it saw
     # the suite catalog's hints ({route pattern: {tool: {hint: true}}}): each trial holds live tools to them
     catalog_hints: dict[str, dict[str, dict[str, Any]]] | None = None
+    # the suite catalog's input schemas and what the server enforces (SuiteCatalog.schema_surface): tools.schemas
+    catalog_schemas: dict[str, Any] | None = None
     # the audit's rule for text that speaks to the agent (webmcp_eval/audit/trust.py instructions_in), handed down by
     # the command: each registered tool's description is read with it (tools.descriptions); None: not read
     instructions_in: Callable[[str, Iterable[str]], list[str]] | None = None

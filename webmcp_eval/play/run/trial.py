@@ -35,12 +35,16 @@ from playwright.async_api import Error as PlaywrightError
 from webmcp_eval.agents.protocol import Agent, AgentError
 from webmcp_eval.agents.simulated_user import SimulatedUser, SimulatorError
 from webmcp_eval.judge import checks
+from webmcp_eval.judge.probes import page_side, schemas_against_catalog
+from webmcp_eval.kinds.consistency import COUNT_ATTRIBUTE
 from webmcp_eval.play.browser.artifacts import Artifacts, artifact_name
 from webmcp_eval.play.browser.browser import BrowserUnavailable
 from webmcp_eval.play.browser.session import BrowserSession, TrialPage
 from webmcp_eval.play.evidence.fixture_store import FixtureMissing, HookTape
 from webmcp_eval.play.evidence.network_evidence import (
     network_record,
+    on_the_trials_path,
+    server_error_warnings,
     site_failed,
     site_server_errors,
     site_stopped_answering,
@@ -75,6 +79,7 @@ from webmcp_eval.trace import (
     SetupRecord,
     StaleRegistration,
     StepRecord,
+    ToolCall,
     ToolInfo,
     Trace,
     write_trace,
@@ -179,6 +184,7 @@ class Trial:
         self._page_errors: list[PageError] = []  # the page's own (setup failures name the first uncaught one)
         self._site_unanswered: list[RequestRecord] = []  # the proxy's records of site requests that got no answer
         self._site_errors: list[RequestRecord] = []  # the site's own 5xx answers (not a fault the case armed)
+        self._site_errors_on_path: list[RequestRecord] = []  # those the trial depends on (a tool call's request)
         self._setup_network: Any = None  # the proxy's account once setup was done: its writes are not the agent's
         self.simulator: SimulatedUser | None = None
         self._collected = False  # the page and the state after were read
@@ -206,6 +212,7 @@ class Trial:
             timezone_id=self.case.browser_context(settings.browser_context).timezone_id,
             locale=self.case.browser_context(settings.browser_context).locale,
             catalog_hints=settings.catalog_hints,
+            catalog_schemas=settings.catalog_schemas,
             prompt=self.case.user_messages,
             started_at=datetime.now(UTC).isoformat(timespec="seconds"),
         )
@@ -248,11 +255,7 @@ class Trial:
             # whatever else went wrong followed from it: the site's failure, never the agent's
             error, kind = site_down + (f" (then: {error})" if error else ""), "infrastructure"
         await self._judge(error, kind)
-        site_fault = site_failed(self._site_errors, self.site.config.base_url)
-        broken_on_purpose = self.case.breaks or self.hook.proxy or self.hook.init_script  # a case's or mutate's
-        if site_fault and self.trace.verdict == "failed" and not broken_on_purpose:
-            # the site failed on its side (nothing broke it on purpose): its fault, never the agent's
-            await self._judge(site_fault, "infrastructure")
+        await self._judge_server_errors()
         if self.tp:
             await self._close_page()
         self.trace.duration_ms = self._ms()
@@ -269,6 +272,19 @@ class Trial:
         secrets = self._secrets | credential_secrets(self.site.config.credentials)
         if secrets:
             self.trace = Trace.model_validate(scrub(self.trace.model_dump(mode="json"), secrets))
+
+    async def _judge_server_errors(self) -> None:
+        """The site's own 5xx by cause: one on the trial's path (a tool call's request, a write the case
+        expects) makes a failed trial not_run, the site's fault, never the agent's; any other (a beacon,
+        a font) is a warning and the verdict stands on the evidence. A 5xx a fault of the case made is not
+        among them at all: the case's checks judge it."""
+        on_path = self._site_errors_on_path
+        broken_on_purpose = self.case.breaks or self.hook.proxy or self.hook.init_script  # a case's or mutate's
+        site_fault = site_failed(on_path, self.site.config.base_url)
+        if site_fault and self.trace.verdict == "failed" and not broken_on_purpose:
+            await self._judge(site_fault, "infrastructure")
+            return
+        self.trace.warnings += server_error_warnings(self._site_errors, on_path)
 
     async def _judge(self, error: str | None, kind: NotRunKind = "runner") -> None:
         """Assertions and verdict; a check that raises makes the trial not_run, never the run's end."""
@@ -504,6 +520,10 @@ class Trial:
         if self.env.proxy:  # after the reset: a trial the site could not set up has no network account
             self.env.proxy.begin_trial(self.trial_id, **self._proxy_mode(), rewrite=self.hook.proxy)
             self.tp.host.writes_seen = self._writes_so_far  # each call's own writes (calls.annotations)
+            self.tp.host.requests_seen = self._requests_so_far  # each call's own requests (the 5xx rule)
+            if getattr(case.expect, "consistency", None) is not None:
+                self.trace.consistency = []
+                self.tp.host.after_call = self._read_page_side
         self.tp.crash_event = self._crash_watch  # the watcher above hears the crash
         self.tp.page.on(
             "pageerror", lambda err: self._page_errors.append(PageError(source="exception", text=first_line(err)))
@@ -578,6 +598,26 @@ class Trial:
             self.trace.state.before, self.trace.state.after = before, after
             self.trace.state.diff = checks.state_diff(before, after)
         self._collected = True
+
+    async def _read_page_side(self, call: ToolCall) -> None:
+        """The page as a call of expect.consistency's tool left it: its count or its items."""
+        exp = getattr(self.case.expect, "consistency", None)
+        if exp is None or call.tool != exp.tool or call.error is not None or self.tp is None:
+            return
+        found = COUNT_ATTRIBUTE.search(exp.page.count or "")
+        record = await page_side(
+            self.tp.page,
+            call.index,
+            call.tool,
+            exp.selector(),
+            found.group(1) if found else None,
+            exp.page.list is not None,
+        )
+        self.trace.consistency = [*(self.trace.consistency or []), record]
+
+    def _requests_so_far(self) -> int:
+        assert self.env.proxy
+        return len(self.env.proxy.snapshot(self.trial_id).requests)
 
     def _writes_so_far(self) -> list[str]:
         assert self.env.proxy
@@ -670,6 +710,9 @@ class Trial:
         self.trace.witness = compare_witness(tp.log.events, tp.cdp_events, tp.cdp is not None)
         # a disagreement is shown wherever the trial is, asserted only where the case asks (witness_agrees)
         self.trace.warnings += [f"shim and DevTools disagree: {d}" for d in self.trace.witness.disagreements]
+        if self.case.expect.calls.schemas_hold:  # drift the server does not enforce is shown, never asserted
+            _, drift, _ = schemas_against_catalog(self.trace.registrations, self.trace.catalog_schemas)
+            self.trace.warnings += [f"a live tool's schema differs from the catalog: {d}" for d in drift]
 
     def _instructions(self) -> list[str] | None:
         """Each registered tool whose description speaks to the agent, by the audit's rule (None: not read)."""
@@ -704,6 +747,9 @@ class Trial:
         self._secrets = net.secrets
         self._site_unanswered = unanswered_site_requests(net, self.site.config.base_url)
         self._site_errors = site_server_errors(net, self.site.config.base_url)
+        windows = self.tp.host.request_windows if self.tp else []
+        wanted = [k for k, n in self.case.expect.network.writes.items() if k != "total" and n > 0]
+        self._site_errors_on_path = on_the_trials_path(self._site_errors, net, windows, wanted)
 
     def _move_setup_writes(self) -> None:
         """The writes setup made (the first ones the proxy saw) move from the agent's account to setup's."""

@@ -139,12 +139,14 @@ async function searchView(ctx) {
     const query = new URLSearchParams(wanted).toString();
     history.replaceState(history.state, '', `/events${query ? `?${query}` : ''}`);
     count.textContent = '搜尋中…';
+    delete count.dataset.total; // the total of the results shown, once they are
     try {
       const { events } = await api(`/api/events${query ? `?${query}` : ''}`);
       if (!ctx.live()) return events;
       view.cards.clear();
       list.replaceChildren(...events.map(card));
       count.textContent = events.length ? `共 ${events.length} 場活動` : '找不到符合條件的活動。';
+      count.dataset.total = String(events.length);
       return events;
     } catch (err) {
       if (ctx.live()) { list.replaceChildren(); count.textContent = err.message; }
