@@ -27,8 +27,6 @@ from webmcp_eval.play.page.toolhost import SettleMode, ShimLog
 from webmcp_eval.suite.site import SiteConfigError, load_site_config
 from webmcp_eval.trace import SettleRecord, Trace
 
-pytestmark = pytest.mark.browser
-
 SLOW_S = 0.4  # the late request's answer: well past the 100 ms cap of a document still changing
 
 _REGISTER = """
@@ -117,6 +115,7 @@ def _settle(url: str, settle: SettleMode, settle_ms: int) -> tuple[list[str], Se
     return in_thread(asyncio.run, play())
 
 
+@pytest.mark.browser
 def test_a_request_still_open_is_waited_for(server: str) -> None:
     tools, settled = _settle(f"{server}/late-request", "evidence", 100)
     assert tools == ["first", "second"]
@@ -124,6 +123,7 @@ def test_a_request_still_open_is_waited_for(server: str) -> None:
     assert settled.ms >= 100  # longer than the cap of a changing document: the request kept it waiting
 
 
+@pytest.mark.browser
 def test_a_registration_after_rendering_is_waited_for_and_the_fixed_window_misses_it(
     server: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -138,6 +138,7 @@ def test_a_registration_after_rendering_is_waited_for_and_the_fixed_window_misse
     assert settled.reason == "window" and "dom" not in settled.waited_for
 
 
+@pytest.mark.browser
 def test_a_page_that_keeps_changing_is_capped_at_settle_ms(server: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("webmcp_eval.play.page.toolhost.DEBOUNCE_S", 0.1)
     tools, settled = _settle(f"{server}/restless", "evidence", 400)
