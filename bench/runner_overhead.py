@@ -43,6 +43,11 @@ means little without it.
 
 Usage: .venv/bin/python bench/runner_overhead.py [--rounds N] [--trials T] [--site demo|shop|both]
        [--no-throughput] [--no-traffic] [--cases N] [--jobs 1,2]
+       .venv/bin/python bench/runner_overhead.py --ci [--cases N]
+
+--ci is CI's short run (.ci/run, after the tests; never a gate): the bare loop and the lean runner
+over the first 6 cases of the demo site (or --cases N), one round, and one line of lean/bare
+ratios, wall and CPU, with the load, so that a regression shows in every log.
 
 The whole-run figure of docs/speed.md (20 cases x 10 trials at -j 2, beside the bare loop):
        .venv/bin/python bench/runner_overhead.py --site demo --cases 20 --trials 10 --jobs 2 --no-traffic
@@ -472,6 +477,30 @@ def throughput(site: Site, trials: int, rounds: int, jobs: tuple[int, ...] = (1,
     print(f"verdicts: {', '.join(sorted(verdicts))}")
 
 
+# -- CI's short run ---------------------------------------------------------------
+
+CI_CASES = 6  # enough for a median, few enough for CI's log (some 10 s on a quiet machine)
+
+
+def ci_ratios(count: int) -> None:
+    """The bare loop and the lean runner over the first count demo cases, once each: one line of ratios."""
+    cases, problems = load_cases([ROOT / "cases"])
+    assert not problems, problems
+    with SiteServer(test_mode=True) as server:
+        demo = Site("demo site", cases[:count], demo_site_config(server.url), reset=True)
+        before = load()
+        demo.times["bare"] = _timed(demo, "bare", bare_loop(demo))
+        traces = _timed(demo, "lean", runner_loop(demo, proxy=True, screenshots="only-on-failure"))
+        demo.times["lean"] = [t.duration_ms / 1000 for t in traces]
+    wall = statistics.median(demo.times["lean"]) / statistics.median(demo.times["bare"])
+    cpu = _mean_cpu(demo.cpu["lean"]).total / _mean_cpu(demo.cpu["bare"]).total
+    verdicts = Counter(t.verdict for t in traces)
+    print(
+        f"lean / bare on the demo site, {len(demo.cases)} cases: wall {wall:.2f}x, CPU {cpu:.2f}x "
+        f"(verdicts: {', '.join(f'{v} {n}' for v, n in sorted(verdicts.items()))}; {before} -> {load()})"
+    )
+
+
 # -- main -------------------------------------------------------------------------
 
 
@@ -484,10 +513,16 @@ def main() -> None:
     parser.add_argument("--no-traffic", action="store_true", help="skip the counted pass (messages, CPU by process)")
     parser.add_argument("--cases", type=int, help="only the first N cases of the demo suite, in suite order")
     parser.add_argument("--jobs", default="1,2", help="worker counts of the whole runs, comma-separated (default 1,2)")
+    parser.add_argument(
+        "--ci", action="store_true", help=f"CI's short run: bare and lean, {CI_CASES} demo cases, one line of ratios"
+    )
     args = parser.parse_args()
     jobs = tuple(int(j) for j in args.jobs.split(","))
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]  # each table as it is done
     _adopt_orphans()
+    if args.ci:
+        ci_ratios(args.cases or CI_CASES)
+        return
     print(f"{os.cpu_count()} CPUs, {load()}")
 
     if args.site in ("demo", "both"):

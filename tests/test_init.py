@@ -101,6 +101,17 @@ def test_plan_gives_one_starter_per_tool_and_never_calls_a_tool_that_may_write(t
     assert refused.value.exit_code == 2
 
 
+def test_the_suite_settles_on_evidence_unless_a_tool_came_after_the_page_had_settled(tmp_path):
+    routes = [route_tools("/", "http://h/", "native", [tool("list", True)])]
+    suite, catalog, starters = plan_suite("http://h/", routes, 100)
+    write_suite(tmp_path / "quiet", suite, catalog, starters)
+    assert find_suite([tmp_path / "quiet"]).config.site.settle == "evidence"
+    routes[0].late = ["list"]  # registered after a bare timer: only the fixed window sees it
+    suite, catalog, starters = plan_suite("http://h/", routes, 100)
+    write_suite(tmp_path / "late", suite, catalog, starters)
+    assert find_suite([tmp_path / "late"]).config.site.settle == "window"
+
+
 def test_a_page_without_tools_or_that_cannot_open_is_an_error_not_an_empty_suite():
     with pytest.raises(SiteUnreadable, match="no WebMCP tools"):
         plan_suite("http://h/", [route_tools("/", "http://h/", "native", [])], 100)

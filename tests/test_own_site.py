@@ -210,6 +210,7 @@ def test_init_writes_a_suite_that_validates_and_runs_green(walk, static_shop):
     assert "next: webmcp-eval validate my-suite && webmcp-eval run my-suite" in init.stdout
     suite = (here / "my-suite" / "suite.yaml").read_text()
     assert f"base_url: {static_shop.url}" in suite and "settle_ms: 1000" in suite and "outbound: null" in suite
+    assert "settle: window" in suite  # share_cart comes after a bare timer: a trial settling on evidence misses it
     assert set(json.loads((here / "my-suite" / "catalog.json").read_text())["routes"]["/"]) == TOOLS
 
     assert walk["validate"].returncode == 0, walk["validate"].stdout + walk["validate"].stderr

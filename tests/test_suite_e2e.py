@@ -327,6 +327,10 @@ def test_a_route_whose_data_loads_slowly_is_waited_for_before_the_next_step(tmp_
     (trace,) = in_thread(asyncio.run, run_suite(suite_cases(directory=tmp_path / "cases"), options)).traces
     assert trace.verdict == "passed", trace.verdict_reason
     assert set(trace.steps[navigate + 1].catalog_after) == {"get_event_details", "save_event", "search_events"}
+    # the navigation's settle wait says it waited for the held request, and ended with nothing under way
+    (settle,) = [s for s in trace.settles or [] if s.step == navigate + 1]
+    assert settle.reason == "quiet" and "request" in settle.waited_for and settle.ms >= 1000
+    assert trace.settles[0].at_ms < trace.timings["setup_ms"]  # the first: the start route's, before step 0
 
 
 class PersonAtTheHold(ReferenceAgent):

@@ -54,9 +54,9 @@ def run(argv: list, cwd: Path, timeout: float = 600, env: dict | None = None) ->
     )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def wheel(tmp_path_factory) -> Path:
-    """The wheel, built from a copy of the source by setuptools' build_wheel hook."""
+    """The wheel, built from a copy of the source by setuptools' build_wheel hook: once for the session."""
     src, out = tmp_path_factory.mktemp("source"), tmp_path_factory.mktemp("dist")
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for name in SOURCE:
@@ -71,7 +71,7 @@ def wheel(tmp_path_factory) -> Path:
     return out / built.stdout.strip().splitlines()[-1]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def fresh(wheel, tmp_path_factory) -> Path:
     """A fresh venv with the wheel installed by pip (no index) and this venv's other distributions linked in."""
     home = tmp_path_factory.mktemp("venv")

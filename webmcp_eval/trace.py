@@ -397,6 +397,22 @@ class StepRecord(BaseModel):
     duration_ms: float = 0.0
 
 
+class SettleRecord(Record):
+    """One wait for the page to settle (webmcp_eval/play/page/toolhost.py): after the start route, a setup
+    step, a trial step or an agent's call."""
+
+    step: int = 0  # the step it followed (-1: setup); the start route's comes before step 0 begins
+    at_ms: int | float = 0  # when it began, since the trial started (the clock of the calls' started_ms)
+    route: str = ""
+    # quiet: nothing was left under way; window: the fixed quiet window closed (suite.yaml settle: window);
+    # cap: it stopped waiting with something still under way (waited_for says what)
+    reason: str = "quiet"
+    # what it waited for: request (the page's), registration (the shim's), dom (the document changing),
+    # tools (a wanted tool, or any tool on an empty page), document (a new document loading)
+    waited_for: list[str] = Field(default_factory=list)
+    ms: int | float = 0
+
+
 class PageError(BaseModel):
     """An error the page's own scripts reported during the trial (docs/design.md, "The trace")."""
 
@@ -542,6 +558,8 @@ class Trace(BaseModel):
     # the page's errors from its start route to the verdict, in order; None: not recorded (no page was opened,
     # or a trace made before they were kept)
     page_errors: list[PageError] | None = Field(default=None, exclude_if=lambda v: v is None)
+    # each wait for the page to settle, in order; None: not recorded (a trace made before they were kept)
+    settles: list[SettleRecord] | None = Field(default=None, exclude_if=lambda v: v is None)
     assertions: list[Assertion] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)  # worth a look, not an assertion (e.g. the witness disagrees)
     verdict: Verdict = "not_run"

@@ -114,6 +114,9 @@ class PageReading(Protocol):
     @property
     def child_frames(self) -> Sequence[Any]: ...  # each frame's tools, apart: url, same_origin, allow, tools, refused
 
+    @property
+    def late(self) -> Sequence[str]: ...  # tools registered after the page had settled on evidence
+
 
 class ToolProbe(Protocol):
     """What init's live probe of one tool found (webmcp_eval/evaluation/probe.py Probe has this shape)."""
@@ -470,20 +473,25 @@ def plan_suite(
             probe = probes.get(tool.name) if probes is not None else None
             starters += starters_for(tool, r.route or "/", taken, probe, setup_as_yaml(setup))
     used = [k for k in BEHAVIOURS if any(s.case["behaviour"] == k for s in starters)]
-    return suite_yaml(base_url, settle_ms, used), catalog, starters
+    settle = "window" if any(r.late for r in routes) else "evidence"  # a tool after a bare timer needs the window
+    return suite_yaml(base_url, settle_ms, used, settle), catalog, starters
 
 
-def suite_yaml(base_url: str, settle_ms: int, behaviours: list[str]) -> str:
+def suite_yaml(base_url: str, settle_ms: int, behaviours: list[str], settle: str = "evidence") -> str:
     """suite.yaml with a comment on every key: the first file a person edits."""
     # a password in the URL is never written down: it is given again with --base-url when the suite runs
-    site = {"base_url": split_credentials(base_url)[0], "settle_ms": settle_ms, "block_other_hosts": False}
+    site: dict[str, Any] = {"base_url": split_credentials(base_url)[0], "settle": settle, "settle_ms": settle_ms}
+    site["block_other_hosts"] = False
     site["outbound"] = None
     lines = [
         "# Written by webmcp-eval init. Edit freely (docs/cases.md, 'Suite folders';"
         " docs/running.md, 'Against a deployed site').",
         "site:",
         *_indent(_yaml(site)),
-        "  # settle_ms: how long the page's tools must stay quiet to count as settled (init read them with this).",
+        "  # settle: evidence, a step is settled once the page has nothing under way (requests, registrations,",
+        "  # changes of the page); window, after settle_ms of quiet: init chose window if a tool came after a bare",
+        "  # timer. settle_ms: the longest wait for a page that keeps changing, or the quiet window (init read",
+        "  # the tools with this).",
         "  # Network policy: requests to other hosts (fonts, analytics) are recorded in every trace; outbound: 0",
         "  # would make every case assert none, block_other_hosts: true answers them with 403.",
         "  # Hooks: a reset hook (hooks.reset) gives each trial clean server state; hooks.state (HTTP) or",

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 
 import httpx
@@ -104,8 +104,14 @@ class SiteConfig(BaseModel):
         default=100,
         ge=0,
         le=10_000,
-        description="how long the page's tools and requests must stay quiet to count as settled; "
-        "raise it for a site that registers tools in stages, after timers",
+        description="the longest a step waits for a page whose document keeps changing (settle: evidence), "
+        "or how long its tools and requests must stay quiet (settle: window)",
+    )
+    settle: Literal["evidence", "window"] = Field(
+        default="evidence",
+        description="evidence: a step is settled once the page has nothing under way (requests, registrations, "
+        "changes of the document); window: once its tools and requests were quiet for settle_ms, for a site that "
+        "registers tools after bare timers",
     )
 
     @model_validator(mode="before")

@@ -29,7 +29,7 @@ from playwright.async_api import (
 
 from webmcp_eval.play.browser.browser import ChromiumChoice, connect_cdp, connect_server, launch
 from webmcp_eval.play.browser.browser import http_credentials as browser_credentials
-from webmcp_eval.play.page.toolhost import SHIM_JS, ShimLog, ToolHost
+from webmcp_eval.play.page.toolhost import SHIM_JS, SettleMode, ShimLog, ToolHost
 from webmcp_eval.suite.browser_context import BrowserContextSettings
 
 TRIAL_HEADER = "X-WebMCP-Eval-Trial"
@@ -187,6 +187,7 @@ class BrowserSession:
         world_cookie: tuple[str, str] | None,
         clock_start: float,
         settle_ms: int = 100,
+        settle: SettleMode = "window",
         context_settings: BrowserContextSettings | None = None,
         init_script: str | None = None,
         worker: int = 0,
@@ -208,7 +209,7 @@ class BrowserSession:
             # a protected site's HTTP authentication (credentials given in its URL, kept out of every file)
             http_credentials=browser_credentials(http_credentials),
         )
-        trial = TrialPage(context=context, log=ShimLog(), clock_start=clock_start, settle_ms=settle_ms)
+        trial = TrialPage(context=context, log=ShimLog(), clock_start=clock_start, settle_ms=settle_ms, settle=settle)
         await trial.setup(base_url, world_cookie, init_script)
         return trial
 
@@ -218,7 +219,8 @@ class TrialPage:
     context: BrowserContext
     log: ShimLog
     clock_start: float
-    settle_ms: int = 100  # the site's quiet window for its tools (SiteConfig.settle_ms)
+    settle_ms: int = 100  # the site's cap on a settle wait, or its quiet window (SiteConfig.settle_ms)
+    settle: SettleMode = "window"  # how a step settles (SiteConfig.settle)
     page: Page = field(init=False)
     host: ToolHost = field(init=False)
     cdp: CDPSession | None = None
@@ -238,7 +240,7 @@ class TrialPage:
         self.page = await self.context.new_page()
         self.page.set_default_timeout(10_000)  # a missing control fails the step fast, not after 30 s
         self.page.on("crash", lambda _page: self._crash("the page crashed (renderer process gone)"))
-        self.host = ToolHost(self.page, self.log, self.clock_start, settle_ms=self.settle_ms)
+        self.host = ToolHost(self.page, self.log, self.clock_start, settle_ms=self.settle_ms, settle=self.settle)
         await self._start_witness()
 
     def _crash(self, why: str) -> None:

@@ -20,6 +20,11 @@
   let nextInstance = 1;
   const log = [];
   const active = new Map(); // instance -> {name, tool, route}
+  // What the runner's settle wait asks the page (quiet() below): reports the runner has not yet taken,
+  // registrations whose promise is still open, and when the document last changed.
+  let unreported = 0;
+  let openRegistrations = 0;
+  let lastMutation = -1e9;
 
   const clone = (value) => {
     try {
@@ -38,7 +43,12 @@
     const report = window.__webmcpEvalReport;
     if (typeof report === "function") {
       try {
-        report(event);
+        const taken = report(event);
+        if (taken && typeof taken.then === "function") {
+          unreported++;
+          const done = () => unreported--;
+          taken.then(done, done);
+        }
       } catch (e) {
         /* the binding may be gone while the page unloads; the log keeps it */
       }
@@ -158,9 +168,14 @@
     }
     if (result && typeof result.then === "function") {
       registered(); // listed at once; a rejection below withdraws it again
+      openRegistrations++;
       return result.then(
-        (v) => v,
+        (v) => {
+          openRegistrations--;
+          return v;
+        },
         (err) => {
+          openRegistrations--;
           active.delete(instance);
           emit({ type: "register_error", instance, ...described, error: String(err) });
           throw err;
@@ -281,6 +296,10 @@
     attributeFilter: ["toolname"],
   });
   document.addEventListener("DOMContentLoaded", scanForms);
+  // Any change of the document: the settle wait counts the page settled only once it stops changing.
+  new MutationObserver(() => {
+    lastMutation = performance.now();
+  }).observe(document, { childList: true, subtree: true, attributes: true, characterData: true });
 
   function settle(form, event) {
     const call = pending.get(form);
@@ -358,6 +377,11 @@
     },
     async call(name, input) {
       return mc.executeTool(name, input);
+    },
+    // For the settle wait: what the page still has under way (reports not yet taken by the runner,
+    // registrations not yet resolved) and how long ago the document last changed.
+    quiet() {
+      return { pending: unreported + openRegistrations, mutated_ms_ago: performance.now() - lastMutation };
     },
     // A mark in the log: every event before it has been reported before it.
     mark(label) {

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Literal
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Page
@@ -22,7 +22,7 @@ from webmcp_eval.play.page.devtools_tools import HungFrames
 from webmcp_eval.play.page.surface.log import ShimLog, is_top
 from webmcp_eval.play.page.surface.model import Tool
 from webmcp_eval.play.page.surface.reader import CALL_TIMEOUT_MS, FRAME_LIST_TIMEOUT_MS, SHIM_JS, Surface
-from webmcp_eval.trace import FrameRecord, ToolCall, ToolInfo, WebMCPPath
+from webmcp_eval.trace import FrameRecord, SettleRecord, ToolCall, ToolInfo, WebMCPPath
 
 __all__ = ["CALL_TIMEOUT_MS", "FRAME_LIST_TIMEOUT_MS", "SHIM_JS", "ShimLog", "ToolHost", "is_top"]
 # A page without tools (none registered yet, or all just withdrawn by a route
@@ -31,6 +31,13 @@ __all__ = ["CALL_TIMEOUT_MS", "FRAME_LIST_TIMEOUT_MS", "SHIM_JS", "ShimLog", "To
 NO_TOOLS_GRACE_S = 3.0
 # A request older than this is a long poll or a stream, not the route loading.
 LOADING_REQUEST_S = 5.0
+# evidence: settled when nothing is under way (requests, registrations, the document changing);
+# window: settled after a fixed quiet window of settle_ms (a site whose tools come after bare timers)
+SettleMode = Literal["evidence", "window"]
+# evidence: how long the page's requests, registrations and document must have been still (at most settle_ms)
+DEBOUNCE_S = 0.03
+# what the page reports of itself (shim.js quiet()); null: no shim in this document
+PAGE_QUIET_JS = "() => (window.__webmcpEval && window.__webmcpEval.quiet ? window.__webmcpEval.quiet() : null)"
 
 
 def _tool_info(tool: Tool) -> ToolInfo:
@@ -45,9 +52,13 @@ def _tool_info(tool: Tool) -> ToolInfo:
 
 
 class ToolHost:
-    def __init__(self, page: Page, log: ShimLog, clock_start: float, settle_ms: int = 100):
+    def __init__(
+        self, page: Page, log: ShimLog, clock_start: float, settle_ms: int = 100, settle: SettleMode = "window"
+    ):
         self.page = page
         self.settle_ms = settle_ms
+        self.settle = settle
+        self.settles: list[SettleRecord] = []  # each wait_for_tools: what it waited for, how long, why it ended
         self.log = log
         self.clock_start = clock_start
         self.calls: list[ToolCall] = []
@@ -129,54 +140,111 @@ class ToolHost:
     async def wait_for_tools(
         self, names: list[str] | None = None, timeout_ms: int = 5000, settle_ms: int | None = None
     ) -> None:
-        """Wait until the current document has registered its tools and they settle.
+        """Wait until the current document has registered its tools and the page settles.
 
         After a (re)load the shim reports ``loaded`` first; registrations that
         follow belong to the new document, so an old document's quiet log does
-        not count as settled. Settled means: no registration change and no
-        request of the page for ``settle_ms``, and, while the catalog is empty,
-        no change for ``NO_TOOLS_GRACE_S``. At the deadline it returns anyway;
-        the catalog then is whatever the page offers.
+        not count as settled. With ``names``, until those tools are registered;
+        while the catalog is empty, until ``NO_TOOLS_GRACE_S`` passed without a
+        change. Then, in the ``evidence`` mode, until nothing is under way: no
+        request of the page open, no registration the shim has not reported or
+        resolved, and no request, registration or change of the document for
+        ``DEBOUNCE_S``; a document that keeps changing is waited for at most
+        ``settle_ms``. In the ``window`` mode, until the registrations and the
+        requests have been quiet for ``settle_ms``. At the deadline it returns
+        anyway; the catalog then is whatever the page offers. Each wait is
+        recorded in ``settles``.
 
         Nothing polls: the wait sleeps until the moment the quiet window would
         close, and wakes early only when the shim reports an event or a request
         of the page starts or ends (``wakeups`` counts the times it looked).
         """
-        settle_s = (self.settle_ms if settle_ms is None else settle_ms) / 1000
-        deadline = time.monotonic() + max(timeout_ms / 1000, 2 * settle_s)
+        started, at_ms = time.monotonic(), self._ms()
+        cap_s = (self.settle_ms if settle_ms is None else settle_ms) / 1000
+        deadline = started + max(timeout_ms / 1000, 2 * cap_s)
+        if self.settle == "window":
+            reason, waited = await self._wait(names, deadline, cap_s, None)
+        else:
+            reason, waited = await self._wait(names, deadline, min(DEBOUNCE_S, cap_s), started + cap_s)
+        ms = round((time.monotonic() - started) * 1000, 1)
+        self.settles.append(
+            SettleRecord(
+                step=self.step, at_ms=at_ms, route=self.route(), reason=reason, waited_for=sorted(waited), ms=ms
+            )
+        )
+
+    async def _wait(
+        self, names: list[str] | None, deadline: float, quiet_s: float, dom_cap: float | None
+    ) -> tuple[str, set[str]]:
+        """Sleep until settled or the deadline; why it ended and what it waited for.
+
+        quiet_s: how long requests and registrations must have been still; dom_cap: None, the fixed window
+        (the page is not asked); else the page is asked too, and its document's changes waited for until then.
+        """
         changed = self.log.changed
+        waited: set[str] = set()
         while True:
             changed.clear()
             self.wakeups += 1
             now = time.monotonic()
-            settles_at = self._settles_at(now, settle_s, names)
-            if settles_at is not None and settles_at <= now:
-                return
-            until = deadline if settles_at is None else min(settles_at, deadline)
+            pending = self._under_way(now, quiet_s, names)
+            if not pending and dom_cap is not None:
+                pending = await self._page_under_way(quiet_s, dom_cap, deadline)
+                now = time.monotonic()
+                if pending.pop("cap", None) is not None:
+                    return "cap", waited | set(pending)
+            if not pending:
+                return ("window" if dom_cap is None else "quiet"), waited
+            waited |= set(pending)
             if now >= deadline:
-                return
+                return "cap", waited
+            moments = [t for t in pending.values() if t is not None]
+            # all of it must be over: sleep until the last moment (a None: until an event, or the deadline)
+            until = deadline if len(moments) < len(pending) else min(max(moments), deadline)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(changed.wait(), until - now)
+                await asyncio.wait_for(changed.wait(), max(until - now, 0))
 
-    def _settles_at(self, now: float, settle_s: float, names: list[str] | None) -> float | None:
-        """When the tools count as settled if nothing else happens (<= now: settled); None: only an event can tell."""
+    def _under_way(self, now: float, quiet_s: float, names: list[str] | None) -> dict[str, float | None]:
+        """What the log and the page's requests say is still under way, each with the moment it would be over
+        if nothing else happens (None: only an event can tell)."""
         loaded = self.log.top_loaded()
         if loaded is None:
-            return None
+            return {"document": None}
         documents = set(self.log.current_documents())  # the top page's and its frames'
         changes = [
             e for e in self.log.of_type("register", "unregister", "register_error") if e.get("document") in documents
         ]
         last: float = changes[-1]["host_t"] if changes else loaded["host_t"]
-        moments = [last + settle_s, self._network_t + settle_s]
+        moments: dict[str, list[float]] = {"registration": [last + quiet_s], "request": [self._network_t + quiet_s]}
         # a request still open keeps the route loading until it is old enough to be a long poll
-        moments += [started + LOADING_REQUEST_S for started in self._in_flight.values()]
+        moments["request"] += [started + LOADING_REQUEST_S for started in self._in_flight.values()]
         active = {r["name"] for r in self.log.active_registrations()}
         if not active:
-            moments.append(last + NO_TOOLS_GRACE_S)  # nothing registered (yet, or since the route changed)
+            moments["tools"] = [last + NO_TOOLS_GRACE_S]  # nothing registered (yet, or since the route changed)
+        pending: dict[str, float | None] = {what: max(ts) for what, ts in moments.items() if max(ts) > now}
         if names and not set(names) <= active:
-            return None  # a wanted tool is missing: only a registration can change that
-        return max(moments)
+            pending["tools"] = None  # a wanted tool is missing: only a registration can change that
+        return pending
+
+    async def _page_under_way(self, quiet_s: float, dom_cap: float, deadline: float) -> dict[str, float | None]:
+        """What the page itself says is under way (shim.js quiet()); "cap": its document still changes at dom_cap."""
+        now = time.monotonic()
+        try:
+            answer = await asyncio.wait_for(self.page.evaluate(PAGE_QUIET_JS), max(deadline - now, 0.01))
+        except (PlaywrightError, TimeoutError):
+            return {"document": time.monotonic() + quiet_s}  # between documents: the new one reports soon
+        if not isinstance(answer, dict):
+            return {}  # no shim in this document: nothing it could say
+        now = time.monotonic()
+        pending: dict[str, float | None] = {}
+        if answer.get("pending"):
+            pending["registration"] = now + quiet_s  # its report wakes the wait earlier
+        still_s = float(answer.get("mutated_ms_ago") or 0) / 1000
+        if still_s < quiet_s:
+            pending["dom"] = min(now + quiet_s - still_s, dom_cap)
+            if now >= dom_cap:
+                pending["cap"] = now
+        return pending
 
     def _ms(self) -> float:
         return round((time.monotonic() - self.clock_start) * 1000, 1)

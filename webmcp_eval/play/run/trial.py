@@ -257,6 +257,7 @@ class Trial:
         await self._judge(error, kind)
         await self._judge_server_errors()
         if self.tp:
+            self.trace.settles = self.tp.host.settles
             await self._close_page()
         self.trace.duration_ms = self._ms()
         self.trace.browser = self.env.session.describe()
@@ -509,6 +510,7 @@ class Trial:
                 world_cookie=cookie,
                 clock_start=self.clock,
                 settle_ms=site.config.settle_ms,
+                settle=site.config.settle,
                 context_settings=self.case.browser_context(self.env.settings.browser_context),
                 init_script=self.hook.init_script,
                 worker=self.worker,
@@ -661,8 +663,8 @@ class Trial:
         record.catalog = self._seen(await tp.host.catalog())
         self.trace.steps.append(record)
         first_call = len(tp.host.calls)
+        tp.host.step = index  # its calls and its settle waits are this step's
         if isinstance(step, UserStep):
-            tp.host.step = index
             record.reply = await self.agent.turn(step, tp.host)
             self.trace.ai_result = (
                 record.reply if self.trace.ai_result is None else f"{self.trace.ai_result}\n{record.reply}"

@@ -118,6 +118,9 @@ class RouteTools:
     path: str  # "native" (the browser's WebMCP) or "polyfill" (the shim's)
     frames: list[Frame] = field(default_factory=list)
     error: str | None = None  # the page could not be opened
+    # top-page tools registered after the page had settled on evidence (nothing under way): a bare timer's;
+    # a suite of this site needs the fixed quiet window (settle: window) to see them
+    late: list[str] = field(default_factory=list)
 
     @property
     def tools(self) -> list[Tool]:
@@ -149,7 +152,7 @@ async def read_route(
         log = ShimLog()
         await Surface.install(context, log)
         page = await context.new_page()
-        host = ToolHost(page, log, 0.0, settle_ms=settle_ms)
+        host = ToolHost(page, log, 0.0, settle_ms=settle_ms, settle="evidence")
         await host.frames.watch(context)  # before the page loads: DevTools announces a frame's tools as it registers
         try:
             response = await page.goto(url, wait_until="load", timeout=GOTO_TIMEOUT_MS)
@@ -157,13 +160,19 @@ async def read_route(
             return RouteTools(route, url, "unknown", error=first_line(err))
         if response is not None and response.status >= 400:
             return RouteTools(route, url, "unknown", error=f"HTTP {response.status}")
+        # what a trial settling on evidence would see, then the whole quiet window (measured from the last
+        # change: no longer than the window alone): a tool only the window sees came after a bare timer
         await host.wait_for_tools()
+        early = {t.name for t in await host.catalog()}
+        host.settle = "window"
+        await host.wait_for_tools()
+        late = [t.name for t in await host.catalog() if t.name not in early]
         try:
             await perform_setup(page, host.surface, host.wait_for_tools, url, setup or [])
         except SetupFailed as err:
             return RouteTools(route, url, "unknown", error=str(err))
         frames = await host.surface.read_frames()
-        return RouteTools(route, url, "polyfill" if host.path == "shim" else host.path, frames)
+        return RouteTools(route, url, "polyfill" if host.path == "shim" else host.path, frames, late=late)
     finally:
         await context.close()
 
