@@ -129,9 +129,10 @@ def read_storage_state(path: Path) -> dict[str, Any]:
         data = load_json(path)  # depth-limited: a file nested 100,000 deep is a line, not a crash
     except FileProblem as err:
         raise AccessError(f"--storage-state {err.at(path)}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("cookies", []), list):
+    cookies = data.get("cookies", []) if isinstance(data, dict) else None
+    if not isinstance(data, dict) or not isinstance(cookies, list):
         raise AccessError(f"--storage-state {path}: not a Playwright storage state (cookies: [...], origins: [...])")
-    for i, cookie in enumerate(data.get("cookies", [])):
+    for i, cookie in enumerate(cookies):
         if problem := _cookie_problem(cookie):
             raise AccessError(f"--storage-state {path}: cookies[{i}]: {problem}")
     origins = data.get("origins", [])

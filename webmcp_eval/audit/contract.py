@@ -76,9 +76,10 @@ def read_contract(path: Path) -> dict[str, Any]:
         data = load_json(path)  # depth-limited: a file nested 100,000 deep is a line, not a crash
     except FileProblem as err:
         raise ContractError(f"{err.at(path)} (rewrite it with --update-contract)") from None
-    if not isinstance(data, dict) or data.get("contract") != VERSION or not isinstance(data.get("pages"), dict):
+    pages = data.get("pages") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or data.get("contract") != VERSION or not isinstance(pages, dict):
         raise ContractError(f"{path}: not a contract file of version {VERSION} (rewrite it with --update-contract)")
-    for key, page in data["pages"].items():
+    for key, page in pages.items():
         if not isinstance(page, dict) or not isinstance(page.get("tools"), dict):
             raise ContractError(f"{path}: pages.{key}: expected {{tools: {{...}}}}")
     return data
