@@ -452,7 +452,7 @@ def test_audit_help_names_its_flags_and_usage_errors_are_one_line(tmp_path):
         (["http://127.0.0.1:9/", "--all-tools"], "give it with --smoke"),
         (["http://127.0.0.1:9/", "--max-pages", "0"], "--max-pages 0"),
         (["http://u:pw@[::1"], "http://[::1: not a usable URL (Invalid IPv6 URL)"),  # no password shown
-        (["http://127.0.0.1:9/", "--route", "file:///etc/hostname"], "is not under http://127.0.0.1:9"),
+        (["http://127.0.0.1:9/", "--route", "file:///etc/hostname"], "is not a page of the web as"),
         (["http://127.0.0.1:9/\r"], "a space or a control character"),
         (["http://127.0.0.1:9/", "--header", "X: a\r\nb: c"], "its value holds a line break"),
     ):

@@ -172,8 +172,10 @@ def test_a_page_url_or_route_that_cannot_be_a_page_of_the_site_is_refused_before
     base = "http://127.0.0.1:8000/demo/"
     for route in ("/", "cart.html", "?q=1", "#/hotel/1", "http://127.0.0.1:8000/demo/x.html"):
         assert route_problem(base, route) is None, route
-    for route in ("file:///etc/hostname", "javascript:alert(1)", "data:text/html,x", "http://127.0.0.1:8001/"):
+    assert route_problem(base, "http://127.0.0.1:8001/") is None  # another site's page, named in full
+    for route in ("file:///etc/hostname", "javascript:alert(1)", "data:text/html,x"):
         assert route_problem(base, route), route
+    assert route_problem("file:///tmp/a.html", "http://127.0.0.1/")
     assert route_problem("file:///tmp/a.html", "b.html") is None
     assert shown_url("http://ann:secret@127.0.0.1/") == "http://127.0.0.1/"
 

@@ -20,9 +20,10 @@ from webmcp_eval.audit.coverage import suite_coverage
 from webmcp_eval.audit.engine import AuditOptions, AuditReport, audit
 from webmcp_eval.audit.writers import html_report, json_text, junit_report, markdown_report, sarif_report, text_report
 from webmcp_eval.errors import CannotRun, UsageError
-from webmcp_eval.evaluation.output import check_outputs
 from webmcp_eval.play.browser.browser import ChromiumNotFound
 from webmcp_eval.play.page.surface.model import origin_of
+from webmcp_eval.proxies.files import write_atomic
+from webmcp_eval.report.files import check_outputs, discarded
 from webmcp_eval.report.sanitise import terminal
 from webmcp_eval.suite.folder import SuiteError, find_suite
 from webmcp_eval.suite.init import reading_setup
@@ -34,7 +35,6 @@ from webmcp_eval.suite.site import (
     shown_url,
     split_credentials,
 )
-from webmcp_eval.trace import write_atomic
 
 DEFAULT_HTML = "audit-report.html"
 
@@ -96,7 +96,7 @@ def audit_command(request: AuditRequest) -> AuditOutcome:
         )
     sys.stdout.write(terminal(redact(text_report(report)), lines=True))
     for path, render in outputs.items():
-        if path:
+        if path and not discarded(Path(path)):  # --html /dev/null: no page
             try:
                 write_atomic(Path(path), redact(render()))
             except OSError as err:

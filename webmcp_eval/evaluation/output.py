@@ -12,6 +12,8 @@ from pathlib import Path
 from types import FrameType
 
 from webmcp_eval.errors import UsageError
+from webmcp_eval.report.files import check_outputs as check_outputs
+from webmcp_eval.report.files import check_writable_file as check_writable_file
 from webmcp_eval.report.sanitise import SafeConsole
 
 # Wide enough for the report when output is a file or a CI log (rich would use 80).
@@ -85,43 +87,3 @@ def check_writable_dir(path: Path, flag: str) -> None:
         ) from None
     if not os.access(path, os.W_OK | os.X_OK):
         raise UsageError(f"{flag} {path}: not writable; give a writable directory")
-
-
-def check_writable_file(path: Path, flag: str) -> None:
-    """The file can be written: missing folders are made when it is (as pytest's --junitxml does), so the
-    nearest folder that exists must take new entries; a file in the way is refused."""
-    if path.is_dir():
-        raise UsageError(f"{flag} {path}: is a directory; give a file path")
-    ancestor = path.parent
-    while not ancestor.exists() and ancestor != ancestor.parent:
-        ancestor = ancestor.parent
-    if not ancestor.is_dir():
-        raise UsageError(f"{flag} {path}: {ancestor} is a file, not a directory; give a path in a directory")
-    if not os.access(ancestor, os.W_OK | os.X_OK):
-        raise UsageError(f"{flag} {path}: its directory {ancestor} is not writable; give a writable path")
-
-
-def check_outputs(outputs: Sequence[tuple[str, Path | None]], inputs: Sequence[Path | None] = ()) -> None:
-    """Every output a command will write, checked before any work (one line, exit 2): writable, a regular file
-    where one exists (never a pipe, a device or a folder: a report would block on a pipe or replace /dev/null),
-    no two outputs the same file, and none of them a file the command reads (a login file, a contract, a
-    trace)."""
-    seen: dict[Path, str] = {}
-    read = {_same(p) for p in inputs if p is not None}
-    for flag, path in outputs:
-        if path is None:
-            continue
-        check_writable_file(path, flag)
-        if path.exists() and not path.resolve().is_file():
-            raise UsageError(f"{flag} {path}: not a regular file (a pipe or a device); give a file path")
-        key = _same(path)
-        if key in read:
-            raise UsageError(f"{flag} {path}: the command reads that file; give another path for the output")
-        if key in seen:
-            raise UsageError(f"{flag} {path}: also the file of {seen[key]}; give each output a path of its own")
-        seen[key] = flag
-
-
-def _same(path: Path) -> Path:
-    """One name per file: symlinks and '..' resolved (a file that does not exist yet: its resolved path)."""
-    return path.resolve()

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from webmcp_eval.audit.catalog_lint import finding_line, lint_listing
 from webmcp_eval.errors import EXIT_NOT_RUN, EXIT_OK, InvalidInput, UsageError
 from webmcp_eval.evaluation.output import check_outputs, console, errors, report_problems
+from webmcp_eval.report.files import discarded
 from webmcp_eval.report.sanitise import terminal
 from webmcp_eval.suite.browser_context import DEFAULT_LOCALE, DEFAULT_TIMEZONE
 from webmcp_eval.suite.case import case_json_schema
@@ -299,6 +300,8 @@ def _init_control(folder: Path, starters: list[Starter]) -> None:
 def schema_command(request: SchemaRequest) -> int:
     """The JSON Schema of the case format, to a file or stdout."""
     text = json.dumps(case_json_schema(), indent=2, ensure_ascii=False) + "\n"
+    if request.output and discarded(Path(request.output)):
+        return EXIT_OK
     if request.output:
         check_outputs([("-o", Path(request.output))])
         try:

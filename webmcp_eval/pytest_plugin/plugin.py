@@ -204,7 +204,8 @@ class ProxyPlugin:
     def pytest_runtest_teardown(self, item: pytest.Item) -> None:
         trial_id = item.stash.get(TRIAL_KEY, None)
         if trial_id and self.proxy is not None:
-            self.proxy.end_trial(trial_id)
+            # the fixture's teardown, which comes after, scrubs its report of the secrets the trial carried
+            item.stash[SECRETS_KEY] = self.proxy.end_trial(trial_id).secrets
 
     def network_of(self, item: pytest.Item) -> Any:
         trial_id = item.stash.get(TRIAL_KEY, None)
@@ -218,6 +219,7 @@ class ProxyPlugin:
 
 
 TRIAL_KEY = pytest.StashKey[str]()
+SECRETS_KEY = pytest.StashKey[set[str]]()
 
 
 @pytest.fixture
@@ -249,8 +251,10 @@ def _secrets_of(request: pytest.FixtureRequest, fixture: PageWebMCP) -> set[str]
     found = credential_secrets(bare_base_url(request.config)[1])
     with contextlib.suppress(Exception):  # a page already gone has no cookies to give; the rest still counts
         found |= {str(c.get("value") or "") for c in fixture.page.context.cookies()}
+    found |= request.node.stash.get(SECRETS_KEY, set())  # the proxy's account, when its trial has ended
     if fixture.network is not None:
-        found |= fixture.network().secrets
+        with contextlib.suppress(KeyError):  # or while it still runs
+            found |= fixture.network().secrets
     return {s for s in found if len(s) >= MIN_SECRET}
 
 

@@ -298,16 +298,18 @@ def page_url_problem(url: str) -> str | None:
 
 
 def route_problem(base_url: str, route: str) -> str | None:
-    """Why route is not a page under base_url (None when it is): it must resolve to a URL of the base's own
-    origin (scheme, host and port), never another site, a file of the machine or a ``javascript:`` or
-    ``data:`` URL."""
+    """Why route is not a page to open beside base_url (None when it is): it resolves to an http(s) page when
+    the base is one (another site's page is a page too: the routes of ``tools`` and the audit may name full
+    URLs), a ``file:`` page when the base is a file; never a file of the machine under a site, a ``data:`` or a
+    ``javascript:`` URL."""
     resolved = resolve_route(base_url, route)
     problem = page_url_problem(resolved)
     if problem:
         return problem
-    base, there = urlsplit(base_url), urlsplit(resolved)
-    if (base.scheme, base.netloc.rsplit("@", 1)[-1]) != (there.scheme, there.netloc.rsplit("@", 1)[-1]):
-        return f"{resolved} is not under {base.scheme}://{base.netloc.rsplit('@', 1)[-1]}"
+    web = ("http", "https")
+    base, there = urlsplit(base_url).scheme, urlsplit(resolved).scheme
+    if (base in web) != (there in web):
+        return f"{resolved} is not a page of the {'web' if base in web else 'disk'} as {shown_url(base_url)} is"
     return None
 
 

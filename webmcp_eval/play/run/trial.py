@@ -271,6 +271,7 @@ class Trial:
         trial's traffic carried) out of the trace, in every spelling a page may echo it in, before anything reads
         the trace: the file, the console line and the reports all come from it."""
         secrets = self._secrets | credential_secrets(self.site.config.credentials)
+        secrets -= {self.trace.world, self.trace.trial_id}  # the runner's own names (the world cookie), not secrets
         if secrets:
             self.trace = Trace.model_validate(scrub(self.trace.model_dump(mode="json"), secrets))
 
