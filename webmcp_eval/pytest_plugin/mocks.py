@@ -29,6 +29,14 @@ from pydantic import ValidationError
 
 from webmcp_eval.trace import ToolCall
 
+
+class MockWarning(UserWarning):
+    """A mock that cannot answer: the name is a ``<form toolname>`` (the browser's form answers), or no frame of
+    the page lists it."""
+
+    __module__ = "webmcp_eval.pytest"
+
+
 MOCKS_GLOBAL = "__webmcpEvalMocks"
 MOCK_BINDING = "__webmcpEvalMock"
 

@@ -88,6 +88,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="how long expect(webmcp) assertions retry (default 5000 ms, as Playwright's expect)",
     )
     group.addoption(
+        "--webmcp-chromium",
+        action="store_true",
+        default=False,
+        help="pytest-playwright launches the Chromium with WebMCP that webmcp-eval runs (its flags; the "
+        "headless shell for headless runs): no conftest code; other --browser types are left alone",
+    )
+    group.addoption(
         "--webmcp-out",
         metavar="DIR",
         default=None,
@@ -114,6 +121,10 @@ def pytest_configure(config: pytest.Config) -> None:
     for name in INI:  # a bad ini value stops the session here, as a bad option does
         setting(config, name)
     config.pluginmanager.register(ProxyPlugin(config), "webmcp-proxy")
+    if setting(config, "webmcp_chromium"):
+        from webmcp_eval.pytest_plugin import chromium
+
+        config.pluginmanager.register(chromium, "webmcp-chromium")
     from webmcp_eval.pytest_plugin.expect import expect
 
     expect.set_options(timeout=setting(config, "webmcp_expect_timeout"))
@@ -230,10 +241,10 @@ def webmcp(page: Any, request: pytest.FixtureRequest) -> Iterator[PageWebMCP]:
     proxies = request.config.pluginmanager.get_plugin("webmcp-proxy")
     assert isinstance(proxies, ProxyPlugin)  # registered at configure
     update = request.config.getoption("webmcp_update_contracts")
-    fixture = PageWebMCP(page, network=proxies.network_of(request.node), update_contracts=update).install()
+    fixture = PageWebMCP(page, _account=proxies.network_of(request.node), _update_contracts=update)._install()
     yield fixture
     # the test's calls, coverage, lint and smoke: properties of its report (JUnit XML, pytest-html)
-    request.node.user_properties.extend(fixture.report_properties())
+    request.node.user_properties.extend(fixture._report_properties())
 
 
 @pytest.hookimpl(hookwrapper=True)
