@@ -3,7 +3,7 @@
 Each subprocess launches its own Chromium, so each example file makes several
 checks per page load, and example files that take the same options share one
 session (a module-scoped fixture), each judged by its own test from the
-session's JUnit XML. The static shop (tests/static_site/) is the site; a page
+session's JUnit XML. The static shop (webmcp_eval/examples/shop/) is the site; a page
 of frames is written beside its pages.
 
 A session that plays pages is a real process: pytest-playwright's sync Playwright is already running in
@@ -18,7 +18,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -28,7 +27,6 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
-import static_server
 import yaml
 from eval_support import cli
 from static_server import CASES, SOURCE, StaticSite, static_site
@@ -194,20 +192,6 @@ def test_a_bad_trial_count_is_one_line_and_a_usage_error(pytester: pytest.Pytest
     url = pytester.runpytest_inprocess("--webmcp-suite", str(CASES), "--webmcp-suite-base-url", "staging")
     assert url.ret == pytest.ExitCode.USAGE_ERROR
     assert "--webmcp-suite-base-url: 'staging' is not a URL like http://127.0.0.1:8000/" in url.stderr.str()
-
-
-def test_the_static_shop_script_says_how_to_use_it_and_a_taken_port_is_one_line(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    with pytest.raises(SystemExit) as done:
-        static_server.main(["--help"])
-    assert done.value.code == 0
-    assert "Serve the static test shop on loopback as the tests serve it" in capsys.readouterr().out
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        assert static_server.main(["--port", str(taken.getsockname()[1])]) == 2
-    assert capsys.readouterr().err.endswith("Address already in use; pick another with --port\n")
 
 
 PLAIN_TEST = """

@@ -104,6 +104,10 @@ def test_the_wheel_has_one_top_level_name_and_ships_the_seed_suite(wheel) -> Non
     seed = {p.name for p in (ROOT / "cases").iterdir() if p.is_file()}
     assert {n.removeprefix("webmcp_eval/cases/") for n in names if n.startswith("webmcp_eval/cases/")} == seed
     assert "webmcp_eval/traces/day26/trials/SEL-01.t1.json" in names
+    # the example shop `webmcp-eval serve-example shop` serves: every file, its web font too
+    shop = ROOT / "webmcp_eval" / "examples" / "shop"
+    assert {p.relative_to(ROOT).as_posix() for p in shop.rglob("*") if p.is_file()} <= set(names)
+    assert "webmcp_eval/examples/shop/cdn/leaf-sans.woff2" in names
     # every module and data file of the package (the shim, the site's pages, the report's template),
     # so a case played from the wheel has what the same case played from the source has
     for path in (ROOT / "webmcp_eval").rglob("*"):
@@ -245,3 +249,23 @@ def test_the_actions_steps_play_the_documented_workflows_on_the_static_shop(fres
     assert json.loads((tmp_path / "webmcp-eval/merged/summary.json").read_text(encoding="utf-8"))
     assert "upload-sarif@v3: what it would upload is there" in audited and "webmcp-eval exited 0" in audited
     assert "WebMCP audit of" in (tmp_path / "audit.md").read_text(encoding="utf-8")
+
+
+def test_the_pytest_docs_example_runs_verbatim_from_the_wheel_on_the_served_example_shop(fresh, tmp_path) -> None:
+    """docs/pytest.md's test file, as it is, in an empty folder, with the command its first line gives, against
+    `webmcp-eval serve-example shop`: the public imports, the WebMCP Chromium with no conftest, three passes."""
+    section = (ROOT / "docs" / "pytest.md").read_text(encoding="utf-8")
+    block = section[section.index("```python\n") + len("```python\n") :]
+    block = block[: block.index("```\n")]
+    command = block.splitlines()[0].split(": ", 1)[1].split()  # "# test_shop_tools.py: pytest test_shop_tools.py …"
+    assert command[:2] == ["pytest", "test_shop_tools.py"] and "--webmcp-chromium" in command
+    (tmp_path / "test_shop_tools.py").write_text(block, encoding="utf-8")
+    shop = started([fresh / "webmcp-eval", "serve-example", "shop", "--port", "0"], tmp_path)
+    try:
+        url = re.search(r"http://127\.0\.0\.1:\d+/demo/", shop.stdout.readline()).group(0)
+        argv = [url if a.startswith("http://127.0.0.1:8000/") else a for a in command[1:]]
+        tested = run([fresh / "python", "-m", "pytest", *argv, "-p", "no:cacheprovider"], tmp_path)
+    finally:
+        shop.terminate()
+        ended(shop)
+    assert tested.returncode == 0 and "3 passed" in tested.stdout, tested.stdout[-3000:] + tested.stderr[-2000:]
