@@ -199,12 +199,12 @@ def test_an_unrelated_projects_own_runner_is_never_shadowed(fresh, tmp_path) -> 
     assert helped.returncode == 0 and "usage: webmcp-eval" in helped.stdout, helped.stderr
 
 
-def action(workspace: Path, fresh: Path, wheel: Path, job: str, **inputs: str) -> subprocess.Popen[str]:
+def action(workspace: Path, fresh: Path, wheel: Path, job: str, *options: str, **inputs: str) -> subprocess.Popen[str]:
     """action.yml played by scripts/action_local.py as one job (its step summary: JOB.md), started and not
     waited for: jobs run side by side, as a matrix's do. Its install step puts the wheel into the fresh venv."""
     given = {"python": str(fresh / "python"), "package": str(wheel), "pip-args": "--no-index --no-deps", **inputs}
     argv = [sys.executable, ROOT / "scripts" / "action_local.py", "--workspace", workspace, "--summary", f"{job}.md"]
-    argv += [a for k, v in given.items() for a in ("--input", f"{k}={v}")]
+    argv += [a for k, v in given.items() for a in ("--input", f"{k}={v}")] + list(options)
     return subprocess.Popen(
         [str(a) for a in argv],
         cwd=workspace,
@@ -237,8 +237,17 @@ def test_the_actions_steps_play_the_documented_workflows_on_the_static_shop(fres
             )
             for i in (1, 2)
         ]
+        # the site's files lie in this workspace (served/site/): the SARIF names them; a fork's pull request
+        # (no security-events: write) gets its SARIF refused, and the job goes on with a note
         audit = action(
-            tmp_path, fresh, wheel, "audit", command="audit", args="--watch-ms 500", **{"base-url": shop.url}
+            tmp_path,
+            fresh,
+            wheel,
+            "audit",
+            "--without-security-events",
+            command="audit",
+            args="--watch-ms 500",
+            **{"base-url": shop.url, "site-root": "served/site"},
         )
         for shard in shards:
             assert "upload-artifact@v4: what it would upload is there" in finished(shard)
@@ -247,8 +256,17 @@ def test_the_actions_steps_play_the_documented_workflows_on_the_static_shop(fres
     assert "webmcp-eval exited 0" in merged
     assert "2 passed, 0 failed, 0 not_run" in (tmp_path / "merge.md").read_text(encoding="utf-8")
     assert json.loads((tmp_path / "webmcp-eval/merged/summary.json").read_text(encoding="utf-8"))
-    assert "upload-sarif@v3: what it would upload is there" in audited and "webmcp-eval exited 0" in audited
+    assert "upload-sarif@v3: Resource not accessible by integration" in audited and "webmcp-eval exited 0" in audited
     assert "WebMCP audit of" in (tmp_path / "audit.md").read_text(encoding="utf-8")
+    assert "the audit's SARIF was not sent to code scanning" in (tmp_path / "audit.md").read_text(encoding="utf-8")
+    sarif = json.loads((tmp_path / "webmcp-eval" / "audit" / "audit.sarif").read_text(encoding="utf-8"))
+    uris = {
+        loc["physicalLocation"]["artifactLocation"]["uri"]
+        for r in sarif["runs"][0]["results"]
+        for loc in r["locations"]
+        if "physicalLocation" in loc
+    }
+    assert uris and all(u.startswith("served/site/demo/") and (tmp_path / u).is_file() for u in uris), uris
 
 
 def test_the_pytest_docs_example_runs_verbatim_from_the_wheel_on_the_served_example_shop(fresh, tmp_path) -> None:
