@@ -832,6 +832,10 @@ def test_a_failed_call_is_the_tools_own_words_at_the_tests_line(page, webmcp, ba
     webmcp.wait_for_tools("add_to_cart")
     webmcp.mock("add_to_cart", error="the cart service is down")
     webmcp.call("add_to_cart", {"product_id": "tea-green-01"})
+
+
+def test_a_mock_that_is_not_json_is_reported_at_the_tests_line(webmcp):
+    webmcp.mock("list_products", object())
 """
 
 SLOW_PAGE = """<!doctype html>
@@ -857,11 +861,14 @@ SLOW_PAGE = """<!doctype html>
 @pytest.mark.browser
 def test_mocks_recordings_timing_coverage_and_the_reports_properties(shop_session: ShopSession) -> None:
     junit, html = shop_session.junit, shop_session.html
-    assert shop_session.outcomes("test_mocks") == {"passed": 4, "failed": 1}, shop_session.out
+    assert shop_session.outcomes("test_mocks") == {"passed": 4, "failed": 2}, shop_session.out
+    not_json = _section(shop_session.out, "test_a_mock_that_is_not_json_is_reported_at_the_tests_line")
+    assert "E       ValueError: mock('list_products'): the result must be JSON" in not_json, not_json
+    assert "pytest_plugin/" not in not_json and "test_mocks.py:" in not_json  # no frame of the plugin
     failed = _section(shop_session.out, "test_a_failed_call_is_the_tools_own_words_at_the_tests_line")
     said = 'ToolCallError: add_to_cart({"product_id": "tea-green-01"}): the cart service is down'
     assert f"E       webmcp_eval.pytest.{said}" in failed, failed
-    assert ">       webmcp.call(" in failed and "page_webmcp.py:" not in failed and "UnknownError" not in failed
+    assert ">       webmcp.call(" in failed and "pytest_plugin/" not in failed and "UnknownError" not in failed
     recording = json.loads(shop_session.recording.read_text(encoding="utf-8"))
     assert [(c["tool"], c["args"]) for c in recording["calls"]] == [
         ("add_to_cart", {"product_id": "tea-green-01", "quantity": 2})

@@ -439,6 +439,7 @@ class PageWebMCP:
     def lint(self, **rules: Any) -> list[Finding]:
         """The audit's static rules and timeline rules on this page; ``rules`` tune them as suite.yaml's
         ``audit.rules`` does (``too_many_tools={"max": 3}``, ``description_length="off"``)."""
+        __tracebackhide__ = True
         from webmcp_eval.audit.rules import lint
         from webmcp_eval.audit.timeline import timeline_findings
 
@@ -449,6 +450,7 @@ class PageWebMCP:
 
     def timeline(self, **rules: Any) -> Timeline:
         """When the tools came (after the load event), which came late and which churned."""
+        __tracebackhide__ = True
         from webmcp_eval.audit.timeline import timeline_of
 
         return timeline_of(self.surface(), _audit_config(rules))
@@ -462,6 +464,7 @@ class PageWebMCP:
         The calls are the page's calls like any other: ``calls()`` lists them. The findings are a list with
         ``calls``: how many calls the smoke made.
         """
+        __tracebackhide__ = True
         from webmcp_eval.audit.inputs import smoke_inputs
         from webmcp_eval.audit.smoke import judge, waits_for_person
 
@@ -647,6 +650,7 @@ class _Registered:
 
 
 def _audit_config(rules: dict[str, Any]) -> AuditConfig:
+    __tracebackhide__ = True  # a rule the audit does not know: the test's line
     from webmcp_eval.audit.config import AuditConfigError, parse_audit_config
 
     try:
