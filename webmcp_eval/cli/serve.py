@@ -38,9 +38,9 @@ def handle_site(args: argparse.Namespace) -> int:
 
 
 def handle_serve_example(args: argparse.Namespace) -> int:
-    from webmcp_eval.examples.shop_server import serve_example
+    from webmcp_eval.evaluation.serving import ServeExampleRequest, serve_example_command
 
-    return serve_example(args.example, args.port)
+    return serve_example_command(request_of(ServeExampleRequest, args))
 
 
 def add_mutate(sub: Subcommands) -> None:

@@ -108,8 +108,8 @@ def served_shop(tmp: Path, port: int = 0, shop: ShopServer | None = None) -> Ite
             server.server_close()
 
 
-def serve_example(name: str, port: int) -> int:
-    """``webmcp-eval serve-example NAME --port N``: serve it until Ctrl-C; a taken port is one line, exit 2."""
+def serve_example(name: str, port: int) -> None:
+    """Serve the example until Ctrl-C (or SIGTERM); OSError when the port cannot be listened on."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # `kill` too removes the served copy
     try:
@@ -118,7 +118,3 @@ def serve_example(name: str, port: int) -> int:
             threading.Event().wait()
     except KeyboardInterrupt:
         pass
-    except OSError as err:  # the port is taken
-        print(f"error: port {port}: {err.strerror or err}; pick another with --port", file=sys.stderr)
-        return 2
-    return 0
