@@ -181,6 +181,19 @@ def test_webmcp_chromium_gives_pytest_playwright_the_webmcp_browser_without_conf
     assert result.ret == 0 and result.parseoutcomes().get("passed") == 1, result.stdout.str()
 
 
+def test_webmcp_chromium_without_a_chromium_says_what_to_install(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(test_launch=LAUNCH_ARGS_TEST)
+    monkeypatch.setenv("WEBMCP_EVAL_CHROMIUM", str(pytester.path / "no-chromium"))
+    result = pytester.runpytest_subprocess("test_launch.py", "--webmcp-chromium", "-p", "no:cacheprovider")
+    assert result.parseoutcomes().get("errors") == 1, result.stdout.str()
+    out = result.stdout.str()
+    assert "--webmcp-chromium: The Chromium set explicitly does not exist: " in out
+    assert "apt-get install chromium" in out  # what to install
+    assert "chromium.py" not in out and "Traceback" not in out
+
+
 def test_a_bad_trial_count_is_one_line_and_a_usage_error(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_inprocess("--webmcp-suite", str(CASES), "--webmcp-trials", "0")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
