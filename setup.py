@@ -20,6 +20,7 @@ setup(
         "webmcp_eval.mutation": ["*.js"],
         "webmcp_eval.report.templates": ["*"],
         "webmcp_eval.site_under_test.static": ["*"],
+        "webmcp_eval.examples": ["shop/*/*", "shop/*/*/*"],  # the example shop's pages, scripts and web font
         **{name: ["*", "*/*"] for name in SHIPPED_DATA},
     },
 )

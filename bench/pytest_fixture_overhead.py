@@ -1,7 +1,7 @@
 """Benchmark (not a test): what the pytest plugin's ``webmcp`` fixture costs per test.
 
 One pytest session (a subprocess, one Chromium) against the static test shop
-(tests/static_site/), with N rounds of three tests that do the same work (open
+(webmcp_eval/examples/shop/), with N rounds of three tests that do the same work (open
 the shop, wait until ``add_to_cart`` is listed, call it once), interleaved so
 load changes hit all three alike:
 

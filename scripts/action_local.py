@@ -6,7 +6,9 @@ Each shell step runs as GitHub runs it (``bash --noprofile --norc -eo pipefail``
 the ``${{ }}`` expressions it uses (inputs, steps' outputs, github.action_path, runner.temp) filled in, and
 GITHUB_OUTPUT, GITHUB_PATH and GITHUB_STEP_SUMMARY handled as on GitHub. A step that ``uses:`` another
 action (the uploads) is not run: what it would upload is checked instead (the folder exists and is not
-empty; the SARIF file is SARIF 2.1.0). Exit code: the action's (0 when every step passed, else 1).
+empty; the SARIF file is SARIF 2.1.0; ``--without-security-events`` refuses the SARIF as GitHub refuses a
+fork's pull request). ``continue-on-error`` and ``steps.ID.outcome`` work as on GitHub. Exit code: the
+action's (0 when every step passed or went on, else 1).
 tests/test_wheel.py plays the documented workflows through it against the static test shop.
 """
 
@@ -39,6 +41,7 @@ class Context:
             raise SystemExit(f"action_local: no such input: {', '.join(sorted(unknown))}")
         self.inputs = {k: str(given.get(k, v.get("default", ""))) for k, v in action.get("inputs", {}).items()}
         self.steps: dict[str, dict[str, str]] = {}
+        self.outcomes: dict[str, str] = {}  # step id -> success, failure or skipped
         self.action_path, self.temp = str(action_path), str(temp)
         self.failed = False
 
@@ -47,6 +50,8 @@ class Context:
         python = re.sub(rf"\binputs\.({NAME})", lambda m: f"_i[{m.group(1)!r}]", expression)
         step_output = rf"\bsteps\.({NAME})\.outputs\.({NAME})"
         python = re.sub(step_output, lambda m: f"_s({m.group(1)!r}, {m.group(2)!r})", python)
+        # a step's outcome: success, failure or skipped ("" before it ran), before continue-on-error
+        python = re.sub(rf"\bsteps\.({NAME})\.outcome\b", lambda m: f"_o({m.group(1)!r})", python)
         python = python.replace("github.action_path", "_path").replace("runner.temp", "_temp")
         python = python.replace("always()", "True").replace("success()", "(not _failed)")
         python = python.replace("failure()", "_failed")
@@ -54,6 +59,7 @@ class Context:
         names = {
             "_i": self.inputs,
             "_s": lambda s, o: self.steps.get(s, {}).get(o, ""),
+            "_o": lambda s: self.outcomes.get(s, ""),
             "_path": self.action_path,
             "_temp": self.temp,
             "_failed": self.failed,
@@ -98,10 +104,16 @@ def shell_step(step: dict[str, Any], ctx: Context, env: dict[str, str], files: d
     return done.returncode
 
 
-def checked_use(step: dict[str, Any], ctx: Context, cwd: Path) -> str | None:
+# What GitHub answers an upload to code scanning from a job without security-events: write (a fork's pull request)
+NO_SECURITY_EVENTS = "Resource not accessible by integration (the job has no security-events: write)"
+
+
+def checked_use(step: dict[str, Any], ctx: Context, cwd: Path, security_events: bool = True) -> str | None:
     """What an uploading step would have uploaded, checked: None when it holds, else why not."""
     given = {k: ctx.fill(str(v)) for k, v in (step.get("with") or {}).items()}
     uses = step["uses"].split("@")[0]
+    if uses == "github/codeql-action/upload-sarif" and not security_events:
+        return NO_SECURITY_EVENTS
     if uses == "actions/upload-artifact":
         folder = cwd / given["path"]
         if not given.get("name") or UNSAFE_ARTIFACT_NAME.search(given["name"]):
@@ -116,7 +128,9 @@ def checked_use(step: dict[str, Any], ctx: Context, cwd: Path) -> str | None:
     return f"action_local does not know {uses}: check it by hand"
 
 
-def play(action_file: Path, given: dict[str, str], cwd: Path, summary: Path, temp: Path) -> int:
+def play(
+    action_file: Path, given: dict[str, str], cwd: Path, summary: Path, temp: Path, security_events: bool = True
+) -> int:
     action = yaml.safe_load(action_file.read_text(encoding="utf-8"))
     ctx = Context(action, given, action_file.parent.resolve(), temp)
     env = {**os.environ, "GITHUB_ACTIONS": "true", "RUNNER_TEMP": str(temp), "GITHUB_WORKSPACE": str(cwd)}
@@ -126,15 +140,19 @@ def play(action_file: Path, given: dict[str, str], cwd: Path, summary: Path, tem
         name = ctx.fill(step.get("name", step.get("uses", "step")))
         if not ctx.should_run(step):
             print(f"action_local: skipped: {name}", flush=True)
+            ctx.outcomes[step.get("id", "")] = "skipped"
             continue
         print(f"action_local: {name}", flush=True)
         if "run" in step:
             code = shell_step(step, ctx, env, files, cwd)
             problem = f"exit {code}" if code else None
         else:
-            problem = checked_use(step, ctx, cwd)
+            problem = checked_use(step, ctx, cwd, security_events)
             print(f"action_local:   {step['uses']}: {problem or 'what it would upload is there'}", flush=True)
-        if problem:
+        ctx.outcomes[step.get("id", "")] = "failure" if problem else "success"
+        if problem and str(step.get("continue-on-error", False)).lower() == "true":
+            print(f"action_local: step failed, the job goes on (continue-on-error): {name}: {problem}", flush=True)
+        elif problem:
             print(f"action_local: step failed: {name}: {problem}", flush=True)
             ctx.failed = True
     return 1 if ctx.failed else 0
@@ -146,12 +164,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--action", type=Path, default=ROOT / "action.yml", help="the action (default: the repo's)")
     parser.add_argument("--workspace", type=Path, default=Path.cwd(), help="the job's folder (default: here)")
     parser.add_argument("--summary", type=Path, help="GITHUB_STEP_SUMMARY (default: step-summary.md in the workspace)")
+    parser.add_argument(
+        "--without-security-events",
+        action="store_true",
+        help="the job has no security-events: write (a fork's pull request): the SARIF upload is refused",
+    )
     args = parser.parse_args(argv)
     if bad := [i for i in args.input if "=" not in i]:
         parser.error(f"--input {bad[0]}: give NAME=VALUE")
     given = dict(i.split("=", 1) for i in args.input)
     with tempfile.TemporaryDirectory(prefix="action-local-") as temp:
-        return play(args.action, given, args.workspace, args.summary or args.workspace / "step-summary.md", Path(temp))
+        summary = args.summary or args.workspace / "step-summary.md"
+        return play(args.action, given, args.workspace, summary, Path(temp), not args.without_security_events)
 
 
 if __name__ == "__main__":

@@ -114,7 +114,7 @@ def web(page: Page, site: SiteServer, world: World) -> Web:
 
 @pytest.fixture(scope="session")
 def static_shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StaticSite]:
-    """The second test site (tests/static_site/): a static shop under /demo/ and its CDN, for the run."""
+    """The second test site (webmcp_eval/examples/shop/): a static shop under /demo/ and its CDN, for the run."""
     with static_site(tmp_path_factory.mktemp("static-shop")) as served:
         yield served
 

@@ -121,6 +121,7 @@ def test_every_command_has_help():
         "validate",
         "schema",
         "site",
+        "serve-example",
         "tools",
         "init",
         "import",
@@ -282,6 +283,9 @@ def _cli_probes(tmp_path: Path, busy_port: int) -> list[list[str]]:
         ["site", "--port", "99999"],
         ["site", "--port", str(busy_port)],
         ["site", "--port", "0", "--data-dir", str(a_file)],
+        ["serve-example", "shop", "--port", str(busy_port)],
+        ["serve-example", "shop", "--port", "99999"],
+        ["serve-example", "cafe"],
         ["schema", "-o", str(a_file / "case.schema.json")],
         ["power", "--base-rate", "0.5", "--cases", "0"],
     ]
@@ -521,3 +525,30 @@ def test_playwright_trace_is_named_apart_from_our_trace_and_the_old_spelling_sti
 def test_a_url_flag_says_what_kind_of_url_it_wants(flag, bad, why):
     wrong = cli("run", flag, bad)
     assert wrong.returncode == 2 and why in wrong.stderr and len(wrong.stderr.splitlines()) == 1, wrong.stderr
+
+
+def test_serve_example_serves_the_shipped_shop_and_its_cdn_until_stopped(tmp_path):
+    """`webmcp-eval serve-example shop` from an empty folder: the shop's pages with the CDN's address written
+    in, the CDN's web font and its sharing service; a taken port is one line (test_every_cli_mistake_...)."""
+    import re
+    import signal
+    import subprocess
+    import sys
+    import urllib.request
+
+    assert "static tea shop" in cli("serve-example", "--help").stdout
+    argv = [sys.executable, "-m", "webmcp_eval.cli", "serve-example", "shop", "--port", "0"]
+    served = subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = served.stdout.readline()
+        shop, cdn = re.fullmatch(r"the example shop: (\S+/demo/) \(its CDN: (\S+)\); Ctrl-C stops it\n", line).groups()
+        page = urllib.request.urlopen(shop, timeout=30).read().decode()
+        assert "__CDN__" not in page and cdn in page and "subscribe_newsletter" in page
+        font = urllib.request.urlopen(f"{cdn}/leaf-sans.woff2", timeout=30).read()
+        assert font[:4] == b"wOF2"
+        share = urllib.request.Request(f"{cdn}/share", data=b"{}", method="POST")
+        assert "share.example" in urllib.request.urlopen(share, timeout=30).read().decode()
+    finally:
+        served.send_signal(signal.SIGTERM)
+        out, err = served.communicate(timeout=30)
+    assert served.returncode == 0 and "Traceback" not in err, err

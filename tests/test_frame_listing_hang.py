@@ -180,7 +180,7 @@ def test_the_webmcp_fixture_lists_and_calls_a_hung_frames_tool_through_devtools(
     tools = {t.name: t for t in webmcp.wait_for_tools("find_items", "lookup_item")}
     assert tools["lookup_item"].frame_url == frames.url + "frame.html"
     assert tools["lookup_item"].read_only and tools["lookup_item"].description == "Look an item up by its id."
-    assert list(webmcp.surface_engine.hung._frame_ids.values()), "the items frame was read through DevTools"
+    assert list(webmcp._surface_engine.hung._frame_ids.values()), "the items frame was read through DevTools"
     assert webmcp.call("lookup_item", {"id": "item-1"}) == {"status": "ok", "data": {"id": "item-1"}}
     assert webmcp.call("find_items", {"q": "mug"})["status"] == "ok"  # the top page: Playwright's path
     assert [c.tool for c in webmcp.calls()] == ["lookup_item", "find_items"]

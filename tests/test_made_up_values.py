@@ -2,7 +2,7 @@
 
 A restaurant demo's evals expect ``date: {$type: string}``; the importer played ``date: x`` and the
 site refused it (``Invalid value "x" for parameter date``): the trial was failed, though neither the
-agent nor the site was at fault. The fixture (tests/static_site/site/bistro/) has two tools
+agent nor the site was at fault. The fixture (webmcp_eval/examples/shop/site/bistro/) has two tools
 that refuse a date that is not a date: ``book_table`` says ``format: date`` in its schema, so the
 reference agent plays a real date and the trial passes; ``hold_table`` does not, so the made-up
 value is refused and the trial is not_run with the reason.

@@ -164,3 +164,67 @@ def test_audit_and_schema_refuse_an_output_over_an_input_or_a_pipe_before_any_wo
     assert login.read_text() == '{"cookies": [], "origins": []}'
     bad = cli("schema", "-o", str(tmp_path / "pipe"))  # would block for ever on a pipe nobody reads
     assert bad.returncode == 2 and "not a regular file" in bad.stderr
+
+
+def _run_of_two_not_run_trials(folder: Path) -> Path:
+    """The recorded day26 run, its two trials made not_run: one of a seed suite case (as an installed run reads
+    it, by its absolute path in the package), one of a case under the working folder, by its absolute path."""
+    import json
+    import shutil
+
+    import webmcp_eval
+
+    run = folder / "run"
+    shutil.copytree(Path(webmcp_eval.HOME) / "traces" / "day26", run)
+    files = {"SEL-01": webmcp_eval.SEED_SUITE / "SEL-01.yaml", "SEL-02": folder / "mine" / "SEL-02.yaml"}
+    for case, file in files.items():
+        trace = run / "trials" / f"{case}.t1.json"
+        data = json.loads(trace.read_text(encoding="utf-8"))
+        data.update(case_file=str(file), verdict="not_run", verdict_reason="the site did not answer")
+        data["not_run_kind"] = "setup"
+        trace.write_text(json.dumps(data), encoding="utf-8")
+    return run
+
+
+def test_case_files_are_shown_as_the_user_knows_them(tmp_path: Path) -> None:
+    """The console's why line, report.html's case rows, junit.xml and the Markdown say <seed suite>/SEL-01.yaml,
+    not the package's folder, and a case under the working folder by its path from there."""
+    import webmcp_eval
+
+    run = _run_of_two_not_run_trials(tmp_path)
+    done = cli("report", "run", "--junit", "j.xml", "--html", "r.html", "--markdown", "r.md", cwd=tmp_path)
+    assert done.returncode == 3, done.stderr
+    assert "SEL-01.t1 not_run (<seed suite>/SEL-01.yaml)" in done.stdout
+    assert "SEL-02.t1 not_run (mine/SEL-02.yaml)" in done.stdout
+    junit = (tmp_path / "j.xml").read_text(encoding="utf-8")
+    assert 'file="&lt;seed suite&gt;/SEL-01.yaml"' in junit and 'file="mine/SEL-02.yaml"' in junit
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "&lt;seed suite&gt;/SEL-01.yaml" in html and "mine/SEL-02.yaml" in html
+    markdown = (tmp_path / "r.md").read_text(encoding="utf-8")
+    assert "not_run (&lt;seed suite&gt;/SEL-01.yaml)" in markdown and "not_run (mine/SEL-02.yaml)" in markdown
+    seed, mine = str(webmcp_eval.SEED_SUITE), str(tmp_path / "mine")
+    for text in (done.stdout, junit, html, markdown):
+        assert seed not in text and mine not in text
+    # the traces keep the path itself: replay reads it
+    assert seed in (run / "trials" / "SEL-01.t1.json").read_text(encoding="utf-8")
+
+
+def test_outputs_are_written_readable_by_others_as_open_writes_them(tmp_path: Path) -> None:
+    """0644 under the usual umask (mkstemp's 0600 is for secrets; outputs are redacted before writing); a file
+    its owner made private stays so when written again."""
+    import os
+    import stat
+
+    umask = os.umask(0o022)
+    os.umask(umask)
+    run = _run_of_two_not_run_trials(tmp_path)
+    private = tmp_path / "private.xml"
+    private.write_text("", encoding="utf-8")
+    private.chmod(0o600)
+    done = cli("report", "run", "--junit", "private.xml", "--html", "r.html", cwd=tmp_path)
+    assert done.returncode == 3, done.stderr
+    for written in (tmp_path / "r.html", run / "summary.json"):
+        assert stat.S_IMODE(written.stat().st_mode) == 0o666 & ~umask, written
+    assert stat.S_IMODE(private.stat().st_mode) == 0o600 and private.read_text(encoding="utf-8")
+    write_atomic(tmp_path / "new.json", "{}")
+    assert stat.S_IMODE((tmp_path / "new.json").stat().st_mode) == 0o666 & ~umask

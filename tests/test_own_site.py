@@ -1,7 +1,7 @@
 """Your own site, as a new user meets it: a static WebMCP page under a sub-path, only its URL.
 
 The README's "Your own site" path, command by command through the real CLI, on
-the static tea shop (tests/static_site/, served under /demo/, a web font from a
+the static tea shop (webmcp_eval/examples/shop/, served under /demo/, a web font from a
 second loopback host): ``tools`` lists what it registers; ``init`` writes a
 suite whose starters validate and run green; hand-written cases in that suite
 give exactly the verdicts they should, and the confirmation check holds on a

@@ -182,3 +182,75 @@ def test_the_actions_chromium_step_installs_debians_only_when_none_is_found(tmp_
         assert asked == "" and answer in done.stdout
     else:
         assert asked == "apt-get update -q\napt-get install -y -q chromium chromium-headless-shell\n"
+
+
+def _action_steps() -> list[dict]:
+    import yaml
+
+    return yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))["runs"]["steps"]
+
+
+@pytest.mark.parametrize("python", ["python3", "tools/python3", "no-such-python"])
+def test_the_actions_python_input_is_resolved_on_path_never_dot(tmp_path, python) -> None:
+    """The install step's own script with a fake interpreter: a bare name is the one PATH finds (its folder, not
+    ".", goes onto GITHUB_PATH); a path is taken as it is; a name PATH lacks is one ::error:: line."""
+    import subprocess
+
+    script = next(s["run"] for s in _action_steps() if s.get("name") == "Install webmcp-eval")
+    for folder in ("bin", "tools"):
+        (tmp_path / folder).mkdir()
+        fake = tmp_path / folder / "python3"
+        fake.write_text(f'#!/bin/sh\necho "{folder}: $*" >> {tmp_path}/asked\n', encoding="utf-8")
+        fake.chmod(0o755)
+    paths = tmp_path / "github_path"
+    env = {"PATH": f"{tmp_path}/bin:/usr/bin:/bin", "PYTHON": python, "PACKAGE": "the-wheel.whl", "PIP_ARGS": ""}
+    env.update(VENV=str(tmp_path / "venv"), GITHUB_PATH=str(paths))
+    done = subprocess.run(
+        ["bash", "-eo", "pipefail", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    if python == "no-such-python":
+        assert (
+            done.returncode == 1 and done.stdout == "::error::webmcp-eval action: python: no no-such-python on PATH\n"
+        )
+        return
+    assert done.returncode == 0, done.stderr
+    folder = "bin" if python == "python3" else "tools"
+    asked = (tmp_path / "asked").read_text(encoding="utf-8")
+    assert asked == f"{folder}: -m pip install --disable-pip-version-check --quiet the-wheel.whl\n"
+    on_path = paths.read_text(encoding="utf-8").splitlines()
+    assert on_path == ([str(tmp_path / "bin")] if python == "python3" else ["tools"])
+
+
+@pytest.mark.parametrize("allowed", [True, False])
+def test_a_refused_sarif_upload_leaves_the_job_green_with_a_note(tmp_path, capfd, allowed) -> None:
+    """action.yml's own SARIF steps, after a stand-in for the audit that leaves a SARIF file, played by the local
+    player with and without security-events: write (a fork's pull request): the job goes on either way, and
+    only a refused upload writes the note, to the log and the job summary."""
+    import yaml
+
+    steps = _action_steps()
+    sarif_steps = [s for s in steps if s.get("id") == "sarif" or s.get("name") == "Say why the SARIF was not sent"]
+    assert len(sarif_steps) == 2 and sarif_steps[0]["continue-on-error"] is True
+    audit = {
+        "id": "command",
+        "shell": "bash",
+        "run": 'mkdir -p out && echo \'{"version": "2.1.0", "runs": [{}]}\' > out/audit.sarif\n'
+        'echo "sarif=out/audit.sarif" >> "$GITHUB_OUTPUT"',
+    }
+    inputs = {"command": {"default": "audit"}, "upload-sarif": {"default": "true"}}
+    action = {"inputs": inputs, "runs": {"using": "composite", "steps": [audit, *sarif_steps]}}
+    (tmp_path / "action.yml").write_text(yaml.safe_dump(action), encoding="utf-8")
+    argv = ["--action", str(tmp_path / "action.yml"), "--workspace", str(tmp_path)]
+    code = action_local().main(argv + ([] if allowed else ["--without-security-events"]))
+    out = capfd.readouterr().out
+    summary = (
+        (tmp_path / "step-summary.md").read_text(encoding="utf-8") if (tmp_path / "step-summary.md").exists() else ""
+    )
+    assert code == 0, out
+    if allowed:
+        assert "what it would upload is there" in out and "skipped: Say why the SARIF was not sent" in out
+        assert "security-events" not in summary
+    else:
+        assert "the job goes on (continue-on-error)" in out and "Resource not accessible by integration" in out
+        assert "::warning::the audit's SARIF was not sent to code scanning: the job needs 'permissions: " in out
+        assert "**Note:** the audit's SARIF was not sent" in summary and "out/audit.sarif" in summary

@@ -3,7 +3,7 @@
 Each subprocess launches its own Chromium, so each example file makes several
 checks per page load, and example files that take the same options share one
 session (a module-scoped fixture), each judged by its own test from the
-session's JUnit XML. The static shop (tests/static_site/) is the site; a page
+session's JUnit XML. The static shop (webmcp_eval/examples/shop/) is the site; a page
 of frames is written beside its pages.
 
 A session that plays pages is a real process: pytest-playwright's sync Playwright is already running in
@@ -18,7 +18,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -28,7 +27,6 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
-import static_server
 import yaml
 from eval_support import cli
 from static_server import CASES, SOURCE, StaticSite, static_site
@@ -36,8 +34,8 @@ from static_server import CASES, SOURCE, StaticSite, static_site
 ROOT = Path(__file__).resolve().parent.parent
 pytest_plugins = ["pytester"]
 
-# The Chromium the project's own tests use, with WebMCP on, for pytest-playwright in the subprocess (as the
-# docs' conftest picks it: the headless shell for headless runs, other browser types left alone).
+# A conftest that picks the Chromium with WebMCP itself, as a team's own conftest may (the example sessions
+# below take --webmcp-chromium instead, which does the same with no conftest code).
 CONFTEST = """
 import pytest
 from webmcp_eval.play.browser.browser import find_chromium, launch_args
@@ -113,6 +111,19 @@ def _section(out: str, test: str) -> str:
     return out[start : min(ends, default=len(out))]
 
 
+def test_a_calls_row_in_the_report_is_a_json_value_cut_to_size() -> None:
+    from webmcp_eval.pytest_plugin.reporting import LIST_ITEMS, STRING_CHARS, call_row
+    from webmcp_eval.trace import ToolCall
+
+    result = {"status": "ok", "data": {"items": list(range(LIST_ITEMS + 3)), "text": "x" * (STRING_CHARS + 10)}}
+    row = call_row(ToolCall(index=0, step=0, tool="t", args={"q": 1}, result=result))
+    assert row["result"]["status"] == "ok"  # the value itself, not a JSON string of it
+    assert row["result"]["data"]["items"] == [*range(LIST_ITEMS), "… 3 more"]
+    assert row["result"]["data"]["text"] == "x" * (STRING_CHARS - 1) + "…"
+    small = {"status": "ok", "data": [1, "two"]}
+    assert call_row(ToolCall(index=0, step=0, tool="t", args={}, result=small))["result"] == small
+
+
 # ---- the plugin's options, and nothing changed for tests that do not use it -------------------------
 
 
@@ -121,16 +132,66 @@ def test_help_lists_the_plugins_options_under_their_own_group(pytester: pytest.P
     assert result.ret == 0
     text = result.stdout.str()
     group = text.index("webmcp-eval (WebMCP tools in your tests, case suites as test items):")
-    options = ("--webmcp-proxy", "--webmcp-allow-host=HOST", "--webmcp-update-contracts", "--webmcp-suite=DIR")
+    options = (
+        "--webmcp-chromium",
+        "--webmcp-proxy",
+        "--webmcp-allow-host=HOST",
+        "--webmcp-update-contracts",
+        "--webmcp-suite=DIR",
+    )
     more = ("--webmcp-suite-base-url=URL", "--webmcp-trials=K", "--webmcp-expect-timeout=MS", "--webmcp-out=DIR")
     for option in (*options, *more):
         assert option in text[group:], option
     assert "--base-url" in text  # pytest-playwright's: your tests' site, never the suite's
     ini = text[text.index("[pytest] configuration options") :]
-    for name in ("webmcp_proxy (bool)", "webmcp_allow_host (linelist)", "webmcp_suite (string)"):
+    for name in (
+        "webmcp_chromium (bool)",
+        "webmcp_proxy (bool)",
+        "webmcp_allow_host (linelist)",
+        "webmcp_suite (string)",
+    ):
         assert name in ini, name
     for name in ("webmcp_suite_base_url", "webmcp_trials", "webmcp_out", "webmcp_expect_timeout"):
         assert f"{name} (string)" in ini, name
+
+
+LAUNCH_ARGS_TEST = """
+def test_launch_args(browser_type_launch_args, browser_name, pytestconfig):
+    webmcp = bool(pytestconfig.getoption("--webmcp-chromium") or pytestconfig.getini("webmcp_chromium"))
+    webmcp = webmcp and browser_name == "chromium"
+    assert ("--enable-features=WebMCP" in " ".join(browser_type_launch_args.get("args", []))) == webmcp
+    assert ("executable_path" in browser_type_launch_args) == webmcp
+    assert browser_type_launch_args["slow_mo"] == 5  # pytest-playwright's own, kept
+"""
+
+
+@pytest.mark.parametrize(
+    "options",
+    [(), ("--webmcp-chromium",), ("-o", "webmcp_chromium=true"), ("--webmcp-chromium", "--browser", "firefox")],
+)
+def test_webmcp_chromium_gives_pytest_playwright_the_webmcp_browser_without_conftest_code(
+    pytester: pytest.Pytester, options: tuple[str, ...]
+) -> None:
+    """pytest-playwright's launch arguments (no browser is launched; a process of its own, as pytest-playwright
+    runs one scope of its assertions per process): with the option or its ini value, the
+    WebMCP Chromium and its flags beside what the command line gave; without it, or for Firefox, untouched.
+    (The example sessions below play real pages on it with no conftest.)"""
+    pytester.makepyfile(test_launch=LAUNCH_ARGS_TEST)
+    result = pytester.runpytest_subprocess("test_launch.py", "--slowmo", "5", "-p", "no:cacheprovider", *options)
+    assert result.ret == 0 and result.parseoutcomes().get("passed") == 1, result.stdout.str()
+
+
+def test_webmcp_chromium_without_a_chromium_says_what_to_install(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(test_launch=LAUNCH_ARGS_TEST)
+    monkeypatch.setenv("WEBMCP_EVAL_CHROMIUM", str(pytester.path / "no-chromium"))
+    result = pytester.runpytest_subprocess("test_launch.py", "--webmcp-chromium", "-p", "no:cacheprovider")
+    assert result.parseoutcomes().get("errors") == 1, result.stdout.str()
+    out = result.stdout.str()
+    assert "--webmcp-chromium: The Chromium set explicitly does not exist: " in out
+    assert "apt-get install chromium" in out  # what to install
+    assert "chromium.py" not in out and "Traceback" not in out
 
 
 def test_a_bad_trial_count_is_one_line_and_a_usage_error(pytester: pytest.Pytester) -> None:
@@ -144,20 +205,6 @@ def test_a_bad_trial_count_is_one_line_and_a_usage_error(pytester: pytest.Pytest
     url = pytester.runpytest_inprocess("--webmcp-suite", str(CASES), "--webmcp-suite-base-url", "staging")
     assert url.ret == pytest.ExitCode.USAGE_ERROR
     assert "--webmcp-suite-base-url: 'staging' is not a URL like http://127.0.0.1:8000/" in url.stderr.str()
-
-
-def test_the_static_shop_script_says_how_to_use_it_and_a_taken_port_is_one_line(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    with pytest.raises(SystemExit) as done:
-        static_server.main(["--help"])
-    assert done.value.code == 0
-    assert "Serve the static test shop on loopback as the tests serve it" in capsys.readouterr().out
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        assert static_server.main(["--port", str(taken.getsockname()[1])]) == 2
-    assert capsys.readouterr().err.endswith("Address already in use; pick another with --port\n")
 
 
 PLAIN_TEST = """
@@ -187,7 +234,7 @@ import re
 
 import pytest
 
-from webmcp_eval.pytest_plugin.page_webmcp import NoProxy, ToolCallError
+from webmcp_eval.pytest import NoProxy, ToolCallError
 
 
 def test_every_frames_tools_and_a_call_in_a_child_frame(page, webmcp, base_url):
@@ -235,7 +282,7 @@ def test_helpers_pass(page, webmcp, base_url):
     assert write.method == "POST" and write.outbound and write.path == "/share"
     assert any(r.path == "/share" for r in webmcp.outbound())
     # the old names, kept for one release: the same answer, and one warning that names the new one
-    from webmcp_eval.pytest_plugin import expect
+    from webmcp_eval.pytest import expect
     old = {
         "webmcp.mutations()": (lambda: len(webmcp.mutations()) == 1, "webmcp.writes()"),
         "webmcp.assert_mutations()": (lambda: webmcp.assert_mutations(1) is None, "webmcp.assert_writes()"),
@@ -326,13 +373,12 @@ class ShopSession:
         self.junit, self.html = folder / "junit.xml", folder / "report.html"
         self.tests = folder / "tests"
         self.tests.mkdir()
-        (self.tests / "conftest.py").write_text(CONFTEST, encoding="utf-8")
         (self.tests / "test_shop.py").write_text(FIXTURE_TESTS, encoding="utf-8")
         head = f"from pathlib import Path\nRECORDING = {str(self.recording)!r}\nBASE = Path({str(site)!r})\n"
         (self.tests / "test_mocks.py").write_text(head + MOCK_TESTS, encoding="utf-8")
         (self.tests / "test_audit.py").write_text(self.audit_file(), encoding="utf-8")
         reports = ("--junitxml", self.junit, "--html", self.html, "--self-contained-html")
-        self.result = _session(self.tests, "--base-url", shop.url, *reports)
+        self.result = _session(self.tests, "--base-url", shop.url, "--webmcp-chromium", *reports)
         self.out = self.result.stdout.str()
 
     def audit_file(self) -> str:
@@ -353,7 +399,7 @@ def test_the_fixture_and_every_helper_against_the_static_shop(shop_session: Shop
     assert shop_session.outcomes("test_shop") == {"passed": 3, "failed": 2}, out
     # a mistake in the test: its line and the one-line reason, no frames of the plugin
     mistake = _section(out, "test_a_mistake_in_the_test_is_reported_at_its_line")
-    assert "E       webmcp_eval.pytest_plugin.page_webmcp.NoProxy: this test has no proxy: run pytest with" in mistake
+    assert "E       webmcp_eval.pytest.NoProxy: this test has no proxy: run pytest with" in mistake
     assert "page_webmcp.py:" not in mistake, mistake
     # pytest's own report of the failing helper: what was asked, why no call matched, the calls made
     result.stdout.fnmatch_lines(
@@ -407,7 +453,6 @@ def broken_shop_session(
     folder = tmp_path_factory.mktemp("broken-shop-session")
     tests = folder / "tests"
     tests.mkdir()
-    (tests / "conftest.py").write_text(CONFTEST, encoding="utf-8")  # for the plain test; the README's file has its own
     (tests / "test_shop_tools.py").write_text(readme_test_file(), encoding="utf-8")
     (tests / "test_plain.py").write_text(PLAIN_TEST, encoding="utf-8")
     (tests / "test_audit.py").write_text(shop_session.audit_file(), encoding="utf-8")
@@ -415,7 +460,7 @@ def broken_shop_session(
     files = ("test_shop_tools.py", "test_plain.py", "test_audit.py::test_the_contract")
     with static_site(folder / "broken") as broken:
         _break_the_shop(broken.root)
-        options = ("--webmcp-proxy", "--webmcp-expect-timeout", "1000", "--junitxml", junit)
+        options = ("--webmcp-proxy", "--webmcp-chromium", "--webmcp-expect-timeout", "1000", "--junitxml", junit)
         yield _session(tests, *files, "--base-url", broken.url, *options), junit
 
 
@@ -537,7 +582,7 @@ LATE_PAGE = """<!doctype html>
 EXPECT_TESTS = """
 import pytest
 
-from webmcp_eval.pytest_plugin import expect
+from webmcp_eval.pytest import expect
 
 
 def test_expect_waits_for_a_late_tool_where_the_one_look_form_fails(page, webmcp, base_url):
@@ -594,7 +639,6 @@ class OneSession:
         (shop.root / "site" / "demo" / "late.html").write_text(LATE_PAGE, encoding="utf-8")
         mine = folder / "tests"
         mine.mkdir()
-        (mine / "conftest.py").write_text(CONFTEST, encoding="utf-8")
         (mine / "test_shop_tools.py").write_text(readme_test_file(), encoding="utf-8")
         (mine / "test_audit.py").write_text(shop_session.audit_file(), encoding="utf-8")
         self.junit = folder / "junit.xml"
@@ -605,7 +649,16 @@ class OneSession:
             self.out = folder / "traces"
             # --base-url is the tests' shop; the suite keeps its suite.yaml's, the other shop
             files = ("tests/test_shop_tools.py", "tests/test_expect.py", "tests/test_audit.py::test_the_contract")
-            args = (*files, "--webmcp-suite", suite, "--base-url", shop.url, "--webmcp-proxy", "-rp")
+            args = (
+                *files,
+                "--webmcp-suite",
+                suite,
+                "--base-url",
+                shop.url,
+                "--webmcp-proxy",
+                "--webmcp-chromium",
+                "-rp",
+            )
             # two of the suite's trials are enough to share a session; SHOP-02 plays in the suite's own session
             two = ("-k", "not SHOP-02 and not SHOP-04")
             update = ("--webmcp-update-contracts", "--junitxml", self.junit)
@@ -690,16 +743,13 @@ def test_an_invalid_suite_stops_before_anything_runs(pytester: pytest.Pytester, 
 # ---- mocks, recordings, clear_calls, call timing, coverage, the report's properties -------------------------
 
 MOCK_TESTS = """
+import warnings
+
 import pytest
 
-from webmcp_eval.pytest_plugin import expect
-from webmcp_eval.pytest_plugin.page_webmcp import ToolCallError
+from webmcp_eval.pytest import MockWarning, ToolCallError, expect
 
 NO_PRODUCTS = {"status": "ok", "data": {"products": []}}
-
-
-def thrown(webmcp):  # the error the tool threw, as the shim logged it
-    return [e["error"] for e in webmcp.events if e["type"] == "error"][-1]
 
 
 def test_mocks_answer_whoever_calls_and_outlive_a_reload(page, webmcp, base_url):
@@ -711,9 +761,13 @@ def test_mocks_answer_whoever_calls_and_outlive_a_reload(page, webmcp, base_url)
     # not through the fixture: the page's own WebMCP, as an in-page agent calls
     assert page.main_frame.webmcp.call_tool("list_products", {}) == NO_PRODUCTS
     webmcp.mock("add_to_cart", error="the cart service is down")
-    with pytest.raises(ToolCallError):  # the browser words it its own way; the shim's log has the tool's own
+    with pytest.raises(ToolCallError) as err:  # in the mock's words, not the browser's "UnknownError: …"
         webmcp.call("add_to_cart", {"product_id": "tea-green-01"})
-    assert webmcp.calls()[-1].error and "the cart service is down" in thrown(webmcp)
+    assert str(err.value) == 'add_to_cart({"product_id": "tea-green-01"}): the cart service is down'
+    assert webmcp.calls()[-1].error == "the cart service is down"
+    with pytest.raises(Exception, match="UnknownError"):  # the page's own call: the browser's words to the page
+        page.main_frame.webmcp.call_tool("add_to_cart", {"product_id": "tea-green-01"})
+    assert webmcp.calls()[-1].error == "the cart service is down"  # and the mock's in the test's account
     webmcp.mock("add_to_cart", lambda args: {"status": "ok", "data": {"echo": args["product_id"]}})
     assert webmcp.call("add_to_cart", {"product_id": "tea-black-03"})["data"] == {"echo": "tea-black-03"}
     page.reload()
@@ -723,7 +777,7 @@ def test_mocks_answer_whoever_calls_and_outlive_a_reload(page, webmcp, base_url)
     assert webmcp.call("list_products") == real
     webmcp.unmock_all()
     assert webmcp.call("add_to_cart", {"product_id": "tea-green-01"})["status"] == "ok"
-    assert len([c for c in webmcp.calls() if c.error]) == 1
+    assert len([c for c in webmcp.calls() if c.error]) == 2
     with pytest.raises(ValueError, match="the result must be JSON"):
         webmcp.mock("list_products", object())
 
@@ -738,9 +792,11 @@ def test_record_then_replay(page, webmcp, base_url):
     expect(webmcp).to_have_tool("add_to_cart")
     assert webmcp.replay(RECORDING) == ["add_to_cart"]
     assert webmcp.call("add_to_cart", {"product_id": "tea-green-01", "quantity": 2}) == recorded
-    with pytest.raises(ToolCallError):
+    miss = 'webmcp-eval replay: no recorded call of add_to_cart with {"product_id": "tea-oolong-02"}'
+    with pytest.raises(ToolCallError) as err:
         webmcp.call("add_to_cart", {"product_id": "tea-oolong-02"})
-    assert 'no recorded call of add_to_cart with {"product_id": "tea-oolong-02"}' in thrown(webmcp)
+    assert str(err.value) == 'add_to_cart({"product_id": "tea-oolong-02"}): ' + miss
+    assert webmcp.calls()[-1].error == miss
     with pytest.raises(ValueError, match="not a recording"):
         webmcp.replay(BASE / "products.json")
 
@@ -763,6 +819,36 @@ def test_clear_calls_timing_coverage_and_smoke_calls(page, webmcp, base_url):
     assert {t.tool: t.params for t in cov.tools}["slow_tool"] == (1, 1)
     found = webmcp.smoke("slow_tool")  # it takes a ms above its maximum: accepted input its schema forbids
     assert {f.rule for f in found} == {"smoke-accepts-invalid"} and found.calls >= 2
+
+def test_a_mock_that_cannot_answer_warns_once(page, webmcp, base_url):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        webmcp.mock("list_offers", {"status": "ok"})  # before the first page: a later document may register it
+        page.goto(base_url)
+        expect(webmcp).to_have_tool("share_cart")
+        webmcp.mock("list_products", NO_PRODUCTS)  # an imperative tool of the page: nothing to say
+    with pytest.warns(MockWarning) as said:
+        webmcp.mock("subscribe_newsletter", {"status": "ok"})
+        webmcp.mock("subscribe_newsletter", {"status": "ok"})  # once
+        webmcp.mock("list_offers", {"status": "ok"})
+    assert [str(w.message) for w in said] == [
+        "webmcp.mock('subscribe_newsletter') is a <form toolname> tool: the browser's form answers its calls, "
+        "not the mock",
+        "webmcp.mock('list_offers') is no tool of the page (it lists: add_to_cart, list_products, share_cart, "
+        "subscribe_newsletter): it answers only if a later document registers it",
+    ]
+    assert {w.filename for w in said} == {__file__}  # at the test's line
+
+
+def test_a_failed_call_is_the_tools_own_words_at_the_tests_line(page, webmcp, base_url):
+    page.goto(base_url)
+    webmcp.wait_for_tools("add_to_cart")
+    webmcp.mock("add_to_cart", error="the cart service is down")
+    webmcp.call("add_to_cart", {"product_id": "tea-green-01"})
+
+
+def test_a_mock_that_is_not_json_is_reported_at_the_tests_line(webmcp):
+    webmcp.mock("list_products", object())
 """
 
 SLOW_PAGE = """<!doctype html>
@@ -788,7 +874,14 @@ SLOW_PAGE = """<!doctype html>
 @pytest.mark.browser
 def test_mocks_recordings_timing_coverage_and_the_reports_properties(shop_session: ShopSession) -> None:
     junit, html = shop_session.junit, shop_session.html
-    assert shop_session.outcomes("test_mocks") == {"passed": 3}, shop_session.out
+    assert shop_session.outcomes("test_mocks") == {"passed": 4, "failed": 2}, shop_session.out
+    not_json = _section(shop_session.out, "test_a_mock_that_is_not_json_is_reported_at_the_tests_line")
+    assert "E       ValueError: mock('list_products'): the result must be JSON" in not_json, not_json
+    assert "pytest_plugin/" not in not_json and "test_mocks.py:" in not_json  # no frame of the plugin
+    failed = _section(shop_session.out, "test_a_failed_call_is_the_tools_own_words_at_the_tests_line")
+    said = 'ToolCallError: add_to_cart({"product_id": "tea-green-01"}): the cart service is down'
+    assert f"E       webmcp_eval.pytest.{said}" in failed, failed
+    assert ">       webmcp.call(" in failed and "pytest_plugin/" not in failed and "UnknownError" not in failed
     recording = json.loads(shop_session.recording.read_text(encoding="utf-8"))
     assert [(c["tool"], c["args"]) for c in recording["calls"]] == [
         ("add_to_cart", {"product_id": "tea-green-01", "quantity": 2})
@@ -799,7 +892,10 @@ def test_mocks_recordings_timing_coverage_and_the_reports_properties(shop_sessio
         p.get("name"): json.loads(p.get("value")) for p in cases["test_record_then_replay[chromium]"].iter("property")
     }
     calls = props["webmcp.calls"]
-    assert [c["tool"] for c in calls] == ["add_to_cart"] * 3 and "error" in calls[2]
+    assert [c["tool"] for c in calls] == ["add_to_cart"] * 3
+    # JSON values: the result as the tool returned it, the error in the replay's words
+    assert calls[0]["result"]["status"] == "ok" and calls[1]["result"] == calls[0]["result"]
+    assert calls[2]["error"].startswith("webmcp-eval replay: no recorded call of add_to_cart with {")
     assert calls[0]["duration_ms"] >= 0 and calls[1]["started_ms"] > calls[0]["started_ms"]
     assert props["webmcp.coverage"]["called"] == ["add_to_cart"]
     last = {

@@ -24,7 +24,7 @@ from webmcp_eval.evaluation.replay import ReplayRequest
 from webmcp_eval.evaluation.reporting import ReportFiles
 from webmcp_eval.evaluation.reports import AnalyzeRequest, CompareRequest, PowerRequest, ReportRequest, report_command
 from webmcp_eval.evaluation.run import RunRequest
-from webmcp_eval.evaluation.serving import McpRequest, MutateRequest, SiteRequest
+from webmcp_eval.evaluation.serving import McpRequest, MutateRequest, ServeExampleRequest, SiteRequest
 from webmcp_eval.evaluation.suite_files import ExportRequest, ImportRequest, InitRequest, SchemaRequest, ToolsRequest
 from webmcp_eval.evaluation.validation import ValidateRequest, validate_command
 from webmcp_eval.play.browser.browser import ChromiumNotFound
@@ -55,6 +55,7 @@ REQUESTS: dict[str, type[Any]] = {
     "schema": SchemaRequest,
     "audit": AuditRequest,
     "site": SiteRequest,
+    "serve-example": ServeExampleRequest,
 }
 
 

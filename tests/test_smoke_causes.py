@@ -258,6 +258,54 @@ def test_sarif_places_a_finding_at_the_script_of_the_site_else_at_the_tool(monke
     assert "registered at http://t.test/js/tools.js:12:7" in text_report(report)
 
 
+def test_sarif_with_a_site_root_names_the_repositorys_files_else_the_tool_alone(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+):
+    """--site-root: the folder of the repository the site is served from. A script of the site that is a file
+    there is named by its path in the repository (from the checkout, the working folder), at its line and column,
+    as code scanning annotates a pull request; one that is not there is the tool alone, never a URL."""
+    from webmcp_eval.audit import writers
+    from webmcp_eval.audit.rulebook import RULES
+
+    monkeypatch.setattr(writers, "RULES", {**RULES, **{r: RULES["no-tools"] for r in ("x1", "x2", "x3")}})
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "web" / "js").mkdir(parents=True)
+    (tmp_path / "web" / "shop").mkdir()
+    (tmp_path / "web" / "shop" / "index.html").write_text("<!doctype html>", encoding="utf-8")
+    report = _report_with_sources()
+
+    def where(site_root: Path) -> dict[Any, Any]:
+        run = sarif_report(report, site_root=site_root)["runs"][0]
+        return {r["properties"].get("tool"): r["locations"][0] for r in run["results"]}
+
+    missing = where(Path("web"))  # the script is not in the repository: the tool alone
+    assert "physicalLocation" not in missing["a"] and missing["a"]["logicalLocations"] == [
+        {"name": "a", "kind": "function"}
+    ]
+    (tmp_path / "web" / "js" / "tools.js").write_text("// tools\n", encoding="utf-8")
+    found = where(tmp_path / "web")  # an absolute folder: still the path from the checkout
+    assert found["a"]["physicalLocation"] == {
+        "artifactLocation": {"uri": "web/js/tools.js"},
+        "region": {"startLine": 12, "startColumn": 7},
+    }
+    assert found["c"]["physicalLocation"]["artifactLocation"] == {"uri": "web/shop/index.html"}
+    assert found[None]["physicalLocation"]["artifactLocation"] == {"uri": "web/shop/index.html"}
+    assert "physicalLocation" not in found["b"]
+    sarif = sarif_report(report, site_root=Path("web"))
+    uris = [loc["physicalLocation"]["artifactLocation"] for r in sarif["runs"][0]["results"] for loc in r["locations"]
+            if "physicalLocation" in loc]  # fmt: skip
+    assert uris and all("uriBaseId" not in u and not u["uri"].startswith("http") for u in uris)
+    schema = json.loads((Path(__file__).parent / "sarif" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
+    jsonschema.Draft4Validator(schema).validate(sarif)
+
+
+def test_a_site_root_that_is_not_a_folder_is_one_line_and_exit_2(tmp_path: Path):
+    done = cli("audit", "http://127.0.0.1:9/", "--site-root", str(tmp_path / "nope"), cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "--site-root" in done.stderr and "not a folder" in done.stderr
+    assert "--site-root DIR" in cli("audit", "--help").stdout
+
+
 # ---- end to end: a real Chromium and proxy on the tea shop -----------------------------------------------------
 
 pytestmark_browser = pytest.mark.browser

@@ -1,6 +1,6 @@
 """The runner on a site built unlike the demo: static files under /demo/, no server state.
 
-The tea shop (tests/static_site/) keeps its cart in localStorage, registers
+The tea shop (webmcp_eval/examples/shop/) keeps its cart in localStorage, registers
 its tools late (after a fetch, after a timer), has a declarative form tool and
 loads a web font from another host. Its own cases must pass with the reference
 agent; variants of them, each with one wrong thing, must fail on exactly that.

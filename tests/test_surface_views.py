@@ -156,7 +156,7 @@ def _fixture_views(sites: dict[str, Site]) -> dict[str, tuple[list[Frame], list[
         try:
             for name, site in sites.items():
                 page = browser.new_page()
-                webmcp = PageWebMCP(page).install()
+                webmcp = PageWebMCP(page)._install()
                 page.goto(site.url, wait_until="load")
                 webmcp.wait_for_tools()
                 page.wait_for_timeout(SETTLE_MS)

@@ -104,6 +104,10 @@ def test_the_wheel_has_one_top_level_name_and_ships_the_seed_suite(wheel) -> Non
     seed = {p.name for p in (ROOT / "cases").iterdir() if p.is_file()}
     assert {n.removeprefix("webmcp_eval/cases/") for n in names if n.startswith("webmcp_eval/cases/")} == seed
     assert "webmcp_eval/traces/day26/trials/SEL-01.t1.json" in names
+    # the example shop `webmcp-eval serve-example shop` serves: every file, its web font too
+    shop = ROOT / "webmcp_eval" / "examples" / "shop"
+    assert {p.relative_to(ROOT).as_posix() for p in shop.rglob("*") if p.is_file()} <= set(names)
+    assert "webmcp_eval/examples/shop/cdn/leaf-sans.woff2" in names
     # every module and data file of the package (the shim, the site's pages, the report's template),
     # so a case played from the wheel has what the same case played from the source has
     for path in (ROOT / "webmcp_eval").rglob("*"):
@@ -195,12 +199,12 @@ def test_an_unrelated_projects_own_runner_is_never_shadowed(fresh, tmp_path) -> 
     assert helped.returncode == 0 and "usage: webmcp-eval" in helped.stdout, helped.stderr
 
 
-def action(workspace: Path, fresh: Path, wheel: Path, job: str, **inputs: str) -> subprocess.Popen[str]:
+def action(workspace: Path, fresh: Path, wheel: Path, job: str, *options: str, **inputs: str) -> subprocess.Popen[str]:
     """action.yml played by scripts/action_local.py as one job (its step summary: JOB.md), started and not
     waited for: jobs run side by side, as a matrix's do. Its install step puts the wheel into the fresh venv."""
     given = {"python": str(fresh / "python"), "package": str(wheel), "pip-args": "--no-index --no-deps", **inputs}
     argv = [sys.executable, ROOT / "scripts" / "action_local.py", "--workspace", workspace, "--summary", f"{job}.md"]
-    argv += [a for k, v in given.items() for a in ("--input", f"{k}={v}")]
+    argv += [a for k, v in given.items() for a in ("--input", f"{k}={v}")] + list(options)
     return subprocess.Popen(
         [str(a) for a in argv],
         cwd=workspace,
@@ -233,8 +237,17 @@ def test_the_actions_steps_play_the_documented_workflows_on_the_static_shop(fres
             )
             for i in (1, 2)
         ]
+        # the site's files lie in this workspace (served/site/): the SARIF names them; a fork's pull request
+        # (no security-events: write) gets its SARIF refused, and the job goes on with a note
         audit = action(
-            tmp_path, fresh, wheel, "audit", command="audit", args="--watch-ms 500", **{"base-url": shop.url}
+            tmp_path,
+            fresh,
+            wheel,
+            "audit",
+            "--without-security-events",
+            command="audit",
+            args="--watch-ms 500",
+            **{"base-url": shop.url, "site-root": "served/site"},
         )
         for shard in shards:
             assert "upload-artifact@v4: what it would upload is there" in finished(shard)
@@ -243,5 +256,34 @@ def test_the_actions_steps_play_the_documented_workflows_on_the_static_shop(fres
     assert "webmcp-eval exited 0" in merged
     assert "2 passed, 0 failed, 0 not_run" in (tmp_path / "merge.md").read_text(encoding="utf-8")
     assert json.loads((tmp_path / "webmcp-eval/merged/summary.json").read_text(encoding="utf-8"))
-    assert "upload-sarif@v3: what it would upload is there" in audited and "webmcp-eval exited 0" in audited
+    assert "upload-sarif@v3: Resource not accessible by integration" in audited and "webmcp-eval exited 0" in audited
     assert "WebMCP audit of" in (tmp_path / "audit.md").read_text(encoding="utf-8")
+    assert "the audit's SARIF was not sent to code scanning" in (tmp_path / "audit.md").read_text(encoding="utf-8")
+    sarif = json.loads((tmp_path / "webmcp-eval" / "audit" / "audit.sarif").read_text(encoding="utf-8"))
+    uris = {
+        loc["physicalLocation"]["artifactLocation"]["uri"]
+        for r in sarif["runs"][0]["results"]
+        for loc in r["locations"]
+        if "physicalLocation" in loc
+    }
+    assert uris and all(u.startswith("served/site/demo/") and (tmp_path / u).is_file() for u in uris), uris
+
+
+def test_the_pytest_docs_example_runs_verbatim_from_the_wheel_on_the_served_example_shop(fresh, tmp_path) -> None:
+    """docs/pytest.md's test file, as it is, in an empty folder, with the command its first line gives, against
+    `webmcp-eval serve-example shop`: the public imports, the WebMCP Chromium with no conftest, three passes."""
+    section = (ROOT / "docs" / "pytest.md").read_text(encoding="utf-8")
+    block = section[section.index("```python\n") + len("```python\n") :]
+    block = block[: block.index("```\n")]
+    command = block.splitlines()[0].split(": ", 1)[1].split()  # "# test_shop_tools.py: pytest test_shop_tools.py …"
+    assert command[:2] == ["pytest", "test_shop_tools.py"] and "--webmcp-chromium" in command
+    (tmp_path / "test_shop_tools.py").write_text(block, encoding="utf-8")
+    shop = started([fresh / "webmcp-eval", "serve-example", "shop", "--port", "0"], tmp_path)
+    try:
+        url = re.search(r"http://127\.0\.0\.1:\d+/demo/", shop.stdout.readline()).group(0)
+        argv = [url if a.startswith("http://127.0.0.1:8000/") else a for a in command[1:]]
+        tested = run([fresh / "python", "-m", "pytest", *argv, "-p", "no:cacheprovider"], tmp_path)
+    finally:
+        shop.terminate()
+        ended(shop)
+    assert tested.returncode == 0 and "3 passed" in tested.stdout, tested.stdout[-3000:] + tested.stderr[-2000:]

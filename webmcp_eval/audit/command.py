@@ -51,6 +51,7 @@ class AuditRequest:
     watch_ms: int = 5000
     json: str | None = None
     sarif: str | None = None
+    site_root: str | None = None  # the repository's folder the site is served from: SARIF names its files
     markdown: str | None = None
     html: str = DEFAULT_HTML
     contract: str | None = None
@@ -76,13 +77,16 @@ class AuditOutcome:
 def audit_command(request: AuditRequest) -> AuditOutcome:
     """Check the request, audit the site, print the text report and write every view asked for."""
     options = audit_options(request)
+    site_root = Path(request.site_root) if request.site_root else None
     try:
         report = asyncio.run(audit(options))
     except ChromiumNotFound as err:
         raise CannotRun(str(err), named=True) from None
     outputs: dict[str | None, Callable[[], str]] = {
         request.json: lambda: json_text(report),
-        request.sarif: lambda: json.dumps(sarif_report(report), indent=2, ensure_ascii=False) + "\n",
+        request.sarif: lambda: (
+            json.dumps(sarif_report(report, site_root=site_root), indent=2, ensure_ascii=False) + "\n"
+        ),
         request.markdown: lambda: markdown_report(report),
         request.html: lambda: html_report(report),
         request.junit: lambda: junit_report(report, request.fail_on),
@@ -129,6 +133,8 @@ def audit_options(request: AuditRequest) -> AuditOptions:
         raise UsageError(f"--max-pages {request.max_pages}: give 1 to 1000")
     if not 0 <= request.watch_ms <= 120_000:
         raise UsageError(f"--watch-ms {request.watch_ms}: give 0 to 120000 ms")
+    if request.site_root and not Path(request.site_root).is_dir():
+        raise UsageError(f"--site-root {request.site_root}: not a folder (the folder the site is served from)")
     if request.all_tools and not request.smoke:
         raise UsageError("--all-tools calls tools: give it with --smoke")
     _check_files(request)

@@ -10,6 +10,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -616,29 +617,53 @@ def _site_path(url: str, origin: str) -> str | None:
     return path + "index.html" if not path or path.endswith("/") else path
 
 
-def _sarif_location(f: Finding, source: Source | None, origin: str, fallback: str) -> dict[str, Any]:
+def _artifact(site_path: str | None, site_root: Path | None) -> dict[str, str] | None:
+    """A file of the site as SARIF names it: with ``site_root`` (the repository's folder the site is served from),
+    its path in the repository, from the working folder (the checkout), as code scanning annotates a pull request,
+    or None when the repository has no such file; without, its path under the audited origin (SITEROOT)."""
+    if site_path is None:
+        return None
+    if site_root is None:
+        return {"uri": site_path, "uriBaseId": SITE_ROOT}
+    file = site_root / site_path
+    if not file.is_file():
+        return None
+    try:
+        return {"uri": file.resolve().relative_to(Path.cwd().resolve()).as_posix()}
+    except ValueError:
+        return {"uri": file.as_posix()}
+
+
+def _sarif_location(
+    f: Finding, source: Source | None, origin: str, fallback: str, site_root: Path | None = None
+) -> dict[str, Any]:
     """Where a finding is, as code scanning can place it: the script that registered the tool, at its line and
-    column, where that script is a file of the site; else the page's file (a form's tool is in its page); the tool
-    (and a form's selector) always as a logical location."""
+    column, where that script is a file of the site (of the repository, with ``site_root``); else the page's file
+    (a form's tool is in its page); the tool (and a form's selector) always as a logical location."""
     logical = [{"name": f.tool, "kind": "function"}] if f.tool else []
     if source is not None and source.selector:
         logical.append({"name": source.selector, "kind": "element"})
     location: dict[str, Any] = {"logicalLocations": logical} if logical else {}
     script = _site_path(source.url, origin) if source is not None and not source.selector else None
     if script is not None and source is not None:
+        artifact = _artifact(script, site_root)
         region = {"startLine": source.line, "startColumn": source.column} if source.line and source.column else {}
-        artifact = {"uri": script, "uriBaseId": SITE_ROOT}
-        location["physicalLocation"] = {"artifactLocation": artifact, **({"region": region} if region else {})}
+        if artifact is not None:
+            location["physicalLocation"] = {"artifactLocation": artifact, **({"region": region} if region else {})}
     elif source is None or source.selector:  # a page-wide finding, or a form: the page's own file
         page = _site_path(f.page or fallback, origin)
-        artifact = {"uri": page, "uriBaseId": SITE_ROOT} if page else {"uri": f.page or fallback}
-        location["physicalLocation"] = {"artifactLocation": artifact}
-    return location  # else a script of another origin or without a URL: the logical location alone
+        artifact = _artifact(page, site_root)
+        if artifact is None and site_root is None:
+            artifact = {"uri": f.page or fallback}
+        if artifact is not None:
+            location["physicalLocation"] = {"artifactLocation": artifact}
+    return location  # else a script of another origin, without a URL or not in the repository: the tool alone
 
 
-def sarif_report(report: AuditReport, tool_version: str = "0.1.0") -> dict[str, Any]:
+def sarif_report(report: AuditReport, tool_version: str = "0.1.0", site_root: Path | None = None) -> dict[str, Any]:
     """SARIF 2.1.0: one run, every rule as a reportingDescriptor, each finding a result at the script that
-    registered its tool (a file of the site, by line and column), else at its page's file or the tool itself."""
+    registered its tool (a file of the site, by line and column; with ``site_root``, the folder of the repository
+    the site is served from, that file in the repository), else at its page's file or the tool itself."""
     rule_ids = sorted(RULES)
     index = {r: i for i, r in enumerate(rule_ids)}
     results = []
@@ -646,7 +671,7 @@ def sarif_report(report: AuditReport, tool_version: str = "0.1.0") -> dict[str, 
     origin = "{0.scheme}://{0.netloc}".format(urlsplit(report.url))
     for f in _sorted(report.all_findings()):
         source = source_of(f, known)
-        location = _sarif_location(f, source, origin, report.url)
+        location = _sarif_location(f, source, origin, report.url, site_root)
         properties = {k: v for k, v in (("frame", f.frame), ("tool", f.tool), ("pointer", f.pointer)) if v}
         if source is not None:
             properties["registered_at"] = str(source)

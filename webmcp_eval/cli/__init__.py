@@ -46,6 +46,7 @@ COMMANDS = (
     suite.add_schema,
     suite.add_audit,
     serve.add_site,
+    serve.add_serve_example,
 )
 
 

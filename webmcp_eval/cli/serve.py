@@ -1,4 +1,4 @@
-"""Commands that serve or break a site: mcp, site, mutate."""
+"""Commands that serve or break a site: mcp, site, serve-example, mutate."""
 
 from __future__ import annotations
 
@@ -35,6 +35,12 @@ def handle_site(args: argparse.Namespace) -> int:
     from webmcp_eval.evaluation.serving import SiteRequest, site_command
 
     return site_command(request_of(SiteRequest, args))
+
+
+def handle_serve_example(args: argparse.Namespace) -> int:
+    from webmcp_eval.evaluation.serving import ServeExampleRequest, serve_example_command
+
+    return serve_example_command(request_of(ServeExampleRequest, args))
 
 
 def add_mutate(sub: Subcommands) -> None:
@@ -104,3 +110,17 @@ def add_site(sub: Subcommands) -> None:
     site.add_argument("--test-mode", action="store_true", help="enable worlds and the /__test__ control API")
     site.add_argument("--data-dir", default=None, help="where the SQLite files live (default: a temp dir)")
     site.set_defaults(func=handle_site)
+
+
+def add_serve_example(sub: Subcommands) -> None:
+    example = sub.add_parser(
+        "serve-example",
+        help="serve an example site that ships with webmcp-eval (the static tea shop), to try the tools on",
+        description="Serve an example site that ships with webmcp-eval on loopback until Ctrl-C. shop: a static "
+        "tea shop at http://127.0.0.1:PORT/demo/ (tools registered late, a declarative form tool, a web font and "
+        "a sharing service on a second host, its CDN, on a free port); docs/pytest.md's example tests run "
+        "against it. A taken port is one line, exit 2.",
+    )
+    example.add_argument("example", choices=("shop",), help="which example: shop")
+    example.add_argument("--port", type=PORT, default=8000, help="the site's port; 0 picks a free one (default 8000)")
+    example.set_defaults(func=handle_serve_example)

@@ -249,6 +249,12 @@ def add_audit(sub: Subcommands) -> None:
     )
     audit.add_argument("--json", metavar="FILE", help="write the report as JSON")
     audit.add_argument("--sarif", metavar="FILE", help="write SARIF 2.1.0 (CI code scanning)")
+    audit.add_argument(
+        "--site-root",
+        metavar="DIR",
+        help="the folder of the repository the site is served from: SARIF places a finding at the script (or page) "
+        "that registered its tool as that file of the repository, so code scanning annotates a pull request",
+    )
     audit.add_argument("--markdown", metavar="FILE", help="write a Markdown summary (CI job summary, PR comment)")
     audit.add_argument("--html", metavar="FILE", help="the HTML report (default audit-report.html)")
     audit.add_argument("--contract", metavar="FILE", help="compare the surface with this reviewed contract")

@@ -51,6 +51,14 @@ class SiteRequest:
 
 
 @dataclass(frozen=True)
+class ServeExampleRequest:
+    """serve-example: an example site that ships with the package, served on loopback."""
+
+    example: str = "shop"
+    port: int = 8000
+
+
+@dataclass(frozen=True)
 class MutateRequest:
     """mutate: the cases (ids, globs, files; none: cases/), the site, the operators and how kills are confirmed."""
 
@@ -101,6 +109,17 @@ def site_command(request: SiteRequest) -> int:
         run_site(host=request.host, port=request.port, test_mode=request.test_mode, data_dir=request.data_dir)
     except SiteStartError as err:
         raise UsageError(str(err)) from None
+    return EXIT_OK
+
+
+def serve_example_command(request: ServeExampleRequest) -> int:
+    """Serve an example site until Ctrl-C; a port that cannot be listened on is a usage error (one line)."""
+    from webmcp_eval.examples.shop_server import serve_example
+
+    try:
+        serve_example(request.example, request.port)
+    except OSError as err:
+        raise UsageError(f"--port {request.port}: {err.strerror or err}; pick another with --port") from None
     return EXIT_OK
 
 

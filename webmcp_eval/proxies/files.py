@@ -8,8 +8,19 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import tempfile
 from pathlib import Path
+
+
+def _umask() -> int:
+    """The process's umask, read once at import (setting it to read it back is not safe once threads run)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+UMASK = _umask()
 
 
 class NotRegularFile(OSError):
@@ -27,13 +38,25 @@ def regular_target(path: Path) -> Path:
     return path
 
 
+def file_mode(path: Path) -> int:
+    """The mode a file written at path gets: the file's own when it exists (a mode its owner chose stays),
+    else what ``open()`` gives a new file (0644 under the usual umask). mkstemp's 0600 is for secrets, and
+    nothing written through here holds one: fixtures, traces and cassettes are redacted before they are
+    written (webmcp_eval/proxies/redaction.py)."""
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        return 0o666 & ~UMASK
+
+
 def write_atomic(path: Path, text: str | bytes) -> None:
     """Write a file so that readers see the old content or the new, never half (through a symlink, over
-    regular files only)."""
+    regular files only), with the mode ``file_mode`` says."""
     path = regular_target(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, file_mode(path))
         with os.fdopen(fd, "wb") as f:
             f.write(text.encode("utf-8") if isinstance(text, str) else text)
             f.flush()

@@ -29,6 +29,14 @@ from pydantic import ValidationError
 
 from webmcp_eval.trace import ToolCall
 
+
+class MockWarning(UserWarning):
+    """A mock that cannot answer: the name is a ``<form toolname>`` (the browser's form answers), or no frame of
+    the page lists it."""
+
+    __module__ = "webmcp_eval.pytest"
+
+
 MOCKS_GLOBAL = "__webmcpEvalMocks"
 MOCK_BINDING = "__webmcpEvalMock"
 
@@ -53,6 +61,7 @@ class Mocks:
     by_name: dict[str, Mock] = field(default_factory=dict)
 
     def set(self, name: str, result: object = None, error: str | None = None) -> None:
+        __tracebackhide__ = True  # a test's mistake: its own line, not the plugin's
         if not isinstance(name, str) or not name:
             raise ValueError(f"mock: a tool name, not {name!r}")
         if callable(result):
@@ -84,6 +93,7 @@ class Mocks:
 
 def read_recording(path: str | Path) -> list[ToolCall]:
     """The calls of a recording (``webmcp.record``'s file, or a trial's trace); ValueError says why not."""
+    __tracebackhide__ = True
     from webmcp_eval.data_file import FileProblem, load_json
 
     path = Path(path)
@@ -135,6 +145,7 @@ class PageMocks:
         self._bound = False
 
     def set(self, name: str, result: object = None, error: str | None = None) -> None:
+        __tracebackhide__ = True
         self.mocks.set(name, result, error)
         self._push()
 
@@ -148,6 +159,7 @@ class PageMocks:
 
     def replay(self, path: str | Path) -> list[str]:
         """Mock every tool of the recording at path with its recorded answers; the tools' names."""
+        __tracebackhide__ = True
         recorded = read_recording(path)
         names = sorted({c.tool for c in recorded})
         for name in names:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,7 +42,7 @@ from webmcp_eval.play.page.witness import compare_witness
 from webmcp_eval.proxies.models import RequestRecord, TrialNetwork
 from webmcp_eval.pytest_plugin import expectations
 from webmcp_eval.pytest_plugin.expect import renamed
-from webmcp_eval.pytest_plugin.mocks import PageMocks, write_recording
+from webmcp_eval.pytest_plugin.mocks import MockWarning, PageMocks, write_recording
 from webmcp_eval.pytest_plugin.reporting import CallCoverage, SmokeFindings, TestEvidence, call_coverage, properties
 from webmcp_eval.trace import ToolCall, WitnessRecord
 
@@ -62,9 +63,13 @@ NETWORK_WAIT_S = 5.0  # at most, for a page whose requests never end (a long pol
 class ToolCallError(Exception):
     """A tool call through the page failed: no such tool in any frame, or its execute threw."""
 
+    __module__ = "webmcp_eval.pytest"  # where a test imports it from, and how pytest's report names it
+
 
 class NoProxy(RuntimeError):
     """writes()/outbound() on a test that has no proxy."""
+
+    __module__ = "webmcp_eval.pytest"
 
 
 def as_matchable(tool: Tool) -> dict[str, Any]:
@@ -75,16 +80,16 @@ def as_matchable(tool: Tool) -> dict[str, Any]:
 @dataclass(repr=False)
 class PageWebMCP:
     page: Page
-    network: Callable[[], TrialNetwork] | None = None  # the proxy's account of this test, when it has one
-    update_contracts: bool = False  # --webmcp-update-contracts: assert_contract writes instead of comparing
-    log: ShimLog = field(
+    _account: Callable[[], TrialNetwork] | None = None  # the proxy's account of this test, when it has one
+    _update_contracts: bool = False  # --webmcp-update-contracts: assert_contract writes instead of comparing
+    _log: ShimLog = field(
         default_factory=lambda: ShimLog(read_allow=False)
     )  # the shim's events, in arrival order, each with frame_url
-    cdp_events: list[dict[str, Any]] = field(default_factory=list)
+    _cdp_events: list[dict[str, Any]] = field(default_factory=list)
     _cdp: CDPSession | None = None
     _top_frame_id: str | None = None
     _load_t: float | None = None  # the page's latest load event (host clock): the audit's timeline counts from it
-    script_errors: list[str] = field(default_factory=list)  # the page's uncaught exceptions
+    _script_errors: list[str] = field(default_factory=list)  # the page's uncaught exceptions
     _in_flight: set[int] = field(default_factory=set)  # the page's requests not yet ended
     _network_t: float = 0.0  # when a request last began or ended, or a call ended (host clock)
     _faces: dict[int, Blocking] = field(default_factory=dict)  # the engine's async face of each sync object
@@ -94,30 +99,33 @@ class PageWebMCP:
     _mocks: PageMocks | None = None
     _calls_from: int = 0  # clear_calls(): calls() reads the shim's events from here on
     _epoch_ms: float = field(default_factory=lambda: time.time() * 1000)  # calls' started_ms count from here
-    evidence: TestEvidence = field(default_factory=TestEvidence)  # lint and smoke findings, for the report
+    _evidence: TestEvidence = field(default_factory=TestEvidence)  # lint and smoke findings, for the report
+    _warned: set[str] = field(default_factory=set)  # names mock() has warned of, once each
 
     @property
-    def events(self) -> list[dict[str, Any]]:
-        return self.log.events
+    def _events(self) -> list[dict[str, Any]]:
+        return self._log.events
 
     @property
-    def surface_engine(self) -> Surface:
+    def _surface_engine(self) -> Surface:
         if self._surface is None:
-            self._surface = Surface(face(self.page, self._faces), self.log)
+            self._surface = Surface(face(self.page, self._faces), self._log)
         return self._surface
 
     @property
-    def devtools(self) -> DevToolsTools:
+    def _devtools(self) -> DevToolsTools:
         """DevTools' account of each frame's tools: how a frame whose own listing never answers is listed and
         called (webmcp_eval/play/page/devtools_tools.py says why)."""
-        return self.surface_engine.hung.tools
+        return self._surface_engine.hung.tools
 
     def __repr__(self) -> str:
-        return f"<webmcp of {self.page.url}: {len(self.events)} shim event(s), proxy {'on' if self.network else 'off'}>"
+        return (
+            f"<webmcp of {self.page.url}: {len(self._events)} shim event(s), proxy {'on' if self._account else 'off'}>"
+        )
 
     # ---- setup -----------------------------------------------------------------------
 
-    def install(self) -> PageWebMCP:
+    def _install(self) -> PageWebMCP:
         """Shim, binding and witness on the page's context: in place for the page's next navigation."""
         context: BrowserContext = self.page.context
         context.expose_binding(BINDING, self._report)
@@ -125,7 +133,7 @@ class PageWebMCP:
         if self.page.url not in ("", "about:blank"):
             self._adopt()
         self.page.on("load", lambda _page: setattr(self, "_load_t", time.monotonic()))
-        self.page.on("pageerror", lambda err: self.script_errors.append(first_line(err)))
+        self.page.on("pageerror", lambda err: self._script_errors.append(first_line(err)))
         self.page.on("request", lambda request: self._request(request, True))
         self.page.on("requestfinished", lambda request: self._request(request, False))
         self.page.on("requestfailed", lambda request: self._request(request, False))
@@ -137,7 +145,7 @@ class PageWebMCP:
             # DevTools names each event's frame: the top page's frame id tells its calls from a frame's
             self._top_frame_id = cdp.send("Page.getFrameTree")["frameTree"]["frame"]["id"]
             self._cdp = cdp
-            self.surface_engine.hung.follow(face(cdp, self._faces))
+            self._surface_engine.hung.follow(face(cdp, self._faces))
         return self
 
     def _adopt(self) -> None:
@@ -167,11 +175,11 @@ class PageWebMCP:
         event["frame_url"] = frame.url if frame else ""
         event["frame_name"] = frame.name if frame else ""
         event["main_frame"] = frame is None or frame.parent_frame is None
-        self.log.add(event, face(frame, self._faces) if frame is not None else None)
+        self._log.add(event, face(frame, self._faces) if frame is not None else None)
 
     def _witnessed(self, name: str, params: dict[str, Any]) -> None:
         """As a trial records it (webmcp_eval/play/browser/session.py), so the comparison with the shim is the same."""
-        self.devtools.witness(name, params)
+        self._devtools.witness(name, params)
         slim = {k: v for k, v in params.items() if k not in ("stackTrace", "frameId")}
         frame_id = params.get("frameId") or next((t.get("frameId") for t in params.get("tools") or []), None)
         if frame_id is not None:
@@ -181,15 +189,16 @@ class PageWebMCP:
         if isinstance(slim.get("input"), str):
             with contextlib.suppress(ValueError):
                 slim["input"] = json.loads(slim["input"])
-        self.cdp_events.append({**slim, "event": name})
+        self._cdp_events.append({**slim, "event": name})
 
     # ---- what the page offers ----------------------------------------------------------
 
     def tools(self) -> list[Tool]:
         """Every frame's tools right now, the main frame's first."""
-        return [tool for _, tools in run(self.surface_engine.listed()) for tool in tools]
+        return [tool for _, tools in run(self._surface_engine.listed()) for tool in tools]
 
     def tool(self, name: str) -> Tool:
+        __tracebackhide__ = True
         found = next((t for t in self.tools() if t.name == name), None)
         if found is None:
             raise LookupError(f"no tool {name!r} on the page; it lists: {self._names() or 'none'}")
@@ -200,6 +209,7 @@ class PageWebMCP:
 
     def wait_for_tools(self, *names: str, timeout_ms: float = 15_000) -> list[Tool]:
         """Wait until every named tool is listed by some frame (any tool, without names); then the tools."""
+        __tracebackhide__ = True
         deadline = time.monotonic() + timeout_ms / 1000
         while True:
             tools = self.tools()
@@ -216,7 +226,7 @@ class PageWebMCP:
 
     def _frame_of(self, name: str, frame_url: str | None = None) -> Any:
         """The frame (its engine face) that lists the tool, the top page's first."""
-        for frame, tools in run(self.surface_engine.listed()):
+        for frame, tools in run(self._surface_engine.listed()):
             if any(t.name == name for t in tools) and frame_url in (None, frame.url):
                 return frame
         return None
@@ -226,22 +236,33 @@ class PageWebMCP:
         frame = self._frame_of(name, frame_url)
         if frame is None:
             raise LookupError(name)
-        seen = len(self.log.events)
-        answer = run(self.surface_engine.call(frame, name, args, timeout_ms))
+        seen = len(self._log.events)
+        answer = run(self._surface_engine.call(frame, name, args, timeout_ms))
         # a tool registered before the shim came (the fixture asked for late) is never logged: no wait for it
-        logged = any(e["type"] == "register" and e.get("name") == name for e in self.log.events)
-        deadline = time.monotonic() + (5 if answer.error is None and logged else 0.05)
-        start, end = self.surface_engine.call_events(seen, name)
-        while time.monotonic() < deadline and not (start and (start["type"] == "refused" or end)):
-            self.page.wait_for_timeout(10)  # the shim's report comes through the binding a moment after
-            start, end = self.surface_engine.call_events(seen, name)
+        logged = any(e["type"] == "register" and e.get("name") == name for e in self._log.events)
+        returned = time.monotonic()
+        start, end = self._surface_engine.call_events(seen, name)
+        while not (start and (start["type"] == "refused" or end)):
+            # the shim's report comes through the binding a moment after; a call the browser refused before the
+            # tool's execute ran (its arguments) is never logged: a failed call waits for its start briefly
+            wait_s = 0.05 if not logged else 5 if answer.error is None or start is not None else 0.5
+            if time.monotonic() - returned >= wait_s:
+                break
+            self.page.wait_for_timeout(10)
+            start, end = self._surface_engine.call_events(seen, name)
+        if answer.error is not None and end is not None and end["type"] == "error" and end.get("error"):
+            # the browser words a throwing execute its own way ("UnknownError: Tool was executed but the
+            # invocation failed"); the shim logged the tool's own words (a mock's error, a replay's miss)
+            answer.error = str(end["error"])
         if start is not None:
             self._answers[(start.get("document"), start.get("callId"))] = answer
         self._network_t = time.monotonic()  # what the call set off may start a moment after it returned
         return answer
 
     def call(self, name: str, args: dict[str, Any] | None = None) -> Any:
-        """Call a tool through the page, in the frame that lists it; its result, or ToolCallError."""
+        """Call a tool through the page, in the frame that lists it; its result, or ToolCallError in the tool's own
+        words (what its execute threw, a mock's error, a replay's miss)."""
+        __tracebackhide__ = True  # pytest shows the test's line, not the plugin's
         args = dict(args or {})
         try:
             answer = self._call(name, args, CALL_TIMEOUT_MS)
@@ -256,7 +277,7 @@ class PageWebMCP:
         return next(
             (
                 e
-                for e in self.events
+                for e in self._events
                 if e["type"] in ("result", "error") and (e.get("frame_url"), e.get("document"), e.get("callId")) == key
             ),
             None,
@@ -265,7 +286,7 @@ class PageWebMCP:
     def calls(self) -> list[ToolCall]:
         """Every tool call the page ran (or refused, on a withdrawn tool), in order, with its result or error."""
         out: list[ToolCall] = []
-        for e in self.events[self._calls_from :]:
+        for e in self._events[self._calls_from :]:
             if e["type"] not in ("call", "refused"):
                 continue
             answer = self._answer(e) if e["type"] == "call" else None
@@ -299,20 +320,43 @@ class PageWebMCP:
         """The shim's log of registrations and withdrawals, every frame's, in order."""
         kinds = ("register", "unregister", "register_error")
         keep = ("type", "name", "instance", "route", "document", "declarative", "annotations", "error", "frame_url")
-        return [{k: e[k] for k in keep if k in e} for e in self.events if e["type"] in kinds]
+        return [{k: e[k] for k in keep if k in e} for e in self._events if e["type"] in kinds]
 
     def witness(self) -> WitnessRecord:
         """The DevTools WebMCP domain's view of the calls against the shim's (``disagreements`` lists the gaps)."""
-        return compare_witness(self.events, self.cdp_events, self._cdp is not None)
+        return compare_witness(self._events, self._cdp_events, self._cdp is not None)
 
     # ---- mocks, recordings, coverage, the report ------------------------------------------
 
     def mock(self, name: str, result: object = None, *, error: str | None = None) -> None:
         """From now on ``name`` answers ``result`` (or, a callable, what it returns for the call's arguments;
-        or throws ``error``) instead of running its own execute, whoever calls it, in this page and the next."""
+        or throws ``error``) instead of running its own execute, whoever calls it, in this page and the next.
+        A name the page lists only as a ``<form toolname>``, or does not list, warns once (``MockWarning``)."""
+        __tracebackhide__ = True
         if self._mocks is None:
             self._mocks = PageMocks(self.page)
         self._mocks.set(name, result, error)
+        self._warn_unmockable([name])
+
+    def _warn_unmockable(self, names: Sequence[str]) -> None:
+        """One MockWarning per name (and test) that no mock can answer on the page as it is now: a form's tool
+        (the browser fills and submits the form), or a name no frame lists. Before the first page nothing is
+        said: a document opened later may register the name."""
+        names = [n for n in names if n not in self._warned]
+        if not names or self.page.url in ("", "about:blank"):
+            return
+        tools = self.tools()
+        for name in names:
+            kinds = {t.kind for t in tools if t.name == name}
+            if kinds == {"declarative"}:
+                why = "is a <form toolname> tool: the browser's form answers its calls, not the mock"
+            elif not kinds:
+                listed = ", ".join(sorted({t.name for t in tools})) or "none"
+                why = f"is no tool of the page (it lists: {listed}): it answers only if a later document registers it"
+            else:
+                continue
+            self._warned.add(name)
+            warnings.warn(f"webmcp.mock({name!r}) {why}", MockWarning, stacklevel=3)
 
     def unmock(self, name: str) -> None:
         """``name`` runs its own execute again."""
@@ -330,36 +374,39 @@ class PageWebMCP:
     def replay(self, path: str | Path) -> list[str]:
         """Mock every tool of the recording at ``path`` (``record``'s file, or a trial's trace) with its recorded
         answers: the same arguments get the recorded result; others fail, saying so. The tools' names."""
+        __tracebackhide__ = True
         if self._mocks is None:
             self._mocks = PageMocks(self.page)
-        return self._mocks.replay(path)
+        names = self._mocks.replay(path)
+        self._warn_unmockable(names)
+        return names
 
     def clear_calls(self) -> None:
         """Forget the calls so far: ``calls()`` and the call assertions see only the calls made after this."""
-        self._calls_from = len(self.events)
+        self._calls_from = len(self._events)
 
     def coverage(self) -> CallCoverage:
         """Which of the page's tools (every frame's, now) the calls so far touched, with their parameters."""
         return call_coverage(self.calls(), self.tools())
 
-    def report_properties(self) -> list[tuple[str, str]]:
+    def _report_properties(self) -> list[tuple[str, str]]:
         """The test's calls, coverage, lint and smoke findings for its report (read from the shim's log: the
         page is not asked, whatever state the test left it in)."""
-        registered = {e["name"]: e for e in self.events if e["type"] == "register" and e.get("name")}
+        registered = {e["name"]: e for e in self._events if e["type"] == "register" and e.get("name")}
         tools = [_Registered(name, e.get("inputSchema")) for name, e in registered.items()]
-        return properties(self.calls(), self.evidence, call_coverage(self.calls(), tools) if tools else None)
+        return properties(self.calls(), self._evidence, call_coverage(self.calls(), tools) if tools else None)
 
     # ---- the network (the proxy) ---------------------------------------------------------
 
     def _network(self) -> TrialNetwork:
         __tracebackhide__ = True  # a test without a proxy: the test's line, not a traceback into the plugin
-        if self.network is None:
+        if self._account is None:
             raise NoProxy(
                 "this test has no proxy: run pytest with --webmcp-proxy, "
                 "or mark the test @pytest.mark.webmcp(proxy=True)"
             )
         self._network_settled()
-        return self.network()
+        return self._account()
 
     def writes(self) -> list[RequestRecord]:
         """Writes (POST, PUT, PATCH, DELETE) the page sent during this test, to its site or any other host."""
@@ -386,22 +433,24 @@ class PageWebMCP:
         with contextlib.suppress(PlaywrightError):
             loaded = page.evaluate(LOAD_JS)
         clock = LoadClock(float(loaded[0]) if loaded else None, self._load_t or time.monotonic())
-        frames = run(self.surface_engine.read_frames(clock))
-        return PageSurface(url=page.url, frames=frames, script_errors=list(self.script_errors))
+        frames = run(self._surface_engine.read_frames(clock))
+        return PageSurface(url=page.url, frames=frames, script_errors=list(self._script_errors))
 
     def lint(self, **rules: Any) -> list[Finding]:
         """The audit's static rules and timeline rules on this page; ``rules`` tune them as suite.yaml's
         ``audit.rules`` does (``too_many_tools={"max": 3}``, ``description_length="off"``)."""
+        __tracebackhide__ = True
         from webmcp_eval.audit.rules import lint
         from webmcp_eval.audit.timeline import timeline_findings
 
         config, surface = _audit_config(rules), self.surface()
         found = lint(surface, config) + timeline_findings(surface, config)
-        self.evidence.lint = found
+        self._evidence.lint = found
         return found
 
     def timeline(self, **rules: Any) -> Timeline:
         """When the tools came (after the load event), which came late and which churned."""
+        __tracebackhide__ = True
         from webmcp_eval.audit.timeline import timeline_of
 
         return timeline_of(self.surface(), _audit_config(rules))
@@ -415,6 +464,7 @@ class PageWebMCP:
         The calls are the page's calls like any other: ``calls()`` lists them. The findings are a list with
         ``calls``: how many calls the smoke made.
         """
+        __tracebackhide__ = True
         from webmcp_eval.audit.inputs import smoke_inputs
         from webmcp_eval.audit.smoke import judge, waits_for_person
 
@@ -436,15 +486,15 @@ class PageWebMCP:
                 mark = self._count_network(outcomes[-1], mark)
                 if outcomes[-1].timed_out:
                     break  # a tool that hangs once is judged; waiting out every input would only cost time
-            if outcomes and self.network:  # as the audit does: the network settles once, after the tool's last call
+            if outcomes and self._account:  # as the audit does: the network settles once, after the tool's last call
                 from webmcp_eval.audit.engine import NETWORK_SETTLE_S
 
                 self.page.wait_for_timeout(NETWORK_SETTLE_S * 1000)
                 self._count_network(outcomes[-1], mark)
             findings += judge(tool, frame_info, surface.url, outcomes, config)
             calls += len(outcomes)
-        self.evidence.smoke_calls += calls
-        self.evidence.smoke += findings
+        self._evidence.smoke_calls += calls
+        self._evidence.smoke += findings
         return SmokeFindings(findings, calls)
 
     def _smoke_call(self, frame_info: AuditFrame, name: str, smoke_input: Any, config: AuditConfig) -> CallOutcome:
@@ -453,19 +503,19 @@ class PageWebMCP:
         from webmcp_eval.audit.smoke import CallOutcome, page_answer, take_answer
 
         outcome = CallOutcome(smoke_input)
-        seen = len(self.log.events)
+        seen = len(self._log.events)
         try:
             answer = self._call(name, smoke_input.args, config.options("smoke-timeout")["timeout_ms"], frame_info.url)
         except LookupError:
             outcome.error = "its frame is gone"
             return outcome
         take_answer(outcome, answer)
-        page_answer(outcome, self.surface_engine.call_events(seen, name)[1])
+        page_answer(outcome, self._surface_engine.call_events(seen, name)[1])
         return outcome
 
     def _count_network(self, outcome: CallOutcome | None, start: int) -> int:
         """Add the requests the proxy counted since start to outcome; return where the next count starts."""
-        if not self.network:
+        if not self._account:
             return start
         from webmcp_eval.audit.smoke import add_requests
 
@@ -501,7 +551,7 @@ class PageWebMCP:
 
         path = Path(path)
         surface = self.surface()
-        if self.update_contracts:
+        if self._update_contracts:
             write_contract(path, [surface])
             return
         if not path.exists():
@@ -600,6 +650,7 @@ class _Registered:
 
 
 def _audit_config(rules: dict[str, Any]) -> AuditConfig:
+    __tracebackhide__ = True  # a rule the audit does not know: the test's line
     from webmcp_eval.audit.config import AuditConfigError, parse_audit_config
 
     try:

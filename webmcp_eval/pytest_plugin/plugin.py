@@ -89,6 +89,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="how long expect(webmcp) assertions retry (default 5000 ms, as Playwright's expect)",
     )
     group.addoption(
+        "--webmcp-chromium",
+        action="store_true",
+        default=False,
+        help="pytest-playwright launches the Chromium with WebMCP that webmcp-eval runs (its flags; the "
+        "headless shell for headless runs): no conftest code; other --browser types are left alone",
+    )
+    group.addoption(
         "--webmcp-out",
         metavar="DIR",
         default=None,
@@ -115,6 +122,10 @@ def pytest_configure(config: pytest.Config) -> None:
     for name in INI:  # a bad ini value stops the session here, as a bad option does
         setting(config, name)
     config.pluginmanager.register(ProxyPlugin(config), "webmcp-proxy")
+    if setting(config, "webmcp_chromium"):
+        from webmcp_eval.pytest_plugin import chromium
+
+        config.pluginmanager.register(chromium, "webmcp-chromium")
     from webmcp_eval.pytest_plugin.expect import expect
 
     expect.set_options(timeout=setting(config, "webmcp_expect_timeout"))
@@ -233,14 +244,14 @@ def webmcp(page: Any, request: pytest.FixtureRequest) -> Iterator[PageWebMCP]:
     proxies = request.config.pluginmanager.get_plugin("webmcp-proxy")
     assert isinstance(proxies, ProxyPlugin)  # registered at configure
     update = request.config.getoption("webmcp_update_contracts")
-    fixture = PageWebMCP(page, network=proxies.network_of(request.node), update_contracts=update).install()
+    fixture = PageWebMCP(page, _account=proxies.network_of(request.node), _update_contracts=update)._install()
     yield fixture
     from webmcp_eval.proxies.redaction import scrub  # the proxy's package: loaded by tests that use the fixture
 
     # the test's calls, coverage, lint and smoke: properties of its report (JUnit XML, pytest-html), without a
     # secret the site echoed in an answer
     secrets = _secrets_of(request, fixture)
-    request.node.user_properties.extend((name, scrub(value, secrets)) for name, value in fixture.report_properties())
+    request.node.user_properties.extend((name, scrub(value, secrets)) for name, value in fixture._report_properties())
 
 
 def _secrets_of(request: pytest.FixtureRequest, fixture: PageWebMCP) -> set[str]:
@@ -252,9 +263,9 @@ def _secrets_of(request: pytest.FixtureRequest, fixture: PageWebMCP) -> set[str]
     with contextlib.suppress(Exception):  # a page already gone has no cookies to give; the rest still counts
         found |= {str(c.get("value") or "") for c in fixture.page.context.cookies()}
     found |= request.node.stash.get(SECRETS_KEY, set())  # the proxy's account, when its trial has ended
-    if fixture.network is not None:
+    if fixture._account is not None:
         with contextlib.suppress(KeyError):  # or while it still runs
-            found |= fixture.network().secrets
+            found |= fixture._account().secrets
     return {s for s in found if len(s) >= MIN_SECRET}
 
 

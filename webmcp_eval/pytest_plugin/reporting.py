@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from webmcp_eval.audit.coverage import Coverage, ToolCoverage, tool_coverage
-from webmcp_eval.matchers import short
 from webmcp_eval.trace import ToolCall
 
 if TYPE_CHECKING:
@@ -76,12 +75,29 @@ def call_coverage(calls: Iterable[ToolCall], tools: Sequence[Any]) -> CallCovera
     return CallCoverage(tool_coverage(cov, list(unique.values())))
 
 
+STRING_CHARS = 500  # a longer string in a call's result is cut, marked with "…"
+LIST_ITEMS = 50  # a longer list keeps its first items and a last one that says how many more
+
+
+def bounded(value: Any) -> Any:
+    """A call's result as a JSON value, the same shape, with long strings and lists cut (a page's whole
+    catalogue would swell every report), never a JSON string of it."""
+    if isinstance(value, str):
+        return value if len(value) <= STRING_CHARS else value[: STRING_CHARS - 1] + "…"
+    if isinstance(value, list):
+        kept = [bounded(v) for v in value[:LIST_ITEMS]]
+        return kept + ([f"… {len(value) - LIST_ITEMS} more"] if len(value) > LIST_ITEMS else [])
+    if isinstance(value, dict):
+        return {str(k): bounded(v) for k, v in value.items()}
+    return value
+
+
 def call_row(call: ToolCall) -> dict[str, Any]:
     row: dict[str, Any] = {"tool": call.tool, "args": call.args}
     if call.error is not None:
         row["error"] = call.error
     else:
-        row["result"] = short(call.result, 300)
+        row["result"] = bounded(call.result)
     row["started_ms"], row["duration_ms"] = call.started_ms, call.duration_ms
     return row
 

@@ -56,6 +56,7 @@ def bare_base_url(config: pytest.Config) -> tuple[str | None, tuple[str, str] | 
 # (--webmcp-update-contracts has none: it is a one-off.)
 INI: dict[str, tuple[Literal["bool", "linelist", "string"], str]] = {
     "webmcp_proxy": ("bool", "route every test that uses the webmcp fixture through the counting proxy"),
+    "webmcp_chromium": ("bool", "pytest-playwright launches webmcp-eval's Chromium with WebMCP (no conftest code)"),
     "webmcp_allow_host": ("linelist", "hosts (or globs) the proxy lets the page reach besides the site and loopback"),
     "webmcp_suite": ("string", "a webmcp-eval suite folder to collect as test items"),
     "webmcp_suite_base_url": ("string", "the suite's site (default: its suite.yaml's, else the embedded demo site)"),
@@ -73,7 +74,7 @@ def setting(config: pytest.Config, name: str) -> Any:
     if given not in (None, False):
         return given
     ini = config.getini(name)
-    if name == "webmcp_proxy":
+    if name in ("webmcp_proxy", "webmcp_chromium"):
         return bool(ini)
     if name in ("webmcp_trials", "webmcp_expect_timeout"):
         default = 1 if name == "webmcp_trials" else EXPECT_TIMEOUT_MS

@@ -40,6 +40,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 from pydantic import BaseModel
 
+from webmcp_eval import as_user_knows
 from webmcp_eval.results.run_results import (
     MODEL_GRADER,
     CaseResult,
@@ -842,6 +843,7 @@ def environment() -> Environment:
         interval=lambda rate: interval_text(rate.mean, rate.clustered_se),
         short_json=_short_json,
         urlpath=urlpath,
+        user_path=as_user_knows,  # a case file as its user knows it (<seed suite>/SEL-01.yaml)
         json=_json,
         shell=shlex.quote,
     )

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from rich.console import Console
 from rich.markup import escape
 
+from webmcp_eval import as_user_knows
 from webmcp_eval.report.sanitise import markdown as markdown_text
 from webmcp_eval.rundir.layout import RunDir
 from webmcp_eval.rundir.plan import RunPlan
@@ -217,7 +218,8 @@ def markdown(results: Results) -> str:
             why = [f"{a.description}: {a.why}" for a in t.assertions if a.status == "failed"]
             if t.verdict != "failed" or not why:
                 why = [t.verdict_reason]
-            lines.append(f"- **{_md(t.trial_id)}** {t.verdict} ({_md(t.case_file)}): {_md('; '.join(why))}")
+            file = _md(as_user_knows(t.case_file))
+            lines.append(f"- **{_md(t.trial_id)}** {t.verdict} ({file}): {_md('; '.join(why))}")
     if results.retried:
         lines += ["", "### Retried (an infrastructure failure; the last attempt is the verdict)", ""]
         lines += [

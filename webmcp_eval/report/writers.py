@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from webmcp_eval import as_user_knows
 from webmcp_eval.report.sanitise import SafeConsole, xml
 from webmcp_eval.results.run_results import (
     CONTROL,
@@ -181,7 +182,8 @@ def _print_problems(results: Results, console: Console) -> None:
     console.print("[bold]Why[/]")
     for f in bad:
         t = f.trace
-        console.print(f"  [{VERDICT_STYLE[t.verdict]}]{escape(t.trial_id)} {t.verdict}[/] ({escape(t.case_file)})")
+        file = escape(as_user_knows(t.case_file))
+        console.print(f"  [{VERDICT_STYLE[t.verdict]}]{escape(t.trial_id)} {t.verdict}[/] ({file})")
         # A trial that could not run has only partial evidence: show why, not its half-made assertions.
         if t.verdict == "failed":
             for a in t.assertions:
@@ -374,7 +376,7 @@ def _suite(parent: ET.Element, s: SeriesResult, no_agent: dict[str, NoAgentPass]
                 "testcase",
                 classname=f"webmcp-eval.{t.behaviour}",
                 name=t.trial_id,
-                file=t.case_file,
+                file=c.case_file,  # the case's file as the user knows it (run_results.py)
                 time=f"{t.duration_ms / 1000:.3f}",
             )
             _junit_properties(tc, f, c, (no_agent or {}).get(c.case_id))

@@ -54,6 +54,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from webmcp_eval import as_user_knows
 from webmcp_eval.results.stats import Z_95, CaseScore, SuiteScore, signed
 from webmcp_eval.rundir.layout import RunDir
 from webmcp_eval.rundir.plan import PlannedTrial, RunPlan
@@ -818,14 +819,14 @@ def build_results(runs: Sequence[RunInput], labels: Labels | None = None) -> Res
     by_series: dict[SeriesKey, dict[str, list[TrialFigures]]] = defaultdict(lambda: defaultdict(list))
     missing: dict[SeriesKey, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for t in traces:
-        info.setdefault(t.case_id, (t.behaviour, t.title, t.case_file))
+        info.setdefault(t.case_id, (t.behaviour, t.title, as_user_knows(t.case_file)))
         for f in (TrialFigures.of(t), *grader_series(t, labels)):
             by_series[f.series][t.case_id].append(f)
     for run, status in zip(runs, statuses, strict=True):
         key = _missing_series(run)
         files = {c["id"]: c["file"] for c in run.plan["cases"]} if run.plan else {}
         for m in status.missing:
-            info.setdefault(m["case_id"], ("", "", files.get(m["case_id"], "")))
+            info.setdefault(m["case_id"], ("", "", as_user_knows(files.get(m["case_id"], ""))))
             missing[key][m["case_id"]].append(m["trial_id"])
     case_ids = tuple(
         dict.fromkeys([*(t.case_id for t in traces), *(m["case_id"] for s in statuses for m in s.missing)])

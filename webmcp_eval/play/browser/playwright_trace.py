@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
+from webmcp_eval.proxies.files import file_mode
 from webmcp_eval.proxies.redaction import (
     MIN_SECRET,
     REDACTED,
@@ -46,6 +47,7 @@ def redact_trace_zip(path: Path) -> int:
         secrets |= _secrets_in(info.filename, data)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, file_mode(path))  # the zip's own mode, not mkstemp's 0600
         with os.fdopen(fd, "wb") as raw, zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as zout:
             for info, data in members:
                 zout.writestr(info, _redacted(info.filename, data, secrets))

@@ -91,7 +91,11 @@
     const mock = mocks[name];
     return async (input) => {
       const answer = mock.ask ? await window.__webmcpEvalMock(name, clone(input)) : mock;
-      if (answer.error !== undefined && answer.error !== null) throw new Error(answer.error);
+      if (answer.error !== undefined && answer.error !== null) {
+        const thrown = new Error(answer.error);
+        thrown.webmcpEvalMock = true; // logged in the test's own words, without "Error: "
+        throw thrown;
+      }
       return clone(answer.result);
     };
   }
@@ -118,7 +122,8 @@
         emit({ type: "result", callId, instance, name: tool.name, result: clone(result), ms: now() - started });
         return result;
       } catch (err) {
-        emit({ type: "error", callId, instance, name: tool.name, error: String(err), ms: now() - started });
+        const said = err && err.webmcpEvalMock ? err.message : String(err);
+        emit({ type: "error", callId, instance, name: tool.name, error: said, ms: now() - started });
         throw err;
       }
     };

@@ -8,6 +8,7 @@ what the page itself passed stays in ``page_annotations``.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -77,6 +78,18 @@ class Tool:
     frame_url: str = ""  # the document of the frame that lists it
     frame_name: str = ""  # that frame's name attribute ("" for the top page)
     source: Source | None = None  # where it was registered (None: the shim did not see the registration)
+    # who listed it ("native" or "polyfill"): the frame's ``path`` now; kept for ``Tool.path``'s one release
+    _listed_by: str = field(default="native", init=False, repr=False, compare=False)
+
+    @property
+    def path(self) -> str:
+        """The old name of its frame's ``path`` (who listed the tools), kept for one release with a warning."""
+        warnings.warn(
+            "Tool.path is deprecated: who listed the tools is its frame's path (webmcp.surface().frames[…].path)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self._listed_by
 
     @property
     def read_only(self) -> bool:

@@ -186,8 +186,9 @@ class Surface:
         registered = {r.get("name"): r for r in live}
         by_form = {f["name"]: f for f in forms}
         tools = [tool_from(t, registered.get(t.get("name")), by_form.get(t.get("name"))) for t in raw]
+        listed_by = "polyfill" if self.log.native() is False else "native"
         for tool in tools:
-            tool.frame_url, tool.frame_name = frame.url, frame.name
+            tool.frame_url, tool.frame_name, tool._listed_by = frame.url, frame.name, listed_by
         return tools
 
     async def read_frame(
