@@ -228,3 +228,24 @@ def test_outputs_are_written_readable_by_others_as_open_writes_them(tmp_path: Pa
     assert stat.S_IMODE(private.stat().st_mode) == 0o600 and private.read_text(encoding="utf-8")
     write_atomic(tmp_path / "new.json", "{}")
     assert stat.S_IMODE((tmp_path / "new.json").stat().st_mode) == 0o666 & ~umask
+
+
+def test_a_report_the_disk_refuses_says_how_to_write_it_again_from_the_kept_traces(tmp_path: Path, capsys) -> None:
+    import errno
+
+    from webmcp_eval.evaluation.reporting import end_reports
+
+    class FullDisk:
+        path = tmp_path / "report.html"
+
+        def begin(self, plan: object) -> None: ...
+
+        def trial_done(self, trace: object) -> None: ...
+
+        def end(self, results: object) -> None:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    code = end_reports(Reporters([FullDisk()]), results(), rebuild=f"webmcp-eval report {tmp_path}")
+    said = " ".join(capsys.readouterr().err.split())
+    assert code == 2 and "cannot write" in said and "No space left on device" in said
+    assert f"then write the reports with: webmcp-eval report {tmp_path}" in said

@@ -106,11 +106,15 @@ def check_outputs_apart(outputs: list[Path], run_dirs: list[Path]) -> None:
                 )
 
 
-def end_reports(reporters: Reporters, results: Results) -> int:
-    """Render every view of the results; the exit code says what the results (and the writing) came to."""
+def end_reports(reporters: Reporters, results: Results, rebuild: str | None = None) -> int:
+    """Render every view of the results; the exit code says what the results (and the writing) came to.
+    ``rebuild``: the command that writes the reports again from the traces, said when one could not be written
+    (a full disk: the traces are kept)."""
     problems = reporters.end(results)
     for line in problems:
         errors.print(line, markup=False, highlight=False)
+    if problems and rebuild:
+        errors.print(f"the traces are kept: make room, then write the reports with: {rebuild}", markup=False)
     if problems:
         return EXIT_INVALID
     counts = results.gate_counts  # run --control: the null agent beside the agent decides nothing

@@ -413,7 +413,7 @@ def play(request: RunRequest, scope: Scope, settings: RunSettings, state: RunSta
     run_info["site"] = result.site_info
     traces = planned_traces(out_dir, plan) if resuming else result.traces
     runs = [RunInput(traces, plan), *play_control(request, chosen, settings, state, out_dir)]
-    code = end_reports(reporters, build_results(runs))
+    code = end_reports(reporters, build_results(runs), rebuild=f"webmcp-eval report {out_dir}")
     print_graders_and_health([t for r in runs for t in r.traces], out_dir, request.health_min_trials)
     if state.fixtures is not None:
         print_fixture_news(state.fixtures)
