@@ -113,6 +113,42 @@ def server_error_warnings(errors: list[RequestRecord], on_path: list[RequestReco
     return lines
 
 
+HUNG_MS = 1000  # a site request open this long without an answer, given up or still open, is the site hanging
+
+
+def hung_on_the_trials_path(
+    net: TrialNetwork, base_url: str, call_windows: list[tuple[int, int]]
+) -> list[RequestRecord]:
+    """Requests to the site a tool call made that never got an answer: still open when the trial ended, or
+    given up by the page after HUNG_MS or more (its own time-out: the tool then answers an error of its own).
+    Not a fault the case armed, not a blocked host."""
+    site = urlsplit(base_url)
+    address = (site.hostname, site.port or DEFAULT_PORTS.get(site.scheme))
+    during_calls = {r.seq for start, end in call_windows for r in net.requests[start:end]}
+    return [
+        r
+        for r in net.requests
+        if r.seq in during_calls
+        and r.status is None
+        and not r.fault
+        and not r.blocked
+        and (r.host, r.port) == address
+        and (r.error is None or (r.error.startswith(CLIENT_GAVE_UP) and (r.duration_ms or 0) >= HUNG_MS))
+    ]
+
+
+def site_hung(hung: list[RequestRecord], base_url: str) -> str | None:
+    """The reason a failed trial is not_run when the site hung on a request a tool call made; None otherwise."""
+    if not hung:
+        return None
+    first = hung[0]
+    waited = f"given up after {first.duration_ms / 1000:.1f} s" if first.duration_ms else "still open at the end"
+    return (
+        f"the site did not answer {first.method} {first.path}, a request a tool call made ({waited}; "
+        f"{len(hung)} such request(s)): the site hung, not the agent's fault: check the site at {base_url}"
+    )
+
+
 def site_stopped_answering(lost: list[RequestRecord], base_url: str) -> str | None:
     """The reason a trial is not_run when the site went away under it; None when it answered throughout."""
     if not lost:

@@ -42,10 +42,12 @@ from webmcp_eval.play.browser.browser import BrowserUnavailable
 from webmcp_eval.play.browser.session import BrowserSession, TrialPage
 from webmcp_eval.play.evidence.fixture_store import FixtureMissing, HookTape
 from webmcp_eval.play.evidence.network_evidence import (
+    hung_on_the_trials_path,
     network_record,
     on_the_trials_path,
     server_error_warnings,
     site_failed,
+    site_hung,
     site_server_errors,
     site_stopped_answering,
     unanswered_site_requests,
@@ -182,6 +184,7 @@ class Trial:
         self._crash_watch = asyncio.Event()
         self.site: HookTape = HookTape(env.site, "live", None)  # the site hooks: live, taped or played back
         self._page_errors: list[PageError] = []  # the page's own (setup failures name the first uncaught one)
+        self._site_hung: list[RequestRecord] = []  # site requests a tool call made that hung (no answer)
         self._site_unanswered: list[RequestRecord] = []  # the proxy's records of site requests that got no answer
         self._site_errors: list[RequestRecord] = []  # the site's own 5xx answers (not a fault the case armed)
         self._site_errors_on_path: list[RequestRecord] = []  # those the trial depends on (a tool call's request)
@@ -279,10 +282,12 @@ class Trial:
         """The site's own 5xx by cause: one on the trial's path (a tool call's request, a write the case
         expects) makes a failed trial not_run, the site's fault, never the agent's; any other (a beacon,
         a font) is a warning and the verdict stands on the evidence. A 5xx a fault of the case made is not
-        among them at all: the case's checks judge it."""
+        among them at all: the case's checks judge it. A request a tool call made that the site never answered
+        (a hang: still open, or given up by the page's own time-out) is the site's failure as a 5xx is."""
         on_path = self._site_errors_on_path
         broken_on_purpose = self.case.breaks or self.hook.proxy or self.hook.init_script  # a case's or mutate's
-        site_fault = site_failed(on_path, self.site.config.base_url)
+        base = self.site.config.base_url
+        site_fault = site_failed(on_path, base) or site_hung(self._site_hung, base)  # a 5xx, else a hang
         if site_fault and self.trace.verdict == "failed" and not broken_on_purpose:
             await self._judge(site_fault, "infrastructure")
             return
@@ -753,6 +758,7 @@ class Trial:
         windows = self.tp.host.request_windows if self.tp else []
         wanted = [k for k, n in self.case.expect.network.writes.items() if k != "total" and n > 0]
         self._site_errors_on_path = on_the_trials_path(self._site_errors, net, windows, wanted)
+        self._site_hung = hung_on_the_trials_path(net, self.site.config.base_url, windows)
 
     def _move_setup_writes(self) -> None:
         """The writes setup made (the first ones the proxy saw) move from the agent's account to setup's."""
