@@ -48,6 +48,7 @@ def _tool_json(t: Tool) -> dict[str, Any]:
         "kind": t.kind,
         "schema_derived": t.schema_derived,
         "source": t.source.as_dict() if t.source else None,  # where it was registered (script:line:col, or form)
+        "bounds": t.bounds,  # what the reader changed to bring it within bounds (play/page/surface/bounds.py)
     }
 
 
@@ -124,6 +125,7 @@ def _tool_lines(tools: list[Tool], refused: list[Refused], indent: str) -> list[
         if t.description:
             lines.append(f"{indent}    {t.description}")
         lines.append(f"{indent}    input: {json.dumps(t.input_schema, ensure_ascii=False, sort_keys=True)}")
+        lines += [f"{indent}    bounded: {note}" for note in t.bounds]
     for x in refused:
         name = x.name if isinstance(x.name, str) else json.dumps(x.name)
         lines.append(f"{indent}REFUSED {name}  [{x.kind}]: the browser refused its registration: {x.error}")

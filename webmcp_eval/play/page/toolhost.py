@@ -198,7 +198,7 @@ class ToolHost:
         seen = len(self.log.events)
         writes_before = len(self.writes_seen()) if self.writes_seen else None
         answer = await self.surface.call(frame, name, args, CALL_TIMEOUT_MS)
-        record.result, record.error, record.via = answer.result, answer.error, answer.via
+        record.result, record.error, record.via, record.bounds = answer.result, answer.error, answer.via, answer.bounds
         record.duration_ms = round((time.monotonic() - started) * 1000, 1)
         if self.writes_seen and writes_before is not None:
             record.writes = self.writes_seen()[writes_before:]
