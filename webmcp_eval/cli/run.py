@@ -109,6 +109,12 @@ def _running_again(run: argparse.ArgumentParser) -> None:
         help="with --resume: the case files changed since the plan; play the rest with them as they are now",
     )
     again.add_argument(
+        "--break-lock",
+        action="store_true",
+        help="take the run directory's lock over whoever holds it: only when no run plays there (a run of "
+        "another host that is gone, whose lock cannot be judged stale from here)",
+    )
+    again.add_argument(
         "--last-failed",
         action="store_true",
         help="run again only the cases that failed in the latest run under --out (a new run)",

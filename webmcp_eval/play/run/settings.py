@@ -94,6 +94,8 @@ class RunSettings:
     simulator_factory: Callable[[], SimulatedUser] | None = None
     # a run id whose directory already holds a run: replace that run (--force) instead of refusing
     force: bool = False
+    # take the run directory's lock over whoever holds it (--break-lock: a run of another host that is gone)
+    break_lock: bool = False
 
 
 @dataclass(frozen=True)
