@@ -236,6 +236,12 @@ def _agent_arguments(run: argparse.ArgumentParser) -> None:
         help="an external agent harness as the trial's agent, through the MCP bridge: a command line with "
         "{prompt} and {mcp_config} placeholders, run once per user message; its final answer is its output",
     )
+    agent.add_argument(
+        "--allow-harness",
+        action="store_true",
+        help="let suite.yaml's harness: run (a command line the suite file names); without it, a suite with a "
+        "harness is refused (exit 2)",
+    )
 
 
 def _grader_arguments(run: argparse.ArgumentParser) -> None:
