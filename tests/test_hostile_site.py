@@ -245,3 +245,76 @@ def test_a_trial_on_hostile_answers_writes_its_trace_with_the_caps_recorded(site
     jsonschema.Draft202012Validator.check_schema(
         json.loads((suite / "catalog.json").read_text("utf-8"))["routes"]["/surrogate.html"]["brew"]
     )
+
+
+# ---- the servers and the console: site text and foreign hosts -------------------------------------------------
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}},
+}
+
+
+@pytest.mark.browser
+def test_tools_prints_a_descriptions_line_break_as_text_never_a_line_of_its_own(site: HostileSite):
+    listed = cli("tools", site.url + "controls.html")
+    assert listed.returncode == 0, listed.stderr
+    assert "Steeps a cup of tea for the minutes given.\\n::error file=app.js::forged annotation" in listed.stdout
+    assert not any(line.startswith("::error") for line in listed.stdout.splitlines())
+
+
+@pytest.mark.browser
+def test_mcp_over_http_answers_loopback_and_allowed_hosts_only_and_prints_site_text_escaped(site: HostileSite):
+    pytest.importorskip("mcp")
+    import signal
+    import subprocess
+    import sys
+
+    import httpx
+    from eval_support import ROOT
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    args = ["mcp", "--base-url", site.url, "--route", "/controls.html", "--transport", "http", "--port", "0"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "webmcp_eval.cli", *args, "--allow-host", "tea.example"],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    assert proc.stderr is not None
+    try:
+        said = []
+        for line in proc.stderr:
+            said.append(line)
+            if "MCP (streamable HTTP) at " in line:
+                break
+        url = said[-1].split(" at ", 1)[1].strip()
+        port = url.split(":")[2].split("/")[0]
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+        def status(**more: str) -> int:
+            return httpx.post(url, json=INITIALIZE, headers={**headers, **more}, timeout=30).status_code
+
+        assert status() == 200
+        assert status(Host=f"localhost:{port}", Origin=f"http://localhost:{port}") == 200
+        assert status(Host=f"tea.example:{port}", Origin="https://tea.example") == 200  # --allow-host
+        assert status(Host=f"evil.example:{port}") == 421  # a rebound name: refused before any tool is listed
+        assert status(Origin="http://evil.example") == 403
+
+        async def call() -> None:
+            async with streamable_http_client(url) as (read, write, _), ClientSession(read, write) as client:
+                await client.initialize()
+                await client.call_tool("steep", {"minutes": 3})
+
+        in_thread(asyncio.run, call())
+        for line in proc.stderr:
+            said.append(line)
+            if "call #0" in line:
+                break
+        (called,) = [line for line in said if "call #0" in line]
+        assert "\\x9b2J" in called and "\\u202eevil" in called
+        assert "\x9b" not in "".join(said) and "\u202e" not in "".join(said)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)

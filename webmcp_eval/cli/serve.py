@@ -92,6 +92,13 @@ def add_mcp(sub: Subcommands) -> None:
     mcp.add_argument("--transport", choices=["stdio", "http"], default="stdio", help="stdio or streamable HTTP")
     mcp.add_argument("--host", default="127.0.0.1", help="HTTP: bind address (default loopback)")
     mcp.add_argument("--port", type=PORT, default=8765, help="HTTP: port; 0 picks a free one (default 8765)")
+    mcp.add_argument(
+        "--allow-host",
+        action="append",
+        metavar="NAME",
+        help="HTTP: also answer requests whose Host or Origin names NAME (repeatable; by default only loopback: "
+        "127.0.0.1, localhost, [::1], so a web page cannot reach the server through DNS rebinding)",
+    )
     mcp.add_argument("--chromium", help="the Chromium binary")
     mcp.add_argument("--log", help="on exit, write the shim's log of registrations and calls here (JSON)")
     mcp.set_defaults(func=handle_mcp)

@@ -23,6 +23,7 @@ from typing import Any
 
 from webmcp_eval.play.page.surface.discover import RouteTools, list_tools, read_catalog
 from webmcp_eval.play.page.surface.model import Frame, Refused, Tool
+from webmcp_eval.report.sanitise import terminal
 
 __all__ = ["DEMO_ROUTES", "DISCOVERY_SETTLE_MS", "RouteTools", "list_tools", "read_catalog_sync", "tools_json"]
 
@@ -105,7 +106,9 @@ def tools_text(listing: list[RouteTools]) -> str:
             if f.error and not f.refused:
                 lines.append(f"      could not list its tools: {f.error}")
             lines += _tool_lines(f.tools, f.refused, "    ")
-    return "\n".join(lines) + "\n"
+    # each line one line: a line break in the site's text (a description's "\n::error::...", which a CI log reads as
+    # an annotation of its own) is shown as \n, as every control character is
+    return "\n".join(terminal(line) for line in lines) + "\n"
 
 
 def _frame_terms(frame: Frame) -> str:
