@@ -1,9 +1,10 @@
 """A hostile site cannot crash, hang or hide from the runner: site input is bounded where it enters.
 
 First the bounds themselves (webmcp_eval/play/page/surface/bounds.py) and the audit's lint budgets, without a
-browser; then ``tools``, ``audit``, ``init`` and a trial against the hostile test site (tests/hostile_site/: lone
-surrogates, a 5 MB answer, 3,000 tools, a self-referencing and a remote ``$ref``) in a real Chromium, each ending
-with its caps recorded.
+browser; then ``tools``, ``audit``, ``init``, ``mcp`` and trials against the hostile test site (tests/hostile_site/:
+lone surrogates, a 5 MB answer, 3,000 tools, a self-referencing and a remote ``$ref``, 20,000 properties, a
+100,000-value enum, a 1 MB description, line breaks and control characters) in a real Chromium, each ending with
+its caps recorded.
 """
 
 from __future__ import annotations
@@ -178,8 +179,12 @@ def test_tools_lists_lone_surrogates_escaped_and_refs_resolved_never_fetching_a_
 
 @pytest.mark.browser
 def test_the_audit_of_hostile_pages_ends_with_every_cap_recorded(site: HostileSite, tmp_path: Path):
-    report = _audit(url=site.url, routes=["surrogate.html", "big.html", "refs.html"], watch_ms=200, smoke=True)
+    routes = ["surrogate.html", "big.html", "refs.html", "huge.html"]
+    report = _audit(url=site.url, routes=routes, watch_ms=200, smoke=True)
     bounded = _bounded(report)
+    cap = f"over the {MAX_SCHEMA_BYTES:,}-byte cap"
+    assert cap in bounded["leaves"] and cap in bounded["blend_by_name"]  # 20,000 properties, a 100,000-value enum
+    assert "of 1,048,596 characters cut to 100,000" in bounded["describe"] and "does not resolve" in bounded["describe"]
     assert "lone surrogates" in bounded["brew"] and "cut to its first" in bounded["catalogue"]
     assert "refers to itself" in bounded["blend"] and "never fetched" in bounded["ship"]
     too_large = next(f for f in report.all_findings() if f.rule == "smoke-too-large")
@@ -227,6 +232,15 @@ def test_init_writes_starters_for_its_budget_of_tools_and_says_so(site: HostileS
     assert len(list(out.glob("*.yaml"))) == 201  # 200 starters and suite.yaml
     catalog = json.loads((out / "catalog.json").read_text("utf-8"))
     assert len(next(iter(catalog["routes"].values()))) == 210
+
+
+@pytest.mark.browser
+def test_init_on_huge_schemas_and_strings_writes_a_suite_its_own_validate_takes(site: HostileSite, tmp_path: Path):
+    out = tmp_path / "suite"
+    made = cli("init", "--base-url", site.url + "huge.html", "--no-probe", "--no-control", "-o", str(out))
+    assert made.returncode == 0, made.stderr
+    checked = cli("validate", str(out))
+    assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
 @pytest.mark.browser
