@@ -54,6 +54,8 @@ def _one_line(run, words: str, *args: str) -> None:
         (("mutate", "--operators", "nope"), "--operators: unknown operator(s) nope; one of: "),
         (("mcp", "--base-url", "not-a-url"), "'not-a-url' is not a URL"),
         (("mcp", "--base-url", "http://127.0.0.1:1/", "--port", "99999"), "--port: 99999 is out of range"),
+        (("mcp", "--allow-host", "http://evil.example/"), "--allow-host: 'http://evil.example/' is not a host name"),
+        (("mcp", "--allow-host", "a b"), "--allow-host: 'a b' is not a host name"),
         (("run", "--health-min-trials", "-5"), "--health-min-trials: -5 is out of range"),
         (("label", "--sample", "-1", "/tmp"), "--sample: -1 is out of range"),
         # every number has an upper bound: a few zeros too many never plans a hundred million trials
