@@ -277,6 +277,10 @@ def test_tools_prints_a_descriptions_line_break_as_text_never_a_line_of_its_own(
     assert listed.returncode == 0, listed.stderr
     assert "Steeps a cup of tea for the minutes given.\\n::error file=app.js::forged annotation" in listed.stdout
     assert not any(line.startswith("::error") for line in listed.stdout.splitlines())
+    as_json = cli("tools", "--json", site.url + "controls.html")
+    assert as_json.returncode == 0 and "\x9b" not in as_json.stdout and "\u202e" not in as_json.stdout
+    (steep,) = json.loads(as_json.stdout)["routes"][0]["tools"]
+    assert steep["description"].endswith("\n::error file=app.js::forged annotation")  # the same text, parsed
 
 
 @pytest.mark.browser

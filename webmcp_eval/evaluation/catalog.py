@@ -23,7 +23,7 @@ from typing import Any
 
 from webmcp_eval.play.page.surface.discover import RouteTools, list_tools, read_catalog
 from webmcp_eval.play.page.surface.model import Frame, Refused, Tool
-from webmcp_eval.report.sanitise import terminal
+from webmcp_eval.report.sanitise import json_text, terminal
 
 __all__ = ["DEMO_ROUTES", "DISCOVERY_SETTLE_MS", "RouteTools", "list_tools", "read_catalog_sync", "tools_json"]
 
@@ -84,7 +84,8 @@ def _route_json(r: RouteTools) -> dict[str, Any]:
 
 
 def tools_json(listing: list[RouteTools]) -> str:
-    return json.dumps({"routes": [_route_json(r) for r in listing]}, indent=2, ensure_ascii=False) + "\n"
+    # the site's control characters as JSON escapes: the same text to a parser, inert on a terminal
+    return json_text(json.dumps({"routes": [_route_json(r) for r in listing]}, indent=2, ensure_ascii=False)) + "\n"
 
 
 def tools_text(listing: list[RouteTools]) -> str:
