@@ -382,3 +382,12 @@ def test_a_trial_reads_every_tools_description_against_one_list_of_the_pages_nam
     found = Trial._instructions(fake)  # type: ignore[arg-type]
     assert len(seen) == 51 and len(set(seen)) == 1
     assert found == ["t50 (registered on /): an order to call t3"]
+
+
+@pytest.mark.browser
+def test_a_page_that_registers_tools_forever_is_read_and_audited_within_the_budgets(site: HostileSite):
+    listed = cli("tools", "--json", site.url + "endless.html")
+    assert listed.returncode == 0 and len(json.loads(listed.stdout)["routes"][0]["tools"]) > 100
+    report = _audit(url=site.url + "endless.html", watch_ms=500)
+    assert report.pages[0].surface.tool_count() > 100
+    assert any(f.rule == "audit-budget" for f in report.all_findings())  # description-similar's pairs or findings
