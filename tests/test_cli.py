@@ -328,7 +328,7 @@ def test_grader_label_calibrate_and_mcp_have_help_and_flags():
     for command, words in (
         ("label", ("--labels", "--sample", "--seed")),
         ("calibrate", ("--labels", "--grader", "--grader-cassette", "kappa")),
-        ("mcp", ("--base-url", "--route", "--transport", "--port", "--log")),
+        ("mcp", ("--base-url", "--route", "--transport", "--port", "--log", "--allow-host")),
         ("run", ("--grader", "--grader-model", "--grader-cassette", "--labels", "--harness", "--health-min-trials")),
     ):
         out = cli(command, "--help")

@@ -54,6 +54,8 @@ def _one_line(run, words: str, *args: str) -> None:
         (("mutate", "--operators", "nope"), "--operators: unknown operator(s) nope; one of: "),
         (("mcp", "--base-url", "not-a-url"), "'not-a-url' is not a URL"),
         (("mcp", "--base-url", "http://127.0.0.1:1/", "--port", "99999"), "--port: 99999 is out of range"),
+        (("mcp", "--allow-host", "http://evil.example/"), "--allow-host: 'http://evil.example/' is not a host name"),
+        (("mcp", "--allow-host", "a b"), "--allow-host: 'a b' is not a host name"),
         (("run", "--health-min-trials", "-5"), "--health-min-trials: -5 is out of range"),
         (("label", "--sample", "-1", "/tmp"), "--sample: -1 is out of range"),
         # every number has an upper bound: a few zeros too many never plans a hundred million trials
@@ -166,3 +168,39 @@ def test_validate_help_names_live_and_route():
 def test_mcp_against_a_closed_port_is_not_run_in_one_line(run):
     code, lines = run("mcp", "--base-url", "http://127.0.0.1:1/")
     assert code == 3 and len(lines) == 1 and "the page could not be opened" in lines[0], lines
+
+
+def _float_options() -> list[tuple[str, str]]:
+    """(command, option) for every option of every command that takes a number with a fraction."""
+    import argparse
+
+    from webmcp_eval.cli import build_parser
+
+    found = []
+    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    for name, parser in commands.choices.items():
+        for action in parser._actions:
+            if not action.option_strings or not callable(action.type):
+                continue
+            try:
+                takes_fraction = isinstance(action.type("0.5"), float)
+            except (argparse.ArgumentTypeError, ValueError, TypeError):
+                takes_fraction = False
+            if takes_fraction:
+                found.append((name, action.option_strings[-1]))
+    return sorted(set(found))
+
+
+FLOAT_OPTIONS = _float_options()
+
+
+def test_the_float_options_are_found():
+    assert {("power", "--alpha"), ("run", "--max-seconds"), ("run", "--slowmo"), ("mutate", "--min-score")} <= set(
+        FLOAT_OPTIONS
+    )
+
+
+@pytest.mark.parametrize(("command", "option"), FLOAT_OPTIONS, ids=lambda v: v)
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e999", "NaN", "-Infinity"])
+def test_no_float_option_takes_nan_or_infinity(run, command: str, option: str, value: str):
+    _one_line(run, f"{option}: {value} is out of range", command, f"{option}={value}")

@@ -17,7 +17,7 @@ import pytest
 from eval_support import cli
 from markdown_it import MarkdownIt
 
-from webmcp_eval.report.sanitise import markdown, markdown_code, terminal, xml
+from webmcp_eval.report.sanitise import json_text, markdown, markdown_code, terminal, xml
 from webmcp_eval.trace import Assertion, Trace, write_trace
 
 # set the window title, plant an OSC 8 hyperlink, erase the line and write over it; a new Markdown heading
@@ -35,6 +35,10 @@ def test_each_sanitiser_keeps_the_text_and_drops_its_power():
     assert xml("a\x00b\x1bc\n") == "a\\x00b\\x1bc\n"
     assert markdown("a|b\r# c <b>") == "a\\|b \\# c &lt;b&gt;"
     assert markdown_code("x ` y") == "``x ` y``"
+    as_json = json.dumps({"a": "x\x9b2J\u202ey\n"}, ensure_ascii=False)
+    assert json_text(as_json) == '{"a": "x\\u009b2J\\u202ey\\n"}' and json.loads(json_text(as_json)) == json.loads(
+        as_json
+    )
 
 
 def _hostile_run(run_dir: Path) -> None:

@@ -187,10 +187,21 @@ def test_a_bad_harness_entry_is_file_line_field(folder, entry, line, message):
     assert str(err.value).startswith(f"{folder / 'suite.yaml'}:{line}: {message}"), str(err.value)
 
 
+def test_a_suite_harness_runs_only_with_allow_harness(folder):
+    assert "--allow-harness" in cli("run", "--help").stdout
+    text = (folder / "suite.yaml").read_text(encoding="utf-8")
+    (folder / "suite.yaml").write_text(text + "harness:\n  command: 'touch {prompt}'\n", encoding="utf-8")
+    out = cli("run", str(folder), "--out", str(folder / "traces"))
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert f"{folder / 'suite.yaml'}:6: harness: runs 'touch {{prompt}}' as the agent" in out.stderr
+    assert "--allow-harness" in out.stderr and "--harness COMMAND" in out.stderr
+    assert not list((folder / "traces").glob("*"))  # nothing ran, nothing was written
+
+
 def test_run_takes_the_suite_harness_and_the_flag_wins(folder):
     text = (folder / "suite.yaml").read_text(encoding="utf-8")
     (folder / "suite.yaml").write_text(text + "harness:\n  command: 'no-such-harness-xyz {prompt}'\n", encoding="utf-8")
-    out = cli("run", str(folder), "--out", str(folder / "traces"))
+    out = cli("run", str(folder), "--allow-harness", "--out", str(folder / "traces"))
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert f"{folder / 'suite.yaml'}:6: harness.command: no program 'no-such-harness-xyz' found" in out.stderr
     (folder / "suite.yaml").write_text(text + "harness:\n  command: 'sh {prompt}'\n", encoding="utf-8")
@@ -227,7 +238,7 @@ def test_the_run_header_and_plan_say_which_harness_and_from_where(folder):
     harness = f"{sys.executable} {ROOT / 'tests' / 'fake_harness.py'} {{prompt}} {{mcp_config}}"
     text = (folder / "suite.yaml").read_text(encoding="utf-8")
     (folder / "suite.yaml").write_text(text + f"harness:\n  command: {harness!r}\n", encoding="utf-8")
-    out = cli("run", str(folder), "--out", str(folder / "traces"), "--run-id", "h", "--no-proxy")
+    out = cli("run", str(folder), "--allow-harness", "--out", str(folder / "traces"), "--run-id", "h", "--no-proxy")
     assert out.returncode == 3, out.stdout + out.stderr  # the suite's site (port 9) is down: not_run
     header = " ".join(out.stdout.split())  # the console wraps long lines
     assert " ".join(f"agent: harness {harness!r} (from {folder / 'suite.yaml'}:6)".split()) in header

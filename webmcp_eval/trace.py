@@ -373,6 +373,9 @@ class ToolCall(BaseModel):
     via: str | None = Field(default=None, exclude_if=lambda v: v is None)
     # the writes the proxy counted while the call ran ("POST /api/saved"); None: not counted (no proxy)
     writes: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
+    # what was changed to bring the site's answer within bounds (a lone surrogate escaped, an answer cut to its
+    # cap: webmcp_eval/play/page/surface/bounds.py); written only then
+    bounds: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
     started_ms: float = 0.0  # since the trial started
     duration_ms: float = 0.0
 

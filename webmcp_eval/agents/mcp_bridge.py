@@ -14,7 +14,9 @@ the page's catalog changes (a call or a navigation (un)registers tools) every
 connected client gets ``notifications/tools/list_changed``.
 
 Transports: stdio and streamable HTTP, from the official MCP Python SDK
-(``pip install 'webmcp-eval[mcp]'``).
+(``pip install 'webmcp-eval[mcp]'``). Over HTTP a request is answered only when its ``Host`` (and its
+``Origin``, when it has one) names a loopback address or a host the user allowed (``mcp --allow-host``):
+a web page the person visits cannot reach the bridge by pointing its own name at 127.0.0.1 (DNS rebinding).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import asyncio
 import contextlib
 import socket
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +37,7 @@ from webmcp_eval.llm.providers import EMPTY_SCHEMA
 if TYPE_CHECKING:  # the SDK is an extra: imported where the bridge starts
     from mcp import types as mcp_types
 
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 SETTLE_TIMEOUT_MS = 2000  # after a call: how long to wait for the page's tools to settle
 WATCH_INTERVAL_S = 0.2
 
@@ -164,14 +167,17 @@ class PageBridge:
             watcher.cancel()
 
     @contextlib.asynccontextmanager
-    async def serve_http(self, host: str = "127.0.0.1", port: int = 0) -> AsyncIterator[str]:
-        """Streamable HTTP on host:port (0: a free port) inside this event loop; yields the endpoint URL."""
+    async def serve_http(
+        self, host: str = "127.0.0.1", port: int = 0, allow_hosts: Sequence[str] = ()
+    ) -> AsyncIterator[str]:
+        """Streamable HTTP on host:port (0: a free port) inside this event loop; yields the endpoint URL. Only
+        requests whose Host and Origin name loopback or one of allow_hosts are answered (421, 403 otherwise)."""
         import uvicorn
         from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
         from starlette.applications import Starlette
         from starlette.routing import Mount
 
-        manager = StreamableHTTPSessionManager(app=self.server)
+        manager = StreamableHTTPSessionManager(app=self.server, security_settings=host_check(allow_hosts))
 
         @contextlib.asynccontextmanager
         async def lifespan(_app: Any) -> AsyncIterator[None]:
@@ -201,6 +207,23 @@ class PageBridge:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(serving, timeout=5)
             sock.close()
+
+
+def host_check(allow_hosts: Sequence[str] = ()) -> Any:
+    """The SDK's DNS-rebinding check: Host and Origin must name loopback or an allowed host (any port)."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    names = [*LOOPBACK_NAMES, *(h for h in allow_hosts if h not in LOOPBACK_NAMES)]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[form for name in names for form in (name, f"{name}:*")],
+        allowed_origins=[
+            form
+            for name in names
+            for scheme in ("http", "https")
+            for form in (f"{scheme}://{name}", f"{scheme}://{name}:*")
+        ],  # fmt: skip
+    )
 
 
 def mcp_config(url: str, name: str = "webmcp") -> dict[str, Any]:

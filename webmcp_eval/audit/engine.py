@@ -43,6 +43,7 @@ from webmcp_eval.audit.score import Audit, Evidence, page_score, site_score
 from webmcp_eval.audit.smoke import CallOutcome, add_requests, judge, page_answer, take_answer, waits_for_person
 from webmcp_eval.audit.timeline import Timeline, timeline_findings, timeline_of
 from webmcp_eval.play.browser.browser import http_credentials, launch
+from webmcp_eval.play.page.surface.bounds import AUDIT_CALLS_PER_TOOL, AUDIT_PAGE_SECONDS
 from webmcp_eval.play.page.surface.discover import SetupFailed, perform_setup, shim_settle
 from webmcp_eval.play.page.surface.opened import OpenPage, open_page, origin_of, read_surface
 from webmcp_eval.suite.case import SetupStep
@@ -73,6 +74,8 @@ class AuditOptions:
     coverage: Coverage | None = None  # what the suite's cases call or assert; None: no suite
     access: Access = field(default_factory=Access)  # headers and storage state for a page behind a login
     setup: list[SetupStep] = field(default_factory=list)  # steps to the state the tools are read and called in
+    page_seconds: float = AUDIT_PAGE_SECONDS  # smoke calls on one page stop after this; the tools left are said
+    calls_per_tool: int = AUDIT_CALLS_PER_TOOL  # smoke inputs sent to one tool at most
 
 
 @dataclass
@@ -216,6 +219,9 @@ class Auditor:
 
     async def _smoke(self, audit: PageAudit, opened: OpenPage, trial: str | None, values: PageValues) -> None:
         page = audit.surface
+        deadline = time.monotonic() + self.options.page_seconds
+        left: list[str] = []  # the tools the page's time budget left uncalled
+        cut: list[str] = []  # the tools whose inputs were more than calls_per_tool
         for frame_info, tool in page.tools():
             if tool.kind == "declarative" and not self.options.all_tools:
                 continue  # a form call fills (and may submit) the person's form
@@ -224,7 +230,13 @@ class Auditor:
                 continue
             if not tool.read_only and not self.options.all_tools:
                 continue
+            if time.monotonic() >= deadline:
+                left.append(tool.name)
+                continue
             inputs = smoke_inputs(tool.input_schema, values, tool.name)  # the page's own values first
+            if len(inputs) > self.options.calls_per_tool:
+                cut.append(f"{tool.name} ({len(inputs)})")
+                inputs = inputs[: self.options.calls_per_tool]
             if tool.read_only:
                 outcomes = await self._read_only_calls(opened, frame_info, tool, trial, inputs)
             else:
@@ -234,6 +246,21 @@ class Auditor:
             audit.findings += judge(tool, frame_info, page.url, outcomes, self.options.config, names)
         if not any(audit.calls.values()):
             audit.smoke_note = nothing_called(page, self.options.all_tools)
+        audit.findings += self._budget_findings(page.url, left, cut)
+
+    def _budget_findings(self, url: str, left: list[str], cut: list[str]) -> list[Finding]:
+        """The audit-budget notes of a page's smoke calls: the tools its time left uncalled, the inputs cut."""
+        config = self.options.config
+        if not config.enabled("audit-budget"):
+            return []
+        notes = []
+        if left:
+            named = ", ".join(left[:10]) + (f" and {len(left) - 10:,} more" if len(left) > 10 else "")
+            notes.append(f"smoke calls stopped after the page's {self.options.page_seconds:g} s: {named} not called")
+        if cut:
+            named = ", ".join(cut[:10]) + (f" and {len(cut) - 10:,} more" if len(cut) > 10 else "")
+            notes.append(f"at most {self.options.calls_per_tool} smoke calls per tool: the inputs of {named} cut")
+        return [Finding("audit-budget", config.severity("audit-budget"), n, url) for n in notes]
 
     async def _read_only_calls(
         self, opened: OpenPage, frame_info: Frame, tool: Tool, trial: str | None, inputs: list[SmokeInput]

@@ -132,6 +132,20 @@ RULES: dict[str, Rule] = {
         _r("no-tools", "runtime", "error", "The page registers tools", needs="page"),
         _r("page-unreachable", "runtime", "error", "The page opens (loads, same origin, no redirect away)", "open"),
         _r("page-script-error", "runtime", "warning", "The page runs without uncaught exceptions", needs="page"),
+        _r(
+            "site-input-bounded",
+            "declarations",
+            "warning",
+            "What the page hands an agent is within bounds: Unicode text, answers and schemas of a usable size, "
+            "every $ref inside its schema and not recursive without end",
+        ),
+        _r(
+            "audit-budget",
+            "runtime",
+            "note",
+            "The audit's budgets (time per page, calls per tool, pairs and findings per rule) are said when reached",
+            needs="page",
+        ),
         # injection
         _r(
             "description-injection",

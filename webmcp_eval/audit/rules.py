@@ -28,6 +28,7 @@ from webmcp_eval.audit.trust import (
     untrusted_hint,
     way_out,
 )
+from webmcp_eval.play.page.surface.bounds import LINT_HITS_PER_RULE, LINT_PAIRS
 from webmcp_eval.suite.tool_schema import properties_of
 
 Hit = tuple[str, Frame | None, Tool | None, str]  # message, frame, tool, pointer
@@ -45,14 +46,20 @@ def static(rule_id: str) -> Callable[[StaticCheck], StaticCheck]:
 
 
 def lint(page: PageSurface, config: AuditConfig) -> list[Finding]:
-    """Every static rule over one page's surface, as configured (a rule turned off yields nothing)."""
+    """Every static rule over one page's surface, as configured (a rule turned off yields nothing); at most
+    LINT_HITS_PER_RULE findings of one rule, and the audit-budget note says how many more there were."""
     findings: list[Finding] = []
     if page.error:
         return findings
+    budget: list[str] = []
     for rule_id, check in STATIC.items():
         if not config.enabled(rule_id):
             continue
+        hits = 0
         for message, frame, tool, pointer in check(page, config.options(rule_id)):
+            hits += 1
+            if hits > LINT_HITS_PER_RULE:
+                continue
             findings.append(
                 Finding(
                     rule_id,
@@ -64,7 +71,27 @@ def lint(page: PageSurface, config: AuditConfig) -> list[Finding]:
                     pointer,
                 )
             )
+        if hits > LINT_HITS_PER_RULE:
+            budget.append(f"{rule_id}: {hits - LINT_HITS_PER_RULE:,} more findings not listed (at most "
+                          f"{LINT_HITS_PER_RULE:,} per rule and page)")  # fmt: skip
+        if rule_id == "description-similar" and (pairs := _pairs(_described(page))) > LINT_PAIRS:
+            budget.append(f"description-similar compared {LINT_PAIRS:,} of the page's {pairs:,} pairs of tools "
+                          f"(the first {_compared(len(_described(page))):,} tools)")  # fmt: skip
+    if budget and config.enabled("audit-budget"):
+        findings += [Finding("audit-budget", config.severity("audit-budget"), b, page.url) for b in budget]
     return findings
+
+
+def _pairs(items: list[Any]) -> int:
+    return len(items) * (len(items) - 1) // 2
+
+
+def _compared(n: int) -> int:
+    """How many of n tools description-similar compares pairwise within LINT_PAIRS."""
+    k = n
+    while k * (k - 1) // 2 > LINT_PAIRS:
+        k -= 1
+    return k
 
 
 # ---- schema walking ---------------------------------------------------------------------------
@@ -210,9 +237,14 @@ def _param_description(page: PageSurface, opts: dict[str, Any]) -> Iterator[Hit]
                 yield f"parameter {name!r} of {tool.name} has no description", frame, tool, pointer
 
 
+def _described(page: PageSurface) -> list[tuple[Frame, Tool]]:
+    return [(f, t) for f, t in page.tools() if t.description.strip()]
+
+
 @static("description-similar")
 def _description_similar(page: PageSurface, opts: dict[str, Any]) -> Iterator[Hit]:
-    described = [(f, t) for f, t in page.tools() if t.description.strip()]
+    described = _described(page)
+    described = described[: _compared(len(described))]  # the pairs within budget (lint notes the rest)
     for (_, a), (frame, b) in combinations(described, 2):
         if a.name == b.name:
             continue
@@ -430,6 +462,16 @@ def _script_errors(page: PageSurface, opts: dict[str, Any]) -> Iterator[Hit]:
         yield f"uncaught exception: {error}", None, None, ""
 
 
+# ---- site input within bounds (webmcp_eval/play/page/surface/bounds.py) ---------------------------------
+
+
+@static("site-input-bounded")
+def _bounded(page: PageSurface, opts: dict[str, Any]) -> Iterator[Hit]:
+    for frame, tool in page.tools():
+        if tool.bounds:
+            yield f"{tool.name}: {'; '.join(tool.bounds)}", frame, tool, ""
+
+
 # ---- injection --------------------------------------------------------------------------------
 
 
@@ -443,7 +485,7 @@ def _injection(page: PageSurface, opts: dict[str, Any]) -> Iterator[Hit]:
             if sub.get("description")
         ]
         for text, pointer in texts:
-            kinds = instructions_in(text, names - {tool.name})
+            kinds = instructions_in(text, names, own=tool.name)
             if kinds:
                 yield f"{tool.name}: instructions to the agent ({', '.join(kinds)})", frame, tool, pointer
 

@@ -37,6 +37,8 @@ class CallOutcome:
     navigated_to: str | None = None  # the call led its frame to this page (a form's action): its answer is that page's
     not_run: str | None = None  # why the call could not be made (its page lost twice): judged neither way
     retried: str | None = None  # why this call was made twice (its page lost to a navigation the first time)
+    size: int | None = None  # the answer's bytes as the site sent it, when its cap cut it (bounds.py)
+    bounds: list[str] = field(default_factory=list)  # what was changed to bring the answer within bounds
 
     @property
     def browser_refused(self) -> bool:
@@ -62,7 +64,7 @@ class CallOutcome:
             "valid": self.input.valid,
             "args": self.input.args,
             "answer": answer_text(self),
-            "result_bytes": _size(self.result),
+            "result_bytes": self.size if self.size is not None else _size(self.result),
             "error": self.error,
             "timed_out": self.timed_out,
             "refused": None if self.timed_out or self.not_run else refusal is not None,
@@ -73,6 +75,7 @@ class CallOutcome:
             "navigated_to": self.navigated_to,
             "not_run": self.not_run,
             "retried": self.retried,
+            "bounds": self.bounds,
         }
 
     @property
@@ -244,7 +247,7 @@ def judge(
             what = "nothing (undefined)" if o.result is None else "a value that is not JSON (cyclic, a function)"
             once("smoke-unserializable", f"{label} answered {what}")
             continue
-        size = _size(o.result)
+        size = o.size if o.size is not None else _size(o.result)
         if size > max_bytes:
             once("smoke-too-large", f"{label} answered {size} bytes (more than {max_bytes})")
         if o.ms > max_ms:
@@ -257,6 +260,9 @@ def judge(
         kinds = sorted({k for text in strings_in(o.result) for k in instructions_in(text, others)})
         if kinds:
             once("smoke-result-injection", f"{label} answered instructions to the agent ({', '.join(kinds)})")
+    for o in ran:
+        if o.bounds:
+            once("site-input-bounded", f"{tool.name} ({o.input.label}): {'; '.join(o.bounds)}")
     for o in invalid:
         if o.timed_out:
             once(
@@ -340,6 +346,8 @@ def take_answer(outcome: CallOutcome, answer: Answer) -> None:
     """The browser's answer to one smoke call, as its outcome records it (the shim's report of the call's end is
     added after, by page_answer): the audit and the webmcp fixture's smoke() alike."""
     outcome.ms = answer.ms
+    outcome.bounds = list(answer.bounds or [])
+    outcome.size = answer.size if answer.bounds else None
     if answer.timed_out:
         outcome.timed_out = True
     elif answer.error is not None:

@@ -12,6 +12,7 @@ examples every change is held to.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
@@ -89,19 +90,26 @@ def _may_match(kind: str, text: str) -> bool:
     return needs is None or any(c in text for c in needs)
 
 
-def instructions_in(text: str, tools: Iterable[str] = ()) -> list[str]:
+def instructions_in(text: str, tools: Iterable[str] = (), own: str = "") -> list[str]:
     """What in text speaks to the agent rather than describing: the kinds found, in order. tools: the names of
-    the page's tools, so a text that tells the agent to call one of them is found."""
+    the page's tools, so a text that tells the agent to call one of them is found (own: the tool whose text it
+    is, not counted)."""
     kinds = [kind for kind, pattern in _PATTERNS if _may_match(kind, text) and pattern.search(text)]
-    names = [n for n in tools if n]
+    names = tuple(sorted(n for n in tools if n))
     named: list[str] = []
     # one pass over the text for every name at once; each name is looked for only when one of them is there (a
-    # tool's 10 MB answer on a page of 50 tools was 50 passes, most of a smoke run's time)
-    if names and re.search(_CALL.format(name="(?:" + "|".join(map(re.escape, names)) + ")"), text, re.I):
-        named = [n for n in names if re.search(_CALL.format(name=re.escape(n)), text, re.I)]
+    # tool's 10 MB answer on a page of 50 tools was 50 passes, most of a smoke run's time). The pattern of all the
+    # page's names is built once for the page, not once per tool (3,000 tools: 3,000 compiles of 3,000 names).
+    if names and _any_call(names).search(text):
+        named = [n for n in names if n != own and re.search(_CALL.format(name=re.escape(n)), text, re.I)]
     if named and (kinds or _PUSH.search(text)):
         kinds.append(f"an order to call {', '.join(sorted(named))}")
     return kinds
+
+
+@functools.lru_cache(maxsize=8)
+def _any_call(names: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile(_CALL.format(name="(?:" + "|".join(map(re.escape, names)) + ")"), re.I)
 
 
 # ---- content the site did not write -----------------------------------------------------------------------

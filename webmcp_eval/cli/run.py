@@ -109,6 +109,12 @@ def _running_again(run: argparse.ArgumentParser) -> None:
         help="with --resume: the case files changed since the plan; play the rest with them as they are now",
     )
     again.add_argument(
+        "--break-lock",
+        action="store_true",
+        help="take the run directory's lock over whoever holds it: only when no run plays there (a run of "
+        "another host that is gone, whose lock cannot be judged stale from here)",
+    )
+    again.add_argument(
         "--last-failed",
         action="store_true",
         help="run again only the cases that failed in the latest run under --out (a new run)",
@@ -229,6 +235,12 @@ def _agent_arguments(run: argparse.ArgumentParser) -> None:
         metavar="COMMAND",
         help="an external agent harness as the trial's agent, through the MCP bridge: a command line with "
         "{prompt} and {mcp_config} placeholders, run once per user message; its final answer is its output",
+    )
+    agent.add_argument(
+        "--allow-harness",
+        action="store_true",
+        help="let suite.yaml's harness: run (a command line the suite file names); without it, a suite with a "
+        "harness is refused (exit 2)",
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 
 from webmcp_eval.cli.common import (
     PERCENT,
@@ -14,6 +15,16 @@ from webmcp_eval.cli.common import (
     base_url_type,
     request_of,
 )
+
+_HOST_NAME = re.compile(r"^([A-Za-z0-9]([A-Za-z0-9-]{0,62}\.?)*|\[[0-9A-Fa-f:.]+\])$")
+
+
+def host_name_type(text: str) -> str:
+    """A host name or address as a Host header names it (no scheme, port or path): devbox.lan, 10.0.0.5, [fe80::1]."""
+    if len(text) > 253 or not _HOST_NAME.match(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a host name (e.g. devbox.lan, 10.0.0.5, [fe80::1])")
+    return text.lower()
+
 
 # Each handler builds its command's request and calls the command's core, imported when the command runs: the
 # cores load the browser stack and the demo site's server, which --help and a usage mistake skip.
@@ -98,6 +109,14 @@ def add_mcp(sub: Subcommands) -> None:
     mcp.add_argument("--transport", choices=["stdio", "http"], default="stdio", help="stdio or streamable HTTP")
     mcp.add_argument("--host", default="127.0.0.1", help="HTTP: bind address (default loopback)")
     mcp.add_argument("--port", type=PORT, default=8765, help="HTTP: port; 0 picks a free one (default 8765)")
+    mcp.add_argument(
+        "--allow-host",
+        action="append",
+        type=host_name_type,
+        metavar="NAME",
+        help="HTTP: also answer requests whose Host or Origin names NAME (repeatable; by default only loopback: "
+        "127.0.0.1, localhost, [::1], so a web page cannot reach the server through DNS rebinding)",
+    )
     mcp.add_argument("--chromium", help="the Chromium binary")
     mcp.add_argument("--log", help="on exit, write the shim's log of registrations and calls here (JSON)")
     mcp.set_defaults(func=handle_mcp)

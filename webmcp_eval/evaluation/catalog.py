@@ -23,6 +23,7 @@ from typing import Any
 
 from webmcp_eval.play.page.surface.discover import RouteTools, list_tools, read_catalog
 from webmcp_eval.play.page.surface.model import Frame, Refused, Tool
+from webmcp_eval.report.sanitise import json_text, terminal
 
 __all__ = ["DEMO_ROUTES", "DISCOVERY_SETTLE_MS", "RouteTools", "list_tools", "read_catalog_sync", "tools_json"]
 
@@ -48,6 +49,7 @@ def _tool_json(t: Tool) -> dict[str, Any]:
         "kind": t.kind,
         "schema_derived": t.schema_derived,
         "source": t.source.as_dict() if t.source else None,  # where it was registered (script:line:col, or form)
+        "bounds": t.bounds,  # what the reader changed to bring it within bounds (play/page/surface/bounds.py)
     }
 
 
@@ -82,7 +84,8 @@ def _route_json(r: RouteTools) -> dict[str, Any]:
 
 
 def tools_json(listing: list[RouteTools]) -> str:
-    return json.dumps({"routes": [_route_json(r) for r in listing]}, indent=2, ensure_ascii=False) + "\n"
+    # the site's control characters as JSON escapes: the same text to a parser, inert on a terminal
+    return json_text(json.dumps({"routes": [_route_json(r) for r in listing]}, indent=2, ensure_ascii=False)) + "\n"
 
 
 def tools_text(listing: list[RouteTools]) -> str:
@@ -104,7 +107,9 @@ def tools_text(listing: list[RouteTools]) -> str:
             if f.error and not f.refused:
                 lines.append(f"      could not list its tools: {f.error}")
             lines += _tool_lines(f.tools, f.refused, "    ")
-    return "\n".join(lines) + "\n"
+    # each line one line: a line break in the site's text (a description's "\n::error::...", which a CI log reads as
+    # an annotation of its own) is shown as \n, as every control character is
+    return "\n".join(terminal(line) for line in lines) + "\n"
 
 
 def _frame_terms(frame: Frame) -> str:
@@ -124,6 +129,7 @@ def _tool_lines(tools: list[Tool], refused: list[Refused], indent: str) -> list[
         if t.description:
             lines.append(f"{indent}    {t.description}")
         lines.append(f"{indent}    input: {json.dumps(t.input_schema, ensure_ascii=False, sort_keys=True)}")
+        lines += [f"{indent}    bounded: {note}" for note in t.bounds]
     for x in refused:
         name = x.name if isinstance(x.name, str) else json.dumps(x.name)
         lines.append(f"{indent}REFUSED {name}  [{x.kind}]: the browser refused its registration: {x.error}")

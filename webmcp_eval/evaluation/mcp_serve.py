@@ -12,12 +12,14 @@ import json
 import signal
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from webmcp_eval.agents.mcp_bridge import PageBridge, require_mcp
 from webmcp_eval.play.browser.session import BrowserSession
 from webmcp_eval.play.page.witness import compare_witness
+from webmcp_eval.report.sanitise import terminal
 from webmcp_eval.trace import write_atomic
 
 if TYPE_CHECKING:
@@ -33,12 +35,13 @@ async def serve_page(
     port: int = 8765,
     chromium: str | None = None,
     log_path: str | None = None,
+    allow_hosts: Sequence[str] = (),
 ) -> int:
     """Open the page, serve its catalog over MCP until the client goes (stdio) or Ctrl-C (HTTP)."""
     require_mcp()
 
     def note(text: str) -> None:  # stdout is the MCP channel in stdio mode: everything else goes to stderr
-        print(text, file=sys.stderr, flush=True)
+        print(terminal(text), file=sys.stderr, flush=True)  # one line, the site's control characters shown
 
     def on_call(record: ToolCall) -> None:
         outcome = record.error or json.dumps(record.result, ensure_ascii=False)[:200]
@@ -61,7 +64,7 @@ async def serve_page(
                 stop = asyncio.Event()
                 for sig in (signal.SIGINT, signal.SIGTERM):
                     asyncio.get_running_loop().add_signal_handler(sig, stop.set)
-                async with bridge.serve_http(host, port) as url:
+                async with bridge.serve_http(host, port, allow_hosts) as url:
                     note(f"MCP (streamable HTTP) at {url}")
                     await stop.wait()
         finally:

@@ -12,6 +12,7 @@ from webmcp_eval.agents.model import make_agent_factory
 from webmcp_eval.agents.null import NullAgent
 from webmcp_eval.agents.reference import ReferenceAgent
 from webmcp_eval.agents.simulated_user import SimulatedUser, make_simulator_factory
+from webmcp_eval.errors import UsageError
 from webmcp_eval.evaluation.loading import default_suite_dir
 from webmcp_eval.judge.grader import Gate, ModelGrader, make_grader
 from webmcp_eval.judge.labels import gate_for
@@ -36,6 +37,7 @@ class AgentChoice:
     max_tokens: int = 200_000
     prices: str | None = None
     harness: str | None = None  # a command line; suite.yaml's harness when none is given
+    allow_harness: bool = False  # suite.yaml's harness may run: a suite file never runs a command unasked
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,11 @@ def harness_choice(choice: AgentChoice, suite: Suite | None) -> dict[str, Any] |
     entry = suite.config.harness if suite is not None else None
     if entry is None or suite is None or choice.agent != "reference":
         return None
+    if not choice.allow_harness:  # a suite folder from elsewhere must not run a program by being run
+        raise UsageError(
+            f"{suite.where('harness', 'command')}: harness: runs {entry.command!r} as the agent: give --allow-harness "
+            "to let the suite run it (or --harness COMMAND)"
+        )
     return {
         "command": entry.command,
         "source": suite.where("harness", "command"),

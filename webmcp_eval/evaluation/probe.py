@@ -30,7 +30,7 @@ from webmcp_eval.play.page.surface.opened import origin_of
 from webmcp_eval.play.page.surface.reader import Surface, first_line
 from webmcp_eval.play.page.toolhost import ToolHost
 from webmcp_eval.suite.case import SetupStep
-from webmcp_eval.suite.init import ToolProbe, answer_shape
+from webmcp_eval.suite.init import INIT_TOOLS_PER_PAGE, ToolProbe, answer_shape
 from webmcp_eval.suite.site import split_credentials
 
 if TYPE_CHECKING:
@@ -196,7 +196,8 @@ async def probe_routes(
     settle_ms: int,
     chromium: str | None = None,
 ) -> dict[str, ToolProbe]:
-    """Each top-page tool of the readings probed once, at the first route that registers it: {tool name: Probe}."""
+    """Each top-page tool of the readings probed once, at the first route that registers it: {tool name: Probe};
+    at most INIT_TOOLS_PER_PAGE of a page (the ones init writes starters for)."""
     from webmcp_eval.proxies import NetworkProxy  # mitmproxy is heavy: only when init probes
 
     bare, credentials = split_credentials(base_url)
@@ -210,7 +211,7 @@ async def probe_routes(
             try:
                 for reading in readings:
                     # read-only tools first: the ids they answer with are inputs for the others
-                    for tool in sorted(reading.tools, key=lambda t: not t.read_only):
+                    for tool in sorted(reading.tools[:INIT_TOOLS_PER_PAGE], key=lambda t: not t.read_only):
                         if tool.name not in out:
                             out[tool.name] = await probe_tool(prober, reading.url, reading.route, setup, tool)
             finally:

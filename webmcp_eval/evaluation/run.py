@@ -82,6 +82,7 @@ class RunRequest:
     resume: str | None = None
     rerun_not_run: bool = False
     force_replan: bool = False
+    break_lock: bool = False  # the run directory's lock is taken over: the user says no run plays there
     last_failed: bool = False
     retries: int = 0
     connect: str | None = None
@@ -303,6 +304,7 @@ def run_inputs(request: RunRequest, scope: Scope) -> tuple[RunSettings, RunState
         live_rules=scope.live_rules,
         **surface_checks_of(request.catalog, scope.suite),  # the catalog's hints, the audit's rule
         force=request.force,
+        break_lock=request.break_lock,
     )
     if scope.resumed is not None and scope.plan is not None:  # a resumed scope has both: the run directory's plan,
         check_same_agent(scope.resumed, scope.plan, agent_factory)  # its traces carry its hash, its worlds its shard

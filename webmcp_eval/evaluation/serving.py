@@ -38,6 +38,7 @@ class McpRequest:
     port: int = 8765
     chromium: str | None = None
     log: str | None = None
+    allow_host: tuple[str, ...] = ()  # HTTP: host names a request's Host and Origin may name beside loopback
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,7 @@ def mcp_command(request: McpRequest) -> int:
                 request.port,
                 chromium=request.chromium,
                 log_path=request.log,
+                allow_hosts=request.allow_host,
             )
         )
     except PlaywrightError as err:  # the site is down or the page does not open: not the user's typing

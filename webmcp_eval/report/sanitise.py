@@ -11,7 +11,9 @@ Whatever it puts in them must reach a report as text, never as an instruction to
 - ``markdown``: CR and LF made spaces, ``|`` and the characters Markdown reads as markup escaped (a
   ``]`` that would close a link or image, code and emphasis marks, ``#``), and HTML escaped, so a string
   stays inside its table cell or line and never becomes a heading, a link, an image or raw HTML;
-- ``html``: escaped as Jinja's autoescape does (the HTML templates escape everything they render).
+- ``html``: escaped as Jinja's autoescape does (the HTML templates escape everything they render);
+- ``json_text``: a JSON document for a terminal: the controls JSON itself leaves raw (C1, DEL, bidirectional
+  overrides, line and paragraph separators) written as ``\\uXXXX`` escapes, which JSON reads back as the same text.
 
 ``SafeConsole`` is the rich console every command prints with: every string it renders goes
 through ``terminal`` (newlines and tabs kept), tables' cells included.
@@ -65,6 +67,15 @@ def markdown_code(text: object) -> str:
     fence = "`" * (max((len(run) for run in re.findall("`+", flat)), default=0) + 1)
     pad = " " if flat.startswith("`") or flat.endswith("`") else ""
     return f"{fence}{pad}{flat}{pad}{fence}"
+
+
+_JSON_RAW = re.compile("[\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def json_text(text: str) -> str:
+    """A JSON text (json.dumps, C0 already escaped) with every other control character as its \\uXXXX escape:
+    they stand only inside strings, where the escape means the same character."""
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
 def html(text: object) -> str:

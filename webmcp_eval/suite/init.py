@@ -70,6 +70,9 @@ BOUNDARY_REASON = (
     "the tool are the ones a do-nothing agent must fail)"
 )
 RESERVED_IDS = {"suite", "site"}  # suite.yaml and site.yaml are never read as cases
+# init's budget: starter cases (and live probes) for at most this many tools of a page; the catalog lists them all
+# (a page of 5,000 tools made 5,002 files and a control run of gigabytes); the reader's: play/page/surface/bounds.py
+INIT_TOOLS_PER_PAGE = 200
 STARTER_HEADER = "# A starter case written by webmcp-eval init: make it yours (its notes say what to add).\n"
 MAX_DEPTH = 8  # example values for nested schemas stop here
 
@@ -151,6 +154,7 @@ class InitResult:
             lines.append(f"read {r.url}: {len(r.tools)} tool(s) ({r.path} WebMCP)")
             lines += _apart(r)
         lines += [_no_tools_warning(r) for r in self.routes if not offered(r)]
+        lines += [_over_budget(r) for r in self.routes if len(offered(r)) > INIT_TOOLS_PER_PAGE]
         lines.append(
             f"wrote {self.folder}: {SUITE_FILE}, {CATALOG_FILE}, {len(self.starters)} starter case(s) "
             f"({calls} positive: call their tool, {len(self.starters) - calls} boundary: do not call theirs)"
@@ -178,6 +182,15 @@ def offered(route: PageReading) -> list[PageTool]:
     for t in [*route.tools, *(t for f in route.child_frames for t in f.tools)]:
         tools.setdefault(t.name, t)
     return list(tools.values())
+
+
+def _over_budget(route: PageReading) -> str:
+    """init's note for a page of more tools than it writes starters for."""
+    tools = offered(route)
+    return (
+        f"note: {route.url} offers {len(tools):,} tools: starter cases for the first {INIT_TOOLS_PER_PAGE} only "
+        f"(from {tools[0].name} to {tools[INIT_TOOLS_PER_PAGE - 1].name}); all {len(tools):,} are in {CATALOG_FILE}"
+    )
 
 
 def _no_tools_warning(route: PageReading) -> str:
@@ -466,7 +479,7 @@ def plan_suite(
     taken: set[str] = set()
     seen_tools: set[str] = set()
     for r in routes:
-        for tool in offered(r):
+        for tool in offered(r)[:INIT_TOOLS_PER_PAGE]:  # the rest are in the catalog; the summary says so
             if tool.name in seen_tools:
                 continue  # one starter per tool, at the first route that registers it
             seen_tools.add(tool.name)

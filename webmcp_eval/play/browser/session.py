@@ -29,6 +29,7 @@ from playwright.async_api import (
 
 from webmcp_eval.play.browser.browser import ChromiumChoice, connect_cdp, connect_server, launch
 from webmcp_eval.play.browser.browser import http_credentials as browser_credentials
+from webmcp_eval.play.page.surface.bounds import bound_event
 from webmcp_eval.play.page.toolhost import SHIM_JS, SettleMode, ShimLog, ToolHost
 from webmcp_eval.suite.browser_context import BrowserContextSettings
 
@@ -270,6 +271,7 @@ class TrialPage:
             self.frame_urls[frame_id] = url
 
     def _witness(self, name: str, params: dict[str, Any]) -> None:
+        params = bound_event(params)  # the site's answer and strings, as the reader bounds them (bounds.py)
         self.host.frames.tools.witness(name, params)
         slim = {k: v for k, v in params.items() if k not in ("stackTrace", "frameId")}
         frame_id = params.get("frameId") or next((t.get("frameId") for t in params.get("tools") or []), None)

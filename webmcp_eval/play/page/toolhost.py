@@ -275,7 +275,7 @@ class ToolHost:
         answer = await self.surface.call(frame, name, args, CALL_TIMEOUT_MS)
         if self.requests_seen and requests_before is not None:
             self.request_windows.append((requests_before, self.requests_seen()))
-        record.result, record.error, record.via = answer.result, answer.error, answer.via
+        record.result, record.error, record.via, record.bounds = answer.result, answer.error, answer.via, answer.bounds
         record.duration_ms = round((time.monotonic() - started) * 1000, 1)
         if self.writes_seen and writes_before is not None:
             record.writes = self.writes_seen()[writes_before:]

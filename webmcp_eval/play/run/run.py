@@ -202,7 +202,7 @@ async def open_run(
     if replay_url:
         settings = dataclasses.replace(settings, base_url=replay_url)
     out_dir.mkdir(parents=True, exist_ok=True)
-    with RunLock(out_dir):
+    with RunLock(out_dir, break_lock=settings.break_lock):
         async with _opened(cases, settings, state, planned, run_id, out_dir) as run:
             yield run
 

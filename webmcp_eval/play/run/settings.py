@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from webmcp_eval.agents.protocol import Agent
 from webmcp_eval.play.evidence.fixture_store import FixtureStore
@@ -26,6 +26,12 @@ from webmcp_eval.suite.site import SiteConfig
 if TYPE_CHECKING:
     from webmcp_eval.agents.simulated_user import SimulatedUser
     from webmcp_eval.judge.grader import ModelGrader
+
+
+class InstructionsRule(Protocol):
+    """The kinds of instruction to the agent in text; tools: the page's tool names (own: the text's tool's)."""
+
+    def __call__(self, text: str, tools: Iterable[str] = (), own: str = "") -> list[str]: ...
 
 
 @dataclass
@@ -77,7 +83,7 @@ class RunSettings:
     catalog_schemas: dict[str, Any] | None = None
     # the audit's rule for text that speaks to the agent (webmcp_eval/audit/trust.py instructions_in), handed down by
     # the command: each registered tool's description is read with it (tools.descriptions); None: not read
-    instructions_in: Callable[[str, Iterable[str]], list[str]] | None = None
+    instructions_in: InstructionsRule | None = None
     chromium: str | None = None
     playwright_trace: str = "off"  # off, on or retain-on-failure (--playwright-trace)
     screenshots: str = "only-on-failure"  # on, off or only-on-failure (--screenshot)
@@ -96,6 +102,8 @@ class RunSettings:
     simulator_factory: Callable[[], SimulatedUser] | None = None
     # a run id whose directory already holds a run: replace that run (--force) instead of refusing
     force: bool = False
+    # take the run directory's lock over whoever holds it (--break-lock: a run of another host that is gone)
+    break_lock: bool = False
 
 
 @dataclass(frozen=True)

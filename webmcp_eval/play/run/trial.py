@@ -731,7 +731,8 @@ class Trial:
         names = {r.tool_name for r in regs if r.tool_name}
         found = []
         for reg in regs:
-            kinds = rule(str((reg.model_extra or {}).get("description") or ""), names - {reg.tool_name})
+            # every name at once, its own left out by the rule: one pattern of the names per trial, not one per tool
+            kinds = rule(str((reg.model_extra or {}).get("description") or ""), names, own=reg.tool_name or "")
             line = f"{reg.tool_name} (registered on {reg.route}): {', '.join(kinds)}"
             if kinds and line not in found:
                 found.append(line)

@@ -13,6 +13,8 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
+from webmcp_eval.play.page.surface.bounds import bound_event
+
 
 class ShimLog:
     """Events the shim reports through the exposed binding, in arrival order, each with the host's clock."""
@@ -28,7 +30,9 @@ class ShimLog:
         self._tasks: set[asyncio.Task[None]] = set()
 
     def add(self, event: dict[str, Any], frame: Any = None) -> None:
-        """Log one event; ``frame`` is the Playwright Frame it came from (the binding's source), when known."""
+        """Log one event; ``frame`` is the Playwright Frame it came from (the binding's source), when known.
+        Its strings are made valid Unicode and a call's answer cut to its cap (bounds.py), as the reader's are."""
+        event = bound_event(event) if isinstance(event, dict) else {"type": "unknown"}
         event["host_t"] = time.monotonic()
         document = event.get("document")
         if frame is not None and document is not None:

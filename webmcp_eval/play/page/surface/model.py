@@ -78,6 +78,7 @@ class Tool:
     frame_url: str = ""  # the document of the frame that lists it
     frame_name: str = ""  # that frame's name attribute ("" for the top page)
     source: Source | None = None  # where it was registered (None: the shim did not see the registration)
+    bounds: list[str] = field(default_factory=list)  # what was changed to bring it within bounds (bounds.py)
     # who listed it ("native" or "polyfill"): the frame's ``path`` now; kept for ``Tool.path``'s one release
     _listed_by: str = field(default="native", init=False, repr=False, compare=False)
 

@@ -22,6 +22,7 @@ from playwright.async_api import Frame as PwFrame
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from webmcp_eval.play.page.devtools_tools import DevToolsCallError, HungFrames
+from webmcp_eval.play.page.surface.bounds import Bounded, bound_answer, bound_schema, valid_json, valid_text
 from webmcp_eval.play.page.surface.log import ShimLog
 from webmcp_eval.play.page.surface.model import (
     FormField,
@@ -93,10 +94,21 @@ class Answer:
     # a form without toolautosubmit, filled and waiting for a person to submit it: its own outcome, not a timeout
     waits_for_person: bool = False
     navigated_to: str | None = None  # the call took its frame to another document (a form's action): its URL
+    size: int = 0  # the answer's bytes as JSON, as the site sent it (before bounds.py's cap)
+    bounds: list[str] | None = None  # what was changed to bring the answer within bounds (bounds.py)
 
 
 def tool_from(raw: dict[str, Any], registration: dict[str, Any] | None, form: dict[str, Any] | None) -> Tool:
-    """A tool as the browser lists it, with what the shim saw the page register and the form it is, if one."""
+    """A tool as the browser lists it, with what the shim saw the page register and the form it is, if one;
+    its strings and schema within bounds (bounds.py: the shim's events are bounded as they arrive)."""
+    bounded = Bounded()
+    raw = {
+        "name": valid_text(str(raw.get("name") or ""), "the name", bounded),
+        "description": valid_text(str(raw.get("description") or ""), "the description", bounded),
+        "inputSchema": bound_schema(raw.get("inputSchema"), bounded),
+        "annotations": valid_json(raw.get("annotations"), "the annotations", bounded),
+    }
+    form = valid_json(form, "the form", bounded) if form else form
     registration = registration or {}
     page = registration.get("annotations")
     annotations = {**one_spelling(raw.get("annotations")), **one_spelling(page)}
@@ -114,7 +126,13 @@ def tool_from(raw: dict[str, Any], registration: dict[str, Any] | None, form: di
         page_annotations=page,
         schema_derived=declarative,  # a form's schema is built by the browser from its controls
         source=source_of(registration, form),
+        bounds=bounded.notes,
     )
+
+
+def _name(raw: dict[str, Any]) -> str:
+    """A listed tool's name as the shim's log and the tool keep it (valid Unicode)."""
+    return valid_text(str(raw.get("name") or ""))
 
 
 def source_of(registration: dict[str, Any], form: dict[str, Any] | None) -> Source | None:
@@ -185,7 +203,7 @@ class Surface:
         live, _ = self.log.registrations({document} if document else set())
         registered = {r.get("name"): r for r in live}
         by_form = {f["name"]: f for f in forms}
-        tools = [tool_from(t, registered.get(t.get("name")), by_form.get(t.get("name"))) for t in raw]
+        tools = [tool_from(t, registered.get(_name(t)), by_form.get(_name(t))) for t in raw]
         listed_by = "polyfill" if self.log.native() is False else "native"
         for tool in tools:
             tool.frame_url, tool.frame_name, tool._listed_by = frame.url, frame.name, listed_by
@@ -296,6 +314,10 @@ class Surface:
             answer.error = first_line(err)
             answer.timed_out = "Timeout" in answer.error and "exceeded" in answer.error
         answer.ms = round((time.monotonic() - started) * 1000, 1)
+        within = Bounded()  # the answer as the site sent it, within bounds (bounds.py)
+        answer.result, answer.size = bound_answer(answer.result, within)
+        answer.error = valid_text(answer.error, "the error", within) if answer.error is not None else None
+        answer.bounds = within.notes or None
         if not frame.is_detached() and frame.url.split("#")[0] != before.split("#")[0]:
             answer.navigated_to = frame.url
         if answer.timed_out:
