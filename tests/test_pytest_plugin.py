@@ -205,6 +205,10 @@ def test_a_bad_trial_count_is_one_line_and_a_usage_error(pytester: pytest.Pytest
     url = pytester.runpytest_inprocess("--webmcp-suite", str(CASES), "--webmcp-suite-base-url", "staging")
     assert url.ret == pytest.ExitCode.USAGE_ERROR
     assert "--webmcp-suite-base-url: 'staging' is not a URL like http://127.0.0.1:8000/" in url.stderr.str()
+    (pytester.path / "a-file").write_text("x")
+    out = pytester.runpytest_inprocess("--webmcp-suite", str(CASES), "--webmcp-out", "a-file")
+    assert out.ret == pytest.ExitCode.USAGE_ERROR and "Traceback" not in out.stderr.str() + out.stdout.str()
+    assert "--webmcp-out a-file: is a file, not a folder" in out.stderr.str()
 
 
 PLAIN_TEST = """

@@ -48,6 +48,9 @@ def configure(config: pytest.Config) -> None:
 
     given = config.getoption("webmcp_suite")
     folder = Path(given) if given else _ini_path(config, setting(config, "webmcp_suite"))
+    out = Path(setting(config, "webmcp_out"))
+    if out.exists() and not out.is_dir():  # before any trial: the run directory goes under it
+        raise pytest.UsageError(f"--webmcp-out {out}: is a file, not a folder; give a folder for the run directories")
     plugin = SuitePlugin(config, _load(folder, setting(config, "webmcp_suite_base_url")))
     config.pluginmanager.register(plugin, SUITE_PLUGIN)
     if given and config.args_source != pytest.Config.ArgsSource.ARGS:
