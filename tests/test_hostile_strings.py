@@ -259,3 +259,15 @@ def test_export_into_a_folder_named_evals_json_and_a_pattern_that_does_not_compi
     )
     out = cli("import", str(source), "-o", str(tmp_path / "in"))
     assert out.returncode == 2 and "does not compile" in out.stderr and "internal error" not in out.stderr
+
+
+def test_a_recording_as_deep_as_a_trace_allows_is_read_back(tmp_path: Path):
+    from webmcp_eval.pytest_plugin.mocks import read_recording
+
+    deep: object = "leaf"
+    for _ in range(120):  # a tool's deep answer, as record() wrote it
+        deep = {"a": deep}
+    call = {"index": 0, "step": 0, "tool": "t", "args": {}, "result": deep}
+    (tmp_path / "rec.json").write_text(json.dumps({"calls": [call]}))
+    (recorded,) = read_recording(tmp_path / "rec.json")
+    assert recorded.tool == "t" and recorded.result == deep

@@ -94,11 +94,11 @@ class Mocks:
 def read_recording(path: str | Path) -> list[ToolCall]:
     """The calls of a recording (``webmcp.record``'s file, or a trial's trace); ValueError says why not."""
     __tracebackhide__ = True
-    from webmcp_eval.data_file import FileProblem, load_json
+    from webmcp_eval.data_file import RUN_FILE_DEPTH, FileProblem, load_json
 
     path = Path(path)
     try:
-        data = load_json(path)
+        data = load_json(path, RUN_FILE_DEPTH)  # as deep as a trace: a recording holds the same answers
     except FileProblem as err:
         raise ValueError(err.at(path)) from None
     calls = data.get("calls") if isinstance(data, dict) else None
