@@ -89,7 +89,7 @@ def test_a_wrong_block_is_one_problem_at_its_line(block: str, field: str, messag
 def test_the_schema_and_the_kinds_have_it() -> None:
     prop = case_json_schema()["$defs"]["Expectations"]["properties"]["console"]
     assert "console.error()" in prop["description"]
-    assert console.KIND in checks.KINDS and checks.KINDS[-1] is console.KIND
+    assert console.KIND in checks.KINDS  # the registry holds the kind's own object
 
 
 def test_rejudge_judges_the_block_on_the_stored_errors() -> None:

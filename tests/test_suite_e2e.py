@@ -172,9 +172,15 @@ def test_the_suite_catalog_is_what_the_site_registers():
     with SiteServer(test_mode=True) as site:
         live = in_thread(read_catalog_sync, site.url)
     committed = json.loads((CASES / "catalog.json").read_text(encoding="utf-8"))
+    # what the server enforces is the catalog author's word (no page says it): kept by hand, it must name
+    # arguments the site registers
+    enforced = committed.pop("enforced", {})
     assert live == committed, (
         "cases/catalog.json is stale: regenerate it from the site (see webmcp_eval/evaluation/catalog.py)"
     )
+    for route, tools in enforced.items():
+        for tool, names in tools.items():
+            assert set(names) <= set(live["routes"][route][tool]["properties"]), (route, tool, names)
 
 
 def test_a_deployed_site_without_hooks_gives_not_run_never_passed(tmp_path):
