@@ -7,21 +7,17 @@ list of problems (bad input) or the booking (good input).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
 
-from static_server import _serve
+from static_server import ServedFolder, served
 
 SOURCE = Path(__file__).resolve().parent / "form_site"
 
 
 @dataclass
-class FormSite:
-    port: int = 0
-    seen: list[tuple[str, str]] = field(default_factory=list)
-
+class FormSite(ServedFolder):
     @property
     def url(self) -> str:
         """The page whose form waits for a person."""
@@ -32,13 +28,5 @@ class FormSite:
         return self.url + "?toolautosubmit"
 
 
-@contextmanager
-def form_site() -> Iterator[FormSite]:
-    site = FormSite()
-    server = _serve(SOURCE, site.seen)
-    site.port = server.server_address[1]
-    try:
-        yield site
-    finally:
-        server.shutdown()
-        server.server_close()
+def form_site() -> AbstractContextManager[FormSite]:
+    return served(SOURCE, FormSite())

@@ -7,13 +7,12 @@ port by two origins: the top page at 127.0.0.1 embeds a widget from localhost
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
-from static_server import _serve
+from static_server import ServedFolder, served
 
 from webmcp_eval.suite.site import SiteConfig
 
@@ -22,10 +21,7 @@ CASES = SOURCE / "cases"
 
 
 @dataclass
-class FramesSite:
-    port: int = 0
-    seen: list[tuple[str, str]] = field(default_factory=list)
-
+class FramesSite(ServedFolder):
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/"
@@ -40,13 +36,5 @@ class FramesSite:
         return SiteConfig.model_validate({**data, "base_url": self.url, **changes})
 
 
-@contextmanager
-def frames_site() -> Iterator[FramesSite]:
-    site = FramesSite()
-    server = _serve(SOURCE, site.seen)
-    site.port = server.server_address[1]
-    try:
-        yield site
-    finally:
-        server.shutdown()
-        server.server_close()
+def frames_site() -> AbstractContextManager[FramesSite]:
+    return served(SOURCE, FramesSite())

@@ -6,36 +6,21 @@ every path it was asked for, so a test can tell that the remote ``$ref`` was nev
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
 
-from static_server import _serve
+from static_server import ServedFolder, served
 
 SITE = Path(__file__).resolve().parent / "hostile_site"
 
 
 @dataclass
-class HostileSite:
-    port: int = 0
-    seen: list[tuple[str, str]] = field(default_factory=list)
-
+class HostileSite(ServedFolder):
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/"
 
-    def fetched(self, path: str) -> bool:
-        return any(p.split("?")[0] == path for _, p in self.seen)
 
-
-@contextmanager
-def hostile_site() -> Iterator[HostileSite]:
-    site = HostileSite()
-    server = _serve(SITE, site.seen)
-    site.port = server.server_address[1]
-    try:
-        yield site
-    finally:
-        server.shutdown()
-        server.server_close()
+def hostile_site() -> AbstractContextManager[HostileSite]:
+    return served(SITE, HostileSite())

@@ -7,21 +7,17 @@ confirms it), and pressing Start concierge registers ``ask_concierge``. The same
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
 
-from static_server import _serve
+from static_server import ServedFolder, served
 
 SOURCE = Path(__file__).resolve().parent / "hotel_site"
 
 
 @dataclass
-class HotelSite:
-    port: int = 0
-    seen: list[tuple[str, str]] = field(default_factory=list)
-
+class HotelSite(ServedFolder):
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/index.html"
@@ -31,13 +27,5 @@ class HotelSite:
         return (SOURCE / "index.html").as_uri()
 
 
-@contextmanager
-def hotel_site() -> Iterator[HotelSite]:
-    site = HotelSite()
-    server = _serve(SOURCE, site.seen)
-    site.port = server.server_address[1]
-    try:
-        yield site
-    finally:
-        server.shutdown()
-        server.server_close()
+def hotel_site() -> AbstractContextManager[HotelSite]:
+    return served(SOURCE, HotelSite())

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import yaml
 
@@ -17,7 +18,7 @@ from webmcp_eval.suite.site import SiteConfig
 
 SOURCE = Path(__file__).resolve().parent / "static_site"
 CASES = SOURCE / "cases"
-__all__ = ["CASES", "SHOP", "SOURCE", "StaticSite", "_serve", "static_site"]
+__all__ = ["CASES", "SHOP", "SOURCE", "ServedFolder", "StaticSite", "_serve", "served", "static_site"]
 
 
 @dataclass
@@ -34,3 +35,34 @@ def static_site(tmp: Path, port: int = 0) -> Iterator[StaticSite]:
     with served_shop(tmp, port, StaticSite(root=tmp)) as shop:
         assert isinstance(shop, StaticSite)
         yield shop
+
+
+@dataclass
+class ServedFolder:
+    """A folder of test pages served as it is on a free loopback port; ``seen``: every (method, path) asked."""
+
+    port: int = 0
+    seen: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def origin(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def fetched(self, path: str) -> bool:
+        """The page asked for path (its query aside)."""
+        return any(p.split("?")[0] == path for _, p in self.seen)
+
+
+Site = TypeVar("Site", bound=ServedFolder)
+
+
+@contextmanager
+def served(source: Path, site: Site) -> Iterator[Site]:
+    """source served on loopback for as long as the block runs; site learns its port."""
+    server = _serve(source, site.seen)
+    site.port = server.server_address[1]
+    try:
+        yield site
+    finally:
+        server.shutdown()
+        server.server_close()
