@@ -164,8 +164,12 @@ async def read_route(
         # change: no longer than the window alone): a tool only the window sees came after a bare timer
         await host.wait_for_tools()
         early = {t.name for t in await host.catalog()}
-        host.settle = "window"
-        await host.wait_for_tools()
+        first = host.settles[-1]
+        if not (first.reason == "cap" and "registration" in first.waited_for):
+            # (a page whose registrations never stopped was waited for to the cap: its window would not close
+            # either, and a second cap only doubles the time)
+            host.settle = "window"
+            await host.wait_for_tools()
         late = [t.name for t in await host.catalog() if t.name not in early]
         try:
             await perform_setup(page, host.surface, host.wait_for_tools, url, setup or [])
