@@ -98,13 +98,22 @@ def smoke_inputs(schema: object, page: PageValues | None = None, tool: str = "")
     return chain + [i for i in out if i not in drawn and not (i.valid and i.args == realistic[0].args)]
 
 
-def _schema_inputs(schema: object) -> list[SmokeInput]:
+def _object_schema(schema: object) -> tuple[dict[str, Any], dict[str, Any], list[str]] | None:
+    """(the schema, its properties, the required ones it has) of a tool's input; no schema is an empty object's
+    (a tool registered without one takes no arguments); None for a schema that is not an object."""
     if schema is None:
         schema = {"type": "object", "properties": {}}
     if not isinstance(schema, dict):
-        return []
+        return None
     props = properties_of(schema)
-    required = [r for r in schema.get("required") or [] if r in props]
+    return schema, props, [r for r in schema.get("required") or [] if r in props]
+
+
+def _schema_inputs(schema: object) -> list[SmokeInput]:
+    parts = _object_schema(schema)
+    if parts is None:
+        return []
+    schema, props, required = parts
     only_required = {
         **schema,
         "properties": {k: props[k] for k in required},
@@ -414,12 +423,10 @@ def realistic_inputs(
     and each optional one the form or the page gives a value for), the most realistic first: the next one is
     what to retry with when the site refuses one. A parameter with no such value takes the schema's draw.
     Each input's label says where every value came from."""
-    if schema is None:
-        schema = {"type": "object", "properties": {}}
-    if not isinstance(schema, dict):
+    parts = _object_schema(schema)
+    if parts is None:
         return []
-    props = properties_of(schema)
-    required = [r for r in schema.get("required") or [] if r in props]
+    schema, props, required = parts
     found = {name: candidates(name, sub, page, tool) for name, sub in props.items()}
     # the required parameters, and each optional one the form or the schema itself gives a value for
     wanted = [n for n in props if n in required or any(_own(c) for c in found[n])]
