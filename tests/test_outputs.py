@@ -11,7 +11,7 @@ from eval_support import cli
 from test_results import agent_traces
 
 from webmcp_eval.cli import build_parser
-from webmcp_eval.evaluation.output import check_writable_file
+from webmcp_eval.report.files import check_writable_file
 from webmcp_eval.report.reporters import (
     IN_RUN_DIR,
     OUTPUTS,
@@ -134,7 +134,7 @@ def test_outputs_are_regular_files_of_their_own_apart_from_what_the_command_read
     import os
 
     from webmcp_eval.errors import UsageError
-    from webmcp_eval.evaluation.output import check_outputs
+    from webmcp_eval.report.files import check_outputs
 
     login, pipe = tmp_path / "login.json", tmp_path / "pipe"
     login.write_text("{}")

@@ -12,8 +12,6 @@ from pathlib import Path
 from types import FrameType
 
 from webmcp_eval.errors import UsageError
-from webmcp_eval.report.files import check_outputs as check_outputs
-from webmcp_eval.report.files import check_writable_file as check_writable_file
 from webmcp_eval.report.sanitise import SafeConsole
 
 # Wide enough for the report when output is a file or a CI log (rich would use 80).

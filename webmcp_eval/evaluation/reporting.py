@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 from webmcp_eval.audit.catalog_lint import run_coverage_line
 from webmcp_eval.errors import EXIT_FAILED, EXIT_INVALID, EXIT_NOT_RUN, EXIT_OK, UsageError
 from webmcp_eval.evaluation.loading import default_suite_dir
-from webmcp_eval.evaluation.output import check_writable_file, console, errors
+from webmcp_eval.evaluation.output import console, errors
 from webmcp_eval.judge.labels import LabelsFile
+from webmcp_eval.report.files import check_writable_file
 from webmcp_eval.report.reporters import (
     OUTPUTS,
     Output,

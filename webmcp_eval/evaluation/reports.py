@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from webmcp_eval.errors import EXIT_OK, InvalidInput, UsageError
-from webmcp_eval.evaluation.output import check_outputs, check_writable_dir, console, errors
+from webmcp_eval.evaluation.output import check_writable_dir, console, errors
 from webmcp_eval.evaluation.reporting import (
     ReportFiles,
     check_outputs_apart,
@@ -18,6 +18,7 @@ from webmcp_eval.evaluation.reporting import (
 )
 from webmcp_eval.judge.analyst import explain_all, make_analyst
 from webmcp_eval.report.analysis_report import console_lines, html, markdown
+from webmcp_eval.report.files import check_outputs
 from webmcp_eval.report.reporters import IN_RUN_DIR
 from webmcp_eval.results.analysis import analyse
 from webmcp_eval.results.compare import compare_runs, power_analysis, power_text

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from webmcp_eval.audit.catalog_lint import finding_line, lint_listing
 from webmcp_eval.errors import EXIT_NOT_RUN, EXIT_OK, InvalidInput, UsageError
-from webmcp_eval.evaluation.output import check_outputs, console, errors, report_problems
-from webmcp_eval.report.files import discarded
+from webmcp_eval.evaluation.output import console, errors, report_problems
+from webmcp_eval.report.files import check_outputs, discarded
 from webmcp_eval.report.sanitise import terminal
 from webmcp_eval.suite.browser_context import DEFAULT_LOCALE, DEFAULT_TIMEZONE
 from webmcp_eval.suite.case import case_json_schema

@@ -31,14 +31,14 @@ def check_outputs(outputs: Sequence[tuple[str, Path | None]], inputs: Sequence[P
     no two outputs the same file, and none of them a file the command reads (a login file, a contract, a
     trace)."""
     seen: dict[Path, str] = {}
-    read = {_same(p) for p in inputs if p is not None}
+    read = {p.resolve() for p in inputs if p is not None}  # one name per file: symlinks and '..' resolved
     for flag, path in outputs:
         if path is None or discarded(path):
             continue
         check_writable_file(path, flag)
         if path.exists() and not path.resolve().is_file():
             raise UsageError(f"{flag} {path}: not a regular file (a pipe or a device); give a file path")
-        key = _same(path)
+        key = path.resolve()
         if key in read:
             raise UsageError(f"{flag} {path}: the command reads that file; give another path for the output")
         if key in seen:
@@ -49,8 +49,3 @@ def check_outputs(outputs: Sequence[tuple[str, Path | None]], inputs: Sequence[P
 def discarded(path: Path) -> bool:
     """The output is os.devnull: the user asked for no file (``--html /dev/null``), so nothing is written."""
     return str(path) == os.devnull
-
-
-def _same(path: Path) -> Path:
-    """One name per file: symlinks and '..' resolved (a file that does not exist yet: its resolved path)."""
-    return path.resolve()

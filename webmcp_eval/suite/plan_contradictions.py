@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from webmcp_eval.data_file import FieldPath
-from webmcp_eval.matchers import MISSING, is_operator, match, refs_in
+from webmcp_eval.matchers import MISSING, match, refs_in
 from webmcp_eval.suite.case import ExpectedCall, UserStep, expected_leaves
 from webmcp_eval.suite.loader import LoadedCase, Problem, field_path
 
@@ -95,7 +95,7 @@ def _key(args: dict[str, Any]) -> str:
 def _sent_as_is(exp: ExpectedCall, sent: set[tuple[str, int | None, str]]) -> bool:
     """A planned call (of the expected step, if it names one) sends exactly the expected arguments, all plain
     values (no matcher, no $ref): equal values match, so nothing is left to compare."""
-    if exp.no_other_args or is_operator(exp.args) or any(_has_operator(v) for v in exp.args.values()):
+    if exp.no_other_args or _has_operator(exp.args):
         return False
     return (exp.tool, exp.step, _key(exp.args)) in sent
 

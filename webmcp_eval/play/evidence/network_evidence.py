@@ -35,6 +35,12 @@ def network_record(net: TrialNetwork, outbound_expected: int | None) -> NetworkR
     )
 
 
+def _site_address(base_url: str) -> tuple[str | None, int | None]:
+    """(host, port) of the site, as the proxy's records name where a request went."""
+    site = urlsplit(base_url)
+    return site.hostname, site.port or DEFAULT_PORTS.get(site.scheme)
+
+
 # mitmproxy's error when the browser itself gave up a request (its page navigated away or was closed
 # at the trial's end, under load while the site was still answering): nothing about the site.
 CLIENT_GAVE_UP = "Client disconnected"
@@ -43,8 +49,7 @@ CLIENT_GAVE_UP = "Client disconnected"
 def unanswered_site_requests(net: TrialNetwork, base_url: str) -> list[RequestRecord]:
     """Requests to the site that got no answer, other than those a fault or the block list stopped
     or the browser itself gave up."""
-    site = urlsplit(base_url)
-    address = (site.hostname, site.port or DEFAULT_PORTS.get(site.scheme))
+    address = _site_address(base_url)
     return [
         r
         for r in net.requests
@@ -60,8 +65,7 @@ def site_server_errors(net: TrialNetwork, base_url: str) -> list[RequestRecord]:
     """The live site's own 5xx answers (to the page or to a tool's request), other than those a proxy fault
     made (the case's own doing: its checks judge them) or a replay gave (a fixture's answer, or the proxy's
     for a request the fixture lacks)."""
-    site = urlsplit(base_url)
-    address = (site.hostname, site.port or DEFAULT_PORTS.get(site.scheme))
+    address = _site_address(base_url)
     return [
         r
         for r in net.requests
@@ -122,8 +126,7 @@ def hung_on_the_trials_path(
     """Requests to the site a tool call made that never got an answer: still open when the trial ended, or
     given up by the page after HUNG_MS or more (its own time-out: the tool then answers an error of its own).
     Not a fault the case armed, not a blocked host."""
-    site = urlsplit(base_url)
-    address = (site.hostname, site.port or DEFAULT_PORTS.get(site.scheme))
+    address = _site_address(base_url)
     during_calls = {r.seq for start, end in call_windows for r in net.requests[start:end]}
     return [
         r
