@@ -14,6 +14,7 @@ import pytest
 
 from tests.test_cli import cli
 from tests.test_trace import full_trace
+from webmcp_eval import data_file
 from webmcp_eval.data_file import DataFileError, parse_json, parse_yaml
 from webmcp_eval.suite.validate import CatalogError, SuiteCatalog
 
@@ -156,6 +157,44 @@ def test_yaml_and_json_give_the_line_of_every_field() -> None:
     assert parse_yaml("") == (None, {})
 
 
+def _outcome(text: str, *, fast: bool) -> object:
+    saved = data_file._FAST
+    data_file._FAST = saved if fast else None
+    try:
+        return parse_yaml(text)
+    except DataFileError as err:
+        return (str(err), err.line)
+    finally:
+        data_file._FAST = saved
+
+
+# Where libyaml and PyYAML read a text differently, and the damaged shapes the guards refuse
+CORNERS = [
+    "a:\tb",  # a tab inside a plain scalar: libyaml takes it, PyYAML does not
+    "a: !\n",  # a bare tag: "" for libyaml, null for PyYAML
+    "\na: 1\n\ufeffb: 2",  # a byte-order mark past the start
+    "{a: 1, ? b}",  # a "?" key inside a flow mapping
+    "{a: !1, a: 2}",  # a text PyYAML refuses where libyaml reads a tag
+    "{a: 1, a: 2}",
+    "a: &x\n  b: *x\n",
+    "[" * 120 + "]" * 120,
+    BOMB,
+    "a: .nan",
+    "a: 2024-01-01",
+    'a: "\\x01"',
+    'key: "unterminated',
+    "a: 1\n---\nb: 2",
+]
+
+
+@pytest.mark.parametrize(
+    "text", CORNERS + [p.read_text(encoding="utf-8") for p in sorted((ROOT / "cases").glob("*.yaml"))]
+)
+def test_the_fast_reader_reads_every_text_as_the_pure_python_one_does(text: str) -> None:
+    assert data_file._FAST is not None, "PyYAML's wheel carries libyaml"
+    assert _outcome(text, fast=True) == _outcome(text, fast=False)
+
+
 def test_a_declared_behaviour_without_cases_fails_the_coverage_rule(tmp_path: Path) -> None:
     suite = a_suite(
         tmp_path / "s", "behaviours:\n  no_tool: stops\n  checkout: buys once\nmin_cases_per_behaviour: 2\n"
@@ -210,3 +249,21 @@ def test_validate_takes_a_catalog_whose_property_schema_is_true(tmp_path: Path) 
     (folder / "catalog.json").write_text(json.dumps(catalog), encoding="utf-8")
     out = cli("validate", str(folder))
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_a_plain_case_is_read_by_libyaml_and_a_text_with_a_tab_by_pure_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    read: list[str] = []
+    fast = data_file._FAST
+    assert fast is not None
+
+    def counted(text: str) -> object:
+        read.append(text)
+        return fast(text)  # type: ignore[call-arg]
+
+    monkeypatch.setattr(data_file, "_FAST", counted)
+    case = (ROOT / "cases" / "SEL-01.yaml").read_text(encoding="utf-8")
+    parse_yaml(case)
+    assert read == [case]
+    with pytest.raises(DataFileError, match="found character '\\\\t'"):
+        parse_yaml("a:\tb")
+    assert read == [case]
