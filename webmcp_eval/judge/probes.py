@@ -17,7 +17,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Locator, Page
 
 from webmcp_eval.data_file import strings_in
-from webmcp_eval.suite.validate import SuiteCatalog
+from webmcp_eval.suite.catalog import SuiteCatalog
 from webmcp_eval.trace import ActionableRecord, ConsistencyRecord, RegistrationEvent, UntrustedText
 
 MARKUP = re.compile(r"<[a-zA-Z!/]")
