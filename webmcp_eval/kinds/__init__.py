@@ -27,8 +27,8 @@ from typing import Any, Generic, Protocol, TypeVar
 from pydantic import BaseModel, Field
 
 from webmcp_eval.data_file import FieldPath
+from webmcp_eval.kinds._locator import Locator
 from webmcp_eval.matchers import short
-from webmcp_eval.suite.locator import Locator
 from webmcp_eval.trace import Assertion, ConfirmationRecord, Status, Trace, UiObservation, UntrustedText
 
 E = TypeVar("E")
@@ -135,9 +135,13 @@ def answerable(value: object, trace: Trace) -> str:
 
 @cache
 def module_kinds() -> tuple[Kind[Any], ...]:
-    """Every kind: a module of this package (its ``KIND``), those of ``FIRST`` first, the rest by module name."""
+    """Every kind: a module of this package (its ``KIND``), those of ``FIRST`` first, the rest by module name.
+
+    A module whose name starts with ``_`` is no kind: it holds what the kinds share (the locator of an
+    element, what they judge of a recorded examination)."""
     found: list[Kind[Any]] = []
-    names = sorted((m.name for m in pkgutil.iter_modules(__path__)), key=lambda n: (n not in FIRST, _rank(n), n))
+    names = [m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")]  # _name: a shared helper
+    names.sort(key=lambda n: (n not in FIRST, _rank(n), n))
     for name in names:
         module = importlib.import_module(f"{__name__}.{name}")
         kind = getattr(module, "KIND", None)

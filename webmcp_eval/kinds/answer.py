@@ -10,8 +10,8 @@ from pydantic import Field, field_validator
 
 from webmcp_eval.kinds import Captures, Evidence, Kind, RuleProblem, answerable
 from webmcp_eval.kinds import assertion as _a
+from webmcp_eval.kinds._locator import Strict
 from webmcp_eval.matchers import short
-from webmcp_eval.suite.locator import Strict
 from webmcp_eval.trace import Assertion, Trace
 
 

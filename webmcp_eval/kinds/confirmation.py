@@ -8,11 +8,11 @@ there for the person at the screen.
 
 from __future__ import annotations
 
-from webmcp_eval.judge import probes
 from webmcp_eval.kinds import Captures, Evidence, Kind, PageReader
+from webmcp_eval.kinds import _probes as probes
 from webmcp_eval.kinds import assertion as _a
 from webmcp_eval.kinds import not_reached as _not_reached
-from webmcp_eval.suite.locator import Locator, Strict
+from webmcp_eval.kinds._locator import Locator, Strict
 from webmcp_eval.trace import Assertion, ConfirmationRecord, Trace
 
 

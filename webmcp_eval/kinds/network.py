@@ -15,7 +15,7 @@ from pydantic import Field, field_validator, model_validator
 from webmcp_eval.data_file import renamed_in_model
 from webmcp_eval.kinds import Captures, CaseFacts, Evidence, Kind, RuleProblem, answerable
 from webmcp_eval.kinds import assertion as _a
-from webmcp_eval.suite.locator import Strict
+from webmcp_eval.kinds._locator import Strict
 from webmcp_eval.trace import Assertion, Trace, WriteRecord
 
 

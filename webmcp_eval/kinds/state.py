@@ -16,9 +16,9 @@ from pydantic import Field, model_validator
 from webmcp_eval.kinds import CaseFacts, Evidence, Kind, RuleProblem, answerable
 from webmcp_eval.kinds import assertion as _a
 from webmcp_eval.kinds import not_reached as _not_reached
+from webmcp_eval.kinds._locator import Strict
 from webmcp_eval.kinds.calls.model import expected_leaves
 from webmcp_eval.matchers import MISSING, PathError, match, matcher_problems, parse_path, refs_in, resolve, short
-from webmcp_eval.suite.locator import Strict
 from webmcp_eval.trace import Assertion, StateChange, Trace
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")

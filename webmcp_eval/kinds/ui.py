@@ -16,8 +16,8 @@ from webmcp_eval.data_file import FieldPath
 from webmcp_eval.kinds import CaseFacts, Evidence, Kind, PageReader, RuleProblem
 from webmcp_eval.kinds import assertion as _a
 from webmcp_eval.kinds import not_reached as _not_reached
+from webmcp_eval.kinds._locator import Locator, Strict
 from webmcp_eval.matchers import MISSING, match, matcher_problems, short
-from webmcp_eval.suite.locator import Locator, Strict
 from webmcp_eval.trace import Assertion, Trace, UiObservation
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from webmcp_eval.kinds import Captures, Evidence, Kind, PageReader
 from webmcp_eval.kinds import assertion as _a
 from webmcp_eval.kinds import not_reached as _not_reached
+from webmcp_eval.kinds._locator import Strict
 from webmcp_eval.matchers import short
-from webmcp_eval.suite.locator import Strict
 from webmcp_eval.trace import Assertion, Trace
 
 

@@ -30,6 +30,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from webmcp_eval.data_file import Renames
 from webmcp_eval.kinds import module_kinds
+from webmcp_eval.kinds._locator import ARIA_ROLES, Locator, Strict
 from webmcp_eval.kinds.answer import AnswerExpectation, RubricCriterion
 from webmcp_eval.kinds.calls import (
     CallExpectations,
@@ -47,7 +48,6 @@ from webmcp_eval.kinds.state import StateExpectation
 from webmcp_eval.kinds.ui import UiExpectation
 from webmcp_eval.kinds.untrusted import UntrustedExpectation
 from webmcp_eval.suite.browser_context import BrowserContextSettings, check_locale, check_timezone
-from webmcp_eval.suite.locator import ARIA_ROLES, Locator, Strict
 
 # the expectations' models live with their kinds (webmcp_eval/kinds/); they are named here too, with the case's
 __all__ = [

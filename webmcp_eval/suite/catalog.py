@@ -8,7 +8,7 @@ from typing import Any
 
 from webmcp_eval.data_file import FieldPath, FileProblem, LineMap, deepest_line, load_json_document, shown_field
 from webmcp_eval.errors import InvalidInput
-from webmcp_eval.suite.site import route_key
+from webmcp_eval.matchers import route_pattern
 from webmcp_eval.suite.tool_schema import ToolSchemaError, check_tool_schema
 
 
@@ -63,15 +63,7 @@ class SuiteCatalog:
         """The catalog's route for a case route: path segments and hash segments (``/#/hotel/{id}``) matched
         ({name} matches one segment); a hash the catalog has no route for (an anchor such as ``#reviews``)
         falls back to the route of its path."""
-        path, _, fragment = route_key(route).partition("#")
-        for with_hash in (True, False) if fragment else (False,):
-            for pattern in self.routes:
-                pat_path, has_hash, pat_fragment = pattern.partition("#")
-                if bool(has_hash) != with_hash or not _segments_match(pat_path, path):
-                    continue
-                if not with_hash or _segments_match(pat_fragment, fragment):
-                    return pattern
-        return None
+        return route_pattern(self.routes, route)
 
     def tools(self) -> set[str]:
         return {name for tools in self.routes.values() for name in tools}
@@ -114,11 +106,6 @@ def _enforced(data: object, routes: dict[str, dict[str, Any]], source: str) -> d
                 what = f"argument(s) {', '.join(unknown)} of " if unknown and tool in routes.get(route, {}) else ""
                 raise CatalogError(f'{source}: "enforced": {what}{tool} on {route} is not in the catalog\'s routes')
     return data
-
-
-def _segments_match(pattern: str, path: str) -> bool:
-    pat, parts = pattern.strip("/").split("/"), path.strip("/").split("/")
-    return len(pat) == len(parts) and all(p.startswith("{") or p == r for p, r in zip(pat, parts, strict=True))
 
 
 def _checked(schema: object, source: str, where: FieldPath, lines: LineMap | None) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from webmcp_eval.data_file import shown_field
-from webmcp_eval.judge import probes
+from webmcp_eval.kinds import _probes as probes
 from webmcp_eval.kinds import assertion as _a
 from webmcp_eval.kinds.calls.model import CallExpectations, ExpectedCall, expected_leaves, has_groups_or_optional
 from webmcp_eval.kinds.calls.tree import best_assignment, order_kept

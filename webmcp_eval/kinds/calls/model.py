@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Discriminator, Field, Tag
 
 from webmcp_eval.data_file import FieldPath
-from webmcp_eval.suite.locator import Strict
+from webmcp_eval.kinds._locator import Strict
 
 
 class ExpectedCall(Strict):
