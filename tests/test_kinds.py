@@ -220,3 +220,23 @@ def test_validate_holds_each_block_to_its_kinds_rules_at_the_blocks_line(monkeyp
     assert facts.user_steps == [0] and facts.planned == [(0, "search_events")] and facts.catalog is None
     monkeypatch.undo()
     assert validate.validate_suite([parse_case(text, "x.yaml")], None, whole_suite=False) == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "found"),
+    [
+        ("{contains: [x], not_contains: [y], contains_any: [[a, b]]}", []),
+        ("{contains: ['']}", ["expect.answer.contains[0]"]),
+        ("{contains_any: [[a, ''], []]}", ["expect.answer.contains_any[0]", "expect.answer.contains_any[1]"]),
+        ("{not_contains: [y, '']}", ["expect.answer.not_contains[1]"]),
+    ],
+)
+def test_an_empty_text_of_the_answer_is_refused_by_its_kinds_rules(answer: str, found: list[str]) -> None:
+    from webmcp_eval.suite.loader import parse_case
+    from webmcp_eval.suite.validate import validate_suite
+
+    head = "id: X-01\nbehaviour: selection\ntitle: t\nstart_route: /events\nsteps: [{user: hi}]\n"
+    text = f"{head}expect:\n  answer: {answer}\n"
+    problems = validate_suite([parse_case(text, "x.yaml")], None, whole_suite=False)
+    assert [p.field for p in problems] == found
+    assert all(p.line == 7 and "says nothing about the answer" in p.message for p in problems)

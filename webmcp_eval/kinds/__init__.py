@@ -10,9 +10,9 @@ webmcp_eval/judge/checks.py ``KINDS``), so no kind is judged by one and forgotte
 
 Every kind is a module of this package (its ``KIND``), complete on its own: the case model takes its
 ``expect:`` field from it (webmcp_eval/suite/case.py) and ``webmcp-eval schema`` shows it. Such a module
-imports neither the case model nor the checks (the case model imports it): this package, the trace, the
-locator of an element and the shared helpers (matchers, probes), and another kind whose captures or
-models it reads.
+imports nothing above this package (docs/architecture.md; the case model, the checks and validate import
+it): this package and its shared ``_`` modules, another kind whose captures or models it reads, the
+trace, the value matchers and the data-file helpers.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ RuleProblem = tuple[FieldPath, str]
 
 
 class Catalog(Protocol):
-    """The site's tools per route (webmcp_eval/suite/validate.py ``SuiteCatalog``), as a kind's rules read it."""
+    """The site's tools per route (webmcp_eval/suite/catalog.py ``SuiteCatalog``), as a kind's rules read it."""
 
     def tools(self) -> set[str]: ...
     def argument_names(self, tool: str) -> set[str] | None: ...
