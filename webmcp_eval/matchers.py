@@ -22,6 +22,9 @@ does not compile) is a problem for ``validate`` (``matcher_problems``) and a
 A path reads into JSON-like data: ``result.data.events[0].id``, and
 ``events[id=evt-1].seatsLeft`` picks the first list element whose field equals
 the value.
+
+A route is matched to a catalog's route pattern (``/events/{id}``, ``/#/hotel/{id}``) by
+``route_pattern``, after ``route_key`` names it as a catalog does.
 """
 
 from __future__ import annotations
