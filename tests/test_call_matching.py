@@ -1,4 +1,4 @@
-"""Call matching (webmcp_eval/suite/call_tree.py) is polynomial and finds a full match whenever there is one.
+"""Call matching (webmcp_eval/kinds/calls/tree.py) is polynomial and finds a full match whenever there is one.
 
 The old matcher searched assignments with a step cap: a correct trace of 6 lookups, a save and 6 lookups
 was judged failed, and ``order: set`` had no cap at all. These tests count the matcher's work (calls to
@@ -13,7 +13,7 @@ from typing import Any
 
 from tests.test_checks import case, make_trace, tc
 from webmcp_eval.judge.checks import check_calls
-from webmcp_eval.suite.call_tree import best_assignment, order_kept
+from webmcp_eval.kinds.calls.tree import best_assignment, order_kept
 from webmcp_eval.suite.case import CallExpectations, ExpectedCall, expected_leaves
 from webmcp_eval.suite.loader import parse_case
 from webmcp_eval.suite.validate import validate_suite

@@ -13,17 +13,13 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from webmcp_eval.judge.checks import (
-    check_answer,
-    check_calls,
-    check_confirmation,
-    check_network,
-    check_state,
-    check_ui,
-    evaluate,
-    state_diff,
-    verdict,
-)
+from webmcp_eval.judge.checks import evaluate, verdict
+from webmcp_eval.kinds.answer import check_answer
+from webmcp_eval.kinds.calls import check_calls
+from webmcp_eval.kinds.confirmation import check_confirmation
+from webmcp_eval.kinds.network import check_network
+from webmcp_eval.kinds.state import check_state, state_diff
+from webmcp_eval.kinds.ui import check_ui
 from webmcp_eval.suite.case import Case, NetworkExpectation
 from webmcp_eval.suite.loader import parse_case
 from webmcp_eval.trace import (

@@ -12,6 +12,8 @@ from eval_support import CASES, SEED_CONTEXT, in_thread
 
 from webmcp_eval.agents.reference import ReferenceAgent
 from webmcp_eval.judge import checks
+from webmcp_eval.kinds.state import NO_STATE, check_state
+from webmcp_eval.kinds.ui import check_ui
 from webmcp_eval.play.run.run import run_suite
 from webmcp_eval.play.run.settings import RunSettings
 from webmcp_eval.suite.case import StateExpectation, UiExpectation
@@ -73,14 +75,14 @@ def _trace(**kw) -> Trace:
 
 def test_a_cut_short_trials_unread_checks_say_not_reached_never_no_hook():
     stopped = _trace(stopped="the site stopped answering")
-    (state,) = checks.check_state(StateExpectation(unchanged=True), stopped, {})
+    (state,) = check_state(StateExpectation(unchanged=True), stopped, {})
     assert state.status == "not_run" and state.why.startswith("not reached") and "hook" not in state.why
     ui = UiExpectation.model_validate({"target": {"role": "dialog"}})
-    (seen,) = checks.check_ui([ui], stopped)
+    (seen,) = check_ui([ui], stopped)
     assert seen.status == "not_run" and seen.why.startswith("not reached")
     # a trial that ran to the end on a site without a state hook says so
-    (state,) = checks.check_state(StateExpectation(unchanged=True), _trace(), {})
-    assert state.why == checks.NO_STATE
+    (state,) = check_state(StateExpectation(unchanged=True), _trace(), {})
+    assert state.why == NO_STATE
 
 
 def test_a_step_the_page_did_not_show_is_a_failed_assertion_naming_it():

@@ -13,7 +13,8 @@ import pytest
 from pydantic import BaseModel
 
 from webmcp_eval.judge import checks, rejudge
-from webmcp_eval.kinds import FRAME, Evidence, Kind, answerable, module_kinds
+from webmcp_eval.kinds import FIRST, FRAME, Evidence, Kind, answerable, module_kinds
+from webmcp_eval.kinds.state import STATE
 from webmcp_eval.mutation import mutate
 from webmcp_eval.rundir.reading import read_traces
 from webmcp_eval.suite.case import Case, Expectations
@@ -109,11 +110,11 @@ def test_each_kind_reads_only_the_trace_fields_it_names() -> None:
             kind.check(value, spy, {})
             kind.unanswerable(value, spy)
             assert not READ - kind.fields - FRAME, f"{kind.name} reads {sorted(READ - kind.fields - FRAME)}"
-    assert {k.name for k in checks.KINDS if k not in module_kinds()} <= judged  # the seed cases use every one
+    assert set(FIRST) <= judged  # the seed cases use every one of the kinds judged first
 
 
 def test_the_spy_sees_a_field_a_kind_does_not_name() -> None:
-    blind = dataclasses.replace(next(k for k in checks.KINDS if k.name == "answer"), reads=(checks.STATE,))
+    blind = dataclasses.replace(next(k for k in checks.KINDS if k.name == "answer"), reads=(STATE,))
     case, trace = next((c, t) for c, t in _samples() if c.expect.answer is not None)
     READ.clear()
     blind.check(case.expect.answer, _Spy.model_validate(trace.model_dump()), {})
@@ -185,3 +186,57 @@ def test_mutate_compares_the_evidence_of_every_kind(monkeypatch: pytest.MonkeyPa
     assert mutate.observable(trace)["the_answer_twice"] == "xx"
     other = trace.model_copy(update={"ai_result": "y"})
     assert "the_answer_twice" in mutate.differences(mutate.observable(trace), mutate.observable(other), set())
+
+
+def test_the_kinds_judged_first_come_first_then_every_other_by_module_name() -> None:
+    names = [k.name for k in module_kinds()]
+    assert names[: len(FIRST)] == list(FIRST)
+    assert names[len(FIRST) :] == sorted(names[len(FIRST) :]) and len(names) > len(FIRST)
+    assert [k.name for k in checks.KINDS] == names == list(Expectations.model_fields)  # one order everywhere
+
+
+def test_validate_holds_each_block_to_its_kinds_rules_at_the_blocks_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """validate asks every kind with rules (its ``validate``) through the registry, with what the case says."""
+    from webmcp_eval.kinds import CaseFacts
+    from webmcp_eval.suite import validate
+    from webmcp_eval.suite.loader import parse_case
+
+    text = (
+        "id: X-01\nbehaviour: selection\ntitle: t\nstart_route: /events\nsteps:\n"
+        "  - user: hi\n    plan: [{call: search_events}]\n  - action: reload\n"
+        "expect:\n  answer:\n    contains: [x]\n"
+    )
+    seen: list[CaseFacts] = []
+
+    def rules(value: Any, facts: CaseFacts) -> list[tuple[tuple[str | int, ...], str]]:
+        seen.append(facts)
+        return [(("expect", "answer", "contains", 0), "said by the kind")]
+
+    kinds = [dataclasses.replace(k, validate=rules) if k.name == "answer" else k for k in module_kinds()]
+    monkeypatch.setattr(validate, "blocks", lambda expect: [(k, v) for k in kinds if (v := getattr(expect, k.name))])
+    problems = validate.validate_suite([parse_case(text, "x.yaml")], None, whole_suite=False)
+    assert [(p.line, p.field, p.message) for p in problems] == [(11, "expect.answer.contains[0]", "said by the kind")]
+    (facts,) = seen
+    assert facts.user_steps == [0] and facts.planned == [(0, "search_events")] and facts.catalog is None
+    monkeypatch.undo()
+    assert validate.validate_suite([parse_case(text, "x.yaml")], None, whole_suite=False) == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "found"),
+    [
+        ("{contains: [x], not_contains: [y], contains_any: [[a, b]]}", []),
+        ("{contains: ['']}", ["expect.answer.contains[0]"]),
+        ("{contains_any: [[a, ''], []]}", ["expect.answer.contains_any[0]", "expect.answer.contains_any[1]"]),
+        ("{not_contains: [y, '']}", ["expect.answer.not_contains[1]"]),
+    ],
+)
+def test_an_empty_text_of_the_answer_is_refused_by_its_kinds_rules(answer: str, found: list[str]) -> None:
+    from webmcp_eval.suite.loader import parse_case
+    from webmcp_eval.suite.validate import validate_suite
+
+    head = "id: X-01\nbehaviour: selection\ntitle: t\nstart_route: /events\nsteps: [{user: hi}]\n"
+    text = f"{head}expect:\n  answer: {answer}\n"
+    problems = validate_suite([parse_case(text, "x.yaml")], None, whole_suite=False)
+    assert [p.field for p in problems] == found
+    assert all(p.line == 7 and "says nothing about the answer" in p.message for p in problems)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from webmcp_eval.judge.checks import _stale
+from webmcp_eval.kinds.calls.check import _stale
 from webmcp_eval.play.page.toolhost import ShimLog
 from webmcp_eval.trace import FrameRecord, RegistrationEvent, StaleRegistration, StepRecord, ToolCall, Trace
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from webmcp_eval.judge import checks
+from webmcp_eval.kinds.calls import check as checks
+from webmcp_eval.kinds.ui import check_ui
 from webmcp_eval.suite.case import CallExpectations
 from webmcp_eval.trace import RegistrationEvent, ToolCall, Trace
 
@@ -75,7 +76,7 @@ def ui_judged(summary: dict, pairs: list[list[str]] | None, captures: dict | Non
     obs = UiObservation(target="dialog", count=1, visible=True, text="", pairs=pairs)
     trace = Trace(run_id="r", trial_id="X.t1", case_id="X", behaviour="selection", start_route="/")
     trace.ui.observations = [obs]
-    (a,) = checks.check_ui([exp], trace, captures or {})
+    (a,) = check_ui([exp], trace, captures or {})
     return a
 
 

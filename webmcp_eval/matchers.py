@@ -22,6 +22,9 @@ does not compile) is a problem for ``validate`` (``matcher_problems``) and a
 A path reads into JSON-like data: ``result.data.events[0].id``, and
 ``events[id=evt-1].seatsLeft`` picks the first list element whose field equals
 the value.
+
+A route is matched to a catalog's route pattern (``/events/{id}``, ``/#/hotel/{id}``) by
+``route_pattern``, after ``route_key`` names it as a catalog does.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from webmcp_eval.data_file import FieldPath
@@ -354,3 +358,36 @@ def substitute(template: Any, captures: dict[str, Any]) -> Any:
     if isinstance(template, list):
         return [substitute(v, captures) for v in template]
     return template
+
+
+# ---- routes as a catalog names them ------------------------------------------------------------------
+
+
+def route_key(route: str) -> str:
+    """A route as a catalog names it: ``/``, ``/cart.html``, ``/#/hotel/x`` (the query left out, the hash kept:
+    a hash-routed page registers the tools of its hash route)."""
+    path, _, fragment = route.partition("#")
+    path = path.split("?")[0]
+    path = path[2:] if path.startswith("./") else path
+    key = "/" + path.strip("/") if path.strip("/") not in ("", ".") else "/"
+    return f"{key}#{fragment}" if fragment else key
+
+
+def route_pattern(patterns: Iterable[str], route: str) -> str | None:
+    """The catalog's route for a case route: path segments and hash segments (``/#/hotel/{id}``) matched
+    ({name} matches one segment); a hash the catalog has no route for (an anchor such as ``#reviews``)
+    falls back to the route of its path."""
+    path, _, fragment = route_key(route).partition("#")
+    for with_hash in (True, False) if fragment else (False,):
+        for pattern in patterns:
+            pat_path, has_hash, pat_fragment = pattern.partition("#")
+            if bool(has_hash) != with_hash or not _segments_match(pat_path, path):
+                continue
+            if not with_hash or _segments_match(pat_fragment, fragment):
+                return pattern
+    return None
+
+
+def _segments_match(pattern: str, path: str) -> bool:
+    pat, parts = pattern.strip("/").split("/"), path.strip("/").split("/")
+    return len(pat) == len(parts) and all(p.startswith("{") or p == r for p, r in zip(pat, parts, strict=True))

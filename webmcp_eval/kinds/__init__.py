@@ -2,28 +2,34 @@
 
 A kind names its model (what one block says), its checker (the block and a trace become assertions),
 the evidence it reads (fields of the trace, each with the part of it ``mutate`` compares between a
-clean run and a mutant) and what makes a stored trace unable to answer it (``rejudge``). The checks,
-``rejudge`` and ``mutate`` take their lists from the kinds (webmcp_eval/judge/checks.py ``KINDS`` holds them all), so
-no kind is judged by one and forgotten by another.
+clean run and a mutant) and what makes a stored trace unable to answer it (``rejudge``); where it has
+them, its rules against the suite (``validate``: the catalog's tools, the site's write methods, the
+reference plan) and what it reads of the page after the steps (``observe``). The checks, ``validate``,
+the page observer, ``rejudge`` and ``mutate`` take their lists from the kinds (``module_kinds``;
+webmcp_eval/judge/checks.py ``KINDS``), so no kind is judged by one and forgotten by another.
 
-A kind that is a module of this package is complete on its own: the case model takes its ``expect:``
-field from it (an optional block; absent, nothing is checked) and ``webmcp-eval schema`` shows it. Such a
-module imports neither the case model nor the checks (webmcp_eval/suite/case.py imports it): only this
-package and the trace.
+Every kind is a module of this package (its ``KIND``), complete on its own: the case model takes its
+``expect:`` field from it (webmcp_eval/suite/case.py) and ``webmcp-eval schema`` shows it. Such a module
+imports nothing above this package (docs/architecture.md; the case model, the checks and validate import
+it): this package and its shared ``_`` modules, another kind whose captures or models it reads, the
+trace, the value matchers and the data-file helpers.
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from webmcp_eval.trace import Assertion, Status, Trace
+from webmcp_eval.data_file import FieldPath
+from webmcp_eval.kinds._locator import Locator
+from webmcp_eval.matchers import short
+from webmcp_eval.trace import Assertion, ConfirmationRecord, Status, Trace, UiObservation, UntrustedText
 
 E = TypeVar("E")
 
@@ -33,6 +39,44 @@ Captures = dict[str, Any]
 # Trace fields that say how the trial was run, not what the site did: any check may read them, and a
 # clean run and its mutant share them (or the verdict shows the difference), so they are no kind's evidence.
 FRAME = frozenset({"case_id", "case", "network_mode", "stopped", "catalog_hints", "catalog_schemas"})
+
+# The kinds judged first, in this order (a verdict lists their assertions so, and the case's JSON Schema
+# its fields); every other kind comes after them, by module name. The calls come first: their captures
+# reach the kinds after them.
+FIRST = ("calls", "network", "ui", "state", "answer", "confirmation", "untrusted")
+
+# A problem of an expectation: the field path in the case file (from ``expect``) and what is wrong.
+RuleProblem = tuple[FieldPath, str]
+
+
+class Catalog(Protocol):
+    """The site's tools per route (webmcp_eval/suite/catalog.py ``SuiteCatalog``), as a kind's rules read it."""
+
+    def tools(self) -> set[str]: ...
+    def argument_names(self, tool: str) -> set[str] | None: ...
+    def argument_schemas(self, tool: str, name: str) -> list[dict[str, Any]]: ...
+
+
+@dataclass(frozen=True)
+class CaseFacts:
+    """What a kind's ``validate`` holds its block to, besides the block itself."""
+
+    steps: Sequence[Any]  # the case's steps (user steps and actions)
+    user_steps: list[int]  # the positions of its user steps among them
+    expect: Any  # the case's whole expect: (a kind's rules may name what another kind captures)
+    planned: list[tuple[int, str]] | None  # the reference plan's calls (step, tool); None: it plays none
+    catalog: Catalog | None  # None: no catalog, tools are not checked
+    write_methods: tuple[str, ...]  # the request methods the proxy counts as writes
+
+
+class PageReader(Protocol):
+    """What a kind's ``observe`` may read of the page after the steps (webmcp_eval/play/page/observe.py)."""
+
+    async def target(self, target: Locator, pairs: bool = False) -> UiObservation: ...
+    async def confirmation(
+        self, control: Locator, trial_id: str, at_press: ConfirmationRecord | None = None
+    ) -> ConfirmationRecord: ...
+    async def untrusted(self, calls: list[Any]) -> list[UntrustedText] | None: ...
 
 
 @dataclass(frozen=True)
@@ -53,7 +97,12 @@ class Kind(Generic[E]):
     check: Callable[[E, Trace, Captures], list[Assertion]]
     reads: tuple[Evidence, ...]
     unanswerable: Callable[[E, Trace], str]  # why a stored trace cannot answer the block ("" when it can)
-    description: str = ""  # the field's description in the case's JSON Schema (a module kind's own field)
+    description: str = ""  # the field's description in the case's JSON Schema
+    # the expect: field's type and its pydantic Field (default: an optional block, absent when not written)
+    annotation: Any = None
+    field: Any = None
+    validate: Callable[[E, CaseFacts], list[RuleProblem]] | None = None  # the block's rules against the suite
+    observe: Callable[[E, PageReader, Trace], Awaitable[None]] | None = None  # reads the page into the trace
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
@@ -71,6 +120,12 @@ class Kind(Generic[E]):
         """The trace fields its checker and its ``unanswerable`` may read."""
         return frozenset(f for e in self.reads for f in e.fields)
 
+    def expect_field(self) -> tuple[Any, Any]:
+        """Its field of the case's ``expect:``: (type, pydantic Field), as ``create_model`` takes it."""
+        if self.annotation is not None:
+            return self.annotation, self.field
+        return self.model | None, Field(default=None, description=self.description or None)
+
 
 def answerable(value: object, trace: Trace) -> str:
     """For a kind whose evidence every trace that played to the end holds, or whose checker says not_run
@@ -80,15 +135,34 @@ def answerable(value: object, trace: Trace) -> str:
 
 @cache
 def module_kinds() -> tuple[Kind[Any], ...]:
-    """The kinds that are a module of this package (its ``KIND``), by module name."""
+    """Every kind: a module of this package (its ``KIND``), those of ``FIRST`` first, the rest by module name.
+
+    A module whose name starts with ``_`` is no kind: it holds what the kinds share (the locator of an
+    element, what they judge of a recorded examination)."""
     found: list[Kind[Any]] = []
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"{__name__}.{info.name}")
+    names = [m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")]  # _name: a shared helper
+    names.sort(key=lambda n: (n not in FIRST, _rank(n), n))
+    for name in names:
+        module = importlib.import_module(f"{__name__}.{name}")
         kind = getattr(module, "KIND", None)
         if not isinstance(kind, Kind):
             raise TypeError(f"{module.__name__} is in the package of expectation kinds and has no KIND")
         found.append(kind)
     return tuple(found)
+
+
+def _rank(name: str) -> int:
+    return FIRST.index(name) if name in FIRST else len(FIRST)
+
+
+def blocks(expect: BaseModel) -> list[tuple[Kind[Any], Any]]:
+    """The blocks of a case's ``expect:`` with their kinds (an absent block has nothing to judge)."""
+    return [(kind, value) for kind in module_kinds() if (value := getattr(expect, kind.name)) is not None]
+
+
+def not_reached(trace: Trace, why: str) -> str:
+    """Why evidence is missing: "not reached" when the trial stopped before reading it, else ``why``."""
+    return f"not reached: the trial stopped first ({short(trace.stopped, 160)})" if trace.stopped else why
 
 
 def assertion(

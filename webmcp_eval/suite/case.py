@@ -10,15 +10,12 @@ as positive ones.
 
 from __future__ import annotations
 
-import difflib
 import re
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
     BaseModel,
-    ConfigDict,
     Discriminator,
     Field,
     ModelWrapValidatorHandler,
@@ -31,9 +28,47 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from webmcp_eval.data_file import FieldPath, Renames, renamed_in_model
+from webmcp_eval.data_file import Renames
 from webmcp_eval.kinds import module_kinds
+from webmcp_eval.kinds._locator import ARIA_ROLES, Locator, Strict
+from webmcp_eval.kinds.answer import AnswerExpectation, RubricCriterion
+from webmcp_eval.kinds.calls import (
+    CallExpectations,
+    ExpectedCall,
+    ExpectedNode,
+    ForbiddenCall,
+    OrderedGroup,
+    UnorderedGroup,
+    expected_leaves,
+    has_groups_or_optional,
+)
+from webmcp_eval.kinds.confirmation import ConfirmationExpectation
+from webmcp_eval.kinds.network import NetworkExpectation
+from webmcp_eval.kinds.state import StateExpectation
+from webmcp_eval.kinds.ui import UiExpectation
+from webmcp_eval.kinds.untrusted import UntrustedExpectation
 from webmcp_eval.suite.browser_context import BrowserContextSettings, check_locale, check_timezone
+
+# the expectations' models live with their kinds (webmcp_eval/kinds/); they are named here too, with the case's
+__all__ = [
+    "ARIA_ROLES",
+    "AnswerExpectation",
+    "CallExpectations",
+    "ConfirmationExpectation",
+    "ExpectedCall",
+    "ExpectedNode",
+    "ForbiddenCall",
+    "Locator",
+    "NetworkExpectation",
+    "OrderedGroup",
+    "RubricCriterion",
+    "StateExpectation",
+    "UiExpectation",
+    "UnorderedGroup",
+    "UntrustedExpectation",
+    "expected_leaves",
+    "has_groups_or_optional",
+]
 
 BEHAVIOURS: dict[str, str] = {
     "selection": "SEL — natural language maps to the right tool",
@@ -52,67 +87,7 @@ BEHAVIOURS: dict[str, str] = {
 NO_STEPS = "a case needs steps (user messages and actions), or a user: goal for a simulated user"
 
 
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-# The WAI-ARIA roles Playwright's get_by_role takes (a test compares them with Playwright's own list):
-# a locator by any other role finds nothing, so "absent" would always hold.
-ARIA_ROLES = frozenset(
-    """alert alertdialog application article banner blockquote button caption cell checkbox code columnheader
-    combobox complementary contentinfo definition deletion dialog directory document emphasis feed figure form
-    generic grid gridcell group heading img insertion link list listbox listitem log main marquee math menu
-    menubar menuitem menuitemcheckbox menuitemradio meter navigation none note option paragraph presentation
-    progressbar radio radiogroup region row rowgroup rowheader scrollbar search searchbox separator slider
-    spinbutton status strong subscript superscript switch tab table tablist tabpanel term textbox time timer
-    toolbar tooltip tree treegrid treeitem""".split()  # noqa: SIM905 - a list of 82 words reads better as text
-)
-
-
 # ---- steps -----------------------------------------------------------------
-
-
-class Locator(Strict):
-    """How a person finds a control: by role and accessible name, label or text.
-
-    ``within`` scopes it to another element (a dialog, a form, a result region),
-    so an assertion speaks of that element and not of the text anywhere on the page.
-    """
-
-    role: str | None = None
-    name: str | None = None
-    label: str | None = None
-    text: str | None = None
-    exact: bool = True
-    within: Locator | None = Field(default=None, description="only inside this element (e.g. {role: dialog})")
-
-    @model_validator(mode="after")
-    def _one_way(self) -> Locator:
-        if not (self.role or self.label or self.text):
-            raise ValueError("a locator needs one of role, label or text")
-        return self
-
-    @field_validator("role")
-    @classmethod
-    def _aria_role(cls, value: str | None) -> str | None:
-        if value is not None and value not in ARIA_ROLES:
-            near = difflib.get_close_matches(value, sorted(ARIA_ROLES), n=1)
-            hint = f" (did you mean {near[0]}?)" if near else ""
-            raise ValueError(f"{value!r} is not a WAI-ARIA role{hint}: no element has it, so the locator finds nothing")
-        return value
-
-    def describe(self) -> str:
-        inside = f" within {self.within.describe()}" if self.within else ""
-        if self.role:
-            return (f"{self.role} {self.name!r}" if self.name else self.role) + inside
-        if self.label:
-            return f"label {self.label!r}{inside}"
-        return f"text {self.text!r}{inside}"
-
-    @property
-    def page_wide_text(self) -> bool:
-        """A text search over the whole page: it passes wherever the text appears."""
-        return self.text is not None and self.within is None
 
 
 class PlanCall(Strict):
@@ -355,264 +330,23 @@ class UserGoal(Strict):
         return UserStep(user=self.goal, plan=self.plan or [], reply=self.reply)
 
 
-# ---- expectations ----------------------------------------------------------
-
-
-class ExpectedCall(Strict):
-    tool: str
-    args: dict[str, Any] = Field(default_factory=dict, description="argument matchers")
-    no_other_args: bool = Field(default=False, description="fail when the call has arguments not listed")
-    result: Any = Field(
-        default=None,
-        description="matcher on the tool's result: partial for a mapping, or a scalar/list/operator "
-        "(none: not checked; {$type: null} expects null)",
-    )
-    capture: dict[str, str] = Field(default_factory=dict, description="name -> path into {args, result}")
-    step: int | None = Field(default=None, description="only calls made during this user step (0-based)")
-    optional: bool = Field(
-        default=False,
-        description="the call may be left out; made, it must match (only order: exact can tell, "
-        "so it is accepted only there)",
-    )
-
-
-class OrderedGroup(Strict):
-    """These expected calls in this order (calls of other tools between them as the case's order allows)."""
-
-    ordered: list[ExpectedNode] = Field(min_length=1)
-
-
-class UnorderedGroup(Strict):
-    """These expected calls in any order, e.g. five toppings in any order, then share."""
-
-    unordered: list[ExpectedNode] = Field(min_length=1)
-
-
-def _node_kind(value: object) -> str | None:
-    if isinstance(value, dict):
-        for key in ("ordered", "unordered"):
-            if key in value:
-                return key
-        return "call"
-    kinds: dict[type, str] = {OrderedGroup: "ordered", UnorderedGroup: "unordered"}
-    return kinds.get(type(value), "call")
-
-
-ExpectedNode = Annotated[
-    Annotated[ExpectedCall, Tag("call")]
-    | Annotated[OrderedGroup, Tag("ordered")]
-    | Annotated[UnorderedGroup, Tag("unordered")],
-    Discriminator(_node_kind),
-]
-OrderedGroup.model_rebuild()
-UnorderedGroup.model_rebuild()
-
-
-def expected_leaves(
-    nodes: Sequence[ExpectedNode], path: FieldPath = ("expect", "calls", "expected")
-) -> list[tuple[FieldPath, ExpectedCall]]:
-    """Every expected call in a tree of groups, in reading order, with its field path."""
-    out: list[tuple[FieldPath, ExpectedCall]] = []
-    for i, node in enumerate(nodes):
-        if isinstance(node, ExpectedCall):
-            out.append(((*path, i), node))
-        elif isinstance(node, OrderedGroup):
-            out += expected_leaves(node.ordered, (*path, i, "ordered"))
-        else:
-            out += expected_leaves(node.unordered, (*path, i, "unordered"))
-    return out
-
-
-def has_groups_or_optional(calls: CallExpectations) -> bool:
-    """Whether expected calls use groups or optional calls (then the tree matcher judges them)."""
-    return any(not isinstance(n, ExpectedCall) or n.optional for n in calls.expected)
-
-
-class ForbiddenCall(Strict):
-    tool: str
-    args: dict[str, Any] = Field(default_factory=dict)
-    step: int | None = Field(default=None, description="only forbidden during this user step")
-    why: str = ""
-
-
-class CallExpectations(Strict):
-    order: Literal["sequence", "set", "exact"] = Field(
-        default="sequence",
-        description="sequence: in this order, other calls may come between; set: any order; "
-        "exact: these calls and no others, in this order",
-    )
-    expected: list[ExpectedNode] = Field(
-        default_factory=list, description="expected calls, or groups of them: {ordered: [...]}, {unordered: [...]}"
-    )
-    forbidden: list[ForbiddenCall] = Field(default_factory=list)
-    max_calls: int | None = None
-    only_active_catalog: bool = Field(default=True, description="every call named a tool of the active catalog")
-    no_stale_tools: bool = Field(default=True, description="no registration outlived the route it belongs to")
-    annotations_hold: bool = Field(
-        default=True,
-        description="every tool's annotations hold: a tool marked readOnlyHint wrote nothing during its calls "
-        "(the proxy's count per call), and each live tool's hints are those the suite's catalog gives it",
-    )
-    descriptions_trusted: bool = Field(
-        default=True,
-        description="no tool's description or annotations carry untrusted text from a result of an "
-        "untrustedContentHint tool (it would reach every agent as the site's own words)",
-    )
-    schemas_hold: bool = Field(
-        default=True,
-        description="every live tool's input schema keeps the constraints (type, enum, required) the suite's "
-        "catalog marks enforced by the server; other drift from the catalog is a warning",
-    )
-    witness_agrees: bool = Field(
-        default=False,
-        description="the DevTools WebMCP domain saw the same calls as the shim (a disagreement is "
-        "always a warning in the trace; this makes it an assertion)",
-    )
-
-
-class UiExpectation(Strict):
-    target: Locator
-    state: Literal["visible", "hidden", "absent"] = "visible"
-    value: Any = None
-    text: Any = None
-    summary: dict[str, Any] | None = Field(
-        default=None,
-        description="label -> matcher of every label/value pair the element shows (a dl's dt/dd, a table's "
-        "th/td rows), read whole: a field it shows that is not named here, or named with another value, fails",
-    )
-    why: str = ""
-
-    @model_validator(mode="after")
-    def _checked(self) -> UiExpectation:
-        given = [name for name in ("value", "text", "summary") if getattr(self, name) is not None]
-        if given and self.state != "visible":
-            raise ValueError(
-                f"{' and '.join(given)} beside state: {self.state} is never checked (only a visible element has "
-                f"one to read); to say which element must be {self.state}, put it in the target "
-                "(name:, text:, within:)"
-            )
-        return self
-
-
-class StateExpectation(Strict):
-    unchanged: bool = False
-    changed_only: list[str] | None = Field(default=None, description="paths that may change; all else must not")
-    after: dict[str, Any] = Field(default_factory=dict, description="path -> matcher on the state after")
-
-    @model_validator(mode="after")
-    def _not_contradictory(self) -> StateExpectation:
-        if self.unchanged and (self.changed_only or self.after):
-            raise ValueError("unchanged: true cannot be combined with changed_only or after")
-        return self
-
-
-class RubricCriterion(Strict):
-    """One criterion in words, judged per trial by a grader (a model, checked against people's labels)."""
-
-    id: str = Field(pattern=r"^[a-z][a-z0-9_]*$", description="stable name, e.g. says_cannot_know")
-    criterion: str = Field(min_length=1, description="what a passing trial does, in words a person can judge")
-
-
-class AnswerExpectation(Strict):
-    contains: list[str] = Field(default_factory=list)
-    contains_any: list[list[str]] = Field(
-        default_factory=list, description="each inner list: at least one of these must appear"
-    )
-    not_contains: list[str] = Field(default_factory=list)
-    rubric: list[RubricCriterion] = Field(
-        default_factory=list,
-        description="criteria in words for what code cannot check; judged by a model grader (run --grader) "
-        "that sees the whole trace, and by people (webmcp-eval label)",
-    )
-
-    @field_validator("rubric")
-    @classmethod
-    def _unique_ids(cls, value: list[RubricCriterion]) -> list[RubricCriterion]:
-        ids = [c.id for c in value]
-        dupes = sorted({i for i in ids if ids.count(i) > 1})
-        if dupes:
-            raise ValueError(f"rubric criterion id(s) used twice: {', '.join(dupes)}")
-        return value
-
-
-class ConfirmationExpectation(Strict):
-    """The human confirmation point: the control is there for the human and nobody pressed it.
-
-    The control must also be actionable by a person: visible to the eye, enabled,
-    named, and the control the final action goes through (the submit control of
-    its form, or a control of the open dialog).
-    """
-
-    control: Locator
-    pressed: bool = False
-
-
-class UntrustedExpectation(Strict):
-    """Untrusted content (results of tools marked untrustedContentHint) is shown as text, never as markup."""
-
-    as_text: bool = True
-
+# ---- expectations: one field per kind (webmcp_eval/kinds/), in the order they are judged ----------------------
 
 # keys of a case file renamed since (README.md, "Renamed"): the old one reads as the new for one release
 RENAMED_KEYS: Renames = {("expect", "network", "mutations"): "writes"}
 
 
-class NetworkExpectation(Strict):
-    writes: dict[str, int] = Field(
-        default_factory=dict,
-        description='"METHOD /path" (glob) on the site, "METHOD //host:port/path" on another host, '
-        'or "total" -> expected count',
-    )
-    outbound: int | None = Field(
-        default=None,
-        ge=0,
-        description="requests to other hosts than the site's (passed or blocked); "
-        "none: not asserted unless the site config asks",
-    )
-
-    @model_validator(mode="before")
-    @classmethod
-    def _renamed(cls, data: object) -> Any:
-        """``mutations``, this key's old name, still reads (a case file's loader says so at its line)."""
-        return renamed_in_model(data, {("mutations",): "writes"})
-
-    @field_validator("writes")
-    @classmethod
-    def _keys(cls, value: dict[str, int]) -> dict[str, int]:
-        for key in value:
-            if key != "total" and not re.fullmatch(r"[A-Za-z*]+ /\S*", key):
-                raise ValueError(f"write key {key!r} must be 'total' or 'METHOD /path-glob', e.g. 'POST /api/saved'")
-        return value
-
-
-class _Expectations(Strict):
-    calls: CallExpectations = Field(default_factory=CallExpectations)
-    network: NetworkExpectation = Field(default_factory=NetworkExpectation)
-    ui: list[UiExpectation] = Field(default_factory=list)
-    state: StateExpectation | None = None
-    answer: AnswerExpectation | None = None
-    confirmation: ConfirmationExpectation | None = None
-    untrusted: UntrustedExpectation | None = Field(
-        default=None, description="untrusted text with markup in it is rendered as text: no element is made of it"
-    )
-
-
-def _with_module_kinds(base: type[_Expectations]) -> type[_Expectations]:
-    """The expect: block: its own fields, then one per kind that is a module of kinds/ (absent: not checked).
-
-    The checks, rejudge and mutate find every kind in webmcp_eval/judge/checks.py KINDS.
-    """
-    fields: dict[str, Any] = {
-        kind.name: (kind.model | None, Field(default=None, description=kind.description or None))
-        for kind in module_kinds()
-    }
-    return create_model("Expectations", __base__=base, __module__=__name__, **fields)
+def _expectations() -> type[BaseModel]:
+    """The expect: block: one field per kind, its type and default the kind's (an optional block by default:
+    absent, nothing is checked). The checks, validate, the page observer, rejudge and mutate find the same kinds."""
+    fields: dict[str, Any] = {kind.name: kind.expect_field() for kind in module_kinds()}
+    return create_model("Expectations", __base__=Strict, __module__=__name__, **fields)
 
 
 if TYPE_CHECKING:
-    Expectations = _Expectations
+    Expectations = Any  # built from the kinds when the module loads: the type checker sees each block as Any
 else:
-    Expectations = _with_module_kinds(_Expectations)
+    Expectations = _expectations()
 
 
 class NullAgentPass(Strict):

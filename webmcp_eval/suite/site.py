@@ -44,6 +44,7 @@ from webmcp_eval.data_file import (
     say_renamed,
 )
 from webmcp_eval.errors import InvalidInput
+from webmcp_eval.matchers import route_key as route_key  # its readers import it from here
 from webmcp_eval.trace import NotRunKind
 
 
@@ -183,16 +184,6 @@ def resolve_route(base_url: str, route: str) -> str:
 def _names_a_file(path: str) -> bool:
     """A last path segment with a dot in it (``index.html``, ``app.php``) is a document, not a folder."""
     return "." in path.rsplit("/", 1)[-1]
-
-
-def route_key(route: str) -> str:
-    """A route as a catalog names it: ``/``, ``/cart.html``, ``/#/hotel/x`` (the query left out, the hash kept:
-    a hash-routed page registers the tools of its hash route)."""
-    path, _, fragment = route.partition("#")
-    path = path.split("?")[0]
-    path = path[2:] if path.startswith("./") else path
-    key = "/" + path.strip("/") if path.strip("/") not in ("", ".") else "/"
-    return f"{key}#{fragment}" if fragment else key
 
 
 def demo_site_config(base_url: str) -> SiteConfig:

@@ -1,4 +1,5 @@
-"""What the page shows after the steps: the UI a case expects, its confirmation point, ARIA, a screenshot.
+"""What the page shows after the steps: what each kind of the case reads of it (the UI it expects, its
+confirmation point, untrusted rendering: the kind's ``observe``, webmcp_eval/kinds/), ARIA, a screenshot.
 
 These only read the page, so they run together. Headed, the confirmation point
 holds for the person at the screen (webmcp_eval/play/page/watcher.py), so the rest waits
@@ -16,6 +17,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
 from webmcp_eval.judge import probes
+from webmcp_eval.kinds import blocks
 from webmcp_eval.play.browser.artifacts import Artifacts
 from webmcp_eval.play.page.human_windows import HumanWindows
 from webmcp_eval.play.page.locate import locate
@@ -106,25 +108,16 @@ class PageObserver:
     watcher: Watcher | None = None  # headed: the hold at the confirmation point
 
     async def observe(self, expect: Expectations, trace: Trace) -> None:
-        """Fill the trace's UI record, confirmation and untrusted rendering from the page as it is now."""
+        """Fill the trace's UI record, and what each kind of the case reads of the page (its ``observe``: the
+        UI it expects, its confirmation point, untrusted rendering), from the page as it is now."""
         trace.ui.url = self.page.url
-        observations = asyncio.gather(*(self.target(exp.target, exp.summary is not None) for exp in expect.ui))
-        confirmation = expect.confirmation
-        if self.watcher is not None:
-            trace.ui.observations = list(await observations)
-            if confirmation:
-                trace.confirmation = await self.confirmation(confirmation.control, trace.trial_id, trace.confirmation)
-            if expect.untrusted:
-                trace.untrusted_rendering = await self.untrusted(trace.calls)
+        reads = [kind.observe(value, self, trace) for kind, value in blocks(expect) if kind.observe is not None]
+        if self.watcher is not None:  # headed: one after another (the confirmation point holds), then the rest
+            for read in reads:
+                await read
             await asyncio.gather(self._aria(trace), self._screenshot(trace))
             return
-        parts = [observations, self._aria(trace), self._screenshot(trace)]
-        if confirmation:
-            parts.append(self._confirmation(confirmation.control, trace))
-        if expect.untrusted:
-            parts.append(self._untrusted(trace))
-        results = await asyncio.gather(*parts)
-        trace.ui.observations = list(results[0] or [])  # the first part's: observations
+        await asyncio.gather(*reads, self._aria(trace), self._screenshot(trace))
 
     async def target(self, target: Locator, pairs: bool = False) -> UiObservation:
         """Count, visibility, text and value of one expected element; an error says why it could not be read.
@@ -199,12 +192,6 @@ class PageObserver:
                 )
                 await target.scroll_into_view_if_needed()
             await self.watcher.hold(trial_id, control.describe())
-
-    async def _confirmation(self, control: Locator, trace: Trace) -> None:
-        trace.confirmation = await self.confirmation(control, trace.trial_id, trace.confirmation)
-
-    async def _untrusted(self, trace: Trace) -> None:
-        trace.untrusted_rendering = await self.untrusted(trace.calls)
 
     async def _aria(self, trace: Trace) -> None:
         snapshot = await self.aria()

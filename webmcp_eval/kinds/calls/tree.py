@@ -31,8 +31,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from webmcp_eval.kinds.calls.model import CallExpectations, ExpectedCall, OrderedGroup
 from webmcp_eval.matchers import refs_in
-from webmcp_eval.suite.case import CallExpectations, ExpectedCall, OrderedGroup
 
 # fits(expected, call, captures) -> the captures after taking that call, or None when it does not fit
 Fits = Callable[[ExpectedCall, Any, dict[str, Any]], dict[str, Any] | None]
