@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from playwright.async_api import ConsoleMessage
 from playwright.async_api import Error as PlaywrightError
 
-from webmcp_eval.agents.protocol import Agent, AgentError
+from webmcp_eval.agents.protocol import Agent, AgentError, ToolInfo
 from webmcp_eval.agents.simulated_user import SimulatedUser, SimulatorError
 from webmcp_eval.judge import checks
 from webmcp_eval.judge.instructions import instructions_in
@@ -83,7 +83,6 @@ from webmcp_eval.trace import (
     StaleRegistration,
     StepRecord,
     ToolCall,
-    ToolInfo,
     Trace,
     write_trace,
 )
