@@ -248,7 +248,7 @@ def test_a_report_the_disk_refuses_says_how_to_write_it_again_from_the_kept_trac
     with pytest.raises(ReportsNotWritten) as refused:
         end_reports(Reporters([FullDisk()]), results(), rebuild=f"webmcp-eval report {tmp_path}")
     said = " ".join(capsys.readouterr().err.split())
-    assert refused.value.exit_code == 2 and "cannot write" in said and "No space left on device" in said
+    assert refused.value.exit_code == 3 and "cannot write" in said and "No space left on device" in said
     assert (
         refused.value.line("run")
         == f"the traces are kept: make room, then write the reports with: webmcp-eval report {tmp_path}"

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from webmcp_eval.audit.catalog_lint import run_coverage_line
-from webmcp_eval.errors import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK, InvalidInput, UsageError
+from webmcp_eval.errors import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK, CannotRun, UsageError
 from webmcp_eval.evaluation.loading import default_suite_dir
 from webmcp_eval.evaluation.output import console, errors
 from webmcp_eval.judge.labels import LabelsFile
@@ -107,8 +107,9 @@ def check_outputs_apart(outputs: list[Path], run_dirs: list[Path]) -> None:
                 )
 
 
-class ReportsNotWritten(InvalidInput):
-    """A view of the results could not be written (a full disk, a file taken away): exit 2 after every such line."""
+class ReportsNotWritten(CannotRun):
+    """A view of the results could not be written (a full disk, a folder made read-only): the input was fine and every
+    file was checked before the work, so the command could not finish its work (exit 3, as a full disk during a run)."""
 
 
 def end_reports(reporters: Reporters, results: Results, rebuild: str | None = None) -> int:
@@ -116,10 +117,8 @@ def end_reports(reporters: Reporters, results: Results, rebuild: str | None = No
     view could not be written: ``rebuild``, the command that writes the reports again from the traces (a full
     disk: the traces are kept), is its line."""
     problems = reporters.end(results)
-    if rebuild:
-        problems = (
-            [*problems, f"the traces are kept: make room, then write the reports with: {rebuild}"] if problems else []
-        )
+    if problems and rebuild:
+        problems = [*problems, f"the traces are kept: make room, then write the reports with: {rebuild}"]
     for line in problems[:-1]:
         errors.print(line, markup=False, highlight=False)
     if problems:
