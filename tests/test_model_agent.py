@@ -31,7 +31,7 @@ from webmcp_eval.agents.model import (
     agent_assertions,
     make_agent_factory,
 )
-from webmcp_eval.agents.protocol import AgentError
+from webmcp_eval.agents.protocol import AgentError, ToolInfo
 from webmcp_eval.llm.cassette import Cassette, describe_rerecord, differences
 from webmcp_eval.llm.providers import safe_tool_name
 from webmcp_eval.play.run.run import run_suite, select_cases
@@ -39,7 +39,7 @@ from webmcp_eval.play.run.settings import RunSettings
 from webmcp_eval.play.run.trial import trial_id_for
 from webmcp_eval.suite.case import UserStep
 from webmcp_eval.suite.loader import load_cases
-from webmcp_eval.trace import ToolCall, ToolInfo, Trace
+from webmcp_eval.trace import ToolCall, Trace
 
 PROVIDERS = [k for k in ("openai", "anthropic") if importlib.util.find_spec(k)]
 if not PROVIDERS:

@@ -233,7 +233,7 @@ def test_outputs_are_written_readable_by_others_as_open_writes_them(tmp_path: Pa
 def test_a_report_the_disk_refuses_says_how_to_write_it_again_from_the_kept_traces(tmp_path: Path, capsys) -> None:
     import errno
 
-    from webmcp_eval.evaluation.reporting import end_reports
+    from webmcp_eval.evaluation.reporting import ReportsNotWritten, end_reports
 
     class FullDisk:
         path = tmp_path / "report.html"
@@ -245,7 +245,11 @@ def test_a_report_the_disk_refuses_says_how_to_write_it_again_from_the_kept_trac
         def end(self, results: object) -> None:
             raise OSError(errno.ENOSPC, "No space left on device")
 
-    code = end_reports(Reporters([FullDisk()]), results(), rebuild=f"webmcp-eval report {tmp_path}")
+    with pytest.raises(ReportsNotWritten) as refused:
+        end_reports(Reporters([FullDisk()]), results(), rebuild=f"webmcp-eval report {tmp_path}")
     said = " ".join(capsys.readouterr().err.split())
-    assert code == 2 and "cannot write" in said and "No space left on device" in said
-    assert f"then write the reports with: webmcp-eval report {tmp_path}" in said
+    assert refused.value.exit_code == 3 and "cannot write" in said and "No space left on device" in said
+    assert (
+        refused.value.line("run")
+        == f"the traces are kept: make room, then write the reports with: webmcp-eval report {tmp_path}"
+    )

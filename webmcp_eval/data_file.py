@@ -459,6 +459,19 @@ def strings_in(value: object) -> Iterator[str]:
             yield from strings_in(v)
 
 
+def nulls_in(value: object, pointer: str = "") -> Iterator[str]:
+    """The JSON pointer (RFC 6901, under ``pointer``; the whole value: "/") of every null of a JSON value, in order:
+    a schema's null literal (the audit's schema-null), a tool's answer (smoke-null)."""
+    if value is None:
+        yield pointer or "/"
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from nulls_in(v, f"{pointer}/{str(k).replace('~', '~0').replace('/', '~1')}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from nulls_in(v, f"{pointer}/{i}")
+
+
 # ---- keys renamed: the old spelling read for one release --------------------------------------------
 #
 # A key a person types (a case file, a site config) that was renamed still reads as its new name for one

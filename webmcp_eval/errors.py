@@ -1,6 +1,7 @@
-"""The errors a user sees, and the exit codes every command ends with.
+"""The errors a user sees, the outcome a command ends with, and the exit codes of both.
 
-A command's core raises one of these and never prints its own last line: ``webmcp-eval`` (webmcp_eval/cli) catches
+A command's core returns an ``Outcome`` (its exit code, and what a caller may read of its work) or raises one of
+these errors, and never prints its own last line: ``webmcp-eval`` (webmcp_eval/cli) catches
 ``EvalError``, prints its message as one line on stderr and exits with the code the error carries. The pytest
 plugin, the benchmarks and the tests call the same cores and read the same exceptions.
 
@@ -10,7 +11,17 @@ errors from these without an import cycle.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_NOT_RUN, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a command that did its work ended: the exit code it ends with (0 passed, 1 failed, 3 not run, 130
+    interrupted). A command with more to tell its caller (a run directory, the verdict changes) returns a subclass."""
+
+    exit_code: int
 
 
 class EvalError(Exception):

@@ -345,14 +345,6 @@ class SetupRecord(BaseModel):
         return renamed_in_model(data, {("mutations",): "writes"})  # traces from before the rename
 
 
-class ToolInfo(BaseModel):
-    name: str
-    description: str = ""
-    input_schema: Any = None
-    read_only: bool = False
-    untrusted_content: bool = False
-
-
 class ToolCall(BaseModel):
     index: int
     step: int  # index of the case step during which the call was made

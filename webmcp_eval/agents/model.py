@@ -43,7 +43,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from webmcp_eval.agents.protocol import AgentError, AgentReport
+from webmcp_eval.agents.protocol import AgentError, AgentReport, ToolInfo
 from webmcp_eval.llm.cassette import Cassette, CassetteError, CassetteMiss, cassette_key, cassette_path, replay_or_send
 from webmcp_eval.llm.pricing import ModelConfigError, PriceTable
 from webmcp_eval.llm.providers import (
@@ -65,7 +65,7 @@ from webmcp_eval.llm.providers import (
     safe_tool_name,
 )
 from webmcp_eval.suite.case import HistoryModel, HistoryUser, UserStep
-from webmcp_eval.trace import Assertion, EvidenceKind, ToolCall, ToolInfo
+from webmcp_eval.trace import Assertion, EvidenceKind, ToolCall
 
 if TYPE_CHECKING:
     from webmcp_eval.agents.protocol import ToolHost

@@ -10,8 +10,20 @@ from __future__ import annotations
 
 from typing import Any, Protocol, TypedDict
 
+from pydantic import BaseModel
+
 from webmcp_eval.suite.case import UserStep
-from webmcp_eval.trace import Assertion, EvidenceKind, ToolCall, ToolInfo
+from webmcp_eval.trace import Assertion, EvidenceKind, ToolCall
+
+
+class ToolInfo(BaseModel):
+    """A tool as the tool host offers it to an agent (its catalog): what a model is told of it."""
+
+    name: str
+    description: str = ""
+    input_schema: Any = None
+    read_only: bool = False
+    untrusted_content: bool = False
 
 
 class RegistrationLog(Protocol):

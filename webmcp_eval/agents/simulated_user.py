@@ -32,7 +32,7 @@ from typing import Any
 
 from webmcp_eval.errors import InvalidInput
 from webmcp_eval.llm.cassette import Cassette, CassetteError, CassetteMiss, cassette_key, cassette_path, replay_or_send
-from webmcp_eval.llm.pricing import ModelConfigError, PriceTable
+from webmcp_eval.llm.pricing import PriceTable
 from webmcp_eval.llm.providers import (
     NO_KEY,
     PROVIDERS,
@@ -241,10 +241,7 @@ def make_simulator_factory(
 ) -> Callable[[], SimulatedUser]:
     """Check the options once (the same rules as the model agents and the grader); a factory per trial."""
     key = provider_key(USER_ROLE, SimulatorConfigError, kind, model, cassette_mode, api_base, api_key_env)
-    try:
-        table = PriceTable.load(prices)
-    except ModelConfigError as err:
-        raise SimulatorConfigError(str(err)) from None
+    table = PriceTable.load(prices)  # a bad table is a ModelConfigError: one line, exit 2
     provider_cls = PROVIDERS[kind]
 
     def factory() -> SimulatedUser:

@@ -19,7 +19,7 @@ from webmcp_eval.audit.contract import ContractError, read_contract
 from webmcp_eval.audit.coverage import suite_coverage
 from webmcp_eval.audit.engine import AuditOptions, AuditReport, audit
 from webmcp_eval.audit.writers import html_report, json_text, junit_report, markdown_report, sarif_report, text_report
-from webmcp_eval.errors import CannotRun, UsageError
+from webmcp_eval.errors import CannotRun, Outcome, UsageError
 from webmcp_eval.play.browser.browser import ChromiumNotFound
 from webmcp_eval.play.page.surface.model import origin_of
 from webmcp_eval.proxies.files import write_atomic
@@ -67,10 +67,9 @@ class AuditRequest:
 
 
 @dataclass(frozen=True)
-class AuditOutcome:
+class AuditOutcome(Outcome):
     """The audit's exit code (0 clean, 1 a finding at --fail-on or a page that did not load) and its report."""
 
-    exit_code: int
     report: AuditReport
 
 

@@ -40,7 +40,15 @@ from webmcp_eval.audit.inputs import PAGE_VALUES_JS, PageValues, SmokeInput, smo
 from webmcp_eval.audit.model import SEVERITIES, Finding, Frame, PageSurface, Tool
 from webmcp_eval.audit.rules import lint
 from webmcp_eval.audit.score import Audit, Evidence, page_score, site_score
-from webmcp_eval.audit.smoke import CallOutcome, add_requests, judge, page_answer, take_answer, waits_for_person
+from webmcp_eval.audit.smoke import (
+    CallOutcome,
+    add_requests,
+    judge,
+    page_answer,
+    smoke_choice,
+    take_answer,
+    waits_for_person,
+)
 from webmcp_eval.audit.timeline import Timeline, timeline_findings, timeline_of
 from webmcp_eval.play.browser.browser import http_credentials, launch
 from webmcp_eval.play.page.surface.bounds import AUDIT_CALLS_PER_TOOL, AUDIT_PAGE_SECONDS
@@ -223,12 +231,10 @@ class Auditor:
         left: list[str] = []  # the tools the page's time budget left uncalled
         cut: list[str] = []  # the tools whose inputs were more than calls_per_tool
         for frame_info, tool in page.tools():
-            if tool.kind == "declarative" and not self.options.all_tools:
-                continue  # a form call fills (and may submit) the person's form
-            if tool.waits_for_person:  # a call would only fill the form and wait for a person: said, not called
+            choice = smoke_choice(tool, self.options.all_tools)
+            if choice == "say":  # a call would only fill the form and wait for a person: said, not called
                 audit.findings += waits_for_person(tool, frame_info, page.url, self.options.config)
-                continue
-            if not tool.read_only and not self.options.all_tools:
+            if choice != "call":
                 continue
             if time.monotonic() >= deadline:
                 left.append(tool.name)

@@ -28,6 +28,7 @@ from webmcp_eval.audit.trust import (
     untrusted_hint,
     way_out,
 )
+from webmcp_eval.data_file import nulls_in
 from webmcp_eval.play.page.surface.bounds import LINT_HITS_PER_RULE, LINT_PAIRS
 from webmcp_eval.suite.tool_schema import properties_of
 
@@ -134,17 +135,6 @@ def properties(schema: object, pointer: str = "/inputSchema") -> Iterator[tuple[
         if isinstance(props, dict):
             for name, sub in props.items():
                 yield name, sub if isinstance(sub, dict) else {}, f"{where}/properties/{_esc(name)}"
-
-
-def _nulls(value: object, pointer: str) -> Iterator[str]:
-    if value is None:
-        yield pointer
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            yield from _nulls(v, f"{pointer}/{_esc(str(k))}")
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            yield from _nulls(v, f"{pointer}/{i}")
 
 
 def _depth(schema: object) -> int:
@@ -305,7 +295,7 @@ def _schema_null(page: PageSurface, opts: dict[str, Any]) -> Iterator[Hit]:
     for frame, tool in page.tools():
         if tool.schema_derived or tool.input_schema is None:
             continue  # the browser built this schema from the form's controls, or the page wrote none: no null
-        for pointer in _nulls(tool.input_schema, "/inputSchema"):
+        for pointer in nulls_in(tool.input_schema, "/inputSchema"):
             yield f"{tool.name}'s schema has a null literal at {pointer}", frame, tool, pointer
 
 

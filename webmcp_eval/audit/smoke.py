@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +18,7 @@ from webmcp_eval.audit.config import AuditConfig
 from webmcp_eval.audit.inputs import SmokeInput
 from webmcp_eval.audit.model import Finding, Frame, Tool
 from webmcp_eval.audit.trust import instructions_in, third_party_by_description, third_party_in_answer, untrusted_hint
-from webmcp_eval.data_file import strings_in
+from webmcp_eval.data_file import nulls_in, strings_in
 from webmcp_eval.play.page.surface.reader import Answer
 
 ANSWER_CHARS = 2048  # how much of an answer the reports keep
@@ -175,15 +175,14 @@ def _size(result: object) -> int:
         return 0
 
 
-def _nulls(value: object, pointer: str = "") -> Iterator[str]:
-    if value is None:
-        yield pointer or "/"
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            yield from _nulls(v, f"{pointer}/{k}")
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            yield from _nulls(v, f"{pointer}/{i}")
+def smoke_choice(tool: Tool, all_tools: bool) -> str | None:
+    """What the smoke does with a tool, for ``audit --smoke`` and the webmcp fixture's ``smoke()`` alike: "call" it,
+    "say" it (a form that waits for a person: said, not called, see waits_for_person), or None (left alone)."""
+    if tool.kind == "declarative" and not all_tools:
+        return None  # a form call fills (and may submit) the person's form
+    if tool.waits_for_person:
+        return "say"
+    return "call" if tool.read_only or all_tools else None
 
 
 def waits_for_person(tool: Tool, frame: Frame, page: str, config: AuditConfig) -> list[Finding]:
@@ -252,7 +251,7 @@ def judge(
             once("smoke-too-large", f"{label} answered {size} bytes (more than {max_bytes})")
         if o.ms > max_ms:
             once("smoke-slow", f"{label} took {o.ms:.0f} ms (more than {max_ms})")
-        nulls = list(_nulls(o.result))
+        nulls = list(nulls_in(o.result))
         if nulls:
             once("smoke-null", f"{label} answered null at {', '.join(nulls[:3])}", nulls[0])
         if isinstance(o.result, str) and _json_text(o.result):

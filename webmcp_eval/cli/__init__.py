@@ -18,7 +18,7 @@ import os
 from webmcp_eval.cli import results, run, serve, suite
 from webmcp_eval.cli.common import Parser
 from webmcp_eval.cli.version import VersionAction
-from webmcp_eval.errors import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_NOT_RUN, EXIT_OK, EvalError
+from webmcp_eval.errors import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_NOT_RUN, EXIT_OK, EvalError, Outcome
 from webmcp_eval.evaluation.output import SHOWN_PROBLEMS, ends_like_ctrl_c, errors, one_line, say
 from webmcp_eval.report.sanitise import terminal
 
@@ -76,8 +76,8 @@ def _main(argv: list[str] | None) -> int:
     except SystemExit as exit_:
         return EXIT_INVALID if exit_.code not in (0, None) else EXIT_OK
     try:
-        code: int = args.func(args)  # the command's own function (set_defaults(func=...))
-        return code
+        outcome: Outcome = args.func(args)  # the command's own function (set_defaults(func=...))
+        return outcome.exit_code
     except EvalError as err:  # what the user did or has: one line, and the exit code the error carries
         say(terminal(err.line(args.command)))
         return err.exit_code

@@ -17,56 +17,57 @@ from webmcp_eval.cli.common import (
     base_url_type,
     request_of,
 )
+from webmcp_eval.errors import Outcome
 
 # Each handler builds its command's request from the parsed arguments and calls the command's core, imported when
 # the command runs: the cores load the results, reports and browser stacks, which --help and a usage mistake skip.
 
 
-def handle_report(args: argparse.Namespace) -> int:
+def handle_report(args: argparse.Namespace) -> Outcome:
     from webmcp_eval.evaluation.reporting import ReportFiles
     from webmcp_eval.evaluation.reports import ReportRequest, report_command
 
     return report_command(request_of(ReportRequest, args, outputs=ReportFiles.of(args)))
 
 
-def handle_replay(args: argparse.Namespace) -> int:
+def handle_replay(args: argparse.Namespace) -> Outcome:
     from webmcp_eval.evaluation.replay import ReplayRequest, replay_command
 
     return replay_command(request_of(ReplayRequest, args))
 
 
-def handle_compare(args: argparse.Namespace) -> int:
+def handle_compare(args: argparse.Namespace) -> Outcome:
     from webmcp_eval.evaluation.reports import CompareRequest, compare_command
 
     return compare_command(request_of(CompareRequest, args))
 
 
-def handle_analyze(args: argparse.Namespace) -> int:
+def handle_analyze(args: argparse.Namespace) -> Outcome:
     from webmcp_eval.evaluation.reports import AnalyzeRequest, analyze_command
 
     return analyze_command(request_of(AnalyzeRequest, args))
 
 
-def handle_rejudge(args: argparse.Namespace) -> int:
+def handle_rejudge(args: argparse.Namespace) -> Outcome:
     from webmcp_eval.evaluation.rejudging import RejudgeRequest, rejudge_command
     from webmcp_eval.evaluation.reporting import ReportFiles
 
-    return rejudge_command(request_of(RejudgeRequest, args, outputs=ReportFiles.of(args))).exit_code
+    return rejudge_command(request_of(RejudgeRequest, args, outputs=ReportFiles.of(args)))
 
 
-def handle_power(args: argparse.Namespace) -> int:
+def handle_power(args: argparse.Namespace) -> Outcome:
     from webmcp_eval.evaluation.reports import PowerRequest, power_command
 
     return power_command(request_of(PowerRequest, args))
 
 
-def handle_label(args: argparse.Namespace) -> int:
+def handle_label(args: argparse.Namespace) -> Outcome:
     from webmcp_eval.evaluation.labelling import LabelRequest, label_command
 
     return label_command(request_of(LabelRequest, args))
 
 
-def handle_calibrate(args: argparse.Namespace) -> int:
+def handle_calibrate(args: argparse.Namespace) -> Outcome:
     from webmcp_eval.evaluation.labelling import CalibrateRequest, calibrate_command
 
     return calibrate_command(request_of(CalibrateRequest, args))

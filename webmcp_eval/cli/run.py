@@ -25,15 +25,16 @@ from webmcp_eval.cli.common import (
     timezone_type,
     ws_endpoint_type,
 )
+from webmcp_eval.errors import Outcome
 
 
-def handle_run(args: argparse.Namespace) -> int:
+def handle_run(args: argparse.Namespace) -> Outcome:
     """run and record: the request from the flags, checked before any case loads, then the run."""
     # The core loads the browser stack: imported when the command runs, so --help and a usage mistake stay fast.
     from webmcp_eval.evaluation.reporting import ReportFiles
     from webmcp_eval.evaluation.run import RunRequest, run_command
 
-    return run_command(request_of(RunRequest, args, outputs=ReportFiles.of(args))).exit_code
+    return run_command(request_of(RunRequest, args, outputs=ReportFiles.of(args)))
 
 
 def add_run_arguments(run: argparse.ArgumentParser) -> None:

@@ -15,6 +15,7 @@ from webmcp_eval.cli.common import (
     base_url_type,
     request_of,
 )
+from webmcp_eval.errors import Outcome
 
 _HOST_NAME = re.compile(r"^([A-Za-z0-9]([A-Za-z0-9-]{0,62}\.?)*|\[[0-9A-Fa-f:.]+\])$")
 
@@ -30,25 +31,25 @@ def host_name_type(text: str) -> str:
 # cores load the browser stack and the demo site's server, which --help and a usage mistake skip.
 
 
-def handle_mutate(args: argparse.Namespace) -> int:
+def handle_mutate(args: argparse.Namespace) -> Outcome:
     from webmcp_eval.evaluation.serving import MutateRequest, mutate_command
 
     return mutate_command(request_of(MutateRequest, args))
 
 
-def handle_mcp(args: argparse.Namespace) -> int:
+def handle_mcp(args: argparse.Namespace) -> Outcome:
     from webmcp_eval.evaluation.serving import McpRequest, mcp_command
 
     return mcp_command(request_of(McpRequest, args))
 
 
-def handle_site(args: argparse.Namespace) -> int:
+def handle_site(args: argparse.Namespace) -> Outcome:
     from webmcp_eval.evaluation.serving import SiteRequest, site_command
 
     return site_command(request_of(SiteRequest, args))
 
 
-def handle_serve_example(args: argparse.Namespace) -> int:
+def handle_serve_example(args: argparse.Namespace) -> Outcome:
     from webmcp_eval.evaluation.serving import ServeExampleRequest, serve_example_command
 
     return serve_example_command(request_of(ServeExampleRequest, args))

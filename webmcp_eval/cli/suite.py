@@ -12,51 +12,52 @@ from webmcp_eval.cli.common import (
     base_url_type,
     request_of,
 )
+from webmcp_eval.errors import Outcome
 
 # Each handler builds its command's request from the parsed arguments and calls the command's core, imported when
 # the command runs: the cores load the suite, audit and browser stacks, which --help and a usage mistake skip.
 
 
-def handle_validate(args: argparse.Namespace) -> int:
+def handle_validate(args: argparse.Namespace) -> Outcome:
     from webmcp_eval.evaluation.validation import ValidateRequest, validate_command
 
     return validate_command(request_of(ValidateRequest, args))
 
 
-def handle_import(args: argparse.Namespace) -> int:
+def handle_import(args: argparse.Namespace) -> Outcome:
     from webmcp_eval.evaluation.suite_files import ImportRequest, import_command
 
     return import_command(request_of(ImportRequest, args))
 
 
-def handle_export(args: argparse.Namespace) -> int:
+def handle_export(args: argparse.Namespace) -> Outcome:
     from webmcp_eval.evaluation.suite_files import ExportRequest, export_command
 
     return export_command(request_of(ExportRequest, args))
 
 
-def handle_tools(args: argparse.Namespace) -> int:
+def handle_tools(args: argparse.Namespace) -> Outcome:
     from webmcp_eval.evaluation.suite_files import ToolsRequest, tools_command
 
     return tools_command(request_of(ToolsRequest, args))
 
 
-def handle_init(args: argparse.Namespace) -> int:
+def handle_init(args: argparse.Namespace) -> Outcome:
     from webmcp_eval.evaluation.suite_files import InitRequest, init_command
 
     return init_command(request_of(InitRequest, args))
 
 
-def handle_schema(args: argparse.Namespace) -> int:
+def handle_schema(args: argparse.Namespace) -> Outcome:
     from webmcp_eval.evaluation.suite_files import SchemaRequest, schema_command
 
     return schema_command(request_of(SchemaRequest, args))
 
 
-def handle_audit(args: argparse.Namespace) -> int:
+def handle_audit(args: argparse.Namespace) -> Outcome:
     from webmcp_eval.audit.command import AuditRequest, audit_command
 
-    return audit_command(request_of(AuditRequest, args)).exit_code
+    return audit_command(request_of(AuditRequest, args))
 
 
 def add_validate(sub: Subcommands) -> None:

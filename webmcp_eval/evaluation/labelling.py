@@ -6,7 +6,7 @@ import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from webmcp_eval.errors import EXIT_FAILED, EXIT_OK, InvalidInput, UsageError
+from webmcp_eval.errors import EXIT_FAILED, EXIT_OK, InvalidInput, Outcome, UsageError
 from webmcp_eval.evaluation.loading import default_suite_dir, seed_suite_note
 from webmcp_eval.evaluation.output import console, errors
 from webmcp_eval.evaluation.players import GraderChoice, grader_of
@@ -47,7 +47,7 @@ class CalibrateRequest:
     grader: GraderChoice = field(default_factory=GraderChoice)
 
 
-def label_command(request: LabelRequest) -> int:
+def label_command(request: LabelRequest) -> Outcome:
     """Walk failing and sampled trials in the terminal; people's pass/fail per rubric criterion."""
     path = request.labels_path()
     if not request.labels and seed_suite_note():  # never write into the installed package's seed suite
@@ -70,10 +70,10 @@ def label_command(request: LabelRequest) -> int:
     except (EOFError, KeyboardInterrupt):
         done = None
     console.print(f"labels saved in {path}" + (f" ({done} trial(s) labelled now)" if done is not None else ""))
-    return EXIT_OK
+    return Outcome(EXIT_OK)
 
 
-def _import_labels(import_file: str, traces: list[Trace], labels: LabelsFile, path: Path) -> int:
+def _import_labels(import_file: str, traces: list[Trace], labels: LabelsFile, path: Path) -> Outcome:
     """label RUN_DIR… --import FILE: merge labels made in the HTML report; with a problem, merge nothing."""
     try:
         source = LabelsImport.read(Path(import_file))
@@ -86,10 +86,10 @@ def _import_labels(import_file: str, traces: list[Trace], labels: LabelsFile, pa
         raise InvalidInput(f"nothing merged into {path}")
     labels.save(path)
     console.print(f"{merged} labelled trial(s) merged into {path}", markup=False, highlight=False)
-    return EXIT_OK
+    return Outcome(EXIT_OK)
 
 
-def calibrate_command(request: CalibrateRequest) -> int:
+def calibrate_command(request: CalibrateRequest) -> Outcome:
     """Agreement of model graders with people's labels; re-grades the labelled trials with --grader."""
     path = request.grader.labels_path()
     try:
@@ -114,4 +114,4 @@ def calibrate_command(request: CalibrateRequest) -> int:
     results = [calibrate(labels, g) for g in ids]
     for cal in results:
         console.print(calibration_text(cal), markup=False, highlight=False)
-    return EXIT_OK if all(c.gates for c in results) else EXIT_FAILED
+    return Outcome(EXIT_OK if all(c.gates for c in results) else EXIT_FAILED)

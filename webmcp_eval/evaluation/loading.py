@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from webmcp_eval import SEED_SUITE, __version__
-from webmcp_eval.audit.surface_checks import surface_checks
 from webmcp_eval.errors import InvalidInput, UsageError
 from webmcp_eval.evaluation.output import say
+from webmcp_eval.play.run.settings import surface_checks
 from webmcp_eval.suite.evals_json import BEHAVIOURS, load_evals, looks_like_evals
 from webmcp_eval.suite.folder import Suite, SuiteConfig, SuiteError, find_suite, site_for_run
 from webmcp_eval.suite.loader import LoadedCase, Problem
@@ -87,8 +87,8 @@ def shown(message: str) -> str:
 
 
 def surface_checks_of(catalog_file: str | None, suite: Suite) -> dict[str, Any]:
-    """The inputs of every trial's built-in surface checks (webmcp_eval/audit/surface_checks.py) from the suite's
-    catalog (--catalog, else the suite's own). The catalog was read and checked when the cases were loaded."""
+    """The settings of every trial's built-in surface checks (webmcp_eval/play/run/settings.py surface_checks) from
+    the suite's catalog (--catalog, else the suite's own), read and checked when the cases were loaded."""
     try:
         catalog, _ = find_catalog([], catalog_file, suite)
     except CatalogError:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 
-from webmcp_eval.errors import InvalidInput, UsageError
+from webmcp_eval.errors import InvalidInput, Outcome, UsageError
 from webmcp_eval.evaluation.loading import (
     default_suite_dir,
     load_cases,
@@ -39,10 +39,9 @@ class RejudgeRequest:
 
 
 @dataclass(frozen=True)
-class RejudgeOutcome:
+class RejudgeOutcome(Outcome):
     """The exit code (as report's), the new run directory, and every trial's change of verdict or assertions."""
 
-    exit_code: int
     out_dir: Path
     changes: list[Change]
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from webmcp_eval.errors import EXIT_OK, InvalidInput
+from webmcp_eval.errors import EXIT_OK, InvalidInput, Outcome
 from webmcp_eval.evaluation.output import console
 from webmcp_eval.evaluation.replay_trace import ReplayOutcome, TraceAgent, case_of, result_diffs
 from webmcp_eval.evaluation.reporting import exit_for
@@ -31,7 +31,7 @@ class ReplayRequest:
     chromium: str | None = None
 
 
-def replay_command(request: ReplayRequest) -> int:
+def replay_command(request: ReplayRequest) -> Outcome:
     """Re-run recorded traces against their fixtures (offline) or a live deployment, and compare."""
     if request.live and not request.base_url:
         raise InvalidInput("--live needs --base-url URL (the deployment to compare with)")
@@ -73,7 +73,7 @@ def replay_command(request: ReplayRequest) -> int:
         if replayed.verdict != "passed":
             console.print(f"  why: {replayed.verdict_reason}", markup=False, highlight=False)
         worst = max(worst, exit_for([replayed]))
-    return worst
+    return Outcome(worst)
 
 
 def _recorded_context(recorded: Trace) -> BrowserContextSettings:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from webmcp_eval.audit.catalog_lint import run_coverage_line
-from webmcp_eval.errors import EXIT_FAILED, EXIT_INVALID, EXIT_NOT_RUN, EXIT_OK, UsageError
+from webmcp_eval.errors import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK, CannotRun, UsageError
 from webmcp_eval.evaluation.loading import default_suite_dir
 from webmcp_eval.evaluation.output import console, errors
 from webmcp_eval.judge.labels import LabelsFile
@@ -107,17 +107,22 @@ def check_outputs_apart(outputs: list[Path], run_dirs: list[Path]) -> None:
                 )
 
 
+class ReportsNotWritten(CannotRun):
+    """A view of the results could not be written (a full disk, a folder made read-only): the input was fine and every
+    file was checked before the work, so the command could not finish its work (exit 3, as a full disk during a run)."""
+
+
 def end_reports(reporters: Reporters, results: Results, rebuild: str | None = None) -> int:
-    """Render every view of the results; the exit code says what the results (and the writing) came to.
-    ``rebuild``: the command that writes the reports again from the traces, said when one could not be written
-    (a full disk: the traces are kept)."""
+    """Render every view of the results; the exit code says what the results came to. ReportsNotWritten when a
+    view could not be written: ``rebuild``, the command that writes the reports again from the traces (a full
+    disk: the traces are kept), is its line."""
     problems = reporters.end(results)
-    for line in problems:
-        errors.print(line, markup=False, highlight=False)
     if problems and rebuild:
-        errors.print(f"the traces are kept: make room, then write the reports with: {rebuild}", markup=False)
+        problems = [*problems, f"the traces are kept: make room, then write the reports with: {rebuild}"]
+    for line in problems[:-1]:
+        errors.print(line, markup=False, highlight=False)
     if problems:
-        return EXIT_INVALID
+        raise ReportsNotWritten(problems[-1])
     counts = results.gate_counts  # run --control: the null agent beside the agent decides nothing
     return EXIT_FAILED if counts.failed else EXIT_NOT_RUN if counts.not_run or counts.missing else EXIT_OK
 

@@ -6,7 +6,7 @@ import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from webmcp_eval.errors import EXIT_OK, InvalidInput, UsageError
+from webmcp_eval.errors import EXIT_OK, InvalidInput, Outcome, UsageError
 from webmcp_eval.evaluation.output import check_writable_dir, console, errors
 from webmcp_eval.evaluation.reporting import (
     ReportFiles,
@@ -78,7 +78,7 @@ class PowerRequest:
     power: float = 0.8
 
 
-def report_command(request: ReportRequest) -> int:
+def report_command(request: ReportRequest) -> Outcome:
     """Rebuild the reports from traces alone; several run directories merge into one, each series apart."""
     request.outputs.check()
     run_dirs = list(request.run_dirs)
@@ -118,10 +118,10 @@ def report_command(request: ReportRequest) -> int:
         if run.plan and any(t["trial_id"] not in traced for t in run.plan["trials"]):
             hint = f"{d} is incomplete; run the rest: webmcp-eval run --resume {d}"
             errors.print(hint, markup=False, highlight=False, soft_wrap=True)
-    return code
+    return Outcome(code)
 
 
-def compare_command(request: CompareRequest) -> int:
+def compare_command(request: CompareRequest) -> Outcome:
     """Paired per-case differences between two runs (two revisions, two models)."""
     a, b = run_input(request.run_a), run_input(request.run_b)
     labels = labels_of(request.labels)
@@ -131,10 +131,10 @@ def compare_command(request: CompareRequest) -> int:
     console.print(result.text(), markup=False, highlight=False, soft_wrap=True)
     if not result.comparable:
         raise InvalidInput("compare: the runs share no kind of evidence; deterministic and agent runs are never paired")
-    return EXIT_OK
+    return Outcome(EXIT_OK)
 
 
-def analyze_command(request: AnalyzeRequest) -> int:
+def analyze_command(request: AnalyzeRequest) -> Outcome:
     """Failing trials grouped by failing assertion and message across runs; with --model, a hypothesis per group."""
     try:
         runs = [(Path(d).name or d, Path(d), run_input(d).traces) for d in request.runs]
@@ -167,10 +167,10 @@ def analyze_command(request: AnalyzeRequest) -> int:
         target = Path(request.markdown)
         write_atomic(target, markdown(analysis, target.parent))
         console.print(f"markdown: {target}", markup=False, highlight=False)
-    return EXIT_OK
+    return Outcome(EXIT_OK)
 
 
-def power_command(request: PowerRequest) -> int:
+def power_command(request: PowerRequest) -> Outcome:
     """How many cases (and trials) a difference needs; the smallest difference a suite can see."""
     r = request
     try:
@@ -183,4 +183,4 @@ def power_command(request: PowerRequest) -> int:
             f"invalid input: --delta {r.delta:g} is too small for any finite number of cases; give a larger one"
         ) from None
     console.print(text, markup=False, highlight=False, soft_wrap=True)
-    return EXIT_OK
+    return Outcome(EXIT_OK)

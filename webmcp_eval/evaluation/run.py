@@ -12,7 +12,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from webmcp_eval.agents.null import NullAgent
-from webmcp_eval.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NOT_RUN, EXIT_OK, CannotRun, InvalidInput, UsageError
+from webmcp_eval.errors import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_NOT_RUN,
+    EXIT_OK,
+    CannotRun,
+    InvalidInput,
+    Outcome,
+    UsageError,
+)
 from webmcp_eval.evaluation.loading import is_evals, load_cases, site_config_for, surface_checks_of
 from webmcp_eval.evaluation.output import check_writable_dir, console, errors, report_problems, say
 from webmcp_eval.evaluation.players import (
@@ -160,10 +169,9 @@ class Scope:
 
 
 @dataclass(frozen=True)
-class RunOutcome:
+class RunOutcome(Outcome):
     """How a run ended: its exit code and the run directory its traces and reports are in."""
 
-    exit_code: int
     out_dir: Path
 
 

@@ -11,11 +11,11 @@ from playwright.async_api import Error as PlaywrightError
 from webmcp_eval.errors import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
-    EXIT_INVALID,
     EXIT_NOT_RUN,
     EXIT_OK,
     CannotRun,
     InvalidInput,
+    Outcome,
     UsageError,
 )
 from webmcp_eval.evaluation.loading import default_suite_dir, load_cases
@@ -77,10 +77,10 @@ class MutateRequest:
     chromium: str | None = None
 
 
-def mcp_command(request: McpRequest) -> int:
+def mcp_command(request: McpRequest) -> Outcome:
     """Serve the live page's active catalog as an MCP server (stdio or streamable HTTP)."""
     try:
-        return asyncio.run(
+        code = asyncio.run(
             serve_page(
                 request.base_url,
                 request.route,
@@ -95,10 +95,11 @@ def mcp_command(request: McpRequest) -> int:
     except PlaywrightError as err:  # the site is down or the page does not open: not the user's typing
         raise CannotRun(f"{request.base_url}: the page could not be opened: {str(err).splitlines()[0]}") from None
     except KeyboardInterrupt:  # the client is gone: the server ends without a line of its own
-        return EXIT_INTERRUPTED
+        return Outcome(EXIT_INTERRUPTED)
+    return Outcome(code)
 
 
-def site_command(request: SiteRequest) -> int:
+def site_command(request: SiteRequest) -> Outcome:
     """Serve the demo site until Ctrl-C."""
     from webmcp_eval.site_under_test.server import (  # the demo site's server loads only to serve it
         SiteStartError,
@@ -111,10 +112,10 @@ def site_command(request: SiteRequest) -> int:
         run_site(host=request.host, port=request.port, test_mode=request.test_mode, data_dir=request.data_dir)
     except SiteStartError as err:
         raise UsageError(str(err)) from None
-    return EXIT_OK
+    return Outcome(EXIT_OK)
 
 
-def serve_example_command(request: ServeExampleRequest) -> int:
+def serve_example_command(request: ServeExampleRequest) -> Outcome:
     """Serve an example site until Ctrl-C; a port that cannot be listened on is a usage error (one line)."""
     from webmcp_eval.examples.shop_server import serve_example
 
@@ -122,10 +123,10 @@ def serve_example_command(request: ServeExampleRequest) -> int:
         serve_example(request.example, request.port)
     except OSError as err:
         raise UsageError(f"--port {request.port}: {err.strerror or err}; pick another with --port") from None
-    return EXIT_OK
+    return Outcome(EXIT_OK)
 
 
-def mutate_command(request: MutateRequest) -> int:
+def mutate_command(request: MutateRequest) -> Outcome:
     """Mutation testing of the suite against the site: does it notice a broken site?"""
     operators = [o.strip() for o in (request.operators or "").split(",") if o.strip()] or None
     unknown = sorted(set(operators or []) - set(OPERATORS))
@@ -139,7 +140,7 @@ def mutate_command(request: MutateRequest) -> int:
     loaded, problems, the_suite = suite.cases, suite.problems, suite.suite
     if problems:
         report_problems(problems)
-        return EXIT_INVALID
+        raise InvalidInput("no mutant played: fix the cases above")
     chosen = select_cases(loaded, [a for a in request.cases if not Path(a).exists()], None, [])
     if not chosen:
         raise InvalidInput("No case matches the selection " + " ".join(request.cases))
@@ -164,5 +165,5 @@ def mutate_command(request: MutateRequest) -> int:
     result = asyncio.run(mutate(chosen, options, lambda line: console.print(line, highlight=False)))
     print_report(result, console)
     if result.score is None:
-        return EXIT_NOT_RUN
-    return EXIT_FAILED if result.score * 100 < request.min_score else EXIT_OK
+        return Outcome(EXIT_NOT_RUN)
+    return Outcome(EXIT_FAILED if result.score * 100 < request.min_score else EXIT_OK)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from webmcp_eval.audit.catalog_lint import finding_line, lint_listing
-from webmcp_eval.errors import EXIT_NOT_RUN, EXIT_OK, InvalidInput, UsageError
+from webmcp_eval.errors import EXIT_NOT_RUN, EXIT_OK, InvalidInput, Outcome, UsageError
 from webmcp_eval.evaluation.output import console, errors, report_problems
 from webmcp_eval.report.files import check_outputs, discarded
 from webmcp_eval.report.sanitise import terminal
@@ -93,7 +93,7 @@ class SchemaRequest:
     output: str | None = None
 
 
-def import_command(request: ImportRequest) -> int:
+def import_command(request: ImportRequest) -> Outcome:
     """An evals.json as a suite folder of YAML cases, for editing (webmcp_eval/suite/evals_json.py converts)."""
     source, out = Path(request.evals), Path(request.output)
     if not source.is_file():
@@ -130,7 +130,7 @@ def import_command(request: ImportRequest) -> int:
         console.print(f"  - {line}", markup=False, highlight=False, soft_wrap=True)
     run = f"webmcp-eval run {out}" + ("" if request.base_url else " --base-url URL")
     console.print(f"next: webmcp-eval validate {out}; {run}", markup=False, highlight=False, soft_wrap=True)
-    return EXIT_OK
+    return Outcome(EXIT_OK)
 
 
 def _import_schema(source: Path, out: Path, schema: str | None) -> str | None:
@@ -152,7 +152,7 @@ def output_folder_problem(out: Path) -> str | None:
     return None
 
 
-def export_command(request: ExportRequest) -> int:
+def export_command(request: ExportRequest) -> Outcome:
     """A suite as the public webmcp-evals files (webmcp_eval/suite/peer_files.py writes them)."""
     folder, out = Path(request.suite), Path(request.output)
     if not folder.is_dir():
@@ -192,7 +192,7 @@ def export_command(request: ExportRequest) -> int:
         )
     for line in lines:
         console.print(line, markup=False, highlight=False, soft_wrap=True)
-    return EXIT_OK
+    return Outcome(EXIT_OK)
 
 
 def _suite_context_dropped(suite: Suite) -> list[str]:
@@ -225,31 +225,35 @@ def _check_urls(url: str, routes: Iterable[str] | None, flag: str) -> None:
             raise UsageError(f"--route {route}: {problem}")
 
 
-def tools_command(request: ToolsRequest) -> int:
+def _settle_ms(given: int | None, default: int) -> int:
+    """--settle-ms of tools and init: one check, one error (a usage mistake, exit 2) for both."""
+    settle_ms = default if given is None else given
+    if not 0 <= settle_ms <= 10_000:
+        raise UsageError(f"--settle-ms {settle_ms}: give 0 to 10000 ms")
+    return settle_ms
+
+
+def tools_command(request: ToolsRequest) -> Outcome:
     """What a page registers, per route (webmcp_eval/evaluation/catalog.py does the reading)."""
     # reading a page opens a browser: the browser stack loads only for tools and init, not import/export/schema
     from webmcp_eval.evaluation.catalog import DISCOVERY_SETTLE_MS, list_tools, tools_json, tools_text
 
     _check_urls(request.url, request.route, "")
-    settle_ms = DISCOVERY_SETTLE_MS if request.settle_ms is None else request.settle_ms
-    if not 0 <= settle_ms <= 10_000:
-        raise InvalidInput(f"--settle-ms {settle_ms}: give 0 to 10000 ms")
+    settle_ms = _settle_ms(request.settle_ms, DISCOVERY_SETTLE_MS)
     routes = list(request.route) or None
     setup = reading_setup(request.setup, request.step)
     listing = asyncio.run(list_tools(request.url, routes, chromium=request.chromium, settle_ms=settle_ms, setup=setup))
     sys.stdout.write(tools_json(listing) if request.json else terminal(tools_text(listing), lines=True))
-    return EXIT_NOT_RUN if any(r.error for r in listing) else EXIT_OK
+    return Outcome(EXIT_NOT_RUN if any(r.error for r in listing) else EXIT_OK)
 
 
-def init_command(request: InitRequest) -> int:
+def init_command(request: InitRequest) -> Outcome:
     """A suite folder from a live site's tools (evaluation/catalog.py reads them, evaluation/probe.py calls each
     once in a throw-away context, suite/init.py writes it), then the null agent over what it wrote."""
     from webmcp_eval.evaluation.catalog import DISCOVERY_SETTLE_MS, list_tools  # the browser stack, as in tools
 
     _check_urls(request.base_url, request.route, "--base-url ")
-    settle_ms = DISCOVERY_SETTLE_MS if request.settle_ms is None else request.settle_ms
-    if not 0 <= settle_ms <= 10_000:
-        raise UsageError(f"--settle-ms {settle_ms}: give 0 to 10000 ms")
+    settle_ms = _settle_ms(request.settle_ms, DISCOVERY_SETTLE_MS)
     setup = reading_setup(request.setup, request.step)
     folder = Path(request.output)
     check_folder(folder)  # before any browser starts
@@ -270,7 +274,7 @@ def init_command(request: InitRequest) -> int:
         console.print(finding_line(finding), markup=False, highlight=False, soft_wrap=True)
     if not request.no_control:
         _init_control(folder, result.starters)
-    return EXIT_OK
+    return Outcome(EXIT_OK)
 
 
 def _init_control(folder: Path, starters: list[Starter]) -> None:
@@ -297,11 +301,11 @@ def _init_control(folder: Path, starters: list[Starter]) -> None:
         console.print(f"  {cid}: not judged by the control ({why})", markup=False, highlight=False, soft_wrap=True)
 
 
-def schema_command(request: SchemaRequest) -> int:
+def schema_command(request: SchemaRequest) -> Outcome:
     """The JSON Schema of the case format, to a file or stdout."""
     text = json.dumps(case_json_schema(), indent=2, ensure_ascii=False) + "\n"
     if request.output and discarded(Path(request.output)):
-        return EXIT_OK
+        return Outcome(EXIT_OK)
     if request.output:
         check_outputs([("-o", Path(request.output))])
         try:
@@ -312,4 +316,4 @@ def schema_command(request: SchemaRequest) -> int:
             ) from None
     else:
         sys.stdout.write(text)
-    return EXIT_OK
+    return Outcome(EXIT_OK)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from webmcp_eval.agents.null import NullAgent
 from webmcp_eval.audit.catalog_lint import catalog_audit
-from webmcp_eval.errors import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK, CannotRun, InvalidInput, UsageError
+from webmcp_eval.errors import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK, CannotRun, InvalidInput, Outcome, UsageError
 from webmcp_eval.evaluation.loading import LoadedCases, load_cases, site_config_for, surface_checks_of
 from webmcp_eval.evaluation.output import check_writable_dir, console, report_problems, say
 from webmcp_eval.play.run.settings import RunSettings
@@ -45,7 +45,7 @@ class ValidateRequest:
     workers: int = 1
 
 
-def validate_command(request: ValidateRequest) -> int:
+def validate_command(request: ValidateRequest) -> Outcome:
     """The suite checked as every command loads it; exit 2 with every problem, else 0 (or --control's code)."""
     if request.route and not request.live:
         raise UsageError("--route names a route whose tools --live reads: give --live URL too")
@@ -63,7 +63,7 @@ def validate_command(request: ValidateRequest) -> int:
         highlight=False,
         soft_wrap=True,
     )
-    return _validate_control(request, loaded, suite.suite) if request.control else EXIT_OK
+    return Outcome(_validate_control(request, loaded, suite.suite) if request.control else EXIT_OK)
 
 
 def _validate_control(request: ValidateRequest, loaded: list[LoadedCase], suite: Suite) -> int:

@@ -33,7 +33,7 @@ from typing import Any
 
 from webmcp_eval.errors import InvalidInput
 from webmcp_eval.llm.cassette import Cassette, CassetteError, CassetteMiss, cassette_key, cassette_path, replay_or_send
-from webmcp_eval.llm.pricing import ModelConfigError, PriceTable
+from webmcp_eval.llm.pricing import PriceTable
 from webmcp_eval.llm.providers import (
     NO_KEY,
     PROVIDERS,
@@ -313,10 +313,7 @@ def make_grader(
 ) -> ModelGrader:
     """Check the grader options once (the same rules as the model agents) and build the grader."""
     key = provider_key(GRADER_ROLE, GraderConfigError, kind, model, cassette_mode, api_base, api_key_env)
-    try:
-        table = PriceTable.load(prices)
-    except ModelConfigError as err:
-        raise GraderConfigError(str(err)) from None
+    table = PriceTable.load(prices)  # a bad table is a ModelConfigError: one line, exit 2
     provider = PROVIDERS[kind](model, api_base, key or NO_KEY)
     return ModelGrader(
         provider,

@@ -33,12 +33,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from webmcp_eval.agents.reference import ReferenceAgent
-from webmcp_eval.audit.surface_checks import surface_checks
 from webmcp_eval.data_file import strings_in
 from webmcp_eval.judge import checks, probes
 from webmcp_eval.matchers import resolve
 from webmcp_eval.play.run.run import OpenRun, open_run
-from webmcp_eval.play.run.settings import RunSettings, TrialHook
+from webmcp_eval.play.run.settings import RunSettings, TrialHook, surface_checks
 from webmcp_eval.proxies import mutations as proxy_ops
 from webmcp_eval.rundir.layout import RunDir
 from webmcp_eval.suite.browser_context import BrowserContextSettings

@@ -466,7 +466,7 @@ class PageWebMCP:
         """
         __tracebackhide__ = True
         from webmcp_eval.audit.inputs import smoke_inputs
-        from webmcp_eval.audit.smoke import judge, waits_for_person
+        from webmcp_eval.audit.smoke import judge, smoke_choice, waits_for_person
 
         config, surface = _audit_config(rules), self.surface()
         findings: list[Finding] = []
@@ -474,10 +474,10 @@ class PageWebMCP:
         for frame_info, tool in surface.tools():
             if names and tool.name not in names:
                 continue
-            if not all_tools and (tool.kind == "declarative" or not tool.read_only):
-                continue
-            if tool.waits_for_person:  # as the audit does: a call would wait for a person, so it is said
+            choice = smoke_choice(tool, all_tools)  # the audit's choice: a call would wait for a person, so it is said
+            if choice == "say":
                 findings += waits_for_person(tool, frame_info, surface.url, config)
+            if choice != "call":
                 continue
             outcomes = []
             mark = self._count_network(None, 0)

@@ -140,9 +140,8 @@ class SuitePlugin:
         """The run's settings (the ini options, the suite's) and its state: the selection of pytest's chosen items
         (-k, --lf), the only trials its plan lists."""
         from webmcp_eval.agents.reference import ReferenceAgent
-        from webmcp_eval.audit.surface_checks import surface_checks
         from webmcp_eval.play.run.run import new_run_id
-        from webmcp_eval.play.run.settings import RunSettings, RunState
+        from webmcp_eval.play.run.settings import RunSettings, RunState, surface_checks
         from webmcp_eval.pytest_plugin.settings import setting
 
         suite, catalog = self.loaded.loaded.suite, self.loaded.loaded.catalog

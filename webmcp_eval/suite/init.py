@@ -45,7 +45,7 @@ import jsonschema
 import yaml
 from pydantic import TypeAdapter, ValidationError
 
-from webmcp_eval.errors import EXIT_NOT_RUN, UsageError
+from webmcp_eval.errors import CannotRun, UsageError
 from webmcp_eval.suite.case import (
     ClickAction,
     NavigateAction,
@@ -81,10 +81,9 @@ class InitError(UsageError):
     """init cannot write a suite: a usage mistake (exit 2); the message is one line for the user."""
 
 
-class SiteUnreadable(InitError):
-    """The site could not be read (unreachable, an error page, no tools): exit 3, with what to check."""
-
-    exit_code = EXIT_NOT_RUN
+class SiteUnreadable(CannotRun):
+    """The site could not be read (unreachable, an error page, no tools): nothing the user typed is wrong, init could
+    not do its work (exit 3); the message says what to check."""
 
 
 class PageTool(Protocol):

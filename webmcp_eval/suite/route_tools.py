@@ -18,7 +18,7 @@ from webmcp_eval.suite.case import ClickAction, NavigateAction, SetupCall, UserS
 from webmcp_eval.suite.loader import LoadedCase, Problem, field_path
 
 
-class SuiteCatalog(Protocol):
+class RoutesOfCatalog(Protocol):
     """What this module reads of webmcp_eval.suite.validate.SuiteCatalog (which calls it: no import back)."""
 
     routes: dict[str, dict[str, Any]]
@@ -38,7 +38,7 @@ def _timeline(lc: LoadedCase) -> Iterator[tuple[FieldPath, Any]]:
     yield from ((("steps", i), step) for i, step in enumerate(lc.case.steps))
 
 
-def _offered(catalog: SuiteCatalog, route: str | None) -> tuple[str | None, set[str] | None]:
+def _offered(catalog: RoutesOfCatalog, route: str | None) -> tuple[str | None, set[str] | None]:
     """The catalog's route pattern for ``route`` and its tools; (None, None) when the route is not known."""
     pattern = catalog.route_pattern(route) if route is not None else None
     return pattern, (set(catalog.routes[pattern]) if pattern is not None else None)
@@ -48,7 +48,7 @@ def _not_here(tool: str, pattern: str, what: str) -> str:
     return f"{what} {tool!r} is not a tool of {pattern}, the route it runs on (a page registers its own tools only)"
 
 
-def route_problems(lc: LoadedCase, catalog: SuiteCatalog | None) -> list[Problem]:
+def route_problems(lc: LoadedCase, catalog: RoutesOfCatalog | None) -> list[Problem]:
     """Setup calls, plan calls, navigate targets and wait_for tools, each checked on the route it runs on."""
     if catalog is None:
         return []

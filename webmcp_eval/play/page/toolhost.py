@@ -18,11 +18,12 @@ from typing import Any, Literal
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Page
 
+from webmcp_eval.agents.protocol import ToolInfo
 from webmcp_eval.play.page.devtools_tools import HungFrames
 from webmcp_eval.play.page.surface.log import ShimLog, is_top
 from webmcp_eval.play.page.surface.model import Tool
 from webmcp_eval.play.page.surface.reader import CALL_TIMEOUT_MS, FRAME_LIST_TIMEOUT_MS, SHIM_JS, Surface
-from webmcp_eval.trace import FrameRecord, SettleRecord, ToolCall, ToolInfo, WebMCPPath
+from webmcp_eval.trace import FrameRecord, SettleRecord, ToolCall, WebMCPPath
 
 __all__ = ["CALL_TIMEOUT_MS", "FRAME_LIST_TIMEOUT_MS", "SHIM_JS", "ShimLog", "ToolHost", "is_top"]
 # A page without tools (none registered yet, or all just withdrawn by a route

@@ -12,10 +12,10 @@ model grader), and ``TrialHooks``, the trial hooks: the seam through which tests
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from webmcp_eval.agents.protocol import Agent
 from webmcp_eval.play.evidence.fixture_store import FixtureStore
@@ -26,12 +26,6 @@ from webmcp_eval.suite.site import SiteConfig
 if TYPE_CHECKING:
     from webmcp_eval.agents.simulated_user import SimulatedUser
     from webmcp_eval.judge.grader import ModelGrader
-
-
-class InstructionsRule(Protocol):
-    """The kinds of instruction to the agent in text; tools: the page's tool names (own: the text's tool's)."""
-
-    def __call__(self, text: str, tools: Iterable[str] = (), own: str = "") -> list[str]: ...
 
 
 @dataclass
@@ -81,9 +75,9 @@ class RunSettings:
     catalog_hints: dict[str, dict[str, dict[str, Any]]] | None = None
     # the suite catalog's input schemas and what the server enforces (SuiteCatalog.schema_surface): tools.schemas
     catalog_schemas: dict[str, Any] | None = None
-    # the audit's rule for text that speaks to the agent (webmcp_eval/audit/trust.py instructions_in), handed down by
-    # the command: each registered tool's description is read with it (tools.descriptions); None: not read
-    instructions_in: InstructionsRule | None = None
+    # each registered tool's description read for text that speaks to the agent (tools.descriptions, by the audit's
+    # rule: webmcp_eval/judge/instructions.py); off: not read (a replay, a test's own settings)
+    read_instructions: bool = False
     chromium: str | None = None
     playwright_trace: str = "off"  # off, on or retain-on-failure (--playwright-trace)
     screenshots: str = "only-on-failure"  # on, off or only-on-failure (--screenshot)
@@ -123,3 +117,12 @@ class RunState:
     fixtures: FixtureStore | None = None  # record/replay: where fixtures are kept and read; it counts what changed
     grader: ModelGrader | None = None  # when rubric criteria are to be judged; it counts its calls and costs
     trial_hooks: TrialHooks = field(default_factory=TrialHooks)
+
+
+def surface_checks(hints: dict[str, Any] | None, schemas: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The settings of a trial's built-in surface checks, the same for every front end that plays a suite (``run``,
+    ``validate --control``, ``mutate``, the pytest plugin's suite items): the suite catalog's hints, which each trial
+    holds the live tools to (``calls.annotations``; ``SuiteCatalog.annotations``, None: no catalog or no hints), its
+    input schemas with what the server enforces (``tools.schemas``; ``SuiteCatalog.schema_surface``, None: no
+    catalog), and the descriptions read for orders to the agent (``tools.descriptions``)."""
+    return {"catalog_hints": hints, "catalog_schemas": schemas, "read_instructions": True}

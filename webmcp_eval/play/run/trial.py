@@ -32,9 +32,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from playwright.async_api import ConsoleMessage
 from playwright.async_api import Error as PlaywrightError
 
-from webmcp_eval.agents.protocol import Agent, AgentError
+from webmcp_eval.agents.protocol import Agent, AgentError, ToolInfo
 from webmcp_eval.agents.simulated_user import SimulatedUser, SimulatorError
 from webmcp_eval.judge import checks
+from webmcp_eval.judge.instructions import instructions_in
 from webmcp_eval.judge.probes import page_side, schemas_against_catalog
 from webmcp_eval.kinds.consistency import COUNT_ATTRIBUTE
 from webmcp_eval.play.browser.artifacts import Artifacts, artifact_name
@@ -82,7 +83,6 @@ from webmcp_eval.trace import (
     StaleRegistration,
     StepRecord,
     ToolCall,
-    ToolInfo,
     Trace,
     write_trace,
 )
@@ -724,15 +724,15 @@ class Trial:
 
     def _instructions(self) -> list[str] | None:
         """Each registered tool whose description speaks to the agent, by the audit's rule (None: not read)."""
-        rule = self.env.settings.instructions_in
-        if rule is None:
+        if not self.env.settings.read_instructions:
             return None
         regs = [r for r in self.trace.registrations if r.type == "register" and r.tool_name]
         names = {r.tool_name for r in regs if r.tool_name}
         found = []
         for reg in regs:
             # every name at once, its own left out by the rule: one pattern of the names per trial, not one per tool
-            kinds = rule(str((reg.model_extra or {}).get("description") or ""), names, own=reg.tool_name or "")
+            description = str((reg.model_extra or {}).get("description") or "")
+            kinds = instructions_in(description, names, own=reg.tool_name or "")
             line = f"{reg.tool_name} (registered on {reg.route}): {', '.join(kinds)}"
             if kinds and line not in found:
                 found.append(line)
