@@ -60,6 +60,7 @@ from webmcp_eval.play.page.watcher import Watcher
 from webmcp_eval.play.page.witness import compare_witness
 from webmcp_eval.play.run.abort import TrialAborted
 from webmcp_eval.play.run.conversation import NO_PLAN, NO_SIMULATOR, Conversation, conversation_assertions
+from webmcp_eval.play.run.press import Fork, press_in_fork
 from webmcp_eval.play.run.settings import RunSettings, RunState, TrialHook
 from webmcp_eval.proxies.fixture import Fixture
 from webmcp_eval.proxies.redaction import credential_secrets, scrub
@@ -431,6 +432,7 @@ class Trial:
                 self.trace.steps[-1].not_shown = str(err)
                 break
         await self._collect(before)
+        await self._press_in_fork()
 
     def _check_goal_players(self) -> None:
         """A goal case needs a simulated user (a model agent) or a plan (the reference agent)."""
@@ -571,6 +573,22 @@ class Trial:
         if self.trace.confirmation is None and self.case.expect.confirmation:
             observer = PageObserver(self.tp.page, self.tp.log, self.humans, self.artifacts)
             self.trace.confirmation = await observer.confirmation(control, self.trial_id)
+
+    async def _press_in_fork(self) -> None:
+        """Where the case plays no press: its final control pressed in a fork of the trial (play/run/press.py)."""
+        rec = self.trace.confirmation
+        if rec is None or self.case.expect.confirmation is None:
+            return
+        settings = self.env.settings
+        context = self.case.browser_context(settings.browser_context)
+        fork = Fork(
+            self.env.session, self.site, self.env.proxy, self.case, self.trace, self.world, settings.network_mode,
+            context, self.hook, self.worker,
+        )  # fmt: skip
+        rec.press = await press_in_fork(fork)
+        if rec.press.not_pressed and rec.visible:
+            why = rec.press.not_pressed
+            self.trace.warnings.append(f"confirmation.actionable: the control was read, not pressed: {why}")
 
     async def _reset(self) -> None:
         """The case's world at its seed, with its breaks."""
