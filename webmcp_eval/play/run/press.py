@@ -36,7 +36,7 @@ from webmcp_eval.play.page.actions import UserActions
 from webmcp_eval.play.page.human_windows import HumanWindows
 from webmcp_eval.play.page.locate import locate
 from webmcp_eval.play.page.start_route import first_line, open_start_route
-from webmcp_eval.suite.case import Case, PressAction, SetupCall
+from webmcp_eval.suite.case import Case, PressAction, SetupCall, UserStep
 from webmcp_eval.suite.site import SiteUnavailable
 from webmcp_eval.trace import PressRecord, ToolCall, Trace, WriteRecord
 
@@ -181,20 +181,22 @@ async def _reach(fork: Fork, tp: TrialPage, record: PressRecord) -> None:
     actions = UserActions(
         tp.page, tp.host, fork.site, fork.fork_world, fork.trial_id, fork.proxy, HumanWindows(tp.page, tp.log.events)
     )
-    for step in case.setup:
-        if isinstance(step, SetupCall):
-            await _call(tp, ToolCall(index=-1, step=-1, tool=step.call, args=step.args), record, "setup call")
+    for setup in case.setup:
+        if isinstance(setup, SetupCall):
+            await _call(tp, ToolCall(index=-1, step=-1, tool=setup.call, args=setup.args), record, "setup call")
         else:
-            await actions.perform(step)
-            record.replayed.append(f"setup action {step.action}")
+            await actions.perform(setup)
+            record.replayed.append(f"setup action {setup.action}")
         await tp.host.wait_for_tools()
-    for step in fork.trace.steps:
-        if step.kind == "action":
-            action = case.steps[step.index]
-            await actions.perform(action)  # type: ignore[arg-type]  # an action step's record is the case's action
-            record.replayed.append(f"action {step.input.get('action', '?') if isinstance(step.input, dict) else '?'}")
+    for done in fork.trace.steps:
+        if done.kind == "action":
+            action = case.steps[done.index]  # an action step's record is the case's own action
+            if isinstance(action, UserStep):
+                raise NotReached(f"step {done.index} of the trial was an action, the case's is a user message")
+            await actions.perform(action)
+            record.replayed.append(f"action {action.action}")
         else:
-            for index in step.calls:
+            for index in done.calls:
                 await _call(tp, fork.trace.calls[index], record, "call")
         await tp.host.wait_for_tools()
 
