@@ -32,10 +32,11 @@ from typing import TYPE_CHECKING, Any
 
 from playwright.async_api import Error as PlaywrightError
 
-from webmcp_eval.play.page.actions import UserActions
+from webmcp_eval.play.page.actions import StepNotShown, UserActions
 from webmcp_eval.play.page.human_windows import HumanWindows
 from webmcp_eval.play.page.locate import locate
 from webmcp_eval.play.page.start_route import first_line, open_start_route
+from webmcp_eval.play.run.abort import TrialAborted
 from webmcp_eval.suite.case import Case, PressAction, SetupCall, UserStep
 from webmcp_eval.suite.site import SiteUnavailable
 from webmcp_eval.trace import PressRecord, ToolCall, Trace, WriteRecord
@@ -129,7 +130,7 @@ async def press_in_fork(fork: Fork) -> PressRecord:
     before = await _trial_state(fork)
     try:
         await _press(fork, record)
-    except (NotReached, PlaywrightError, SiteUnavailable) as err:
+    except (NotReached, PlaywrightError, SiteUnavailable, TrialAborted, StepNotShown) as err:
         why = f"the fork failed: {first_line(err)}" if isinstance(err, PlaywrightError) else str(err)
         record = PressRecord(not_pressed=why, replayed=record.replayed, expected=record.expected)
     after = await _trial_state(fork)
@@ -193,8 +194,13 @@ async def _reach(fork: Fork, tp: TrialPage, record: PressRecord) -> None:
             action = case.steps[done.index]  # an action step's record is the case's own action
             if isinstance(action, UserStep):
                 raise NotReached(f"step {done.index} of the trial was an action, the case's is a user message")
-            await actions.perform(action)
             record.replayed.append(f"action {action.action}")
+            try:
+                await actions.perform(action)
+            except StepNotShown as err:
+                if done.not_shown:  # the trial stopped at this step too: the rest of it was never played
+                    break
+                raise NotReached(f"the fork did not reach the trial's confirmation point: {err}") from None
         else:
             for index in done.calls:
                 await _call(tp, fork.trace.calls[index], record, "call")
