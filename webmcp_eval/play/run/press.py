@@ -17,7 +17,7 @@ writes the case names for the press (``expect.network.writes`` with 0: the write
 ``total: 0`` alone: any write of the site) was made and answered (webmcp_eval/trace.py ``PressRecord.made``).
 
 A site is not forked (``not_pressed`` says which, the check then reads the control as before and says so) when the
-run answers from fixtures (``--network`` record or replay), when the site has no reset hook or no ``world_cookie``
+run answers from fixtures (``--network replay``), when the site has no reset hook or no ``world_cookie``
 (no test-mode worlds: the press would write the world the trial ran in), when there is no proxy (the press's writes
 could not be counted), or when the case names no write for the press.
 """
@@ -66,7 +66,7 @@ class Fork:
     """What the fork of one trial needs: the trial's browser session, site, proxy, case and trace."""
 
     session: BrowserSession
-    site: HookTape
+    site: HookTape  # live, never the trial's tape: a recording keeps only the trial's own hook calls
     proxy: NetworkProxy | None
     case: Case
     trace: Trace
@@ -102,8 +102,8 @@ def pressed_in_trial(case: Case, trace: Trace) -> bool:
 def why_not_forkable(fork: Fork) -> str | None:
     """Why this trial cannot be forked and pressed; None when it can."""
     config = fork.site.config
-    if fork.network_mode != "live":
-        return f"the run answers from fixtures (--network {fork.network_mode}): no live site for the fork to write"
+    if fork.network_mode == "replay":
+        return "the run answers from fixtures (--network replay): no live site for the fork to write"
     if not fork.site.has("reset") or not config.world_cookie:
         return NO_WORLDS
     if fork.proxy is None:

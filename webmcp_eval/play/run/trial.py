@@ -581,8 +581,9 @@ class Trial:
             return
         settings = self.env.settings
         context = self.case.browser_context(settings.browser_context)
+        live = HookTape(self.env.site, "live", None)  # a recording (--network record) keeps only the trial's calls
         fork = Fork(
-            self.env.session, self.site, self.env.proxy, self.case, self.trace, self.world, settings.network_mode,
+            self.env.session, live, self.env.proxy, self.case, self.trace, self.world, settings.network_mode,
             context, self.hook, self.worker,
         )  # fmt: skip
         rec.press = await press_in_fork(fork)
