@@ -586,7 +586,7 @@ class Trial:
             self.env.session, live, self.env.proxy, self.case, self.trace, self.world, settings.network_mode,
             context, self.hook, self.worker,
         )  # fmt: skip
-        rec.press = await press_in_fork(fork)
+        rec.press = await self._timed("press_ms", press_in_fork(fork))
         if rec.press.not_pressed and rec.visible:
             why = rec.press.not_pressed
             self.trace.warnings.append(f"confirmation.actionable: the control was read, not pressed: {why}")
