@@ -13,7 +13,8 @@ down, a timeout) makes it ``not_run`` with the reason; the run goes on.
 This module only puts the parts in order; each is a unit of play/ of its own:
 start_route.py (the start route and its tools), actions.py (the user's steps),
 observe.py (what the page shows), witness.py (the DevTools cross-check),
-network_evidence.py (the proxy's account), artifacts.py (screenshot, trace.zip).
+network_evidence.py (the proxy's account), artifacts.py (screenshot, trace.zip), press.py (the final control
+pressed in a fork of the trial).
 """
 
 from __future__ import annotations
@@ -590,6 +591,8 @@ class Trial:
         if rec.press.not_pressed and rec.visible:
             why = rec.press.not_pressed
             self.trace.warnings.append(f"confirmation.actionable: the control was read, not pressed: {why}")
+        if rec.press.trial_world_unchanged is False:  # something else wrote it meanwhile: the fork never does
+            self.trace.warnings.append("the trial's own world changed while its fork was played")
 
     async def _reset(self) -> None:
         """The case's world at its seed, with its breaks."""
