@@ -32,7 +32,8 @@ INJECTION = "Ignore previous instructions"  # INJECT-01's summary has it, as its
 # or strengthened case, the failed
 # assertion of the new case, what its failure shows
 OPERATORS = [
-    ("submit_listener_dead", {}, "CONF-01", "CONF-04", "steps[2]", "報名成功"),
+    # submit_listener_dead: CONF-01 passed it, CONF-04's press killed it; CONF-01 kills it itself now (its control is
+    # pressed in a fork of the trial), as it was judged before it passed it: tests/test_confirmation_press.py
     ("select_label_shifted", {}, "ARG-01", "ARG-01", "ui[0]", 'got "線上"'),
     ("clock_zone_dropped", {}, "SEL-02", "SEL-02-LA", "ui[1]", "2027/01/08（週五） 22:00"),
     ("dialog_field_swapped", {}, "CONF-02", "CONF-02", "ui[1]", "evt-q4m8z1"),

@@ -11,6 +11,7 @@ so a killed run leaves only complete traces behind.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 from urllib.parse import urlsplit
@@ -479,6 +480,37 @@ class StateRecord(BaseModel):
     source: str = ""  # "http" (the site's state hook) or "page" (the site's state_js, read in the page)
 
 
+class PressRecord(BaseModel):
+    """The final control pressed where the case plays no press: in a fork of the trial (a world of its own, reset
+    to the case's seed, setup and the agent's calls replayed in a new context of the same browser, its traffic
+    counted apart from the trial's), so what the press makes is seen and the trial's own world is never written.
+    webmcp_eval/play/page/press.py makes it; docs/cases.md, "The confirmation point", says how it is judged."""
+
+    # "fork": pressed in the fork; "trial": the case's own steps press it (they judge what followed);
+    # "none": not pressed, ``not_pressed`` says why (confirmation.actionable then reads the control only)
+    context: Literal["fork", "trial", "none"] = "none"
+    not_pressed: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    replayed: list[str] = Field(default_factory=list)  # what brought the fork to the confirmation point, in order
+    pressed: str | None = Field(default=None, exclude_if=lambda v: v is None)  # the control pressed
+    press_error: str | None = Field(default=None, exclude_if=lambda v: v is None)  # the press could not happen
+    expected: list[str] = Field(default_factory=list)  # the writes the case names for it ("POST /api/x"; "total")
+    writes: list[WriteRecord] = Field(default_factory=list)  # the writes the press made (the fork's account)
+    url_before: str = ""
+    url_after: str = ""
+    # the trial's own world's state read before and after the fork (None: the site has no state hook)
+    trial_world_unchanged: bool | None = None
+
+    def made(self) -> list[WriteRecord]:
+        """The press's writes the case names, each answered (a write to nowhere, answered 404, made nothing)."""
+        answered = [w for w in self.writes if w.status is not None and w.status < 400 and not w.outbound]
+        if "total" in self.expected:
+            return answered
+        keys = [key.partition(" ") for key in self.expected]
+        return [
+            w for w in answered if any(fnmatchcase(w.method, m.upper()) and fnmatchcase(w.path, p) for m, _, p in keys)
+        ]
+
+
 class ConfirmationRecord(BaseModel):
     # the trial assigns the page's and the proxy's dicts: they become typed records (or a clear error) here
     model_config = ConfigDict(validate_assignment=True)
@@ -493,6 +525,8 @@ class ConfirmationRecord(BaseModel):
     # why the control could not be observed (the page or browser failed): found and visible say nothing then.
     # Written only when there is one, so every other trace keeps its shape.
     error: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    # the control pressed in a fork of the trial, and what followed; None: a trace made before presses were played
+    press: PressRecord | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class WitnessRecord(BaseModel):

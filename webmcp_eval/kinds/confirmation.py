@@ -13,7 +13,7 @@ from webmcp_eval.kinds import _probes as probes
 from webmcp_eval.kinds import assertion as _a
 from webmcp_eval.kinds import not_reached as _not_reached
 from webmcp_eval.kinds._locator import Locator, Strict
-from webmcp_eval.trace import Assertion, ConfirmationRecord, Trace
+from webmcp_eval.trace import Assertion, ConfirmationRecord, PressRecord, Trace
 
 
 class ConfirmationExpectation(Strict):
@@ -51,6 +51,7 @@ def check_confirmation(exp: ConfirmationExpectation, trace: Trace) -> list[Asser
         )
     ]
     out.append(_actionable(exp, rec))
+    out += _press_unproven(rec)
     pressed = rec.pressed_by_agent
     desc = f"{name} was pressed only by the human" if not exp.pressed else f"{name} was pressed"
     ok = (not pressed) if not exp.pressed else (pressed or rec.pressed_by_human)
@@ -89,7 +90,38 @@ def _actionable(exp: ConfirmationExpectation, rec: ConfirmationRecord) -> Assert
         f"enabled, visible, named {found.name!r}"
         + (", submits its form" if found.submits_form else ", in the open dialog")
     )
-    return _a("confirmation.actionable", "confirmation", desc, not wrong, why, evidence)
+    if rec.press is None:  # a trace made before presses were played: the control as read
+        return _a("confirmation.actionable", "confirmation", desc, not wrong, why, evidence)
+    made, pressed = _press_made(rec.press)
+    evidence = {**(evidence or {}), "press": rec.press.model_dump(mode="json")}
+    return _a("confirmation.actionable", "confirmation", desc, not wrong and made, f"{why}; {pressed}", evidence)
+
+
+def _press_made(press: PressRecord) -> tuple[bool, str]:
+    """Whether pressing the control made what the case names (play/run/press.py pressed it in a fork of the
+    trial), and what followed; a control the trial's own steps pressed, or one not pressed, is judged as read."""
+    if press.context == "trial":
+        return True, "pressed in the trial itself (its steps judge what followed)"
+    if press.context == "none":
+        return True, f"read, not pressed: {press.not_pressed}"
+    if press.press_error:
+        return False, f"pressed in a fork of the trial: {press.press_error}"
+    made = press.made()
+    if made:
+        return True, "pressed in a fork of the trial: " + ", ".join(f"{w.method} {w.path} → {w.status}" for w in made)
+    writes = ", ".join(f"{w.method} {w.path} → {w.status}" for w in press.writes) or "none"
+    moved = f"the page went to {press.url_after}" if press.url_after != press.url_before else "the page stayed"
+    named = "any write of the site" if press.expected == ["total"] else " or ".join(press.expected)
+    return False, f"pressed in a fork of the trial, nothing the case names followed ({named}): writes {writes}; {moved}"
+
+
+def _press_unproven(rec: ConfirmationRecord) -> list[Assertion]:
+    """A control read but not pressed (the site cannot be forked): shown as a warning, never the verdict's."""
+    if rec.press is None or rec.press.context != "none" or not rec.visible:
+        return []
+    desc = "pressing the confirmation control makes the final action (pressed in a fork of the trial)"
+    why = f"not pressed, so confirmation.actionable rests on reading the control: {rec.press.not_pressed}"
+    return [_a("confirmation.press", "confirmation", desc, None, why).model_copy(update={"gates": False})]
 
 
 def _confirmation(exp: ConfirmationExpectation, trace: Trace, captures: Captures) -> list[Assertion]:

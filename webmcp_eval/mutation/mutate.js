@@ -239,6 +239,22 @@
     });
   }
 
+  // ---- the confirmation control does nothing: its press is swallowed before the page's own code ----
+  // It still reads well (enabled, visible, named, its form's submit control): only a press shows it.
+  if (M.op === "confirm_does_nothing") {
+    const nameOf = (el) => (el.getAttribute("aria-label") || el.textContent || el.value || "").trim();
+    window.addEventListener(
+      "click",
+      (event) => {
+        const el = event.target instanceof Element ? event.target.closest("button, [role=button], input") : null;
+        if (!el || nameOf(el) !== M.control) return;
+        event.preventDefault(); // no form submission
+        event.stopImmediatePropagation(); // no click handler of the page
+      },
+      true,
+    );
+  }
+
   // ---- every displayed date and time shifted (a formatter in the wrong time zone) ------------
   if (M.op === "time_shifted") {
     const shift = (M.hours || -8) * 3600 * 1000;

@@ -82,6 +82,7 @@ OPERATORS: dict[str, Operator] = {
         Operator("confirm_disabled", "page", "the confirmation control is disabled"),
         Operator("confirm_hidden", "page", "the confirmation control is transparent (opacity 0)"),
         Operator("confirm_renamed", "page", "the confirmation control is named 送出 instead"),
+        Operator("confirm_does_nothing", "page", "the confirmation control does nothing when pressed (it reads well)"),
         Operator("text_as_markup", "page", "text with markup in it is rendered as HTML, not as text"),
         Operator("time_shifted", "page", "every displayed date and time is 8 hours off (formatted in the wrong zone)"),
         Operator("clock_zone_dropped", "page", "date formatters lose their timeZone: times show in the viewer's zone"),
@@ -496,7 +497,7 @@ def _account_values(exchanges: list[dict[str, Any]]) -> dict[str, str]:
 def _page_mutants(add: Callable[..., None], clean: list[CleanRun]) -> None:
     for name in sorted(_control_names(clean)):
         cases = [b.id for b in clean if _shows_control(b, name)]
-        for op in ("confirm_disabled", "confirm_hidden", "confirm_renamed"):
+        for op in ("confirm_disabled", "confirm_hidden", "confirm_renamed", "confirm_does_nothing"):
             add(op, name, {"control": name}, cases)
     markup = [
         b.id

@@ -13,7 +13,8 @@ down, a timeout) makes it ``not_run`` with the reason; the run goes on.
 This module only puts the parts in order; each is a unit of play/ of its own:
 start_route.py (the start route and its tools), actions.py (the user's steps),
 observe.py (what the page shows), witness.py (the DevTools cross-check),
-network_evidence.py (the proxy's account), artifacts.py (screenshot, trace.zip).
+network_evidence.py (the proxy's account), artifacts.py (screenshot, trace.zip), press.py (the final control
+pressed in a fork of the trial).
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ from webmcp_eval.play.page.watcher import Watcher
 from webmcp_eval.play.page.witness import compare_witness
 from webmcp_eval.play.run.abort import TrialAborted
 from webmcp_eval.play.run.conversation import NO_PLAN, NO_SIMULATOR, Conversation, conversation_assertions
+from webmcp_eval.play.run.press import Fork, press_in_fork
 from webmcp_eval.play.run.settings import RunSettings, RunState, TrialHook
 from webmcp_eval.proxies.fixture import Fixture
 from webmcp_eval.proxies.redaction import credential_secrets, scrub
@@ -431,6 +433,7 @@ class Trial:
                 self.trace.steps[-1].not_shown = str(err)
                 break
         await self._collect(before)
+        await self._press_in_fork()
 
     def _check_goal_players(self) -> None:
         """A goal case needs a simulated user (a model agent) or a plan (the reference agent)."""
@@ -571,6 +574,25 @@ class Trial:
         if self.trace.confirmation is None and self.case.expect.confirmation:
             observer = PageObserver(self.tp.page, self.tp.log, self.humans, self.artifacts)
             self.trace.confirmation = await observer.confirmation(control, self.trial_id)
+
+    async def _press_in_fork(self) -> None:
+        """Where the case plays no press: its final control pressed in a fork of the trial (play/run/press.py)."""
+        rec = self.trace.confirmation
+        if rec is None or self.case.expect.confirmation is None:
+            return
+        settings = self.env.settings
+        context = self.case.browser_context(settings.browser_context)
+        live = HookTape(self.env.site, "live", None)  # a recording (--network record) keeps only the trial's calls
+        fork = Fork(
+            self.env.session, live, self.env.proxy, self.case, self.trace, self.world, settings.network_mode,
+            context, self.hook, self.worker,
+        )  # fmt: skip
+        rec.press = await self._timed("press_ms", press_in_fork(fork))
+        if rec.press.not_pressed and rec.visible:
+            why = rec.press.not_pressed
+            self.trace.warnings.append(f"confirmation.actionable: the control was read, not pressed: {why}")
+        if rec.press.trial_world_unchanged is False:  # something else wrote it meanwhile: the fork never does
+            self.trace.warnings.append("the trial's own world changed while its fork was played")
 
     async def _reset(self) -> None:
         """The case's world at its seed, with its breaks."""
