@@ -25,6 +25,7 @@ from webmcp_eval.cli.common import (
     timezone_type,
     ws_endpoint_type,
 )
+from webmcp_eval.llm.config import AGENT_FLAGS, GRADER_FLAGS, USER_FLAGS
 
 
 def handle_run(args: argparse.Namespace) -> int:
@@ -212,20 +213,7 @@ def _agent_arguments(run: argparse.ArgumentParser) -> None:
     )
     # the null agent's run beside another is the control (baseline meant four other things): one release
     agent.add_argument("--baseline", dest="control", choices=["none"], action=DeprecatedSpelling, instead="--control")
-    agent.add_argument("--model", help="the model name, e.g. gpt-4.1-mini or claude-sonnet-4-5")
-    agent.add_argument("--api-base", help="the endpoint, e.g. http://127.0.0.1:11434/v1 for Ollama")
-    agent.add_argument(
-        "--api-key-env",
-        help="environment variable with the key (default OPENAI_API_KEY / "
-        "ANTHROPIC_API_KEY); the key never reaches a trace or cassette",
-    )
-    agent.add_argument(
-        "--model-cassette",
-        choices=["off", "record", "replay"],
-        default="off",
-        help="record every model exchange per trial, or replay them strictly (offline)",
-    )
-    agent.add_argument("--cassette-dir", default="cassettes", help="where cassettes live (default cassettes/)")
+    AGENT_FLAGS.add(agent)
     agent.add_argument("--max-steps", type=POSITIVE, default=16, help="model requests per trial (default 16)")
     agent.add_argument("--max-seconds", type=SECONDS, default=90.0, help="agent time per trial (default 90)")
     agent.add_argument("--max-tokens", type=POSITIVE, default=200_000, help="tokens per trial (default 200000)")
@@ -248,18 +236,7 @@ def _grader_arguments(run: argparse.ArgumentParser) -> None:
     """The model grader of rubric criteria."""
     graders = run.add_argument_group("model grader (rubric criteria; default: not judged)")
     graders.add_argument("--grader", choices=["openai", "anthropic"], help="judge rubric criteria with this provider")
-    graders.add_argument("--grader-model", help="the grader's model name")
-    graders.add_argument("--grader-api-base", help="the grader's endpoint (OpenAI-compatible or Anthropic)")
-    graders.add_argument("--grader-api-key-env", help="environment variable with the grader's key")
-    graders.add_argument(
-        "--grader-cassette",
-        choices=["off", "record", "replay"],
-        default="off",
-        help="record the grader's exchanges per trial, or replay them strictly (offline)",
-    )
-    graders.add_argument(
-        "--grader-cassette-dir", default="cassettes/grader", help="grader cassettes' directory (cassettes/grader)"
-    )
+    GRADER_FLAGS.add(graders)
     graders.add_argument(
         "--labels", help="people's labels that calibrate the grader (default: labels.json beside the cases)"
     )
@@ -269,18 +246,7 @@ def _simulated_user_arguments(run: argparse.ArgumentParser) -> None:
     """The simulated user of goal cases."""
     users = run.add_argument_group("simulated user (goal cases, user: in the case; default: none)")
     users.add_argument("--user-simulator", choices=["openai", "anthropic"], help="a model plays the user of goal cases")
-    users.add_argument("--user-model", help="the simulated user's model name")
-    users.add_argument("--user-api-base", help="the simulated user's endpoint (OpenAI-compatible or Anthropic)")
-    users.add_argument("--user-api-key-env", help="environment variable with the simulated user's key")
-    users.add_argument(
-        "--user-cassette",
-        choices=["off", "record", "replay"],
-        default="off",
-        help="record the simulated user's answers per trial, or replay them strictly (offline)",
-    )
-    users.add_argument(
-        "--user-cassette-dir", default="cassettes/user", help="simulated user cassettes' directory (cassettes/user)"
-    )
+    USER_FLAGS.add(users)
 
 
 def _evidence_arguments(run: argparse.ArgumentParser) -> None:

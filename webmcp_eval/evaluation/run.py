@@ -124,7 +124,7 @@ class RunRequest:
             raise UsageError("--resume plays the shard its RUN_DIR was planned for: drop --shard")
         if self.durations and not self.shard:
             raise UsageError("--durations balances --shard i/n: give both")
-        if self.control and (self.resume or self.shard or self.agent.agent == "none"):
+        if self.control and (self.resume or self.shard or self.agent.agent.provider == "none"):
             raise UsageError(
                 "--control none plays beside a new, whole run of another agent: drop --resume/--shard, or "
                 "play the null agent as a run of its own (--agent none)"
