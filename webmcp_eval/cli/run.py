@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from webmcp_eval.cli.common import (
     DAYS,
@@ -82,9 +83,16 @@ def _which_cases_and_site(run: argparse.ArgumentParser) -> None:
         help="the person's time zone for this run (IANA, e.g. America/Los_Angeles) instead of suite.yaml's: "
         "play the suite as a viewer elsewhere (a case's own timezone_id still wins)",
     )
-    run.add_argument("--no-proxy", action="store_true", help="no proxy: network checks become not_run")
+    run.add_argument("--no-proxy", dest="proxy", action="store_false", help="no proxy: network checks become not_run")
     run.add_argument("--chromium", help="the Chromium binary (else $WEBMCP_EVAL_CHROMIUM, Playwright's, system)")
-    run.add_argument("--out", default="traces", help="where run directories go (default traces/)")
+    run.add_argument(
+        "--out",
+        dest="out_root",
+        metavar="OUT",
+        type=Path,
+        default="traces",
+        help="where run directories go (default traces/)",
+    )
     run.add_argument(
         "--run-id", type=run_id_type, help="name of the run directory (default: a timestamp and a random part)"
     )
@@ -261,7 +269,7 @@ def _evidence_arguments(run: argparse.ArgumentParser) -> None:
     trace_modes = ["off", "on", "retain-on-failure"]
     run.add_argument(
         "--playwright-trace",
-        dest="trace",
+        dest="playwright_trace",
         choices=trace_modes,
         default="off",
         help="keep Playwright's own trace.zip per trial (open with: playwright show-trace FILE); "
@@ -269,10 +277,11 @@ def _evidence_arguments(run: argparse.ArgumentParser) -> None:
     )
     # "trace" alone is our JSON record of a trial: the old spelling stays for one release
     run.add_argument(
-        "--trace", dest="trace", choices=trace_modes, action=DeprecatedSpelling, instead="--playwright-trace"
+        "--trace", dest="playwright_trace", choices=trace_modes, action=DeprecatedSpelling, instead="--playwright-trace"
     )
     run.add_argument(
         "--screenshot",
+        dest="screenshots",
         choices=["on", "off", "only-on-failure"],
         default="only-on-failure",
         help="the screenshot at each trial's end: only of trials that did not pass (only-on-failure, the "
@@ -299,6 +308,7 @@ def add_run(sub: Subcommands) -> None:
     add_run_arguments(run)
     run.add_argument(
         "--network",
+        dest="network_mode",
         choices=["live", "record", "replay"],
         default="live",
         help="live: pass through and count (default); record: also save every response into --fixtures; "
@@ -315,4 +325,4 @@ def add_record(sub: Subcommands) -> None:
         "answers, go into --fixtures/<CASE>.yaml. An existing fixture is compared request by request.",
     )
     add_run_arguments(rec)
-    rec.set_defaults(func=handle_run, network="record")
+    rec.set_defaults(func=handle_run, network_mode="record")
