@@ -2,8 +2,9 @@
 
 The model agent, the simulated user, the grader and the analyst each take a :class:`ModelConfig`; the command
 line builds it from one option group per role (:class:`ModelFlags`: the flag names come from a prefix, so
-``--grader-model`` and ``--user-model`` are the same option of two roles). :meth:`ModelConfig.open` checks it
-the one way every role does and opens the provider.
+``--grader-model`` and ``--user-model`` are the same option of two roles). :meth:`ModelConfig.key` checks it
+the one way every role does (errors name the role's own flags, :class:`Role`) and :meth:`ModelConfig.provider_for`
+opens the provider.
 """
 
 from __future__ import annotations
@@ -81,8 +82,8 @@ class ModelConfig:
 class ModelFlags:
     """One role's model options on the command line: ``{prefix}model``, ``{prefix}api-base``,
     ``{prefix}api-key-env``, the cassette flag and ``{prefix}cassette-dir``, with their help; the kind flag
-    (``--grader``, ``--user-simulator``...) is the role's own and added by ``add_kind``. ``config_of`` reads a
-    :class:`ModelConfig` back from the parsed arguments."""
+    (``--grader``, ``--user-simulator``...) is the role's own (its choices differ) and added by the command beside
+    them. ``config_of`` reads a :class:`ModelConfig` back from the parsed arguments."""
 
     prefix: str  # "--" or "--grader-"
     kind_flag: str  # "--agent", "--grader", "--user-simulator", "--provider"
