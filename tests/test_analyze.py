@@ -22,6 +22,7 @@ from eval_support import cli, in_thread, play
 from tests.fake_llm import FAKE_KEY, FakeLLM, Say, closed_port_url
 from tests.fake_llm import Conversation as Heard
 from webmcp_eval.judge.analyst import explain_all, make_analyst
+from webmcp_eval.llm.config import ModelConfig
 from webmcp_eval.play.run.settings import RunState, TrialHooks
 from webmcp_eval.report.analysis_report import console_lines, markdown
 from webmcp_eval.results.analysis import analyse
@@ -177,7 +178,7 @@ def _explain(runs: list[Path], base: str, mode: str, cassettes: Path):
     a = _analysis(runs)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(KEY_ENV, FAKE_KEY)
-        analyst = make_analyst("openai", "analyst", base, KEY_ENV, mode, cassettes)
+        analyst = make_analyst(ModelConfig("openai", "analyst", base, KEY_ENV, mode, cassettes))
     in_thread(asyncio.run, explain_all(analyst, a.groups))
     return a
 

@@ -105,8 +105,8 @@ def test_the_null_agents_control_plays_on_the_suites_clock(tmp_path: Path, monke
     seen = []
 
     async def fake_run_suite(cases, options):  # noqa: ANN001, ANN202 - stands in for the browser run
-        seen.append(options.browser_context)
-        return run_module.RunResult(options.run_id or "r", tmp_path, [], {})
+        seen.append(options.site.browser_context)
+        return run_module.RunResult(options.output.run_id or "r", tmp_path, [], {})
 
     monkeypatch.setattr(run_module, "run_suite", fake_run_suite)
     code = in_thread(cli_module.main, ["validate", str(ROOT / "cases"), "--control", "--out", str(tmp_path)])

@@ -503,11 +503,11 @@ def test_playwright_trace_is_named_apart_from_our_trace_and_the_old_spelling_sti
     shown = cli("run", "--help").stdout
     assert "--playwright-trace {off,on,retain-on-failure}" in shown and "--trace " not in shown
     parser = build_parser()
-    assert parser.parse_args(["run", "--playwright-trace", "on"]).trace == "on"
+    assert parser.parse_args(["run", "--playwright-trace", "on"]).playwright_trace == "on"
     assert capsys.readouterr().err == ""
-    assert parser.parse_args(["record", "--trace", "retain-on-failure"]).trace == "retain-on-failure"
+    assert parser.parse_args(["record", "--trace", "retain-on-failure"]).playwright_trace == "retain-on-failure"
     assert capsys.readouterr().err == "webmcp-eval: --trace is deprecated: use --playwright-trace\n"
-    assert parser.parse_args(["run"]).trace == "off"
+    assert parser.parse_args(["run"]).playwright_trace == "off"
     wrong = cli("run", "--trace", "always")
     assert wrong.returncode == 2 and "invalid choice: 'always'" in wrong.stderr and len(wrong.stderr.splitlines()) == 1
 

@@ -232,9 +232,10 @@ def test_compare_shows_the_grader_series_apart(run_dir, tmp_path: Path) -> None:
 
 def test_a_trial_that_could_not_run_keeps_its_criteria_as_not_run_in_the_grader_series(tmp_path: Path) -> None:
     from webmcp_eval.judge.grader import make_grader
+    from webmcp_eval.llm.config import ModelConfig
     from webmcp_eval.suite.loader import load_cases
 
-    grader = make_grader("openai", "g", cassette_mode="replay", cassette_dir=tmp_path)
+    grader = make_grader(ModelConfig("openai", "g", cassette="replay", cassette_dir=tmp_path))
     case = load_cases([ROOT / "cases" / "NO-02.yaml"])[0][0].case
     rubric, log = grader.unjudged(case, "the site answered 502")
     assert rubric and {a.status for a in rubric} == {"not_run"} and {a.grader for a in rubric} == {"model"}

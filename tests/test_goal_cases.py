@@ -38,6 +38,7 @@ from webmcp_eval.agents.simulated_user import (
     read_marker,
 )
 from webmcp_eval.judge.grader import make_grader
+from webmcp_eval.llm.config import ModelConfig
 from webmcp_eval.play.run.conversation import NO_PLAN, NO_SIMULATOR, Conversation
 from webmcp_eval.play.run.run import run_suite, select_cases
 from webmcp_eval.play.run.settings import RunSettings, RunState
@@ -185,12 +186,7 @@ def _simulator(llm: FakeLLM | None, model: str, mode: str = "off", cassettes: Pa
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(KEY_ENV, FAKE_KEY)
         return make_simulator_factory(
-            "openai",
-            model,
-            base or llm.openai_base,
-            KEY_ENV,
-            mode,
-            cassettes or Path("unused"),
+            ModelConfig("openai", model, base or llm.openai_base, KEY_ENV, mode, cassettes or Path("unused")),
             max_retries=0,
         )
 
@@ -244,7 +240,7 @@ def test_the_simulated_user_gets_the_facts_only_once_the_agent_asked(llm):
 def test_the_simulated_user_talks_through_the_anthropic_shape_too(llm):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(KEY_ENV, FAKE_KEY)
-        make = make_simulator_factory("anthropic", "user", llm.anthropic_base, KEY_ENV, max_retries=0)
+        make = make_simulator_factory(ModelConfig("anthropic", "user", llm.anthropic_base, KEY_ENV), max_retries=0)
     before = len(_sim_requests(llm, "user"))
     replies = {0: "好的，我來處理。", 1: "請問姓名和 Email？", 2: "已填好，請自己按確認。"}
     record, user = _talked(make(), GOAL, lambda n, _: replies[n])
@@ -354,7 +350,7 @@ def _agent(llm: FakeLLM | None, model: str, mode: str, cassettes: Path, base: st
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(KEY_ENV, FAKE_KEY)
         make = make_agent_factory(
-            "openai", model, base or llm.openai_base, KEY_ENV, mode, cassettes / "agent", max_retries=0
+            ModelConfig("openai", model, base or llm.openai_base, KEY_ENV, mode, cassettes / "agent"), max_retries=0
         )
 
     def factory() -> ModelAgent:  # named per trial by the runner (start_trial)
@@ -366,7 +362,7 @@ def _agent(llm: FakeLLM | None, model: str, mode: str, cassettes: Path, base: st
 def _grader(llm: FakeLLM):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(KEY_ENV, FAKE_KEY)
-        return make_grader("openai", "grader", llm.openai_base, KEY_ENV)
+        return make_grader(ModelConfig("openai", "grader", llm.openai_base, KEY_ENV))
 
 
 def _run(site, out: Path, run_id: str, ids: tuple[str, ...], agent, simulator=None, extra=None, grader=None):

@@ -29,6 +29,7 @@ from webmcp_eval.judge.labels import (
     label_trials,
     trials_to_label,
 )
+from webmcp_eval.llm.config import ModelConfig
 from webmcp_eval.play.run.settings import RunState
 from webmcp_eval.suite.case import Case
 from webmcp_eval.trace import Trace
@@ -42,7 +43,7 @@ PRICES = {"scripted-": {"input": 1.0, "output": 4.0}}
 def _grader(api_base: str, model: str, mode: str, cassettes: Path, gates: bool = True) -> ModelGrader:
     os.environ[KEY_ENV] = FAKE_KEY
     grader = make_grader(
-        "openai", model, api_base=api_base, api_key_env=KEY_ENV, cassette_mode=mode, cassette_dir=cassettes
+        ModelConfig("openai", model, api_base=api_base, api_key_env=KEY_ENV, cassette=mode, cassette_dir=cassettes)
     )
     grader.prices.prices.update(PRICES)
     grader.gate = Gate(gates, "test: calibrated" if gates else "test: not calibrated")

@@ -33,6 +33,7 @@ from webmcp_eval.agents.model import (
 )
 from webmcp_eval.agents.protocol import AgentError, ToolInfo
 from webmcp_eval.llm.cassette import Cassette, describe_rerecord, differences
+from webmcp_eval.llm.config import ModelConfig
 from webmcp_eval.llm.providers import safe_tool_name
 from webmcp_eval.play.run.run import run_suite, select_cases
 from webmcp_eval.play.run.settings import RunSettings
@@ -177,7 +178,7 @@ def _factory(kind: str, llm: FakeLLM | None, model: str, mode: str, cassettes: P
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(KEY_ENV, FAKE_KEY)
         return make_agent_factory(
-            kind, model, base, KEY_ENV, mode, cassettes / kind, prices=PRICES, max_retries=0, **kw
+            ModelConfig(kind, model, base, KEY_ENV, mode, cassettes / kind), prices=PRICES, max_retries=0, **kw
         )
 
 
@@ -679,17 +680,17 @@ def test_a_rerecorded_cassette_says_what_changed_since_the_last_recording(tmp_pa
 def test_configuration_errors_are_usage_errors(monkeypatch, tmp_path):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(ModelConfigError, match=r"needs a key in \$OPENAI_API_KEY"):
-        make_agent_factory("openai", "gpt-4o-mini", None, None, "off", tmp_path)
+        make_agent_factory(ModelConfig("openai", "gpt-4o-mini", None, None, "off", tmp_path))
     with pytest.raises(ModelConfigError, match="unknown agent"):
-        make_agent_factory("gemini", "x", None, None, "off", tmp_path)
+        make_agent_factory(ModelConfig("gemini", "x", None, None, "off", tmp_path))
     with pytest.raises(ModelConfigError, match="--model-cassette"):
-        make_agent_factory("openai", "x", "http://127.0.0.1:9", None, "sometimes", tmp_path)
-    make_agent_factory("openai", "gpt-4o-mini", None, None, "replay", tmp_path)  # replay needs no key
-    local = make_agent_factory("openai", "llama", "http://127.0.0.1:9/v1", None, "off", tmp_path)()
+        make_agent_factory(ModelConfig("openai", "x", "http://127.0.0.1:9", None, "sometimes", tmp_path))
+    make_agent_factory(ModelConfig("openai", "gpt-4o-mini", None, None, "replay", tmp_path))  # replay needs no key
+    local = make_agent_factory(ModelConfig("openai", "llama", "http://127.0.0.1:9/v1", None, "off", tmp_path))()
     assert local.model == "llama" and local.report()["cost_usd"] is None  # no price for a local model
     monkeypatch.setitem(sys.modules, "openai", None)  # the SDK is not installed
     with pytest.raises(ModelConfigError, match=r"pip install 'webmcp-eval\[openai\]'"):
-        make_agent_factory("openai", "x", "http://127.0.0.1:9/v1", None, "off", tmp_path)
+        make_agent_factory(ModelConfig("openai", "x", "http://127.0.0.1:9/v1", None, "off", tmp_path))
 
 
 def test_a_price_file_sets_the_cost(tmp_path):
@@ -704,7 +705,7 @@ def test_a_price_file_sets_the_cost(tmp_path):
             mp.setenv(KEY_ENV, FAKE_KEY)
             kind = PROVIDERS[0]
             base = llm.openai_base if kind == "openai" else llm.anthropic_base
-            agent = make_agent_factory(kind, "m", base, KEY_ENV, "off", tmp_path, prices=prices)()
+            agent = make_agent_factory(ModelConfig(kind, "m", base, KEY_ENV, "off", tmp_path), prices=prices)()
         _turn(agent, FakeHost(TOOLS))
     report = agent.report()
     t = report["tokens"]
@@ -716,7 +717,7 @@ def test_a_price_file_sets_the_cost(tmp_path):
 def test_the_key_comes_from_the_environment_once_and_is_never_reported(monkeypatch, tmp_path, kind):
     env = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}[kind]
     monkeypatch.setenv(env, "sk-from-env-1234")
-    factory = make_agent_factory(kind, "m", None, None, "off", tmp_path)  # the hosted API: a key is needed
+    factory = make_agent_factory(ModelConfig(kind, "m", None, None, "off", tmp_path))  # the hosted API: a key is needed
     monkeypatch.delenv(env)
     agent = factory()
     assert agent.provider._api_key == "sk-from-env-1234" and os.environ.get(env) is None

@@ -106,8 +106,8 @@ def test_the_command_line_builds_the_request_a_caller_would() -> None:
     assert request.run_dir == "traces/r1" and request.suite == "cases" and request.keep_going
     assert request.outputs.paths == {"json": "s.json"} and request.output is None
     run = request_of(RunRequest, build_parser().parse_args(["run", "SEL-01", "-b", "selection", "--agent", "none"]))
-    assert run.cases == ("SEL-01",) and run.behaviour == ("selection",) and run.agent.agent == "none"
-    assert run.trials is None and run.grader.grader_cassette == "off"  # not given: the request's default
+    assert run.cases == ("SEL-01",) and run.behaviour == ("selection",) and run.agent.agent.provider == "none"
+    assert run.trials is None and run.grader.grader.cassette == "off"  # not given: the request's default
     with pytest.raises(dataclasses.FrozenInstanceError):
         run.workers = 4  # type: ignore[misc]
 

@@ -20,8 +20,8 @@ def test_settings_cannot_be_changed_once_built_only_copied():
     with pytest.raises(dataclasses.FrozenInstanceError):
         setattr(settings, "trials", 3)  # noqa: B010
     copy = dataclasses.replace(settings, base_url="http://127.0.0.1:9/")
-    assert copy.base_url == "http://127.0.0.1:9/" and copy.trials == 2
-    assert settings.base_url is None  # the original is as it was built
+    assert copy.site.base_url == "http://127.0.0.1:9/" and copy.plan.trials == 2
+    assert settings.site.base_url is None  # the original is as it was built
 
 
 def test_the_state_and_its_test_seam_are_not_reassigned_either():
@@ -69,7 +69,7 @@ def test_a_run_takes_the_credentials_out_of_its_own_copy_of_the_site_config():
     with _embedded_site(settings) as config:
         assert config.base_url == "http://127.0.0.1:9/" and config.credentials == ("ann", "secret")
         assert config is not given
-    assert settings.site_config is given and given.base_url == "http://ann:secret@127.0.0.1:9/"
+    assert settings.site.site_config is given and given.base_url == "http://ann:secret@127.0.0.1:9/"
     with _embedded_site(dataclasses.replace(settings, base_url="http://bob:pw@127.0.0.1:8/")) as config:
         assert config.base_url == "http://127.0.0.1:8/" and config.credentials == ("bob", "pw")
     assert given.base_url == "http://ann:secret@127.0.0.1:9/"

@@ -29,8 +29,7 @@ from collections.abc import AsyncIterator, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
-from webmcp_eval.agents.model import tool_description, tool_result_text
-from webmcp_eval.agents.protocol import ToolHost
+from webmcp_eval.agents.protocol import ToolHost, tool_description, tool_result_text
 from webmcp_eval.errors import InvalidInput
 from webmcp_eval.llm.providers import EMPTY_SCHEMA
 

@@ -32,18 +32,9 @@ from typing import Any
 
 from webmcp_eval.errors import InvalidInput
 from webmcp_eval.llm.cassette import Cassette, CassetteError, CassetteMiss, cassette_key, cassette_path, replay_or_send
+from webmcp_eval.llm.config import ModelConfig, Role
 from webmcp_eval.llm.pricing import PriceTable
-from webmcp_eval.llm.providers import (
-    NO_KEY,
-    PROVIDERS,
-    EndpointTimeout,
-    MissingSDK,
-    Provider,
-    ProviderError,
-    Role,
-    provider_key,
-    public_base,
-)
+from webmcp_eval.llm.providers import EndpointTimeout, MissingSDK, Provider, ProviderError, public_base
 from webmcp_eval.suite.case import UserGoal
 
 SIMULATOR_PROMPT_VERSION = 1
@@ -176,10 +167,8 @@ class SimulatedUser:
         if turn.usage:
             self.tokens["input"] += turn.usage["input"]
             self.tokens["output"] += turn.usage["output"]
-            price = self.prices.lookup(self.provider.model)
-            if price:
-                p = price[1]
-                cost = round((turn.usage["input"] * p["input"] + turn.usage["output"] * p["output"]) / 1e6, 8)
+            cost = self.prices.cost(self.provider.model, turn.usage)
+            if cost is not None:
                 self.cost = round((self.cost or 0.0) + cost, 8)
         self.requests.append(
             {
@@ -230,25 +219,19 @@ USER_ROLE = Role("user simulator", "--user-simulator", "--user-model", "--user-c
 
 
 def make_simulator_factory(
-    kind: str,
-    model: str,
-    api_base: str | None = None,
-    api_key_env: str | None = None,
-    cassette_mode: str = "off",
-    cassette_dir: Path | str = Path("cassettes/user"),
+    config: ModelConfig,
     prices: dict[str, Any] | str | Path | None = None,
     max_retries: int = 2,
 ) -> Callable[[], SimulatedUser]:
     """Check the options once (the same rules as the model agents and the grader); a factory per trial."""
-    key = provider_key(USER_ROLE, SimulatorConfigError, kind, model, cassette_mode, api_base, api_key_env)
+    key = config.key(USER_ROLE, SimulatorConfigError)
     table = PriceTable.load(prices)  # a bad table is a ModelConfigError: one line, exit 2
-    provider_cls = PROVIDERS[kind]
 
     def factory() -> SimulatedUser:
         return SimulatedUser(
-            provider_cls(model, api_base, key or NO_KEY, max_retries=max_retries),
-            cassette_mode=cassette_mode,
-            cassette_dir=Path(cassette_dir),
+            config.provider_for(key, max_retries=max_retries),
+            cassette_mode=config.cassette,
+            cassette_dir=config.cassettes("cassettes/user"),
             prices=table,
             secrets=[key] if key else [],
         )

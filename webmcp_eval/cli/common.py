@@ -32,6 +32,8 @@ def request_of(kind: type[Request], args: argparse.Namespace, **given: Any) -> R
     for f in dataclasses.fields(kind):
         if f.name in given:
             values[f.name] = given[f.name]
+        elif "from_args" in f.metadata:  # a value of several arguments (a role's model: ModelFlags.config_of)
+            values[f.name] = f.metadata["from_args"](args)
         elif isinstance(f.default_factory, type) and dataclasses.is_dataclass(f.default_factory):
             values[f.name] = request_of(f.default_factory, args)
         elif getattr(args, f.name, None) is not None:  # None: not given, the request's default holds

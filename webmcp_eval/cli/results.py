@@ -18,6 +18,7 @@ from webmcp_eval.cli.common import (
     request_of,
 )
 from webmcp_eval.errors import Outcome
+from webmcp_eval.llm.config import ANALYST_FLAGS, CALIBRATE_FLAGS
 
 # Each handler builds its command's request from the parsed arguments and calls the command's core, imported when
 # the command runs: the cores load the results, reports and browser stacks, which --help and a usage mistake skip.
@@ -121,14 +122,9 @@ def add_analyze(sub: Subcommands) -> None:
         "a verdict. Writes analysis.html in the last run directory (or --html FILE).",
     )
     ana.add_argument("runs", nargs="+", metavar="RUN", help="run directories, oldest first")
-    ana.add_argument("--model", help="explain each group with this model")
+    ANALYST_FLAGS.add(ana, rest=False)
     ana.add_argument("--provider", choices=["openai", "anthropic"], default="openai", help="the model's API")
-    ana.add_argument("--api-base", help="the model's endpoint (OpenAI-compatible or Anthropic)")
-    ana.add_argument("--api-key-env", help="environment variable with the model's key")
-    ana.add_argument(
-        "--cassette", choices=["off", "record", "replay"], default="off", help="record the model's answers, or replay"
-    )
-    ana.add_argument("--cassette-dir", default="cassettes/analyze", help="where they live (cassettes/analyze)")
+    ANALYST_FLAGS.add(ana, model=False)
     ana.add_argument("--markdown", metavar="FILE", help="also write the analysis as Markdown")
     ana.add_argument("--html", metavar="FILE", help="the HTML page (default: analysis.html in the last run)")
     ana.set_defaults(func=handle_analyze)
@@ -204,10 +200,6 @@ def add_calibrate(sub: Subcommands) -> None:
     )
     cal.add_argument("--labels", help="the labels file (default: labels.json beside the cases)")
     cal.add_argument("--grader", choices=["openai", "anthropic"], help="re-grade the labelled trials with it")
-    cal.add_argument("--grader-model", help="the grader's model name")
-    cal.add_argument("--grader-api-base", help="the grader's endpoint")
-    cal.add_argument("--grader-api-key-env", help="environment variable with the grader's key")
-    cal.add_argument("--grader-cassette", choices=["off", "record", "replay"], default="off", help="grader cassettes")
-    cal.add_argument("--grader-cassette-dir", default="cassettes/grader", help="where grader cassettes live")
+    CALIBRATE_FLAGS.add(cal)
     cal.add_argument("--prices", help="YAML/JSON price table for the grader's cost")
     cal.set_defaults(func=handle_calibrate)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from webmcp_eval.cli.common import (
     DAYS,
@@ -26,6 +27,7 @@ from webmcp_eval.cli.common import (
     ws_endpoint_type,
 )
 from webmcp_eval.errors import Outcome
+from webmcp_eval.llm.config import AGENT_FLAGS, GRADER_FLAGS, USER_FLAGS
 
 
 def handle_run(args: argparse.Namespace) -> Outcome:
@@ -82,9 +84,16 @@ def _which_cases_and_site(run: argparse.ArgumentParser) -> None:
         help="the person's time zone for this run (IANA, e.g. America/Los_Angeles) instead of suite.yaml's: "
         "play the suite as a viewer elsewhere (a case's own timezone_id still wins)",
     )
-    run.add_argument("--no-proxy", action="store_true", help="no proxy: network checks become not_run")
+    run.add_argument("--no-proxy", dest="proxy", action="store_false", help="no proxy: network checks become not_run")
     run.add_argument("--chromium", help="the Chromium binary (else $WEBMCP_EVAL_CHROMIUM, Playwright's, system)")
-    run.add_argument("--out", default="traces", help="where run directories go (default traces/)")
+    run.add_argument(
+        "--out",
+        dest="out_root",
+        metavar="OUT",
+        type=Path,
+        default="traces",
+        help="where run directories go (default traces/)",
+    )
     run.add_argument(
         "--run-id", type=run_id_type, help="name of the run directory (default: a timestamp and a random part)"
     )
@@ -213,20 +222,7 @@ def _agent_arguments(run: argparse.ArgumentParser) -> None:
     )
     # the null agent's run beside another is the control (baseline meant four other things): one release
     agent.add_argument("--baseline", dest="control", choices=["none"], action=DeprecatedSpelling, instead="--control")
-    agent.add_argument("--model", help="the model name, e.g. gpt-4.1-mini or claude-sonnet-4-5")
-    agent.add_argument("--api-base", help="the endpoint, e.g. http://127.0.0.1:11434/v1 for Ollama")
-    agent.add_argument(
-        "--api-key-env",
-        help="environment variable with the key (default OPENAI_API_KEY / "
-        "ANTHROPIC_API_KEY); the key never reaches a trace or cassette",
-    )
-    agent.add_argument(
-        "--model-cassette",
-        choices=["off", "record", "replay"],
-        default="off",
-        help="record every model exchange per trial, or replay them strictly (offline)",
-    )
-    agent.add_argument("--cassette-dir", default="cassettes", help="where cassettes live (default cassettes/)")
+    AGENT_FLAGS.add(agent)
     agent.add_argument("--max-steps", type=POSITIVE, default=16, help="model requests per trial (default 16)")
     agent.add_argument("--max-seconds", type=SECONDS, default=90.0, help="agent time per trial (default 90)")
     agent.add_argument("--max-tokens", type=POSITIVE, default=200_000, help="tokens per trial (default 200000)")
@@ -249,18 +245,7 @@ def _grader_arguments(run: argparse.ArgumentParser) -> None:
     """The model grader of rubric criteria."""
     graders = run.add_argument_group("model grader (rubric criteria; default: not judged)")
     graders.add_argument("--grader", choices=["openai", "anthropic"], help="judge rubric criteria with this provider")
-    graders.add_argument("--grader-model", help="the grader's model name")
-    graders.add_argument("--grader-api-base", help="the grader's endpoint (OpenAI-compatible or Anthropic)")
-    graders.add_argument("--grader-api-key-env", help="environment variable with the grader's key")
-    graders.add_argument(
-        "--grader-cassette",
-        choices=["off", "record", "replay"],
-        default="off",
-        help="record the grader's exchanges per trial, or replay them strictly (offline)",
-    )
-    graders.add_argument(
-        "--grader-cassette-dir", default="cassettes/grader", help="grader cassettes' directory (cassettes/grader)"
-    )
+    GRADER_FLAGS.add(graders)
     graders.add_argument(
         "--labels", help="people's labels that calibrate the grader (default: labels.json beside the cases)"
     )
@@ -270,18 +255,7 @@ def _simulated_user_arguments(run: argparse.ArgumentParser) -> None:
     """The simulated user of goal cases."""
     users = run.add_argument_group("simulated user (goal cases, user: in the case; default: none)")
     users.add_argument("--user-simulator", choices=["openai", "anthropic"], help="a model plays the user of goal cases")
-    users.add_argument("--user-model", help="the simulated user's model name")
-    users.add_argument("--user-api-base", help="the simulated user's endpoint (OpenAI-compatible or Anthropic)")
-    users.add_argument("--user-api-key-env", help="environment variable with the simulated user's key")
-    users.add_argument(
-        "--user-cassette",
-        choices=["off", "record", "replay"],
-        default="off",
-        help="record the simulated user's answers per trial, or replay them strictly (offline)",
-    )
-    users.add_argument(
-        "--user-cassette-dir", default="cassettes/user", help="simulated user cassettes' directory (cassettes/user)"
-    )
+    USER_FLAGS.add(users)
 
 
 def _evidence_arguments(run: argparse.ArgumentParser) -> None:
@@ -296,7 +270,7 @@ def _evidence_arguments(run: argparse.ArgumentParser) -> None:
     trace_modes = ["off", "on", "retain-on-failure"]
     run.add_argument(
         "--playwright-trace",
-        dest="trace",
+        dest="playwright_trace",
         choices=trace_modes,
         default="off",
         help="keep Playwright's own trace.zip per trial (open with: playwright show-trace FILE); "
@@ -304,10 +278,11 @@ def _evidence_arguments(run: argparse.ArgumentParser) -> None:
     )
     # "trace" alone is our JSON record of a trial: the old spelling stays for one release
     run.add_argument(
-        "--trace", dest="trace", choices=trace_modes, action=DeprecatedSpelling, instead="--playwright-trace"
+        "--trace", dest="playwright_trace", choices=trace_modes, action=DeprecatedSpelling, instead="--playwright-trace"
     )
     run.add_argument(
         "--screenshot",
+        dest="screenshots",
         choices=["on", "off", "only-on-failure"],
         default="only-on-failure",
         help="the screenshot at each trial's end: only of trials that did not pass (only-on-failure, the "
@@ -334,6 +309,7 @@ def add_run(sub: Subcommands) -> None:
     add_run_arguments(run)
     run.add_argument(
         "--network",
+        dest="network_mode",
         choices=["live", "record", "replay"],
         default="live",
         help="live: pass through and count (default); record: also save every response into --fixtures; "
@@ -350,4 +326,4 @@ def add_record(sub: Subcommands) -> None:
         "answers, go into --fixtures/<CASE>.yaml. An existing fixture is compared request by request.",
     )
     add_run_arguments(rec)
-    rec.set_defaults(func=handle_run, network="record")
+    rec.set_defaults(func=handle_run, network_mode="record")

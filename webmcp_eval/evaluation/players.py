@@ -16,6 +16,7 @@ from webmcp_eval.errors import UsageError
 from webmcp_eval.evaluation.loading import default_suite_dir
 from webmcp_eval.judge.grader import Gate, ModelGrader, make_grader
 from webmcp_eval.judge.labels import gate_for
+from webmcp_eval.llm.config import AGENT_FLAGS, GRADER_FLAGS, USER_FLAGS, ModelConfig, from_flags
 
 if TYPE_CHECKING:
     from webmcp_eval.agents.protocol import Agent
@@ -26,12 +27,7 @@ if TYPE_CHECKING:
 class AgentChoice:
     """Who plays the trials: the reference agent, a model (openai, anthropic), the null agent (none) or a harness."""
 
-    agent: str = "reference"
-    model: str | None = None
-    api_base: str | None = None
-    api_key_env: str | None = None
-    model_cassette: str = "off"
-    cassette_dir: str = "cassettes"
+    agent: ModelConfig = from_flags(AGENT_FLAGS, ModelConfig(provider="reference", cassette_dir="cassettes"))
     max_steps: int = 16
     max_seconds: float = 90.0
     max_tokens: int = 200_000
@@ -44,12 +40,7 @@ class AgentChoice:
 class GraderChoice:
     """The model grader of rubric criteria (none: not judged) and the labels that calibrate it."""
 
-    grader: str | None = None
-    grader_model: str | None = None
-    grader_api_base: str | None = None
-    grader_api_key_env: str | None = None
-    grader_cassette: str = "off"
-    grader_cassette_dir: str = "cassettes/grader"
+    grader: ModelConfig = from_flags(GRADER_FLAGS, ModelConfig(cassette_dir="cassettes/grader"))  # none: not judged
     labels: str | None = None  # default: labels.json beside the cases
     prices: str | None = None
 
@@ -61,12 +52,7 @@ class GraderChoice:
 class UserChoice:
     """The simulated user of goal cases (none: goal cases play without one)."""
 
-    user_simulator: str | None = None
-    user_model: str | None = None
-    user_api_base: str | None = None
-    user_api_key_env: str | None = None
-    user_cassette: str = "off"
-    user_cassette_dir: str = "cassettes/user"
+    user_simulator: ModelConfig = from_flags(USER_FLAGS, ModelConfig(cassette_dir="cassettes/user"))  # none: no user
     prices: str | None = None
 
 
@@ -79,7 +65,7 @@ def harness_choice(choice: AgentChoice, suite: Suite | None) -> dict[str, Any] |
     if choice.harness:
         return {"command": choice.harness, "source": "--harness", "max_seconds": choice.max_seconds}
     entry = suite.config.harness if suite is not None else None
-    if entry is None or suite is None or choice.agent != "reference":
+    if entry is None or suite is None or choice.agent.provider != "reference":
         return None
     if not choice.allow_harness:  # a suite folder from elsewhere must not run a program by being run
         raise UsageError(
@@ -96,7 +82,7 @@ def harness_choice(choice: AgentChoice, suite: Suite | None) -> dict[str, Any] |
 def agent_factory_for(choice: AgentChoice, harness: dict[str, Any] | None = None) -> Callable[[], Agent]:
     """The reference agent, a model agent (OpenAI-compatible or Anthropic) or an external harness."""
     if harness:
-        if choice.agent != "reference":
+        if choice.agent.provider != "reference":
             raise ValueError("--harness is the agent: drop --agent")
         try:
             return make_harness_factory(harness["command"], timeout_s=harness["max_seconds"])
@@ -105,23 +91,19 @@ def agent_factory_for(choice: AgentChoice, harness: dict[str, Any] | None = None
                 raise
             why = str(err).removeprefix("--harness: ").removeprefix("--harness ")
             raise ValueError(f"{harness['source']}: harness.command: {why}") from None
-    if choice.agent == "reference":
+    config = choice.agent
+    if config.provider == "reference":
         return ReferenceAgent
-    if choice.agent == "none":
+    if config.provider == "none":
         return NullAgent
-    if not choice.model:
-        raise ValueError(f"--agent {choice.agent} needs --model NAME")
-    rerecord = f"webmcp-eval run {{case}} --agent {choice.agent} --model {choice.model}"
-    if choice.api_base:
-        rerecord += f" --api-base {choice.api_base}"
-    rerecord += f" --model-cassette record --cassette-dir {choice.cassette_dir}"
+    if not config.model:
+        raise ValueError(f"--agent {config.provider} needs --model NAME")
+    rerecord = f"webmcp-eval run {{case}} --agent {config.provider} --model {config.model}"
+    if config.api_base:
+        rerecord += f" --api-base {config.api_base}"
+    rerecord += f" --model-cassette record --cassette-dir {config.cassette_dir or 'cassettes'}"
     return make_agent_factory(
-        choice.agent,
-        choice.model,
-        api_base=choice.api_base,
-        api_key_env=choice.api_key_env,
-        cassette_mode=choice.model_cassette,
-        cassette_dir=Path(choice.cassette_dir),
+        config,
         max_steps=choice.max_steps,
         max_seconds=choice.max_seconds,
         max_tokens=choice.max_tokens,
@@ -132,31 +114,15 @@ def agent_factory_for(choice: AgentChoice, harness: dict[str, Any] | None = None
 
 def grader_of(choice: GraderChoice) -> ModelGrader | None:
     """The model grader asked for, gated by the suite's labels (webmcp_eval/judge/labels.py)."""
-    if not choice.grader:
+    if not choice.grader.provider:
         return None
-    grader = make_grader(
-        choice.grader,
-        choice.grader_model or "",
-        api_base=choice.grader_api_base,
-        api_key_env=choice.grader_api_key_env,
-        cassette_mode=choice.grader_cassette,
-        cassette_dir=Path(choice.grader_cassette_dir),
-        prices=choice.prices,
-    )
+    grader = make_grader(choice.grader, prices=choice.prices)
     grader.gate = Gate(*gate_for(choice.labels_path(), grader.id))
     return grader
 
 
 def simulator_factory_for(choice: UserChoice) -> Callable[[], SimulatedUser] | None:
     """The simulated user of goal cases asked for (webmcp_eval/agents/simulated_user.py)."""
-    if not choice.user_simulator:
+    if not choice.user_simulator.provider:
         return None
-    return make_simulator_factory(
-        choice.user_simulator,
-        choice.user_model or "",
-        api_base=choice.user_api_base,
-        api_key_env=choice.user_api_key_env,
-        cassette_mode=choice.user_cassette,
-        cassette_dir=Path(choice.user_cassette_dir),
-        prices=choice.prices,
-    )
+    return make_simulator_factory(choice.user_simulator, prices=choice.prices)

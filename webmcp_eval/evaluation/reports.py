@@ -17,6 +17,7 @@ from webmcp_eval.evaluation.reporting import (
     run_input,
 )
 from webmcp_eval.judge.analyst import explain_all, make_analyst
+from webmcp_eval.llm.config import ANALYST_FLAGS, ModelConfig, from_flags
 from webmcp_eval.report.analysis_report import console_lines, html, markdown
 from webmcp_eval.report.files import check_outputs
 from webmcp_eval.report.reporters import IN_RUN_DIR
@@ -56,12 +57,7 @@ class AnalyzeRequest:
     """analyze: run directories oldest first, and the model that explains each group of failures (none: no model)."""
 
     runs: tuple[str, ...]
-    model: str | None = None
-    provider: str = "openai"
-    api_base: str | None = None
-    api_key_env: str | None = None
-    cassette: str = "off"
-    cassette_dir: str = "cassettes/analyze"
+    provider: ModelConfig = from_flags(ANALYST_FLAGS, ModelConfig("openai", cassette_dir="cassettes/analyze"))
     markdown: str | None = None
     html: str | None = None
 
@@ -146,16 +142,9 @@ def analyze_command(request: AnalyzeRequest) -> Outcome:
     check_outputs(outputs)
     check_outputs_apart([p for _, p in outputs if p is not None], [Path(d) for d in request.runs])
     analysis = analyse(runs)
-    if request.model:
+    if request.provider.model:
         try:
-            analyst = make_analyst(
-                request.provider,
-                request.model,
-                request.api_base,
-                request.api_key_env,
-                request.cassette,
-                request.cassette_dir,
-            )
+            analyst = make_analyst(request.provider)
         except ValueError as err:
             raise UsageError(f"invalid model options: {err}") from None
         asyncio.run(explain_all(analyst, analysis.groups))

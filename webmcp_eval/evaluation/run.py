@@ -46,7 +46,15 @@ from webmcp_eval.evaluation.resume import check_same_agent, last_failed, resume_
 from webmcp_eval.play.browser.browser import BrowserUnavailable
 from webmcp_eval.play.evidence.fixture_store import FixtureStore
 from webmcp_eval.play.run.run import new_run_id, plan_of, run_suite, select_cases
-from webmcp_eval.play.run.settings import RunSettings, RunState
+from webmcp_eval.play.run.settings import (
+    BrowserSettings,
+    NetworkSettings,
+    OutputSettings,
+    PlanSettings,
+    RunSettings,
+    RunState,
+    SiteSettings,
+)
 from webmcp_eval.play.run.shard import read_durations
 from webmcp_eval.report.reporters import IN_RUN_DIR
 from webmcp_eval.results.run_results import RunInput, build_results
@@ -77,27 +85,18 @@ class RunRequest:
     behaviour: tuple[str, ...] = ()
     trials: int | None = None  # None: 1 for a new run, the plan's for --resume
     workers: int = 1
-    headed: bool = False
-    slowmo: float | None = None
-    hold_ms: int | None = None
     base_url: str | None = None
     site_config: str | None = None
     timezone: str | None = None
-    no_proxy: bool = False
-    chromium: str | None = None
-    out: str = "traces"
-    run_id: str | None = None
-    force: bool = False
+    # --out, --run-id, --force, --break-lock (the run directory's lock is taken over: the user says no run plays there)
+    output: OutputSettings = field(default_factory=OutputSettings)
+    browser: BrowserSettings = field(default_factory=BrowserSettings)  # --chromium, --connect, --headed, --screenshot..
+    network: NetworkSettings = field(default_factory=NetworkSettings)  # --no-proxy, --network, --proxy-host...
     resume: str | None = None
     rerun_not_run: bool = False
     force_replan: bool = False
-    break_lock: bool = False  # the run directory's lock is taken over: the user says no run plays there
     last_failed: bool = False
     retries: int = 0
-    connect: str | None = None
-    connect_over_cdp: str | None = None
-    proxy_host: str = "127.0.0.1"
-    proxy_advertise: str | None = None
     shard: tuple[int, int] | None = None
     durations: str | None = None
     outputs: ReportFiles = field(default_factory=ReportFiles)  # --json, --junit, --html, --markdown ...
@@ -109,16 +108,14 @@ class RunRequest:
     grader: GraderChoice = field(default_factory=GraderChoice)
     user: UserChoice = field(default_factory=UserChoice)
     health_min_trials: int = 5
-    trace: str = "off"  # Playwright's trace.zip: off, on, retain-on-failure
-    screenshot: str = "only-on-failure"
     fixtures: str = "fixtures"
     max_fixture_age: float = 30.0
-    network: str = "live"  # live, record or replay
 
     def check(self) -> None:
         """Everything about the request that can be checked before any case loads or browser starts."""
+        output, browser, network = self.output, self.browser, self.network
         if self.resume:
-            if self.cases or self.grep or self.behaviour or self.last_failed or self.run_id or self.trials is not None:
+            if any((self.cases, self.grep, self.behaviour, self.last_failed, output.run_id)) or self.trials is not None:
                 raise UsageError(
                     "--resume plays the plan of RUN_DIR as it is: "
                     "drop case selections, --last-failed, --run-id and --trials"
@@ -127,27 +124,27 @@ class RunRequest:
             raise UsageError(
                 f"{'--rerun-not-run' if self.rerun_not_run else '--force-replan'} goes with --resume RUN_DIR"
             )
-        if self.resume and self.force:
+        if self.resume and output.force:
             raise UsageError("--force replaces a run; --resume goes on with one: give one of them")
         if self.resume and self.shard:
             raise UsageError("--resume plays the shard its RUN_DIR was planned for: drop --shard")
         if self.durations and not self.shard:
             raise UsageError("--durations balances --shard i/n: give both")
-        if self.control and (self.resume or self.shard or self.agent.agent == "none"):
+        if self.control and (self.resume or self.shard or self.agent.agent.provider == "none"):
             raise UsageError(
                 "--control none plays beside a new, whole run of another agent: drop --resume/--shard, or "
                 "play the null agent as a run of its own (--agent none)"
             )
-        if self.network != "live" and self.no_proxy:
-            raise UsageError(f"--network {self.network} needs the proxy; drop --no-proxy")
-        if self.connect and self.connect_over_cdp:
+        if network.network_mode != "live" and not network.proxy:
+            raise UsageError(f"--network {network.network_mode} needs the proxy; drop --no-proxy")
+        if browser.connect and browser.connect_over_cdp:
             raise UsageError("--connect and --connect-over-cdp each name the browser: give one")
-        if self.connect_over_cdp and self.chromium:
+        if browser.connect_over_cdp and browser.chromium:
             raise UsageError("--chromium has no effect on a Chromium reached with --connect-over-cdp: drop it")
-        if self.proxy_advertise and self.no_proxy:
+        if network.proxy_advertise and not network.proxy:
             raise UsageError("--proxy-advertise goes with the proxy: drop --no-proxy")
-        if self.chromium and not self.connect and not Path(self.chromium).is_file():  # remote: a path over there
-            raise UsageError(f"--chromium {self.chromium}: no such file; give the path of a Chromium binary")
+        if browser.chromium and not browser.connect and not Path(browser.chromium).is_file():  # remote: a path there
+            raise UsageError(f"--chromium {browser.chromium}: no such file; give the path of a Chromium binary")
         self.outputs.check()  # every --json, --junit, --html, --markdown ... file, before anything plays
 
 
@@ -197,7 +194,7 @@ def new_scope(request: RunRequest) -> Scope:
     case_args = [a for a in request.cases if Path(a).exists()]
     patterns = [a for a in request.cases if not Path(a).exists()]
     if request.last_failed:
-        case_args, patterns = last_failed(Path(request.out), patterns)
+        case_args, patterns = last_failed(Path(request.output.out_root), patterns)
     loaded_suite = load_cases(case_args, request.catalog, request.suite)
     loaded, problems, catalog_note, suite = (
         loaded_suite.cases,
@@ -219,10 +216,10 @@ def new_scope(request: RunRequest) -> Scope:
     if any(is_evals(a) for a in case_args) and not (request.base_url or request.site_config):
         raise UsageError("an evals.json names no site: give --base-url URL (the page the evals are for)")
     site_config = site_config_for(suite, request.base_url, request.site_config)  # before anything is written
-    out_root = Path(request.out)
+    out_root = Path(request.output.out_root)
     check_writable_dir(out_root, "--out")
     console.print(catalog_note, markup=False, highlight=False, soft_wrap=True)
-    run_id = request.run_id or new_run_id()
+    run_id = request.output.run_id or new_run_id()
     trials = request.trials if request.trials is not None else 1
     live_rules = "no catalog" in catalog_note
     return Scope(chosen, suite, site_config, out_root, run_id, trials, skipped=skipped, live_rules=live_rules)
@@ -278,41 +275,28 @@ def resumed_scope(request: RunRequest) -> Scope:
 def run_inputs(request: RunRequest, scope: Scope) -> tuple[RunSettings, RunState]:
     """The run's settings (from the request and what it resolved to) and its state (the plan, built here once, the
     selection, the fixture store and the grader); neither changes after."""
-    fixtures = None
-    if request.network != "live":
-        fixtures = FixtureStore(Path(request.fixtures), request.network, max_age_days=request.max_fixture_age)
+    mode, fixtures = request.network.network_mode, None
+    if mode != "live":
+        fixtures = FixtureStore(Path(request.fixtures), mode, max_age_days=request.max_fixture_age)
     harness, agent_factory, grader, simulator_factory = players(request, scope.suite)
-    settings = RunSettings(
-        agent_factory=agent_factory,
-        out_root=scope.out_root,
-        run_id=scope.run_id,
-        trials=scope.trials,
-        workers=request.workers,
-        headed=request.headed,
-        slowmo=request.slowmo,
-        hold_ms=request.hold_ms,
-        base_url=request.base_url,
-        site_config=scope.site_config,
-        proxy=not request.no_proxy,
-        chromium=request.chromium,
-        network_mode=request.network,
-        playwright_trace=request.trace,
-        screenshots=request.screenshot,
-        simulator_factory=simulator_factory,
-        shard=request.shard,
-        durations=durations(request.durations),
-        retries=request.retries,
-        connect=request.connect,
-        connect_over_cdp=request.connect_over_cdp,
-        proxy_host=request.proxy_host,
-        proxy_advertise=request.proxy_advertise,
+    site = SiteSettings(
+        request.base_url,
+        scope.site_config,
         # suite.yaml's time zone and locale, or --timezone's zone
-        browser_context=run_context(scope.suite.config.browser_context(), request.timezone),
-        harness=harness,
-        live_rules=scope.live_rules,
+        run_context(scope.suite.config.browser_context(), request.timezone),
+        scope.live_rules,
         **surface_checks_of(request.catalog, scope.suite),  # the catalog's hints, the audit's rule
-        force=request.force,
-        break_lock=request.break_lock,
+    )
+    settings = RunSettings(
+        agent_factory,
+        # where the run resolved to go (a resumed one: its directory's)
+        output=dataclasses.replace(request.output, out_root=scope.out_root, run_id=scope.run_id),
+        plan=PlanSettings(scope.trials, request.workers, request.shard, durations(request.durations), request.retries),
+        browser=request.browser,
+        network=request.network,
+        site=site,
+        harness=harness,
+        simulator_factory=simulator_factory,
     )
     if scope.resumed is not None and scope.plan is not None:  # a resumed scope has both: the run directory's plan,
         check_same_agent(scope.resumed, scope.plan, agent_factory)  # its traces carry its hash, its worlds its shard
@@ -343,7 +327,7 @@ def same_context(run_dir: Path, plan: RunPlan, settings: RunSettings, force_repl
     """A resumed run plays in the time zone and locale its plan names: one run, one clock. Another one (a
     --timezone, an edited suite.yaml) is refused, or with --force-replan planned anew under a new plan hash."""
     planned = plan.get("browser_context")
-    now = {"timezone_id": settings.browser_context.timezone_id, "locale": settings.browser_context.locale}
+    now = {"timezone_id": settings.site.browser_context.timezone_id, "locale": settings.site.browser_context.locale}
     if planned is None or planned == now:
         return plan
     if not force_replan:
@@ -386,7 +370,7 @@ def players(
 def play(request: RunRequest, scope: Scope, settings: RunSettings, state: RunState) -> int:
     """Play the trials with progress lines, then the reports; Ctrl-C keeps what ran and says how to go on."""
     chosen = scope.cases
-    out_dir = scope.resumed or settings.out_root / scope.run_id  # the run's folder
+    out_dir = scope.resumed or settings.output.out_root / scope.run_id  # the run's folder
     resuming = state.resuming
     plan = state.plan
     # summary.json's header; the site's version joins it after the run
@@ -446,14 +430,14 @@ def playing(settings: RunSettings, state: RunState, out_dir: Path, chosen: list[
     what = (
         f"{len(state.selection or ())} planned trial(s) of {out_dir}"
         if state.resuming
-        else f"{len(chosen)} case(s) × {settings.trials} trial(s)"
+        else f"{len(chosen)} case(s) × {settings.plan.trials} trial(s)"
     )
-    if settings.shard and not state.resuming and state.plan is not None:
-        what += f", shard {settings.shard[0]}/{settings.shard[1]}: {len(state.plan['trials'])} trial(s)"
+    if settings.plan.shard and not state.resuming and state.plan is not None:
+        what += f", shard {settings.plan.shard[0]}/{settings.plan.shard[1]}: {len(state.plan['trials'])} trial(s)"
     if settings.harness:
         what += f", agent: harness {settings.harness['command']!r} (from {settings.harness['source']})"
-    headed = "headed" if settings.headed else "headless"
-    return f"{what}, {settings.workers} worker(s), {headed}, site {site_shown(settings)}"
+    headed = "headed" if settings.browser.headed else "headless"
+    return f"{what}, {settings.plan.workers} worker(s), {headed}, site {site_shown(settings)}"
 
 
 def play_control(
@@ -469,9 +453,8 @@ def play_control(
     control = dataclasses.replace(
         settings,
         agent_factory=NullAgent,
-        out_root=out_dir,
-        run_id=RunDir.control_id(out_dir.name),
-        trials=1,
+        output=dataclasses.replace(settings.output, out_root=out_dir, run_id=RunDir.control_id(out_dir.name)),
+        plan=dataclasses.replace(settings.plan, trials=1),
         harness=None,
     )
     # its own plan (the null agent's, one trial per case), and no grader
@@ -511,6 +494,6 @@ def durations(source: str | None) -> dict[str, float] | None:
 
 
 def site_shown(settings: RunSettings) -> str:
-    config = settings.site_config
-    shown = settings.base_url or (config.base_url if config else "") or "embedded demo site (test mode)"
+    config = settings.site.site_config
+    shown = settings.site.base_url or (config.base_url if config else "") or "embedded demo site (test mode)"
     return split_credentials(shown)[0]  # a password in the URL is never printed

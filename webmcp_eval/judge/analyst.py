@@ -29,14 +29,8 @@ from typing import Any
 
 from webmcp_eval.errors import InvalidInput
 from webmcp_eval.llm.cassette import Cassette, CassetteError, CassetteMiss, cassette_key, cassette_path, replay_or_send
-from webmcp_eval.llm.providers import (
-    NO_KEY,
-    PROVIDERS,
-    Provider,
-    ProviderError,
-    Role,
-    provider_key,
-)
+from webmcp_eval.llm.config import ModelConfig, Role
+from webmcp_eval.llm.providers import Provider, ProviderError
 from webmcp_eval.matchers import MISSING, resolve
 from webmcp_eval.results.analysis import FailureGroup
 from webmcp_eval.trace import Trace, read_trace
@@ -197,15 +191,12 @@ async def explain_all(analyst: Analyst, groups: list[FailureGroup]) -> None:
         group.explanation = await analyst.explain(group)
 
 
-def make_analyst(
-    kind: str,
-    model: str,
-    api_base: str | None = None,
-    api_key_env: str | None = None,
-    cassette_mode: str = "off",
-    cassette_dir: Path | str = Path("cassettes/analyze"),
-) -> Analyst:
+def make_analyst(config: ModelConfig) -> Analyst:
     """Check the options once (the same rules as the model agents and the grader) and build the analyst."""
-    key = provider_key(ANALYST_ROLE, AnalystConfigError, kind, model, cassette_mode, api_base, api_key_env)
-    provider = PROVIDERS[kind](model, api_base, key or NO_KEY)
-    return Analyst(provider, cassette_mode=cassette_mode, cassette_dir=Path(cassette_dir), secrets=[key] if key else [])
+    key = config.key(ANALYST_ROLE, AnalystConfigError)
+    return Analyst(
+        config.provider_for(key),
+        cassette_mode=config.cassette,
+        cassette_dir=config.cassettes("cassettes/analyze"),
+        secrets=[key] if key else [],
+    )

@@ -33,16 +33,9 @@ from typing import Any
 
 from webmcp_eval.errors import InvalidInput
 from webmcp_eval.llm.cassette import Cassette, CassetteError, CassetteMiss, cassette_key, cassette_path, replay_or_send
+from webmcp_eval.llm.config import ModelConfig, Role
 from webmcp_eval.llm.pricing import PriceTable
-from webmcp_eval.llm.providers import (
-    NO_KEY,
-    PROVIDERS,
-    Provider,
-    ProviderError,
-    Role,
-    provider_key,
-    public_base,
-)
+from webmcp_eval.llm.providers import Provider, ProviderError, public_base
 from webmcp_eval.suite.case import Case, RubricCriterion
 from webmcp_eval.trace import Assertion, Status, Trace
 
@@ -270,10 +263,7 @@ class ModelGrader:
         if problem:
             log["error"] = problem
         if turn.usage:
-            price = self.prices.lookup(self.provider.model)
-            if price:
-                p, used = price[1], turn.usage
-                log["cost_usd"] = round((used["input"] * p["input"] + used["output"] * p["output"]) / 1e6, 8)
+            log["cost_usd"] = self.prices.cost(self.provider.model, turn.usage)
         return verdicts, log
 
     async def _send(self, request: dict[str, Any], name: str) -> tuple[dict[str, Any], float]:
@@ -302,23 +292,14 @@ class ModelGrader:
         return text
 
 
-def make_grader(
-    kind: str,
-    model: str,
-    api_base: str | None = None,
-    api_key_env: str | None = None,
-    cassette_mode: str = "off",
-    cassette_dir: Path | str = Path("cassettes/grader"),
-    prices: dict[str, Any] | str | Path | None = None,
-) -> ModelGrader:
+def make_grader(config: ModelConfig, prices: dict[str, Any] | str | Path | None = None) -> ModelGrader:
     """Check the grader options once (the same rules as the model agents) and build the grader."""
-    key = provider_key(GRADER_ROLE, GraderConfigError, kind, model, cassette_mode, api_base, api_key_env)
+    key = config.key(GRADER_ROLE, GraderConfigError)
     table = PriceTable.load(prices)  # a bad table is a ModelConfigError: one line, exit 2
-    provider = PROVIDERS[kind](model, api_base, key or NO_KEY)
     return ModelGrader(
-        provider,
-        cassette_mode=cassette_mode,
-        cassette_dir=Path(cassette_dir),
+        config.provider_for(key),
+        cassette_mode=config.cassette,
+        cassette_dir=config.cassettes("cassettes/grader"),
         prices=table,
         secrets=[key] if key else [],
     )

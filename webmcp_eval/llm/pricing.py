@@ -66,6 +66,14 @@ class PriceTable:
         best = max(matches, key=len)
         return best, self.prices[best]
 
+    def cost(self, model: str, usage: dict[str, int]) -> float | None:
+        """USD for one request's tokens at the model's price; None: the table has no price for the model."""
+        price = self.lookup(model)
+        if not price:
+            return None
+        p = price[1]
+        return round((usage["input"] * p["input"] + usage["output"] * p["output"]) / 1e6, 8)
+
 
 def _check_prices(data: object, where: str) -> dict[str, dict[str, float]]:
     if not isinstance(data, dict):

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -402,48 +401,3 @@ class AnthropicProvider(Provider):
 
 
 PROVIDERS: dict[str, type[Provider]] = {"openai": OpenAIProvider, "anthropic": AnthropicProvider}
-
-
-@dataclass(frozen=True)
-class Role:
-    """How one model-backed role (agent, grader, simulated user, analyst) names its options in errors."""
-
-    unknown: str  # "unknown {unknown} 'x': choose …"
-    kind_flag: str  # "--agent"
-    model_flag: str | None  # "--model"; None: the role names its model with the kind flag itself
-    cassette_flag: str  # "--model-cassette"
-    choose_also: str = ""  # more choices than the providers, e.g. " (or reference)"
-    hosted: str = "{flag} {kind} against the hosted API"  # who needs the key
-
-
-def provider_key(
-    role: Role,
-    error: type[Exception],
-    kind: str,
-    model: str,
-    cassette_mode: str,
-    api_base: str | None,
-    api_key_env: str | None,
-    cassette_modes: tuple[str, ...] = ("off", "record", "replay"),
-) -> str:
-    """Check a role's provider options the one way every role does, and return its API key ("" for none).
-
-    Replay needs neither key nor SDK nor network; a local server (``api_base``) may go without a key;
-    a hosted API may not. Every problem is ``error`` with one line that names the role's own flags.
-    """
-    if kind not in PROVIDERS:
-        raise error(f"unknown {role.unknown} {kind!r}: choose {', '.join(PROVIDERS)}{role.choose_also}")
-    if role.model_flag and not model:
-        raise error(f"{role.kind_flag} {kind} needs {role.model_flag}")
-    if cassette_mode not in cassette_modes:
-        raise error(f"{role.cassette_flag} must be one of {', '.join(cassette_modes)}")
-    if cassette_mode != "replay":
-        try:
-            require_sdk(kind)
-        except MissingSDK as err:
-            raise error(str(err)) from None
-    env = api_key_env or DEFAULT_KEY_ENV[kind]
-    key = os.environ.get(env) or ""
-    if not key and cassette_mode != "replay" and not api_base:
-        raise error(f"{role.hosted.format(flag=role.kind_flag, kind=kind)} needs a key in ${env}")
-    return key

@@ -102,7 +102,7 @@ def _claim(out_dir: Path, run_id: str, force: bool) -> None:
 
 def _replay_base_url(cases: list[LoadedCase], settings: RunSettings, state: RunState) -> str | None:
     """Replay needs no site: the origin the fixtures were recorded from stands in for it."""
-    if settings.network_mode != "replay" or settings.base_url or state.fixtures is None:
+    if settings.network.network_mode != "replay" or settings.site.base_url or state.fixtures is None:
         return None
     for lc in cases:
         path = state.fixtures.path_for(lc.case.id)
@@ -115,13 +115,15 @@ def _replay_base_url(cases: list[LoadedCase], settings: RunSettings, state: RunS
 
 @contextlib.contextmanager
 def _embedded_site(settings: RunSettings) -> Iterator[SiteConfig]:
-    if settings.base_url or settings.site_config:
+    if settings.site.base_url or settings.site.site_config:
         # the run's own copy: the settings' site config stays as the front end built it
         config = (
-            settings.site_config.model_copy() if settings.site_config else SiteConfig(base_url=settings.base_url or "")
+            settings.site.site_config.model_copy()
+            if settings.site.site_config
+            else SiteConfig(base_url=settings.site.base_url or "")
         )
-        if settings.base_url:
-            config.base_url = settings.base_url
+        if settings.site.base_url:
+            config.base_url = settings.site.base_url
         config.take_credentials()  # never in run.json, a trace, a report or a fixture
         yield config
         return
@@ -133,7 +135,7 @@ def _embedded_site(settings: RunSettings) -> Iterator[SiteConfig]:
 
 @contextlib.contextmanager
 def _proxy(settings: RunSettings, config: SiteConfig) -> Iterator[NetworkProxy | None]:
-    if not settings.proxy:
+    if not settings.network.proxy:
         yield None
         return
     from webmcp_eval.proxies.controller import NetworkProxy
@@ -146,8 +148,8 @@ def _proxy(settings: RunSettings, config: SiteConfig) -> Iterator[NetworkProxy |
         write_methods=tuple(config.write_methods),
         ignore_paths=config.ignore_paths,
         block_other_hosts=config.block_other_hosts,
-        listen_host=settings.proxy_host,
-        advertise_host=settings.proxy_advertise,
+        listen_host=settings.network.proxy_host,
+        advertise_host=settings.network.proxy_advertise,
     )
     proxy.start()
     try:
@@ -196,13 +198,14 @@ async def open_run(
     ``planned=False``: no plan is written; the caller decides each trial as it goes (``mutate`` plays a
     mutant's next case only while no case has killed it)."""
     state = state or RunState()
-    run_id = settings.run_id or new_run_id()
-    out_dir = state.run_dir or settings.out_root / run_id  # a resumed run plays into its folder, whatever its name
+    run_id = settings.output.run_id or new_run_id()
+    # a resumed run plays into its folder, whatever its name
+    out_dir = state.run_dir or settings.output.out_root / run_id
     replay_url = _replay_base_url(cases, settings, state)
     if replay_url:
-        settings = dataclasses.replace(settings, base_url=replay_url)
+        settings = dataclasses.replace(settings, site=dataclasses.replace(settings.site, base_url=replay_url))
     out_dir.mkdir(parents=True, exist_ok=True)
-    with RunLock(out_dir, break_lock=settings.break_lock):
+    with RunLock(out_dir, break_lock=settings.output.break_lock):
         async with _opened(cases, settings, state, planned, run_id, out_dir) as run:
             yield run
 
@@ -220,7 +223,7 @@ async def _opened(
         if plan is not None:
             write_plan(out_dir, plan)
     elif planned:
-        _claim(out_dir, run_id, settings.force)
+        _claim(out_dir, run_id, settings.output.force)
         plan = state.plan or plan_of(
             cases, settings, first_agent, run_id, selection=state.selection, breaks=state.trial_hooks.breaks
         )
@@ -231,14 +234,14 @@ async def _opened(
     with _embedded_site(settings) as config, _proxy(settings, config) as proxy:
         site = SiteClient(config)
         try:
-            site_info = await site.version() if settings.network_mode != "replay" else {}
+            site_info = await site.version() if settings.network.network_mode != "replay" else {}
             session = BrowserSession(
-                headless=not settings.headed,
-                slow_mo=settings.slowmo,
+                headless=not settings.browser.headed,
+                slow_mo=settings.browser.slowmo,
                 proxy_url=proxy.url if proxy else None,
-                chromium=settings.chromium,
-                connect=settings.connect,
-                connect_over_cdp=settings.connect_over_cdp,
+                chromium=settings.browser.chromium,
+                connect=settings.browser.connect,
+                connect_over_cdp=settings.browser.connect_over_cdp,
             )
             async with session:
                 env = RunEnv(run_id, out_dir, session, site, proxy, settings, state, site_info)
@@ -281,36 +284,36 @@ def plan_of(
     """The run plan, with its hash, narrowed to its shard and its selection: built once, by the command or by
     open_run, never again. ``suite_files`` (suite.yaml, the catalog) and the browser context are planned and
     hashed with the cases: a resume that would judge by other files or play in another clock is refused."""
-    run_id = run_id or settings.run_id or new_run_id()
+    run_id = run_id or settings.output.run_id or new_run_id()
     plan = make_plan(
         run_id,
         [(lc.case.id, lc.file) for lc in cases],
-        settings.trials,
+        settings.plan.trials,
         agent=probe.name,
         model=probe.model,
         evidence_kind=probe.evidence_kind if probe.evidence_kind in ("deterministic", "control") else "agent",
     )
-    context = settings.browser_context
+    context = settings.site.browser_context
     plan["browser_context"] = {"timezone_id": context.timezone_id, "locale": context.locale}
     plan["suite_files"] = planned_files(suite_files)
     plan["plan_hash"] = plan_hash(
         [Path(lc.file) for lc in cases] + [Path(f["file"]) for f in plan["suite_files"]],
         [lc.case.id for lc in cases],
-        settings.trials,
+        settings.plan.trials,
         agent=probe.name,
         model=probe.model,
-        base_url=settings.base_url,
-        network_mode=settings.network_mode,
-        proxy=settings.proxy,
+        base_url=settings.site.base_url,
+        network_mode=settings.network.network_mode,
+        proxy=settings.network.proxy,
         breaks=list(breaks),
         harness=settings.harness["command"] if settings.harness else None,  # shards of two harnesses never merge
         browser_context=plan["browser_context"],
     )
     if settings.harness:
         plan["harness"] = {"command": settings.harness["command"], "source": settings.harness["source"]}
-    if settings.shard:
-        index, count = settings.shard
-        mine = set(shard_of([t["trial_id"] for t in plan["trials"]], index, count, settings.durations))
+    if settings.plan.shard:
+        index, count = settings.plan.shard
+        mine = set(shard_of([t["trial_id"] for t in plan["trials"]], index, count, settings.plan.durations))
         whole = len(plan["trials"])
         plan["trials"] = [t for t in plan["trials"] if t["trial_id"] in mine]
         plan["shard"] = {"index": index, "count": count, "planned_trials": whole}
@@ -321,7 +324,7 @@ def plan_of(
 
 async def _play_all(cases: list[LoadedCase], run: OpenRun, on_trial: Callable[[Trace], None] | None) -> list[Trace]:
     settings = run.settings
-    jobs = [(lc, i) for lc in cases for i in range(settings.trials)]
+    jobs = [(lc, i) for lc in cases for i in range(settings.plan.trials)]
     if run.selection is not None:
         jobs = [(lc, i) for lc, i in jobs if trial_id_for(lc.case.id, i) in run.selection]
     queue: asyncio.Queue[tuple[LoadedCase, int]] = asyncio.Queue()
@@ -340,7 +343,7 @@ async def _play_all(cases: list[LoadedCase], run: OpenRun, on_trial: Callable[[T
             if on_trial:
                 on_trial(trace)
 
-    await asyncio.gather(*(worker(n) for n in range(max(1, settings.workers))))
+    await asyncio.gather(*(worker(n) for n in range(max(1, settings.plan.workers))))
     # Report in suite order, whatever order the workers finished in.
     return [results[(lc.case.id, i)] for lc, i in jobs]
 
@@ -361,7 +364,7 @@ async def _attempts(
         agent = agents.pop() if agents else settings.agent_factory()
         trial = Trial(lc, index, env, agent, hook, earlier, worker=worker)
         trace = await trial.run()
-        if retried >= settings.retries or not retryable(trace):
+        if retried >= settings.plan.retries or not retryable(trace):
             return trace
         earlier.append(set_aside(trace, env.out_dir))
         retried += 1
@@ -382,15 +385,15 @@ def _write_run_info(
         "playwright_version": metadata.version("playwright"),
         "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "base_url": config.base_url,
-        "embedded_site": not (settings.base_url or settings.site_config),
+        "embedded_site": not (settings.site.base_url or settings.site.site_config),
         "site": site_info,
         "browser": browser,
-        "timezone_id": settings.browser_context.timezone_id,
-        "locale": settings.browser_context.locale,
-        "trials_per_case": settings.trials,
-        "workers": settings.workers,
-        "retries": settings.retries,
-        "network_mode": settings.network_mode if settings.proxy else "off",
+        "timezone_id": settings.site.browser_context.timezone_id,
+        "locale": settings.site.browser_context.locale,
+        "trials_per_case": settings.plan.trials,
+        "workers": settings.plan.workers,
+        "retries": settings.plan.retries,
+        "network_mode": settings.network.network_mode if settings.network.proxy else "off",
         "proxy": proxy.url if proxy else None,  # as the browser dials it (--proxy-advertise)
         "hooks": config.hooks.model_dump(),
     }

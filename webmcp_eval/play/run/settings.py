@@ -13,7 +13,7 @@ model grader), and ``TrialHooks``, the trial hooks: the seam through which tests
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -55,21 +55,61 @@ class TrialHooks:
 
 
 @dataclass(frozen=True)
-class RunSettings:
-    """What the user chose for a run (flags, suite.yaml, the front end's defaults): frozen once built."""
+class OutputSettings:
+    """Where a run goes (--out, --run-id) and whom it may push aside there (--force, --break-lock)."""
 
-    agent_factory: Callable[[], Agent]  # a fresh agent per trial: the command that runs chooses it
     out_root: Path = Path("traces")
     run_id: str | None = None
+    # a run id whose directory already holds a run: replace that run (--force) instead of refusing
+    force: bool = False
+    # take the run directory's lock over whoever holds it (--break-lock: a run of another host that is gone)
+    break_lock: bool = False
+
+
+@dataclass(frozen=True)
+class PlanSettings:
+    """How much is played and how: trials per case, workers, the shard, retries."""
+
     trials: int = 1
     workers: int = 1
+    shard: tuple[int, int] | None = None  # --shard i/n: a new run's plan holds only shard i of n
+    durations: Mapping[str, float] | None = None  # trial id -> ms from an earlier run: balances the shards
+    retries: int = 0  # attempts after the first for a trial that could not run for an infrastructure reason
+
+
+@dataclass(frozen=True)
+class BrowserSettings:
+    """The browser the trials play in (--chromium, --connect, --connect-over-cdp, --headed, --slowmo, --hold-ms)
+    and what each trial keeps of it (--playwright-trace, --screenshot)."""
+
     headed: bool = False
     slowmo: float | None = None
     hold_ms: int | None = None
+    chromium: str | None = None
+    connect: str | None = None  # a Playwright browser server's ws endpoint (playwright run-server)
+    connect_over_cdp: str | None = None  # a running Chromium's DevTools endpoint
+    playwright_trace: str = "off"  # off, on or retain-on-failure (--playwright-trace)
+    screenshots: str = "only-on-failure"  # on, off or only-on-failure (--screenshot)
+
+
+@dataclass(frozen=True)
+class NetworkSettings:
+    """The counting proxy (--no-proxy, --proxy-host, --proxy-advertise) and the network mode (--network)."""
+
+    proxy: bool = True
+    network_mode: str = "live"  # live, record or replay
+    proxy_host: str = "127.0.0.1"  # where the proxy listens (a remote browser must reach it)
+    proxy_advertise: str | None = None  # the proxy's host as the browser is told it (default: proxy_host)
+
+
+@dataclass(frozen=True)
+class SiteSettings:
+    """The site the trials play against, its clock, and what its tools are held to."""
+
     base_url: str | None = None
     site_config: SiteConfig | None = None  # copied before a run opens: the run never changes the caller's
-    proxy: bool = True
-    network_mode: str = "live"
+    # the suite's time zone and locale: every browser context is opened with them
+    browser_context: BrowserContextSettings = field(default_factory=BrowserContextSettings)
     live_rules: bool = False  # no catalog file: each trial checks the case's rules against the tools it saw
     # the suite catalog's hints ({route pattern: {tool: {hint: true}}}): each trial holds live tools to them
     catalog_hints: dict[str, dict[str, dict[str, Any]]] | None = None
@@ -78,26 +118,51 @@ class RunSettings:
     # each registered tool's description read for text that speaks to the agent (tools.descriptions, by the audit's
     # rule: webmcp_eval/judge/instructions.py); off: not read (a replay, a test's own settings)
     read_instructions: bool = False
-    chromium: str | None = None
-    playwright_trace: str = "off"  # off, on or retain-on-failure (--playwright-trace)
-    screenshots: str = "only-on-failure"  # on, off or only-on-failure (--screenshot)
-    shard: tuple[int, int] | None = None  # --shard i/n: a new run's plan holds only shard i of n
-    durations: Mapping[str, float] | None = None  # trial id -> ms from an earlier run: balances the shards
-    retries: int = 0  # attempts after the first for a trial that could not run for an infrastructure reason
-    connect: str | None = None  # a Playwright browser server's ws endpoint (playwright run-server)
-    connect_over_cdp: str | None = None  # a running Chromium's DevTools endpoint
-    proxy_host: str = "127.0.0.1"  # where the proxy listens (a remote browser must reach it)
-    proxy_advertise: str | None = None  # the proxy's host as the browser is told it (default: proxy_host)
+
+
+GROUPS = {"output": OutputSettings, "plan": PlanSettings, "browser": BrowserSettings, "network": NetworkSettings}
+GROUPS |= {"site": SiteSettings}
+GROUP_OF = {f.name: group for group, kind in GROUPS.items() for f in fields(kind)}  # a setting's name -> its group
+
+
+@dataclass(frozen=True, init=False)
+class RunSettings:
+    """What the user chose for a run (flags, suite.yaml, the front end's defaults), in the groups it feeds:
+    frozen once built.
+
+    Built from whole groups (``run`` hands on its request's), or from settings named one by one
+    (``RunSettings(agent, trials=2, base_url=url)``: each goes into its group), or both: a named setting
+    wins over its group's. ``dataclasses.replace`` takes either as well.
+    """
+
+    agent_factory: Callable[[], Agent]  # a fresh agent per trial: the command that runs chooses it
+    output: OutputSettings
+    plan: PlanSettings
+    browser: BrowserSettings
+    network: NetworkSettings
+    site: SiteSettings
     # the external harness playing the agent: {command, source: "--harness" or the suite.yaml, max_seconds}
-    harness: Mapping[str, Any] | None = None
-    # the suite's time zone and locale: every browser context is opened with them
-    browser_context: BrowserContextSettings = field(default_factory=BrowserContextSettings)
+    harness: Mapping[str, Any] | None
     # plays the user of goal cases (user:), a fresh one per trial; without it a model agent's goal case is not_run
-    simulator_factory: Callable[[], SimulatedUser] | None = None
-    # a run id whose directory already holds a run: replace that run (--force) instead of refusing
-    force: bool = False
-    # take the run directory's lock over whoever holds it (--break-lock: a run of another host that is gone)
-    break_lock: bool = False
+    simulator_factory: Callable[[], SimulatedUser] | None
+
+    def __init__(
+        self,
+        agent_factory: Callable[[], Agent],
+        *,
+        harness: Mapping[str, Any] | None = None,
+        simulator_factory: Callable[[], SimulatedUser] | None = None,
+        **given: Any,
+    ) -> None:
+        unknown = sorted(set(given) - set(GROUPS) - set(GROUP_OF))
+        if unknown:
+            raise TypeError(f"RunSettings() got unexpected keyword argument(s) {', '.join(unknown)}")
+        for group, kind in GROUPS.items():
+            named = {name: value for name, value in given.items() if GROUP_OF.get(name) == group}
+            object.__setattr__(self, group, replace(given.get(group) or kind(), **named))
+        object.__setattr__(self, "agent_factory", agent_factory)
+        object.__setattr__(self, "harness", harness)
+        object.__setattr__(self, "simulator_factory", simulator_factory)
 
 
 @dataclass(frozen=True)

@@ -173,7 +173,10 @@ class Trial:
         self.trial_id = trial_id_for(self.case.id, index)
         settings = env.settings
         self.artifacts = Artifacts(
-            env.out_dir, artifact_name(self.trial_id, attempt), settings.screenshots, settings.playwright_trace
+            env.out_dir,
+            artifact_name(self.trial_id, attempt),
+            settings.browser.screenshots,
+            settings.browser.playwright_trace,
         )
         self.world = world_id(env.run_id, env.shard, self.trial_id, env.world_key)
         self.clock = time.monotonic()
@@ -212,12 +215,12 @@ class Trial:
             site_name=env.site_info.get("name", ""),
             site_revision=env.site_info.get("revision"),
             base_url=env.site.config.base_url,
-            network_mode=env.settings.network_mode,
+            network_mode=env.settings.network.network_mode,
             start_route=self.case.start_route,
-            timezone_id=self.case.browser_context(settings.browser_context).timezone_id,
-            locale=self.case.browser_context(settings.browser_context).locale,
-            catalog_hints=settings.catalog_hints,
-            catalog_schemas=settings.catalog_schemas,
+            timezone_id=self.case.browser_context(settings.site.browser_context).timezone_id,
+            locale=self.case.browser_context(settings.site.browser_context).locale,
+            catalog_hints=settings.site.catalog_hints,
+            catalog_schemas=settings.site.catalog_schemas,
             prompt=self.case.user_messages,
             started_at=datetime.now(UTC).isoformat(timespec="seconds"),
         )
@@ -299,7 +302,7 @@ class Trial:
         """Assertions and verdict; a check that raises makes the trial not_run, never the run's end."""
         if error is None:
             error, kind = made_up_value_refused(self.trace) or (None, kind)
-        if error is None and self.env.settings.live_rules and self.trace.live_tools is not None:
+        if error is None and self.env.settings.site.live_rules and self.trace.live_tools is not None:
             never, unseen = rules_that_never_fire(self.case, self.trace.live_tools)
             self.trace.warnings += unseen
             if never:
@@ -401,7 +404,7 @@ class Trial:
 
     def _open_fixture(self) -> None:
         """record: a fresh fixture to fill; replay: the recorded one (its hooks answer too)."""
-        mode = self.env.settings.network_mode
+        mode = self.env.settings.network.network_mode
         store = self.env.state.fixtures
         if mode in ("record", "replay") and store is not None:
             try:
@@ -520,7 +523,7 @@ class Trial:
                 clock_start=self.clock,
                 settle_ms=site.config.settle_ms,
                 settle=site.config.settle,
-                context_settings=self.case.browser_context(self.env.settings.browser_context),
+                context_settings=self.case.browser_context(self.env.settings.site.browser_context),
                 init_script=self.hook.init_script,
                 worker=self.worker,
                 http_credentials=self.env.site.config.credentials,
@@ -581,10 +584,10 @@ class Trial:
         if rec is None or self.case.expect.confirmation is None:
             return
         settings = self.env.settings
-        context = self.case.browser_context(settings.browser_context)
+        context = self.case.browser_context(settings.site.browser_context)
         live = HookTape(self.env.site, "live", None)  # a recording (--network record) keeps only the trial's calls
         fork = Fork(
-            self.env.session, live, self.env.proxy, self.case, self.trace, self.world, settings.network_mode,
+            self.env.session, live, self.env.proxy, self.case, self.trace, self.world, settings.network.network_mode,
             context, self.hook, self.worker,
         )  # fmt: skip
         rec.press = await self._timed("press_ms", press_in_fork(fork))
@@ -613,7 +616,7 @@ class Trial:
         """What the steps left: the page as it shows, the shim's log and witness, the state after."""
         assert self.tp and self.humans
         mark = self._phase_timer()
-        watcher = Watcher(self.env.settings.hold_ms) if self.env.settings.headed else None
+        watcher = Watcher(self.env.settings.browser.hold_ms) if self.env.settings.browser.headed else None
         observer = PageObserver(self.tp.page, self.tp.log, self.humans, self.artifacts, watcher)
         if watcher is None:  # both only read: the page as it shows and the site's state, side by side
             after = await alongside(observer.observe(self.case.expect, self.trace), self._state_after())
@@ -654,7 +657,7 @@ class Trial:
         return [f"{m.method} {m.path}" for m in self.env.proxy.snapshot(self.trial_id).writes]
 
     def _proxy_mode(self) -> dict[str, Any]:
-        mode = self.env.settings.network_mode if self.fixture is not None else "live"
+        mode = self.env.settings.network.network_mode if self.fixture is not None else "live"
         return {"mode": mode, "fixture": self.fixture}
 
     async def _state(self) -> Any:
@@ -746,7 +749,7 @@ class Trial:
 
     def _instructions(self) -> list[str] | None:
         """Each registered tool whose description speaks to the agent, by the audit's rule (None: not read)."""
-        if not self.env.settings.read_instructions:
+        if not self.env.settings.site.read_instructions:
             return None
         regs = [r for r in self.trace.registrations if r.type == "register" and r.tool_name]
         names = {r.tool_name for r in regs if r.tool_name}
@@ -796,7 +799,7 @@ class Trial:
     def _store_recording(self) -> None:
         """Keep a recording only of a trial that ran: a half-played trial is no fixture."""
         store = self.env.state.fixtures
-        if store is None or self.env.settings.network_mode != "record" or self.recorded is None:
+        if store is None or self.env.settings.network.network_mode != "record" or self.recorded is None:
             return
         if self.trace.verdict == "not_run":
             store.warnings.append(
