@@ -22,9 +22,10 @@ from webmcp_eval.evaluation import labelling, rejudging, replay, reports, run, s
 from webmcp_eval.evaluation.reports import PowerRequest, power_command
 from webmcp_eval.evaluation.suite_files import SchemaRequest, schema_command
 from webmcp_eval.judge.grader import make_grader
+from webmcp_eval.llm.config import ModelConfig
 from webmcp_eval.llm.pricing import ModelConfigError
 from webmcp_eval.play.page.surface.model import Tool
-from webmcp_eval.play.run.settings import RunSettings, surface_checks
+from webmcp_eval.play.run.settings import RunSettings, SiteSettings, surface_checks
 from webmcp_eval.suite.init import InitError, SiteUnreadable
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -90,7 +91,7 @@ def test_mutate_with_a_broken_case_ends_with_one_line_of_its_own(tmp_path: Path)
 
 def test_a_bad_price_table_of_the_grader_is_the_error_the_table_raised(tmp_path: Path):
     with pytest.raises(ModelConfigError) as refused:
-        make_grader("openai", "m", cassette_mode="replay", prices=str(tmp_path / "nowhere.yaml"))
+        make_grader(ModelConfig("openai", "m", cassette="replay"), prices=str(tmp_path / "nowhere.yaml"))
     assert refused.value.exit_code == EXIT_INVALID
     assert refused.value.line("calibrate").startswith(f"cannot read the price file {tmp_path / 'nowhere.yaml'}: ")
 
@@ -101,7 +102,7 @@ def test_the_surface_checks_hand_down_settings_not_a_callable():
         "catalog_schemas": None,
         "read_instructions": True,
     }
-    settings = {f.name: str(f.type) for f in dataclasses.fields(RunSettings)}
+    settings = {f.name: str(f.type) for f in dataclasses.fields(SiteSettings)}
     assert settings["read_instructions"] == "bool" and "instructions_in" not in settings  # a switch, not a rule
     assert offenders("webmcp_eval/mutation", ("webmcp_eval.audit",)) == []  # mutation no longer sits above the audit
     assert offenders("webmcp_eval/play", ("webmcp_eval.audit",)) == []
