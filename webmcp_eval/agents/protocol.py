@@ -8,16 +8,24 @@ through this protocol.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol, TypedDict
 
 from webmcp_eval.suite.case import UserStep
 from webmcp_eval.trace import Assertion, EvidenceKind, ToolCall, ToolInfo
 
 
+class Registration(Protocol):
+    """One registration in the shim's log (play/page/surface/log.py ``RegisterEvent``)."""
+
+    @property
+    def name(self) -> Any: ...  # as the page passed it
+
+
 class RegistrationLog(Protocol):
     """The shim's log of the page's registrations, as an agent may read it (no page round trip)."""
 
-    def active_registrations(self) -> list[dict[str, Any]]: ...
+    def active_registrations(self) -> Sequence[Registration]: ...
 
 
 class ToolHost(Protocol):
