@@ -156,17 +156,22 @@ EVENT_TYPES: dict[str, type[ShimEvent]] = {
 }
 _RAW_KEYS = {"input_schema": "inputSchema", "call_id": "callId"}  # the shim's spelling, where it differs
 _FLAGS = ("declarative", "mocked")  # true or absent in the shim's reports
+# Each class's fields and the report's key for each, worked out once: a page may report thousands of events
+_EVENT_CLASSES: list[type[ShimEvent]] = [ShimEvent, *EVENT_TYPES.values()]
+_FIELDS = {
+    cls: tuple((f.name, _RAW_KEYS.get(f.name, f.name)) for f in fields(cls) if f.name not in ("kind", "raw"))
+    for cls in _EVENT_CLASSES
+}
 
 
 def parse_event(raw: dict[str, Any]) -> ShimEvent:
     """One logged report as its typed event (an unknown type: a plain ShimEvent); raw is kept, never changed."""
     kind = raw.get("type")
     cls = EVENT_TYPES.get(kind, ShimEvent) if isinstance(kind, str) else ShimEvent
-    values: dict[str, Any] = {}
-    for f in fields(cls):
-        key = _RAW_KEYS.get(f.name, f.name)
-        if f.name not in ("kind", "raw") and key in raw:
-            values[f.name] = bool(raw[key]) if f.name in _FLAGS else raw[key]
+    values = {name: raw[key] for name, key in _FIELDS[cls] if key in raw}
+    for flag in _FLAGS:
+        if flag in values:
+            values[flag] = bool(values[flag])
     if not isinstance(values.get("frame"), dict):
         values.pop("frame", None)
     if not isinstance(values.get("host_t"), int | float):
