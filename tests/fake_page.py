@@ -13,6 +13,7 @@ from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
 
+from webmcp_eval.play.page.surface.log import ShimEvent, parse_event
 from webmcp_eval.suite.case import Locator
 
 
@@ -109,14 +110,14 @@ class FakePage:
         self.controls = controls or {}
         self.links = links or []  # hrefs of the page's links
         self.url = "http://site.test/"
-        self.events: list[dict[str, Any]] = []  # the shim log's events, as the binding delivers them
+        self.events: list[ShimEvent] = []  # the shim log's events, as the binding delivers them (parsed)
         self.did: list[tuple[str, str]] = []
         self.takes_marks = True
         self.aria: str | None = "- main"
         self.screenshot_fails = False
 
     def report(self, event: dict[str, Any]) -> None:
-        self.events.append(event)
+        self.events.append(parse_event(event))
 
     def get_by_role(self, role: str, name: str | None = None, exact: bool = False) -> FakeLocator:
         return FakeLocator(self, Locator(role=role, name=name).describe())

@@ -12,6 +12,7 @@ from tests.fake_page import Control, FakePage, run
 from webmcp_eval.play.evidence.fixture_store import FixtureMissing
 from webmcp_eval.play.page.actions import ACTIONS, UserActions
 from webmcp_eval.play.page.human_windows import HumanWindows
+from webmcp_eval.play.page.surface.log import ClickEvent
 from webmcp_eval.play.run.abort import TrialAborted
 from webmcp_eval.proxies.models import FaultSpec
 from webmcp_eval.suite.case import Action, ClickAction, Locator
@@ -91,7 +92,7 @@ def test_a_human_click_clicks_the_control_inside_a_human_window() -> None:
     run(actions.perform(ClickAction(action="click", target=CONFIRM, times=2)))
     assert page.did == [("click", CONFIRM.describe())] * 2
     (window,) = actions.humans.windows
-    clicks = [i for i, e in enumerate(page.events) if e["type"] == "click"]
+    clicks = [i for i, e in enumerate(page.events) if isinstance(e, ClickEvent)]
     assert all(actions.humans.by_human(i, page.events[i]) for i in clicks)
     assert window == (clicks[0] - 1, clicks[-1] + 1)  # between the two marks
 
@@ -176,23 +177,25 @@ def test_a_click_is_the_humans_only_inside_a_window_and_only_when_trusted() -> N
     page = FakePage()
     humans = HumanWindows(page, page.events)  # type: ignore[arg-type]
     humans.windows = [(2, 5)]
-    assert humans.by_human(3, {"type": "click"})
-    assert not humans.by_human(3, {"type": "click", "trusted": False})  # a page script's click
-    assert not humans.by_human(5, {"type": "click"}) and not humans.by_human(1, {"type": "click"})
+    click, scripted = ClickEvent(kind="click", raw={}), ClickEvent(kind="click", raw={}, trusted=False)
+    assert humans.by_human(3, click)
+    assert not humans.by_human(3, scripted)  # a page script's click
+    assert not humans.by_human(5, click) and not humans.by_human(1, click)
 
 
 def test_a_mark_splits_the_log_where_the_shim_reported_it() -> None:
     page = FakePage()
-    page.events.extend([{"type": "call"}, {"type": "click"}])
+    page.report({"type": "call"})
+    page.report({"type": "click"})
     humans = HumanWindows(page, page.events)  # type: ignore[arg-type]
     assert run(humans.mark("human-begins")) == 2
-    assert page.events[2] == {"type": "mark", "label": "human-begins-1"}
+    assert page.events[2].reported() == {"type": "mark", "label": "human-begins-1"}
 
 
 def test_a_page_that_cannot_take_a_mark_is_split_at_the_end_of_the_log() -> None:
     page = FakePage()
     page.takes_marks = False
-    page.events.append({"type": "call"})
+    page.report({"type": "call"})
     assert run(HumanWindows(page, page.events).mark("human-ends")) == 1  # type: ignore[arg-type]
 
 

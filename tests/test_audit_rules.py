@@ -192,7 +192,9 @@ def test_injection_is_found_by_meaning_on_the_corpus():
 
 
 def test_form_rules_fire_and_stay_quiet():
-    from webmcp_eval.audit.forms import Control, PageForm, form_findings, one_cause
+    from webmcp_eval.audit.forms import form_findings, one_cause
+    from webmcp_eval.play.page.surface.model import FormControl as Control
+    from webmcp_eval.play.page.surface.model import PageForm
 
     def rules(*forms: PageForm) -> set[str]:
         return {f.rule for f in form_findings("http://site.test/", list(forms), AuditConfig())}

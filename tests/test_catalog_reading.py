@@ -2,25 +2,35 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from types import SimpleNamespace
 
-from webmcp_eval.play.page.surface.reader import tool_from
+from webmcp_eval.play.page.surface.log import RegisterEvent, parse_event
+from webmcp_eval.play.page.surface.model import FormField, PageForm
+from webmcp_eval.play.page.surface.reader import parse_forms, tool_from
 from webmcp_eval.play.page.toolhost import ShimLog, ToolHost, _tool_info
+
+
+def registered(**report: object) -> RegisterEvent:
+    """The shim's report of a registration, as the log parses it."""
+    event = parse_event({"type": "register", **report})
+    assert isinstance(event, RegisterEvent)
+    return event
 
 
 def test_annotations_are_kept_in_one_spelling_the_pages_own_win_and_its_words_are_kept():
     raw = {"name": "find", "description": "d", "annotations": {"readOnly": True, "untrustedContent": None}}
     unseen = tool_from(raw, None, None)  # the shim never saw it register: the browser's reading alone
     assert (unseen.annotations, unseen.kind, unseen.page_annotations) == ({"readOnlyHint": True}, "unknown", None)
-    form = tool_from({"name": "quote"}, {"declarative": True, "annotations": {"autosubmit": True}}, None)
+    form = tool_from({"name": "quote"}, registered(declarative=True, annotations={"autosubmit": True}), None)
     assert (form.annotations, form.kind, form.schema_derived) == ({"autosubmit": True}, "declarative", True)
-    spelled = tool_from({**raw, "annotations": {"readOnly": False}}, {"annotations": {"readOnly": True}}, None)
+    spelled = tool_from({**raw, "annotations": {"readOnly": False}}, registered(annotations={"readOnly": True}), None)
     assert spelled.annotations == {"readOnlyHint": True} and spelled.kind == "imperative"
     assert spelled.page_annotations == {"readOnly": True} and not spelled.schema_derived
 
 
 def test_a_form_in_the_document_makes_a_tool_declarative_with_its_fields_and_autosubmit():
-    form = {"name": "book", "autosubmit": True, "fields": [{"name": "when", "type": "date", "autocomplete": ""}]}
+    form = PageForm("http://t.test/", "book", None, autosubmit=True, fields=[FormField("when", "date")])
     tool = tool_from({"name": "book", "inputSchema": {"type": "object"}}, None, form)
     assert (tool.kind, tool.autosubmit, tool.schema_derived, [f.name for f in tool.fields]) == (
         "declarative",
@@ -28,7 +38,7 @@ def test_a_form_in_the_document_makes_a_tool_declarative_with_its_fields_and_aut
         True,
         ["when"],
     )
-    plain = tool_from({"name": "book"}, {"declarative": True}, {**form, "autosubmit": False})
+    plain = tool_from({"name": "book"}, registered(declarative=True), replace(form, autosubmit=False))
     assert plain.waits_for_person and not tool.waits_for_person
 
 
@@ -58,3 +68,44 @@ def test_the_agents_catalog_keeps_the_pages_own_spelling_over_the_browsers_readi
     listed = [{"name": "find", "annotations": {"readOnly": False}}, {"name": "plain"}]
     find, plain = host._tools([(frame, listed)])  # type: ignore[list-item]
     assert find.read_only and not plain.read_only
+
+
+def test_one_reading_of_a_form_serves_the_tool_and_the_audit_and_is_brought_within_bounds():
+    raw = [
+        {
+            "toolname": "book",
+            "tooldescription": "Books \ud83c a table.",  # a lone surrogate: not Unicode
+            "autosubmit": True,
+            "id": "booking",
+            "issues": [],
+            "controls": [
+                {
+                    "name": "guests",
+                    "id": "",
+                    "type": "number",
+                    "required": True,
+                    "description": None,
+                    "labelled": True,
+                    "issues": [],
+                }
+            ],  # fmt: skip
+            "selector": "form#booking",
+            "fields": [{"name": "guests", "type": "number", "autocomplete": "", "filled": False}],
+        },
+        {"toolname": None, "tooldescription": None, "autosubmit": False, "id": "", "controls": [], "fields": []},
+    ]
+    book, plain = parse_forms("http://t.test/", raw)
+    assert (book.toolname, book.label, [c.name for c in book.controls], [f.name for f in book.fields]) == (
+        "book",
+        "form tool book",
+        ["guests"],
+        ["guests"],
+    )
+    assert book.tooldescription == "Books \\ud83c a table." and book.bounds == [
+        "the form: lone surrogates (not Unicode) written as \\uXXXX escapes"
+    ]
+    assert plain.toolname is None and plain.bounds == [] and not plain.tool_like
+    tool = tool_from({"name": "book"}, None, book)
+    assert tool.kind == "declarative" and tool.autosubmit and tool.bounds == book.bounds
+    assert str(tool.source) == "form#booking" and [f.name for f in tool.fields] == ["guests"]
+    assert tool_from({"name": "book"}, None, None).bounds == []  # the note is the form's alone

@@ -48,7 +48,7 @@ def test_a_quiet_route_settles_one_window_after_its_last_registration_without_po
         return time.monotonic(), host, log
 
     returned, host, log = in_thread(asyncio.run, play())
-    assert returned - log.events[-1]["host_t"] >= SETTLE_MS / 1000
+    assert returned - log.events[-1].host_t >= SETTLE_MS / 1000
     assert host.wakeups <= 2  # one look, one sleep to the window's end (a 30 ms poll looked 7+ times)
 
 
@@ -62,7 +62,7 @@ def test_a_late_registration_and_a_request_each_restart_the_quiet_window():
         loop.call_later(0.15, page.handlers["requestfinished"], request)
         loop.call_later(0.25, _register, log, "share", 2)  # after a timer, as the static shop does
         await host.wait_for_tools()
-        return time.monotonic(), log.events[-1]["host_t"], host
+        return time.monotonic(), log.events[-1].host_t, host
 
     returned, last_registration, host = in_thread(asyncio.run, play())
     assert returned - last_registration >= SETTLE_MS / 1000
@@ -88,7 +88,7 @@ def test_a_page_without_tools_gets_the_grace_period_not_the_quiet_window(monkeyp
     async def play() -> tuple[float, float]:
         host, log, _ = _host()
         await host.wait_for_tools(timeout_ms=2000)
-        return log.events[0]["host_t"], time.monotonic()
+        return log.events[0].host_t, time.monotonic()
 
     loaded, returned = in_thread(asyncio.run, play())
     assert returned - loaded >= 0.5

@@ -9,6 +9,19 @@ from __future__ import annotations
 from typing import Any
 
 from webmcp_eval.kinds.calls.check import _stale
+from webmcp_eval.play.page.surface.log import (
+    EVENT_TYPES,
+    CallEvent,
+    ClickEvent,
+    ErrorEvent,
+    LoadedEvent,
+    RefusedEvent,
+    RegisterErrorEvent,
+    RegisterEvent,
+    ShimEvent,
+    UnregisterEvent,
+    parse_event,
+)
 from webmcp_eval.play.page.toolhost import ShimLog
 from webmcp_eval.trace import FrameRecord, RegistrationEvent, StaleRegistration, StepRecord, ToolCall, Trace
 
@@ -46,19 +59,19 @@ def _log() -> tuple[ShimLog, _Frame, _Frame]:
 
 def test_a_frame_that_loads_after_the_top_page_adds_its_document_and_keeps_the_top_pages():
     log, _, _ = _log()
-    assert log.top_loaded()["document"] == "top1"
+    assert log.top_loaded().document == "top1"
     assert log.current_documents() == ["top1", "f1"]
-    assert sorted(r["name"] for r in log.active_registrations()) == ["find", "lookup"]
-    assert [r["name"] for r in log.active_registrations(top_only=True)] == ["find"]
+    assert sorted(r.name for r in log.active_registrations()) == ["find", "lookup"]
+    assert [r.name for r in log.active_registrations(top_only=True)] == ["find"]
     assert log.stale_registrations("/") == []  # the frame's tool is at its frame's route
 
 
 def test_each_registration_is_stale_only_against_its_own_frames_route():
     log, top, items = _log()
     top.url = "http://shop.test/offers"
-    assert [r["name"] for r in log.stale_registrations("/offers")] == ["find"]
+    assert [r.name for r in log.stale_registrations("/offers")] == ["find"]
     items.url = "http://shop.test/details.html"  # the frame's own client-side route change
-    assert sorted(r["name"] for r in log.stale_registrations("/offers")) == ["find", "lookup"]
+    assert sorted(r.name for r in log.stale_registrations("/offers")) == ["find", "lookup"]
 
 
 def test_a_detached_frame_and_a_frames_old_document_are_no_longer_shown():
@@ -76,7 +89,65 @@ def test_events_without_a_frame_are_the_top_pages_as_before():
     log = ShimLog()
     log.add({"type": "loaded", "document": "d1", "native": True})
     log.add({"type": "register", "document": "d1", "instance": 1, "name": "search", "route": "/"})
-    assert log.native() is True and [r["name"] for r in log.stale_registrations("/other")] == ["search"]
+    assert log.native() is True and [r.name for r in log.stale_registrations("/other")] == ["search"]
+
+
+def test_each_report_is_parsed_once_into_the_event_of_its_type_with_its_fields():
+    log = ShimLog()
+    call = log.add({"type": "call", "document": "d1", "callId": 3, "instance": 1, "name": "find", "args": {"q": "a"}})
+    assert isinstance(call, CallEvent) and (call.call_id, call.name, call.args, call.declarative) == (
+        3,
+        "find",
+        {"q": "a"},
+        False,
+    )
+    end = log.add({"type": "error", "callId": 3, "name": "find", "error": "Error: gone", "ms": 2, "declarative": 1})
+    assert isinstance(end, ErrorEvent) and (end.error, end.ms, end.declarative) == ("Error: gone", 2, True)
+    schema = {"type": "object"}
+    reg = log.add(
+        {"type": "register", "name": "find", "inputSchema": schema, "annotations": {"untrustedContentHint": 1}}
+    )
+    assert isinstance(reg, RegisterEvent) and reg.input_schema == schema and reg.untrusted_content
+    refused = log.add({"type": "register_error", "name": 7, "error": "TypeError"})
+    assert isinstance(refused, RegisterErrorEvent) and not isinstance(refused, RegisterEvent) and refused.name == 7
+    assert [type(e) for e in log.events] == [CallEvent, ErrorEvent, RegisterEvent, RegisterErrorEvent]
+    assert log.of_type(RegisterEvent) == [reg] and log.of_type(CallEvent, ErrorEvent) == [call, end]
+    assert set(EVENT_TYPES) == {
+        "register", "register_error", "unregister", "call", "refused", "result", "error", "click", "mark", "loaded"
+    }  # fmt: skip
+
+
+def test_a_report_of_an_unknown_type_or_no_dict_is_a_plain_event_never_an_error():
+    log = ShimLog()
+    odd = log.add({"type": "toolchange", "document": "d1", "what": 1})
+    assert type(odd) is ShimEvent and odd.kind == "toolchange" and odd.document == "d1"
+    assert odd.reported() == {"type": "toolchange", "document": "d1", "what": 1}
+    assert type(log.add(["not", "a", "dict"])).__name__ == "ShimEvent"  # type: ignore[arg-type]
+    assert log.events[-1].kind == "unknown"
+    untyped = parse_event({"type": 5, "frame": "not a dict", "host_t": "late"})
+    assert type(untyped) is ShimEvent and untyped.kind == "" and untyped.frame is None and untyped.is_top
+
+
+def test_an_event_reports_back_the_dict_the_page_sent_as_a_trace_keeps_it():
+    log = ShimLog()
+    report = {"type": "refused", "callId": 1, "instance": 2, "name": "find", "args": {}, "seq": 4, "t": 1.5}
+    report |= {"route": "/", "document": "d1", "frame": _in_frame("http://shop.test/f.html")}
+    event = log.add(dict(report))
+    assert isinstance(event, RefusedEvent) and not event.is_top
+    assert event.reported() == report and list(event.reported()) == list(report)  # the same keys, in order
+    assert "host_t" in event.raw and event.host_t == event.raw["host_t"]
+    assert event.reported("name", "missing", "instance") == {"name": "find", "instance": 2}
+    event.frame["allow"] = "tools"  # type: ignore[index]  # the allow attribute, read later from the parent
+    assert event.reported()["frame"]["allow"] == "tools"
+
+
+def test_the_registration_log_keeps_loads_registrations_and_refusals_not_calls_or_clicks():
+    log = ShimLog()
+    for kind in ("loaded", "register", "call", "result", "unregister", "register_error", "refused", "click", "mark"):
+        log.add({"type": kind, "document": "d1", "name": "find"})
+    kept = [type(e) for e in log.registration_log()]
+    assert kept == [LoadedEvent, RegisterEvent, UnregisterEvent, RegisterErrorEvent, RefusedEvent]
+    assert isinstance(log.events[-2], ClickEvent)
 
 
 def _trace(registrations: list[dict[str, Any]], calls: list[ToolCall], stale: list[dict[str, Any]]) -> Trace:

@@ -23,13 +23,16 @@ from smoke_cause_server import SITE, smoke_cause_site
 from webmcp_eval.audit.catalog_lint import lint_catalog
 from webmcp_eval.audit.config import AuditConfig
 from webmcp_eval.audit.engine import AuditOptions, AuditReport, PageAudit, audit, lost_page, not_run_if_lost
-from webmcp_eval.audit.forms import Control, PageForm, form_findings, parse_forms, read_forms
+from webmcp_eval.audit.forms import form_findings, read_forms
 from webmcp_eval.audit.inputs import SmokeInput
 from webmcp_eval.audit.model import Finding, FormField, Frame, PageSurface, Source, Tool
 from webmcp_eval.audit.rules import lint
 from webmcp_eval.audit.smoke import CallOutcome, judge
 from webmcp_eval.audit.writers import json_report, sarif_report, text_report
-from webmcp_eval.play.page.surface.reader import tool_from
+from webmcp_eval.play.page.surface.log import RegisterEvent, parse_event
+from webmcp_eval.play.page.surface.model import FormControl as Control
+from webmcp_eval.play.page.surface.model import PageForm
+from webmcp_eval.play.page.surface.reader import parse_forms, tool_from
 
 SARIF_SCHEMA = Path(__file__).resolve().parent / "sarif" / "sarif-schema-2.1.0.json"
 FRAME = Frame("http://t.test/", "http://t.test")
@@ -207,10 +210,14 @@ def test_init_writes_each_tools_kind_into_the_catalog_and_validate_reads_it():
 
 
 def test_a_tools_registration_source_from_the_shim_or_its_form():
-    registered = {"name": "t", "source": {"url": "http://t.test/tools.js", "line": 5, "column": 4}}
+    at = {"url": "http://t.test/tools.js", "line": 5, "column": 4}
+    registered = parse_event({"type": "register", "name": "t", "source": at})
+    assert isinstance(registered, RegisterEvent)
     source = tool_from({"name": "t"}, registered, None).source
     assert source == Source("http://t.test/tools.js", 5, 4) and str(source) == "http://t.test/tools.js:5:4"
-    form = tool_from({"name": "f"}, {"declarative": True}, {"name": "f", "selector": "form#find", "fields": []})
+    declared = parse_event({"type": "register", "name": "f", "declarative": True})
+    assert isinstance(declared, RegisterEvent)
+    form = tool_from({"name": "f"}, declared, PageForm("http://t.test/", "f", None, selector="form#find"))
     assert form.source == Source(selector="form#find") and str(form.source) == "form#find"
     assert tool_from({"name": "t"}, None, None).source is None  # the shim never saw it registered
 
@@ -414,8 +421,8 @@ def test_the_form_lint_is_what_chrome_raises(shop: str):
     async def both() -> tuple[list[PageForm], list[PageForm]]:  # Chrome's issues, and the DOM read alone
         from playwright.async_api import async_playwright
 
-        from webmcp_eval.audit.forms import FORMS_JS
         from webmcp_eval.play.browser.browser import launch
+        from webmcp_eval.play.page.surface.reader import FORMS_JS
 
         async with async_playwright() as p:
             browser, _ = await launch(p.chromium)

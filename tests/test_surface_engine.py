@@ -4,6 +4,8 @@ blocking face that runs the async engine on the fixture's thread."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from webmcp_eval.audit.config import AuditConfig
@@ -11,6 +13,7 @@ from webmcp_eval.audit.inputs import SmokeInput
 from webmcp_eval.audit.rules import lint
 from webmcp_eval.audit.smoke import CallOutcome, judge, page_answer
 from webmcp_eval.play.page.surface.blocking import face, run
+from webmcp_eval.play.page.surface.log import ErrorEvent, ResultEvent, parse_event
 from webmcp_eval.play.page.surface.model import Frame, PageSurface, Tool
 
 SELECT = {"type": "object", "properties": {"party": {"type": "string", "enum": ["1", "2"], "anyOf": [{"const": "1"}]}}}
@@ -48,15 +51,22 @@ def test_a_forms_list_of_problems_is_a_refusal_and_a_plain_answer_is_not():
     assert "wrong type" not in accepted
 
 
+def ended(report: dict[str, Any]) -> ResultEvent | ErrorEvent:
+    """The shim's report of a call's end, as the log parses it."""
+    event = parse_event(report)
+    assert isinstance(event, ResultEvent | ErrorEvent)
+    return event
+
+
 def test_the_shims_null_for_a_form_never_replaces_the_browsers_answer():
     outcome = CallOutcome(SmokeInput("required only", {}, valid=True), result=["problems"])
-    page_answer(outcome, {"type": "result", "result": None, "submitted": False, "declarative": True, "ms": 3.0})
+    page_answer(outcome, ended({"type": "result", "result": None, "submitted": False, "declarative": True, "ms": 3.0}))
     assert outcome.result == ["problems"] and outcome.ms == 3.0
     text = CallOutcome(SmokeInput("required only", {}, valid=True), result={"a": 1})  # the browser parsed a JSON text
-    page_answer(text, {"type": "result", "result": '{"a": 1}'})
+    page_answer(text, ended({"type": "result", "result": '{"a": 1}'}))
     assert text.result == '{"a": 1}'
     thrown = CallOutcome(SmokeInput("required only", {}, valid=True), error="UnknownError")
-    page_answer(thrown, {"type": "error", "error": "Error: no such item"})
+    page_answer(thrown, ended({"type": "error", "error": "Error: no such item"}))
     assert thrown.error == "Error: no such item"
 
 

@@ -6,13 +6,14 @@ import pytest
 
 from webmcp_eval.agents.reference import ReferenceAgent
 from webmcp_eval.judge.checks import check_calls
+from webmcp_eval.play.page.surface.log import ShimEvent, parse_event
 from webmcp_eval.play.page.witness import compare_witness
 from webmcp_eval.suite.case import CallExpectations
 from webmcp_eval.trace import Trace, WitnessRecord
 
 
-def shim_call(name: str, args: dict, declarative: bool = False) -> dict:
-    return {"type": "call", "name": name, "args": args, **({"declarative": True} if declarative else {})}
+def shim_call(name: str, args: dict, declarative: bool = False) -> ShimEvent:
+    return parse_event({"type": "call", "name": name, "args": args, **({"declarative": True} if declarative else {})})
 
 
 def invoked(name: str, args: dict) -> dict:

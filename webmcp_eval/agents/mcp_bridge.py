@@ -132,7 +132,7 @@ class PageBridge:
 
     def current_names(self) -> list[str]:
         """The page's active tools by the shim's log (no page round trip: cheap enough to poll)."""
-        return sorted({r["name"] for r in self.host.log.active_registrations()})
+        return sorted({r.name for r in self.host.log.active_registrations()})
 
     async def announce_if_changed(self) -> bool:
         if self.announced is None or self.current_names() == self.announced:

@@ -9,6 +9,7 @@ through this protocol.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any, Protocol, TypedDict
 
 from pydantic import BaseModel
@@ -27,10 +28,17 @@ class ToolInfo(BaseModel):
     untrusted_content: bool = False
 
 
+class Registration(Protocol):
+    """One registration in the shim's log (play/page/surface/log.py ``RegisterEvent``)."""
+
+    @property
+    def name(self) -> Any: ...  # as the page passed it
+
+
 class RegistrationLog(Protocol):
     """The shim's log of the page's registrations, as an agent may read it (no page round trip)."""
 
-    def active_registrations(self) -> list[dict[str, Any]]: ...
+    def active_registrations(self) -> Sequence[Registration]: ...
 
 
 class ToolHost(Protocol):

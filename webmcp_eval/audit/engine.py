@@ -526,7 +526,7 @@ def _registered_now(opened: OpenPage, frame: PwFrame, name: str) -> bool:
     """Whether the frame's current document has name registered, by the shim's reports (the engine's reading)."""
     document = opened.log.document_in(frame)
     live, _ = opened.log.registrations({document} if document else set())
-    return any(r.get("name") == name for r in live)
+    return any(r.name == name for r in live)
 
 
 def _find_frame(opened: OpenPage, frame: Frame) -> PwFrame | None:

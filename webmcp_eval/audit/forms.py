@@ -13,12 +13,14 @@ The ground truth is Chrome's own: the DevTools issues it raises for declarative 
 where it does (``PageForm.chrome``) the findings follow them; the same rules read from the DOM stand in where it
 does not (no DevTools session for the frame, a browser without the domain). A form whose fields are all the
 parameters of an imperative tool of the page is that tool's form: it needs no ``toolname`` of its own.
+
+A form is the page surface's model of it (``PageForm``, play/page/surface/model.py), read by the surface's one
+reading of a frame's forms (reader.py ``read_forms_of``), the one the tools' reading takes its forms from.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
@@ -26,28 +28,9 @@ from playwright.async_api import Page
 
 from webmcp_eval.audit.config import AuditConfig
 from webmcp_eval.audit.model import Finding, Tool
+from webmcp_eval.play.page.surface.model import PageForm
+from webmcp_eval.play.page.surface.reader import read_forms_of
 from webmcp_eval.suite.tool_schema import properties_of
-
-# Every form of a frame: its tool attributes and each control an agent could fill (not buttons, not hidden).
-FORMS_JS = """() => [...document.forms].map(f => {
-  const skip = ['submit', 'button', 'reset', 'image', 'hidden'];
-  const controls = [...f.elements].filter(e =>
-    ['INPUT', 'SELECT', 'TEXTAREA'].includes(e.tagName) && !skip.includes((e.type || '').toLowerCase()));
-  const labelled = (e) => !!(e.labels && e.labels.length);
-  const issues = (e) => [...(e.__webmcpEvalIssues || [])];
-  return {
-    toolname: f.getAttribute('toolname'),
-    tooldescription: f.getAttribute('tooldescription'),
-    autosubmit: f.hasAttribute('toolautosubmit'),
-    id: f.id || f.getAttribute('name') || '',
-    issues: issues(f),
-    controls: controls.map(e => ({
-      name: e.getAttribute('name') || '', id: e.id || '', type: (e.type || e.tagName).toLowerCase(),
-      required: !!e.required, description: e.getAttribute('toolparamdescription'), labelled: labelled(e),
-      issues: issues(e),
-    })),
-  };
-})"""
 
 # Chrome's DevTools issues for declarative forms (Audits.issueAdded, genericIssueDetails.errorType), each on the
 # node it is about, and the rule each one is
@@ -58,7 +41,8 @@ CHROME_ISSUES = {
     "FormModelContextParameterMissingName": "form-param-unnamed",
     "FormModelContextParameterMissingTitleAndDescription": "form-param-undescribed",
 }
-# Tag each node Chrome raised an issue on with the issue's code, for FORMS_JS to read beside the DOM
+# Tag each node Chrome raised an issue on with the issue's code, for the surface's form reading (FORMS_JS) to
+# read beside the DOM
 TAG_JS = "function(code) { (this.__webmcpEvalIssues = this.__webmcpEvalIssues || []).push(code); }"
 # The input types Chrome describes itself ("Dates MUST be provided in 'YYYY-MM-DD' format.")
 DESCRIBED_BY_CHROME = {"date"}
@@ -73,65 +57,6 @@ FORM_RULES = (
 )
 
 
-@dataclass
-class Control:
-    name: str
-    id: str
-    type: str
-    required: bool = False
-    description: str | None = None  # its toolparamdescription (None: no such attribute)
-    labelled: bool = False  # a <label> tied to it (for= or around it): Chrome reads no ARIA label
-    issues: list[str] = field(default_factory=list)  # Chrome's issue codes on it (FormModelContext*)
-
-    @property
-    def what(self) -> str:
-        return f"#{self.id}" if self.id else f"a {self.type} field"
-
-
-@dataclass
-class PageForm:
-    frame: str  # the URL of the frame that holds it
-    toolname: str | None
-    tooldescription: str | None
-    autosubmit: bool = False
-    id: str = ""
-    controls: list[Control] = field(default_factory=list)
-    issues: list[str] = field(default_factory=list)  # Chrome's issue codes on the form itself
-    chrome: bool = False  # Chrome's issues were read for its frame: they are the findings
-
-    @property
-    def label(self) -> str:
-        if self.toolname:
-            return f"form tool {self.toolname}"
-        if self.id:
-            return f"form #{self.id}"
-        names = sorted({c.name for c in self.controls if c.name})
-        return f"a form with fields {', '.join(names[:4])}" if names else "a form"
-
-    @property
-    def tool_like(self) -> bool:
-        """It carries WebMCP attributes: its author meant it as a tool."""
-        return (
-            self.tooldescription is not None or self.autosubmit or any(c.description is not None for c in self.controls)
-        )
-
-
-def parse_forms(frame_url: str, raw: list[dict[str, Any]], chrome: bool = False) -> list[PageForm]:
-    return [
-        PageForm(
-            frame_url,
-            f.get("toolname"),
-            f.get("tooldescription"),
-            bool(f.get("autosubmit")),
-            str(f.get("id") or ""),
-            [Control(**c) for c in f.get("controls") or []],
-            list(f.get("issues") or []),
-            chrome,
-        )
-        for f in raw
-    ]
-
-
 async def read_forms(page: Page) -> list[PageForm]:
     """Every form of every frame of the page (a frame that will not answer is left out), with the issues Chrome
     raised on them where DevTools gives them (the top page and the frames that share its process)."""
@@ -141,7 +66,7 @@ async def read_forms(page: Page) -> list[PageForm]:
         if frame.is_detached():
             continue
         try:
-            forms += parse_forms(frame.url, await frame.evaluate(FORMS_JS), chrome)
+            forms += await read_forms_of(frame, chrome)
         except PlaywrightError:
             continue
     return forms

@@ -19,6 +19,7 @@ from webmcp_eval.audit.inputs import SmokeInput
 from webmcp_eval.audit.model import Finding, Frame, Tool
 from webmcp_eval.audit.trust import instructions_in, third_party_by_description, third_party_in_answer, untrusted_hint
 from webmcp_eval.data_file import nulls_in, strings_in
+from webmcp_eval.play.page.surface.log import ErrorEvent, ResultEvent
 from webmcp_eval.play.page.surface.reader import Answer
 
 ANSWER_CHARS = 2048  # how much of an answer the reports keep
@@ -373,7 +374,7 @@ def add_requests(outcome: CallOutcome, requests: list[Any]) -> None:
     outcome.other_hosts += [f"{r.method} {r.url}" for r in requests if r.outbound]
 
 
-def page_answer(outcome: CallOutcome, event: dict[str, Any] | None) -> None:
+def page_answer(outcome: CallOutcome, event: ResultEvent | ErrorEvent | None) -> None:
     """Add the shim's report of the call's end (webmcp_eval/play/page/surface/reader.py ``call_events``) to the
     browser's answer, without ever replacing an answer the browser gave.
 
@@ -384,14 +385,15 @@ def page_answer(outcome: CallOutcome, event: dict[str, Any] | None) -> None:
     """
     if event is None:
         return
-    if isinstance(event.get("ms"), int | float):
-        outcome.ms = round(event["ms"], 1)  # the tool's own time, by the page's clock: not the runner's lag
+    if isinstance(event.ms, int | float):
+        outcome.ms = round(event.ms, 1)  # the tool's own time, by the page's clock: not the runner's lag
     failed = outcome.error is not None or outcome.result == UNSERIALIZABLE
-    if event["type"] == "error" and (failed or outcome.result is None) and not outcome.timed_out:
-        outcome.error, outcome.result = str(event.get("error")), None
-    elif event.get("declarative") or outcome.timed_out:
+    if isinstance(event, ErrorEvent):
+        if (failed or outcome.result is None) and not outcome.timed_out:
+            outcome.error, outcome.result = str(event.error), None
+    elif event.declarative or outcome.timed_out:
         return
-    elif isinstance(event.get("result"), dict) and set(event["result"]) == {"unserialisable"}:
+    elif isinstance(event.result, dict) and set(event.result) == {"unserialisable"}:
         outcome.error, outcome.result = None, UNSERIALIZABLE
-    elif event["type"] == "result" and event.get("result") is not None and not failed:
-        outcome.result = event["result"]  # the value as the tool returned it (a JSON text stays a text)
+    elif event.result is not None and not failed:
+        outcome.result = event.result  # the value as the tool returned it (a JSON text stays a text)

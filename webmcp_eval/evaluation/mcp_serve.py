@@ -76,7 +76,7 @@ async def serve_page(
 
 def _write_log(path: Path, tp: TrialPage) -> None:
     """The shim's log and the witness, as the trace would hold them."""
-    events = [{k: v for k, v in e.items() if k != "host_t"} for e in tp.log.events]
+    events = [e.reported() for e in tp.log.events]
     data = {
         "shim_events": events,
         "calls": [c.model_dump() for c in tp.host.calls],

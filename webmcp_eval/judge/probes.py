@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+from collections.abc import Collection
 from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
@@ -129,13 +130,8 @@ async def actionable(control: Locator) -> ActionableRecord | None:
     return None
 
 
-def untrusted_texts(calls: list[Any], registrations: list[dict[str, Any]]) -> list[str]:
-    """Strings with markup in the results of tools marked untrustedContentHint."""
-    untrusted = {
-        r.get("name")
-        for r in registrations
-        if r.get("type") == "register" and (r.get("annotations") or {}).get("untrustedContentHint")
-    }
+def untrusted_texts(calls: list[Any], untrusted: Collection[Any]) -> list[str]:
+    """Strings with markup in the results of the tools marked untrustedContentHint (``untrusted``: their names)."""
     found: list[str] = []
     for call in calls:
         if call.tool in untrusted:

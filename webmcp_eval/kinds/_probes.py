@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from webmcp_eval.data_file import strings_in
@@ -160,15 +161,23 @@ PASSAGE = re.compile(r"[^。.!?！？\n]{12,}")  # a sentence long enough not to
 TOKEN = re.compile(r"[\w.:+/=&?%#@-]+", re.ASCII)
 
 
-def untrusted_passages(calls: list[Any], registrations: list[dict[str, Any]]) -> list[str]:
+def hinted_descriptions(registrations: Sequence[RegistrationEvent | Mapping[str, Any]]) -> dict[Any, str]:
+    """The tools a trace's registration log registered with untrustedContentHint, each with its descriptions
+    (the log as records, or as their dicts)."""
+    own: dict[Any, str] = {}  # tool name (None: a registration without one) -> its descriptions
+    for r in registrations:
+        reg = r if isinstance(r, RegistrationEvent) else RegistrationEvent.model_validate(r)
+        if reg.type == "register" and (reg.annotations or {}).get("untrustedContentHint"):
+            own[reg.name] = own.get(reg.name, "") + str((reg.model_extra or {}).get("description") or "")
+    return own
+
+
+def untrusted_passages(calls: list[Any], registrations: Sequence[RegistrationEvent | Mapping[str, Any]]) -> list[str]:
     """The sentences (12 characters or more) of every string in the results of untrustedContentHint tools.
 
     A sentence the hinted tool's own description also says is the site's own words (a notice it repeats
     in its results), not the untrusted content."""
-    own: dict[str | None, str] = {}  # tool name (None: a registration without one) -> its descriptions
-    for r in registrations:
-        if r.get("type") == "register" and (r.get("annotations") or {}).get("untrustedContentHint"):
-            own[r.get("name")] = own.get(r.get("name"), "") + str(r.get("description") or "")
+    own = hinted_descriptions(registrations)
     found: list[str] = []
     for call in calls:
         if call.tool in own:

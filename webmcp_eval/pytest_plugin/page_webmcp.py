@@ -8,6 +8,10 @@ frame's tools. ``call`` goes through the page as the runner's tool host does
 (the browser's native WebMCP, else the shim's polyfill); the shim logs it, so
 ``calls()`` holds every call the page ran, whoever made it. With the proxy on,
 ``writes()`` and ``outbound()`` are what it counted for this test alone.
+
+Its parts by concept: this module sets the page up and holds its tools, calls, mocks and network;
+``page_audit.py`` the audit's engine on the page (surface, lint, smoke, contract); ``page_assertions.py``
+the assertion helpers.
 """
 
 from __future__ import annotations
@@ -19,39 +23,41 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from playwright.sync_api import BrowserContext, CDPSession, Frame, Page
 from playwright.sync_api import Error as PlaywrightError
 
 from webmcp_eval.play.page.devtools_tools import DevToolsTools
 from webmcp_eval.play.page.surface.blocking import Blocking, face, run
-from webmcp_eval.play.page.surface.log import ShimLog
-from webmcp_eval.play.page.surface.model import PageSurface, Tool
-from webmcp_eval.play.page.surface.opened import LOAD_JS
+from webmcp_eval.play.page.surface.log import (
+    CallEvent,
+    ErrorEvent,
+    RefusedEvent,
+    RegisterErrorEvent,
+    RegisterEvent,
+    ResultEvent,
+    ShimEvent,
+    ShimLog,
+    UnregisterEvent,
+)
+from webmcp_eval.play.page.surface.model import Tool
 from webmcp_eval.play.page.surface.reader import (
     BINDING,
     CALL_TIMEOUT_MS,
     SHIM_JS,
     Answer,
-    LoadClock,
     Surface,
     first_line,
 )
 from webmcp_eval.play.page.witness import compare_witness
 from webmcp_eval.proxies.models import RequestRecord, TrialNetwork
-from webmcp_eval.pytest_plugin import expectations
 from webmcp_eval.pytest_plugin.expect import renamed
 from webmcp_eval.pytest_plugin.mocks import MockWarning, PageMocks, write_recording
-from webmcp_eval.pytest_plugin.reporting import CallCoverage, SmokeFindings, TestEvidence, call_coverage, properties
+from webmcp_eval.pytest_plugin.page_assertions import PageAssertions, as_matchable
+from webmcp_eval.pytest_plugin.page_audit import PageAudit
+from webmcp_eval.pytest_plugin.reporting import CallCoverage, TestEvidence, call_coverage, properties
 from webmcp_eval.trace import ToolCall, WitnessRecord
-
-if TYPE_CHECKING:  # the audit's engine is imported when a test asks for it
-    from webmcp_eval.audit.config import AuditConfig
-    from webmcp_eval.audit.model import Finding
-    from webmcp_eval.audit.model import Frame as AuditFrame
-    from webmcp_eval.audit.smoke import CallOutcome
-    from webmcp_eval.audit.timeline import Timeline
 
 __all__ = ["CALL_TIMEOUT_MS", "NoProxy", "PageWebMCP", "ToolCallError", "as_matchable"]
 # Before the proxy's account is read: the page's requests have ended and none began, nor a call ended, for
@@ -72,13 +78,8 @@ class NoProxy(RuntimeError):
     __module__ = "webmcp_eval.pytest"
 
 
-def as_matchable(tool: Tool) -> dict[str, Any]:
-    """A tool as the case format's matchers read it."""
-    return {"description": tool.description, "schema": tool.input_schema, "annotations": tool.annotations}
-
-
 @dataclass(repr=False)
-class PageWebMCP:
+class PageWebMCP(PageAudit, PageAssertions):
     page: Page
     _account: Callable[[], TrialNetwork] | None = None  # the proxy's account of this test, when it has one
     _update_contracts: bool = False  # --webmcp-update-contracts: assert_contract writes instead of comparing
@@ -103,7 +104,7 @@ class PageWebMCP:
     _warned: set[str] = field(default_factory=set)  # names mock() has warned of, once each
 
     @property
-    def _events(self) -> list[dict[str, Any]]:
+    def _events(self) -> list[ShimEvent]:
         return self._log.events
 
     @property
@@ -239,10 +240,10 @@ class PageWebMCP:
         seen = len(self._log.events)
         answer = run(self._surface_engine.call(frame, name, args, timeout_ms))
         # a tool registered before the shim came (the fixture asked for late) is never logged: no wait for it
-        logged = any(e["type"] == "register" and e.get("name") == name for e in self._log.events)
+        logged = any(isinstance(e, RegisterEvent) and e.name == name for e in self._log.events)
         returned = time.monotonic()
         start, end = self._surface_engine.call_events(seen, name)
-        while not (start and (start["type"] == "refused" or end)):
+        while not (start and (isinstance(start, RefusedEvent) or end)):
             # the shim's report comes through the binding a moment after; a call the browser refused before the
             # tool's execute ran (its arguments) is never logged: a failed call waits for its start briefly
             wait_s = 0.05 if not logged else 5 if answer.error is None or start is not None else 0.5
@@ -250,12 +251,12 @@ class PageWebMCP:
                 break
             self.page.wait_for_timeout(10)
             start, end = self._surface_engine.call_events(seen, name)
-        if answer.error is not None and end is not None and end["type"] == "error" and end.get("error"):
+        if answer.error is not None and isinstance(end, ErrorEvent) and end.error:
             # the browser words a throwing execute its own way ("UnknownError: Tool was executed but the
             # invocation failed"); the shim logged the tool's own words (a mock's error, a replay's miss)
-            answer.error = str(end["error"])
+            answer.error = str(end.error)
         if start is not None:
-            self._answers[(start.get("document"), start.get("callId"))] = answer
+            self._answers[(start.document, start.call_id)] = answer
         self._network_t = time.monotonic()  # what the call set off may start a moment after it returned
         return answer
 
@@ -272,13 +273,13 @@ class PageWebMCP:
             raise ToolCallError(f"{name}({json.dumps(args, ensure_ascii=False)}): {answer.error}")
         return answer.result
 
-    def _answer(self, call: dict[str, Any]) -> dict[str, Any] | None:
-        key = (call.get("frame_url"), call.get("document"), call.get("callId"))
+    def _answer(self, call: CallEvent) -> ResultEvent | ErrorEvent | None:
+        key = (call.frame_url, call.document, call.call_id)
         return next(
             (
                 e
                 for e in self._events
-                if e["type"] in ("result", "error") and (e.get("frame_url"), e.get("document"), e.get("callId")) == key
+                if isinstance(e, ResultEvent | ErrorEvent) and (e.frame_url, e.document, e.call_id) == key
             ),
             None,
         )
@@ -287,40 +288,39 @@ class PageWebMCP:
         """Every tool call the page ran (or refused, on a withdrawn tool), in order, with its result or error."""
         out: list[ToolCall] = []
         for e in self._events[self._calls_from :]:
-            if e["type"] not in ("call", "refused"):
+            if not isinstance(e, CallEvent | RefusedEvent):
                 continue
-            answer = self._answer(e) if e["type"] == "call" else None
-            error = (answer or {}).get("error")
-            result = (answer or {}).get("result")
-            browser = self._answers.get((e.get("document"), e.get("callId")))
+            answer = self._answer(e) if isinstance(e, CallEvent) else None
+            error = answer.error if isinstance(answer, ErrorEvent) else None
+            result = answer.result if isinstance(answer, ResultEvent) else None
+            browser = self._answers.get((e.document, e.call_id))
             if browser is not None:  # a call made here: its answer is the browser's, the shim's log only its view
                 result, error = browser.result, browser.error
-            if e["type"] == "refused":
+            if isinstance(e, RefusedEvent):
                 error = "refused: the tool is no longer registered on this page"
             out.append(
                 ToolCall(
                     index=len(out),
                     step=0,
-                    tool=e.get("name") or "",
-                    args=e.get("args") or {},
+                    tool=e.name or "",
+                    args=e.args or {},
                     result=result,
                     error=error,
-                    refused=e["type"] == "refused",
-                    route=e.get("route") or "",
-                    instance=e.get("instance"),
-                    document=e.get("document"),
+                    refused=isinstance(e, RefusedEvent),
+                    route=e.route or "",
+                    instance=e.instance,
+                    document=e.document,
                     # the shim's clock is the page's (epoch ms): since this fixture began, and the call's own time
-                    started_ms=round(max(0.0, float(e["t"]) - self._epoch_ms), 1) if e.get("t") else 0.0,
-                    duration_ms=round(float((answer or {}).get("ms") or 0), 1),
+                    started_ms=round(max(0.0, float(e.t) - self._epoch_ms), 1) if e.t else 0.0,
+                    duration_ms=round(float((answer.ms if answer else None) or 0), 1),
                 )
             )
         return out
 
     def registrations(self) -> list[dict[str, Any]]:
         """The shim's log of registrations and withdrawals, every frame's, in order."""
-        kinds = ("register", "unregister", "register_error")
         keep = ("type", "name", "instance", "route", "document", "declarative", "annotations", "error", "frame_url")
-        return [{k: e[k] for k in keep if k in e} for e in self._events if e["type"] in kinds]
+        return [e.reported(*keep) for e in self._log.of_type(RegisterEvent, UnregisterEvent, RegisterErrorEvent)]
 
     def witness(self) -> WitnessRecord:
         """The DevTools WebMCP domain's view of the calls against the shim's (``disagreements`` lists the gaps)."""
@@ -392,8 +392,8 @@ class PageWebMCP:
     def _report_properties(self) -> list[tuple[str, str]]:
         """The test's calls, coverage, lint and smoke findings for its report (read from the shim's log: the
         page is not asked, whatever state the test left it in)."""
-        registered = {e["name"]: e for e in self._events if e["type"] == "register" and e.get("name")}
-        tools = [_Registered(name, e.get("inputSchema")) for name, e in registered.items()]
+        registered = {e.name: e for e in self._log.of_type(RegisterEvent) if e.name}
+        tools = [_Registered(name, e.input_schema) for name, e in registered.items()]
         return properties(self.calls(), self._evidence, call_coverage(self.calls(), tools) if tools else None)
 
     # ---- the network (the proxy) ---------------------------------------------------------
@@ -424,222 +424,6 @@ class PageWebMCP:
         __tracebackhide__ = True
         return [r for r in self._network().requests if r.outbound]
 
-    # ---- the audit's engine (webmcp_eval/audit/), on this page as it is now ----------------------
-
-    def surface(self) -> PageSurface:
-        """The page's surface as ``webmcp-eval audit`` reads it: every frame's tools, forms, refusals, timeline."""
-        page = self.page
-        loaded = None  # the load event by the page's own clock, as the audit times the timeline
-        with contextlib.suppress(PlaywrightError):
-            loaded = page.evaluate(LOAD_JS)
-        clock = LoadClock(float(loaded[0]) if loaded else None, self._load_t or time.monotonic())
-        frames = run(self._surface_engine.read_frames(clock))
-        return PageSurface(url=page.url, frames=frames, script_errors=list(self._script_errors))
-
-    def lint(self, **rules: Any) -> list[Finding]:
-        """The audit's static rules and timeline rules on this page; ``rules`` tune them as suite.yaml's
-        ``audit.rules`` does (``too_many_tools={"max": 3}``, ``description_length="off"``)."""
-        __tracebackhide__ = True
-        from webmcp_eval.audit.rules import lint
-        from webmcp_eval.audit.timeline import timeline_findings
-
-        config, surface = _audit_config(rules), self.surface()
-        found = lint(surface, config) + timeline_findings(surface, config)
-        self._evidence.lint = found
-        return found
-
-    def timeline(self, **rules: Any) -> Timeline:
-        """When the tools came (after the load event), which came late and which churned."""
-        __tracebackhide__ = True
-        from webmcp_eval.audit.timeline import timeline_of
-
-        return timeline_of(self.surface(), _audit_config(rules))
-
-    def smoke(self, *names: str, all_tools: bool = False, **rules: Any) -> SmokeFindings:
-        """The audit's smoke calls on this page and its judgement of the answers (``names``: only these tools).
-
-        Valid and invalid inputs are drawn from each tool's schema, as ``audit --smoke`` draws them. Only
-        read-only tools are called unless ``all_tools``; then every tool is called here, in this page, so its
-        writes are this test's. With the proxy, each call's writes and requests to other hosts are judged too.
-        The calls are the page's calls like any other: ``calls()`` lists them. The findings are a list with
-        ``calls``: how many calls the smoke made.
-        """
-        __tracebackhide__ = True
-        from webmcp_eval.audit.inputs import smoke_inputs
-        from webmcp_eval.audit.smoke import judge, smoke_choice, waits_for_person
-
-        config, surface = _audit_config(rules), self.surface()
-        findings: list[Finding] = []
-        calls = 0
-        for frame_info, tool in surface.tools():
-            if names and tool.name not in names:
-                continue
-            choice = smoke_choice(tool, all_tools)  # the audit's choice: a call would wait for a person, so it is said
-            if choice == "say":
-                findings += waits_for_person(tool, frame_info, surface.url, config)
-            if choice != "call":
-                continue
-            outcomes = []
-            mark = self._count_network(None, 0)
-            for smoke_input in smoke_inputs(tool.input_schema):
-                outcomes.append(self._smoke_call(frame_info, tool.name, smoke_input, config))
-                mark = self._count_network(outcomes[-1], mark)
-                if outcomes[-1].timed_out:
-                    break  # a tool that hangs once is judged; waiting out every input would only cost time
-            if outcomes and self._account:  # as the audit does: the network settles once, after the tool's last call
-                from webmcp_eval.audit.engine import NETWORK_SETTLE_S
-
-                self.page.wait_for_timeout(NETWORK_SETTLE_S * 1000)
-                self._count_network(outcomes[-1], mark)
-            findings += judge(tool, frame_info, surface.url, outcomes, config)
-            calls += len(outcomes)
-        self._evidence.smoke_calls += calls
-        self._evidence.smoke += findings
-        return SmokeFindings(findings, calls)
-
-    def _smoke_call(self, frame_info: AuditFrame, name: str, smoke_input: Any, config: AuditConfig) -> CallOutcome:
-        """One smoke call, recorded as the audit's engine records it (webmcp_eval/audit/engine.py ``_call``); the
-        caller counts its network."""
-        from webmcp_eval.audit.smoke import CallOutcome, page_answer, take_answer
-
-        outcome = CallOutcome(smoke_input)
-        seen = len(self._log.events)
-        try:
-            answer = self._call(name, smoke_input.args, config.options("smoke-timeout")["timeout_ms"], frame_info.url)
-        except LookupError:
-            outcome.error = "its frame is gone"
-            return outcome
-        take_answer(outcome, answer)
-        page_answer(outcome, self._surface_engine.call_events(seen, name)[1])
-        return outcome
-
-    def _count_network(self, outcome: CallOutcome | None, start: int) -> int:
-        """Add the requests the proxy counted since start to outcome; return where the next count starts."""
-        if not self._account:
-            return start
-        from webmcp_eval.audit.smoke import add_requests
-
-        requests = self._network().requests
-        if outcome:
-            add_requests(outcome, requests[start:])
-        return len(requests)
-
-    def contract(self) -> dict[str, Any]:
-        """The page's tool contract, as ``audit --contract`` writes it."""
-        from webmcp_eval.audit.contract import contract_of
-
-        return contract_of([self.surface()])
-
-    def assert_lint_clean(self, fail_on: str = "warning", **rules: Any) -> None:
-        """No finding of the audit's rules at ``fail_on`` severity or worse (error > warning > note)."""
-        __tracebackhide__ = True
-        from webmcp_eval.audit.model import SEVERITIES
-
-        if fail_on not in SEVERITIES:
-            raise ValueError(f"fail_on must be one of {', '.join(SEVERITIES)}, not {fail_on!r}")
-        worst = SEVERITIES[: SEVERITIES.index(fail_on) + 1]  # SEVERITIES runs from error down to note
-        found = [f for f in self.lint(**rules) if f.severity in worst]
-        if found:
-            lines = [f"{len(found)} finding(s) at {fail_on} or worse on {self.page.url}:"]
-            lines += [f"  {f.severity} {f.rule}: {f.message}{_where(f)}" for f in found]
-            raise AssertionError("\n".join(lines))
-
-    def assert_contract(self, path: str | Path) -> None:
-        """The page's tools are the contract at ``path`` (written there instead with --webmcp-update-contracts)."""
-        __tracebackhide__ = True
-        from webmcp_eval.audit.contract import ContractError, contract_diff, contract_of, read_contract, write_contract
-
-        path = Path(path)
-        surface = self.surface()
-        if self._update_contracts:
-            write_contract(path, [surface])
-            return
-        if not path.exists():
-            raise AssertionError(f"no contract at {path}: run pytest with --webmcp-update-contracts to write it")
-        try:
-            old = read_contract(path)
-        except ContractError as err:
-            raise ValueError(f"{path}: {err}") from None
-        changes = contract_diff(old, contract_of([surface]))
-        if changes:
-            lines = [f"the page's tools differ from the contract {path} ({len(changes)} change(s)):"]
-            lines += [f"  {change}" for _, _, change in changes]
-            lines.append("  (if the change is meant: run pytest with --webmcp-update-contracts)")
-            raise AssertionError("\n".join(lines))
-
-    # ---- assertions ------------------------------------------------------------------------
-
-    def assert_tool(self, name: str, description: Any = None, schema: object = None, annotations: Any = None) -> Tool:
-        """The page lists ``name``; description, schema (a subset) and annotations match, as case matchers."""
-        __tracebackhide__ = True  # pytest shows the test's line, not this helper's
-        tools = self.tools()
-        found = next((t for t in tools if t.name == name), None)
-        if found is None:
-            listed = ", ".join(sorted({t.name for t in tools})) or "none"
-            raise AssertionError(f"assert_tool({name!r}): the page lists no such tool\n  listed: {listed}")
-        diff = expectations.tool_mismatches(as_matchable(found), description, schema, annotations)
-        if diff:
-            raise AssertionError("\n".join([f"assert_tool({name!r}): the tool differs", *diff]))
-        return found
-
-    def assert_called(self, name: str, args: dict[str, Any] | None = None, result: object = None) -> ToolCall:
-        """Some call of ``name`` matches ``args`` (a partial match with the case format's ``$`` matchers) and
-        ``result``; the matching call."""
-        __tracebackhide__ = True  # pytest shows the test's line, not this helper's
-        expected: dict[str, Any] = {"tool": name, "args": dict(args or {})}
-        if result is not None:
-            expected["result"] = result
-        exp = expectations.call_expectations([expected], order="set")
-        calls = self.calls()
-        (judged,) = expectations.judge_calls(calls, exp)
-        if judged.status != "passed":
-            shown = f"assert_called({name!r}, {expectations.as_json(args or {})})"
-            raise AssertionError(expectations.calls_failure(f"{shown}: no call matches", [judged], calls))
-        index: int = judged.evidence["call"]  # the position judge_calls found the call at
-        return calls[index]
-
-    def assert_calls(
-        self,
-        expected: Sequence[Any],
-        order: str = "sequence",
-        forbidden: Sequence[Any] = (),
-        max_calls: int | None = None,
-    ) -> None:
-        """The calls as a case's ``expect.calls`` says them: ``order`` sequence, set or exact; groups
-        ``{ordered: [...]}``/``{unordered: [...]}``, ``optional``, ``forbidden`` and ``max_calls``."""
-        __tracebackhide__ = True  # pytest shows the test's line, not this helper's
-        exp = expectations.call_expectations(expected, order, forbidden, max_calls)
-        calls = self.calls()
-        failed = [a for a in expectations.judge_calls(calls, exp) if a.status != "passed"]
-        if failed:
-            raise AssertionError(expectations.calls_failure(f"assert_calls(order={order!r}): not met", failed, calls))
-
-    def assert_writes(self, n: int) -> None:
-        """Exactly ``n`` writes went out during this test (each listed when the count differs)."""
-        __tracebackhide__ = True  # pytest shows the test's line, not this helper's
-        found = self.writes()
-        if len(found) != n:
-            listing = [f"  {m.method} {m.url} -> {m.status}" for m in found] or ["  (none)"]
-            raise AssertionError(
-                "\n".join([f"expected {n} network write(s), the proxy counted {len(found)}:", *listing])
-            )
-
-    def assert_no_writes(self) -> None:
-        __tracebackhide__ = True
-        self.assert_writes(0)
-
-    def assert_mutations(self, n: int) -> None:
-        """``assert_writes``'s old name, kept for one release."""
-        __tracebackhide__ = True
-        renamed("webmcp.assert_mutations()", "webmcp.assert_writes()")
-        self.assert_writes(n)
-
-    def assert_no_mutations(self) -> None:
-        """``assert_no_writes``'s old name, kept for one release."""
-        __tracebackhide__ = True
-        renamed("webmcp.assert_no_mutations()", "webmcp.assert_no_writes()")
-        self.assert_writes(0)
-
 
 @dataclass
 class _Registered:
@@ -647,19 +431,3 @@ class _Registered:
 
     name: str
     input_schema: Any
-
-
-def _audit_config(rules: dict[str, Any]) -> AuditConfig:
-    __tracebackhide__ = True  # a rule the audit does not know: the test's line
-    from webmcp_eval.audit.config import AuditConfigError, parse_audit_config
-
-    try:
-        return parse_audit_config({"rules": {k.replace("_", "-"): v for k, v in rules.items()}})
-    except AuditConfigError as err:
-        raise ValueError(str(err)) from None
-
-
-def _where(finding: Finding) -> str:
-    parts = [p for p in (finding.tool, finding.pointer) if p]
-    frame = f" in the frame {finding.frame}" if finding.frame and finding.frame != finding.page else ""
-    return (f" ({' '.join(parts)})" if parts else "") + frame

@@ -13,16 +13,17 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator
-from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
+
+from webmcp_eval.play.page.surface.log import ClickEvent, MarkEvent, ShimEvent
 
 MARK_WAIT_S = 2.0  # how long a mark may take to come back through the binding
 
 
 class HumanWindows:
-    def __init__(self, page: Page, events: list[dict[str, Any]]) -> None:
+    def __init__(self, page: Page, events: list[ShimEvent]) -> None:
         self.page = page
         self.events = events  # the shim log's events, growing as the page reports
         self.windows: list[tuple[int, int]] = []  # [start, end) ranges of the log that were the human's
@@ -35,9 +36,9 @@ class HumanWindows:
         yield
         self.windows.append((start, await self.mark("human-ends")))
 
-    def by_human(self, index: int, event: dict[str, Any]) -> bool:
+    def by_human(self, index: int, event: ClickEvent) -> bool:
         """A page script's click is never the human's, even inside a human window."""
-        return event.get("trusted") is not False and any(a <= index < b for a, b in self.windows)
+        return event.trusted is not False and any(a <= index < b for a, b in self.windows)
 
     async def mark(self, label: str) -> int:
         """Put a mark in the shim's log and wait for it; its index splits the log.
@@ -52,7 +53,8 @@ class HumanWindows:
                 deadline = time.monotonic() + MARK_WAIT_S
                 while time.monotonic() < deadline:
                     for i in range(len(self.events) - 1, -1, -1):
-                        if self.events[i].get("type") == "mark" and self.events[i].get("label") == token:
+                        event = self.events[i]
+                        if isinstance(event, MarkEvent) and event.label == token:
                             return i
                     await asyncio.sleep(0.01)
         await asyncio.sleep(0.05)

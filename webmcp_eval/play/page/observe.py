@@ -21,6 +21,7 @@ from webmcp_eval.kinds import blocks
 from webmcp_eval.play.browser.artifacts import Artifacts
 from webmcp_eval.play.page.human_windows import HumanWindows
 from webmcp_eval.play.page.locate import locate
+from webmcp_eval.play.page.surface.log import ClickEvent, RegisterEvent
 from webmcp_eval.play.page.toolhost import ShimLog
 from webmcp_eval.play.page.watcher import Watcher
 from webmcp_eval.suite.case import Expectations, Locator
@@ -162,18 +163,18 @@ class PageObserver:
                 await self._hold_for_human(control, trial_id)
         name = (control.name or control.text or control.label or "").strip()
         for i, event in enumerate(self.log.events):
-            if event.get("type") != "click" or name not in event.get("text", ""):
+            if not isinstance(event, ClickEvent) or name not in (event.text or ""):
                 continue
             human = self.humans.by_human(i, event)
             if human:
-                rec.human_clicks.append(HumanClick(seq=event.get("seq"), text=event.get("text")))
+                rec.human_clicks.append(HumanClick(seq=event.seq, text=event.text))
             rec.pressed_by_human |= human
             rec.pressed_by_agent |= not human
         return rec
 
     async def untrusted(self, calls: list[Any]) -> list[UntrustedText] | None:
         """Elements the page made of untrusted tool results with markup in them."""
-        texts = probes.untrusted_texts(calls, self.log.of_type("register"))
+        texts = probes.untrusted_texts(calls, {r.name for r in self.log.of_type(RegisterEvent) if r.untrusted_content})
         return await probes.untrusted_rendering(self.page, texts)
 
     async def aria(self) -> str | None:

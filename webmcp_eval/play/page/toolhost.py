@@ -20,12 +20,12 @@ from playwright.async_api import Frame, Page
 
 from webmcp_eval.agents.protocol import ToolInfo
 from webmcp_eval.play.page.devtools_tools import HungFrames
-from webmcp_eval.play.page.surface.log import ShimLog, is_top
+from webmcp_eval.play.page.surface.log import RefusedEvent, RegisterErrorEvent, RegisterEvent, ShimLog, UnregisterEvent
 from webmcp_eval.play.page.surface.model import Tool
 from webmcp_eval.play.page.surface.reader import CALL_TIMEOUT_MS, FRAME_LIST_TIMEOUT_MS, SHIM_JS, Surface
 from webmcp_eval.trace import FrameRecord, SettleRecord, ToolCall, WebMCPPath
 
-__all__ = ["CALL_TIMEOUT_MS", "FRAME_LIST_TIMEOUT_MS", "SHIM_JS", "ShimLog", "ToolHost", "is_top"]
+__all__ = ["CALL_TIMEOUT_MS", "FRAME_LIST_TIMEOUT_MS", "SHIM_JS", "ShimLog", "ToolHost"]
 # A page without tools (none registered yet, or all just withdrawn by a route
 # change) may still be loading its scripts or the new route's data, slow under
 # load; only after this long without a registration is "no tools" the answer.
@@ -213,13 +213,13 @@ class ToolHost:
             return {"document": None}
         documents = set(self.log.current_documents())  # the top page's and its frames'
         changes = [
-            e for e in self.log.of_type("register", "unregister", "register_error") if e.get("document") in documents
+            e for e in self.log.of_type(RegisterEvent, UnregisterEvent, RegisterErrorEvent) if e.document in documents
         ]
-        last: float = changes[-1]["host_t"] if changes else loaded["host_t"]
+        last: float = changes[-1].host_t if changes else loaded.host_t
         moments: dict[str, list[float]] = {"registration": [last + quiet_s], "request": [self._network_t + quiet_s]}
         # a request still open keeps the route loading until it is old enough to be a long poll
         moments["request"] += [started + LOADING_REQUEST_S for started in self._in_flight.values()]
-        active = {r["name"] for r in self.log.active_registrations()}
+        active = {r.name for r in self.log.active_registrations()}
         if not active:
             moments["tools"] = [last + NO_TOOLS_GRACE_S]  # nothing registered (yet, or since the route changed)
         pending: dict[str, float | None] = {what: max(ts) for what, ts in moments.items() if max(ts) > now}
@@ -283,11 +283,11 @@ class ToolHost:
         await asyncio.sleep(0)  # let the shim's report of this call arrive
         start, _ = self.surface.call_events(seen, name)
         if start is not None:
-            record.instance = start.get("instance")
-            record.document = start.get("document")
-            if not is_top(start):  # a frame's tool: the frame's route, not the top page's, is its route
-                record.frame = FrameRecord.model_validate(start["frame"])
-            if start["type"] == "refused":
+            record.instance = start.instance
+            record.document = start.document
+            if not start.is_top:  # a frame's tool: the frame's route, not the top page's, is its route
+                record.frame = FrameRecord.model_validate(start.frame)
+            if isinstance(start, RefusedEvent):
                 record.refused = True
         if self.after_call is not None:
             await self.after_call(record)

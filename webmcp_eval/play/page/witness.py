@@ -10,13 +10,11 @@ import json
 from collections import Counter
 from typing import Any
 
-from webmcp_eval.play.page.toolhost import is_top
+from webmcp_eval.play.page.surface.log import CallEvent, RefusedEvent, ShimEvent
 from webmcp_eval.trace import WitnessRecord
 
 
-def compare_witness(
-    shim_events: list[dict[str, Any]], cdp_events: list[dict[str, Any]], available: bool
-) -> WitnessRecord:
+def compare_witness(shim_events: list[ShimEvent], cdp_events: list[dict[str, Any]], available: bool) -> WitnessRecord:
     """The shim and the DevTools domain should have seen the same calls; list where they did not.
 
     An imperative call agrees when name and arguments are equal, in the same
@@ -32,13 +30,13 @@ def compare_witness(
     if not available:
         return record
     seen_registered = {name for e in cdp_events if e.get("event") == "toolsAdded" for name in e.get("tools") or []}
-    shim = []
+    shim: list[CallEvent | RefusedEvent] = []
     for e in shim_events:
-        if e.get("type") not in ("call", "refused"):
+        if not isinstance(e, CallEvent | RefusedEvent):
             continue
-        if not is_top(e) and e.get("name") not in seen_registered:
-            frame = e["frame"].get("url") if isinstance(e.get("frame"), dict) else None
-            record.unwitnessed.append(f"{_call_key(e.get('name'), e.get('args'))} in the frame {frame}")
+        if not e.is_top and e.name not in seen_registered:
+            frame = e.frame.get("url") if e.frame is not None else None
+            record.unwitnessed.append(f"{_call_key(e.name, e.args)} in the frame {frame}")
             continue
         shim.append(e)
     cdp = [e for e in cdp_events if e.get("event") == "toolInvoked"]
@@ -46,7 +44,7 @@ def compare_witness(
     for event in shim:
         same = next((c for c in cdp if _same_call(event, c)), None)
         if same is None:
-            unseen_by_cdp[_call_key(event["name"], event.get("args"))] += 1
+            unseen_by_cdp[_call_key(event.name, event.args)] += 1
         else:
             cdp.remove(same)
     unseen_by_shim = Counter(_call_key(c.get("toolName"), c.get("input")) for c in cdp)
@@ -61,12 +59,12 @@ def _call_key(name: Any, args: Any) -> str:
     return f"{name} {json.dumps(args or {}, sort_keys=True, ensure_ascii=False)}"
 
 
-def _same_call(shim: dict[str, Any], cdp: dict[str, Any]) -> bool:
-    if shim.get("name") != cdp.get("toolName"):
+def _same_call(shim: CallEvent | RefusedEvent, cdp: dict[str, Any]) -> bool:
+    if shim.name != cdp.get("toolName"):
         return False
-    if cdp.get("top") is not None and cdp["top"] != is_top(shim):
+    if cdp.get("top") is not None and cdp["top"] != shim.is_top:
         return False  # a frame's call is not the top page's call of a tool with the same name
-    sent, seen = cdp.get("input") or {}, shim.get("args") or {}
-    if shim.get("declarative") and isinstance(sent, dict):
+    sent, seen = cdp.get("input") or {}, shim.args or {}
+    if shim.declarative and isinstance(sent, dict):
         return all(k in seen and seen[k] == v for k, v in sent.items())
     return _call_key("", seen) == _call_key("", sent)

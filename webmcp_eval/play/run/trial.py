@@ -708,7 +708,7 @@ class Trial:
         record.route_after = tp.host.route()
         record.catalog_after = self._seen(await tp.host.catalog())
         record.stale_registrations = [  # each frame's tools held against that frame's route
-            StaleRegistration.model_validate({k: r.get(k) for k in ("instance", "name", "route", "frame") if k in r})
+            StaleRegistration.model_validate(r.reported("instance", "name", "route", "frame"))
             for r in tp.log.stale_registrations(record.route_after)
         ]
         self.trace.calls = list(tp.host.calls)
@@ -734,11 +734,7 @@ class Trial:
     def _collect_log(self) -> None:
         tp = self.tp
         assert tp
-        self.trace.registrations = [
-            RegistrationEvent.model_validate({k: v for k, v in e.items() if k != "host_t"})
-            for e in tp.log.events
-            if e.get("type") in ("register", "unregister", "register_error", "refused", "loaded")
-        ]
+        self.trace.registrations = [RegistrationEvent.model_validate(e.reported()) for e in tp.log.registration_log()]
         self.trace.tool_instructions = self._instructions()
         self.trace.witness = compare_witness(tp.log.events, tp.cdp_events, tp.cdp is not None)
         # a disagreement is shown wherever the trial is, asserted only where the case asks (witness_agrees)

@@ -96,7 +96,7 @@ async def shim_settle(
     while time.monotonic() < deadline:
         if len(log.events) != seen:
             seen, quiet_since = len(log.events), time.monotonic()
-        active = {r.get("name") for r in log.active_registrations()}
+        active = {r.name for r in log.active_registrations()}
         if set(names or []) <= active and time.monotonic() - quiet_since >= quiet_s:
             return
         await asyncio.sleep(0.05)

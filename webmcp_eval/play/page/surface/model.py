@@ -44,6 +44,59 @@ class FormField:
 
 
 @dataclass
+class FormControl:
+    """A control of a form an agent could fill (input, select, textarea; not a button, not hidden), as the
+    audit's form rules read it."""
+
+    name: str  # its name attribute ("" : none, so it is no parameter)
+    id: str
+    type: str
+    required: bool = False
+    description: str | None = None  # its toolparamdescription (None: no such attribute)
+    labelled: bool = False  # a <label> tied to it (for= or around it): Chrome reads no ARIA label
+    issues: list[str] = field(default_factory=list)  # Chrome's issue codes on it (FormModelContext*)
+
+    @property
+    def what(self) -> str:
+        return f"#{self.id}" if self.id else f"a {self.type} field"
+
+
+@dataclass
+class PageForm:
+    """One form of a frame: its WebMCP attributes (a ``<form toolname>`` is a declarative tool), the controls an
+    agent could fill and the fields the browser makes its parameters. Read once per frame (reader.py
+    ``read_forms_of``): the tools' reading and the audit's form rules read this."""
+
+    frame: str  # the URL of the frame that holds it
+    toolname: str | None  # None: no toolname attribute, so no tool
+    tooldescription: str | None
+    autosubmit: bool = False
+    id: str = ""  # its id, else its name attribute
+    controls: list[FormControl] = field(default_factory=list)
+    issues: list[str] = field(default_factory=list)  # Chrome's issue codes on the form itself
+    chrome: bool = False  # Chrome's issues were read for its frame: they are the findings
+    selector: str = ""  # the form as a CSS selector (where a declarative tool was declared)
+    fields: list[FormField] = field(default_factory=list)  # its named elements (and passwords): the tool's fields
+    bounds: list[str] = field(default_factory=list)  # what was changed to bring it within bounds (bounds.py)
+
+    @property
+    def label(self) -> str:
+        if self.toolname:
+            return f"form tool {self.toolname}"
+        if self.id:
+            return f"form #{self.id}"
+        names = sorted({c.name for c in self.controls if c.name})
+        return f"a form with fields {', '.join(names[:4])}" if names else "a form"
+
+    @property
+    def tool_like(self) -> bool:
+        """It carries WebMCP attributes: its author meant it as a tool."""
+        return (
+            self.tooldescription is not None or self.autosubmit or any(c.description is not None for c in self.controls)
+        )
+
+
+@dataclass
 class Source:
     """Where a tool was registered: the script (URL, 1-based line and column) that called registerTool, or the
     selector of the <form toolname> that declares it."""

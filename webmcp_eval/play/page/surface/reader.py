@@ -23,10 +23,22 @@ from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from webmcp_eval.play.page.devtools_tools import DevToolsCallError, HungFrames
 from webmcp_eval.play.page.surface.bounds import Bounded, bound_answer, bound_schema, valid_json, valid_text
-from webmcp_eval.play.page.surface.log import ShimLog
+from webmcp_eval.play.page.surface.log import (
+    CallEvent,
+    DescribedEvent,
+    ErrorEvent,
+    RefusedEvent,
+    RegisterEvent,
+    ResultEvent,
+    ShimEvent,
+    ShimLog,
+    UnregisterEvent,
+)
 from webmcp_eval.play.page.surface.model import (
+    FormControl,
     FormField,
     Frame,
+    PageForm,
     Refused,
     Source,
     TimelineEvent,
@@ -43,17 +55,34 @@ FRAME_LIST_TIMEOUT_MS = 3000
 CALL_TIMEOUT_MS = 15_000
 WAITS_FOR_PERSON = "waits for a person to submit the form (it has no toolautosubmit)"
 
-# The declarative forms of a frame and their fields (type, autocomplete).
-FORMS_JS = """() => [...document.querySelectorAll('form[toolname]')].map(f => ({
-  name: f.getAttribute('toolname') || '',
-  description: f.getAttribute('tooldescription') || '',
-  autosubmit: f.hasAttribute('toolautosubmit'),
-  selector: f.id ? `form#${CSS.escape(f.id)}` : `form[toolname="${CSS.escape(f.getAttribute('toolname') || '')}"]`,
-  fields: [...f.elements].filter(e => e.name || e.type === 'password').map(e => ({
-    name: e.name || '', type: (e.type || e.tagName).toLowerCase(), autocomplete: e.getAttribute('autocomplete') || '',
-    filled: ['checkbox', 'radio'].includes(e.type) ? e.checked : !!e.value,
-  })),
-}))"""
+# Every form of a frame, read once for every front end (PageForm): its tool attributes, each control an agent
+# could fill (not buttons, not hidden) as the audit's form rules read it, and its named elements (and passwords)
+# as the browser makes them a declarative tool's fields. ``__webmcpEvalIssues``: Chrome's issue codes, tagged on
+# the nodes by the audit (audit/forms.py) before it reads the forms.
+FORMS_JS = """() => [...document.forms].map(f => {
+  const skip = ['submit', 'button', 'reset', 'image', 'hidden'];
+  const controls = [...f.elements].filter(e =>
+    ['INPUT', 'SELECT', 'TEXTAREA'].includes(e.tagName) && !skip.includes((e.type || '').toLowerCase()));
+  const labelled = (e) => !!(e.labels && e.labels.length);
+  const issues = (e) => [...(e.__webmcpEvalIssues || [])];
+  return {
+    toolname: f.getAttribute('toolname'),
+    tooldescription: f.getAttribute('tooldescription'),
+    autosubmit: f.hasAttribute('toolautosubmit'),
+    id: f.id || f.getAttribute('name') || '',
+    issues: issues(f),
+    controls: controls.map(e => ({
+      name: e.getAttribute('name') || '', id: e.id || '', type: (e.type || e.tagName).toLowerCase(),
+      required: !!e.required, description: e.getAttribute('toolparamdescription'), labelled: labelled(e),
+      issues: issues(e),
+    })),
+    selector: f.id ? `form#${CSS.escape(f.id)}` : `form[toolname="${CSS.escape(f.getAttribute('toolname') || '')}"]`,
+    fields: [...f.elements].filter(e => e.name || e.type === 'password').map(e => ({
+      name: e.name || '', type: (e.type || e.tagName).toLowerCase(), autocomplete: e.getAttribute('autocomplete') || '',
+      filled: ['checkbox', 'radio'].includes(e.type) ? e.checked : !!e.value,
+    })),
+  };
+})"""
 POLYFILL_LISTING_JS = "window.__webmcpEval ? window.__webmcpEval.tools() : []"
 POLYFILL_CALL_JS = "([n, a]) => window.__webmcpEval.call(n, a)"
 
@@ -72,11 +101,11 @@ class LoadClock:
     load_epoch_ms: float | None
     host_t: float
 
-    def after_load(self, event: dict[str, Any]) -> float:
+    def after_load(self, event: ShimEvent) -> float:
         """When an event happened, in ms after the load event: by the page's own clock (the shim stamps every
         event with it), so a busy runner that hears of it late does not make a tool look late."""
-        page_t = event.get("t")
-        host_t: float = event["host_t"]  # the log's clock
+        page_t = event.t
+        host_t = event.host_t  # the log's clock
         if self.load_epoch_ms is not None and isinstance(page_t, int | float):
             return round(page_t - self.load_epoch_ms, 1)
         return round((host_t - self.host_t) * 1000, 1)
@@ -98,7 +127,7 @@ class Answer:
     bounds: list[str] | None = None  # what was changed to bring the answer within bounds (bounds.py)
 
 
-def tool_from(raw: dict[str, Any], registration: dict[str, Any] | None, form: dict[str, Any] | None) -> Tool:
+def tool_from(raw: dict[str, Any], registration: RegisterEvent | None, form: PageForm | None) -> Tool:
     """A tool as the browser lists it, with what the shim saw the page register and the form it is, if one;
     its strings and schema within bounds (bounds.py: the shim's events are bounded as they arrive)."""
     bounded = Bounded()
@@ -108,12 +137,12 @@ def tool_from(raw: dict[str, Any], registration: dict[str, Any] | None, form: di
         "inputSchema": bound_schema(raw.get("inputSchema"), bounded),
         "annotations": valid_json(raw.get("annotations"), "the annotations", bounded),
     }
-    form = valid_json(form, "the form", bounded) if form else form
-    registration = registration or {}
-    page = registration.get("annotations")
+    for note in form.bounds if form else []:  # the form was brought within bounds as it was read
+        bounded.add(note)
+    page = registration.annotations if registration else None
     annotations = {**one_spelling(raw.get("annotations")), **one_spelling(page)}
-    declarative = bool(form) or bool(registration.get("declarative"))
-    if form and form.get("autosubmit"):
+    declarative = form is not None or bool(registration and registration.declarative)
+    if form and form.autosubmit:
         annotations["autosubmit"] = True
     kind = "declarative" if declarative else "imperative" if registration else "unknown"
     return Tool(
@@ -122,7 +151,7 @@ def tool_from(raw: dict[str, Any], registration: dict[str, Any] | None, form: di
         input_schema=raw.get("inputSchema"),
         annotations=annotations,
         kind=kind,
-        fields=[FormField(**f) for f in (form or {}).get("fields", [])],
+        fields=list(form.fields) if form else [],
         page_annotations=page,
         schema_derived=declarative,  # a form's schema is built by the browser from its controls
         source=source_of(registration, form),
@@ -135,11 +164,11 @@ def _name(raw: dict[str, Any]) -> str:
     return valid_text(str(raw.get("name") or ""))
 
 
-def source_of(registration: dict[str, Any], form: dict[str, Any] | None) -> Source | None:
+def source_of(registration: DescribedEvent | None, form: PageForm | None) -> Source | None:
     """Where the tool was registered: its form's selector, else the script the shim saw call registerTool."""
-    if form and form.get("selector"):
-        return Source(selector=str(form["selector"]))
-    found = registration.get("source")
+    if form and form.selector:
+        return Source(selector=form.selector)
+    found = registration.source if registration else None
     if isinstance(found, dict):
         line, column = found.get("line"), found.get("column")
         return Source(
@@ -147,7 +176,37 @@ def source_of(registration: dict[str, Any], form: dict[str, Any] | None) -> Sour
             line if isinstance(line, int) else None,
             column if isinstance(column, int) else None,
         )
-    return Source() if registration and not registration.get("declarative") else None
+    return Source() if registration and not registration.declarative else None
+
+
+def parse_forms(frame_url: str, raw: list[dict[str, Any]], chrome: bool = False) -> list[PageForm]:
+    """FORMS_JS's reading of a frame's forms as the model, each within bounds (bounds.py)."""
+    out = []
+    for found in raw:
+        bounded = Bounded()
+        f = valid_json(found, "the form", bounded)
+        out.append(
+            PageForm(
+                frame_url,
+                f.get("toolname"),
+                f.get("tooldescription"),
+                bool(f.get("autosubmit")),
+                str(f.get("id") or ""),
+                [FormControl(**c) for c in f.get("controls") or []],
+                list(f.get("issues") or []),
+                chrome,
+                str(f.get("selector") or ""),
+                [FormField(**field) for field in f.get("fields") or []],
+                bounded.notes,
+            )
+        )
+    return out
+
+
+async def read_forms_of(frame: PwFrame, chrome: bool = False) -> list[PageForm]:
+    """Every form of a frame (PlaywrightError: the frame would not answer); chrome: Chrome's issues were tagged on
+    its nodes first (audit/forms.py)."""
+    return parse_forms(frame.url, await frame.evaluate(FORMS_JS), chrome)
 
 
 def first_line(err: BaseException) -> str:
@@ -197,12 +256,12 @@ class Surface:
             out.append((frame, self.tools_of(frame, raw, [])))
         return out
 
-    def tools_of(self, frame: PwFrame, raw: list[dict[str, Any]], forms: list[dict[str, Any]]) -> list[Tool]:
+    def tools_of(self, frame: PwFrame, raw: list[dict[str, Any]], forms: list[PageForm]) -> list[Tool]:
         """The listed tools of a frame, each with the page's registration of it in that frame's document."""
         document = self.log.document_in(frame)
         live, _ = self.log.registrations({document} if document else set())
-        registered = {r.get("name"): r for r in live}
-        by_form = {f["name"]: f for f in forms}
+        registered = {r.name: r for r in live}
+        by_form = {f.toolname: f for f in forms if f.toolname is not None}
         tools = [tool_from(t, registered.get(_name(t)), by_form.get(_name(t))) for t in raw]
         listed_by = "polyfill" if self.log.native() is False else "native"
         for tool in tools:
@@ -221,17 +280,17 @@ class Surface:
         """One frame's surface: its tools, forms, refused registrations and (with a clock) its timeline."""
         main = frame.parent_frame is None
         document = self.log.document_in(frame)
-        events = [e for e in self.log.events if document is not None and e.get("document") == document]
-        info: dict[str, Any] = next((e["frame"] for e in reversed(events) if isinstance(e.get("frame"), dict)), {})
+        events = [e for e in self.log.events if document is not None and e.document == document]
+        info: dict[str, Any] = next((e.frame for e in reversed(events) if e.frame is not None), {})
         out = Frame(
             url=frame.url, origin=origin_of(frame.url), main=main, same_origin=origin_of(frame.url) == top_origin
         )
         out.allow = None if main else await _allow_of(frame, info)
         out.tools_allowed = info.get("tools_allowed")
         out.path = "polyfill" if self.log.native() is False else "native"
-        forms: list[dict[str, Any]] = []
+        forms: list[PageForm] = []
         try:
-            forms = await frame.evaluate(FORMS_JS)
+            forms = [f for f in await read_forms_of(frame) if f.toolname is not None]  # the declarative tools
         except PlaywrightError as err:
             out.error = first_line(err)
         listed = True
@@ -243,9 +302,9 @@ class Surface:
         _, refused = self.log.registrations({document} if document else set())
         out.refused = [
             Refused(
-                e.get("name"),
-                e.get("error") or "refused",
-                "declarative" if e.get("declarative") else "imperative",
+                e.name,
+                e.error or "refused",
+                "declarative" if e.declarative else "imperative",
                 source_of(e, None),
             )
             for e in refused
@@ -253,16 +312,17 @@ class Surface:
         if listed and out.path == "native":
             names = {t.name for t in out.tools}
             for form in forms:
-                if form["name"] not in names:
-                    why = "no tooldescription" if not form["description"].strip() else "the browser did not list it"
+                if form.toolname not in names:
+                    undescribed = not (form.tooldescription or "").strip()
+                    why = "no tooldescription" if undescribed else "the browser did not list it"
                     out.refused.append(
-                        Refused(form["name"], f"form not registered by the browser ({why})", "declarative")
+                        Refused(form.toolname, f"form not registered by the browser ({why})", "declarative")
                     )
         if clock is not None:
             out.events = [
-                TimelineEvent(clock.after_load(e), e["type"], e.get("name") or "")
+                TimelineEvent(clock.after_load(e), e.kind, e.name or "")
                 for e in events
-                if e.get("type") in ("register", "unregister")
+                if isinstance(e, RegisterEvent | UnregisterEvent)
             ]
         return out
 
@@ -322,24 +382,26 @@ class Surface:
             answer.navigated_to = frame.url
         if answer.timed_out:
             start, end = self.call_events(since, name)
-            if start is not None and start.get("declarative") and end is None:  # filled, never submitted
+            if start is not None and start.declarative and end is None:  # filled, never submitted
                 answer.error, answer.timed_out, answer.waits_for_person = WAITS_FOR_PERSON, False, True
         return answer
 
-    def call_events(self, since: int, name: str) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    def call_events(
+        self, since: int, name: str
+    ) -> tuple[CallEvent | RefusedEvent | None, ResultEvent | ErrorEvent | None]:
         """The shim's report of a call of name made after event ``since``: its start and its end, when logged."""
         start = next(
-            (e for e in self.log.events[since:] if e.get("name") == name and e["type"] in ("call", "refused")), None
+            (e for e in self.log.events[since:] if isinstance(e, CallEvent | RefusedEvent) and e.name == name), None
         )
-        if start is None or start["type"] == "refused":
+        if start is None or isinstance(start, RefusedEvent):
             return start, None
         end = next(
             (
                 e
                 for e in self.log.events[since:]
-                if e["type"] in ("result", "error")
-                and e.get("callId") == start.get("callId")
-                and e.get("document") == start.get("document")
+                if isinstance(e, ResultEvent | ErrorEvent)
+                and e.call_id == start.call_id
+                and e.document == start.document
             ),
             None,
         )
