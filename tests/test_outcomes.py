@@ -132,7 +132,7 @@ def test_the_audit_and_the_fixture_choose_the_smoke_calls_with_one_function():
     assert smoke_choice(form, False) is None and smoke_choice(form, True) == "say"
     submitting = _tool("declarative", autosubmit=True, readOnlyHint=True)
     assert smoke_choice(submitting, False) is None and smoke_choice(submitting, True) == "call"
-    for path in ("webmcp_eval/audit/engine.py", "webmcp_eval/pytest_plugin/page_webmcp.py"):
+    for path in ("webmcp_eval/audit/engine.py", "webmcp_eval/pytest_plugin/page_audit.py"):
         text = (ROOT / path).read_text(encoding="utf-8")
         assert "smoke_choice(" in text and "not tool.read_only" not in text, path
 
