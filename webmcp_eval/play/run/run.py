@@ -31,6 +31,7 @@ from webmcp_eval.play.run.retry import retryable
 from webmcp_eval.play.run.settings import RunSettings, RunState, TrialHook
 from webmcp_eval.play.run.shard import planned_shard, shard_of
 from webmcp_eval.play.run.trial import RunEnv, Trial
+from webmcp_eval.results.kept import KeptTrace, kept_trace, whole_trace
 from webmcp_eval.rundir.attempts import resumed_attempts, set_aside
 from webmcp_eval.rundir.layout import RunDir
 from webmcp_eval.rundir.lock import RunLock
@@ -46,11 +47,19 @@ if TYPE_CHECKING:
 
 @dataclass
 class RunResult:
+    """A run played. It keeps of each trial what the figures read (``kept``), never the whole trace: a run of
+    many trials holds a few KB per trial; ``traces`` reads the whole ones again from their files."""
+
     run_id: str
     out_dir: Path
-    traces: list[Trace]
+    kept: list[KeptTrace]  # in suite order (webmcp_eval/results/kept.py)
     site_info: dict[str, Any]
     plan: RunPlan | None = None  # as written into out_dir (None when resuming: the plan there stays)
+
+    @property
+    def traces(self) -> list[Trace]:
+        """The whole traces, in suite order, read from their files."""
+        return [whole_trace(t) for t in self.kept]
 
 
 def select_cases(
@@ -265,8 +274,8 @@ async def run_suite(
     on_trial: Callable[[Trace], None] | None = None,
 ) -> RunResult:
     async with open_run(cases, settings, state) as run:
-        traces = await _play_all(cases, run, on_trial)
-    return RunResult(run.run_id, run.out_dir, traces, run.site_info, run.plan)
+        kept = await _play_all(cases, run, on_trial)
+    return RunResult(run.run_id, run.out_dir, kept, run.site_info, run.plan)
 
 
 def plan_of(
@@ -319,7 +328,8 @@ def plan_of(
     return plan
 
 
-async def _play_all(cases: list[LoadedCase], run: OpenRun, on_trial: Callable[[Trace], None] | None) -> list[Trace]:
+async def _play_all(cases: list[LoadedCase], run: OpenRun, on_trial: Callable[[Trace], None] | None) -> list[KeptTrace]:
+    """Play the planned trials with N workers; keep of each what the figures read once its trace is written."""
     settings = run.settings
     jobs = [(lc, i) for lc in cases for i in range(settings.trials)]
     if run.selection is not None:
@@ -327,7 +337,9 @@ async def _play_all(cases: list[LoadedCase], run: OpenRun, on_trial: Callable[[T
     queue: asyncio.Queue[tuple[LoadedCase, int]] = asyncio.Queue()
     for job in jobs:
         queue.put_nowait(job)
-    results: dict[tuple[str, int], Trace] = {}
+    results: dict[tuple[str, int], KeptTrace] = {}
+    trials = RunDir(run.out_dir)
+    cases_run: dict[str, dict[str, Any]] = {}  # one dict per distinct case as run, shared by its trials
 
     async def worker(number: int) -> None:
         while True:
@@ -336,9 +348,9 @@ async def _play_all(cases: list[LoadedCase], run: OpenRun, on_trial: Callable[[T
             except asyncio.QueueEmpty:
                 return
             trace = await run.play(lc, index, number)
-            results[(trace.case_id, index)] = trace
             if on_trial:
                 on_trial(trace)
+            results[(trace.case_id, index)] = kept_trace(trace, trials.trace(trace.trial_id), cases_run)
 
     await asyncio.gather(*(worker(n) for n in range(max(1, settings.workers))))
     # Report in suite order, whatever order the workers finished in.
