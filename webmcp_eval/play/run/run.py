@@ -341,16 +341,19 @@ async def _play_all(cases: list[LoadedCase], run: OpenRun, on_trial: Callable[[T
     trials = RunDir(run.out_dir)
     cases_run: dict[str, dict[str, Any]] = {}  # one dict per distinct case as run, shared by its trials
 
+    def finished(trace: Trace, index: int) -> None:
+        if on_trial:
+            on_trial(trace)
+        results[(trace.case_id, index)] = kept_trace(trace, trials.trace(trace.trial_id), cases_run)
+
     async def worker(number: int) -> None:
         while True:
             try:
                 lc, index = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            trace = await run.play(lc, index, number)
-            if on_trial:
-                on_trial(trace)
-            results[(trace.case_id, index)] = kept_trace(trace, trials.trace(trace.trial_id), cases_run)
+            # no name holds the whole trace while the worker plays its next trial
+            finished(await run.play(lc, index, number), index)
 
     await asyncio.gather(*(worker(n) for n in range(max(1, settings.workers))))
     # Report in suite order, whatever order the workers finished in.
