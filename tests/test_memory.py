@@ -1,6 +1,6 @@
 """Memory flat in the number of trials, checked by counting objects (never by time or resident size).
 
-A run keeps of each trial what the figures read (a KeptTrace: webmcp_eval/results/kept.py), never the whole
+A run keeps of each trial what the figures read (a KeptTrace: webmcp_eval/rundir/kept.py), never the whole
 trace once it is written, nor the proxy's state of a trial that ended. ``report`` reads the traces one at a
 time, and its HTML report reads each trial's whole trace again while it writes that trial's section: a
 bounded number of whole traces (those of the sections just written) is alive when the next is read. The
@@ -21,15 +21,15 @@ from typing import Any
 import pytest
 from eval_support import SEED_CONTEXT, in_thread, suite_cases
 
-import webmcp_eval.results.kept as kept_module
+import webmcp_eval.rundir.kept as kept_module
 from webmcp_eval.agents.reference import ReferenceAgent
 from webmcp_eval.play.run.run import run_suite
 from webmcp_eval.play.run.settings import RunSettings
 from webmcp_eval.proxies.addon import FlowState, TrialState
 from webmcp_eval.report.html import render_html, write_html
 from webmcp_eval.report.writers import summary_json
-from webmcp_eval.results.kept import KeptTrace, kept_trace, read_traces_kept, whole_trace
 from webmcp_eval.results.run_results import RunInput, build_results, results_of
+from webmcp_eval.rundir.kept import KeptTrace, kept_trace, read_traces_kept, whole_trace
 from webmcp_eval.rundir.reading import read_run
 from webmcp_eval.trace import Trace, read_trace
 

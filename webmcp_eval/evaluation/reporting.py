@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 def run_input(run_dir: str, kept: bool = False) -> RunInput:
     """A run directory's traces and plan; RunDirError (one line) when it has neither or they are unreadable.
-    ``kept``: the traces as the figures keep them, read one at a time (webmcp_eval/results/kept.py)."""
+    ``kept``: the traces as the figures keep them, read one at a time (webmcp_eval/rundir/kept.py)."""
     traces, plan, run_id = read_run(run_dir, kept)
     return RunInput(traces, plan, run_id=run_id)
 

@@ -41,7 +41,6 @@ from markupsafe import Markup
 from pydantic import BaseModel
 
 from webmcp_eval import as_user_knows
-from webmcp_eval.results.kept import kept_trace, whole_trace
 from webmcp_eval.results.run_results import (
     MODEL_GRADER,
     CaseResult,
@@ -63,6 +62,7 @@ from webmcp_eval.results.run_results import (
     series_label,
 )
 from webmcp_eval.results.stats import Z_95, SuiteScore
+from webmcp_eval.rundir.kept import kept_trace, whole_trace
 from webmcp_eval.rundir.layout import RunDir
 from webmcp_eval.rundir.reading import trace_dir
 from webmcp_eval.trace import Assertion, Trace, write_atomic
@@ -916,7 +916,7 @@ def _render_parts(
     """The report, part by part as it is rendered.
 
     Each trial's own section is made from its whole trace, read again from its file when the results keep
-    only what the figures read (webmcp_eval/results/kept.py), one trial at a time: a report of many trials
+    only what the figures read (webmcp_eval/rundir/kept.py), one trial at a time: a report of many trials
     holds one whole trace at once. The lists of failures and retries need no more than the kept trace."""
     report_dir = report_dir or Path.cwd()
     results = as_results(results)

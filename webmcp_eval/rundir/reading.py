@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from webmcp_eval.errors import InvalidInput
-from webmcp_eval.results.kept import read_traces_kept
+from webmcp_eval.rundir.kept import read_traces_kept
 from webmcp_eval.rundir.layout import RunDir
 from webmcp_eval.rundir.plan import RunPlan, plan_hashes, read_plan
 from webmcp_eval.rundir.run_info import read_run_id
@@ -22,7 +22,7 @@ def read_run(run_dir: str, kept: bool = False) -> tuple[list[Trace], RunPlan | N
     """(traces, plan, run id) of a run directory, without the control played beside it; RunDirError when it has
     neither traces nor a plan, or they cannot be read.
 
-    ``kept``: the traces as the figures keep them (webmcp_eval/results/kept.py), read one at a time: a report of
+    ``kept``: the traces as the figures keep them (webmcp_eval/rundir/kept.py), read one at a time: a report of
     many trials holds a small record per trial, never every whole trace at once."""
     path = Path(run_dir)
     if not path.is_dir():
@@ -88,7 +88,7 @@ def _trials_beside(run_dir: Path) -> set[tuple[str, str]]:
 
 
 def planned_traces(run_dir: Path, plan: RunPlan | None = None) -> list[Trace]:
-    """The run's traces as the figures keep them (webmcp_eval/results/kept.py), read one at a time, in plan
+    """The run's traces as the figures keep them (webmcp_eval/rundir/kept.py), read one at a time, in plan
     order when it has a plan (a trace outside the plan is not this run's)."""
     traces: list[Trace] = list(read_traces_kept(trace_files(run_dir))) if RunDir(run_dir).has_traces() else []
     beside = _trials_beside(run_dir)

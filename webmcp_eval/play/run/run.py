@@ -31,8 +31,8 @@ from webmcp_eval.play.run.retry import retryable
 from webmcp_eval.play.run.settings import RunSettings, RunState, TrialHook
 from webmcp_eval.play.run.shard import planned_shard, shard_of
 from webmcp_eval.play.run.trial import RunEnv, Trial
-from webmcp_eval.results.kept import KeptTrace, kept_trace, whole_trace
 from webmcp_eval.rundir.attempts import resumed_attempts, set_aside
+from webmcp_eval.rundir.kept import KeptTrace, kept_trace, whole_trace
 from webmcp_eval.rundir.layout import RunDir
 from webmcp_eval.rundir.lock import RunLock
 from webmcp_eval.rundir.plan import RunPlan, make_plan, plan_hash, planned_files, trial_id_for, write_plan
@@ -52,7 +52,7 @@ class RunResult:
 
     run_id: str
     out_dir: Path
-    kept: list[KeptTrace]  # in suite order (webmcp_eval/results/kept.py)
+    kept: list[KeptTrace]  # in suite order (webmcp_eval/rundir/kept.py)
     site_info: dict[str, Any]
     plan: RunPlan | None = None  # as written into out_dir (None when resuming: the plan there stays)
 
