@@ -917,7 +917,8 @@ def _render_parts(
 
     Each trial's own section is made from its whole trace, read again from its file when the results keep
     only what the figures read (webmcp_eval/rundir/kept.py), one trial at a time: a report of many trials
-    holds one whole trace at once. The lists of failures and retries need no more than the kept trace."""
+    holds the whole traces of the last section or two at once, never all of them. The lists of failures and
+    retries need no more than the kept trace (nor its screenshot read)."""
     report_dir = report_dir or Path.cwd()
     results = as_results(results)
     anchors = _anchors(results.traces)
