@@ -139,13 +139,14 @@ def _alive_whole(reads: _CountingReads) -> int:
 
 
 @pytest.mark.browser
-def test_a_run_keeps_no_whole_trace_and_no_proxy_state_of_trials_that_ended(tmp_path: Path) -> None:
+def test_a_run_keeps_no_trace_and_no_proxy_state_of_trials_that_ended(tmp_path: Path) -> None:
     """Counted when each trial ends, over 8 trials with 2 workers: the whole traces and the proxy's trial and flow
-    states alive are those of the trials in flight, however many have ended (the old runner kept every trace)."""
-    counts: list[tuple[int, int, int]] = []
+    states alive are those of the trials in flight, however many have ended (the old runner kept every trace),
+    and no kept trace is made until the traces are read back at the end."""
+    counts: list[tuple[int, int, int, int]] = []
 
     def count(trace: Trace) -> None:
-        counts.append((_alive(Trace), _alive(TrialState), _alive(FlowState)))
+        counts.append((_alive(Trace), _alive(KeptTrace), _alive(TrialState), _alive(FlowState)))
 
     settings = RunSettings(
         out_root=tmp_path,
@@ -157,9 +158,11 @@ def test_a_run_keeps_no_whole_trace_and_no_proxy_state_of_trials_that_ended(tmp_
     )
     result = in_thread(asyncio.run, run_suite(suite_cases("SEL-01"), settings, on_trial=count))
     assert len(counts) == 8
-    whole, trial_states, flows = (max(c[i] for c in counts) for i in range(3))
+    whole, kept, trial_states, flows = (max(c[i] for c in counts) for i in range(4))
     assert whole <= 2, counts  # the trial just ended and the other worker's
+    assert kept == 0, counts
     assert trial_states <= 3, counts  # the proxy's unattributed state and one per trial in flight
     assert flows <= 4, counts  # requests in flight, none left over from trials that ended
-    assert len(result.kept) == 8 and all(isinstance(t, KeptTrace) and not t.steps for t in result.kept)
-    assert all(t.steps for t in result.traces)  # the whole ones, read again from their files
+    assert result.files == [tmp_path / "flat" / "trials" / f"SEL-01.t{i}.json" for i in range(1, 9)]
+    assert all(isinstance(t, KeptTrace) and not t.steps for t in result.kept)  # read back, one at a time
+    assert all(t.steps for t in result.traces)  # the whole ones
