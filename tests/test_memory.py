@@ -163,6 +163,8 @@ def test_a_run_keeps_no_trace_and_no_proxy_state_of_trials_that_ended(tmp_path: 
     assert kept == 0, counts
     assert trial_states <= 3, counts  # the proxy's unattributed state and one per trial in flight
     assert flows <= 4, counts  # requests in flight, none left over from trials that ended
-    assert result.files == [tmp_path / "flat" / "trials" / f"SEL-01.t{i}.json" for i in range(1, 9)]
-    assert all(isinstance(t, KeptTrace) and not t.steps for t in result.kept)  # read back, one at a time
-    assert all(t.steps for t in result.traces)  # the whole ones
+    ids = [f"SEL-01.t{i}" for i in range(1, 9)]
+    assert result.files == [tmp_path / "flat" / "trials" / f"{i}.json" for i in ids]
+    kept_back, whole_back = result.kept, result.traces  # read back from the files, in suite order
+    assert [t.trial_id for t in kept_back] == ids and all(isinstance(t, KeptTrace) for t in kept_back)
+    assert [t.trial_id for t in whole_back] == ids and all(type(t) is Trace for t in whole_back)
