@@ -918,7 +918,7 @@ def _render_parts(
     Each trial's own section is made from its whole trace, read again from its file when the results keep
     only what the figures read (webmcp_eval/rundir/kept.py), one trial at a time: a report of many trials
     holds the whole traces of the last section or two at once, never all of them. The lists of failures and
-    retries need no more than the kept trace (nor its screenshot read)."""
+    retries need no more than the kept trace (nor its screenshot read), and only their trials'."""
     report_dir = report_dir or Path.cwd()
     results = as_results(results)
     anchors = _anchors(results.traces)
@@ -926,7 +926,11 @@ def _render_parts(
     figures = {id(f.trace): f for f in results.trials}
     ordered = _trial_order(results.traces)
     views = [(replace(figures[id(t)], trace=kept_trace(t)), anchors[id(t)]) for t in ordered]
-    listed = [_trial_view(f, anchor, report_dir, trace_dirs) for f, anchor in views]
+    listed = [
+        _trial_view(f, anchor, report_dir, trace_dirs)
+        for f, anchor in views
+        if f.trace.verdict != "passed" or f.retried
+    ]
     trials = (
         _trial_view(replace(f, trace=whole_trace(figures[id(t)].trace)), anchor, report_dir, trace_dirs)
         for t, (f, anchor) in zip(ordered, views, strict=True)
@@ -943,7 +947,7 @@ def _render_parts(
             rows=_case_rows(results, columns, anchors),
             trials=trials,
             problems=[tv for tv in listed if tv.trace.verdict != "passed"],
-            labelling=any(tv.rubric for tv in listed),
+            labelling=any(_rubric(t) for t in ordered if t.verdict != "not_run"),
             behaviours=_uniq([t.behaviour for t in results.traces]),
             retried=[tv for tv in listed if tv.retry],
             flaky=results.flaky,

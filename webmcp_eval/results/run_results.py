@@ -413,9 +413,11 @@ def build_results(runs: Sequence[RunInput], labels: Labels | None = None) -> Res
     info: dict[str, tuple[str, str, str]] = {}
     by_series: dict[SeriesKey, dict[str, list[TrialFigures]]] = defaultdict(lambda: defaultdict(list))
     missing: dict[SeriesKey, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    own: list[TrialFigures] = []
     for t in traces:
         info.setdefault(t.case_id, (t.behaviour, t.title, as_user_knows(t.case_file)))
-        for f in (TrialFigures.of(t), *grader_series(t, labels)):
+        own.append(TrialFigures.of(t))  # one per trial: its series' and the run order's are the same
+        for f in (own[-1], *grader_series(t, labels)):
             by_series[f.series][t.case_id].append(f)
     for run, status in zip(runs, statuses, strict=True):
         key = _missing_series(run)
@@ -433,7 +435,7 @@ def build_results(runs: Sequence[RunInput], labels: Labels | None = None) -> Res
         series.append(_series_result(key, rows))
     return Results(
         series=tuple(series),
-        trials=tuple(TrialFigures.of(t) for t in traces),
+        trials=tuple(own),
         counts=Counts.of(traces, missing=sum(len(s.missing) for s in statuses)),
         completeness=Completeness(statuses),
         case_ids=case_ids,
