@@ -35,9 +35,10 @@ if TYPE_CHECKING:
     from webmcp_eval.suite.folder import Suite
 
 
-def run_input(run_dir: str) -> RunInput:
-    """A run directory's traces and plan; RunDirError (one line) when it has neither or they are unreadable."""
-    traces, plan, run_id = read_run(run_dir)
+def run_input(run_dir: str, kept: bool = False) -> RunInput:
+    """A run directory's traces and plan; RunDirError (one line) when it has neither or they are unreadable.
+    ``kept``: the traces as the figures keep them, read one at a time (webmcp_eval/rundir/kept.py)."""
+    traces, plan, run_id = read_run(run_dir, kept)
     return RunInput(traces, plan, run_id=run_id)
 
 

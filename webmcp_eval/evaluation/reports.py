@@ -78,7 +78,7 @@ def report_command(request: ReportRequest) -> Outcome:
     """Rebuild the reports from traces alone; several run directories merge into one, each series apart."""
     request.outputs.check()
     run_dirs = list(request.run_dirs)
-    inputs = [run_input(d) for d in run_dirs]
+    inputs = [run_input(d, kept=True) for d in run_dirs]
     runs = inputs
     sharded = len(inputs) > 1 and any(r.plan and "shard" in r.plan for r in inputs)
     if sharded:
@@ -92,7 +92,7 @@ def report_command(request: ReportRequest) -> Outcome:
         check_writable_dir(out, "--out")  # a file there is one line and exit 2, before anything is written
     dirs = {read_run_id(Path(d)): RunDir(d).trials for d in run_dirs}
     controls = [c for d in run_dirs for c in control_dirs(Path(d))]  # run --control: a series of its own
-    runs = [*runs, *(run_input(str(c)) for c in controls)]
+    runs = [*runs, *(run_input(str(c), kept=True) for c in controls)]
     dirs |= {read_run_id(c): RunDir(c).trials for c in controls}
     if sharded:  # shards may share one --run-id: each trial's own directory, never a guess by run id
         for d, run in zip(run_dirs, inputs, strict=True):
@@ -119,7 +119,7 @@ def report_command(request: ReportRequest) -> Outcome:
 
 def compare_command(request: CompareRequest) -> Outcome:
     """Paired per-case differences between two runs (two revisions, two models)."""
-    a, b = run_input(request.run_a), run_input(request.run_b)
+    a, b = run_input(request.run_a, kept=True), run_input(request.run_b, kept=True)
     labels = labels_of(request.labels)
     result = compare_runs(
         build_results([a], labels), build_results([b], labels), label_a=request.run_a, label_b=request.run_b

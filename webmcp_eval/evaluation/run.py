@@ -405,7 +405,7 @@ def play(request: RunRequest, scope: Scope, settings: RunSettings, state: RunSta
     except KeyboardInterrupt:
         return interrupted(request, out_dir, plan)
     run_info["site"] = result.site_info
-    traces = planned_traces(out_dir, plan) if resuming else result.traces
+    traces = planned_traces(out_dir, plan) if resuming else result.kept
     runs = [RunInput(traces, plan), *play_control(request, chosen, settings, state, out_dir)]
     code = end_reports(reporters, build_results(runs), rebuild=f"webmcp-eval report {out_dir}")
     print_graders_and_health([t for r in runs for t in r.traces], out_dir, request.health_min_trials)
@@ -461,7 +461,7 @@ def play_control(
     control_state = dataclasses.replace(state, plan=None, grader=None)
     console.print(f"control: the null agent over {len(chosen)} case(s) (reads the tools, calls none)", highlight=False)
     result = asyncio.run(run_suite(chosen, control, control_state))
-    return [RunInput(result.traces, result.plan, result.run_id)]
+    return [RunInput(result.kept, result.plan, result.run_id)]
 
 
 def interrupted(request: RunRequest, out_dir: Path, plan: RunPlan | None) -> int:

@@ -132,7 +132,7 @@ def _play_control(loaded: list[LoadedCase], suite: Suite, request: ValidateReque
         **surface_checks_of(request.catalog, suite),  # as every run of the suite holds its tools to them
     )
     result = asyncio.run(run_suite(loaded, settings))
-    return control_health(result.traces), result.out_dir
+    return control_health(list(result.kept)), result.out_dir
 
 
 def control_over(folder: Path, out: Path, workers: int = 2) -> ControlHealth:

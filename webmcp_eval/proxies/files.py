@@ -10,6 +10,7 @@ import errno
 import os
 import stat
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -49,16 +50,18 @@ def file_mode(path: Path) -> int:
         return 0o666 & ~UMASK
 
 
-def write_atomic(path: Path, text: str | bytes) -> None:
+def write_atomic(path: Path, text: str | bytes | Iterable[str]) -> None:
     """Write a file so that readers see the old content or the new, never half (through a symlink, over
-    regular files only), with the mode ``file_mode`` says."""
+    regular files only), with the mode ``file_mode`` says. ``text``: the content, or its parts in order (a long
+    report written as it is rendered, never held whole)."""
     path = regular_target(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, file_mode(path))
         with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8") if isinstance(text, str) else text)
+            for part in [text] if isinstance(text, str | bytes) else text:
+                f.write(part.encode("utf-8") if isinstance(part, str) else part)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)

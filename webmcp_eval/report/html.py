@@ -29,8 +29,8 @@ import os
 import re
 import shlex
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -62,6 +62,7 @@ from webmcp_eval.results.run_results import (
     series_label,
 )
 from webmcp_eval.results.stats import Z_95, SuiteScore
+from webmcp_eval.rundir.kept import kept_trace, whole_trace
 from webmcp_eval.rundir.layout import RunDir
 from webmcp_eval.rundir.reading import trace_dir
 from webmcp_eval.trace import Assertion, Trace, write_atomic
@@ -902,28 +903,53 @@ def render_html(
     generated_at: str | None = None,
 ) -> str:
     """The report as one HTML string (see :func:`write_html`)."""
+    return "".join(_render_parts(results, title, report_dir, trace_dirs, generated_at))
+
+
+def _render_parts(
+    results: Results | Sequence[Trace],
+    title: str,
+    report_dir: Path | None,
+    trace_dirs: Path | Mapping[str, Path] | None,
+    generated_at: str | None = None,
+) -> Iterator[str]:
+    """The report, part by part as it is rendered.
+
+    Each trial's own section is made from its whole trace, read again from its file when the results keep
+    only what the figures read (webmcp_eval/rundir/kept.py), one trial at a time: a report of many trials
+    holds the whole traces of the last section or two at once, never all of them. The lists of failures and
+    retries need no more than the kept trace (nor its screenshot read), and only their trials'."""
     report_dir = report_dir or Path.cwd()
     results = as_results(results)
     anchors = _anchors(results.traces)
     columns = _columns(results)
     figures = {id(f.trace): f for f in results.trials}
     ordered = _trial_order(results.traces)
-    trials = [_trial_view(figures[id(t)], anchors[id(t)], report_dir, trace_dirs) for t in ordered]
+    views = [(replace(figures[id(t)], trace=kept_trace(t)), anchors[id(t)]) for t in ordered]
+    listed = [
+        _trial_view(f, anchor, report_dir, trace_dirs)
+        for f, anchor in views
+        if f.trace.verdict != "passed" or f.retried
+    ]
+    trials = (
+        _trial_view(replace(f, trace=whole_trace(figures[id(t)].trace)), anchor, report_dir, trace_dirs)
+        for t, (f, anchor) in zip(ordered, views, strict=True)
+    )
     script_hash = base64.b64encode(hashlib.sha256(SCRIPT.encode("utf-8")).digest()).decode("ascii")
     return (
         environment()
         .get_template(TEMPLATE)
-        .render(
+        .generate(
             title=title,
             generated_at=generated_at or datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
             traces=results.traces,
             series=columns,
             rows=_case_rows(results, columns, anchors),
             trials=trials,
-            problems=[tv for tv in trials if tv.trace.verdict != "passed"],
-            labelling=any(tv.rubric for tv in trials),
+            problems=[tv for tv in listed if tv.trace.verdict != "passed"],
+            labelling=any(_rubric(t) for t in ordered if t.verdict != "not_run"),
             behaviours=_uniq([t.behaviour for t in results.traces]),
-            retried=[tv for tv in trials if tv.retry],
+            retried=[tv for tv in listed if tv.retry],
             flaky=results.flaky,
             no_agent=results.passes_with_no_agent,
             no_agent_ids={n.case_id for n in results.passes_with_no_agent},
@@ -955,6 +981,5 @@ def write_html(
     trace files are relative to the report.
     """
     path = Path(path)
-    html = render_html(results, title, report_dir=path.parent, trace_dirs=trace_dirs)
-    write_atomic(path, html)
+    write_atomic(path, _render_parts(results, title, path.parent, trace_dirs))
     return path

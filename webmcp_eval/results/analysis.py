@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -93,7 +94,7 @@ def failing_assertions(trace: Trace) -> list[Assertion]:
     return [a for a in trace.assertions if a.status == "failed" and a.gates]
 
 
-def analyse(runs: list[tuple[str, Path, list[Trace]]]) -> Analysis:
+def analyse(runs: Sequence[tuple[str, Path, Sequence[Trace]]]) -> Analysis:
     """``runs``: (name, directory, traces) per run, oldest first."""
     groups: dict[tuple[str, str], FailureGroup] = {}
     played: dict[str, list[str]] = {}

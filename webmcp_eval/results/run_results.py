@@ -50,15 +50,34 @@ The rules, one each, used by every view:
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
 
 from webmcp_eval import as_user_knows
-from webmcp_eval.results.stats import Z_95, CaseScore, SuiteScore, signed
-from webmcp_eval.rundir.layout import RunDir
-from webmcp_eval.rundir.plan import PlannedTrial, RunPlan
-from webmcp_eval.trace import Assertion, Trace, assertions_verdict
+from webmcp_eval.results.completeness import Completeness, RunStatus, plan_series
+from webmcp_eval.results.cost import CostSummary
+from webmcp_eval.results.stats import CaseScore, SuiteScore, signed
+from webmcp_eval.results.text import interval, interval_text, money, num, pct, pts, seconds
+from webmcp_eval.results.trial_figures import (
+    CONTROL,
+    EVIDENCE_KINDS,
+    HUMAN_LABEL,
+    MODEL_GRADER,
+    PASS_K,
+    Counts,
+    Labels,
+    SeriesKey,
+    TrialFigures,
+    evidence_verdict,
+    grader_series,
+    label_assertions,
+    model_grader_of,
+    series_key,
+    series_label,
+    tokens_total,
+)
+from webmcp_eval.rundir.plan import RunPlan
+from webmcp_eval.trace import Trace
 
 __all__ = [
     "CONTROL",
@@ -100,430 +119,6 @@ __all__ = [
     "signed",
     "tokens_total",
 ]
-
-PASS_K = (3, 5)  # pass@1 is the case pass rate itself
-VERDICTS = ("passed", "failed", "not_run")
-CODE_KINDS = ("deterministic", "agent", "control", "simulated_user")  # judged by code checks (control: null agent)
-CONTROL = "control"
-MODEL_GRADER = "model-grader"
-HUMAN_LABEL = "human-label"
-EVIDENCE_KINDS = (*CODE_KINDS, MODEL_GRADER, HUMAN_LABEL)
-# people's labels per trial, from the suite's labels file: (run id, trial id) -> {criterion id: "pass" | "fail"}
-Labels = dict[tuple[str, str], dict[str, str]]
-
-SeriesKey = tuple[str, ...]
-
-
-# --------------------------------------------------------------------------- text forms, one each
-
-
-def pct(value: float | None, digits: int = 1) -> str:
-    """A rate as a percentage, or a dash when there is none."""
-    return "—" if value is None else f"{value * 100:.{digits}f}%"
-
-
-def pts(value: float | None) -> str:
-    """A standard error of a rate, in percentage points."""
-    return "—" if value is None else f"{value * 100:.1f}"
-
-
-def seconds(ms: float | None) -> str:
-    return "—" if ms is None else f"{ms:.0f}ms" if ms < 1000 else f"{ms / 1000:.1f}s"
-
-
-def num(value: float | None, digits: int = 1) -> str:
-    """A count or a mean of counts: whole numbers without decimals."""
-    if value is None:
-        return "—"
-    return f"{value:.0f}" if float(value).is_integer() else f"{value:.{digits}f}"
-
-
-def money(value: float | None) -> str:
-    return "—" if value is None else f"${value:.4f}"
-
-
-def interval(mean: float, se: float) -> tuple[float, float]:
-    """The 95% interval of a rate, mean ± 1.96·SE (normal approximation), kept within [0, 1]."""
-    return max(0.0, mean - Z_95 * se), min(1.0, mean + Z_95 * se)
-
-
-def interval_text(mean: float, se: float) -> str:
-    low, high = interval(mean, se)
-    return f"{pct(low)} … {pct(high)}"
-
-
-# --------------------------------------------------------------------------- series, per trial
-
-
-def series_key(trace: Trace) -> SeriesKey:
-    """Which evidence a trial is: ``("deterministic",)``, or ``(kind, agent, model)`` for any other kind."""
-    if trace.evidence_kind == "deterministic":
-        return ("deterministic",)
-    return (trace.evidence_kind, trace.agent, trace.model or "")
-
-
-def series_label(key: SeriesKey) -> str:
-    if len(key) == 1:
-        return key[0]
-    kind, agent, model = key
-    if kind in (MODEL_GRADER, HUMAN_LABEL):  # agent: the grader (or "people"), model: the series judged
-        return f"{kind} {agent} on {model}"
-    return f"{kind} {agent}" + (f" ({model})" if model else "")
-
-
-def model_grader_of(trace: Trace) -> str:
-    """The model grader that judged the trial's rubric criteria ("" when none did)."""
-    graders = [
-        str(a.evidence.get("grader") or "")
-        for a in trace.assertions
-        if a.grader == "model" and isinstance(a.evidence, dict)
-    ]
-    return str(trace.grader.get("grader") or "") or next((g for g in graders if g), "model")
-
-
-def evidence_verdict(trace: Trace, assertions: Sequence[Assertion]) -> tuple[str, str]:
-    """A trial's verdict on one kind of evidence: passed only when each of ``assertions`` passed.
-
-    A trial that could not run for another reason than missing evidence (its
-    browser, site, agent or harness failed) is not_run whatever the assertions.
-    """
-    if trace.verdict == "not_run" and trace.not_run_kind != "evidence":
-        return "not_run", trace.verdict_reason
-    return assertions_verdict(list(assertions), "no assertion of this kind of evidence")
-
-
-def label_assertions(trace: Trace, labels: dict[str, str]) -> list[Assertion]:
-    """People's pass/fail per rubric criterion of a trial, as assertions judged by a person."""
-    rubric = ((trace.case.get("expect") or {}).get("answer") or {}).get("rubric") or []
-    words = {str(c.get("id")): str(c.get("criterion") or "") for c in rubric if isinstance(c, dict)}
-    return [
-        Assertion(
-            id=f"answer.rubric.{cid}",
-            kind="rubric",
-            description=words.get(cid) or cid,
-            status="passed" if value == "pass" else "failed",
-            why=f"labelled {value} by a person",
-            grader="human",
-        )
-        for cid, value in sorted(labels.items())
-        if value in ("pass", "fail")
-    ]
-
-
-def tokens_total(trace: Trace) -> int | None:
-    """The trial's tokens: ``total`` when the agent gave it, else input + output; None without any."""
-    if not trace.tokens:
-        return None
-    if "total" in trace.tokens:
-        return int(trace.tokens["total"])
-    return int(trace.tokens.get("input", 0)) + int(trace.tokens.get("output", 0))
-
-
-@dataclass(frozen=True)
-class TrialFigures:
-    """What the views show of one trial."""
-
-    trace: Trace
-    series: SeriesKey
-    assertions_passed: int
-    assertions_counted: int  # passed or failed: the assertions that ran
-    assertions_not_run: int
-    tokens: int | None
-    tool_calls: int
-    writes: int | None  # None when the proxy was off
-    verdict: str = "not_run"  # the trial's verdict on this series' evidence (see evidence_verdict)
-    reason: str = ""
-    assertions: tuple[Assertion, ...] = ()  # this series' assertions of the trial
-
-    @property
-    def kind(self) -> str:
-        return self.series[0]
-
-    @property
-    def attempts(self) -> int:
-        return self.trace.attempt
-
-    @property
-    def retried(self) -> bool:
-        """Played again after an infrastructure failure (--retries); its earlier attempts are in the trace."""
-        return self.trace.attempt > 1
-
-    def retry_text(self) -> str:
-        """ "2 attempts; attempt 1: not_run (infrastructure): …", or "" for a trial played once."""
-        if not self.retried:
-            return ""
-        first = "; ".join(
-            f"attempt {a.attempt}: {a.verdict} ({a.kind}): {a.reason}" for a in self.trace.earlier_attempts
-        )
-        return f"{self.attempts} attempts; {first}"
-
-    @classmethod
-    def of(cls, trace: Trace) -> TrialFigures:
-        """The trial in its code-checked series (deterministic or agent): code-checked assertions only.
-
-        A model grader's verdicts are another kind of evidence (:meth:`graded`): never pooled with
-        the code checks, neither in the rates nor in the series' verdict of the trial.
-        """
-        checked = [a for a in trace.assertions if a.grader == "code"]
-        # Only a grader that gated the trial's verdict can have made it differ from the code checks' own.
-        pooled = any(a.grader != "code" and a.gates for a in trace.assertions)
-        return cls.graded(trace, series_key(trace), checked, judge=pooled)
-
-    @classmethod
-    def graded(
-        cls, trace: Trace, series: SeriesKey, assertions: Sequence[Assertion], judge: bool = True
-    ) -> TrialFigures:
-        """The trial in ``series``, judged on ``assertions`` alone (``judge=False``: the trace's verdict is theirs)."""
-        counted = sum(a.status != "not_run" for a in assertions)
-        verdict, reason = evidence_verdict(trace, assertions) if judge else (trace.verdict, trace.verdict_reason)
-        grader = series[0] in (MODEL_GRADER, HUMAN_LABEL)
-        return cls(
-            trace=trace,
-            series=series,
-            assertions_passed=sum(a.status == "passed" for a in assertions),
-            assertions_counted=counted,
-            assertions_not_run=len(assertions) - counted,
-            tokens=_grader_tokens(trace) if series[0] == MODEL_GRADER else None if grader else tokens_total(trace),
-            tool_calls=0 if grader else len(trace.calls),
-            writes=None if grader or not trace.network.available else trace.write_total,
-            verdict=verdict,
-            reason=reason,
-            assertions=tuple(assertions),
-        )
-
-
-def _grader_tokens(trace: Trace) -> int | None:
-    used = trace.grader.get("tokens") or {}
-    if not isinstance(used, dict) or not used:
-        return None
-    return int(used.get("total") or (int(used.get("input", 0)) + int(used.get("output", 0))))
-
-
-def grader_series(trace: Trace, labels: Labels | None = None) -> list[TrialFigures]:
-    """The trial in the grader series it belongs to: its model grader's verdicts, people's labels."""
-    of = series_label(series_key(trace))
-    out = []
-    judged = [a for a in trace.assertions if a.grader == "model"]
-    if judged:
-        out.append(TrialFigures.graded(trace, (MODEL_GRADER, model_grader_of(trace), of), judged))
-    labelled = (labels or {}).get((trace.run_id, trace.trial_id))
-    if labelled:
-        out.append(TrialFigures.graded(trace, (HUMAN_LABEL, "people", of), label_assertions(trace, labelled)))
-    return out
-
-
-@dataclass(frozen=True)
-class Counts:
-    """Trials by verdict; ``missing``: planned trials with no trace; ``retried``: trials played more than once."""
-
-    passed: int = 0
-    failed: int = 0
-    not_run: int = 0
-    missing: int = 0
-    retried: int = 0
-
-    @classmethod
-    def of(cls, traces: Iterable[Trace], missing: int = 0) -> Counts:
-        traces = list(traces)
-        c = Counter(t.verdict for t in traces)
-        retried = sum(t.attempt > 1 for t in traces)
-        return cls(passed=c["passed"], failed=c["failed"], not_run=c["not_run"], missing=missing, retried=retried)
-
-    @classmethod
-    def of_figures(cls, figures: Iterable[TrialFigures], missing: int = 0) -> Counts:
-        """Trials by their verdict within one series."""
-        figures = list(figures)
-        c = Counter(f.verdict for f in figures)
-        retried = sum(f.retried for f in figures)
-        return cls(passed=c["passed"], failed=c["failed"], not_run=c["not_run"], missing=missing, retried=retried)
-
-    @property
-    def trials(self) -> int:
-        """Trials with a trace."""
-        return self.passed + self.failed + self.not_run
-
-    @property
-    def ran(self) -> int:
-        return self.passed + self.failed
-
-    def as_dict(self) -> dict[str, int]:
-        verdicts = {"trials": self.trials, "passed": self.passed, "failed": self.failed, "not_run": self.not_run}
-        return verdicts | ({"missing": self.missing} if self.missing else {}) | {"retried": self.retried}
-
-
-@dataclass(frozen=True)
-class CostSummary:
-    """What the trials cost: wall time, tool calls and, for model agents, tokens and money.
-
-    ``*_per_trial`` divide by the trials, ``*_per_case`` by the cases (each case's
-    trials summed). ``tokens``/``cost_usd`` are None when no trial reported them.
-    """
-
-    trials: int
-    cases: int
-    wall_ms: float
-    tool_calls: int
-    tokens: int | None
-    cost_usd: float | None
-
-    @classmethod
-    def of(cls, traces: Sequence[Trace]) -> CostSummary:
-        toks = [n for t in traces if (n := tokens_total(t)) is not None]
-        costs = [t.cost_usd for t in traces if t.cost_usd is not None]
-        return cls(
-            trials=len(traces),
-            cases=len({t.case_id for t in traces}),
-            wall_ms=sum(t.duration_ms for t in traces),
-            tool_calls=sum(len(t.calls) for t in traces),
-            tokens=sum(toks) if toks else None,
-            cost_usd=sum(costs) if costs else None,
-        )
-
-    @classmethod
-    def of_grader(cls, traces: Sequence[Trace]) -> CostSummary:
-        """What a model grader spent judging the trials (its own latency, tokens and money)."""
-        toks = [n for t in traces if (n := _grader_tokens(t)) is not None]
-        costs = [float(c) for t in traces if (c := t.grader.get("cost_usd")) is not None]
-        return cls(
-            trials=len(traces),
-            cases=len({t.case_id for t in traces}),
-            wall_ms=sum(float(t.grader.get("latency_ms") or 0.0) for t in traces),
-            tool_calls=0,
-            tokens=sum(toks) if toks else None,
-            cost_usd=sum(costs) if costs else None,
-        )
-
-    @staticmethod
-    def _per(value: float | None, n: int) -> float | None:
-        return None if value is None or n == 0 else value / n
-
-    @property
-    def wall_ms_per_trial(self) -> float | None:
-        return self._per(self.wall_ms, self.trials)
-
-    @property
-    def wall_ms_per_case(self) -> float | None:
-        return self._per(self.wall_ms, self.cases)
-
-    @property
-    def tool_calls_per_trial(self) -> float | None:
-        return self._per(self.tool_calls, self.trials)
-
-    @property
-    def tool_calls_per_case(self) -> float | None:
-        return self._per(self.tool_calls, self.cases)
-
-    @property
-    def tokens_per_trial(self) -> float | None:
-        return self._per(self.tokens, self.trials)
-
-    @property
-    def tokens_per_case(self) -> float | None:
-        return self._per(self.tokens, self.cases)
-
-    @property
-    def cost_per_trial(self) -> float | None:
-        return self._per(self.cost_usd, self.trials)
-
-    @property
-    def cost_per_case(self) -> float | None:
-        return self._per(self.cost_usd, self.cases)
-
-    def text(self) -> str:
-        parts = [
-            f"{self.trials} trial(s), {self.cases} case(s)",
-            f"wall {seconds(self.wall_ms_per_trial)}/trial, {seconds(self.wall_ms_per_case)}/case",
-            f"tool calls {num(self.tool_calls_per_trial)}/trial, {num(self.tool_calls_per_case)}/case",
-        ]
-        if self.tokens is not None:
-            parts.append(f"tokens {num(self.tokens_per_trial, 0)}/trial, {num(self.tokens_per_case, 0)}/case")
-        if self.cost_usd is not None:
-            parts.append(f"{money(self.cost_per_trial)}/trial, {money(self.cost_per_case)}/case")
-        return " · ".join(parts)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "trials": self.trials,
-            "cases": self.cases,
-            "wall_ms": round(self.wall_ms, 1),
-            "tool_calls": self.tool_calls,
-            "tokens": self.tokens,
-            "cost_usd": self.cost_usd,
-        }
-
-
-# --------------------------------------------------------------------------- the plan and completeness
-
-
-def plan_series(plan: RunPlan) -> SeriesKey:
-    """The series a plan's trials belong to (its agent, model and evidence kind)."""
-    if plan["evidence_kind"] == "deterministic":
-        return ("deterministic",)
-    return (plan["evidence_kind"], plan["agent"], plan["model"] or "")
-
-
-@dataclass(frozen=True)
-class RunStatus:
-    """One run directory: ``planned`` is None when it has no plan (completeness unknown)."""
-
-    run_id: str
-    planned: int | None
-    traced: int  # planned trials that have a trace (all traces, without a plan)
-    missing: tuple[PlannedTrial, ...] = ()
-
-
-@dataclass(frozen=True)
-class Completeness:
-    runs: tuple[RunStatus, ...]
-
-    @property
-    def state(self) -> Literal["complete", "incomplete", "unknown"]:
-        if any(r.missing for r in self.runs):
-            return "incomplete"
-        if not self.runs or any(r.planned is None for r in self.runs):
-            return "unknown"
-        return "complete"
-
-    @property
-    def planned(self) -> int:
-        return sum(r.planned or 0 for r in self.runs)
-
-    @property
-    def traced(self) -> int:
-        return sum(r.traced for r in self.runs if r.planned is not None)
-
-    @property
-    def missing(self) -> tuple[PlannedTrial, ...]:
-        return tuple(m for r in self.runs for m in r.missing)
-
-    @property
-    def unplanned_runs(self) -> tuple[str, ...]:
-        return tuple(r.run_id for r in self.runs if r.planned is None)
-
-    def text(self) -> str:
-        """One line: "complete: 6 of 6 trials", "incomplete: 4 of 6 trials (…)" or why it is unknown."""
-        if self.state == "unknown":
-            runs = ", ".join(self.unplanned_runs) or "no run"
-            return f"completeness unknown: no {RunDir.PLAN} in {runs} (the planned trials are not recorded)"
-        head = f"{self.state}: {self.traced} of {self.planned} trials"
-        if self.state == "complete":
-            return head
-        ids = [m["trial_id"] for m in self.missing]
-        shown = ", ".join(ids[:8]) + (f", … ({len(ids) - 8} more)" if len(ids) > 8 else "")
-        tail = f"; completeness unknown for {', '.join(self.unplanned_runs)}" if self.unplanned_runs else ""
-        return f"{head} ({len(ids)} planned trial(s) have no trace: {shown}){tail}"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "state": self.state,
-            # over the runs that have a plan; None when none has
-            "planned": self.planned if len(self.unplanned_runs) < len(self.runs) else None,
-            "traced": self.traced if len(self.unplanned_runs) < len(self.runs) else None,
-            "missing": [m["trial_id"] for m in self.missing],
-            "unplanned_runs": list(self.unplanned_runs),
-            "text": self.text(),
-        }
-
 
 # --------------------------------------------------------------------------- cases and series
 
@@ -716,7 +311,7 @@ class Results:
 class RunInput:
     """The traces of one run directory and its plan (None: a run from before plans)."""
 
-    traces: list[Trace]
+    traces: Sequence[Trace]
     plan: RunPlan | None = None
     run_id: str = ""
 
@@ -818,9 +413,11 @@ def build_results(runs: Sequence[RunInput], labels: Labels | None = None) -> Res
     info: dict[str, tuple[str, str, str]] = {}
     by_series: dict[SeriesKey, dict[str, list[TrialFigures]]] = defaultdict(lambda: defaultdict(list))
     missing: dict[SeriesKey, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    own: list[TrialFigures] = []
     for t in traces:
         info.setdefault(t.case_id, (t.behaviour, t.title, as_user_knows(t.case_file)))
-        for f in (TrialFigures.of(t), *grader_series(t, labels)):
+        own.append(TrialFigures.of(t))  # one per trial: its series' and the run order's are the same
+        for f in (own[-1], *grader_series(t, labels)):
             by_series[f.series][t.case_id].append(f)
     for run, status in zip(runs, statuses, strict=True):
         key = _missing_series(run)
@@ -838,7 +435,7 @@ def build_results(runs: Sequence[RunInput], labels: Labels | None = None) -> Res
         series.append(_series_result(key, rows))
     return Results(
         series=tuple(series),
-        trials=tuple(TrialFigures.of(t) for t in traces),
+        trials=tuple(own),
         counts=Counts.of(traces, missing=sum(len(s.missing) for s in statuses)),
         completeness=Completeness(statuses),
         case_ids=case_ids,

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from webmcp_eval.errors import InvalidInput
+from webmcp_eval.rundir.kept import read_traces_kept
 from webmcp_eval.rundir.layout import RunDir
 from webmcp_eval.rundir.plan import RunPlan, plan_hashes, read_plan
 from webmcp_eval.rundir.run_info import read_run_id
@@ -17,17 +18,24 @@ class RunDirError(InvalidInput, ValueError):
     """A directory that is not a readable run: one line that names it."""
 
 
-def read_run(run_dir: str) -> tuple[list[Trace], RunPlan | None, str]:
+def read_run(run_dir: str, kept: bool = False) -> tuple[list[Trace], RunPlan | None, str]:
     """(traces, plan, run id) of a run directory, without the control played beside it; RunDirError when it has
-    neither traces nor a plan, or they cannot be read."""
+    neither traces nor a plan, or they cannot be read.
+
+    ``kept``: the traces as the figures keep them (webmcp_eval/rundir/kept.py), read one at a time: a report of
+    many trials holds a small record per trial, never every whole trace at once."""
     path = Path(run_dir)
     if not path.is_dir():
         raise RunDirError(f"{run_dir}: not a run directory")
     try:
         plan = read_plan(path)
-        files = {p: read_trace(p) for p in trace_files(path)}
+        files: dict[Path, Trace]
+        if kept:
+            files = {t.file or path: t for t in read_traces_kept(trace_files(path))}
+        else:
+            files = {p: read_trace(p) for p in trace_files(path)}
         # the control played beside it (run --control) is a run of its own in a sub-directory
-        beside = {(t.run_id, t.trial_id) for d in control_dirs(path) for t in read_traces(d)}
+        beside = _trials_beside(path)
     except (OSError, ValueError) as err:
         raise RunDirError(f"{run_dir}: {str(err).splitlines()[0]}") from err
     files = {p: t for p, t in files.items() if (t.run_id, t.trial_id) not in beside}
@@ -74,10 +82,16 @@ def control_dirs(run_dir: Path) -> list[Path]:
     return found
 
 
+def _trials_beside(run_dir: Path) -> set[tuple[str, str]]:
+    """(run id, trial id) of the control's trials played beside the run (run --control), read one at a time."""
+    return {(t.run_id, t.trial_id) for d in control_dirs(run_dir) for t in read_traces_kept(trace_files(d))}
+
+
 def planned_traces(run_dir: Path, plan: RunPlan | None = None) -> list[Trace]:
-    """The run's traces, in plan order when it has a plan (a trace outside the plan is not this run's)."""
-    traces = read_traces(run_dir) if RunDir(run_dir).has_traces() else []
-    beside = {(t.run_id, t.trial_id) for d in control_dirs(run_dir) for t in read_traces(d)}  # run --control
+    """The run's traces as the figures keep them (webmcp_eval/rundir/kept.py), read one at a time, in plan
+    order when it has a plan (a trace outside the plan is not this run's)."""
+    traces: list[Trace] = list(read_traces_kept(trace_files(run_dir))) if RunDir(run_dir).has_traces() else []
+    beside = _trials_beside(run_dir)
     traces = [t for t in traces if (t.run_id, t.trial_id) not in beside]
     plan = plan or read_plan(run_dir)
     if plan is None:

@@ -32,13 +32,14 @@ from webmcp_eval.play.run.settings import RunSettings, RunState, TrialHook
 from webmcp_eval.play.run.shard import planned_shard, shard_of
 from webmcp_eval.play.run.trial import RunEnv, Trial
 from webmcp_eval.rundir.attempts import resumed_attempts, set_aside
+from webmcp_eval.rundir.kept import KeptTrace, read_traces_kept
 from webmcp_eval.rundir.layout import RunDir
 from webmcp_eval.rundir.lock import RunLock
 from webmcp_eval.rundir.plan import RunPlan, make_plan, plan_hash, planned_files, trial_id_for, write_plan
 from webmcp_eval.rundir.run_info import write_run_info
 from webmcp_eval.suite.loader import LoadedCase
 from webmcp_eval.suite.site import SiteClient, SiteConfig, demo_site_config
-from webmcp_eval.trace import Trace
+from webmcp_eval.trace import Trace, read_trace
 
 if TYPE_CHECKING:
     from webmcp_eval.proxies.controller import NetworkProxy
@@ -46,11 +47,25 @@ if TYPE_CHECKING:
 
 @dataclass
 class RunResult:
+    """A run played. It keeps of each trial only where its trace is (``files``): a run of many trials holds
+    one path per trial while it plays; the traces are read back from their files when asked for, ``kept``
+    (what the figures read, webmcp_eval/rundir/kept.py) one at a time, or ``traces`` whole."""
+
     run_id: str
     out_dir: Path
-    traces: list[Trace]
+    files: list[Path]  # each trial's trace, in suite order
     site_info: dict[str, Any]
     plan: RunPlan | None = None  # as written into out_dir (None when resuming: the plan there stays)
+
+    @property
+    def kept(self) -> list[KeptTrace]:
+        """The traces as the figures keep them, in suite order, read one at a time from their files."""
+        return list(read_traces_kept(self.files))
+
+    @property
+    def traces(self) -> list[Trace]:
+        """The whole traces, in suite order, read from their files."""
+        return [read_trace(p) for p in self.files]
 
 
 def select_cases(
@@ -268,8 +283,8 @@ async def run_suite(
     on_trial: Callable[[Trace], None] | None = None,
 ) -> RunResult:
     async with open_run(cases, settings, state) as run:
-        traces = await _play_all(cases, run, on_trial)
-    return RunResult(run.run_id, run.out_dir, traces, run.site_info, run.plan)
+        files = await _play_all(cases, run, on_trial)
+    return RunResult(run.run_id, run.out_dir, files, run.site_info, run.plan)
 
 
 def plan_of(
@@ -322,7 +337,8 @@ def plan_of(
     return plan
 
 
-async def _play_all(cases: list[LoadedCase], run: OpenRun, on_trial: Callable[[Trace], None] | None) -> list[Trace]:
+async def _play_all(cases: list[LoadedCase], run: OpenRun, on_trial: Callable[[Trace], None] | None) -> list[Path]:
+    """Play the planned trials with N workers; of each, once its trace is written, keep where it is."""
     settings = run.settings
     jobs = [(lc, i) for lc in cases for i in range(settings.plan.trials)]
     if run.selection is not None:
@@ -330,7 +346,13 @@ async def _play_all(cases: list[LoadedCase], run: OpenRun, on_trial: Callable[[T
     queue: asyncio.Queue[tuple[LoadedCase, int]] = asyncio.Queue()
     for job in jobs:
         queue.put_nowait(job)
-    results: dict[tuple[str, int], Trace] = {}
+    results: dict[tuple[str, int], Path] = {}
+    trials = RunDir(run.out_dir)
+
+    def finished(trace: Trace, index: int) -> None:
+        if on_trial:
+            on_trial(trace)
+        results[(trace.case_id, index)] = trials.trace(trace.trial_id)
 
     async def worker(number: int) -> None:
         while True:
@@ -338,10 +360,8 @@ async def _play_all(cases: list[LoadedCase], run: OpenRun, on_trial: Callable[[T
                 lc, index = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            trace = await run.play(lc, index, number)
-            results[(trace.case_id, index)] = trace
-            if on_trial:
-                on_trial(trace)
+            # no name holds the whole trace while the worker plays its next trial
+            finished(await run.play(lc, index, number), index)
 
     await asyncio.gather(*(worker(n) for n in range(max(1, settings.plan.workers))))
     # Report in suite order, whatever order the workers finished in.
