@@ -18,8 +18,9 @@ from webmcp_eval.audit.engine import AuditReport, PageAudit
 from webmcp_eval.audit.model import Finding, Frame, Source, Tool
 from webmcp_eval.audit.rulebook import RULES
 from webmcp_eval.audit.smoke import CallOutcome
-from webmcp_eval.report.html import TimeEvent, TimeFigure, environment, time_figure
+from webmcp_eval.report.rendering import environment
 from webmcp_eval.report.sanitise import markdown
+from webmcp_eval.report.timeline import TimeEvent, TimeFigure, time_figure
 
 _ORDER = {"error": 0, "warning": 1, "note": 2}
 
