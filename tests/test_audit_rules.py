@@ -13,14 +13,16 @@ import pytest
 from webmcp_eval.audit.config import AuditConfig, AuditConfigError, parse_audit_config
 from webmcp_eval.audit.contract import ContractError, contract_diff, contract_of, read_contract, write_contract
 from webmcp_eval.audit.engine import AuditReport, PageAudit
+from webmcp_eval.audit.html_page import html_report
 from webmcp_eval.audit.inputs import smoke_inputs
 from webmcp_eval.audit.model import Finding, FormField, Frame, PageSurface, Refused, TimelineEvent, Tool
 from webmcp_eval.audit.rulebook import RULES
 from webmcp_eval.audit.rules import STATIC, instructions_in, lint
+from webmcp_eval.audit.sarif import sarif_report
 from webmcp_eval.audit.score import Evidence, page_score, site_score
 from webmcp_eval.audit.smoke import UNSERIALIZABLE, CallOutcome, judge
 from webmcp_eval.audit.timeline import timeline_findings, timeline_of
-from webmcp_eval.audit.writers import html_report, json_report, markdown_report, sarif_report, text_report
+from webmcp_eval.audit.writers import json_report, markdown_report, text_report
 
 SARIF_SCHEMA = Path(__file__).resolve().parent / "sarif" / "sarif-schema-2.1.0.json"
 GOOD = "Looks up one item of the catalog by its id and returns its details."

@@ -27,8 +27,9 @@ from webmcp_eval.audit.forms import Control, PageForm, form_findings, parse_form
 from webmcp_eval.audit.inputs import SmokeInput
 from webmcp_eval.audit.model import Finding, FormField, Frame, PageSurface, Source, Tool
 from webmcp_eval.audit.rules import lint
+from webmcp_eval.audit.sarif import sarif_report
 from webmcp_eval.audit.smoke import CallOutcome, judge
-from webmcp_eval.audit.writers import json_report, sarif_report, text_report
+from webmcp_eval.audit.writers import json_report, text_report
 from webmcp_eval.play.page.surface.reader import tool_from
 
 SARIF_SCHEMA = Path(__file__).resolve().parent / "sarif" / "sarif-schema-2.1.0.json"
@@ -229,11 +230,11 @@ def _report_with_sources() -> AuditReport:
 
 
 def test_sarif_places_a_finding_at_the_script_of_the_site_else_at_the_tool(monkeypatch: pytest.MonkeyPatch):
-    from webmcp_eval.audit import writers
+    from webmcp_eval.audit import sarif as sarif_writer
     from webmcp_eval.audit.rulebook import RULES
 
     report = _report_with_sources()
-    monkeypatch.setattr(writers, "RULES", {**RULES, **{r: RULES["no-tools"] for r in ("x1", "x2", "x3")}})
+    monkeypatch.setattr(sarif_writer, "RULES", {**RULES, **{r: RULES["no-tools"] for r in ("x1", "x2", "x3")}})
     sarif = sarif_report(report)
     run = sarif["runs"][0]
     assert run["originalUriBaseIds"] == {"SITEROOT": {"uri": "http://t.test/"}}
@@ -264,10 +265,10 @@ def test_sarif_with_a_site_root_names_the_repositorys_files_else_the_tool_alone(
     """--site-root: the folder of the repository the site is served from. A script of the site that is a file
     there is named by its path in the repository (from the checkout, the working folder), at its line and column,
     as code scanning annotates a pull request; one that is not there is the tool alone, never a URL."""
-    from webmcp_eval.audit import writers
+    from webmcp_eval.audit import sarif as sarif_writer
     from webmcp_eval.audit.rulebook import RULES
 
-    monkeypatch.setattr(writers, "RULES", {**RULES, **{r: RULES["no-tools"] for r in ("x1", "x2", "x3")}})
+    monkeypatch.setattr(sarif_writer, "RULES", {**RULES, **{r: RULES["no-tools"] for r in ("x1", "x2", "x3")}})
     monkeypatch.chdir(tmp_path)
     (tmp_path / "web" / "js").mkdir(parents=True)
     (tmp_path / "web" / "shop").mkdir()
