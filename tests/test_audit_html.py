@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from webmcp_eval.audit.engine import AuditReport, PageAudit
+from webmcp_eval.audit.audit_report import AuditReport, PageAudit
 from webmcp_eval.audit.html_page import SHORT_ANSWER, html_report
 from webmcp_eval.audit.inputs import SmokeInput
 from webmcp_eval.audit.model import Finding, Frame, PageSurface, Refused, TimelineEvent, Tool

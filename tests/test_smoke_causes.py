@@ -20,12 +20,14 @@ import pytest
 from eval_support import cli, in_thread
 from smoke_cause_server import SITE, smoke_cause_site
 
+from webmcp_eval.audit.audit_report import AuditReport, PageAudit
 from webmcp_eval.audit.catalog_lint import lint_catalog
 from webmcp_eval.audit.config import AuditConfig
-from webmcp_eval.audit.engine import AuditOptions, AuditReport, PageAudit, audit, lost_page, not_run_if_lost
+from webmcp_eval.audit.engine import AuditOptions, audit
 from webmcp_eval.audit.forms import Control, PageForm, form_findings, parse_forms, read_forms
 from webmcp_eval.audit.inputs import SmokeInput
 from webmcp_eval.audit.model import Finding, FormField, Frame, PageSurface, Source, Tool
+from webmcp_eval.audit.pages import lost_page, not_run_if_lost
 from webmcp_eval.audit.rules import lint
 from webmcp_eval.audit.sarif import sarif_report
 from webmcp_eval.audit.smoke import CallOutcome, judge

@@ -9,7 +9,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from webmcp_eval.audit.engine import AuditReport, PageAudit
+from webmcp_eval.audit.audit_report import AuditReport, PageAudit
 from webmcp_eval.audit.model import Finding, Frame, Source, Tool
 from webmcp_eval.audit.rulebook import RULES
 from webmcp_eval.audit.smoke import CallOutcome

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from webmcp_eval.audit.engine import AuditReport
+from webmcp_eval.audit.audit_report import AuditReport
 from webmcp_eval.audit.model import Finding, Source
 from webmcp_eval.audit.rulebook import RULES
 from webmcp_eval.audit.writers import _sorted, source_of, sources

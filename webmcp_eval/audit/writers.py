@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from webmcp_eval.audit.engine import AuditReport, PageAudit
+from webmcp_eval.audit.audit_report import AuditReport, PageAudit
 from webmcp_eval.audit.model import Finding, Source
 from webmcp_eval.audit.rulebook import RULES
 from webmcp_eval.report.sanitise import markdown
