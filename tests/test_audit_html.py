@@ -1,4 +1,4 @@
-"""The audit's HTML page (webmcp_eval/audit/writers.py): the run report's look, score first, findings by
+"""The audit's HTML page (webmcp_eval/audit/html_page.py): the run report's look, score first, findings by
 rule, tool cards, the registration timeline drawn, smoke calls folded with short answers, and every word the
 site said shown as text, in the file and in a real Chromium."""
 
@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from webmcp_eval.audit.engine import AuditReport, PageAudit
+from webmcp_eval.audit.audit_report import AuditReport, PageAudit
+from webmcp_eval.audit.html_page import SHORT_ANSWER, html_report
 from webmcp_eval.audit.inputs import SmokeInput
 from webmcp_eval.audit.model import Finding, Frame, PageSurface, Refused, TimelineEvent, Tool
 from webmcp_eval.audit.smoke import CallOutcome
 from webmcp_eval.audit.timeline import Timeline
-from webmcp_eval.audit.writers import SHORT_ANSWER, html_report
 from webmcp_eval.report.html import render_html
 from webmcp_eval.trace import Trace
 

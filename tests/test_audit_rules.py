@@ -10,17 +10,19 @@ from typing import Any
 import jsonschema
 import pytest
 
+from webmcp_eval.audit.audit_report import AuditReport, PageAudit
 from webmcp_eval.audit.config import AuditConfig, AuditConfigError, parse_audit_config
 from webmcp_eval.audit.contract import ContractError, contract_diff, contract_of, read_contract, write_contract
-from webmcp_eval.audit.engine import AuditReport, PageAudit
+from webmcp_eval.audit.html_page import html_report
 from webmcp_eval.audit.inputs import smoke_inputs
 from webmcp_eval.audit.model import Finding, FormField, Frame, PageSurface, Refused, TimelineEvent, Tool
 from webmcp_eval.audit.rulebook import RULES
 from webmcp_eval.audit.rules import STATIC, instructions_in, lint
+from webmcp_eval.audit.sarif import sarif_report
 from webmcp_eval.audit.score import Evidence, page_score, site_score
 from webmcp_eval.audit.smoke import UNSERIALIZABLE, CallOutcome, judge
 from webmcp_eval.audit.timeline import timeline_findings, timeline_of
-from webmcp_eval.audit.writers import html_report, json_report, markdown_report, sarif_report, text_report
+from webmcp_eval.audit.writers import json_report, markdown_report, text_report
 
 SARIF_SCHEMA = Path(__file__).resolve().parent / "sarif" / "sarif-schema-2.1.0.json"
 GOOD = "Looks up one item of the catalog by its id and returns its details."
@@ -528,7 +530,7 @@ def test_one_cause_one_finding_a_denied_cross_origin_frame():
 
 
 def test_cross_page_drift_is_one_finding_per_tool_with_the_pages_listed():
-    from webmcp_eval.audit.engine import drift_findings
+    from webmcp_eval.audit.drift import drift_findings
 
     other = tool(description="Another description, long enough to be read by an agent.")
     pages = [

@@ -17,8 +17,9 @@ import pytest
 from audit_server import AuditSite, audit_site
 from eval_support import cli, in_thread
 
+from webmcp_eval.audit.audit_report import AuditReport
 from webmcp_eval.audit.config import parse_audit_config
-from webmcp_eval.audit.engine import AuditOptions, AuditReport, audit
+from webmcp_eval.audit.engine import AuditOptions, audit
 from webmcp_eval.audit.rulebook import RULES
 
 SARIF_SCHEMA = Path(__file__).resolve().parent / "sarif" / "sarif-schema-2.1.0.json"

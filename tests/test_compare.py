@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from webmcp_eval.results.compare import CostSummary, compare_runs, power_analysis, power_text, render_compare
-from webmcp_eval.results.stats import cases_needed, min_detectable_difference
+from webmcp_eval.results.power import cases_needed, min_detectable_difference
 from webmcp_eval.trace import Assertion, Trace
 
 SEED_DIFFS = [0, 0, 0, 0, 0, 0, 0, 1, 1, 0]  # docs/statistics.md: only cases 8 and 9 went fail -> pass

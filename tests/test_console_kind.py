@@ -12,7 +12,7 @@ import pytest
 
 from webmcp_eval.judge import checks, rejudge
 from webmcp_eval.kinds import console
-from webmcp_eval.mutation.mutate import differences, observable
+from webmcp_eval.mutation.evidence import differences, observable
 from webmcp_eval.suite.case import Case, case_json_schema
 from webmcp_eval.suite.loader import CaseLoadError, parse_case
 from webmcp_eval.trace import PageError, Trace

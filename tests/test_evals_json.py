@@ -14,8 +14,9 @@ from test_checks import make_trace, tc
 from webmcp_eval.judge.checks import check_calls
 from webmcp_eval.matchers import MISSING
 from webmcp_eval.suite.case import HistoryCall, HistoryModel, HistoryUser, UnorderedGroup
-from webmcp_eval.suite.evals_json import example, json_lines, load_evals
+from webmcp_eval.suite.evals_json import json_lines, load_evals
 from webmcp_eval.suite.loader import parse_case
+from webmcp_eval.suite.matcher_examples import example
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOP_EVALS = ROOT / "tests" / "static_site" / "evals.json"

@@ -20,8 +20,9 @@ import pytest
 from eval_support import cli, in_thread
 from hostile_server import HostileSite, hostile_site
 
+from webmcp_eval.audit.audit_report import AuditReport
 from webmcp_eval.audit.config import AuditConfig
-from webmcp_eval.audit.engine import AuditOptions, AuditReport, audit
+from webmcp_eval.audit.engine import AuditOptions, audit
 from webmcp_eval.audit.model import Frame, PageSurface, Tool
 from webmcp_eval.audit.rules import lint
 from webmcp_eval.play.page.surface.bounds import (

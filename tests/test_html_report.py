@@ -12,7 +12,10 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from webmcp_eval.report.html import TimeFigure, _trial_timeline, render_html, urlpath, write_html
+from webmcp_eval.report.html import render_html, write_html
+from webmcp_eval.report.rendering import urlpath
+from webmcp_eval.report.timeline import TimeFigure
+from webmcp_eval.report.trial_view import _trial_timeline
 from webmcp_eval.trace import (
     Assertion,
     ConfirmationRecord,

@@ -8,7 +8,8 @@ import pytest
 from webmcp_eval.play.page.surface.discover import RouteTools
 from webmcp_eval.play.page.surface.model import Frame, Tool
 from webmcp_eval.suite.folder import find_suite
-from webmcp_eval.suite.init import InitError, SiteUnreadable, example_arguments, plan_suite, write_suite
+from webmcp_eval.suite.init import InitError, SiteUnreadable, plan_suite, write_suite
+from webmcp_eval.suite.starters import example_arguments
 from webmcp_eval.suite.validate import find_catalog, load_suite
 
 SCHEMAS = [

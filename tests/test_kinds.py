@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from webmcp_eval.judge import checks, rejudge
 from webmcp_eval.kinds import FIRST, FRAME, Evidence, Kind, answerable, module_kinds
 from webmcp_eval.kinds.state import STATE
-from webmcp_eval.mutation import mutate
+from webmcp_eval.mutation import evidence
 from webmcp_eval.rundir.reading import read_traces
 from webmcp_eval.suite.case import Case, Expectations
 from webmcp_eval.suite.loader import load_cases
@@ -178,14 +178,14 @@ def test_two_expectations_of_one_target_are_judged_again_each_on_its_own_observa
 
 def test_mutate_compares_the_evidence_of_every_kind(monkeypatch: pytest.MonkeyPatch) -> None:
     trace = _trace(ai_result="x")
-    assert list(mutate.observable(trace)) == ["verdict"] + [e.name for e in checks.evidence()]
+    assert list(evidence.observable(trace)) == ["verdict"] + [e.name for e in checks.evidence()]
     extra = Evidence("the_answer_twice", ("ai_result",), lambda t: (t.ai_result or "") * 2)
     grown: list[Kind[Any]] = [dataclasses.replace(k, reads=(*k.reads, extra)) if k.name == "answer" else k
                               for k in checks.KINDS]  # fmt: skip
     monkeypatch.setattr(checks, "KINDS", tuple(grown))
-    assert mutate.observable(trace)["the_answer_twice"] == "xx"
+    assert evidence.observable(trace)["the_answer_twice"] == "xx"
     other = trace.model_copy(update={"ai_result": "y"})
-    assert "the_answer_twice" in mutate.differences(mutate.observable(trace), mutate.observable(other), set())
+    assert "the_answer_twice" in evidence.differences(evidence.observable(trace), evidence.observable(other), set())
 
 
 def test_the_kinds_judged_first_come_first_then_every_other_by_module_name() -> None:

@@ -11,17 +11,10 @@ from typing import Any
 from eval_support import in_thread
 from mitmproxy.test import tflow, tutils
 
-from webmcp_eval.mutation.mutate import (
-    CleanRun,
-    Mutant,
-    MutationResult,
-    _Hunt,
-    _judge,
-    differences,
-    field_paths,
-    generate,
-    observable,
-)
+from webmcp_eval.mutation.evidence import CleanRun, differences, field_paths, observable
+from webmcp_eval.mutation.generate import generate
+from webmcp_eval.mutation.mutants import Mutant
+from webmcp_eval.mutation.mutate import MutationResult, _Hunt, _judge
 from webmcp_eval.play.run.settings import TrialHook
 from webmcp_eval.proxies import mutations as ops
 from webmcp_eval.suite.loader import LoadedCase, parse_case

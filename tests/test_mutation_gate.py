@@ -16,7 +16,8 @@ import re
 import pytest
 from eval_support import ROOT, SEED_CONTEXT, in_thread, suite_cases
 
-from webmcp_eval.mutation.mutate import OPERATORS, MutateOptions, mutate, summary_line
+from webmcp_eval.mutation.mutants import OPERATORS
+from webmcp_eval.mutation.mutate import MutateOptions, mutate, summary_line
 from webmcp_eval.suite.validate import SuiteCatalog
 
 pytestmark = [pytest.mark.browser, pytest.mark.mutation]

@@ -20,15 +20,18 @@ import pytest
 from eval_support import cli, in_thread
 from smoke_cause_server import SITE, smoke_cause_site
 
+from webmcp_eval.audit.audit_report import AuditReport, PageAudit
 from webmcp_eval.audit.catalog_lint import lint_catalog
 from webmcp_eval.audit.config import AuditConfig
-from webmcp_eval.audit.engine import AuditOptions, AuditReport, PageAudit, audit, lost_page, not_run_if_lost
+from webmcp_eval.audit.engine import AuditOptions, audit
 from webmcp_eval.audit.forms import form_findings, read_forms
 from webmcp_eval.audit.inputs import SmokeInput
 from webmcp_eval.audit.model import Finding, FormField, Frame, PageSurface, Source, Tool
+from webmcp_eval.audit.pages import lost_page, not_run_if_lost
 from webmcp_eval.audit.rules import lint
+from webmcp_eval.audit.sarif import sarif_report
 from webmcp_eval.audit.smoke import CallOutcome, judge
-from webmcp_eval.audit.writers import json_report, sarif_report, text_report
+from webmcp_eval.audit.writers import json_report, text_report
 from webmcp_eval.play.page.surface.log import RegisterEvent, parse_event
 from webmcp_eval.play.page.surface.model import FormControl as Control
 from webmcp_eval.play.page.surface.model import PageForm
@@ -236,11 +239,11 @@ def _report_with_sources() -> AuditReport:
 
 
 def test_sarif_places_a_finding_at_the_script_of_the_site_else_at_the_tool(monkeypatch: pytest.MonkeyPatch):
-    from webmcp_eval.audit import writers
+    from webmcp_eval.audit import sarif as sarif_writer
     from webmcp_eval.audit.rulebook import RULES
 
     report = _report_with_sources()
-    monkeypatch.setattr(writers, "RULES", {**RULES, **{r: RULES["no-tools"] for r in ("x1", "x2", "x3")}})
+    monkeypatch.setattr(sarif_writer, "RULES", {**RULES, **{r: RULES["no-tools"] for r in ("x1", "x2", "x3")}})
     sarif = sarif_report(report)
     run = sarif["runs"][0]
     assert run["originalUriBaseIds"] == {"SITEROOT": {"uri": "http://t.test/"}}
@@ -271,10 +274,10 @@ def test_sarif_with_a_site_root_names_the_repositorys_files_else_the_tool_alone(
     """--site-root: the folder of the repository the site is served from. A script of the site that is a file
     there is named by its path in the repository (from the checkout, the working folder), at its line and column,
     as code scanning annotates a pull request; one that is not there is the tool alone, never a URL."""
-    from webmcp_eval.audit import writers
+    from webmcp_eval.audit import sarif as sarif_writer
     from webmcp_eval.audit.rulebook import RULES
 
-    monkeypatch.setattr(writers, "RULES", {**RULES, **{r: RULES["no-tools"] for r in ("x1", "x2", "x3")}})
+    monkeypatch.setattr(sarif_writer, "RULES", {**RULES, **{r: RULES["no-tools"] for r in ("x1", "x2", "x3")}})
     monkeypatch.chdir(tmp_path)
     (tmp_path / "web" / "js").mkdir(parents=True)
     (tmp_path / "web" / "shop").mkdir()

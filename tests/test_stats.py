@@ -10,15 +10,14 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
+from webmcp_eval.results.paired import paired_difference
+from webmcp_eval.results.power import cases_needed, min_detectable_difference
 from webmcp_eval.results.stats import (
     Z_95,
     CaseScore,
     SuiteScore,
-    cases_needed,
     clustered_se,
     mean_se,
-    min_detectable_difference,
-    paired_difference,
     pass_at_k,
     pass_hat_k,
 )

@@ -26,7 +26,8 @@ from playwright.async_api import async_playwright
 from playwright.sync_api import sync_playwright
 from static_server import StaticSite
 
-from webmcp_eval.audit.engine import AuditOptions, PageAudit, audit
+from webmcp_eval.audit.audit_report import PageAudit
+from webmcp_eval.audit.engine import AuditOptions, audit
 from webmcp_eval.play.browser.browser import find_chromium, launch, launch_args
 from webmcp_eval.play.page import toolhost
 from webmcp_eval.play.page.surface.log import ShimLog

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from eval_support import SEED_CONTEXT, in_thread, suite_cases
 
-from webmcp_eval.mutation.mutate import Mutant, MutateOptions, _play
+from webmcp_eval.mutation.mutants import Mutant
+from webmcp_eval.mutation.mutate import MutateOptions, _play
 from webmcp_eval.suite.loader import CaseLoadError, parse_case
 from webmcp_eval.suite.site import demo_site_config
 

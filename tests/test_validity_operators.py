@@ -18,7 +18,10 @@ from typing import Any
 import pytest
 from eval_support import CASES, SEED_CONTEXT, in_thread, suite_cases
 
-from webmcp_eval.mutation.mutate import CleanRun, Mutant, MutateOptions, _play, generate
+from webmcp_eval.mutation.evidence import CleanRun
+from webmcp_eval.mutation.generate import generate
+from webmcp_eval.mutation.mutants import Mutant
+from webmcp_eval.mutation.mutate import MutateOptions, _play
 from webmcp_eval.suite.case import Case
 from webmcp_eval.suite.loader import LoadedCase, parse_case
 from webmcp_eval.suite.site import demo_site_config

@@ -6,6 +6,10 @@ writes the write count, visible UI, state before/after and the human
 confirmation point), plus the evidence kind, agent, timings, every assertion
 and the WebMCP path. Files are written atomically (temp file, fsync, rename),
 so a killed run leaves only complete traces behind.
+
+Over 500 lines on purpose: this is the one model of the trace file, ``Trace`` and
+the records its fields hold (each record is read only as part of a trace), and
+every module that reads or writes a trace imports them from here.
 """
 
 from __future__ import annotations

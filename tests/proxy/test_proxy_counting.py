@@ -10,7 +10,7 @@ import pytest
 from proxy_helpers import OriginServer, new_trial_id, start_origin
 
 from webmcp_eval.proxies import TRIAL_HEADER, NetworkProxy, ProxyError
-from webmcp_eval.proxies.addon import TrialSite
+from webmcp_eval.proxies.trial_state import TrialSite
 
 
 def test_counts_every_request_in_order_and_mutations_by_method_and_path(proxy, origin, client_for):

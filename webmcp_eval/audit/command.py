@@ -14,11 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from webmcp_eval.audit.access import Access, AccessError, parse_header, read_storage_state
+from webmcp_eval.audit.audit_report import AuditReport
 from webmcp_eval.audit.config import AuditConfigError, parse_audit_config
 from webmcp_eval.audit.contract import ContractError, read_contract
 from webmcp_eval.audit.coverage import suite_coverage
-from webmcp_eval.audit.engine import AuditOptions, AuditReport, audit
-from webmcp_eval.audit.writers import html_report, json_text, junit_report, markdown_report, sarif_report, text_report
+from webmcp_eval.audit.engine import AuditOptions, audit
+from webmcp_eval.audit.html_page import html_report
+from webmcp_eval.audit.sarif import sarif_report
+from webmcp_eval.audit.writers import json_text, junit_report, markdown_report, text_report
 from webmcp_eval.errors import CannotRun, Outcome, UsageError
 from webmcp_eval.play.browser.browser import ChromiumNotFound
 from webmcp_eval.play.page.surface.model import origin_of

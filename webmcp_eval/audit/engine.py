@@ -24,22 +24,34 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
-import httpx
 from playwright.async_api import Browser, BrowserContext, CDPSession, async_playwright
-from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame as PwFrame
 
 from webmcp_eval.audit.access import Access
+from webmcp_eval.audit.audit_report import AuditReport, PageAudit
 from webmcp_eval.audit.config import AuditConfig
 from webmcp_eval.audit.contract import contract_diff, contract_findings, contract_of, read_contract, write_contract
-from webmcp_eval.audit.coverage import Coverage, ToolCoverage, tool_coverage
+from webmcp_eval.audit.coverage import Coverage, tool_coverage
+from webmcp_eval.audit.drift import drift_findings
 from webmcp_eval.audit.forms import form_findings, one_cause, read_forms
-from webmcp_eval.audit.inputs import PAGE_VALUES_JS, PageValues, SmokeInput, smoke_inputs
-from webmcp_eval.audit.model import SEVERITIES, Finding, Frame, PageSurface, Tool
+from webmcp_eval.audit.inputs import PageValues, SmokeInput, smoke_inputs
+from webmcp_eval.audit.model import Finding, Frame, PageSurface, Tool
+from webmcp_eval.audit.pages import (
+    _find_frame,
+    _first_line,
+    _registered,
+    _reopen,
+    _settled,
+    _shim_report,
+    lost_page,
+    not_run_if_lost,
+    page_values,
+    redirect_away,
+)
 from webmcp_eval.audit.rules import lint
-from webmcp_eval.audit.score import Audit, Evidence, page_score, site_score
+from webmcp_eval.audit.score import Evidence, page_score, site_score
 from webmcp_eval.audit.smoke import (
     CallOutcome,
     add_requests,
@@ -49,7 +61,7 @@ from webmcp_eval.audit.smoke import (
     take_answer,
     waits_for_person,
 )
-from webmcp_eval.audit.timeline import Timeline, timeline_findings, timeline_of
+from webmcp_eval.audit.timeline import timeline_findings, timeline_of
 from webmcp_eval.play.browser.browser import http_credentials, launch
 from webmcp_eval.play.page.surface.bounds import AUDIT_CALLS_PER_TOOL, AUDIT_PAGE_SECONDS
 from webmcp_eval.play.page.surface.discover import SetupFailed, perform_setup, shim_settle
@@ -61,7 +73,6 @@ if TYPE_CHECKING:  # the proxy is started only when the audit watches the networ
     from webmcp_eval.proxies import NetworkProxy
     from webmcp_eval.proxies.models import RequestRecord
 
-MAX_REDIRECTS = 5
 FRESH_WAIT_MS = 2000  # --all-tools: how long a fresh document may take to register the tool called
 NETWORK_SETTLE_S = 0.3  # after a tool's last call, how long its requests may still start and count for it
 
@@ -84,52 +95,6 @@ class AuditOptions:
     setup: list[SetupStep] = field(default_factory=list)  # steps to the state the tools are read and called in
     page_seconds: float = AUDIT_PAGE_SECONDS  # smoke calls on one page stop after this; the tools left are said
     calls_per_tool: int = AUDIT_CALLS_PER_TOOL  # smoke inputs sent to one tool at most
-
-
-@dataclass
-class PageAudit:
-    surface: PageSurface
-    findings: list[Finding] = field(default_factory=list)
-    timeline: Timeline | None = None
-    calls: dict[str, list[CallOutcome]] = field(default_factory=dict)
-    seconds: float = 0.0
-    score: int | None = 0  # None: the page did not open or has no tools (score.py)
-    categories: dict[str, int] = field(default_factory=dict)
-    coverage: list[ToolCoverage] | None = None  # per tool, when a suite was given
-    smoke_note: str | None = None  # why --smoke called nothing on the page
-    audits: list[Audit] = field(default_factory=list)  # every rule that counted on the page, passed or not
-
-
-@dataclass
-class AuditReport:
-    url: str
-    pages: list[PageAudit] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)  # across pages: drift, contract
-    contract_changes: list[str] = field(default_factory=list)
-    contract_written: Path | None = None
-    score: int = 0
-    categories: dict[str, int] = field(default_factory=dict)  # every page's audits pooled (score.py)
-    seconds: float = 0.0
-    smoke: bool = False
-
-    def all_findings(self) -> list[Finding]:
-        return [f for p in self.pages for f in p.findings] + self.findings
-
-    def counts(self) -> dict[str, int]:
-        out = {"error": 0, "warning": 0, "note": 0}
-        for f in self.all_findings():
-            out[f.severity] += 1
-        return out
-
-    @property
-    def exit_code(self) -> int:
-        return self.exit_code_at("error")
-
-    def exit_code_at(self, fail_on: str) -> int:
-        """1 when a page failed to load or a finding is at fail_on or worse (error > warning > note), else 0."""
-        levels = SEVERITIES[: SEVERITIES.index(fail_on) + 1]
-        failed = any(p.surface.error for p in self.pages)
-        return 1 if failed or any(self.counts()[s] for s in levels) else 0
 
 
 class _Network:
@@ -425,38 +390,6 @@ class Auditor:
             await self.site.aclose()
 
 
-# What Playwright says when the document a call runs in goes away under it (a navigation mid-call): the call's
-# page was lost, which says nothing of the tool
-LOST_PAGE = ("Execution context was destroyed", "Frame was detached", "frame got detached", "its frame is gone")
-
-
-def lost_page(outcome: CallOutcome) -> bool:
-    return outcome.error is not None and any(s in outcome.error for s in LOST_PAGE)
-
-
-def not_run_if_lost(outcome: CallOutcome) -> None:
-    """A call whose page was lost again on its retry is not run: judged neither way, never the tool's error."""
-    if lost_page(outcome):
-        outcome.not_run = f"its page was lost to a navigation twice ({outcome.error})"
-        outcome.error = None
-
-
-async def _settled(opened: OpenPage) -> None:
-    """After a navigation took the page: wait for the document it loaded (at most the load's own timeout)."""
-    try:
-        await opened.page.wait_for_load_state("load", timeout=10_000)
-    except PlaywrightError:
-        return
-
-
-async def page_values(opened: OpenPage) -> PageValues:
-    """What the page offers to draw smoke inputs from (its forms' own values, the ids it shows)."""
-    try:
-        return PageValues.from_page(await opened.page.evaluate(PAGE_VALUES_JS))
-    except PlaywrightError:
-        return PageValues()
-
-
 def _skip(smoke_input: SmokeInput, outcomes: list[CallOutcome]) -> bool:
     """A fallback input is sent only when the valid input before it was refused."""
     last = outcomes[-1] if outcomes else None
@@ -470,16 +403,6 @@ def _keep(outcomes: list[CallOutcome], outcome: CallOutcome) -> None:
         label = f"{outcome.input.label} (retried: {json.dumps(refused.input.args)} was refused)"
         outcome.input = replace(outcome.input, label=label)
     outcomes.append(outcome)
-
-
-async def _shim_report(opened: OpenPage, logged: int, name: str, wait_s: float = 0.05) -> None:
-    """Wait until the shim has reported the call's answer (its own time, a throw), at most wait_s: the report
-    usually comes within a few milliseconds; one that never comes costs the whole wait, as a fixed pause did."""
-    deadline = time.monotonic() + wait_s
-    while time.monotonic() < deadline:
-        if opened.surface.call_events(logged, name)[1] is not None:
-            return
-        await asyncio.sleep(0.005)
 
 
 def nothing_called(page: PageSurface, all_tools: bool) -> str:
@@ -498,109 +421,6 @@ def nothing_called(page: PageSurface, all_tools: bool) -> str:
         + (f", {forms} of them form(s)" if forms else "")
         + "); --all-tools calls them too, each call on a fresh document"
     )
-
-
-async def _reopen(opened: OpenPage, url: str) -> str | None:
-    """Load url again up to its DOM (the call waits for the tool to register, not for the load event); None when
-    it opened, else why not."""
-    try:
-        response = await opened.page.goto(url, wait_until="domcontentloaded", timeout=30_000)
-    except PlaywrightError as err:
-        return _first_line(err)
-    if response is not None and response.status >= 400:
-        return f"HTTP {response.status}"
-    return None
-
-
-async def _registered(opened: OpenPage, frame_info: Frame, name: str, wait_s: float) -> PwFrame | None:
-    """The frame once it has registered the tool (at most wait_s: then as it is, and the call says what fails)."""
-    deadline = time.monotonic() + wait_s
-    while True:
-        frame = _find_frame(opened, frame_info)
-        if frame is not None and _registered_now(opened, frame, name) or time.monotonic() >= deadline:
-            return frame
-        await asyncio.sleep(0.01)
-
-
-def _registered_now(opened: OpenPage, frame: PwFrame, name: str) -> bool:
-    """Whether the frame's current document has name registered, by the shim's reports (the engine's reading)."""
-    document = opened.log.document_in(frame)
-    live, _ = opened.log.registrations({document} if document else set())
-    return any(r.name == name for r in live)
-
-
-def _find_frame(opened: OpenPage, frame: Frame) -> PwFrame | None:
-    if frame.main:
-        return opened.page.main_frame
-    return next((f for f in opened.page.frames if f.url == frame.url and not f.is_detached()), None)
-
-
-async def redirect_away(
-    url: str, headers: dict[str, str] | None = None, credentials: tuple[str, str] | None = None
-) -> str | None:
-    """Why the page is not audited when it redirects to another origin (the redirect is never followed).
-    The headers and the HTTP authentication go to the audited origin only."""
-    target = url
-    async with httpx.AsyncClient(timeout=15, trust_env=False, follow_redirects=False) as http:
-        for _ in range(MAX_REDIRECTS):
-            try:
-                same = origin_of(target) == origin_of(url)  # the headers go to the audited origin only
-                get = (
-                    http.stream("GET", target, headers=headers, auth=credentials)
-                    if same
-                    else http.stream("GET", target)
-                )
-                async with get as response:
-                    if response.status_code not in (301, 302, 303, 307, 308):
-                        return None
-                    target = urljoin(target, response.headers.get("location", ""))
-            except httpx.HTTPError:
-                return None  # the browser says what is wrong, with its own words
-            if origin_of(target) != origin_of(url):
-                return f"redirects to another origin ({target}): not followed"
-    return None
-
-
-def drift_findings(pages: list[PageAudit], config: AuditConfig) -> list[Finding]:
-    """A tool name with another description or schema on another page: one finding per tool, the pages listed
-    (reported on the first page where it differs)."""
-    if not config.enabled("cross-page-drift"):
-        return []
-    first: dict[str, tuple[str, Tool]] = {}
-    drifted: dict[str, list[tuple[str, str, Frame, set[str]]]] = {}
-    for audit in pages:
-        for frame, tool in audit.surface.tools():
-            if tool.name not in first:
-                first[tool.name] = (audit.surface.url, tool)
-                continue
-            url, earlier = first[tool.name]
-            what = {
-                w
-                for w, a, b in (
-                    ("description", earlier.description, tool.description),
-                    ("input schema", earlier.input_schema, tool.input_schema),
-                )
-                if a != b
-            }
-            if what and url != audit.surface.url:
-                drifted.setdefault(tool.name, []).append((url, audit.surface.url, frame, what))
-    out: list[Finding] = []
-    for name, seen in drifted.items():
-        url, page, frame, _ = seen[0]
-        changed = sorted(set().union(*(w for *_, w in seen)))
-        where = ", ".join(p for _, p, _, _ in seen)
-        out.append(
-            Finding(
-                "cross-page-drift",
-                config.severity("cross-page-drift"),
-                f"{name} has another {' and '.join(changed)} than on {url} on {len(seen)} page(s): {where}",
-                page,
-                frame.url,
-                name,
-                "/description" if changed[0] == "description" else "/inputSchema",
-            )
-        )
-    return out
 
 
 def start_urls(options: AuditOptions) -> list[str]:
@@ -671,8 +491,3 @@ async def _crawl(auditor: Auditor, options: AuditOptions) -> list[PageAudit]:
                     seen.add(link)
                     queue.append(link)
     return pages
-
-
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip()
-    return text.splitlines()[0] if text else type(err).__name__

@@ -30,8 +30,9 @@ from webmcp_eval.play.page.surface.opened import origin_of
 from webmcp_eval.play.page.surface.reader import Surface, first_line
 from webmcp_eval.play.page.toolhost import ToolHost
 from webmcp_eval.suite.case import SetupStep
-from webmcp_eval.suite.init import INIT_TOOLS_PER_PAGE, ToolProbe, answer_shape
+from webmcp_eval.suite.init import INIT_TOOLS_PER_PAGE
 from webmcp_eval.suite.site import split_credentials
+from webmcp_eval.suite.starters import ToolProbe, answer_shape
 
 if TYPE_CHECKING:
     from webmcp_eval.proxies import NetworkProxy

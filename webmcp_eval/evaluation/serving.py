@@ -21,7 +21,8 @@ from webmcp_eval.errors import (
 from webmcp_eval.evaluation.loading import default_suite_dir, load_cases
 from webmcp_eval.evaluation.mcp_serve import serve_page
 from webmcp_eval.evaluation.output import console, report_problems
-from webmcp_eval.mutation.mutate import OPERATORS, MutateOptions, mutate, print_report
+from webmcp_eval.mutation.mutants import OPERATORS
+from webmcp_eval.mutation.mutate import MutateOptions, mutate, print_report
 from webmcp_eval.play.run.run import new_run_id, select_cases
 from webmcp_eval.suite.site import SiteConfigError, load_site_config
 from webmcp_eval.suite.validate import SuiteCatalog

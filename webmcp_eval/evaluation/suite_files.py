@@ -20,7 +20,7 @@ from webmcp_eval.suite.browser_context import DEFAULT_LOCALE, DEFAULT_TIMEZONE
 from webmcp_eval.suite.case import case_json_schema
 from webmcp_eval.suite.evals_json import WEAKER, write_suite
 from webmcp_eval.suite.folder import SuiteError, find_suite
-from webmcp_eval.suite.init import Starter, check_folder, init_suite, reading_setup
+from webmcp_eval.suite.init import check_folder, init_suite, reading_setup
 from webmcp_eval.suite.peer_files import (
     SCHEMA_FILE,
     PeerFileError,
@@ -32,6 +32,7 @@ from webmcp_eval.suite.peer_files import (
     write_export,
 )
 from webmcp_eval.suite.site import page_url_problem, route_problem, shown_url
+from webmcp_eval.suite.starters import Starter
 from webmcp_eval.suite.validate import CatalogError, SuiteCatalog, load_suite
 from webmcp_eval.trace import write_atomic
 

@@ -9,12 +9,9 @@ and ``done``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
-import json
 import threading
 import time
-from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
 from urllib.parse import urlsplit
@@ -23,7 +20,7 @@ import httpx
 from mitmproxy import http
 from mitmproxy.proxy.server_hooks import ServerConnectionHookData
 
-from .canonical import TRIAL_HEADER, canonical_body, fixture_key, normalize_origin, parse_json, short_origin
+from .canonical import TRIAL_HEADER, canonical_body, fixture_key, normalize_origin, short_origin
 from .fixture import (
     Fixture,
     FixtureEntry,
@@ -34,6 +31,7 @@ from .fixture import (
     sanitize_headers,
 )
 from .fixture_replay import ReplayIndex
+from .flows import MARK_HEADER, _call_rewrite, _json_response, _keep_client_alive
 from .models import (
     BlockedRequest,
     FaultFired,
@@ -43,114 +41,12 @@ from .models import (
     RequestRecord,
     TrialNetwork,
 )
-from .redaction import redact_url, scrub, secrets_in_headers, secrets_in_html, secrets_in_json
+from .redaction import redact_url, scrub
+from .trial_state import ArmedFault, FlowState, TrialSite, TrialState, _learn_secrets
 
-MARK_HEADER = "X-WebMCP-Eval"  # on every answer the proxy makes up itself
 REPLAY_MISS_STATUS = 599
 UNATTRIBUTED_KEEP = 2000  # the "" trial is never ended by the runner: keep only its latest records
 HOP_HEADERS = {"host", "content-length", "connection", "proxy-connection", "keep-alive", "transfer-encoding"}
-
-
-def _json_response(status: int, code: str, message: str, mark: str, data: Any = None) -> http.Response:
-    """An answer in the site's result-contract shape, so pages handle it like any error."""
-    body = {"status": "error", "code": code, "message": message, "retryable": status >= 500, "data": data}
-    return http.Response.make(
-        status, json.dumps(body, ensure_ascii=False).encode(), {"Content-Type": "application/json", MARK_HEADER: mark}
-    )
-
-
-def _call_rewrite(rewrite: Any, phase: str, flow: http.HTTPFlow) -> None:
-    """A rewriter's own bug must not take the proxy down; the flow then goes on unchanged."""
-    method = getattr(rewrite, phase, None)
-    if method is None:
-        return
-    try:
-        method(flow)
-    except Exception as err:  # noqa: BLE001 - reported on the rewriter, the trial goes on
-        errors = getattr(rewrite, "errors", None)
-        if isinstance(errors, list):
-            errors.append(f"{phase} {flow.request.method} {flow.request.path}: {type(err).__name__}: {err}")
-
-
-def _keep_client_alive(flow: http.HTTPFlow) -> None:
-    """The browser's connection to the proxy outlives an origin that closes its own after each answer.
-
-    An HTTP/1.0 origin (Python's http.server, many static file servers) or a
-    ``Connection: close`` answer makes mitmproxy close the browser's connection
-    too, so every request of a page paid for a new proxy connection as well as a
-    new origin connection. The proxy holds the whole body here, so it can
-    answer the browser as HTTP/1.1 with a known length on a connection that
-    stays open; the origin's connection still closes as the origin asked (the
-    upstream side keeps the response object it parsed, this is a copy).
-    """
-    response = flow.response
-    if response is None or response.status_code == 101 or flow.request.method.upper() == "CONNECT":
-        return
-    closes = "close" in response.headers.get("connection", "").lower()
-    if response.http_version != "HTTP/1.0" and not closes:
-        return
-    if response.raw_content is None:  # streamed: the length is not known here
-        return
-    kept = response.copy()
-    kept.http_version = "HTTP/1.1"
-    kept.headers.pop("connection", None)
-    kept.headers.pop("keep-alive", None)
-    bodiless = flow.request.method.upper() == "HEAD" or response.status_code in (204, 304)
-    if not bodiless and "content-length" not in kept.headers and "transfer-encoding" not in kept.headers:
-        kept.headers["content-length"] = str(len(response.raw_content))
-    flow.response = kept
-
-
-@dataclass
-class ArmedFault:
-    spec: FaultSpec
-    left: int
-
-
-@dataclass
-class TrialSite:
-    """A trial's own site, apart from the proxy's: a test of the pytest plugin opens whatever page it likes.
-
-    ``origins`` are the site's; with ``learn_first_page`` the origin of the trial's first top-level page is
-    added when the trial sees it. ``allow_hosts`` are the other hosts it may reach (as the proxy's)."""
-
-    origins: list[str]
-    allow_hosts: list[str]
-    learn_first_page: bool = True
-    learnt: bool = False
-
-
-@dataclass
-class TrialState:
-    network: TrialNetwork
-    site: TrialSite | None = None  # None: the proxy's site and allow list
-    faults: list[ArmedFault] = field(default_factory=list)
-    replay: ReplayIndex | None = None
-    recording: Fixture | None = None  # record mode: metadata; entries are built at the end
-    recorded: list[tuple[int, FixtureEntry]] = field(default_factory=list)
-    secrets: set[str] = field(default_factory=set)
-    rewrite: Any = None  # request(flow) / response(flow): the trial's traffic changed on purpose (mutate)
-
-    @property
-    def mode(self) -> Mode:
-        return self.network.mode
-
-    def take_fault(self, method: str, path: str) -> ArmedFault | None:
-        """The first armed fault matching this request, consumed by one."""
-        for armed in self.faults:
-            if armed.left > 0 and armed.spec.matches(method, path):
-                armed.left -= 1
-                return armed
-        return None
-
-
-@dataclass
-class FlowState:
-    trial: TrialState
-    record: RequestRecord
-    duplicate: FaultFired | None = None
-    synthetic: bool = False  # answered by the proxy, not by the origin: never recorded
-    lose_answer: bool = False  # the origin's answer is replaced by a 502 once it has acted
 
 
 class EvalAddon:
@@ -559,26 +455,3 @@ class EvalAddon:
         except httpx.HTTPError as err:
             return None, f"{type(err).__name__}: {err}"
         return answer.status_code, None
-
-
-def _learn_secrets(flow: http.HTTPFlow, trial: TrialState) -> None:
-    """The secret values a request and its answer carry (cookies the site sets, tokens, CSRF values), in every
-    mode: a site that echoes one is scrubbed of it in the trace as in a recording."""
-    req, resp = flow.request, flow.response
-    assert resp is not None
-    trial.secrets |= secrets_in_headers(list(req.headers.items(multi=True)))
-    trial.secrets |= secrets_in_headers(list(resp.headers.items(multi=True)))
-    for message in (req, resp):
-        raw = message.get_content(strict=False)
-        if not raw:
-            continue
-        kind = message.headers.get("content-type", "").lower()
-        # as a recording reads bodies (fixture.encode_body): fetch() sends a JSON string as text/plain
-        is_json, value = (
-            parse_json(raw) if "json" in kind or not kind or kind.startswith("text/plain") else (False, None)
-        )
-        if is_json:
-            with contextlib.suppress(RecursionError):
-                trial.secrets |= secrets_in_json(value)
-        elif "html" in kind or "text" in kind:  # a page's HTML: its CSRF tokens
-            trial.secrets |= secrets_in_html(raw.decode("utf-8", "replace"))

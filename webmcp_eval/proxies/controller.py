@@ -22,10 +22,11 @@ from mitmproxy.addons import core, disable_h2c, errorcheck, next_layer, proxyser
 from mitmproxy.master import Master
 from mitmproxy.options import Options
 
-from .addon import EvalAddon, TrialSite
+from .addon import EvalAddon
 from .canonical import TRIAL_HEADER
 from .fixture import Fixture
 from .models import FaultSpec, Mode, TrialNetwork
+from .trial_state import TrialSite
 
 __all__ = ["TRIAL_HEADER", "FaultSpec", "Fixture", "NetworkProxy", "ProxyError", "TrialNetwork"]
 

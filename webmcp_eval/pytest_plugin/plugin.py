@@ -199,8 +199,8 @@ class ProxyPlugin:
 
     def _trial_args(self, item: pytest.Item, headers: dict[str, str]) -> dict[str, Any]:
         """The test as a trial of its own on the proxy: the context's arguments that route it there."""
-        from webmcp_eval.proxies.addon import TrialSite
         from webmcp_eval.proxies.canonical import TRIAL_HEADER
+        from webmcp_eval.proxies.trial_state import TrialSite
 
         proxy = self._start()
         self.numbers += 1

@@ -3,7 +3,7 @@
 ``compare_runs(a, b)`` (two :class:`webmcp_eval.results.run_results.Results`, or two runs'
 traces) pairs the cases both runs have and takes the per-case difference of
 the **case pass rate** (b − a; a trial passes only when every assertion
-passed), with :func:`webmcp_eval.results.stats.paired_difference`: mean difference, its 95%
+passed), with :func:`webmcp_eval.results.paired.paired_difference`: mean difference, its 95%
 interval, the cases that flipped each way and a plain sentence saying whether
 the difference is distinguishable from noise. Evidence kinds are never mixed:
 deterministic trials are compared with deterministic ones, each agent (and
@@ -16,7 +16,7 @@ case only one run has, it is left out of the pairing and listed.
 ``power_text(power_analysis(base_rate, delta, trials, n_cases))`` answers the two questions to
 ask before a run: how many cases (and trials) detect a given difference, and
 the smallest difference the suite's size can detect
-(:func:`webmcp_eval.results.stats.cases_needed`, :func:`webmcp_eval.results.stats.min_detectable_difference`).
+(:func:`webmcp_eval.results.power.cases_needed`, :func:`webmcp_eval.results.power.min_detectable_difference`).
 
 Pure functions on results and numbers; no I/O. Text comes back as a string for
 the console.
@@ -27,6 +27,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from webmcp_eval.results.paired import PairedDifference, paired_difference
+from webmcp_eval.results.power import cases_needed, min_detectable_difference
 from webmcp_eval.results.run_results import (
     CaseResult,
     CostSummary,
@@ -38,13 +40,7 @@ from webmcp_eval.results.run_results import (
     series_label,
     series_order,
 )
-from webmcp_eval.results.stats import (
-    PairedDifference,
-    cases_needed,
-    min_detectable_difference,
-    paired_difference,
-    signed,
-)
+from webmcp_eval.results.stats import signed
 from webmcp_eval.trace import Trace
 
 __all__ = [

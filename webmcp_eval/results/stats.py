@@ -1,5 +1,5 @@
-"""Statistics for eval results: pass rates, pass@k / pass^k, error bars, paired
-differences and power. Pure functions on numbers, standard library only, no I/O.
+"""Statistics for eval results: pass rates, pass@k / pass^k, error bars (paired
+differences are paired.py's, power power.py's). Pure functions on numbers, standard library only, no I/O.
 
 Two pass rates (docs/statistics.md), always side by side:
 
@@ -36,9 +36,8 @@ out before building a :class:`CaseScore`.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from statistics import NormalDist
 
 __all__ = [
     "Z_95",
@@ -46,14 +45,10 @@ __all__ = [
     "CaseScore",
     "Estimate",
     "KSummary",
-    "PairedDifference",
     "RateSummary",
     "SuiteScore",
-    "cases_needed",
     "clustered_se",
     "mean_se",
-    "min_detectable_difference",
-    "paired_difference",
     "pass_at_k",
     "pass_hat_k",
     "signed",
@@ -431,219 +426,9 @@ class SuiteScore:
         )
 
 
-# --------------------------------------------------------------------------- paired difference
-
-
-@dataclass(frozen=True)
-class PairedDifference:
-    """Run b minus run a over the cases both runs have (see :func:`paired_difference`)."""
-
-    mean: float
-    se: float
-    ci_low: float
-    ci_high: float
-    n: int
-    flipped_up: tuple[str, ...]
-    flipped_down: tuple[str, ...]
-    only_in_a: tuple[str, ...]
-    only_in_b: tuple[str, ...]
-    distinguishable: bool
-    verdict: str
-
-    @property
-    def dropped(self) -> tuple[str, ...]:
-        """Cases left out because only one run has them."""
-        return self.only_in_a + self.only_in_b
-
-
 def signed(x: float) -> str:
     """A difference with its sign and two decimals (a real minus sign, never "-0.00")."""
     r = round(x, 2)
     if r == 0:
         r = 0.0  # no "-0.00"
     return f"{r:+.2f}".replace("-", "\u2212")
-
-
-def paired_difference(a: Mapping[str, float], b: Mapping[str, float]) -> PairedDifference:
-    """Paired difference b − a over the common cases (Miller 2024, paired differences).
-
-    With ``d_i = b_i − a_i`` over the ``n`` cases in both runs::
-
-        mean = sum(d) / n
-        SE   = sqrt( sum((d - mean)²) / (n - 1) / n )       # mean_se of the d_i
-        95% CI = mean ± 1.96 · SE                           # normal approximation
-
-    Pairing removes the case-to-case variance that both runs share, so the SE
-    is usually much smaller than for two independent means. The difference is
-    *distinguishable from noise* when the interval excludes 0. With one common
-    case the noise cannot be estimated and it never is.
-
-    ``flipped_up`` / ``flipped_down``: cases with ``b > a`` / ``b < a`` (for
-    0/1 outcomes, the cases that went fail → pass / pass → fail), sorted.
-    ``only_in_a`` / ``only_in_b``: the dropped cases. Raises ValueError when no
-    case is in both runs or a value is not finite.
-    """
-    common = sorted(set(a) & set(b))
-    only_a = tuple(sorted(set(a) - set(b)))
-    only_b = tuple(sorted(set(b) - set(a)))
-    if not common:
-        raise ValueError(
-            f"paired_difference needs cases present in both runs; none in common ({len(a)} cases in a, {len(b)} in b)"
-        )
-    diffs = _finite_floats("b - a", (float(b[cid]) - float(a[cid]) for cid in common))
-    mean, se = mean_se(diffs)
-    low, high = mean - Z_95 * se, mean + Z_95 * se
-    n = len(common)
-    up = tuple(cid for cid, d in zip(common, diffs, strict=True) if d > 0)
-    down = tuple(cid for cid, d in zip(common, diffs, strict=True) if d < 0)
-    if n < 2:
-        distinguishable = False
-        verdict = f"{signed(mean)} over 1 paired case: too few cases to tell a difference from noise."
-    else:
-        distinguishable = low > 0 or high < 0
-        if distinguishable:
-            tail = "distinguishable from noise (b is " + ("higher" if mean > 0 else "lower") + ")"
-        else:
-            tail = "not distinguishable from noise"
-        verdict = f"{signed(mean)} (95% CI {signed(low)} \u2026 {signed(high)}) over {n} paired cases: {tail}."
-    dropped = len(only_a) + len(only_b)
-    if dropped:
-        verdict += f" {dropped} case{'s' if dropped != 1 else ''} not in both runs dropped."
-    return PairedDifference(
-        mean=mean,
-        se=se,
-        ci_low=low,
-        ci_high=high,
-        n=n,
-        flipped_up=up,
-        flipped_down=down,
-        only_in_a=only_a,
-        only_in_b=only_b,
-        distinguishable=distinguishable,
-        verdict=verdict,
-    )
-
-
-# --------------------------------------------------------------------------- power
-
-
-def _z_total(alpha: float, power: float) -> float:
-    alpha = _check_probability("alpha", alpha, open_low=True, open_high=True)
-    power = _check_probability("power", power, open_low=True, open_high=True)
-    z = NormalDist()
-    return z.inv_cdf(1 - alpha / 2) + z.inv_cdf(power)
-
-
-def _diff_variance(p_a: float, p_b: float, trials: int, paired: bool, correlation: float) -> float:
-    var_a = p_a * (1 - p_a) / trials
-    var_b = p_b * (1 - p_b) / trials
-    if not paired:
-        return var_a + var_b
-    return max(0.0, var_a + var_b - 2 * correlation * math.sqrt(var_a * var_b))
-
-
-def _check_power_args(base_rate: float, trials: int, correlation: float) -> float:
-    base_rate = _check_probability("base_rate", base_rate)
-    _check_int("trials", trials, 1)
-    if not (math.isfinite(correlation) and -1 <= correlation <= 1):
-        raise ValueError(f"correlation must be in [-1, 1], got {correlation!r}")
-    return base_rate
-
-
-def cases_needed(
-    base_rate: float,
-    delta: float,
-    alpha: float = 0.05,
-    power: float = 0.8,
-    trials: int = 1,
-    paired: bool = True,
-    correlation: float = 0.5,
-) -> int:
-    """Cases needed to detect a change ``delta`` in the mean case pass rate (Miller 2024, power analysis).
-
-    Two-sided z-test, normal approximation (z from :class:`statistics.NormalDist`)::
-
-        n = ceil( (z_{1−alpha/2} + z_{power})² · V / delta² ),   at least 2
-
-    Variance assumption: each case's score is the mean of ``trials`` Bernoulli
-    trials with the run's pass rate, so its variance is ``p(1−p)/trials``
-    (binomial; cases alike, which is the optimistic end -- cases that differ in
-    difficulty only add variance the extra trials cannot remove). With
-    ``p_a = base_rate`` and ``p_b = base_rate + delta``, ``V`` is the variance of
-    one case's difference b − a:
-
-    * unpaired (``paired=False``, two independent runs): ``V = σ_a² + σ_b²``
-    * paired (same cases in both runs): ``V = σ_a² + σ_b² − 2ρ·σ_a·σ_b``, with ρ
-      = ``correlation`` of the two runs' per-case scores (an assumption; measure
-      it on earlier paired runs, e.g. ``statistics.correlation``). ρ = 0 gives
-      the unpaired number.
-
-    ``delta`` may be negative (a regression); ``base_rate + delta`` must stay in
-    [0, 1]. Raises ValueError on ``delta == 0`` or arguments out of range.
-    """
-    base_rate = _check_power_args(base_rate, trials, correlation)
-    delta = float(delta)
-    if not math.isfinite(delta) or delta == 0:
-        raise ValueError(f"delta must be a non-zero difference in pass rate, got {delta!r}")
-    if not 0 <= base_rate + delta <= 1:
-        raise ValueError(f"base_rate + delta = {base_rate + delta!r} is not a pass rate in [0, 1]")
-    z = _z_total(alpha, power)
-    var = _diff_variance(base_rate, base_rate + delta, trials, paired, correlation)
-    n = z * z * var / (delta * delta)
-    return max(2, math.ceil(n - 1e-9))  # the tolerance keeps an exact integer from rounding up
-
-
-def min_detectable_difference(
-    n_cases: int,
-    base_rate: float,
-    trials: int = 1,
-    alpha: float = 0.05,
-    power: float = 0.8,
-    paired: bool = True,
-    correlation: float = 0.5,
-) -> float | None:
-    """Smallest improvement over ``base_rate`` that ``n_cases`` cases detect (inverse of :func:`cases_needed`).
-
-    Same model and variance ``V(delta)`` as :func:`cases_needed`; the answer is
-    the smallest ``delta > 0`` with::
-
-        (z_{1−alpha/2} + z_{power}) · sqrt( V(delta) / n_cases ) <= delta
-
-    found by a grid scan and bisection on ``0 < delta <= 1 − base_rate`` (V
-    depends on delta through ``p_b = base_rate + delta``). When V is taken at
-    the base_rate for both runs it reduces to the closed form
-    ``(z_a + z_b) · sqrt(2(1−ρ)·p(1−p)/trials / n_cases)``.
-
-    Returns None when no improvement up to a pass rate of 1 is detectable.
-    Raises ValueError when ``base_rate`` is 1 (nothing to improve) or an
-    argument is out of range.
-    """
-    _check_int("n_cases", n_cases, 1)
-    base_rate = _check_power_args(base_rate, trials, correlation)
-    if base_rate >= 1:
-        raise ValueError("base_rate is 1: there is no improvement left to detect")
-    z = _z_total(alpha, power)
-    top = 1 - base_rate
-
-    def shortfall(delta: float) -> float:  # <= 0 once delta is detectable
-        return (
-            z * math.sqrt(_diff_variance(base_rate, base_rate + delta, trials, paired, correlation) / n_cases) - delta
-        )
-
-    steps = 4000
-    prev = 0.0
-    for i in range(1, steps + 1):
-        d = top * i / steps
-        if shortfall(d) <= 0:
-            lo, hi = prev, d
-            for _ in range(200):
-                mid = (lo + hi) / 2
-                if shortfall(mid) <= 0:
-                    hi = mid
-                else:
-                    lo = mid
-                if hi - lo <= 1e-15:
-                    break
-            return hi
-        prev = d
-    return None

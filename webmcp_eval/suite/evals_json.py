@@ -29,9 +29,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import Any, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError
+from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from webmcp_eval.data_file import (
@@ -44,9 +44,11 @@ from webmcp_eval.data_file import (
     read_text,
 )
 from webmcp_eval.errors import InvalidInput
-from webmcp_eval.matchers import MISSING, is_operator, match
+from webmcp_eval.matchers import MISSING
 from webmcp_eval.suite.case import Case
+from webmcp_eval.suite.evals_format import _TAGS, CallMessage, Eval, Node, OrderedGroup, TextMessage, UnorderedGroup
 from webmcp_eval.suite.loader import LoadedCase, Problem
+from webmcp_eval.suite.matcher_examples import _typed_only, example
 from webmcp_eval.suite.site import SiteConfig
 
 BEHAVIOURS = {
@@ -67,104 +69,6 @@ WEAKER = (
 
 class EvalsFormatError(InvalidInput):
     """A file that is not an evals.json at all (one line for the user)."""
-
-
-# ---- the public format, strictly ------------------------------------------------------------
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class TextMessage(_Strict):
-    role: Literal["user", "model"]
-    type: Literal["message"]
-    content: str
-
-
-class CallMessage(_Strict):
-    role: Literal["model"]
-    type: Literal["functioncall"]
-    name: str = Field(min_length=1)
-    arguments: dict[str, Any] = Field(default_factory=dict)
-
-
-class ResponseMessage(_Strict):
-    role: Literal["user"]
-    type: Literal["functionresponse", "functioncall"]  # the public examples write both
-    name: str = Field(min_length=1)
-    response: Any
-
-
-def _message_kind(value: object) -> str | None:
-    if not isinstance(value, dict):
-        models: dict[type, str] = {TextMessage: "message", CallMessage: "call", ResponseMessage: "response"}
-        return models.get(type(value))
-    kind = value.get("type")
-    if not isinstance(kind, str):  # a list or mapping here is no kind (and no key to look up)
-        return None
-    if kind == "functionresponse" or (kind == "functioncall" and "response" in value):
-        return "response"
-    return {"message": "message", "functioncall": "call"}.get(kind)
-
-
-Message = Annotated[
-    Annotated[TextMessage, Tag("message")]
-    | Annotated[CallMessage, Tag("call")]
-    | Annotated[ResponseMessage, Tag("response")],
-    Discriminator(
-        _message_kind,
-        custom_error_type="message_kind",
-        custom_error_message="a message is {role, type: message, content}, {role: model, type: functioncall, "
-        "name, arguments} or {role: user, type: functionresponse, name, response}",
-    ),
-]
-
-
-class FunctionCall(_Strict):
-    functionName: str = Field(min_length=1)  # noqa: N815 - the public format's own key
-    arguments: dict[str, Any] | None = None
-    result: Any = None
-    optional: bool = False
-    mockOutput: Any = None  # noqa: N815
-
-
-class OrderedGroup(_Strict):
-    ordered: list[Node] = Field(min_length=1)
-
-
-class UnorderedGroup(_Strict):
-    unordered: list[Node] = Field(min_length=1)
-
-
-def _node_kind(value: object) -> str | None:
-    if isinstance(value, dict):
-        return next((k for k in ("ordered", "unordered") if k in value), "call")
-    models: dict[type, str] = {OrderedGroup: "ordered", UnorderedGroup: "unordered", FunctionCall: "call"}
-    return models.get(type(value))
-
-
-Node = Annotated[
-    Annotated[FunctionCall, Tag("call")]
-    | Annotated[OrderedGroup, Tag("ordered")]
-    | Annotated[UnorderedGroup, Tag("unordered")],
-    Discriminator(
-        _node_kind,
-        custom_error_type="call_kind",
-        custom_error_message="an expected call is {functionName, arguments}, {ordered: [...]} or {unordered: [...]}",
-    ),
-]
-OrderedGroup.model_rebuild()
-UnorderedGroup.model_rebuild()
-
-
-class Eval(_Strict):
-    name: str | None = None
-    messages: list[Message] = Field(min_length=1)
-    expectedCall: list[Node] | None  # noqa: N815 - required: null is "no call", never a forgotten key
-
-
-_TAGS = {"message", "call", "response", "ordered", "unordered"}
 
 
 # ---- reading: JSON with the line of every value ----------------------------------------------
@@ -465,92 +369,6 @@ def _plan(nodes: Sequence[Node], theirs: FieldPath, names: Renames, notes: list[
             call["synthesized"] = made_up
         plan.append(call)
     return plan
-
-
-# ---- a value that satisfies a matcher (for the reference plan) -------------------------------
-
-_TYPE_EXAMPLES = {"string": "x", "number": 1, "integer": 1, "boolean": True, "array": [], "object": {}, "null": None}
-
-
-def example(matcher: object) -> Any:
-    """A value ``matcher`` accepts, or MISSING when none is known (checked with the matcher itself)."""
-    if isinstance(matcher, list):
-        items = [example(m) for m in matcher]
-        value: Any = MISSING if any(v is MISSING for v in items) else items
-    elif isinstance(matcher, dict) and not is_operator(matcher):
-        parts = {k: example(v) for k, v in matcher.items()}
-        value = MISSING if any(v is MISSING for v in parts.values()) else parts
-    elif isinstance(matcher, dict):
-        value = _operator_example(matcher)
-    else:
-        value = matcher
-    if value is MISSING:
-        return MISSING
-    try:
-        return value if match(matcher, value)[0] else MISSING
-    except ValueError:  # an operator that cannot be read: validate names it
-        return MISSING
-
-
-def _typed_only(matcher: object) -> bool:
-    """A matcher that says only a type, or only that a value is there (``$any``): the value played for it is a
-    stand-in."""
-    if isinstance(matcher, dict):
-        return set(matcher) in ({"$type"}, {"$any"}) or any(_typed_only(v) for v in matcher.values())
-    return isinstance(matcher, list) and any(_typed_only(v) for v in matcher)
-
-
-def _operator_example(ops: dict[str, Any]) -> Any:
-    bounds = {k: v for k, v in ops.items() if k in ("$gt", "$gte", "$lt", "$lte") and isinstance(v, int | float)}
-    if bounds:
-        return _number_between(bounds, ops.get("$type") == "integer")
-    if "$contains" in ops:
-        return str(ops["$contains"])
-    if "$pattern" in ops and isinstance(ops["$pattern"], str):
-        return _pattern_example(ops["$pattern"])
-    if "$in" in ops and isinstance(ops["$in"], list) and ops["$in"]:
-        return ops["$in"][0]
-    if isinstance(ops.get("$type"), str):  # any other $type is a problem validate names
-        return _TYPE_EXAMPLES.get(ops["$type"], MISSING)
-    if ops == {"$any": True}:  # any value that is there: a stand-in, as for a $type
-        return _TYPE_EXAMPLES["string"]
-    return MISSING  # $ref, $absent, $not, ...: the value cannot be known from the rule
-
-
-def _number_between(bounds: dict[str, float], whole: bool) -> float:
-    low = max([bounds.get("$gte", float("-inf")), bounds.get("$gt", float("-inf"))])
-    high = min([bounds.get("$lte", float("inf")), bounds.get("$lt", float("inf"))])
-    if "$gte" in bounds and bounds["$gte"] >= bounds.get("$gt", float("-inf")):
-        candidate = bounds["$gte"]
-    elif low != float("-inf"):
-        candidate = low + 1
-    elif "$lte" in bounds:
-        candidate = bounds["$lte"]
-    else:
-        candidate = high - 1
-    if candidate >= high and low != float("-inf"):
-        candidate = (low + high) / 2
-    return int(candidate) if whole or float(candidate).is_integer() else candidate
-
-
-def _pattern_example(pattern: str) -> str:
-    """Text a simple pattern matches: ``^Bob.*Smith$`` -> ``Bob Smith``, ``^(a|b)$`` -> ``a`` (the caller checks)."""
-    text = re.sub(r"^\(\?[a-z]+\)", "", pattern).removeprefix("^").removesuffix("$")
-    choice = re.fullmatch(r"\(([^()]*)\)", text)
-    if choice and "|" in choice.group(1):
-        options = [_plain(o) for o in re.split(r"(?<!\\)\|", choice.group(1))]
-        try:
-            return next((o for o in options if re.search(pattern, o)), options[0])
-        except re.error:  # not a pattern at all: validate names it; the plan plays the first option
-            return options[0]
-    return _plain(text)
-
-
-def _plain(text: str) -> str:
-    for wild, plain in ((".*", " "), (".+", " x "), (r"\d+", "1"), (r"\d", "1"), (r"\s+", " "), (r"\s*", " ")):
-        text = text.replace(wild, plain)
-    text = re.sub(r"\\(.)", r"\1", text)
-    return re.sub(r" {2,}", " ", text).strip() or "x"
 
 
 # ---- import: the cases as a suite folder ----------------------------------------------------
