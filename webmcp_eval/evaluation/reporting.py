@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from webmcp_eval.audit.catalog_lint import run_coverage_line
-from webmcp_eval.errors import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK, CannotRun, UsageError
+from webmcp_eval.errors import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK, CannotRun, InvalidInput, UsageError
 from webmcp_eval.evaluation.loading import default_suite_dir
 from webmcp_eval.evaluation.output import console, errors
 from webmcp_eval.judge.labels import LabelsFile
@@ -113,6 +113,10 @@ class ReportsNotWritten(CannotRun):
     file was checked before the work, so the command could not finish its work (exit 3, as a full disk during a run)."""
 
 
+class ReportMisdirected(InvalidInput):
+    """A view of the results was pointed at a device, a pipe or a folder: the command line's to change (exit 2)."""
+
+
 def end_reports(reporters: Reporters, results: Results, rebuild: str | None = None) -> int:
     """Render every view of the results; the exit code says what the results came to. ReportsNotWritten when a
     view could not be written: ``rebuild``, the command that writes the reports again from the traces (a full
@@ -123,7 +127,7 @@ def end_reports(reporters: Reporters, results: Results, rebuild: str | None = No
     for line in problems[:-1]:
         errors.print(line, markup=False, highlight=False)
     if problems:
-        raise ReportsNotWritten(problems[-1])
+        raise (ReportMisdirected if reporters.misdirected else ReportsNotWritten)(problems[-1])
     counts = results.gate_counts  # run --control: the null agent beside the agent decides nothing
     return EXIT_FAILED if counts.failed else EXIT_NOT_RUN if counts.not_run or counts.missing else EXIT_OK
 

@@ -24,6 +24,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from webmcp_eval import as_user_knows
+from webmcp_eval.proxies.files import NotRegularFile
 from webmcp_eval.report.sanitise import markdown as markdown_text
 from webmcp_eval.rundir.layout import RunDir
 from webmcp_eval.rundir.plan import RunPlan
@@ -240,6 +241,7 @@ class Reporters:
 
     reporters: list[Reporter] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    misdirected: bool = False  # a view was pointed at a device, a pipe or a folder: the user's to change
 
     def begin(self, plan: RunPlan | None) -> None:
         for r in self.reporters:
@@ -257,6 +259,7 @@ class Reporters:
             except OSError as err:
                 where = getattr(r, "path", "")
                 self.problems.append(f"cannot write {where}: {err.strerror or err}")
+                self.misdirected |= isinstance(err, NotRegularFile)
         return self.problems
 
 
