@@ -108,10 +108,14 @@ from webmcp_eval.play.browser.session import BrowserSession
 async def main():
     async with BrowserSession(headless=True) as session:
         for entry in Path("/proc").iterdir():
-            if entry.name.isdigit() and b"run-driver" in (entry / "cmdline").read_bytes():
+            try:  # another process of the machine may end while it is read
+                if not (entry.name.isdigit() and b"run-driver" in (entry / "cmdline").read_bytes()):
+                    continue
                 stat = (entry / "stat").read_text()
-                if int(stat.rsplit(")", 1)[1].split()[1]) == os.getpid():
-                    os.kill(int(entry.name), signal.SIGKILL)
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == os.getpid():
+                os.kill(int(entry.name), signal.SIGKILL)
         await asyncio.sleep(0.5)
         await session.ensure_browser(0)  # a new driver, and a browser through it
         assert session.driver_alive()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import shlex
 from pathlib import Path
@@ -39,6 +40,7 @@ def urlpath(path: str) -> str:
     return quote(path, safe="/")
 
 
+@functools.cache  # one per process, each template compiled once: a process may write many reports (mutate, pytest)
 def environment() -> Environment:
     """The reports' one Jinja2 environment: their templates, autoescaping on, the filters they share."""
     env = Environment(

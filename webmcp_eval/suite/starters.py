@@ -11,6 +11,8 @@ from typing import Any, Protocol
 
 import jsonschema
 
+from webmcp_eval.suite.tool_schema import validate as validate_json
+
 BOUNDARY_REASON = (
     "a boundary: the user only asks what the tool does, so doing nothing is right (starters that call "
     "the tool are the ones a do-nothing agent must fail)"
@@ -101,7 +103,7 @@ def example_arguments(schema: Any) -> dict[str, Any] | None:
     schema = schema or {"type": "object"}
     try:
         args = example_for(schema)
-        jsonschema.validate(args, schema)
+        validate_json(args, schema)
     except (NoExample, jsonschema.ValidationError, jsonschema.SchemaError, TypeError, ValueError):
         return None
     return args if isinstance(args, dict) else None

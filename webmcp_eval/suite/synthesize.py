@@ -19,6 +19,7 @@ from typing import Any
 import jsonschema
 
 from webmcp_eval.matchers import MISSING, match
+from webmcp_eval.suite.tool_schema import validate as validate_json
 from webmcp_eval.trace import NotRunKind, Trace
 
 FORMATS = {
@@ -62,7 +63,7 @@ def _candidates(schema: dict[str, Any]) -> list[tuple[Any, str]]:
 
 def _fits(value: object, schema: dict[str, Any]) -> bool:
     try:
-        jsonschema.validate(value, schema, format_checker=jsonschema.FormatChecker())
+        validate_json(value, schema, formats=True)
     except (jsonschema.ValidationError, jsonschema.SchemaError):
         return False
     return True

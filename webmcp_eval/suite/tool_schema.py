@@ -11,10 +11,14 @@ only ``additionalProperties: false`` (and its like) stays as written, the form r
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import jsonschema
+import jsonschema.exceptions
+import jsonschema.protocols
 import referencing
 import referencing.exceptions
 from referencing.jsonschema import DRAFT202012
@@ -106,3 +110,33 @@ def check_tool_schema(schema: object) -> dict[str, Any]:
             why = "does not resolve inside the schema (the runner never fetches one)"
             raise ToolSchemaError(f"{at}: {ref!r} {why}") from None
     return _mapping_as_objects(schema)
+
+
+def validate(instance: Any, schema: Any, *, formats: bool = False) -> None:
+    """``jsonschema.validate``, each schema checked against its meta-schema and built once: a suite holds its
+    planned calls and matchers to the same few tool schemas again and again. Raises what it raises
+    (ValidationError, the best match; SchemaError)."""
+    key = _key(schema)
+    if key is None:  # not plain JSON (a key that is no string): checked and built each time
+        jsonschema.validate(instance, schema, format_checker=jsonschema.FormatChecker() if formats else None)
+        return
+    error = jsonschema.exceptions.best_match(_validator(key, formats).iter_errors(instance))
+    if error is not None:
+        raise error
+
+
+def _key(schema: Any) -> str | None:
+    """The schema's JSON text when it says all the schema says (else None)."""
+    try:
+        text = json.dumps(schema, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    return text if json.loads(text) == schema else None
+
+
+@functools.lru_cache(maxsize=512)
+def _validator(text: str, formats: bool) -> jsonschema.protocols.Validator:
+    schema = json.loads(text)
+    kind = jsonschema.validators.validator_for(schema)
+    kind.check_schema(schema)  # a SchemaError is raised, never kept: the next call checks again
+    return kind(schema, format_checker=jsonschema.FormatChecker() if formats else None)

@@ -36,6 +36,7 @@ from webmcp_eval.suite.loader import LoadedCase, Problem, field_path, line_for, 
 from webmcp_eval.suite.plan_contradictions import plan_problems
 from webmcp_eval.suite.route_tools import route_problems
 from webmcp_eval.suite.site import SiteConfig
+from webmcp_eval.suite.tool_schema import validate as validate_json
 
 MIN_CASES_PER_BEHAVIOUR = 2
 COUNTED_METHODS = ("POST", "PUT", "PATCH", "DELETE")  # the proxy's default write_methods
@@ -337,7 +338,7 @@ def _schema_problems(
     errors = []
     for schema in catalog.schemas(tool):
         try:
-            jsonschema.validate(args, schema or {"type": "object"})
+            validate_json(args, schema or {"type": "object"})
             return []
         except jsonschema.ValidationError as err:
             errors.append(err)
