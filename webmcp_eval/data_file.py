@@ -10,6 +10,9 @@ JSON, nested deeper than ``MAX_DEPTH``, more than ``MAX_NODES`` values once YAML
 ``Infinity``, ``.inf``): every file holds JSON values, what tools take and give.
 
 An unquoted date (``2024-01-01``) is read as the text it shows, as in YAML 1.2 and JSON.
+
+Over 500 lines on purpose: YAML and JSON side by side under one set of guards and one wording of a
+problem, so a case, a catalog and a trace refuse the same shapes in the same words.
 """
 
 from __future__ import annotations

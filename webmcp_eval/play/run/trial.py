@@ -15,6 +15,10 @@ start_route.py (the start route and its tools), actions.py (the user's steps),
 observe.py (what the page shows), witness.py (the DevTools cross-check),
 network_evidence.py (the proxy's account), artifacts.py (screenshot, trace.zip), press.py (the final control
 pressed in a fork of the trial).
+
+Over 500 lines on purpose: the phases of one trial, as methods of the one object that holds the trial's
+state (its context, page, world, trace and timings), in the order they run; each phase's work is a module
+of its own (above), and what is left here is the order and the hand-offs between them.
 """
 
 from __future__ import annotations
