@@ -144,9 +144,12 @@ def test_a_run_keeps_no_trace_and_no_proxy_state_of_trials_that_ended(tmp_path: 
     states alive are those of the trials in flight, however many have ended (the old runner kept every trace),
     and no kept trace is made until the traces are read back at the end."""
     counts: list[tuple[int, int, int, int]] = []
+    # what other tests of the session hold (a session fixture's traces) is there before the run and stays
+    before = (_alive(Trace), _alive(KeptTrace), _alive(TrialState), _alive(FlowState))
 
     def count(trace: Trace) -> None:
-        counts.append((_alive(Trace), _alive(KeptTrace), _alive(TrialState), _alive(FlowState)))
+        now = (_alive(Trace), _alive(KeptTrace), _alive(TrialState), _alive(FlowState))
+        counts.append(tuple(n - b for n, b in zip(now, before, strict=True)))  # type: ignore[arg-type]
 
     settings = RunSettings(
         out_root=tmp_path,
