@@ -143,13 +143,15 @@ def test_a_run_keeps_no_trace_and_no_proxy_state_of_trials_that_ended(tmp_path: 
     """Counted when each trial ends, over 8 trials with 2 workers: the whole traces and the proxy's trial and flow
     states alive are those of the trials in flight, however many have ended (the old runner kept every trace),
     and no kept trace is made until the traces are read back at the end."""
-    counts: list[tuple[int, int, int, int]] = []
-    # what other tests of the session hold (a session fixture's traces) is there before the run and stays
-    before = (_alive(Trace), _alive(KeptTrace), _alive(TrialState), _alive(FlowState))
+    counts: list[list[int]] = []
+
+    def alive() -> list[int]:
+        return [_alive(Trace), _alive(KeptTrace), _alive(TrialState), _alive(FlowState)]
+
+    before = alive()  # what other tests of the session hold (a session fixture's traces) is there and stays
 
     def count(trace: Trace) -> None:
-        now = (_alive(Trace), _alive(KeptTrace), _alive(TrialState), _alive(FlowState))
-        counts.append(tuple(n - b for n, b in zip(now, before, strict=True)))  # type: ignore[arg-type]
+        counts.append([n - b for n, b in zip(alive(), before, strict=True)])
 
     settings = RunSettings(
         out_root=tmp_path,

@@ -198,7 +198,7 @@ else:
 # What the pure-Python reader refuses up front, and the characters around which libyaml reads some texts
 # otherwise than PyYAML does (a tab inside a plain scalar, a byte-order mark past the start, a bare "!"
 # tag, a "?" key inside a flow mapping): such a text is read by the pure-Python loader alone.
-_SLOW_PATH = re.compile(yaml.reader.Reader.NON_PRINTABLE.pattern.rstrip("]") + "]|[\t\ufeff!?]")
+_SLOW_PATH = re.compile(f"{yaml.reader.Reader.NON_PRINTABLE.pattern}|[\t\ufeff!?]")
 
 
 def _not_json(node: yaml.Node, path: FieldPath) -> DataFileError:

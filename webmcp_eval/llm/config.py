@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -150,14 +150,9 @@ GRADER_FLAGS = ModelFlags(
     cassette_help="record the grader's exchanges per trial, or replay them strictly (offline)",
     dir_help="grader cassettes' directory (cassettes/grader)",
 )
-CALIBRATE_FLAGS = ModelFlags(  # calibrate's grader: the run's options in fewer words
-    prefix="--grader-",
-    kind_flag="--grader",
-    cassette_flag="--grader-cassette",
-    cassette_dir="cassettes/grader",
-    model_help="the grader's model name",
+CALIBRATE_FLAGS = replace(  # calibrate's grader: the run's options in fewer words
+    GRADER_FLAGS,
     base_help="the grader's endpoint",
-    key_help="environment variable with the grader's key",
     cassette_help="grader cassettes",
     dir_help="where grader cassettes live",
 )

@@ -209,16 +209,16 @@ async def _reach(fork: Fork, tp: TrialPage, record: PressRecord) -> None:
 
 async def _call(tp: TrialPage, was: ToolCall, record: PressRecord, what: str) -> None:
     """One recorded call made again; it must answer as it did in the trial (or as setup needs: not an error)."""
-    again = await tp.host.call(was.tool, was.args)
+    got = _outcome(await tp.host.call(was.tool, was.args))
     record.replayed.append(f"{what} {was.tool}")
     if what == "setup call":
-        if _outcome(again)[0] != "ok":
-            raise NotReached(f"the case's setup call {was.tool} did not succeed in the fork: {_outcome(again)}")
+        if got[0] != "ok":
+            raise NotReached(f"the case's setup call {was.tool} did not succeed in the fork: {got}")
         return
-    if _outcome(again) != _outcome(was):
+    if got != _outcome(was):
         raise NotReached(
             f"the fork did not reach the trial's confirmation point: call #{was.index} {was.tool} answered "
-            f"{_outcome(again)} there, {_outcome(was)} in the trial"
+            f"{got} there, {_outcome(was)} in the trial"
         )
 
 
