@@ -49,7 +49,8 @@ if TYPE_CHECKING:
     from webmcp_eval.suite.browser_context import BrowserContextSettings
 
 PRESS_TIMEOUT_MS = 5000  # the press itself: a control that cannot be clicked in this time was not pressed
-WRITE_WAIT_S = 5.0  # after the page settled, how long a named write may still take to show at the proxy
+WRITE_WAIT_S = 5.0  # after a page that did not settle (its cap), how long a named write may still take to show
+WRITE_GRACE_S = 0.5  # after a page that settled, for a write a short timer of the page sends
 WRITE_FIELDS = {"method", "path", "query", "status", "outbound"}  # what a write is, without its timing or trial
 NO_WORLDS = (
     "the site has no test-mode worlds (a reset hook and a world_cookie in its site config): "
@@ -242,9 +243,14 @@ async def _press_control(fork: Fork, tp: TrialPage, record: PressRecord) -> None
     except PlaywrightError as err:
         record.press_error = f"could not press {control.describe()}: {first_line(err)}"
         return
+    settles = len(tp.host.settles)
     with contextlib.suppress(PlaywrightError):  # a page that navigated away settles as the new one
         await tp.host.wait_for_tools()
-    deadline = time.monotonic() + WRITE_WAIT_S
+    # A page that settled has no request open, and the proxy counted each of them before the page had its
+    # answer: only a write a timer sends later can still come. A page still busy at the cap (or whose wait
+    # broke off) gets longer.
+    settled = len(tp.host.settles) > settles and tp.host.settles[-1].reason != "cap"
+    deadline = time.monotonic() + (WRITE_GRACE_S if settled else WRITE_WAIT_S)
     while True:
         writes = fork.proxy.snapshot(fork.trial_id).writes[first:]
         record.writes = [WriteRecord.model_validate(w.model_dump(include=WRITE_FIELDS)) for w in writes]
