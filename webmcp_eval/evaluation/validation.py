@@ -21,7 +21,7 @@ from webmcp_eval.suite.case import Case, NavigateAction
 from webmcp_eval.suite.init import offered
 from webmcp_eval.suite.loader import LoadedCase, Problem
 from webmcp_eval.suite.site import route_key
-from webmcp_eval.suite.validate import scope_warnings
+from webmcp_eval.suite.validate import case_warnings
 
 if TYPE_CHECKING:
     from webmcp_eval.play.page.surface.discover import RouteTools
@@ -51,7 +51,7 @@ def validate_command(request: ValidateRequest) -> Outcome:
         raise UsageError("--route names a route whose tools --live reads: give --live URL too")
     suite = _validate_live(request) if request.live else load_cases(list(request.paths), request.catalog, request.suite)
     loaded, problems, catalog_note = suite.cases, suite.problems, suite.note
-    for warning in scope_warnings(loaded):
+    for warning in case_warnings(loaded):
         say(f"warning: {warning}")
     problems = problems + _audit_catalog(list(request.paths), request.catalog, request.suite)
     if problems:

@@ -29,7 +29,7 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from webmcp_eval.data_file import Renames
-from webmcp_eval.kinds import module_kinds
+from webmcp_eval.kinds import blocks, module_kinds
 from webmcp_eval.kinds._locator import ARIA_ROLES, Locator, Strict
 from webmcp_eval.kinds.answer import AnswerExpectation, RubricCriterion
 from webmcp_eval.kinds.calls import (
@@ -472,9 +472,9 @@ class Case(Strict):
 
     @property
     def writes(self) -> bool:
-        """Whether the case is about a write (docs/design.md, "The trace": writes carry more evidence)."""
-        e = self.expect
-        return bool(e.network.writes or e.state or e.confirmation)
+        """Whether the case is about a write (docs/design.md, "The trace": writes carry more evidence): a block
+        of its expect: whose kind says so (its ``about_writes``: network writes, state, a confirmation point)."""
+        return any(kind.about_writes(value) for kind, value in blocks(self.expect) if kind.about_writes is not None)
 
 
 def case_json_schema() -> dict[str, Any]:
