@@ -118,6 +118,7 @@ def boundary_only(case: Case) -> bool:
 def _play_control(loaded: list[LoadedCase], suite: Suite, request: ValidateRequest) -> tuple[ControlHealth, Path]:
     """The null agent over the cases, as every run of the suite plays them; its health and where its traces are."""
     # playing opens a browser: the browser stack loads only for --control, a plain validate stays quick
+    from webmcp_eval.evaluation.demo_site import with_demo_site
     from webmcp_eval.play.run.run import new_run_id, run_suite
 
     settings = RunSettings(
@@ -131,7 +132,7 @@ def _play_control(loaded: list[LoadedCase], suite: Suite, request: ValidateReque
         browser_context=suite.config.browser_context(),  # the suite's time zone and locale, as every run of it
         **surface_checks_of(request.catalog, suite),  # as every run of the suite holds its tools to them
     )
-    result = asyncio.run(run_suite(loaded, settings))
+    result = asyncio.run(run_suite(loaded, settings, with_demo_site()))
     return control_health(list(result.kept)), result.out_dir
 
 
