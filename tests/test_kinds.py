@@ -300,3 +300,50 @@ def test_validate_asks_the_kinds_of_absent_blocks_and_warns_through_theirs(monke
     monkeypatch.undo()
     assert validate.validate_suite([bare, with_answer], None, whole_suite=False) == []
     assert validate.case_warnings([bare, with_answer]) == [] and not with_answer.case.writes
+
+
+def _static_expectations(source: str) -> list[tuple[str, Any, Any]]:
+    """(name, type, default) of each field of the ``Expectations`` the type checker reads (under TYPE_CHECKING)."""
+    import ast
+
+    from webmcp_eval.suite import case as case_module
+
+    names = {**vars(case_module), **{k.model.__name__: k.model for k in module_kinds()}}
+    tree = ast.parse(source)
+    (static,) = [
+        node
+        for top in tree.body
+        if isinstance(top, ast.If) and getattr(top.test, "id", "") == "TYPE_CHECKING"
+        for node in top.body
+        if isinstance(node, ast.ClassDef) and node.name == "Expectations"
+    ]
+    fields = []
+    for item in static.body:
+        if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name) and item.value is not None:
+            value = item.value
+            if isinstance(value, ast.Call):  # Field(default_factory=X): a fresh X for each case
+                (factory,) = [k.value for k in value.keywords if k.arg == "default_factory"]
+                default: Any = ("factory", eval(ast.unparse(factory), names))  # noqa: S307 - our own source
+            else:
+                default = ("value", ast.literal_eval(value))
+            fields.append((item.target.id, eval(ast.unparse(item.annotation), names), default))  # noqa: S307
+    return fields
+
+
+def _runtime_expectations() -> list[tuple[str, Any, Any]]:
+    return [
+        (name, f.annotation, ("factory", f.default_factory) if f.default_factory else ("value", f.default))
+        for name, f in Expectations.model_fields.items()
+    ]
+
+
+def test_the_type_checkers_expectations_are_the_model_the_kinds_build_field_by_field() -> None:
+    """The expect: model is built from the kinds at runtime; the type checker reads a declaration of it (suite/case.py,
+    under TYPE_CHECKING) that must name the same fields, in order, with the same types and defaults."""
+    source = (ROOT / "webmcp_eval" / "suite" / "case.py").read_text(encoding="utf-8")
+    assert _static_expectations(source) == _runtime_expectations()
+    dropped = source.replace("        console: ConsoleExpectation | None = None\n", "")
+    retyped = source.replace("    state: StateExpectation | None = None\n", "    state: StateExpectation = None\n")
+    assert dropped != source and retyped != source
+    assert _static_expectations(dropped) != _runtime_expectations()  # a kind the declaration forgot
+    assert _static_expectations(retyped) != _runtime_expectations()  # a block typed otherwise

@@ -344,7 +344,27 @@ def _expectations() -> type[BaseModel]:
 
 
 if TYPE_CHECKING:
-    Expectations = Any  # built from the kinds when the module loads: the type checker sees each block as Any
+    from webmcp_eval.kinds.consistency import ConsistencyExpectation
+    from webmcp_eval.kinds.console import ConsoleExpectation
+    from webmcp_eval.kinds.tool_answers import ToolAnswers
+
+    class Expectations(Strict):
+        """The expect: block as the type checker sees it: the model is built from the kinds when the module loads
+        (``_expectations``), which a type checker cannot run. tests/test_kinds.py holds these fields to that
+        model, name by name in its order, with the same type and default: a kind added, renamed or retyped
+        fails there until it is written here too."""
+
+        calls: CallExpectations = Field(default_factory=CallExpectations)
+        network: NetworkExpectation = Field(default_factory=NetworkExpectation)
+        ui: list[UiExpectation] = Field(default_factory=list)
+        state: StateExpectation | None = None
+        answer: AnswerExpectation | None = None
+        confirmation: ConfirmationExpectation | None = None
+        untrusted: UntrustedExpectation | None = None
+        consistency: ConsistencyExpectation | None = None
+        console: ConsoleExpectation | None = None
+        tool_answers: ToolAnswers | None = None
+
 else:
     Expectations = _expectations()
 
