@@ -9,14 +9,17 @@ import os
 import subprocess
 import sys
 import threading
+from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from webmcp_eval.agents.reference import ReferenceAgent
-from webmcp_eval.play.run.run import run_suite, select_cases
+from webmcp_eval.evaluation.demo_site import with_demo_site
+from webmcp_eval.play.run.run import RunResult, run_suite, select_cases
 from webmcp_eval.play.run.settings import RunSettings, RunState
 from webmcp_eval.suite.folder import read_suite_config
-from webmcp_eval.suite.loader import load_cases
+from webmcp_eval.suite.loader import LoadedCase, load_cases
 from webmcp_eval.trace import Trace
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,6 +70,16 @@ def in_thread(fn, *args):
         return pool.submit(fn, *args).result()
 
 
+def run_on_demo(
+    cases: list[LoadedCase],
+    settings: RunSettings,
+    state: RunState | None = None,
+    on_trial: Callable[[Trace], None] | None = None,
+) -> Coroutine[Any, Any, RunResult]:
+    """run_suite as the commands hand it its state: the embedded demo site started where the settings name no site."""
+    return run_suite(cases, settings, with_demo_site(state), on_trial)
+
+
 def suite_cases(*ids: str, directory: Path = CASES):
     loaded, problems = load_cases([directory])
     assert not problems, problems
@@ -78,7 +91,7 @@ def play(tmp_path: Path, ids: tuple[str, ...] = (), state: RunState | None = Non
     settings.setdefault("agent_factory", ReferenceAgent)
     settings.setdefault("browser_context", SEED_CONTEXT)  # as `webmcp-eval run` plays the seed suite (its suite.yaml)
     chosen = RunSettings(out_root=tmp_path, run_id=settings.pop("run_id", "run"), **settings)
-    return in_thread(asyncio.run, run_suite(suite_cases(*ids), chosen, state)).traces
+    return in_thread(asyncio.run, run_on_demo(suite_cases(*ids), chosen, state)).traces
 
 
 class BreaksOnce(ReferenceAgent):

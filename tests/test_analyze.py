@@ -139,7 +139,7 @@ def test_the_command_writes_html_and_markdown_and_refuses_what_is_not_a_run(runs
     assert "](../run-a/trials/SEL-01.t1.json)" in (tmp_path / "md" / "analysis.md").read_text(encoding="utf-8")
     bad = cli("analyze", str(tmp_path / "nope"))
     assert (
-        bad.returncode == 2 and bad.stderr.strip() == f"webmcp-eval analyze: {tmp_path / 'nope'}: not a run directory"
+        bad.returncode == 2 and bad.stderr.strip() == f"{tmp_path / 'nope'}: not a run directory"  # as report says it
     )
     assert cli("analyze", "--help").returncode == 0
     for flag in ("--html", "--markdown"):  # a folder given for a file: one line, exit 2, nothing written

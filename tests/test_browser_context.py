@@ -104,7 +104,8 @@ def test_the_null_agents_control_plays_on_the_suites_clock(tmp_path: Path, monke
 
     seen = []
 
-    async def fake_run_suite(cases, options):  # noqa: ANN001, ANN202 - stands in for the browser run
+    async def fake_run_suite(cases, options, state):  # noqa: ANN001, ANN202 - stands in for the browser run
+        assert state.demo_site is not None  # the suite's site is the demo: validate hands the run its starter
         seen.append(options.site.browser_context)
         return run_module.RunResult(options.output.run_id or "r", tmp_path, [], {})
 

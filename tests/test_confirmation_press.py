@@ -15,14 +15,13 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from eval_support import SEED_CONTEXT, cli, in_thread, suite_cases
+from eval_support import SEED_CONTEXT, cli, in_thread, run_on_demo, suite_cases
 from press_server import PressSite, press_site
 
 from webmcp_eval.agents.reference import ReferenceAgent
 from webmcp_eval.judge import checks
 from webmcp_eval.kinds.confirmation import check_confirmation
 from webmcp_eval.mutation.mutate import Mutant, MutateOptions, _play
-from webmcp_eval.play.run.run import run_suite
 from webmcp_eval.play.run.settings import RunSettings
 from webmcp_eval.suite.loader import LoadedCase, load_cases
 from webmcp_eval.suite.site import demo_site_config
@@ -73,7 +72,7 @@ def _run(site: PressSite, out: Path, ids: list[str], worlds: bool = True) -> dic
         agent_factory=ReferenceAgent,
         workers=2,
     )
-    traces = in_thread(asyncio.run, run_suite(_cases(out / "cases", ids), settings)).traces
+    traces = in_thread(asyncio.run, run_on_demo(_cases(out / "cases", ids), settings)).traces
     return {t.case_id: t for t in traces}
 
 

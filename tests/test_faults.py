@@ -14,10 +14,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from eval_support import ROOT, SEED_CONTEXT, BreaksOnce, cli, in_thread, suite_cases
+from eval_support import ROOT, SEED_CONTEXT, BreaksOnce, cli, in_thread, run_on_demo, suite_cases
 
 from webmcp_eval.agents.reference import ReferenceAgent
-from webmcp_eval.play.run.run import run_suite
 from webmcp_eval.play.run.settings import RunSettings
 from webmcp_eval.site_under_test.server import TEMP_PREFIX, temp_data_dir
 
@@ -91,7 +90,7 @@ def test_a_killed_renderer_browser_or_driver_is_infrastructure_named_retried_and
         screenshots="off",
         browser_context=SEED_CONTEXT,
     )
-    traces = in_thread(asyncio.run, run_suite(suite_cases("SEL-01", "SEL-02", "ARG-01"), options)).traces
+    traces = in_thread(asyncio.run, run_on_demo(suite_cases("SEL-01", "SEL-02", "ARG-01"), options)).traces
     named = {"SEL-01": "the page crashed", "SEL-02": "connection to the browser was lost", "ARG-01": "driver"}
     for trace in traces:
         assert trace.verdict == "passed" and trace.attempt == 2, (trace.trial_id, trace.verdict_reason)
@@ -235,7 +234,7 @@ def test_a_site_answering_500_mid_trial_is_the_sites_fault_not_the_agents(tmp_pa
             browser_context=SEED_CONTEXT,
             screenshots="off",
         )
-        (trace,) = in_thread(asyncio.run, run_suite(suite_cases("SEL-01"), options)).traces
+        (trace,) = in_thread(asyncio.run, run_on_demo(suite_cases("SEL-01"), options)).traces
     assert trace.verdict == "not_run" and trace.not_run_kind == "infrastructure", trace.verdict_reason
     assert "the site answered 500 during the trial" in trace.verdict_reason
 

@@ -18,14 +18,13 @@ from typing import Any
 import playwright.async_api._generated as async_api
 import playwright.sync_api._generated as sync_api
 import pytest
-from eval_support import cli, in_thread
+from eval_support import cli, in_thread, run_on_demo
 from frames_server import CASES, FramesSite
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from webmcp_eval.agents.reference import ReferenceAgent
 from webmcp_eval.audit.engine import AuditOptions, audit
 from webmcp_eval.play.page.devtools_tools import DevToolsCallError, DevToolsTools, answer, find_frame_id, frame_path
-from webmcp_eval.play.run.run import run_suite
 from webmcp_eval.play.run.settings import RunSettings
 from webmcp_eval.suite.loader import load_cases
 
@@ -111,7 +110,7 @@ def test_a_trial_lists_and_calls_a_hung_frames_tool_through_devtools(
     options = RunSettings(
         out_root=tmp_path, run_id="hung", base_url=frames.url, site_config=frames.config(), agent_factory=ReferenceAgent
     )
-    (trace,) = in_thread(asyncio.run, run_suite([case], options)).traces
+    (trace,) = in_thread(asyncio.run, run_on_demo([case], options)).traces
     assert trace.verdict == "passed", trace.verdict_reason
     lookup = trace.calls[0]
     assert (lookup.tool, lookup.via, lookup.error) == ("lookup_item", "devtools", None)

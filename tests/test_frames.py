@@ -16,11 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from eval_support import cli, in_thread
+from eval_support import cli, in_thread, run_on_demo
 from frames_server import CASES, FramesSite
 
 from webmcp_eval.agents.reference import ReferenceAgent
-from webmcp_eval.play.run.run import run_suite
 from webmcp_eval.play.run.settings import RunSettings
 from webmcp_eval.report.html import render_html
 from webmcp_eval.suite.case import Case
@@ -51,7 +50,7 @@ def play_frames(tmp_path: Path, site: FramesSite, cases: list[LoadedCase], **kw:
         agent_factory=ReferenceAgent,
         **kw,
     )
-    return {t.case_id: t for t in in_thread(asyncio.run, run_suite(cases, options)).traces}
+    return {t.case_id: t for t in in_thread(asyncio.run, run_on_demo(cases, options)).traces}
 
 
 @pytest.fixture(scope="module")

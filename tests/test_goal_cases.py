@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from eval_support import in_thread
+from eval_support import in_thread, run_on_demo
 
 from tests.fake_llm import FAKE_KEY, Call, FakeLLM, Say, closed_port_url
 from tests.fake_llm import Conversation as Heard
@@ -40,7 +40,7 @@ from webmcp_eval.agents.simulated_user import (
 from webmcp_eval.judge.grader import make_grader
 from webmcp_eval.llm.config import ModelConfig
 from webmcp_eval.play.run.conversation import NO_PLAN, NO_SIMULATOR, Conversation
-from webmcp_eval.play.run.run import run_suite, select_cases
+from webmcp_eval.play.run.run import select_cases
 from webmcp_eval.play.run.settings import RunSettings, RunState
 from webmcp_eval.play.run.trial import trial_id_for
 from webmcp_eval.suite.case import UserGoal
@@ -378,7 +378,7 @@ def _run(site, out: Path, run_id: str, ids: tuple[str, ...], agent, simulator=No
         simulator_factory=simulator,
     )
     chosen = select_cases(loaded, list(ids), None, [])
-    traces = in_thread(asyncio.run, run_suite(chosen, settings, RunState(grader=grader))).traces
+    traces = in_thread(asyncio.run, run_on_demo(chosen, settings, RunState(grader=grader))).traces
     return {t.case_id: t for t in traces}
 
 

@@ -8,13 +8,12 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from eval_support import CASES, SEED_CONTEXT, in_thread
+from eval_support import CASES, SEED_CONTEXT, in_thread, run_on_demo
 
 from webmcp_eval.agents.reference import ReferenceAgent
 from webmcp_eval.judge import checks
 from webmcp_eval.kinds.state import NO_STATE, check_state
 from webmcp_eval.kinds.ui import check_ui
-from webmcp_eval.play.run.run import run_suite
 from webmcp_eval.play.run.settings import RunSettings
 from webmcp_eval.suite.case import StateExpectation, UiExpectation
 from webmcp_eval.suite.loader import load_cases
@@ -57,7 +56,7 @@ def test_a_human_step_the_page_never_shows_fails_the_trial_and_the_rest_is_judge
     loaded, problems = load_cases([suite])
     assert not problems
     options = RunSettings(out_root=tmp_path, run_id="r", agent_factory=ReferenceAgent, browser_context=SEED_CONTEXT)
-    (trace,) = in_thread(asyncio.run, run_suite(loaded, options)).traces
+    (trace,) = in_thread(asyncio.run, run_on_demo(loaded, options)).traces
     assert trace.verdict == "failed", trace.verdict_reason
     by_id = {a.id: a for a in trace.assertions}
     step = by_id["steps[1]"]

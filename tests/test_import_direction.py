@@ -49,6 +49,11 @@ def test_nothing_in_play_imports_the_trial_but_the_run() -> None:
     assert found == ["webmcp_eval/play/run/run.py: webmcp_eval.play.run.trial"]
 
 
+def test_play_never_imports_the_demo_site_its_front_end_decides_to_start_it() -> None:
+    """The front end hands a run the demo site to start (webmcp_eval/evaluation/demo_site.py, RunState.demo_site)."""
+    assert offenders("webmcp_eval/play", ("webmcp_eval.site_under_test",)) == []
+
+
 def test_the_checker_sees_a_wrong_import_and_lets_a_typing_one_pass(tmp_path) -> None:
     (tmp_path / "agents").mkdir()
     (tmp_path / "agents" / "typed.py").write_text(

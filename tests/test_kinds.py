@@ -240,3 +240,110 @@ def test_an_empty_text_of_the_answer_is_refused_by_its_kinds_rules(answer: str, 
     problems = validate_suite([parse_case(text, "x.yaml")], None, whole_suite=False)
     assert [p.field for p in problems] == found
     assert all(p.line == 7 and "says nothing about the answer" in p.message for p in problems)
+
+
+def _kind_reads(path: Path) -> list[str]:
+    """Where code reads a block of expect: by its kind's name (``x.expect.confirmation``, ``getattr(e, "ui")``)."""
+    import ast
+
+    names = {k.name for k in module_kinds()}
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Attribute) and node.attr in names:
+            if isinstance(node.value, ast.Attribute) and node.value.attr == "expect":
+                found.append(f"{path.name}:{node.lineno}: expect.{node.attr}")
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", "") == "getattr" and len(node.args) > 1:
+            name = node.args[1]
+            if isinstance(name, ast.Constant) and name.value in names:
+                found.append(f"{path.name}:{node.lineno}: getattr {name.value}")
+    return found
+
+
+def test_validate_and_the_case_model_read_no_block_by_its_kinds_name_nor_the_trial_consistency(
+    tmp_path: Path,
+) -> None:
+    """They loop over the kinds' hooks (validate, validate_absent, warn, about_writes, watch_calls)."""
+    package = ROOT / "webmcp_eval"
+    assert _kind_reads(package / "suite" / "validate.py") == []
+    assert _kind_reads(package / "suite" / "case.py") == []
+    assert [r for r in _kind_reads(package / "play" / "run" / "trial.py") if "consistency" in r] == []
+    wrong = tmp_path / "wrong.py"
+    wrong.write_text("def f(case):\n    return case.expect.confirmation or getattr(case.expect, 'consistency')\n")
+    assert _kind_reads(wrong) == ["wrong.py:2: expect.confirmation", "wrong.py:2: getattr consistency"]
+
+
+def test_validate_asks_the_kinds_of_absent_blocks_and_warns_through_theirs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kind's ``validate_absent`` is asked for a case without its block (never for one with it); its ``warn``
+    gives validate's warnings; its ``about_writes`` makes the case one about a write."""
+    from webmcp_eval.suite import case as case_module
+    from webmcp_eval.suite import validate
+    from webmcp_eval.suite.loader import parse_case
+
+    head = "id: X-01\nbehaviour: selection\ntitle: t\nstart_route: /events\nsteps: [{user: hi}]\n"
+    answered = head.replace("X-01", "Y-01") + "expect:\n  answer: {contains: [x]}\n"
+    bare, with_answer = parse_case(head, "x.yaml"), parse_case(answered, "y.yaml")
+    hooks = {
+        "validate_absent": lambda facts: [(("steps", 0), "leans on an answer")],
+        "warn": lambda value, facts: [(("expect", "answer", "contains", 0), "likely wrong")],
+        "about_writes": lambda value: True,
+    }
+    kinds = [dataclasses.replace(k, **hooks) if k.name == "answer" else k for k in module_kinds()]
+    monkeypatch.setattr(validate, "module_kinds", lambda: kinds)
+    present = lambda expect: [(k, v) for k in kinds if (v := getattr(expect, k.name)) is not None]  # noqa: E731
+    monkeypatch.setattr(validate, "blocks", present)
+    monkeypatch.setattr(case_module, "blocks", present)
+    problems = validate.validate_suite([bare, with_answer], None, whole_suite=False)
+    assert [(p.file, p.line, p.field, p.message) for p in problems] == [("x.yaml", 5, "steps[0]", "leans on an answer")]
+    (warning,) = validate.case_warnings([bare, with_answer])
+    assert (warning.file, warning.line, warning.field) == ("y.yaml", 7, "expect.answer.contains[0]")
+    assert with_answer.case.writes and not bare.case.writes
+    monkeypatch.undo()
+    assert validate.validate_suite([bare, with_answer], None, whole_suite=False) == []
+    assert validate.case_warnings([bare, with_answer]) == [] and not with_answer.case.writes
+
+
+def _static_expectations(source: str) -> list[tuple[str, Any, Any]]:
+    """(name, type, default) of each field of the ``Expectations`` the type checker reads (under TYPE_CHECKING)."""
+    import ast
+
+    from webmcp_eval.suite import case as case_module
+
+    names = {**vars(case_module), **{k.model.__name__: k.model for k in module_kinds()}}
+    tree = ast.parse(source)
+    (static,) = [
+        node
+        for top in tree.body
+        if isinstance(top, ast.If) and getattr(top.test, "id", "") == "TYPE_CHECKING"
+        for node in top.body
+        if isinstance(node, ast.ClassDef) and node.name == "Expectations"
+    ]
+    fields = []
+    for item in static.body:
+        if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name) and item.value is not None:
+            value = item.value
+            if isinstance(value, ast.Call):  # Field(default_factory=X): a fresh X for each case
+                (factory,) = [k.value for k in value.keywords if k.arg == "default_factory"]
+                default: Any = ("factory", eval(ast.unparse(factory), names))  # noqa: S307 - our own source
+            else:
+                default = ("value", ast.literal_eval(value))
+            fields.append((item.target.id, eval(ast.unparse(item.annotation), names), default))  # noqa: S307
+    return fields
+
+
+def _runtime_expectations() -> list[tuple[str, Any, Any]]:
+    return [
+        (name, f.annotation, ("factory", f.default_factory) if f.default_factory else ("value", f.default))
+        for name, f in Expectations.model_fields.items()
+    ]
+
+
+def test_the_type_checkers_expectations_are_the_model_the_kinds_build_field_by_field() -> None:
+    """The expect: model is built from the kinds at runtime; the type checker reads a declaration of it (suite/case.py,
+    under TYPE_CHECKING) that must name the same fields, in order, with the same types and defaults."""
+    source = (ROOT / "webmcp_eval" / "suite" / "case.py").read_text(encoding="utf-8")
+    assert _static_expectations(source) == _runtime_expectations()
+    dropped = source.replace("        console: ConsoleExpectation | None = None\n", "")
+    retyped = source.replace("    state: StateExpectation | None = None\n", "    state: StateExpectation = None\n")
+    assert dropped != source and retyped != source
+    assert _static_expectations(dropped) != _runtime_expectations()  # a kind the declaration forgot
+    assert _static_expectations(retyped) != _runtime_expectations()  # a block typed otherwise

@@ -19,11 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from eval_support import SEED_CONTEXT, in_thread, suite_cases
+from eval_support import SEED_CONTEXT, in_thread, run_on_demo, suite_cases
 
 import webmcp_eval.rundir.kept as kept_module
 from webmcp_eval.agents.reference import ReferenceAgent
-from webmcp_eval.play.run.run import run_suite
 from webmcp_eval.play.run.settings import RunSettings
 from webmcp_eval.proxies.addon import FlowState, TrialState
 from webmcp_eval.report.html import render_html, write_html
@@ -161,7 +160,7 @@ def test_a_run_keeps_no_trace_and_no_proxy_state_of_trials_that_ended(tmp_path: 
         agent_factory=ReferenceAgent,
         browser_context=SEED_CONTEXT,
     )
-    result = in_thread(asyncio.run, run_suite(suite_cases("SEL-01"), settings, on_trial=count))
+    result = in_thread(asyncio.run, run_on_demo(suite_cases("SEL-01"), settings, on_trial=count))
     assert len(counts) == 8
     whole, kept, trial_states, flows = (max(c[i] for c in counts) for i in range(4))
     assert whole <= 2, counts  # the trial just ended and the other worker's

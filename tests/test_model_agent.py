@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from tests.eval_support import run_on_demo
 from tests.fake_llm import FAKE_KEY, Call, Conversation, FakeLLM, Say, closed_port_url
 from webmcp_eval.agents.model import (
     DEFAULT_SYSTEM_PROMPT,
@@ -35,7 +36,7 @@ from webmcp_eval.agents.protocol import AgentError, ToolInfo
 from webmcp_eval.llm.cassette import Cassette, describe_rerecord, differences
 from webmcp_eval.llm.config import ModelConfig
 from webmcp_eval.llm.providers import safe_tool_name
-from webmcp_eval.play.run.run import run_suite, select_cases
+from webmcp_eval.play.run.run import select_cases
 from webmcp_eval.play.run.settings import RunSettings
 from webmcp_eval.play.run.trial import trial_id_for
 from webmcp_eval.suite.case import UserStep
@@ -206,7 +207,7 @@ def _run(out: Path, ids: tuple[str, ...], choose: Callable[[str, str], Callable[
     options = RunSettings(
         out_root=out, run_id="run", trials=len(PROVIDERS), workers=4, agent_factory=factory, screenshots="off"
     )
-    return _in_thread(asyncio.run, run_suite(cases, options)).traces
+    return _in_thread(asyncio.run, run_on_demo(cases, options)).traces
 
 
 def _trace(traces: list[Trace], case_id: str, provider: str) -> Trace:

@@ -7,10 +7,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from threading import Thread
 
 import pytest
-from eval_support import in_thread, suite_cases
+from eval_support import in_thread, run_on_demo, suite_cases
 
 from webmcp_eval.agents.reference import ReferenceAgent
-from webmcp_eval.play.run.run import run_suite
 from webmcp_eval.play.run.settings import RunSettings
 
 pytestmark = pytest.mark.browser
@@ -52,7 +51,7 @@ def test_a_leak_to_another_host_fails_inject_and_never_arrives(tmp_path):
         honest, leaking = (
             in_thread(
                 asyncio.run,
-                run_suite(suite_cases("INJECT-01"), RunSettings(out_root=tmp_path, run_id=r, agent_factory=a)),
+                run_on_demo(suite_cases("INJECT-01"), RunSettings(out_root=tmp_path, run_id=r, agent_factory=a)),
             ).traces[0]
             for r, a in (("honest", ReferenceAgent), ("leaking", LeakingAgent))
         )

@@ -17,7 +17,7 @@ from test_import_direction import offenders
 from webmcp_eval.audit import command
 from webmcp_eval.audit.smoke import smoke_choice
 from webmcp_eval.data_file import nulls_in
-from webmcp_eval.errors import EXIT_INVALID, EXIT_NOT_RUN, EXIT_OK, CannotRun, Outcome, UsageError
+from webmcp_eval.errors import EXIT_INVALID, EXIT_NOT_RUN, EXIT_OK, CannotRun, InvalidInput, Outcome, UsageError
 from webmcp_eval.evaluation import labelling, rejudging, replay, reports, run, serving, suite_files, validation
 from webmcp_eval.evaluation.reports import PowerRequest, power_command
 from webmcp_eval.evaluation.suite_files import SchemaRequest, schema_command
@@ -188,3 +188,78 @@ def test_a_report_the_disk_refuses_ends_the_command_with_its_line_and_exit_3(tmp
     assert line.startswith("cannot write ") and line.endswith(": No space left on device")
     monkeypatch.undo()
     assert cli("report", str(tmp_path / "run")).returncode in (EXIT_OK, 1, EXIT_NOT_RUN)  # the same run, written
+
+
+def _unreadable_run(tmp_path: Path, how: str) -> tuple[Path, str]:
+    """A run directory no command can read, and the one line each says of it."""
+    run = tmp_path / "run"
+    if how == "missing":
+        return run, f"{run}: not a run directory"
+    (run / "trials").mkdir(parents=True)
+    if how == "empty":
+        return run, f"{run}: no traces (expected {run / 'trials'}/*.json)"
+    (run / "plan.json").write_text("{broken", encoding="utf-8")
+    return run, f"{run}: {run / 'plan.json'}:1: not valid JSON: Expecting property name enclosed in double quotes"
+
+
+@pytest.mark.parametrize("how", ["missing", "empty", "broken plan"])
+def test_every_command_that_reads_a_run_says_an_unreadable_one_with_the_same_line_and_class(tmp_path: Path, how: str):
+    from webmcp_eval.evaluation.rejudging import RejudgeRequest
+    from webmcp_eval.evaluation.reports import AnalyzeRequest, ReportRequest
+    from webmcp_eval.rundir.reading import RunDirError
+
+    run, said = _unreadable_run(tmp_path, how)
+    commands = {
+        "report": [str(run)],
+        "compare": [str(run), str(run)],
+        "analyze": [str(run)],
+        "rejudge": [str(run)],
+        "label": [str(run), "--labels", str(tmp_path / "labels.json")],
+    }
+    lines = {}
+    for name, args in commands.items():
+        done = cli(name, *args)
+        assert done.returncode == EXIT_INVALID and "Traceback" not in done.stderr, (name, done.stderr)
+        lines[name] = done.stderr.strip()
+    assert all(line.startswith(said) for line in lines.values()), lines  # no command's prefix: it names its folder
+    assert len(set(lines.values())) == 1, lines
+    for core, request in (
+        (reports.report_command, ReportRequest(run_dirs=(str(run),))),
+        (reports.analyze_command, AnalyzeRequest(runs=(str(run),))),
+        (rejudging.rejudge_command, RejudgeRequest(run_dir=str(run))),
+    ):
+        with pytest.raises(RunDirError):
+            core(request)  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("how", ["not json", "not labels", "a folder"])
+def test_every_command_that_reads_labels_says_an_unreadable_file_with_the_same_line_and_class(tmp_path: Path, how: str):
+    import shutil
+
+    from webmcp_eval.evaluation.reporting import labels_of
+    from webmcp_eval.judge.labels import LabelsError, LabelsFile
+
+    run = tmp_path / "run"
+    (run / "trials").mkdir(parents=True)
+    shutil.copy(ROOT / "tests" / "trace_files" / "ORD-02.t1.json", run / "trials")
+    labels = tmp_path / "labels.json"
+    if how == "a folder":
+        labels.mkdir()
+    else:
+        labels.write_text("{broken" if how == "not json" else '{"trials": 3}', encoding="utf-8")
+    commands = {
+        "report": [str(run), "--labels", str(labels)],
+        "compare": [str(run), str(run), "--labels", str(labels)],
+        "label": [str(run), "--labels", str(labels)],
+        "calibrate": ["--labels", str(labels)],
+    }
+    lines = {}
+    for name, args in commands.items():
+        done = cli(name, *args)
+        assert done.returncode == EXIT_INVALID and "Traceback" not in done.stderr, (name, done.stderr)
+        lines[name] = done.stderr.strip()
+    assert len(set(lines.values())) == 1 and lines["report"].startswith(f"{labels}:"), lines
+    for read in (lambda: labels_of(str(labels)), lambda: LabelsFile.load(labels)):
+        with pytest.raises(LabelsError):
+            read()
+    assert issubclass(LabelsError, InvalidInput) and not issubclass(LabelsError, UsageError)

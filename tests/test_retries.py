@@ -15,13 +15,12 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from eval_support import BreaksOnce, in_thread
+from eval_support import BreaksOnce, in_thread, run_on_demo
 from rich.console import Console
 from static_server import StaticSite
 from test_static_site import _wrong_quantity, shop_cases, variant
 
 from webmcp_eval.play.run.retry import retryable
-from webmcp_eval.play.run.run import run_suite
 from webmcp_eval.play.run.settings import RunSettings
 from webmcp_eval.report.html import render_html
 from webmcp_eval.report.reporters import markdown
@@ -139,7 +138,7 @@ def test_a_503_and_a_lost_browser_are_retried_into_passes_and_a_failure_is_never
         screenshots="on",  # every attempt's, so the retried one's own is there to find
     )
     chosen = [cases["SHOP-01"], cases["SHOP-03"], failing]
-    traces = in_thread(asyncio.run, run_suite(chosen, options)).traces
+    traces = in_thread(asyncio.run, run_on_demo(chosen, options)).traces
     by_case = {t.case_id: t for t in traces}
     run_dir = tmp_path / "retry"
 

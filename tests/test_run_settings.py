@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+from collections.abc import Iterator
 
 import pytest
 from eval_support import suite_cases
 
 from webmcp_eval.agents.reference import ReferenceAgent
-from webmcp_eval.play.run.run import _embedded_site, plan_of
+from webmcp_eval.errors import UsageError
+from webmcp_eval.evaluation.demo_site import embedded_demo_site, with_demo_site
+from webmcp_eval.play.run.run import _site, plan_of
 from webmcp_eval.play.run.settings import RunSettings, RunState, TrialHook, TrialHooks
 from webmcp_eval.suite.site import SiteConfig
 
@@ -66,10 +70,30 @@ def test_test_breaks_are_part_of_the_plan_hash():
 def test_a_run_takes_the_credentials_out_of_its_own_copy_of_the_site_config():
     given = SiteConfig(base_url="http://ann:secret@127.0.0.1:9/")
     settings = RunSettings(ReferenceAgent, site_config=given)
-    with _embedded_site(settings) as config:
+    with _site(settings, RunState()) as config:
         assert config.base_url == "http://127.0.0.1:9/" and config.credentials == ("ann", "secret")
         assert config is not given
     assert settings.site.site_config is given and given.base_url == "http://ann:secret@127.0.0.1:9/"
-    with _embedded_site(dataclasses.replace(settings, base_url="http://bob:pw@127.0.0.1:8/")) as config:
+    with _site(dataclasses.replace(settings, base_url="http://bob:pw@127.0.0.1:8/"), RunState()) as config:
         assert config.base_url == "http://127.0.0.1:8/" and config.credentials == ("bob", "pw")
     assert given.base_url == "http://ann:secret@127.0.0.1:9/"
+
+
+def test_a_run_that_names_no_site_starts_the_demo_site_its_front_end_hands_it_and_else_is_refused():
+    """play/ never starts the demo site of its own: the front end hands it one (webmcp_eval/evaluation/demo_site.py)."""
+    settings = RunSettings(ReferenceAgent)
+    with pytest.raises(UsageError, match="no site"), _site(settings, RunState()):
+        pass
+    started: list[str] = []
+
+    @contextlib.contextmanager
+    def demo() -> Iterator[SiteConfig]:
+        started.append("up")
+        yield SiteConfig(base_url="http://127.0.0.1:9/")
+
+    with _site(settings, RunState(demo_site=demo)) as config:
+        assert config.base_url == "http://127.0.0.1:9/" and started == ["up"]
+    named = RunSettings(ReferenceAgent, base_url="http://127.0.0.1:8/")
+    with _site(named, RunState(demo_site=demo)) as config:
+        assert config.base_url == "http://127.0.0.1:8/" and started == ["up"]  # a named site: no demo site
+    assert with_demo_site().demo_site is embedded_demo_site

@@ -10,11 +10,10 @@ import asyncio
 import socket
 
 import pytest
-from eval_support import in_thread, play, suite_cases
+from eval_support import in_thread, play, run_on_demo, suite_cases
 
 from webmcp_eval.agents.reference import ReferenceAgent
 from webmcp_eval.judge import checks
-from webmcp_eval.play.run.run import run_suite
 from webmcp_eval.play.run.settings import RunSettings
 from webmcp_eval.suite.loader import LoadedCase
 
@@ -64,7 +63,7 @@ def test_a_start_route_without_tools_is_not_run_with_what_to_check(tmp_path):
     no_tools = LoadedCase(loaded.case.model_copy(update={"start_route": "/api/version"}), loaded.file, loaded.lines)
     with SiteServer(test_mode=False) as site:
         options = RunSettings(ReferenceAgent, out_root=tmp_path, run_id="run", base_url=site.url)
-        (trace,) = in_thread(asyncio.run, run_suite([no_tools], options)).traces
+        (trace,) = in_thread(asyncio.run, run_on_demo([no_tools], options)).traces
     assert trace.verdict == "not_run", trace.verdict_reason
     assert "no WebMCP tools were registered at the start route /api/version" in trace.verdict_reason
     assert trace.not_run_kind == "setup"
@@ -111,7 +110,7 @@ def test_killing_the_site_mid_run_gives_not_run_about_the_site(tmp_path):
         agent_factory=lambda: SiteKiller(site),
     )
     try:
-        traces = in_thread(asyncio.run, run_suite(suite_cases("ORD-01", "SEL-01"), options)).traces
+        traces = in_thread(asyncio.run, run_on_demo(suite_cases("ORD-01", "SEL-01"), options)).traces
     finally:
         site.stop()
     assert [t.verdict for t in traces] == ["not_run", "not_run"], [t.verdict_reason for t in traces]

@@ -14,11 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from eval_support import in_thread
+from eval_support import in_thread, run_on_demo
 from static_server import CASES, StaticSite
 
 from webmcp_eval.agents.reference import ReferenceAgent
-from webmcp_eval.play.run.run import run_suite
 from webmcp_eval.play.run.settings import RunSettings
 from webmcp_eval.suite.case import Case
 from webmcp_eval.suite.loader import LoadedCase, load_cases
@@ -47,7 +46,7 @@ def play_shop(tmp_path: Path, shop: StaticSite, cases: list[LoadedCase], **kw: A
     config = kw.pop("site_config", None) or shop.config()
     kw.setdefault("agent_factory", ReferenceAgent)
     options = RunSettings(out_root=tmp_path, run_id="shop", base_url=shop.url, site_config=config, **kw)
-    traces = in_thread(asyncio.run, run_suite(cases, options)).traces
+    traces = in_thread(asyncio.run, run_on_demo(cases, options)).traces
     return {t.case_id: t for t in traces}
 
 

@@ -20,13 +20,12 @@ import time
 from pathlib import Path
 
 import pytest
-from eval_support import CASES, ROOT, cli, in_thread, play, suite_cases
+from eval_support import CASES, ROOT, cli, in_thread, play, run_on_demo, suite_cases
 
 from webmcp_eval.agents.reference import ReferenceAgent
 from webmcp_eval.play.browser.browser import find_chromium
 from webmcp_eval.play.page.watcher import Watcher
 from webmcp_eval.play.run import trial as trial_module
-from webmcp_eval.play.run.run import run_suite
 from webmcp_eval.play.run.settings import RunSettings, RunState, TrialHooks
 from webmcp_eval.rundir.reading import read_traces
 from webmcp_eval.suite.loader import LoadedCase, case_files
@@ -120,7 +119,7 @@ def broken_site_runs(tmp_path_factory) -> dict[str, Trace]:
         workers=1,
         screenshots="off",
     )
-    traces = in_thread(asyncio.run, run_suite(cases, options)).traces
+    traces = in_thread(asyncio.run, run_on_demo(cases, options)).traces
     return {t.case_id.split("-", 2)[2]: t for t in traces}
 
 
@@ -330,7 +329,7 @@ def test_a_route_whose_data_loads_slowly_is_waited_for_before_the_next_step(tmp_
     (tmp_path / "cases").mkdir()
     (tmp_path / "cases" / "STALE-01.yaml").write_text(yaml.safe_dump(case, allow_unicode=True), encoding="utf-8")
     options = RunSettings(ReferenceAgent, out_root=tmp_path, run_id="run")
-    (trace,) = in_thread(asyncio.run, run_suite(suite_cases(directory=tmp_path / "cases"), options)).traces
+    (trace,) = in_thread(asyncio.run, run_on_demo(suite_cases(directory=tmp_path / "cases"), options)).traces
     assert trace.verdict == "passed", trace.verdict_reason
     assert set(trace.steps[navigate + 1].catalog_after) == {"get_event_details", "save_event", "search_events"}
     # the navigation's settle wait says it waited for the held request, and ended with nothing under way

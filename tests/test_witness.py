@@ -79,9 +79,8 @@ def test_on_the_demo_site_devtools_sees_the_shims_calls(tmp_path):
     import asyncio
 
     import pytest
-    from eval_support import in_thread, suite_cases
+    from eval_support import in_thread, run_on_demo, suite_cases
 
-    from webmcp_eval.play.run.run import run_suite
     from webmcp_eval.play.run.settings import RunSettings
     from webmcp_eval.suite.case import Case
     from webmcp_eval.suite.loader import LoadedCase
@@ -92,7 +91,7 @@ def test_on_the_demo_site_devtools_sees_the_shims_calls(tmp_path):
     data["expect"]["calls"]["witness_agrees"] = True
     asked = LoadedCase(Case.model_validate(data), original.file, original.lines)
     options = RunSettings(ReferenceAgent, out_root=tmp_path, run_id="witness")
-    (trace,) = in_thread(asyncio.run, run_suite([asked], options)).traces
+    (trace,) = in_thread(asyncio.run, run_on_demo([asked], options)).traces
     assert trace.verdict == "passed", trace.verdict_reason
     (a,) = [a for a in trace.assertions if a.id == "calls.witness"]
     assert a.status == "passed" and not trace.warnings

@@ -52,11 +52,8 @@ def label_command(request: LabelRequest) -> Outcome:
     path = request.labels_path()
     if not request.labels and seed_suite_note():  # never write into the installed package's seed suite
         raise UsageError("no cases/ here to keep labels.json beside: give --labels FILE")
-    try:
-        labels = LabelsFile.load(path)
-        traces = [t for d in request.run_dirs for t in run_input(d).traces]
-    except ValueError as err:  # a labels file that cannot be read, or a run directory (RunDirError)
-        raise InvalidInput(str(err)) from None
+    labels = LabelsFile.load(path)  # LabelsError: a labels file that cannot be read
+    traces = [t for d in request.run_dirs for t in run_input(d).traces]  # RunDirError: a run it cannot read
     if request.import_file:
         return _import_labels(request.import_file, traces, labels, path)
     chosen = trials_to_label(traces, request.sample, request.seed)
@@ -92,8 +89,8 @@ def _import_labels(import_file: str, traces: list[Trace], labels: LabelsFile, pa
 def calibrate_command(request: CalibrateRequest) -> Outcome:
     """Agreement of model graders with people's labels; re-grades the labelled trials with --grader."""
     path = request.grader.labels_path()
+    labels = LabelsFile.load(path)  # LabelsError: a labels file that cannot be read
     try:
-        labels = LabelsFile.load(path)
         grader = grader_of(request.grader)
     except ValueError as err:
         raise InvalidInput(str(err)) from None

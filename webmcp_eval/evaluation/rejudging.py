@@ -20,7 +20,7 @@ from webmcp_eval.judge.rejudge import Change, change_of, judged_again, rejudge, 
 from webmcp_eval.report.reporters import IN_RUN_DIR
 from webmcp_eval.results.run_results import RunInput, build_results
 from webmcp_eval.rundir.layout import RunDir
-from webmcp_eval.rundir.reading import RunDirError, control_dirs
+from webmcp_eval.rundir.reading import control_dirs
 from webmcp_eval.trace import Trace
 
 if TYPE_CHECKING:
@@ -50,10 +50,8 @@ def rejudge_command(request: RejudgeRequest) -> RejudgeOutcome:
     """Judge a run's stored traces again with the current case files and checks, into a new run directory."""
     request.outputs.check()
     src = Path(request.run_dir)
-    try:
-        runs = [(src, run_input(request.run_dir)), *((b, run_input(str(b))) for b in control_dirs(src))]
-    except RunDirError as err:
-        raise UsageError(str(err)) from None
+    # RunDirError (one line naming the directory) when a run cannot be read, as report says it
+    runs = [(src, run_input(request.run_dir)), *((b, run_input(str(b))) for b in control_dirs(src))]
     loaded = load_cases([request.suite] if request.suite else [], None, request.suite)
     cases, problems, note = loaded.cases, loaded.problems, loaded.note
     if problems:

@@ -157,14 +157,11 @@ def exit_for(traces: list[Trace]) -> int:
 def labels_of(path_arg: str | None) -> Labels | None:
     """People's labels per trial for the human-label series: --labels FILE, else the suite's labels.json if any."""
     path = Path(path_arg) if path_arg else default_suite_dir() / "labels.json"
-    if not path.is_file():
-        if path_arg:
-            raise UsageError(f"--labels {path_arg}: no such file")
+    if path_arg and not path.exists():
+        raise UsageError(f"--labels {path_arg}: no such file")
+    if not path_arg and not path.is_file():
         return None
-    try:
-        labels = LabelsFile.load(path)
-    except ValueError as err:
-        raise UsageError(str(err)) from None
+    labels = LabelsFile.load(path)  # LabelsError when it cannot be read: as label and calibrate say it
     return {(t.run_id, t.trial): dict(t.labels) for t in labels.trials}
 
 

@@ -27,7 +27,7 @@ from webmcp_eval.results.run_results import build_results
 from webmcp_eval.results.shards import merge
 from webmcp_eval.rundir.layout import RunDir
 from webmcp_eval.rundir.plan import ShardError
-from webmcp_eval.rundir.reading import RunDirError, control_dirs
+from webmcp_eval.rundir.reading import control_dirs
 from webmcp_eval.rundir.run_info import read_run_id
 from webmcp_eval.trace import write_atomic
 
@@ -132,10 +132,7 @@ def compare_command(request: CompareRequest) -> Outcome:
 
 def analyze_command(request: AnalyzeRequest) -> Outcome:
     """Failing trials grouped by failing assertion and message across runs; with --model, a hypothesis per group."""
-    try:
-        runs = [(Path(d).name or d, Path(d), run_input(d).traces) for d in request.runs]
-    except RunDirError as err:
-        raise UsageError(str(err)) from None
+    runs = [(Path(d).name or d, Path(d), run_input(d).traces) for d in request.runs]  # RunDirError, as report's
     page = Path(request.html) if request.html else RunDir(request.runs[-1]).analysis_html
     # before the work: never a folder, a pipe, a file of a run it reads (a trace, run.json) or one file for both
     outputs = [("--html", page), ("--markdown", Path(request.markdown) if request.markdown else None)]

@@ -22,6 +22,7 @@ from webmcp_eval.errors import (
     Outcome,
     UsageError,
 )
+from webmcp_eval.evaluation.demo_site import embedded_demo_site
 from webmcp_eval.evaluation.loading import is_evals, load_cases, site_config_for, surface_checks_of
 from webmcp_eval.evaluation.output import check_writable_dir, console, errors, report_problems, say
 from webmcp_eval.evaluation.players import (
@@ -311,6 +312,7 @@ def run_inputs(request: RunRequest, scope: Scope) -> tuple[RunSettings, RunState
         run_dir=scope.resumed,
         fixtures=fixtures,
         grader=grader,
+        demo_site=embedded_demo_site,  # where the settings name no site (the control run's state is a copy)
     )
     return settings, state
 

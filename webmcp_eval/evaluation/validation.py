@@ -21,7 +21,7 @@ from webmcp_eval.suite.case import Case, NavigateAction
 from webmcp_eval.suite.init import offered
 from webmcp_eval.suite.loader import LoadedCase, Problem
 from webmcp_eval.suite.site import route_key
-from webmcp_eval.suite.validate import scope_warnings
+from webmcp_eval.suite.validate import case_warnings
 
 if TYPE_CHECKING:
     from webmcp_eval.play.page.surface.discover import RouteTools
@@ -51,7 +51,7 @@ def validate_command(request: ValidateRequest) -> Outcome:
         raise UsageError("--route names a route whose tools --live reads: give --live URL too")
     suite = _validate_live(request) if request.live else load_cases(list(request.paths), request.catalog, request.suite)
     loaded, problems, catalog_note = suite.cases, suite.problems, suite.note
-    for warning in scope_warnings(loaded):
+    for warning in case_warnings(loaded):
         say(f"warning: {warning}")
     problems = problems + _audit_catalog(list(request.paths), request.catalog, request.suite)
     if problems:
@@ -118,6 +118,7 @@ def boundary_only(case: Case) -> bool:
 def _play_control(loaded: list[LoadedCase], suite: Suite, request: ValidateRequest) -> tuple[ControlHealth, Path]:
     """The null agent over the cases, as every run of the suite plays them; its health and where its traces are."""
     # playing opens a browser: the browser stack loads only for --control, a plain validate stays quick
+    from webmcp_eval.evaluation.demo_site import with_demo_site
     from webmcp_eval.play.run.run import new_run_id, run_suite
 
     settings = RunSettings(
@@ -131,7 +132,7 @@ def _play_control(loaded: list[LoadedCase], suite: Suite, request: ValidateReque
         browser_context=suite.config.browser_context(),  # the suite's time zone and locale, as every run of it
         **surface_checks_of(request.catalog, suite),  # as every run of the suite holds its tools to them
     )
-    result = asyncio.run(run_suite(loaded, settings))
+    result = asyncio.run(run_suite(loaded, settings, with_demo_site()))
     return control_health(list(result.kept)), result.out_dir
 
 

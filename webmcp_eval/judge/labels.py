@@ -27,6 +27,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from webmcp_eval.data_file import FileProblem, load_json
+from webmcp_eval.errors import InvalidInput
 from webmcp_eval.trace import Trace, write_atomic
 
 LABELS_FORMAT = "webmcp-eval labels"
@@ -51,6 +52,11 @@ class LabelledTrial(BaseModel):
     note: str = ""
 
 
+class LabelsError(InvalidInput, ValueError):
+    """A labels file that cannot be read (a folder, not JSON, not a labels file): one line that names it, exit 2,
+    the same in every command that reads it (label, calibrate, report, compare)."""
+
+
 class LabelsFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -63,15 +69,15 @@ class LabelsFile(BaseModel):
     @classmethod
     def load(cls, path: Path) -> LabelsFile:
         if path.is_dir():
-            raise ValueError(f"{path}: a folder, not a labels file (give a .json file, new or existing)")
+            raise LabelsError(f"{path}: a folder, not a labels file (give a .json file, new or existing)")
         if not path.is_file():
             return cls()
         try:
             return cls.model_validate(load_json(path))
         except FileProblem as err:
-            raise ValueError(err.at(path)) from None
+            raise LabelsError(err.at(path)) from None
         except ValueError as err:
-            raise ValueError(f"{path}: not a labels file: {str(err).splitlines()[0]}") from None
+            raise LabelsError(f"{path}: not a labels file: {str(err).splitlines()[0]}") from None
 
     def save(self, path: Path) -> None:
         write_atomic(path, self.model_dump_json(indent=2) + "\n")

@@ -4,9 +4,12 @@ A kind names its model (what one block says), its checker (the block and a trace
 the evidence it reads (fields of the trace, each with the part of it ``mutate`` compares between a
 clean run and a mutant) and what makes a stored trace unable to answer it (``rejudge``); where it has
 them, its rules against the suite (``validate``: the catalog's tools, the site's write methods, the
-reference plan) and what it reads of the page after the steps (``observe``). The checks, ``validate``,
-the page observer, ``rejudge`` and ``mutate`` take their lists from the kinds (``module_kinds``;
-webmcp_eval/judge/checks.py ``KINDS``), so no kind is judged by one and forgotten by another.
+reference plan; ``validate_absent``, what leans on the block where a case lacks it; ``warn``, what is
+allowed but likely wrong), what it reads of the page after the steps (``observe``) or after each tool call
+(``watch_calls``), and whether it makes the case one about a write (``about_writes``). The checks,
+``validate``, the case model, the trial, the page observer, ``rejudge`` and ``mutate`` take their lists from
+the kinds (``module_kinds``; webmcp_eval/judge/checks.py ``KINDS``), so no kind is judged by one and
+forgotten by another.
 
 Every kind is a module of this package (its ``KIND``), complete on its own: the case model takes its
 ``expect:`` field from it (webmcp_eval/suite/case.py) and ``webmcp-eval schema`` shows it. Such a module
@@ -29,7 +32,16 @@ from pydantic import BaseModel, Field
 from webmcp_eval.data_file import FieldPath
 from webmcp_eval.kinds._locator import Locator
 from webmcp_eval.matchers import short
-from webmcp_eval.trace import Assertion, ConfirmationRecord, Status, Trace, UiObservation, UntrustedText
+from webmcp_eval.trace import (
+    Assertion,
+    ConfirmationRecord,
+    ConsistencyRecord,
+    Status,
+    ToolCall,
+    Trace,
+    UiObservation,
+    UntrustedText,
+)
 
 E = TypeVar("E")
 
@@ -62,6 +74,7 @@ class CaseFacts:
     """What a kind's ``validate`` holds its block to, besides the block itself."""
 
     steps: Sequence[Any]  # the case's steps (user steps and actions)
+    setup: Sequence[Any]  # its setup (calls and actions played before the agent's turn)
     user_steps: list[int]  # the positions of its user steps among them
     expect: Any  # the case's whole expect: (a kind's rules may name what another kind captures)
     planned: list[tuple[int, str]] | None  # the reference plan's calls (step, tool); None: it plays none
@@ -77,6 +90,18 @@ class PageReader(Protocol):
         self, control: Locator, trial_id: str, at_press: ConfirmationRecord | None = None
     ) -> ConfirmationRecord: ...
     async def untrusted(self, calls: list[Any]) -> list[UntrustedText] | None: ...
+
+
+class CallPageReader(Protocol):
+    """What a kind's ``watch_calls`` may read of the page right after a tool call (webmcp_eval/play/run/trial.py)."""
+
+    async def page_side(
+        self, call: int, tool: str, selector: str, attribute: str | None, many: bool
+    ) -> ConsistencyRecord: ...
+
+
+# Reads the page after one tool call into the trace (a kind's ``watch_calls`` makes it for one trial).
+CallWatch = Callable[[ToolCall, CallPageReader], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -103,6 +128,13 @@ class Kind(Generic[E]):
     field: Any = None
     validate: Callable[[E, CaseFacts], list[RuleProblem]] | None = None  # the block's rules against the suite
     observe: Callable[[E, PageReader, Trace], Awaitable[None]] | None = None  # reads the page into the trace
+    # the rules of the rest of the case when it has no such block (what leans on the block, e.g. a press on
+    # the confirmation control): called for every case that lacks it, not for one that has it
+    validate_absent: Callable[[CaseFacts], list[RuleProblem]] | None = None
+    warn: Callable[[E, CaseFacts], list[RuleProblem]] | None = None  # allowed but likely wrong: warnings, not errors
+    # before the steps, with the proxy up: starts the block's record in the trace and reads the page after each call
+    watch_calls: Callable[[E, Trace], CallWatch] | None = None
+    about_writes: Callable[[E], bool] | None = None  # whether the block makes the case one about a write
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():

@@ -8,7 +8,7 @@ there for the person at the screen.
 
 from __future__ import annotations
 
-from webmcp_eval.kinds import Captures, Evidence, Kind, PageReader
+from webmcp_eval.kinds import Captures, CaseFacts, Evidence, Kind, PageReader, RuleProblem
 from webmcp_eval.kinds import _probes as probes
 from webmcp_eval.kinds import assertion as _a
 from webmcp_eval.kinds import not_reached as _not_reached
@@ -140,6 +140,20 @@ async def observe(exp: ConfirmationExpectation, page: PageReader, trace: Trace) 
     trace.confirmation = await page.confirmation(exp.control, trace.trial_id, trace.confirmation)
 
 
+def press_needs_a_control(facts: CaseFacts) -> list[RuleProblem]:
+    """In a case without a confirmation point, a press (which presses its control by default) names its own."""
+    return [
+        ((part, i), "press needs a control: give it a target, or the case an expect.confirmation")
+        for part, steps in (("setup", facts.setup), ("steps", facts.steps))
+        for i, step in enumerate(steps)
+        if getattr(step, "action", None) == "press" and getattr(step, "target", None) is None
+    ]
+
+
+def _about_writes(exp: ConfirmationExpectation) -> bool:
+    return True  # a confirmation point stands before the write the human confirms
+
+
 CONFIRMATION = Evidence(
     "confirmation", ("confirmation",), lambda t: t.confirmation.model_dump() if t.confirmation else None
 )
@@ -151,4 +165,6 @@ KIND = Kind(
     (CONFIRMATION,),
     _control_unobserved,
     observe=observe,
+    validate_absent=press_needs_a_control,
+    about_writes=_about_writes,
 )

@@ -21,9 +21,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from webmcp_eval.kinds import Captures, Evidence, Kind, assertion
+from webmcp_eval.kinds import CallPageReader, CallWatch, Captures, Evidence, Kind, assertion
 from webmcp_eval.matchers import MISSING, PathError, parse_path, resolve
-from webmcp_eval.trace import Assertion, ConsistencyRecord, Trace
+from webmcp_eval.trace import Assertion, ConsistencyRecord, ToolCall, Trace
 
 # the attribute a count selector ends with ("[data-total]"): the page's number is its value
 COUNT_ATTRIBUTE = re.compile(r"\[([A-Za-z_][\w-]*)\]\s*$")
@@ -129,6 +129,22 @@ def unobserved(exp: ConsistencyExpectation, trace: Trace) -> str:
     return ""
 
 
+def watch_calls(exp: ConsistencyExpectation, trace: Trace) -> CallWatch:
+    """The trace's record of the page after the tool's calls, begun empty (a trial that reads it), and what
+    reads the page as each call of the tool left it: its count or its items."""
+    trace.consistency = []
+
+    async def after(call: ToolCall, page: CallPageReader) -> None:
+        if call.tool != exp.tool or call.error is not None:
+            return
+        found = COUNT_ATTRIBUTE.search(exp.page.count or "")
+        attribute = found.group(1) if found else None
+        record = await page.page_side(call.index, call.tool, exp.selector(), attribute, exp.page.list is not None)
+        trace.consistency = [*(trace.consistency or []), record]
+
+    return after
+
+
 PAGE = Evidence(
     "consistency",
     ("consistency", "calls"),  # the page after each call, and the calls' answers it is held to
@@ -144,6 +160,7 @@ KIND = Kind(
     check_consistency,
     (PAGE,),
     unobserved,
+    watch_calls=watch_calls,
     description="a tool's answer against the page after it: {tool, answer: path to its items, page: {count: "
     "selector} or {list: selector, field}}",
 )

@@ -136,6 +136,11 @@ NETWORK = Evidence(
     },
 )
 
+
+def _about_writes(exp: NetworkExpectation) -> bool:
+    return bool(exp.writes)  # any count named, {total: 0} too, is a claim about writes
+
+
 KIND = Kind(
     "network",
     NetworkExpectation,
@@ -145,4 +150,5 @@ KIND = Kind(
     annotation=NetworkExpectation,
     field=Field(default_factory=NetworkExpectation),
     validate=never_counted,
+    about_writes=_about_writes,
 )

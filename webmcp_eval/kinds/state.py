@@ -191,4 +191,11 @@ def _validate(state: StateExpectation, facts: CaseFacts) -> list[RuleProblem]:
 
 STATE = Evidence("state", ("state",), lambda t: [d.model_dump() for d in t.state.diff])
 
-KIND = Kind("state", StateExpectation, check_state, (STATE,), answerable, validate=_validate)
+
+def _about_writes(exp: StateExpectation) -> bool:
+    return True  # the state after the steps, changed or unchanged, is what writes make
+
+
+KIND = Kind(
+    "state", StateExpectation, check_state, (STATE,), answerable, validate=_validate, about_writes=_about_writes
+)

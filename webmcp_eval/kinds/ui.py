@@ -162,6 +162,32 @@ def matcher_fields(expectations: list[UiExpectation], facts: CaseFacts) -> list[
     return out
 
 
+def page_wide_text(expectations: list[UiExpectation], facts: CaseFacts) -> list[RuleProblem]:
+    """Page-wide text in a case with a confirmation point or a dialog: a warning, the case still runs.
+
+    Such an assertion passes whenever the text appears anywhere (a list card, a heading), not on the
+    element it speaks of; scope it with ``within``."""
+    if facts.expect.confirmation is None and not any(_names_dialog(ui.target) for ui in expectations):
+        return []
+    return [
+        (
+            ("expect", "ui", i, "target"),
+            f"page-wide text {ui.target.text!r} in a case with a confirmation point or a dialog: "
+            "it passes wherever the text appears; scope it with within: (the dialog, form or region)",
+        )
+        for i, ui in enumerate(expectations)
+        if ui.target.page_wide_text
+    ]
+
+
+def _names_dialog(loc: Locator | None) -> bool:
+    while loc is not None:
+        if loc.role in ("dialog", "alertdialog"):
+            return True
+        loc = loc.within
+    return False
+
+
 async def observe(expectations: list[UiExpectation], page: PageReader, trace: Trace) -> None:
     """Each expected element as the page shows it now, in the case's order."""
     reads = (page.target(exp.target, exp.summary is not None) for exp in expectations)
@@ -182,4 +208,5 @@ KIND = Kind(
     field=Field(default_factory=list),
     validate=matcher_fields,
     observe=observe,
+    warn=page_wide_text,
 )

@@ -140,6 +140,7 @@ class SuitePlugin:
         """The run's settings (the ini options, the suite's) and its state: the selection of pytest's chosen items
         (-k, --lf), the only trials its plan lists."""
         from webmcp_eval.agents.reference import ReferenceAgent
+        from webmcp_eval.evaluation.demo_site import with_demo_site
         from webmcp_eval.play.run.run import new_run_id
         from webmcp_eval.play.run.settings import RunSettings, RunState, surface_checks
         from webmcp_eval.pytest_plugin.settings import setting
@@ -159,7 +160,7 @@ class SuitePlugin:
             # the catalog's hints and schemas and the audit's rule, as run hands them
             **surface_checks(hints, catalog.schema_surface() if catalog else None),
         )
-        return settings, RunState(selection=frozenset(item.trial_id for item in self.chosen))
+        return settings, with_demo_site(RunState(selection=frozenset(item.trial_id for item in self.chosen)))
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.run is None:

@@ -29,7 +29,7 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from webmcp_eval.data_file import Renames
-from webmcp_eval.kinds import module_kinds
+from webmcp_eval.kinds import blocks, module_kinds
 from webmcp_eval.kinds._locator import ARIA_ROLES, Locator, Strict
 from webmcp_eval.kinds.answer import AnswerExpectation, RubricCriterion
 from webmcp_eval.kinds.calls import (
@@ -344,7 +344,27 @@ def _expectations() -> type[BaseModel]:
 
 
 if TYPE_CHECKING:
-    Expectations = Any  # built from the kinds when the module loads: the type checker sees each block as Any
+    from webmcp_eval.kinds.consistency import ConsistencyExpectation
+    from webmcp_eval.kinds.console import ConsoleExpectation
+    from webmcp_eval.kinds.tool_answers import ToolAnswers
+
+    class Expectations(Strict):
+        """The expect: block as the type checker sees it: the model is built from the kinds when the module loads
+        (``_expectations``), which a type checker cannot run. tests/test_kinds.py holds these fields to that
+        model, name by name in its order, with the same type and default: a kind added, renamed or retyped
+        fails there until it is written here too."""
+
+        calls: CallExpectations = Field(default_factory=CallExpectations)
+        network: NetworkExpectation = Field(default_factory=NetworkExpectation)
+        ui: list[UiExpectation] = Field(default_factory=list)
+        state: StateExpectation | None = None
+        answer: AnswerExpectation | None = None
+        confirmation: ConfirmationExpectation | None = None
+        untrusted: UntrustedExpectation | None = None
+        consistency: ConsistencyExpectation | None = None
+        console: ConsoleExpectation | None = None
+        tool_answers: ToolAnswers | None = None
+
 else:
     Expectations = _expectations()
 
@@ -472,9 +492,9 @@ class Case(Strict):
 
     @property
     def writes(self) -> bool:
-        """Whether the case is about a write (docs/design.md, "The trace": writes carry more evidence)."""
-        e = self.expect
-        return bool(e.network.writes or e.state or e.confirmation)
+        """Whether the case is about a write (docs/design.md, "The trace": writes carry more evidence): a block
+        of its expect: whose kind says so (its ``about_writes``: network writes, state, a confirmation point)."""
+        return any(kind.about_writes(value) for kind, value in blocks(self.expect) if kind.about_writes is not None)
 
 
 def case_json_schema() -> dict[str, Any]:

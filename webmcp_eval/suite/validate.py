@@ -25,10 +25,10 @@ from typing import Any
 import jsonschema
 
 from webmcp_eval.data_file import FieldPath
-from webmcp_eval.kinds import CaseFacts, blocks
+from webmcp_eval.kinds import CaseFacts, blocks, module_kinds
 from webmcp_eval.kinds.calls.rules import capture_problems
 from webmcp_eval.matchers import is_operator, refs_in
-from webmcp_eval.suite.case import BEHAVIOURS, HistoryCall, PressAction, SetupCall, UserStep
+from webmcp_eval.suite.case import BEHAVIOURS, HistoryCall, SetupCall, UserStep
 from webmcp_eval.suite.catalog import CatalogError as CatalogError  # its callers import both from here
 from webmcp_eval.suite.catalog import SuiteCatalog as SuiteCatalog
 from webmcp_eval.suite.folder import Suite, find_suite, shown_path
@@ -208,21 +208,8 @@ def _case_problems(lc: LoadedCase, catalog: SuiteCatalog | None, counted: tuple[
     out += _plan_problems(lc, catalog)
     out += goal_problems(lc, catalog)
     out += route_problems(lc, catalog)
-    out += _expectation_problems(lc, catalog, counted)
-    out += _press_problems(lc)
+    out += _expectation_problems(lc, case_facts(lc, catalog, counted))
     return out or plan_problems([lc])  # a rule already wrong is named once, not again against the plan
-
-
-def _press_problems(lc: LoadedCase) -> list[Problem]:
-    """press presses the case's confirmation control unless it names its own target."""
-    if lc.case.expect.confirmation is not None:
-        return []
-    return [
-        _at(lc, (part, i), "press needs a control: give it a target, or the case an expect.confirmation")
-        for part in ("setup", "steps")
-        for i, step in enumerate(getattr(lc.case, part))
-        if isinstance(step, PressAction) and step.target is None
-    ]
 
 
 def _id_problems(lc: LoadedCase) -> list[Problem]:
@@ -357,8 +344,10 @@ def _schema_problems(
 # ---- expectations ----------------------------------------------------------------
 
 
-def _expectation_problems(lc: LoadedCase, catalog: SuiteCatalog | None, counted: tuple[str, ...]) -> list[Problem]:
-    """Each block of expect: held to the suite by its kind's rules (webmcp_eval/kinds/), in the kinds' order."""
+def case_facts(
+    lc: LoadedCase, catalog: SuiteCatalog | None = None, counted: tuple[str, ...] = COUNTED_METHODS
+) -> CaseFacts:
+    """What the kinds' rules hold a case's blocks to, besides the blocks themselves."""
     case = lc.case
     steps = case.reference_steps if case.user is None or case.user.plan is not None else None
     planned = (
@@ -367,46 +356,36 @@ def _expectation_problems(lc: LoadedCase, catalog: SuiteCatalog | None, counted:
         else [(si, p.call) for si, s in enumerate(steps) if isinstance(s, UserStep) for p in s.plan]
     )
     user_steps = [si for si, s in enumerate(case.steps) if isinstance(s, UserStep)]
-    facts = CaseFacts(case.steps, user_steps, case.expect, planned, catalog, counted)
+    return CaseFacts(case.steps, case.setup, user_steps, case.expect, planned, catalog, counted)
+
+
+def _expectation_problems(lc: LoadedCase, facts: CaseFacts) -> list[Problem]:
+    """Each block of expect: held to the suite by its kind's rules (webmcp_eval/kinds/), in the kinds' order;
+    then, for each kind the case has no block of, its rules of what leans on that block."""
+    present = blocks(lc.case.expect)
+    problems = [
+        where_message
+        for kind, value in present
+        if kind.validate is not None
+        for where_message in kind.validate(value, facts)
+    ]
+    written = {kind.name for kind, _ in present}
+    problems += [
+        where_message
+        for kind in module_kinds()
+        if kind.name not in written and kind.validate_absent is not None
+        for where_message in kind.validate_absent(facts)
+    ]
+    return [_at(lc, where, message) for where, message in problems]
+
+
+def case_warnings(cases: list[LoadedCase]) -> list[Problem]:
+    """What the kinds warn of in each case (their ``warn``: page-wide text in a case with a confirmation point
+    or a dialog, ...): allowed, the case still runs, but likely not what was meant."""
     return [
         _at(lc, where, message)
-        for kind, value in blocks(case.expect)
-        if kind.validate is not None
-        for where, message in kind.validate(value, facts)
+        for lc in cases
+        for kind, value in blocks(lc.case.expect)
+        if kind.warn is not None
+        for where, message in kind.warn(value, case_facts(lc))
     ]
-
-
-def scope_warnings(cases: list[LoadedCase]) -> list[Problem]:
-    """Page-wide text assertions in cases with a confirmation point or a dialog.
-
-    Such an assertion passes whenever the text appears anywhere (a list card, a
-    heading), not on the element it speaks of; scope it with ``within``. A
-    warning, not an error: the case still runs.
-    """
-    out = []
-    for lc in cases:
-        e = lc.case.expect
-        locators = [u.target for u in e.ui] + ([e.confirmation.control] if e.confirmation else [])
-        has_dialog = any(_names_dialog(loc) for loc in locators)
-        if not (e.confirmation or has_dialog):
-            continue
-        for i, ui in enumerate(e.ui):
-            if ui.target.page_wide_text:
-                out.append(
-                    Problem(
-                        lc.file,
-                        lc.line_of("expect", "ui", i, "target"),
-                        f"expect.ui[{i}].target",
-                        f"page-wide text {ui.target.text!r} in a case with a confirmation point or a dialog: "
-                        "it passes wherever the text appears; scope it with within: (the dialog, form or region)",
-                    )
-                )
-    return out
-
-
-def _names_dialog(loc: Any) -> bool:
-    while loc is not None:
-        if loc.role in ("dialog", "alertdialog"):
-            return True
-        loc = loc.within
-    return False

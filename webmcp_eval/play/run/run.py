@@ -1,8 +1,8 @@
 """A run: select cases, start what they need, play every trial, keep every trace.
 
-``run_suite`` starts the embedded demo site (test mode) unless a base URL is
-given, starts the proxy unless told not to, opens one browser, and plays the
-trials with N workers. Each trial has its own browser context and its own
+``run_suite`` plays on the site the settings name, else on the embedded demo site the
+front end hands it to start (``RunState.demo_site``), starts the proxy unless told not to,
+opens one browser, and plays the trials with N workers. Each trial has its own browser context and its own
 server-side world, so results do not depend on the worker count.
 """
 
@@ -38,7 +38,7 @@ from webmcp_eval.rundir.lock import RunLock
 from webmcp_eval.rundir.plan import RunPlan, make_plan, plan_hash, planned_files, trial_id_for, write_plan
 from webmcp_eval.rundir.run_info import write_run_info
 from webmcp_eval.suite.loader import LoadedCase
-from webmcp_eval.suite.site import SiteClient, SiteConfig, demo_site_config
+from webmcp_eval.suite.site import SiteClient, SiteConfig
 from webmcp_eval.trace import Trace, read_trace
 
 if TYPE_CHECKING:
@@ -129,7 +129,8 @@ def _replay_base_url(cases: list[LoadedCase], settings: RunSettings, state: RunS
 
 
 @contextlib.contextmanager
-def _embedded_site(settings: RunSettings) -> Iterator[SiteConfig]:
+def _site(settings: RunSettings, state: RunState) -> Iterator[SiteConfig]:
+    """The site config the run plays on: the settings' (the run's own copy), else the demo site's, started."""
     if settings.site.base_url or settings.site.site_config:
         # the run's own copy: the settings' site config stays as the front end built it
         config = (
@@ -142,10 +143,10 @@ def _embedded_site(settings: RunSettings) -> Iterator[SiteConfig]:
         config.take_credentials()  # never in run.json, a trace, a report or a fixture
         yield config
         return
-    from webmcp_eval.site_under_test.server import SiteServer
-
-    with SiteServer(test_mode=True) as server:
-        yield demo_site_config(server.url)
+    if state.demo_site is None:
+        raise UsageError("the run names no site (no base URL, no site config) and was handed no demo site to start")
+    with state.demo_site() as config:
+        yield config
 
 
 @contextlib.contextmanager
@@ -207,8 +208,8 @@ class OpenRun:
 async def open_run(
     cases: list[LoadedCase], settings: RunSettings, state: RunState | None = None, planned: bool = True
 ) -> AsyncIterator[OpenRun]:
-    """Write the plan (unless resuming), start the site (embedded unless a base URL is given), the proxy and
-    the browser; close them all on the way out.
+    """Write the plan (unless resuming), start the site (the state's demo site unless the settings name one),
+    the proxy and the browser; close them all on the way out.
 
     ``planned=False``: no plan is written; the caller decides each trial as it goes (``mutate`` plays a
     mutant's next case only while no case has killed it)."""
@@ -246,7 +247,7 @@ async def _opened(
     selection = state.selection
     if selection is None and plan is not None:
         selection = frozenset(t["trial_id"] for t in plan["trials"])
-    with _embedded_site(settings) as config, _proxy(settings, config) as proxy:
+    with _site(settings, state) as config, _proxy(settings, config) as proxy:
         site = SiteClient(config)
         try:
             site_info = await site.version() if settings.network.network_mode != "replay" else {}

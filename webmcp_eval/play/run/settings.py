@@ -6,13 +6,15 @@ selection, the live objects and the test seam).
 control run inside ``run --control none``, a replay's recorded origin) gets a copy made with
 ``dataclasses.replace``. ``RunState`` holds what is not a choice: the plan when it is built already, the
 selection of planned trials to play, the objects that keep count as the trials play (the fixture store, the
-model grader), and ``TrialHooks``, the trial hooks: the seam through which tests and ``mutate`` change trials
-(not the site hooks, the site's own test endpoints of webmcp_eval/suite/site.py).
+model grader), what starts the embedded demo site for a run whose settings name no site (the front end's
+choice: play/ never imports the site), and ``TrialHooks``, the trial hooks: the seam through which tests and
+``mutate`` change trials (not the site hooks, the site's own test endpoints of webmcp_eval/suite/site.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -181,6 +183,9 @@ class RunState:
     run_dir: Path | None = None  # --resume: the run directory played into (its name need not be the run id)
     fixtures: FixtureStore | None = None  # record/replay: where fixtures are kept and read; it counts what changed
     grader: ModelGrader | None = None  # when rubric criteria are to be judged; it counts its calls and costs
+    # starts the embedded demo site (test mode) and yields its config, for settings that name no site (no base
+    # URL, no site config); None: such a run is refused (webmcp_eval/evaluation/demo_site.py gives the one to pass)
+    demo_site: Callable[[], AbstractContextManager[SiteConfig]] | None = None
     trial_hooks: TrialHooks = field(default_factory=TrialHooks)
 
 

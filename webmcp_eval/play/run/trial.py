@@ -34,7 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from playwright.async_api import ConsoleMessage
+from playwright.async_api import ConsoleMessage, Page
 from playwright.async_api import Error as PlaywrightError
 
 from webmcp_eval.agents.protocol import Agent, AgentError, ToolInfo
@@ -42,7 +42,7 @@ from webmcp_eval.agents.simulated_user import SimulatedUser, SimulatorError
 from webmcp_eval.judge import checks
 from webmcp_eval.judge.instructions import instructions_in
 from webmcp_eval.judge.probes import page_side, schemas_against_catalog
-from webmcp_eval.kinds.consistency import COUNT_ATTRIBUTE
+from webmcp_eval.kinds import CallWatch
 from webmcp_eval.play.browser.artifacts import Artifacts, artifact_name
 from webmcp_eval.play.browser.browser import BrowserUnavailable
 from webmcp_eval.play.browser.session import BrowserSession, TrialPage
@@ -78,6 +78,7 @@ from webmcp_eval.suite.loader import LoadedCase
 from webmcp_eval.suite.site import SiteClient, SiteUnavailable
 from webmcp_eval.suite.synthesize import made_up_value_refused
 from webmcp_eval.trace import (
+    ConsistencyRecord,
     ConversationRecord,
     EarlierAttempt,
     EvidenceKind,
@@ -155,6 +156,18 @@ def evidence_kind_of(case: Case, agent: Agent) -> EvidenceKind:
     return "simulated_user" if case.user is not None and agent.evidence_kind == "agent" else agent.evidence_kind
 
 
+@dataclass(frozen=True)
+class _PageAfterCall:
+    """The page as a kind's ``watch_calls`` reads it right after a tool call (webmcp_eval/kinds/ ``CallPageReader``)."""
+
+    page: Page
+
+    async def page_side(
+        self, call: int, tool: str, selector: str, attribute: str | None, many: bool
+    ) -> ConsistencyRecord:
+        return await page_side(self.page, call, tool, selector, attribute, many)
+
+
 class Trial:
     def __init__(
         self,
@@ -193,6 +206,7 @@ class Trial:
         self._crash_watch = asyncio.Event()
         self.site: HookTape = HookTape(env.site, "live", None)  # the site hooks: live, taped or played back
         self._page_errors: list[PageError] = []  # the page's own (setup failures name the first uncaught one)
+        self._call_watches: list[CallWatch] = []  # what reads the page after each tool call, one per kind that does
         self._site_hung: list[RequestRecord] = []  # site requests a tool call made that hung (no answer)
         self._site_unanswered: list[RequestRecord] = []  # the proxy's records of site requests that got no answer
         self._site_errors: list[RequestRecord] = []  # the site's own 5xx answers (not a fault the case armed)
@@ -539,9 +553,11 @@ class Trial:
             self.env.proxy.begin_trial(self.trial_id, **self._proxy_mode(), rewrite=self.hook.proxy)
             self.tp.host.writes_seen = self._writes_so_far  # each call's own writes (calls.annotations)
             self.tp.host.requests_seen = self._requests_so_far  # each call's own requests (the 5xx rule)
-            if getattr(case.expect, "consistency", None) is not None:
-                self.trace.consistency = []
-                self.tp.host.after_call = self._read_page_side
+            self._call_watches = [
+                kind.watch_calls(value, self.trace) for kind, value in checks.blocks(case) if kind.watch_calls
+            ]
+            if self._call_watches:  # a kind that reads the page after each call (expect.consistency)
+                self.tp.host.after_call = self._after_call
         self.tp.crash_event = self._crash_watch  # the watcher above hears the crash
         self.tp.page.on(
             "pageerror", lambda err: self._page_errors.append(PageError(source="exception", text=first_line(err)))
@@ -636,21 +652,12 @@ class Trial:
             self.trace.state.diff = checks.state_diff(before, after)
         self._collected = True
 
-    async def _read_page_side(self, call: ToolCall) -> None:
-        """The page as a call of expect.consistency's tool left it: its count or its items."""
-        exp = getattr(self.case.expect, "consistency", None)
-        if exp is None or call.tool != exp.tool or call.error is not None or self.tp is None:
+    async def _after_call(self, call: ToolCall) -> None:
+        """The page as a call left it, read by each kind that reads it after the calls (its ``watch_calls``)."""
+        if self.tp is None:
             return
-        found = COUNT_ATTRIBUTE.search(exp.page.count or "")
-        record = await page_side(
-            self.tp.page,
-            call.index,
-            call.tool,
-            exp.selector(),
-            found.group(1) if found else None,
-            exp.page.list is not None,
-        )
-        self.trace.consistency = [*(self.trace.consistency or []), record]
+        for watch in self._call_watches:
+            await watch(call, _PageAfterCall(self.tp.page))
 
     def _requests_so_far(self) -> int:
         assert self.env.proxy
