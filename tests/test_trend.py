@@ -86,7 +86,7 @@ def test_the_trend_shows_the_runs_of_the_same_cases_oldest_first_with_their_rate
     assert "demo @ aaa111" in section and "http://127.0.0.1:9/r2" in section
     assert "2026-12-01 10:00" in section and section.index("2026-12-01") < section.index("2026-12-03")
     grid = {case: re.findall(r'class="outcome (\w+)"', row) for case, row in
-            re.findall(r'<tr data-case="([^"]+)">(.*?)</tr>', section, re.S)}  # fmt: skip
+            re.findall(r'<div class="trend-case" data-case="([^"]+)">(.*?)</div>', section, re.S)}  # fmt: skip
     assert grid == {"ORD-01": ["failed", "failed", "passed"], "SEL-01": ["passed", "failed", "passed"]}
     assert 'data-run="other"' not in section  # another suite is never a row
     assert "not comparable: other: another case set (1 case(s); 0 not in this run, 1 of this run" in section
