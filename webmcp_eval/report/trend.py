@@ -110,7 +110,7 @@ def _earlier_plans(folder: Path, own: Path, before: str, trend: Trend) -> list[t
             continue
         if plan is None:
             trend.skipped.append(f"{d.name}: no plan.json (a run from before plans were written)")
-        elif plan["created_at"] < before:
+        elif plan["created_at"] <= before:  # planned in the same second: earlier too (times are to the second)
             found.append((d, plan))
     return sorted(found, key=lambda dp: dp[1]["created_at"])
 
