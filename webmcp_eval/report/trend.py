@@ -9,6 +9,7 @@ of evidence, is not comparable and is named apart; a folder that cannot be read 
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -97,22 +98,41 @@ def _run_row(plan: RunPlan, info: Mapping[str, Any], series: Mapping[str, Any], 
     )
 
 
-def _earlier_plans(folder: Path, own: Path, before: str, trend: Trend) -> list[tuple[Path, RunPlan]]:
-    """The run folders under ``folder`` planned before this run, by plan time; an unreadable plan is a note."""
-    found = []
-    for d in sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []:
-        if d.resolve() == own or not RunDir(d).holds_run():
-            continue  # this run, or a folder that is no run (a merged report, anything else)
+def _keep(heap: list[tuple[str, str, Any]], item: tuple[str, str, Any], limit: int) -> None:
+    """Keep the ``limit`` newest items (by plan time, then folder name) of a heap: the scan holds no more than
+    that whatever the size of the folder."""
+    heapq.heappush(heap, item)
+    if len(heap) > limit:
+        heapq.heappop(heap)
+
+
+def _earlier_plans(folder: Path, own: Path, plan: RunPlan, limit: int, trend: Trend) -> list[tuple[Path, RunPlan]]:
+    """The last ``limit`` run folders under ``folder`` of this run's cases planned before it, oldest first; the
+    last ``limit`` of other cases and of unreadable plans go into the trend's notes. Only those are held while the
+    folder is read: memory stays the same for ten earlier runs or a thousand."""
+    cases = {c["id"] for c in plan["cases"]}
+    kept: list[tuple[str, str, Any]] = []
+    other: list[tuple[str, str, Any]] = []
+    skipped: list[tuple[str, str, Any]] = []
+    for d in folder.iterdir() if folder.is_dir() else ():
+        if not d.is_dir() or d.resolve() == own or not RunDir(d).holds_run():
+            continue  # this run, or no run at all (a merged report, anything else)
         try:
-            plan = read_plan(d)
+            earlier = read_plan(d)
         except (PlanError, OSError) as err:
-            trend.skipped.append(f"{d.name}: {str(err).splitlines()[0]}")
+            _keep(skipped, ("", d.name, f"{d.name}: {str(err).splitlines()[0]}"), limit)
             continue
-        if plan is None:
-            trend.skipped.append(f"{d.name}: no plan.json (a run from before plans were written)")
-        elif plan["created_at"] <= before:  # planned in the same second: earlier too (times are to the second)
-            found.append((d, plan))
-    return sorted(found, key=lambda dp: dp[1]["created_at"])
+        if earlier is None:
+            _keep(skipped, ("", d.name, f"{d.name}: no plan.json (a run from before plans were written)"), limit)
+        elif earlier["created_at"] > plan["created_at"]:
+            continue  # planned after this run (one in the same second counts: plan times are to the second)
+        elif (why := _comparable(earlier, cases, d)) is not None:
+            _keep(other, (earlier["created_at"], d.name, why), limit)
+        else:
+            _keep(kept, (earlier["created_at"], d.name, (d, earlier)), limit)
+    trend.other += [note for _, _, note in sorted(other)]
+    trend.skipped += [note for _, _, note in sorted(skipped)]
+    return [found for _, _, found in sorted(kept)]
 
 
 def _comparable(plan: RunPlan, cases: set[str], d: Path) -> str | None:
@@ -167,18 +187,10 @@ def read_trend(run_dir: Path, results: Results, folder: Path | None = None, limi
     first = results.series[0]
     folder = folder if folder is not None else run_dir.parent
     trend = Trend(series=first.label, folder=str(folder))
-    cases = {c["id"] for c in plan["cases"]}
     key = list(series_json(first)["key"])
-    rows: list[TrendRun] = []
-    for d, earlier in reversed(_earlier_plans(folder, run_dir.resolve(), plan["created_at"], trend)):
-        if len(rows) == limit:
-            break
-        why = _comparable(earlier, cases, d)
-        if why is not None:
-            trend.other.append(why)
-        elif (row := _earlier_row(d, earlier, key, trend)) is not None:
-            rows.append(row)
+    rows = [_earlier_row(d, earlier, key, trend) for d, earlier in _earlier_plans(folder, run_dir.resolve(), plan,
+                                                                                limit, trend)]  # fmt: skip
     info = read_run_info(run_dir)
-    trend.runs = [*reversed(rows), _run_row(plan, info, series_json(first), current=True)]
-    trend.cases = sorted(cases)
+    trend.runs = [*(r for r in rows if r is not None), _run_row(plan, info, series_json(first), current=True)]
+    trend.cases = sorted(c["id"] for c in plan["cases"])
     return trend
