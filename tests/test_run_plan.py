@@ -177,6 +177,10 @@ def test_last_failed_reruns_the_failed_cases_of_the_latest_run(tmp_path):
     assert out.returncode == 0, out.stdout + out.stderr
     assert f"--last-failed: 1 failed case(s) of {latest}: SEL-02" in out.stdout
     assert [t.trial_id for t in read_traces(tmp_path / "again")] == ["SEL-02.t1"]
+    # the report run writes has its trend: the older run is of other cases, the latest planned after this one
+    trend = (tmp_path / "again" / "report.html").read_text(encoding="utf-8").split('<section id="trend">')[1]
+    assert "No earlier run of these cases" in trend.split("</section>")[0]
+    assert "not comparable: older: another case set" in trend and "latest" not in trend.split("</section>")[0]
 
 
 @pytest.mark.browser

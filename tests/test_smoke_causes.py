@@ -238,26 +238,43 @@ def _report_with_sources() -> AuditReport:
     return AuditReport("http://t.test/shop/", pages=[PageAudit(surface, findings)])
 
 
-def test_sarif_places_a_finding_at_the_script_of_the_site_else_at_the_tool(monkeypatch: pytest.MonkeyPatch):
+def _sarif_valid(sarif: dict[str, Any]) -> None:
+    """Valid SARIF 2.1.0, and a physical location only ever a file of the repository: never a URL, never a base."""
+    jsonschema.Draft4Validator(json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))).validate(sarif)
+    run = sarif["runs"][0]
+    assert "originalUriBaseIds" not in run
+    for r in run["results"]:
+        for loc in r["locations"]:
+            assert loc["logicalLocations"], r  # every result is named, whatever its file
+            artifact = loc.get("physicalLocation", {}).get("artifactLocation", {"uri": "x"})
+            assert set(artifact) == {"uri"} and "://" not in artifact["uri"], artifact
+
+
+def test_sarif_without_a_site_root_names_the_tool_or_page_and_never_a_url_as_a_file(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """No --site-root: code scanning knows no file of the site, so each finding is a logical location only (the
+    tool as a function, a form's tool as an element with its selector, a page-wide finding as its page); the page
+    and the registration source stay in the result's properties."""
     from webmcp_eval.audit import sarif as sarif_writer
     from webmcp_eval.audit.rulebook import RULES
 
     report = _report_with_sources()
     monkeypatch.setattr(sarif_writer, "RULES", {**RULES, **{r: RULES["no-tools"] for r in ("x1", "x2", "x3")}})
     sarif = sarif_report(report)
-    run = sarif["runs"][0]
-    assert run["originalUriBaseIds"] == {"SITEROOT": {"uri": "http://t.test/"}}
-    where = {r["properties"].get("tool"): r["locations"][0] for r in run["results"]}
-    assert where["a"]["physicalLocation"] == {
-        "artifactLocation": {"uri": "js/tools.js", "uriBaseId": "SITEROOT"},
-        "region": {"startLine": 12, "startColumn": 7},
-    }
-    assert "physicalLocation" not in where["b"] and where["b"]["logicalLocations"] == [
-        {"name": "b", "kind": "function"}
-    ]
-    assert where["c"]["physicalLocation"]["artifactLocation"] == {"uri": "shop/index.html", "uriBaseId": "SITEROOT"}
-    assert {"name": "form#c", "kind": "element"} in where["c"]["logicalLocations"]
-    assert where[None]["physicalLocation"]["artifactLocation"]["uri"] == "shop/index.html"
+    _sarif_valid(sarif)
+    results = {r["properties"].get("tool"): r for r in sarif["runs"][0]["results"]}
+    where = {tool: r["locations"][0] for tool, r in results.items()}
+    assert all("physicalLocation" not in loc for loc in where.values())
+    assert where["a"]["logicalLocations"] == [{"name": "a", "kind": "function"}]
+    assert where["b"]["logicalLocations"] == [{"name": "b", "kind": "function"}]
+    assert where["c"]["logicalLocations"] == [{"name": "c", "kind": "element", "fullyQualifiedName": "form#c"}]
+    assert where[None]["logicalLocations"] == [{"name": "http://t.test/shop/", "kind": "resource"}]
+    assert results["a"]["properties"]["registered_at"] == "http://t.test/js/tools.js:12:7"
+    assert results["a"]["properties"]["page"] == "http://t.test/shop/"
+    with pytest.raises(AssertionError):  # the check does check: a URL named as a file
+        url = {"physicalLocation": {"artifactLocation": {"uri": "http://t.test/js/tools.js"}}, **where["a"]}
+        _sarif_valid({**sarif, "runs": [{**sarif["runs"][0], "results": [{**results["a"], "locations": [url]}]}]})
     data = json_report(report)
     assert data["pages"][0]["frames"][0]["sources"]["a"] == {
         "url": "http://t.test/js/tools.js",
@@ -280,33 +297,48 @@ def test_sarif_with_a_site_root_names_the_repositorys_files_else_the_tool_alone(
     monkeypatch.setattr(sarif_writer, "RULES", {**RULES, **{r: RULES["no-tools"] for r in ("x1", "x2", "x3")}})
     monkeypatch.chdir(tmp_path)
     (tmp_path / "web" / "js").mkdir(parents=True)
-    (tmp_path / "web" / "shop").mkdir()
-    (tmp_path / "web" / "shop" / "index.html").write_text("<!doctype html>", encoding="utf-8")
     report = _report_with_sources()
 
     def where(site_root: Path) -> dict[Any, Any]:
-        run = sarif_report(report, site_root=site_root)["runs"][0]
-        return {r["properties"].get("tool"): r["locations"][0] for r in run["results"]}
+        sarif = sarif_report(report, site_root=site_root)
+        _sarif_valid(sarif)
+        return {r["properties"].get("tool"): r["locations"][0] for r in sarif["runs"][0]["results"]}
 
-    missing = where(Path("web"))  # the script is not in the repository: the tool alone
-    assert "physicalLocation" not in missing["a"] and missing["a"]["logicalLocations"] == [
-        {"name": "a", "kind": "function"}
-    ]
+    missing = where(Path("web"))  # neither the script nor the page is in the repository: by name alone
+    assert all("physicalLocation" not in loc for loc in missing.values())
+    assert missing["a"]["logicalLocations"] == [{"name": "a", "kind": "function"}]
     (tmp_path / "web" / "js" / "tools.js").write_text("// tools\n", encoding="utf-8")
+    (tmp_path / "web" / "shop").mkdir()
+    (tmp_path / "web" / "shop" / "index.html").write_text("<!doctype html>", encoding="utf-8")
     found = where(tmp_path / "web")  # an absolute folder: still the path from the checkout
     assert found["a"]["physicalLocation"] == {
         "artifactLocation": {"uri": "web/js/tools.js"},
         "region": {"startLine": 12, "startColumn": 7},
     }
-    assert found["c"]["physicalLocation"]["artifactLocation"] == {"uri": "web/shop/index.html"}
-    assert found[None]["physicalLocation"]["artifactLocation"] == {"uri": "web/shop/index.html"}
-    assert "physicalLocation" not in found["b"]
-    sarif = sarif_report(report, site_root=Path("web"))
-    uris = [loc["physicalLocation"]["artifactLocation"] for r in sarif["runs"][0]["results"] for loc in r["locations"]
-            if "physicalLocation" in loc]  # fmt: skip
-    assert uris and all("uriBaseId" not in u and not u["uri"].startswith("http") for u in uris)
-    schema = json.loads((Path(__file__).parent / "sarif" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
-    jsonschema.Draft4Validator(schema).validate(sarif)
+    assert found["a"]["logicalLocations"] == [{"name": "a", "kind": "function"}]
+    assert "physicalLocation" not in found["b"]  # another origin's script
+
+
+def test_sarif_places_a_declarative_form_at_its_page_file_and_by_its_selector(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+):
+    """A form's tool has no script: with --site-root it is at its page's file (no line: the form is named by its
+    selector); the tool is an element whose fully qualified name is the form's selector, with or without a file."""
+    from webmcp_eval.audit import sarif as sarif_writer
+    from webmcp_eval.audit.rulebook import RULES
+
+    monkeypatch.setattr(sarif_writer, "RULES", {**RULES, **{r: RULES["no-tools"] for r in ("x1", "x2", "x3")}})
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "web" / "shop").mkdir(parents=True)
+    (tmp_path / "web" / "shop" / "index.html").write_text("<!doctype html>", encoding="utf-8")
+    sarif = sarif_report(_report_with_sources(), site_root=Path("web"))
+    _sarif_valid(sarif)
+    where = {r["properties"].get("tool"): r["locations"][0] for r in sarif["runs"][0]["results"]}
+    assert where["c"] == {
+        "logicalLocations": [{"name": "c", "kind": "element", "fullyQualifiedName": "form#c"}],
+        "physicalLocation": {"artifactLocation": {"uri": "web/shop/index.html"}},
+    }
+    assert where[None]["physicalLocation"] == {"artifactLocation": {"uri": "web/shop/index.html"}}
 
 
 def test_a_site_root_that_is_not_a_folder_is_one_line_and_exit_2(tmp_path: Path):
@@ -367,12 +399,12 @@ def test_the_shop_judged_by_cause_and_each_tool_placed_where_it_was_registered(s
     assert run.returncode == 1 and "Traceback" not in run.stderr
     assert f"registered at {shop}tools.js:" in run.stdout
     sarif = json.loads(out.read_text(encoding="utf-8"))
-    jsonschema.Draft4Validator(json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))).validate(sarif)
+    _sarif_valid(sarif)
     (flights,) = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "smoke-error-on-valid"]
-    physical = flights["locations"][0]["physicalLocation"]
     flights_line = next(i for i, text in enumerate(lines) if 'name: "search_flights"' in text)
-    assert physical["artifactLocation"] == {"uri": "tools.js", "uriBaseId": "SITEROOT"}
-    assert physical["region"] == {"startLine": flights_line, "startColumn": 4}
+    assert "physicalLocation" not in flights["locations"][0]  # no --site-root: the tool by name, never a URL
+    assert flights["locations"][0]["logicalLocations"] == [{"name": "search_flights", "kind": "function"}]
+    assert flights["properties"]["registered_at"] == f"{shop}tools.js:{flights_line}:4"
 
 
 @pytestmark_browser

@@ -195,6 +195,18 @@ def add_output_flags(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(o.flag, dest=o.name, metavar="FILE", help=o.help)
 
 
+def add_history_flags(parser: argparse.ArgumentParser) -> None:
+    """--history DIR / --no-history: where the HTML report's trend finds the earlier runs, or no trend."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--history",
+        metavar="DIR",
+        help="the HTML report's trend: the earlier runs of the same cases are the run folders in DIR "
+        "(default: the folder the run directory is in; the last 10 are shown)",
+    )
+    group.add_argument("--no-history", action="store_true", help="no trend section in the HTML report")
+
+
 LABELS_SERIES_HELP = (
     "people's labels of rubric criteria, shown as a human-label series of their own "
     "(default: labels.json beside the cases, when there is one)"

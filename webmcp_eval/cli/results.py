@@ -13,6 +13,7 @@ from webmcp_eval.cli.common import (
     TRIALS,
     DeprecatedSpelling,
     Subcommands,
+    add_history_flags,
     add_output_flags,
     base_url_type,
     request_of,
@@ -89,6 +90,7 @@ def add_report(sub: Subcommands) -> None:
         help="no default report.html when merging (a merge of very many trials: docs/running.md, Sizing)",
     )
     rep.add_argument("--labels", metavar="FILE", help=LABELS_SERIES_HELP)
+    add_history_flags(rep)
     rep.set_defaults(func=handle_report)
 
 

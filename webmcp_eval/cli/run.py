@@ -16,6 +16,7 @@ from webmcp_eval.cli.common import (
     WORKERS,
     DeprecatedSpelling,
     Subcommands,
+    add_history_flags,
     add_output_flags,
     base_url_type,
     cdp_endpoint_type,
@@ -184,8 +185,9 @@ def _sharding(run: argparse.ArgumentParser) -> None:
 
 
 def _outputs_and_suite(run: argparse.ArgumentParser) -> None:
-    """The extra report files, the catalog, the suite folder, --skip-invalid."""
+    """The extra report files, the trend's earlier runs, the catalog, the suite folder, --skip-invalid."""
     add_output_flags(run)
+    add_history_flags(run)
     run.add_argument(
         "--catalog", help="the site's tools per route, to check cases against (default: catalog.json beside the cases)"
     )

@@ -254,7 +254,8 @@ def add_audit(sub: Subcommands) -> None:
         "--site-root",
         metavar="DIR",
         help="the folder of the repository the site is served from: SARIF places a finding at the script (or page) "
-        "that registered its tool as that file of the repository, so code scanning annotates a pull request",
+        "that registered its tool as that file of the repository, so code scanning annotates a pull request "
+        "(without it, a finding is named by its tool or page alone, never a URL as a file)",
     )
     audit.add_argument("--markdown", metavar="FILE", help="write a Markdown summary (CI job summary, PR comment)")
     audit.add_argument("--html", metavar="FILE", help="the HTML report (default audit-report.html)")

@@ -74,12 +74,14 @@ def reporters_for(
     json_extra: dict[str, Any] | None = None,
     trace_dirs: dict[str, Path] | None = None,
     quiet: bool = False,
+    history: tuple[Path, Path | None] | None = None,
 ) -> Reporters:
     """The one way reporters are made: the ``defaults`` outputs (webmcp_eval/report/reporters.py IN_RUN_DIR: json,
     junit, html) write their files into out_dir, and every output asked for writes its file too.
 
     ``reads``: the run directories the command reads, whose own files no report may replace.
-    ``quiet``: files only, nothing on the console (the partial report of an interrupted run)."""
+    ``quiet``: files only, nothing on the console (the partial report of an interrupted run).
+    ``history``: the HTML report's trend (:func:`trend_of`); None: none."""
     targets = run_dir_files(out_dir, defaults)
     flagged = files.flagged()
     check_outputs_apart([path for _, path in flagged], [out_dir, *(reads or [])])
@@ -93,6 +95,7 @@ def reporters_for(
             files=targets,
             json_extra=json_extra if json_extra is not None else {},
             trace_dirs=trace_dirs,
+            history=history,
         )
     )
 
@@ -201,3 +204,13 @@ def print_fixture_news(fixtures: FixtureStore) -> None:
         console.print(f"[bold]{case_id}: what changed since the last recording (review it like code)[/]")
         for line in lines:
             console.print(f"  {line}", markup=False, highlight=False)
+
+
+def trend_of(run_dir: Path, history: str | None, no_history: bool) -> tuple[Path, Path | None] | None:
+    """What the HTML report's trend reads (the run directory, and --history DIR or None for the folder it is in);
+    None with --no-history. A --history that is not a folder is one line (exit 2), before any work."""
+    if no_history:
+        return None
+    if history is not None and not Path(history).is_dir():
+        raise UsageError(f"--history {history}: not a folder (the folder of the earlier run directories)")
+    return run_dir, Path(history) if history is not None else None

@@ -15,6 +15,7 @@ from webmcp_eval.evaluation.reporting import (
     labels_of,
     reporters_for,
     run_input,
+    trend_of,
 )
 from webmcp_eval.judge.analyst import explain_all, make_analyst
 from webmcp_eval.llm.config import ANALYST_FLAGS, ModelConfig, from_flags
@@ -41,6 +42,8 @@ class ReportRequest:
     outputs: ReportFiles = field(default_factory=ReportFiles)
     no_html: bool = False
     labels: str | None = None
+    history: str | None = None  # where the earlier runs of the HTML report's trend are (default: beside the run)
+    no_history: bool = False
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,7 @@ def report_command(request: ReportRequest) -> Outcome:
     """Rebuild the reports from traces alone; several run directories merge into one, each series apart."""
     request.outputs.check()
     run_dirs = list(request.run_dirs)
+    trend = trend_of(Path(run_dirs[0]), request.history, request.no_history)
     inputs = [run_input(d, kept=True) for d in run_dirs]
     runs = inputs
     sharded = len(inputs) > 1 and any(r.plan and "shard" in r.plan for r in inputs)
@@ -102,7 +106,9 @@ def report_command(request: ReportRequest) -> Outcome:
     )
     if request.no_html:  # a merge of very many trials: the HTML would be ~40 KB per trial, screenshots aside
         defaults = tuple(d for d in defaults if d != "html")
-    reporters = reporters_for(request.outputs, out, defaults, reads=[Path(d) for d in run_dirs], trace_dirs=dirs)
+    reads = [Path(d) for d in run_dirs]
+    trend = None if merged else trend  # a merged report is no one run of a folder: no trend
+    reporters = reporters_for(request.outputs, out, defaults, reads=reads, trace_dirs=dirs, history=trend)
     code = end_reports(reporters, build_results(runs, labels_of(request.labels)))
     if len(inputs) == 1 and inputs[0].plan and "shard" in inputs[0].plan:
         shard = inputs[0].plan["shard"]

@@ -42,6 +42,7 @@ from webmcp_eval.evaluation.reporting import (
     print_fixture_news,
     print_graders_and_health,
     reporters_for,
+    trend_of,
 )
 from webmcp_eval.evaluation.resume import check_same_agent, last_failed, resume_selection
 from webmcp_eval.play.browser.browser import BrowserUnavailable
@@ -111,10 +112,13 @@ class RunRequest:
     health_min_trials: int = 5
     fixtures: str = "fixtures"
     max_fixture_age: float = 30.0
+    history: str | None = None  # where the earlier runs of the HTML report's trend are (default: --out)
+    no_history: bool = False
 
     def check(self) -> None:
         """Everything about the request that can be checked before any case loads or browser starts."""
         output, browser, network = self.output, self.browser, self.network
+        trend_of(Path(), self.history, self.no_history)  # --history names a folder
         if self.resume:
             if any((self.cases, self.grep, self.behaviour, self.last_failed, output.run_id)) or self.trials is not None:
                 raise UsageError(
@@ -384,6 +388,7 @@ def play(request: RunRequest, scope: Scope, settings: RunSettings, state: RunSta
         reads=[Path(request.resume)] if request.resume else [],
         progress=not resuming,
         json_extra=run_info,
+        history=trend_of(out_dir, request.history, request.no_history),
     )
     reporters.begin(plan)
     if resuming:

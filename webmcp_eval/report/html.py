@@ -33,6 +33,7 @@ from markupsafe import Markup
 
 from webmcp_eval.report.chart import Chart, _chart
 from webmcp_eval.report.rendering import environment
+from webmcp_eval.report.trend import Trend
 from webmcp_eval.report.trial_view import _anchors, _rubric, _trial_view
 from webmcp_eval.results.run_results import (
     MODEL_GRADER,
@@ -274,9 +275,10 @@ def render_html(
     report_dir: Path | None = None,
     trace_dirs: Path | Mapping[str, Path] | None = None,
     generated_at: str | None = None,
+    trend: Trend | None = None,
 ) -> str:
     """The report as one HTML string (see :func:`write_html`)."""
-    return "".join(_render_parts(results, title, report_dir, trace_dirs, generated_at))
+    return "".join(_render_parts(results, title, report_dir, trace_dirs, generated_at, trend))
 
 
 def _render_parts(
@@ -285,6 +287,7 @@ def _render_parts(
     report_dir: Path | None,
     trace_dirs: Path | Mapping[str, Path] | None,
     generated_at: str | None = None,
+    trend: Trend | None = None,
 ) -> Iterator[str]:
     """The report, part by part as it is rendered.
 
@@ -333,6 +336,7 @@ def _render_parts(
             script=Markup(SCRIPT),
             script_hash=script_hash,
             z=Z_95,
+            trend=trend,
         )
     )
 
@@ -343,6 +347,7 @@ def write_html(
     title: str = "webmcp-eval report",
     *,
     trace_dirs: Path | Mapping[str, Path] | None = None,
+    trend: Trend | None = None,
 ) -> Path:
     """Write the self-contained HTML report of the results (or traces) to ``path`` (atomically) and return the path.
 
@@ -351,8 +356,9 @@ def write_html(
     ``<report dir>/trials``, ``<report dir>/<run id>/trials`` or
     ``<report dir>/../<run id>/trials`` -- so a report written into a run
     directory, or into ``traces/merged``, finds them. Links to kept Playwright
-    trace files are relative to the report.
+    trace files are relative to the report. ``trend``: this run beside its earlier runs
+    (webmcp_eval/report/trend.py).
     """
     path = Path(path)
-    write_atomic(path, _render_parts(results, title, path.parent, trace_dirs))
+    write_atomic(path, _render_parts(results, title, path.parent, trace_dirs, trend=trend))
     return path

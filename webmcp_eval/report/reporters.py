@@ -137,14 +137,21 @@ class JUnitReporter(_Quiet):
 
 class HtmlReporter(_Quiet):
     def __init__(
-        self, path: Path, console: Console | None = None, trace_dirs: Path | Mapping[str, Path] | None = None
+        self,
+        path: Path,
+        console: Console | None = None,
+        trace_dirs: Path | Mapping[str, Path] | None = None,
+        history: tuple[Path, Path | None] | None = None,
     ) -> None:
         self.path, self.console, self.trace_dirs = path, console, trace_dirs
+        self.history = history  # (the run directory, where its earlier runs are: None for its own folder)
 
     def end(self, results: Results) -> None:
         from webmcp_eval.report.html import write_html
+        from webmcp_eval.report.trend import read_trend
 
-        written = write_html(results, self.path, trace_dirs=self.trace_dirs)
+        trend = read_trend(self.history[0], results, self.history[1]) if self.history else None
+        written = write_html(results, self.path, trace_dirs=self.trace_dirs, trend=trend)
         if self.console:
             self.console.print(f"HTML report: {written}", markup=False, highlight=False)
 
@@ -273,6 +280,9 @@ class ReportTargets:
     files: Mapping[str, Sequence[Path]] = field(default_factory=dict)  # Output.name -> the files it writes
     json_extra: Mapping[str, Any] = field(default_factory=dict)
     trace_dirs: Path | Mapping[str, Path] | None = None
+    # the HTML report's trend: the run directory and the folder of its earlier runs (None: the run's own folder);
+    # None: no trend (a merged report, --no-history)
+    history: tuple[Path, Path | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -299,7 +309,7 @@ OUTPUTS: tuple[Output, ...] = (
         "html",
         "--html",
         "also write the HTML report here",
-        lambda path, t: HtmlReporter(path, t.console, t.trace_dirs),
+        lambda path, t: HtmlReporter(path, t.console, t.trace_dirs, t.history),
         lambda run: run.report_html,
     ),
     Output(
