@@ -128,12 +128,18 @@ async def press_in_fork(fork: Fork) -> PressRecord:
     if why:
         return PressRecord(not_pressed=why)
     record = PressRecord(context="fork", expected=expected_writes(fork.case))
-    before = await _trial_state(fork)
+    # the trial's world is read while the fork's world is reset and its context opened: nothing of the fork has
+    # loaded before _press awaits it
+    state_before = asyncio.ensure_future(_trial_state(fork))
     try:
-        await _press(fork, record)
+        await _press(fork, record, state_before)
     except (NotReached, PlaywrightError, SiteUnavailable, TrialAborted, StepNotShown) as err:
         why = f"the fork failed: {first_line(err)}" if isinstance(err, PlaywrightError) else str(err)
         record = PressRecord(not_pressed=why, replayed=record.replayed, expected=record.expected)
+    except BaseException:  # a stopped trial: no read left behind
+        state_before.cancel()
+        raise
+    before = await state_before
     after = await _trial_state(fork)
     if before is not None and after is not None:
         record.trial_world_unchanged = before == after
@@ -150,10 +156,35 @@ async def _trial_state(fork: Fork) -> Any:
         return None
 
 
-async def _press(fork: Fork, record: PressRecord) -> None:
+async def _press(fork: Fork, record: PressRecord, state_before: asyncio.Future[Any]) -> None:
     assert fork.proxy is not None
-    await fork.site.reset(fork.fork_world, fork.case.seed, fork.case.breaks)
-    tp = await fork.session.open_trial(
+    tp = await _open_fork(fork)
+    await state_before  # the trial's world as it was before the fork loads anything
+    fork.proxy.begin_trial(fork.trial_id, mode="live", fixture=None, rewrite=fork.hook.proxy)
+    try:
+        await _reach(fork, tp, record)
+        await _press_control(fork, tp, record)
+    finally:
+        with contextlib.suppress(KeyError):
+            fork.proxy.end_trial(fork.trial_id)
+        await tp.close()
+
+
+async def _open_fork(fork: Fork) -> TrialPage:
+    """The fork's world reset to the case's seed and its context opened, side by side (the site's work and the
+    browser's, as the trial's own open); a context opened beside a reset that failed is closed."""
+    opening = asyncio.ensure_future(_open_context(fork))
+    try:
+        await fork.site.reset(fork.fork_world, fork.case.seed, fork.case.breaks)
+    except BaseException:
+        with contextlib.suppress(BaseException):
+            await (await opening).close()
+        raise
+    return await opening
+
+
+async def _open_context(fork: Fork) -> TrialPage:
+    return await fork.session.open_trial(
         fork.trial_id,
         fork.site.config.base_url,
         world_cookie=(str(fork.site.config.world_cookie), fork.fork_world),
@@ -165,14 +196,6 @@ async def _press(fork: Fork, record: PressRecord) -> None:
         worker=fork.worker,
         http_credentials=fork.site.config.credentials,
     )
-    fork.proxy.begin_trial(fork.trial_id, mode="live", fixture=None, rewrite=fork.hook.proxy)
-    try:
-        await _reach(fork, tp, record)
-        await _press_control(fork, tp, record)
-    finally:
-        with contextlib.suppress(KeyError):
-            fork.proxy.end_trial(fork.trial_id)
-        await tp.close()
 
 
 async def _reach(fork: Fork, tp: TrialPage, record: PressRecord) -> None:
