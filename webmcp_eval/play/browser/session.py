@@ -234,7 +234,7 @@ class TrialPage:
     async def setup(self, base_url: str, world_cookie: tuple[str, str] | None, init_script: str | None = None) -> None:
         if world_cookie:
             await self.context.add_cookies([{"name": world_cookie[0], "value": world_cookie[1], "url": base_url}])
-        await self.context.expose_binding("__webmcpEvalReport", lambda src, e: self.log.add(e, src["frame"]))
+        await self.context.expose_binding("__webmcpEvalReport", self._report)
         await self.context.add_init_script(SHIM_JS)
         if init_script:  # after the shim: what it changes, the shim sees as the page's own doing
             await self.context.add_init_script(init_script)
@@ -243,6 +243,11 @@ class TrialPage:
         self.page.on("crash", lambda _page: self._crash("the page crashed (renderer process gone)"))
         self.host = ToolHost(self.page, self.log, self.clock_start, settle_ms=self.settle_ms, settle=self.settle)
         await self._start_witness()
+
+    def _report(self, source: dict[str, Any], event: Any) -> None:
+        """One report of the shim, logged. Nothing goes back to the page: a value returned here (the logged event)
+        cannot be serialized, and Playwright answered each report with a formatted traceback and a rejection."""
+        self.log.add(event, source["frame"])
 
     def _crash(self, why: str) -> None:
         self.crashed = why
