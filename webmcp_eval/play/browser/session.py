@@ -13,7 +13,7 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -232,10 +232,16 @@ class TrialPage:
     crash_event: asyncio.Event = field(default_factory=asyncio.Event)  # set when the renderer dies
 
     async def setup(self, base_url: str, world_cookie: tuple[str, str] | None, init_script: str | None = None) -> None:
+        # independent of each other, all done before the page opens: sent together, not one round trip each
+        ready: list[Awaitable[Any]] = [
+            self.context.expose_binding("__webmcpEvalReport", self._report),
+            self.context.add_init_script(SHIM_JS),
+        ]
         if world_cookie:
-            await self.context.add_cookies([{"name": world_cookie[0], "value": world_cookie[1], "url": base_url}])
-        await self.context.expose_binding("__webmcpEvalReport", self._report)
-        await self.context.add_init_script(SHIM_JS)
+            ready.append(
+                self.context.add_cookies([{"name": world_cookie[0], "value": world_cookie[1], "url": base_url}])
+            )
+        await asyncio.gather(*ready)
         if init_script:  # after the shim: what it changes, the shim sees as the page's own doing
             await self.context.add_init_script(init_script)
         self.page = await self.context.new_page()
@@ -260,14 +266,15 @@ class TrialPage:
             for name in ("toolsAdded", "toolsRemoved", "toolInvoked", "toolResponded"):
                 self.cdp.on(f"WebMCP.{name}", lambda params, name=name: self._witness(name, params))
             self.host.frames.follow(self.cdp)
-            await self.cdp.send("WebMCP.enable")
-            # the top page's frame id: DevTools names each event's frame, and a frame's events are told apart by it
-            tree = await self.cdp.send("Page.getFrameTree")
-            self.top_frame_id = tree["frameTree"]["frame"]["id"]
             # each frame's URL as it navigates, so an event's frame is named by its document, not only its id
             self.cdp.on("Page.frameNavigated", lambda e: self._frame_url(e["frame"]["id"], e["frame"].get("url")))
             self.cdp.on("Page.navigatedWithinDocument", lambda e: self._frame_url(e.get("frameId"), e.get("url")))
-            await self.cdp.send("Page.enable")
+            # the top page's frame id: DevTools names each event's frame, and a frame's events are told apart by it.
+            # The page has not navigated yet (no event can come): the three commands go together.
+            answers = await asyncio.gather(
+                self.cdp.send("WebMCP.enable"), self.cdp.send("Page.getFrameTree"), self.cdp.send("Page.enable")
+            )
+            self.top_frame_id = answers[1]["frameTree"]["frame"]["id"]
         except Exception:
             self.cdp = self.host.frames.cdp = None
 
