@@ -132,6 +132,8 @@ def test_snapshot_does_not_end_and_end_trial_forgets(proxy, origin, client_for):
     client.post(f"{origin.url}/api/two", json={})
     assert len(first.writes) == 1  # a snapshot is a copy, not a live view
     assert len(proxy.snapshot(trial).writes) == 2
+    client.get(f"{origin.url}/api/three")
+    assert proxy.so_far(trial) == (3, ["POST /api/one", "POST /api/two"])  # what a tool call reads around itself
     assert len(proxy.end_trial(trial).writes) == 2
     with pytest.raises(KeyError):
         proxy.end_trial(trial)

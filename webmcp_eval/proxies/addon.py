@@ -118,6 +118,13 @@ class EvalAddon:
         with self.lock:
             return self._network_of(self._trial(trial_id))
 
+    def so_far(self, trial_id: str) -> tuple[int, list[str]]:
+        """How many requests and which writes ("POST /api/saved") the trial has made so far: what a tool call reads
+        before and after itself, without a deep copy of the whole account under the lock."""
+        with self.lock:
+            network = self._trial(trial_id).network
+            return len(network.requests), [f"{w.method} {w.path}" for w in network.writes]
+
     def end_trial(self, trial_id: str) -> TrialNetwork:
         with self.lock:
             state = self._trial(trial_id)

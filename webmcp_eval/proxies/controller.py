@@ -220,6 +220,10 @@ class NetworkProxy:
         """Everything seen so far for the trial (a copy; the trial goes on)."""
         return self.addon.snapshot(trial_id)
 
+    def so_far(self, trial_id: str) -> tuple[int, list[str]]:
+        """The trial's requests counted and its writes named so far ("POST /api/saved"), without a copy."""
+        return self.addon.so_far(trial_id)
+
     @property
     def client_connections(self) -> int:
         """How many connections clients have opened to the proxy so far (a keep-alive browser opens few)."""

@@ -661,11 +661,11 @@ class Trial:
 
     def _requests_so_far(self) -> int:
         assert self.env.proxy
-        return len(self.env.proxy.snapshot(self.trial_id).requests)
+        return self.env.proxy.so_far(self.trial_id)[0]
 
     def _writes_so_far(self) -> list[str]:
         assert self.env.proxy
-        return [f"{m.method} {m.path}" for m in self.env.proxy.snapshot(self.trial_id).writes]
+        return self.env.proxy.so_far(self.trial_id)[1]
 
     def _proxy_mode(self) -> dict[str, Any]:
         mode = self.env.settings.network.network_mode if self.fixture is not None else "live"
