@@ -100,6 +100,16 @@ READ_JS = """
 """
 
 
+async def warm(page: Page) -> None:
+    """Have Playwright make its injected scripts in the document shown now (its utility world's, which the ARIA
+    snapshot takes, and the page's own, which READ_JS runs in), each some 20-40 ms the first time in a document.
+    Called while the last step settles (a wait mostly idle), so that the reads after it find them made; it reads
+    and changes nothing of the page."""
+    with contextlib.suppress(PlaywrightError):
+        body = page.locator("body")
+        await asyncio.gather(body.count(), body.evaluate_all("els => els.length"))
+
+
 @dataclass
 class PageObserver:
     page: Page

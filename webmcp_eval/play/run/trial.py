@@ -60,7 +60,7 @@ from webmcp_eval.play.evidence.network_evidence import (
 )
 from webmcp_eval.play.page.actions import StepNotShown, UserActions
 from webmcp_eval.play.page.human_windows import HumanWindows
-from webmcp_eval.play.page.observe import PageObserver
+from webmcp_eval.play.page.observe import PageObserver, warm
 from webmcp_eval.play.page.start_route import first_line, open_start_route, require_tools
 from webmcp_eval.play.page.watcher import Watcher
 from webmcp_eval.play.page.witness import compare_witness
@@ -449,7 +449,7 @@ class Trial:
             await self._converse()
         for index, step in enumerate(self.case.steps):
             try:
-                await self._step(index, step)
+                await self._step(index, step, last=index == len(self.case.steps) - 1 and self.case.user is None)
             except StepNotShown as err:  # the page's doing: failed at this step, the rest judged as it is
                 self.trace.steps[-1].not_shown = str(err)
                 break
@@ -692,7 +692,8 @@ class Trial:
 
     # -- steps ------------------------------------------------------------------
 
-    async def _step(self, index: int, step: UserStep | Action) -> None:
+    async def _step(self, index: int, step: UserStep | Action, last: bool = False) -> None:
+        """One step, then the page settled; last: the page is read next (observe.py ``warm`` while it settles)."""
         tp = self.tp
         assert tp
         started = time.monotonic()
@@ -715,7 +716,10 @@ class Trial:
             assert self.actions
             await self.actions.perform(step)
         self._raise_if_crashed()
-        await tp.host.wait_for_tools()
+        if last:
+            await alongside(warm(tp.page), tp.host.wait_for_tools())
+        else:
+            await tp.host.wait_for_tools()
         record.route_after = tp.host.route()
         record.catalog_after = self._seen(await tp.host.catalog())
         record.stale_registrations = [  # each frame's tools held against that frame's route
