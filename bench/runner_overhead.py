@@ -103,7 +103,8 @@ from webmcp_eval.suite.case import ClickAction, NavigateAction, ReloadAction, Us
 from webmcp_eval.suite.loader import LoadedCase, load_cases  # noqa: E402
 from webmcp_eval.suite.site import SiteConfig, demo_site_config  # noqa: E402
 
-PHASES = ("reset_ms", "context_ms", "goto_ms", "tools_ms", "observe_ms", "state_after_ms")
+PHASES = ("reset_ms", "context_ms", "goto_ms", "tools_ms", "observe_ms", "state_after_ms", "press_ms")
+STEPS = "steps_ms"  # the trial's steps (each with its settle), summed: no phase timer covers them
 
 
 @dataclass
@@ -113,7 +114,7 @@ class Site:
     config: SiteConfig
     reset: bool  # the demo site's world reset (the bare loop does it too)
     times: dict[str, list[float]] = field(default_factory=dict)
-    phases: dict[str, list[float]] = field(default_factory=dict)
+    phases: dict[str, dict[str, list[float]]] = field(default_factory=dict)  # mode -> phase -> ms of each trial
     cpu: dict[str, list[Cpu]] = field(default_factory=dict)  # mode -> CPU of each of its runs
 
 
@@ -239,9 +240,11 @@ def play_modes(site: Site, rounds: int) -> None:
         for mode, proxy, shots, chromium in RUNNER_MODES:
             traces = _timed(site, mode, runner_loop(site, proxy=proxy, screenshots=shots, chromium=chromium))
             site.times.setdefault(mode, []).extend(t.duration_ms / 1000 for t in traces)
-            if mode == "full":
-                for phase in PHASES:
-                    site.phases.setdefault(phase, []).extend(t.timings.get(phase, 0.0) for t in traces)
+            if mode in ("full", "lean"):
+                phases = site.phases.setdefault(mode, {})
+                for phase in PHASES:  # press_ms: only the trials that press in a fork (0 for the others)
+                    phases.setdefault(phase, []).extend(t.timings.get(phase, 0.0) for t in traces)
+                phases.setdefault(STEPS, []).extend(sum(s.duration_ms or 0.0 for s in t.steps) for t in traces)
         with tempfile.TemporaryDirectory() as fixtures:
             store = Path(fixtures)
             with cpu_used():  # the recording is not timed; its browser is waited for here, not in the replay's figure
@@ -272,8 +275,14 @@ def print_modes(site: Site, loads: tuple[str, str]) -> None:
 
 
 def print_phases(site: Site) -> None:
-    row = "  ".join(f"{phase.removesuffix('_ms')} {statistics.median(v):.0f}" for phase, v in site.phases.items())
-    print(f"{site.name} phases of a full trial, median ms: {row}")
+    """Each phase's median ms (the reset overlaps the context, the state after the observe; press: the fork's, over
+    the trials that press in one)."""
+    for mode, phases in site.phases.items():
+        row = "  ".join(
+            f"{phase.removesuffix('_ms')} {statistics.median([x for x in v if x] or [0.0]):.0f}"
+            for phase, v in phases.items()
+        )
+        print(f"{site.name} phases of a {mode} trial, median ms: {row}")
 
 
 # -- messages and CPU per process -------------------------------------------------
