@@ -31,8 +31,8 @@ proxy and the sites, plus the browser and driver processes: the sum of their
 proportional set sizes, sampled). The runner's wall time per trial is given
 against the bare loop's with as many workers, and each -j 2 / -j 1 ratio.
 
-Then the median of each phase of a trial (the traces' own timings) for the
-full mode, and one untimed pass of bare, full and lean with the driver's
+Then the median of each phase of a trial (the traces' own timings, and the steps summed) for the
+full and lean modes, and one untimed pass of bare, full and lean with the driver's
 protocol log on (bench/traffic.py): per trial, the Playwright protocol messages
 between this process and the driver, the DevTools messages between the driver
 and Chromium (and the commonest events), each per phase of the full trial; and
