@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+from playwright._impl.js_handle import serialize_argument
+
 from webmcp_eval.kinds.calls.check import _stale
 from webmcp_eval.play.page.surface.log import (
     EVENT_TYPES,
@@ -126,6 +129,17 @@ def test_a_report_of_an_unknown_type_or_no_dict_is_a_plain_event_never_an_error(
     assert log.events[-1].kind == "unknown"
     untyped = parse_event({"type": 5, "frame": "not a dict", "host_t": "late"})
     assert type(untyped) is ShimEvent and untyped.kind == "" and untyped.frame is None and untyped.is_top
+
+
+def test_the_binding_logs_a_report_and_answers_the_page_a_value_it_can_take():
+    """What the binding returns goes back to the page: a logged event is no such value (Playwright fails the call
+    and formats a traceback for each report), so the binding answers null."""
+    log = ShimLog()
+    with pytest.raises(Exception, match="serialize unexpected value"):
+        serialize_argument(log.add({"type": "loaded", "document": "d1"}))
+    answer = log.take({"frame": None}, {"type": "register", "document": "d1", "instance": 1, "name": "find"})
+    assert serialize_argument(answer) == {"value": {"v": "null"}, "handles": []}
+    assert [e.kind for e in log.events] == ["loaded", "register"]
 
 
 def test_an_event_reports_back_the_dict_the_page_sent_as_a_trace_keeps_it():

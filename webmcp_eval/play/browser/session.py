@@ -234,7 +234,7 @@ class TrialPage:
     async def setup(self, base_url: str, world_cookie: tuple[str, str] | None, init_script: str | None = None) -> None:
         if world_cookie:
             await self.context.add_cookies([{"name": world_cookie[0], "value": world_cookie[1], "url": base_url}])
-        await self.context.expose_binding("__webmcpEvalReport", lambda src, e: self.log.add(e, src["frame"]))
+        await self.context.expose_binding("__webmcpEvalReport", self.log.take)
         await self.context.add_init_script(SHIM_JS)
         if init_script:  # after the shim: what it changes, the shim sees as the page's own doing
             await self.context.add_init_script(init_script)

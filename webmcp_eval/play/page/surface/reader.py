@@ -225,7 +225,7 @@ class Surface:
     @staticmethod
     async def install(context: BrowserContext, log: ShimLog) -> None:
         """The shim in every frame of the context's pages, reporting to log (before any page opens)."""
-        await context.expose_binding(BINDING, lambda source, event: log.add(event, source.get("frame")))
+        await context.expose_binding(BINDING, log.take)
         await context.add_init_script(SHIM_JS)
 
     @property
