@@ -142,6 +142,18 @@ def test_the_binding_logs_a_report_and_answers_the_page_a_value_it_can_take():
     assert [e.kind for e in log.events] == ["loaded", "register"]
 
 
+def test_the_shims_report_is_read_from_its_json_text_and_anything_else_is_kept_as_sent():
+    """The shim sends each report as JSON text (shim.js emit), an object only where JSON cannot write it."""
+    log = ShimLog()
+    sent = '{"type": "register", "document": "d1", "instance": 1, "name": "brew\\ud83c", "frame": null}'
+    log.take({"frame": None}, sent)
+    log.take({"frame": None}, {"type": "loaded", "document": "d1"})
+    log.take({"frame": None}, "not JSON")
+    register, loaded, odd = log.events
+    assert isinstance(register, RegisterEvent) and register.name == "brew\\ud83c"  # a lone surrogate, escaped
+    assert isinstance(loaded, LoadedEvent) and odd.kind == "unknown"
+
+
 def test_an_event_reports_back_the_dict_the_page_sent_as_a_trace_keeps_it():
     log = ShimLog()
     report = {"type": "refused", "callId": 1, "instance": 2, "name": "find", "args": {}, "seq": 4, "t": 1.5}
