@@ -53,3 +53,20 @@ def test_a_schema_json_cannot_say_is_validated_as_it_is() -> None:
     keyed = {"type": "object", "properties": {1: {"type": "string"}}}  # a key that is no string: not JSON's
     assert tool_schema._key(keyed) is None
     assert _said(validate, {"1": 2}, keyed) == _said(jsonschema.validate, {"1": 2}, keyed)
+
+
+def test_a_tool_schema_is_checked_once_per_text_and_a_broken_one_says_the_same_each_time() -> None:
+    from webmcp_eval.suite.tool_schema import ToolSchemaError, check_tool_schema
+
+    tool_schema._checked.cache_clear()
+    for _ in range(3):
+        assert check_tool_schema(SCHEMA) == SCHEMA
+    assert tool_schema._checked.cache_info().misses == 1 and tool_schema._checked.cache_info().hits == 2
+    for broken, said in [
+        ({"type": "object", "properties": {"a": {"type": "strin"}}}, "properties.a.type: not valid JSON Schema"),
+        ({"properties": {"a": {"$ref": "#/$defs/none"}}}, "properties.a.$ref: '#/$defs/none' does not resolve"),
+    ]:
+        for _ in range(2):
+            with pytest.raises(ToolSchemaError, match=said.replace("$", r"\$").replace(".", r"\.")):
+                check_tool_schema(broken)
+    assert check_tool_schema({"type": "object", "properties": {1: {}}}) == {"type": "object", "properties": {1: {}}}

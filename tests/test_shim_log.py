@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+from playwright._impl.js_handle import serialize_argument
+
 from webmcp_eval.kinds.calls.check import _stale
 from webmcp_eval.play.page.surface.log import (
     EVENT_TYPES,
@@ -126,6 +129,29 @@ def test_a_report_of_an_unknown_type_or_no_dict_is_a_plain_event_never_an_error(
     assert log.events[-1].kind == "unknown"
     untyped = parse_event({"type": 5, "frame": "not a dict", "host_t": "late"})
     assert type(untyped) is ShimEvent and untyped.kind == "" and untyped.frame is None and untyped.is_top
+
+
+def test_the_binding_logs_a_report_and_answers_the_page_a_value_it_can_take():
+    """What the binding returns goes back to the page: a logged event is no such value (Playwright fails the call
+    and formats a traceback for each report), so the binding answers null."""
+    log = ShimLog()
+    with pytest.raises(Exception, match="serialize unexpected value"):
+        serialize_argument(log.add({"type": "loaded", "document": "d1"}))
+    answer = log.take({"frame": None}, {"type": "register", "document": "d1", "instance": 1, "name": "find"})
+    assert serialize_argument(answer) == {"value": {"v": "null"}, "handles": []}
+    assert [e.kind for e in log.events] == ["loaded", "register"]
+
+
+def test_the_shims_report_is_read_from_its_json_text_and_anything_else_is_kept_as_sent():
+    """The shim sends each report as JSON text (shim.js emit), an object only where JSON cannot write it."""
+    log = ShimLog()
+    sent = '{"type": "register", "document": "d1", "instance": 1, "name": "brew\\ud83c", "frame": null}'
+    log.take({"frame": None}, sent)
+    log.take({"frame": None}, {"type": "loaded", "document": "d1"})
+    log.take({"frame": None}, "not JSON")
+    register, loaded, odd = log.events
+    assert isinstance(register, RegisterEvent) and register.name == "brew\\ud83c"  # a lone surrogate, escaped
+    assert isinstance(loaded, LoadedEvent) and odd.kind == "unknown"
 
 
 def test_an_event_reports_back_the_dict_the_page_sent_as_a_trace_keeps_it():

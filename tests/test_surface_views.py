@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -192,6 +193,16 @@ def _audit_views(sites: dict[str, Site]) -> dict[str, PageAudit]:
     return out
 
 
+def _listed_and_audited(sites: dict[str, Site]) -> tuple[list[dict[str, Any]], dict[str, PageAudit]]:
+    """``tools`` of every page as one command's routes, then the audits."""
+    routes = [a for site in sites.values() for a in ("--route", site.url)]
+    listed = cli("tools", sites["waits"].url, *routes, "--json", "--settle-ms", str(SETTLE_MS))
+    assert listed.returncode == 0, listed.stderr
+    routes_read = json.loads(listed.stdout)["routes"]
+    assert [r["url"] for r in routes_read] == [site.url for site in sites.values()]
+    return routes_read, _audit_views(sites)
+
+
 @pytest.fixture(scope="module")
 def read(form: FormSite, frames: FramesSite, static_shop: StaticSite) -> dict[str, dict[str, Any]]:
     """Every test site's page through every view. The tool host's and the fixture's each read every page in
@@ -204,14 +215,13 @@ def read(form: FormSite, frames: FramesSite, static_shop: StaticSite) -> dict[st
         "frames": Site(frames.url, [("lookup_item", {"id": "item-1"}), ("find_items", {"q": "lamp"})], {"smoke": True}),
         "shop": Site(static_shop.url, [("list_products", {})], {"smoke": True}),
     }
-    hosts = in_thread(asyncio.run, _host_views(sites))
-    fixtures = in_thread(_fixture_views, sites)
-    routes = [a for site in sites.values() for a in ("--route", site.url)]
-    listed = cli("tools", sites["waits"].url, *routes, "--json", "--settle-ms", str(SETTLE_MS))
-    assert listed.returncode == 0, listed.stderr
-    routes_read = json.loads(listed.stdout)["routes"]
-    assert [r["url"] for r in routes_read] == [site.url for site in sites.values()]
-    audits = _audit_views(sites)
+    # two halves side by side, each its own browsers, each mostly waiting for its pages' windows: the tool host's
+    # and the fixture's views (which change the call time-out), and `tools` and the audit (which do not call
+    # through either)
+    with ThreadPoolExecutor(2) as pool:
+        callers = pool.submit(lambda: (in_thread(asyncio.run, _host_views(sites)), _fixture_views(sites)))
+        readers = pool.submit(_listed_and_audited, sites)
+        (hosts, fixtures), (routes_read, audits) = callers.result(), readers.result()
     return {
         name: {"host": hosts[name], "tools": route, "audit": audits[name], "fixture": fixtures[name]}
         for name, route in zip(sites, routes_read, strict=True)

@@ -88,12 +88,14 @@ def instructions_in(text: str, tools: Iterable[str] = (), own: str = "") -> list
     the page's tools, so a text that tells the agent to call one of them is found (own: the tool whose text it
     is, not counted)."""
     kinds = [kind for kind, pattern in _PATTERNS if _may_match(kind, text) and pattern.search(text)]
-    names = tuple(sorted(n for n in tools if n))
+    # the names as a set copied once (a set's copy takes its members' hashes as they are): sorting 3,000 names for
+    # each of a page's 3,000 descriptions was most of the time an audit or a trial of such a page took
+    names, any_call = _names_pattern(tools if isinstance(tools, frozenset) else frozenset(tools))
     named: list[str] = []
     # one pass over the text for every name at once; each name is looked for only when one of them is there (a
     # tool's 10 MB answer on a page of 50 tools was 50 passes, most of a smoke run's time). The pattern of all the
     # page's names is built once for the page, not once per tool (3,000 tools: 3,000 compiles of 3,000 names).
-    if names and _any_call(names).search(text):
+    if names and any_call.search(text):
         named = [n for n in names if n != own and re.search(_CALL.format(name=re.escape(n)), text, re.I)]
     if named and (kinds or _PUSH.search(text)):
         kinds.append(f"an order to call {', '.join(sorted(named))}")
@@ -101,5 +103,7 @@ def instructions_in(text: str, tools: Iterable[str] = (), own: str = "") -> list
 
 
 @functools.lru_cache(maxsize=8)
-def _any_call(names: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile(_CALL.format(name="(?:" + "|".join(map(re.escape, names)) + ")"), re.I)
+def _names_pattern(tools: frozenset[str]) -> tuple[tuple[str, ...], re.Pattern[str]]:
+    """The page's names in order, and the pattern of a call of any of them."""
+    names = tuple(sorted(n for n in tools if n))
+    return names, re.compile(_CALL.format(name="(?:" + "|".join(map(re.escape, names)) + ")"), re.I)

@@ -40,6 +40,7 @@ from webmcp_eval.play.page.surface.log import (
     ShimEvent,
     ShimLog,
     UnregisterEvent,
+    sent_report,
 )
 from webmcp_eval.play.page.surface.model import Tool
 from webmcp_eval.play.page.surface.reader import (
@@ -169,7 +170,10 @@ class PageWebMCP(PageAudit, PageAssertions):
                 return
             self.page.wait_for_timeout(25)  # the sync API delivers the page's request events while it waits
 
-    def _report(self, source: dict[str, Any], event: dict[str, Any]) -> None:
+    def _report(self, source: dict[str, Any], sent: Any) -> None:
+        event = sent_report(sent)
+        if not isinstance(event, dict):
+            return
         frame: Frame | None = source.get("frame")
         event["host_t"] = time.monotonic()
         event["_frame"] = frame  # the sync API hands out one object per frame: the events of a frame are told by it

@@ -234,7 +234,7 @@ class TrialPage:
     async def setup(self, base_url: str, world_cookie: tuple[str, str] | None, init_script: str | None = None) -> None:
         # independent of each other, all done before the page opens: sent together, not one round trip each
         ready: list[Awaitable[Any]] = [
-            self.context.expose_binding("__webmcpEvalReport", self._report),
+            self.context.expose_binding("__webmcpEvalReport", self.log.take),
             self.context.add_init_script(SHIM_JS),
         ]
         if world_cookie:
@@ -249,11 +249,6 @@ class TrialPage:
         self.page.on("crash", lambda _page: self._crash("the page crashed (renderer process gone)"))
         self.host = ToolHost(self.page, self.log, self.clock_start, settle_ms=self.settle_ms, settle=self.settle)
         await self._start_witness()
-
-    def _report(self, source: dict[str, Any], event: Any) -> None:
-        """One report of the shim, logged. Nothing goes back to the page: a value returned here (the logged event)
-        cannot be serialized, and Playwright answered each report with a formatted traceback and a rejection."""
-        self.log.add(event, source["frame"])
 
     def _crash(self, why: str) -> None:
         self.crashed = why

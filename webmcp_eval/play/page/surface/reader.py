@@ -225,11 +225,7 @@ class Surface:
     @staticmethod
     async def install(context: BrowserContext, log: ShimLog) -> None:
         """The shim in every frame of the context's pages, reporting to log (before any page opens)."""
-
-        def report(source: dict[str, Any], event: Any) -> None:  # nothing back: the logged event is no JSON value
-            log.add(event, source.get("frame"))
-
-        await context.expose_binding(BINDING, report)
+        await context.expose_binding(BINDING, log.take)
         await context.add_init_script(SHIM_JS)
 
     @property
