@@ -211,9 +211,9 @@ def walk(tmp_path_factory: pytest.TempPathFactory, static_shop: StaticSite) -> d
             initing.wait()
     out["init"] = subprocess.CompletedProcess(initing.args, initing.returncode, stdout, stderr)
     out["validate"] = cli("validate", "my-suite", cwd=here)
-    # Four workers: a trial here is mostly waiting (the suite's settle_ms, 1 s of quiet before the tools count as
-    # read), and the waits of four trials overlap.
-    out["run"] = cli("run", "my-suite", "--run-id", "first", "-j", "4", cwd=here)
+    # A worker per starter (7): a trial here is mostly waiting (the suite's settle_ms, 1 s of quiet before the tools
+    # count as read), and the waits of all seven overlap in one round.
+    out["run"] = cli("run", "my-suite", "--run-id", "first", "-j", "7", cwd=here)
     out["report"] = cli("report", "traces/first", cwd=here)
     return out
 
