@@ -22,7 +22,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from xml.etree import ElementTree
@@ -404,20 +403,24 @@ class ShopSession:
 
 
 @pytest.fixture(scope="module")
-def sessions(static_shop: StaticSite, tmp_path_factory: pytest.TempPathFactory) -> tuple[ShopSession, OneSession]:
+def sessions(
+    static_shop: StaticSite, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[ShopSession, OneSession, BrokenShopSession]:
     """The shop's session and your tests' session, side by side (each an interpreter and a Chromium that mostly
-    wait for pages): each audit file holds the page to a contract of its own session's folder, so the shop's
+    wait for pages), and the broken shop's as soon as yours has written the contract it is held to, beside the
+    rest of the shop's: each audit file holds the page to a contract of its own session's folder, so the shop's
     finds its contract missing whatever the other writes meanwhile."""
     shop = ShopSession(tmp_path_factory.mktemp("shop-session"), static_shop)
     try:
         one = OneSession(tmp_path_factory.mktemp("one-session"), static_shop)
+        broken = _broken_shop_session(tmp_path_factory.mktemp("broken-shop-session"), one.contract)
     finally:
         shop.end()
-    return shop, one
+    return shop, one, broken
 
 
 @pytest.fixture(scope="module")
-def shop_session(sessions: tuple[ShopSession, OneSession]) -> ShopSession:
+def shop_session(sessions: tuple[ShopSession, OneSession, BrokenShopSession]) -> ShopSession:
     return sessions[0]
 
 
@@ -472,24 +475,25 @@ BrokenShopSession = tuple[pytest.RunResult, Path]
 
 
 @pytest.fixture(scope="module")
-def broken_shop_session(
-    tmp_path_factory: pytest.TempPathFactory, one_session: OneSession
-) -> Iterator[BrokenShopSession]:
+def broken_shop_session(sessions: tuple[ShopSession, OneSession, BrokenShopSession]) -> BrokenShopSession:
+    return sessions[2]
+
+
+def _broken_shop_session(folder: Path, contract: Path) -> BrokenShopSession:
     """On a broken shop, in one session with --webmcp-proxy: the README's test file, as it is, a plain
     pytest-playwright test, and the contract test of the audit's file, whose contract the session with
     --webmcp-update-contracts wrote (``one_session``); its JUnit XML."""
-    folder = tmp_path_factory.mktemp("broken-shop-session")
     tests = folder / "tests"
     tests.mkdir()
     (tests / "test_shop_tools.py").write_text(readme_test_file(), encoding="utf-8")
     (tests / "test_plain.py").write_text(PLAIN_TEST, encoding="utf-8")
-    (tests / "test_audit.py").write_text(audit_file(one_session.contract), encoding="utf-8")
+    (tests / "test_audit.py").write_text(audit_file(contract), encoding="utf-8")
     junit = folder / "junit.xml"
     files = ("test_shop_tools.py", "test_plain.py", "test_audit.py::test_the_contract")
     with static_site(folder / "broken") as broken:
         _break_the_shop(broken.root)
         options = ("--webmcp-proxy", "--webmcp-chromium", "--webmcp-expect-timeout", "1000", "--junitxml", junit)
-        yield _session(tests, *files, "--base-url", broken.url, *options), junit
+        return _session(tests, *files, "--base-url", broken.url, *options), junit
 
 
 @pytest.mark.browser
@@ -696,7 +700,7 @@ class OneSession:
 
 
 @pytest.fixture(scope="module")
-def one_session(sessions: tuple[ShopSession, OneSession]) -> OneSession:
+def one_session(sessions: tuple[ShopSession, OneSession, BrokenShopSession]) -> OneSession:
     return sessions[1]
 
 
