@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -170,24 +172,49 @@ def statuses(trace: dict[str, Any]) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def walk(tmp_path_factory: pytest.TempPathFactory, static_shop: StaticSite) -> dict[str, Any]:
-    """The five commands, then the hand-written cases, all in one working folder."""
+    """The five commands, then the hand-written cases, all in one working folder.
+
+    `init` (each tool probed in fresh contexts, then the null agent over the starters, every page waited for
+    with the shop's 1 s quiet window) mostly waits: it runs as a process of its own, as a user runs it, while
+    the commands that do not read its suite run here; the commands on the suite it writes run after it."""
     here = tmp_path_factory.mktemp("own-site")
     out: dict[str, Any] = {"here": here}
-    out["tools"] = cli("tools", static_shop.url, cwd=here)
-    out["init"] = cli("init", "--base-url", static_shop.url, "-o", "my-suite", cwd=here)
+    initing = subprocess.Popen(
+        [sys.executable, "-m", "webmcp_eval.cli", "init", "--base-url", static_shop.url, "-o", "my-suite"],
+        cwd=here,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        out["tools"] = cli("tools", static_shop.url, cwd=here)
+        # a second suite with the checkout page too (--route), where the hand-written cases go
+        routes = ("--route", "/", "--route", "checkout.html")
+        quick = ("--no-probe", "--no-control")  # the hand-written cases are what this suite is for
+        out["init_routes"] = cli("init", "--base-url", static_shop.url, *routes, *quick, "-o", "shop-suite", cwd=here)
+        for case_id, text in HAND_WRITTEN.items():
+            (here / "shop-suite" / f"{case_id}.yaml").write_text(text.lstrip(), encoding="utf-8")
+        out["validate_own"] = cli("validate", "shop-suite", cwd=here)
+        out["run_own"] = cli("run", "own-*", "--suite", "shop-suite", "--run-id", "own", "-j", "4", cwd=here)
+        # what init says of a site it cannot read (test_init_refuses_a_folder_in_use_...)
+        out["init_none"] = cli(
+            "init", "--base-url", static_shop.url, "--route", "products.json", "-o", "empty", cwd=here
+        )
+        with socket.socket() as sock:  # a loopback port nobody listens on
+            sock.bind(("127.0.0.1", 0))
+            closed = f"http://127.0.0.1:{sock.getsockname()[1]}/demo/"
+        out["init_down"] = cli("init", "--base-url", closed, "-o", "down", cwd=here)
+        stdout, stderr = initing.communicate(timeout=900)
+    finally:
+        if initing.poll() is None:
+            initing.kill()  # not left behind a failed command
+            initing.wait()
+    out["init"] = subprocess.CompletedProcess(initing.args, initing.returncode, stdout, stderr)
     out["validate"] = cli("validate", "my-suite", cwd=here)
-    # Four workers: a trial here is mostly waiting (the suite's settle_ms, 1 s of quiet before the tools count as
-    # read), and the waits of four trials overlap.
-    out["run"] = cli("run", "my-suite", "--run-id", "first", "-j", "4", cwd=here)
+    # A worker per starter (7): a trial here is mostly waiting (the suite's settle_ms, 1 s of quiet before the tools
+    # count as read), and the waits of all seven overlap in one round.
+    out["run"] = cli("run", "my-suite", "--run-id", "first", "-j", "7", cwd=here)
     out["report"] = cli("report", "traces/first", cwd=here)
-    # a second suite with the checkout page too (--route), where the hand-written cases go
-    routes = ("--route", "/", "--route", "checkout.html")
-    quick = ("--no-probe", "--no-control")  # the hand-written cases are what this suite is for
-    out["init_routes"] = cli("init", "--base-url", static_shop.url, *routes, *quick, "-o", "shop-suite", cwd=here)
-    for case_id, text in HAND_WRITTEN.items():
-        (here / "shop-suite" / f"{case_id}.yaml").write_text(text.lstrip(), encoding="utf-8")
-    out["validate_own"] = cli("validate", "shop-suite", cwd=here)
-    out["run_own"] = cli("run", "own-*", "--suite", "shop-suite", "--run-id", "own", "-j", "4", cwd=here)
     return out
 
 
@@ -312,11 +339,8 @@ def test_init_refuses_a_folder_in_use_and_says_what_to_check_for_a_site_it_canno
     here = walk["here"]
     used = cli("init", "--base-url", static_shop.url, "-o", "my-suite", cwd=here)
     assert used.returncode == 2 and used.stderr.count("\n") == 1 and "is not empty" in used.stderr
-    none = cli("init", "--base-url", static_shop.url, "--route", "products.json", "-o", "empty", cwd=here)
+    none = walk["init_none"]
     assert none.returncode == 3 and "no WebMCP tools registered" in none.stderr and "Traceback" not in none.stderr
     assert not (here / "empty").exists()
-    with socket.socket() as sock:  # a loopback port nobody listens on
-        sock.bind(("127.0.0.1", 0))
-        closed = f"http://127.0.0.1:{sock.getsockname()[1]}/demo/"
-    down = cli("init", "--base-url", closed, "-o", "down", cwd=here)
+    down = walk["init_down"]
     assert down.returncode == 3 and "check that the site is running" in down.stderr and "Traceback" not in down.stderr

@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -364,10 +364,16 @@ def test_a_mistake_in_the_test_is_reported_at_its_line(webmcp):
 """
 
 
+def audit_file(contract: Path) -> str:
+    """The audit's example file (AUDIT_TESTS), its contract test holding the page to ``contract``."""
+    return f"CONTRACT = {str(contract)!r}\n" + AUDIT_TESTS
+
+
 class ShopSession:
     """One pytest session (no --webmcp-proxy) on the static shop playing three example files: the fixture and
     its helpers (test_shop.py), mocks and recordings (test_mocks.py), the audit's engine (test_audit.py), with
-    JUnit XML and pytest-html's report; each file is judged by its own test below."""
+    JUnit XML and pytest-html's report; each file is judged by its own test below. It is started here and
+    waited for by ``end``: it plays beside your tests' session (``sessions``)."""
 
     def __init__(self, folder: Path, shop: StaticSite) -> None:
         site = shop.root / "site" / "demo"
@@ -380,21 +386,42 @@ class ShopSession:
         (self.tests / "test_shop.py").write_text(FIXTURE_TESTS, encoding="utf-8")
         head = f"from pathlib import Path\nRECORDING = {str(self.recording)!r}\nBASE = Path({str(site)!r})\n"
         (self.tests / "test_mocks.py").write_text(head + MOCK_TESTS, encoding="utf-8")
-        (self.tests / "test_audit.py").write_text(self.audit_file(), encoding="utf-8")
+        (self.tests / "test_audit.py").write_text(audit_file(self.contract), encoding="utf-8")
         reports = ("--junitxml", self.junit, "--html", self.html, "--self-contained-html")
-        self.result = _session(self.tests, "--base-url", shop.url, "--webmcp-chromium", *reports)
-        self.out = self.result.stdout.str()
+        process = _started(self.tests, "--base-url", shop.url, "--webmcp-chromium", *reports)
+        # its output read as it plays, in a thread: a full pipe would stall the session meanwhile
+        self._reader = ThreadPoolExecutor(1)
+        self._ending = self._reader.submit(_ended, process)
 
-    def audit_file(self) -> str:
-        return f"CONTRACT = {str(self.contract)!r}\n" + AUDIT_TESTS
+    def end(self) -> None:
+        self.result = self._ending.result()
+        self._reader.shutdown()
+        self.out = self.result.stdout.str()
 
     def outcomes(self, module: str) -> dict[str, int]:
         return _file_outcomes(self.junit, module)
 
 
 @pytest.fixture(scope="module")
-def shop_session(static_shop: StaticSite, tmp_path_factory: pytest.TempPathFactory) -> ShopSession:
-    return ShopSession(tmp_path_factory.mktemp("shop-session"), static_shop)
+def sessions(
+    static_shop: StaticSite, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[ShopSession, OneSession, BrokenShopSession]:
+    """The shop's session and your tests' session, side by side (each an interpreter and a Chromium that mostly
+    wait for pages), and the broken shop's as soon as yours has written the contract it is held to, beside the
+    rest of the shop's: each audit file holds the page to a contract of its own session's folder, so the shop's
+    finds its contract missing whatever the other writes meanwhile."""
+    shop = ShopSession(tmp_path_factory.mktemp("shop-session"), static_shop)
+    try:
+        one = OneSession(tmp_path_factory.mktemp("one-session"), static_shop)
+        broken = _broken_shop_session(tmp_path_factory.mktemp("broken-shop-session"), one.contract)
+    finally:
+        shop.end()
+    return shop, one, broken
+
+
+@pytest.fixture(scope="module")
+def shop_session(sessions: tuple[ShopSession, OneSession, BrokenShopSession]) -> ShopSession:
+    return sessions[0]
 
 
 @pytest.mark.browser
@@ -448,24 +475,25 @@ BrokenShopSession = tuple[pytest.RunResult, Path]
 
 
 @pytest.fixture(scope="module")
-def broken_shop_session(
-    tmp_path_factory: pytest.TempPathFactory, shop_session: ShopSession, one_session: OneSession
-) -> Iterator[BrokenShopSession]:
+def broken_shop_session(sessions: tuple[ShopSession, OneSession, BrokenShopSession]) -> BrokenShopSession:
+    return sessions[2]
+
+
+def _broken_shop_session(folder: Path, contract: Path) -> BrokenShopSession:
     """On a broken shop, in one session with --webmcp-proxy: the README's test file, as it is, a plain
-    pytest-playwright test, and the contract test of the audit's file, whose contract the shop's session found
-    missing and the session with --webmcp-update-contracts then wrote (``one_session``); its JUnit XML."""
-    folder = tmp_path_factory.mktemp("broken-shop-session")
+    pytest-playwright test, and the contract test of the audit's file, whose contract the session with
+    --webmcp-update-contracts wrote (``one_session``); its JUnit XML."""
     tests = folder / "tests"
     tests.mkdir()
     (tests / "test_shop_tools.py").write_text(readme_test_file(), encoding="utf-8")
     (tests / "test_plain.py").write_text(PLAIN_TEST, encoding="utf-8")
-    (tests / "test_audit.py").write_text(shop_session.audit_file(), encoding="utf-8")
+    (tests / "test_audit.py").write_text(audit_file(contract), encoding="utf-8")
     junit = folder / "junit.xml"
     files = ("test_shop_tools.py", "test_plain.py", "test_audit.py::test_the_contract")
     with static_site(folder / "broken") as broken:
         _break_the_shop(broken.root)
         options = ("--webmcp-proxy", "--webmcp-chromium", "--webmcp-expect-timeout", "1000", "--junitxml", junit)
-        yield _session(tests, *files, "--base-url", broken.url, *options), junit
+        return _session(tests, *files, "--base-url", broken.url, *options), junit
 
 
 @pytest.mark.browser
@@ -636,15 +664,16 @@ def test_the_proxy_takes_the_site_of_the_tests_own_page(page, webmcp):
 class OneSession:
     """Your tests (the README's file as it is, the waiting assertions) and a suite on another shop, in one
     session with --base-url the static shop and --webmcp-proxy; with --webmcp-update-contracts, where the audit
-    file's contract test, whose contract the shop's session found missing, writes it (it is the only test here
-    that reads that option)."""
+    file's contract test, whose contract is missing as the shop's session found its own, writes it (it is the
+    only test here that reads that option)."""
 
-    def __init__(self, folder: Path, shop: StaticSite, shop_session: ShopSession) -> None:
+    def __init__(self, folder: Path, shop: StaticSite) -> None:
         (shop.root / "site" / "demo" / "late.html").write_text(LATE_PAGE, encoding="utf-8")
         mine = folder / "tests"
         mine.mkdir()
         (mine / "test_shop_tools.py").write_text(readme_test_file(), encoding="utf-8")
-        (mine / "test_audit.py").write_text(shop_session.audit_file(), encoding="utf-8")
+        self.contract = folder / "shop.contract.json"
+        (mine / "test_audit.py").write_text(audit_file(self.contract), encoding="utf-8")
         self.junit = folder / "junit.xml"
         with static_site(folder / "suite-shop") as other:
             suite = _good_suite(folder / "suite", other)
@@ -671,10 +700,8 @@ class OneSession:
 
 
 @pytest.fixture(scope="module")
-def one_session(
-    static_shop: StaticSite, tmp_path_factory: pytest.TempPathFactory, shop_session: ShopSession
-) -> OneSession:
-    return OneSession(tmp_path_factory.mktemp("one-session"), static_shop, shop_session)
+def one_session(sessions: tuple[ShopSession, OneSession, BrokenShopSession]) -> OneSession:
+    return sessions[1]
 
 
 @pytest.mark.browser
@@ -955,12 +982,12 @@ def test_the_contract(page, webmcp, base_url):
 def test_lint_and_contracts_written_then_enforced(
     shop_session: ShopSession, one_session: OneSession, broken_shop_session: BrokenShopSession
 ) -> None:
-    contract = shop_session.contract
     assert shop_session.outcomes("test_audit") == {"passed": 2, "failed": 1}, shop_session.out
-    missing = shop_session.result  # no contract yet: the first session of the shop's three files
+    missing = shop_session.result  # no contract yet: the session of the shop's three files
     missing.stdout.fnmatch_lines(
-        [f"E       AssertionError: no contract at {contract}: run pytest with --webmcp-update-contracts*"]
+        [f"E       AssertionError: no contract at {shop_session.contract}: run pytest with --webmcp-update-contracts*"]
     )
+    contract = one_session.contract
     written = one_session.result  # the contract test alone of the audit's file, with --webmcp-update-contracts
     assert _file_outcomes(one_session.junit, "tests.test_audit") == {"passed": 1}, written.stdout.str()
     tools = json.loads(contract.read_text(encoding="utf-8"))["pages"]["/demo/"]["tools"]
