@@ -28,7 +28,7 @@ from webmcp_eval.play.page.surface.log import ShimLog
 from webmcp_eval.play.page.surface.model import Tool
 from webmcp_eval.play.page.surface.opened import origin_of
 from webmcp_eval.play.page.surface.reader import Surface, first_line
-from webmcp_eval.play.page.toolhost import SettleMode, ToolHost
+from webmcp_eval.play.page.toolhost import ToolHost
 from webmcp_eval.suite.case import SetupStep
 from webmcp_eval.suite.init import INIT_TOOLS_PER_PAGE
 from webmcp_eval.suite.site import split_credentials
@@ -72,15 +72,9 @@ class _Call:
 
 class _Prober:
     def __init__(
-        self,
-        browser: Browser,
-        proxy: NetworkProxy | None,
-        credentials: tuple[str, str] | None,
-        settle_ms: int,
-        settle: SettleMode,
+        self, browser: Browser, proxy: NetworkProxy | None, credentials: tuple[str, str] | None, settle_ms: int
     ) -> None:
         self.browser, self.proxy, self.credentials, self.settle_ms = browser, proxy, credentials, settle_ms
-        self.settle = settle
         self.ids = itertools.count(1)
         self.values: dict[str, PageValues | str] = {}  # per route URL: what the page offers, or why it could not
         self.answered: list[str] = []  # ids the accepted calls answered with, for the tools probed after them
@@ -100,7 +94,10 @@ class _Prober:
             log = ShimLog()
             await Surface.install(context, log)
             page = await context.new_page()
-            host = ToolHost(page, log, 0.0, settle_ms=self.settle_ms, settle=self.settle)
+            # on evidence, settle_ms its cap: the tool probed is waited for by its name (a tool that comes after a
+            # bare timer too), and a call's effects by the page's requests and changes. A trial of a late-tool
+            # suite waits the whole quiet window after each step and so sees at least what the probe saw.
+            host = ToolHost(page, log, 0.0, settle_ms=self.settle_ms, settle="evidence")
             await page.goto(url, wait_until="load", timeout=GOTO_TIMEOUT_MS)
             await host.wait_for_tools()
             await perform_setup(page, host.surface, host.wait_for_tools, url, setup)
@@ -214,10 +211,7 @@ async def probe_routes(
     try:
         async with async_playwright() as p:
             browser, _ = await launch(p.chromium, explicit=chromium, proxy_server=proxy.url if proxy else None)
-            # the page is waited for as the suite's trials will wait for it (suite/init.py writes the same mode):
-            # the quiet window only where a tool came after a bare timer, else on evidence with settle_ms as cap
-            settle: SettleMode = "window" if any(r.late for r in readings) else "evidence"
-            prober = _Prober(browser, proxy, credentials, settle_ms, settle)
+            prober = _Prober(browser, proxy, credentials, settle_ms)
             try:
                 for reading in readings:
                     # read-only tools first: the ids they answer with are inputs for the others
