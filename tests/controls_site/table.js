@@ -1,0 +1,66 @@
+// A card table: read_board from the start; Begin round registers play_card, Leave table withdraws read_board,
+// Shuffle deck changes only the text, the #/scores route registers read_scores.
+const status = document.getElementById("status");
+const board = new AbortController();
+let round = null;
+
+function register(tool, signal) {
+  document.modelContext.registerTool(tool, { signal });
+}
+
+register(
+  {
+    name: "read_board",
+    description: "Reads the cards on the table.",
+    inputSchema: { type: "object", properties: {} },
+    annotations: { readOnlyHint: true },
+    execute: () => ({ cards: ["7 of hearts"] }),
+  },
+  board.signal,
+);
+
+document.getElementById("begin").addEventListener("click", () => {
+  if (round) return;
+  round = new AbortController();
+  register(
+    {
+      name: "play_card",
+      description: "Plays a card from the hand.",
+      inputSchema: { type: "object", properties: { card: { type: "string", enum: ["ace", "king"] } }, required: ["card"] },
+      execute: ({ card }) => {
+        status.textContent = `Played ${card}`;
+        return { played: card };
+      },
+    },
+    round.signal,
+  );
+  status.textContent = "Round started";
+});
+
+document.getElementById("leave").addEventListener("click", () => {
+  board.abort();
+  status.textContent = "You left the table";
+});
+
+document.getElementById("shuffle").addEventListener("click", () => {
+  status.textContent = "Deck shuffled";
+});
+
+let scores = null;
+function onRoute() {
+  if (location.hash === "#/scores" && !scores) {
+    scores = new AbortController();
+    register(
+      {
+        name: "read_scores",
+        description: "Reads the scores of the round.",
+        inputSchema: { type: "object", properties: {} },
+        annotations: { readOnlyHint: true },
+        execute: () => ({ scores: [3, 5] }),
+      },
+      scores.signal,
+    );
+  }
+}
+window.addEventListener("hashchange", onRoute);
+onRoute();

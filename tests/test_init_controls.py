@@ -1,0 +1,79 @@
+"""init clicks through a page's controls and says which ones change the tools it registers.
+
+The card table (tests/controls_site/) registers read_board; Begin round registers play_card, Leave table
+withdraws read_board, Shuffle deck changes only the text, the Scores link goes to the #/scores hash route
+(read_scores); Rules links to another document and Send score posts a form: neither may be clicked.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from eval_support import cli
+from static_server import ServedFolder, served
+
+from webmcp_eval.play.page.surface.controls import ControlEffect, ControlsRead, click_step
+from webmcp_eval.play.page.surface.discover import RouteTools
+from webmcp_eval.play.page.surface.model import Frame
+from webmcp_eval.suite.init import SiteUnreadable, plan_suite, step_from_text
+
+SOURCE = Path(__file__).resolve().parent / "controls_site"
+BEGIN = "click:text=Begin round"
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    here = tmp_path_factory.mktemp("controls")
+    with served(SOURCE, ServedFolder()) as site:
+        url = f"{site.origin}/index.html"
+        first = cli("init", "--base-url", url, "--no-control", "-o", "table", cwd=here)
+        clicked = list(site.seen)
+        again = cli("init", "--base-url", url, "--step", BEGIN, "--no-probe", "--no-control", "-o", "round", cwd=here)
+        yield {"here": here, "first": first, "again": again, "seen": clicked}
+
+
+@pytest.mark.browser
+def test_controls_that_change_the_tools_are_noted_and_the_others_are_not(table):
+    out = table["first"].stdout
+    assert table["first"].returncode == 0, out + table["first"].stderr
+    assert f"clicking `text=Begin round` adds play_card: rerun with --step '{BEGIN}' for their starters" in out
+    assert "clicking `text=Leave table` removes read_board" in out
+    scores = "clicking `text=Scores` adds read_scores: rerun with --step 'click:text=Scores' (or --route '#/scores')"
+    assert scores in out
+    assert "Shuffle deck" not in out  # clicked, changes nothing: not noted
+    assert "not clicked: 1 a link to another document; 1 submits a form (a write)" in out
+    catalog = json.loads((table["here"] / "table" / "catalog.json").read_text())
+    assert catalog["controls"]["/"][0] == {"click": {"text": "Begin round"}, "adds": ["play_card"], "removes": []}
+    assert cli("validate", "table", cwd=table["here"]).returncode == 0  # the catalog's controls are no problem
+
+
+@pytest.mark.browser
+def test_a_link_to_another_document_and_a_posted_form_are_never_clicked(table):
+    paths = {path for _, path in table["seen"]}
+    assert "/rules.html" not in paths
+    assert all(method == "GET" for method, _ in table["seen"])
+
+
+@pytest.mark.browser
+def test_the_suggested_step_reaches_the_tool_and_its_starter_carries_the_click(table):
+    assert table["again"].returncode == 0, table["again"].stdout + table["again"].stderr
+    case = yaml.safe_load((table["here"] / "round" / "play_card.yaml").read_text())
+    assert case["setup"] == [{"action": "click", "target": {"text": "Begin round"}}]
+
+
+def test_a_click_step_is_written_as_the_step_option_reads_it():
+    assert click_step({"text": "Begin round"}) == BEGIN
+    assert click_step({"role": "button", "name": "Go"}) == "click:role=button,name=Go"
+    odd = click_step({"text": "Red, green"})  # a comma ends a short step's value: the YAML form instead
+    assert step_from_text(odd).model_dump(exclude_defaults=True)["target"] == {"text": "Red, green"}
+
+
+def test_a_page_without_tools_says_which_control_registers_them():
+    effect = ControlEffect({"text": "Start"}, "click:text=Start", adds=["move"])
+    page = RouteTools("/", "http://h/", "native", [Frame("http://h/", "")], controls=ControlsRead([effect], 1))
+    with pytest.raises(SiteUnreadable, match="clicking `text=Start` adds move: rerun with --step 'click:text=Start'"):
+        plan_suite("http://h/", [page], 1000)
