@@ -1,8 +1,9 @@
-"""init clicks through a page's controls and says which ones change the tools it registers.
+"""init clicks through a page's controls, and calls its tools, and says which ones change the tools it registers.
 
-The card table (tests/controls_site/) registers read_board; Begin round registers play_card, Leave table
-withdraws read_board, Shuffle deck changes only the text, the Scores link goes to the #/scores hash route
-(read_scores); Rules links to another document and Send score posts a form: neither may be clicked.
+The card table (tests/controls_site/) registers read_board and begin_round (a call does what Begin round
+does); Begin round registers play_card, Leave table withdraws read_board, Shuffle deck changes only the text,
+the Scores link goes to the #/scores hash route (read_scores); Rules links to another document and Send score
+posts a form: neither may be clicked.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ def test_controls_that_change_the_tools_are_noted_and_the_others_are_not(table):
     scores = "clicking `text=Scores` adds read_scores: rerun with --step 'click:text=Scores' (or --route '#/scores')"
     assert scores in out
     assert "Shuffle deck" not in out  # clicked, changes nothing: not noted
+    assert "calling begin_round adds play_card: rerun with --step 'call:begin_round' for their starters" in out
     assert "not clicked: 1 a link to another document; 1 submits a form (a write)" in out
     catalog = json.loads((table["here"] / "table" / "catalog.json").read_text())
     assert catalog["controls"]["/"][0] == {"click": {"text": "Begin round"}, "adds": ["play_card"], "removes": []}

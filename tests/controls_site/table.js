@@ -1,4 +1,4 @@
-// A card table: read_board from the start; Begin round registers play_card, Leave table withdraws read_board,
+// A card table: read_board and begin_round from the start (begin_round does what Begin round does); Begin round registers play_card, Leave table withdraws read_board,
 // Shuffle deck changes only the text, the #/scores route registers read_scores.
 const status = document.getElementById("status");
 const board = new AbortController();
@@ -19,7 +19,7 @@ register(
   board.signal,
 );
 
-document.getElementById("begin").addEventListener("click", () => {
+function beginRound() {
   if (round) return;
   round = new AbortController();
   register(
@@ -35,6 +35,17 @@ document.getElementById("begin").addEventListener("click", () => {
     round.signal,
   );
   status.textContent = "Round started";
+}
+document.getElementById("begin").addEventListener("click", beginRound);
+
+register({
+  name: "begin_round",
+  description: "Begins a round of cards, as the Begin round button does.",
+  inputSchema: { type: "object", properties: {} },
+  execute: () => {
+    beginRound();
+    return { started: true };
+  },
 });
 
 document.getElementById("leave").addEventListener("click", () => {

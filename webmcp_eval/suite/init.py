@@ -110,6 +110,7 @@ class InitResult:
     routes: Sequence[PageReading]
     starters: list[Starter] = field(default_factory=list)
     stepped: bool = False  # the tools were read after setup steps (--step, --setup)
+    probes: dict[str, ToolProbe] = field(default_factory=dict)
 
     def summary(self) -> str:
         calls = sum(s.kind == "call" for s in self.starters)
@@ -118,6 +119,7 @@ class InitResult:
             lines.append(f"read {r.url}: {len(r.tools)} tool(s) ({r.path} WebMCP)")
             lines += _apart(r)
             lines += control_notes(r, self.stepped)
+        lines += call_notes(self.probes, self.stepped)
         lines += [_no_tools_warning(r) for r in self.routes if not offered(r)]
         lines += [_over_budget(r) for r in self.routes if len(offered(r)) > INIT_TOOLS_PER_PAGE]
         lines.append(
@@ -159,6 +161,18 @@ def control_notes(route: PageReading, stepped: bool) -> list[str]:
             hashed = f" (or --route '{e.hash}')" if e.hash else ""
             line += f": rerun with --step '{e.step}'{after}{hashed} for their starters"
         lines.append(line)
+    return lines
+
+
+def call_notes(probes: dict[str, ToolProbe], stepped: bool) -> list[str]:
+    """The tools whose accepted call (init's probe, both times) registered or withdrew tools, and a rerun."""
+    lines = []
+    for name, p in probes.items():
+        changes = [f"adds {', '.join(p.adds)}"] * bool(p.adds) + [f"removes {', '.join(p.removes)}"] * bool(p.removes)
+        if changes:
+            line = f"  calling {name} {' and '.join(changes)}"
+            after = " after your setup steps" if stepped else ""
+            lines.append(line + (f": rerun with --step 'call:{name}'{after} for their starters" if p.adds else ""))
     return lines
 
 
@@ -308,7 +322,7 @@ def init_suite(
     """The suite folder for what the pages registered (check_folder first, before reading the site)."""
     suite, catalog, starters = plan_suite(base_url, listing, settle_ms, probes, setup)
     write_suite(folder, suite, catalog, starters)
-    return InitResult(folder, listing, starters, bool(setup))
+    return InitResult(folder, listing, starters, bool(setup), dict(probes or {}))
 
 
 # ---- setup steps: the state a site's tools appear in ----------------------------------------------------------

@@ -8,7 +8,8 @@ after the last one settled (on evidence: a page where nothing changes costs a cl
 milliseconds per control). A control whose click changed the tools, navigated or could not be clicked
 there is tried again alone, in a throw-away context from the start route (after the setup steps), and
 only what that click does there is noted. Requests other than GET, HEAD and OPTIONS are answered with an
-error in every context here: a click explored is never a write to the site.
+error in every context here (a click explored is never a write to the site), and so are images, fonts and
+media of other hosts.
 """
 
 from __future__ import annotations
@@ -25,12 +26,17 @@ from playwright.async_api import Error as PlaywrightError
 from webmcp_eval.play.browser.browser import http_credentials
 from webmcp_eval.play.page.locate import locate
 from webmcp_eval.play.page.surface.log import ShimLog
+from webmcp_eval.play.page.surface.model import origin_of
 from webmcp_eval.play.page.surface.reader import Surface
 from webmcp_eval.play.page.toolhost import ToolHost
 from webmcp_eval.suite.case import Locator, SetupStep
 
 CONTROLS_PER_PAGE = 20  # controls clicked per page, at most (the first in document order)
 CLICK_TIMEOUT_MS = 2_000  # a control that takes longer to become clickable is left alone
+# after a click, the page is read once it settles on evidence, at most this long (a click that starts a request
+# that never ends, an image of a host out of reach, costs this much, not the reading's whole settle window)
+CLICK_SETTLE_MS = 1_000
+BUDGET_S = 15.0  # a page's exploration stops clicking after this long; the note says how many were clicked
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 KEY = "__webmcpEvalControls"  # the page's controls as the last listing found them, by index
 
@@ -108,11 +114,15 @@ class ControlsRead:
 Opener = Callable[[], Awaitable[tuple[BrowserContext, Page, ToolHost] | None]]
 
 
-async def refuse_writes(context: BrowserContext) -> None:
-    """Every request that could write (not GET, HEAD, OPTIONS) answered with an error, in this context."""
+async def refuse_writes(context: BrowserContext, origin: str) -> None:
+    """Every request that could write (not GET, HEAD, OPTIONS) answered with an error, in this context; and every
+    image, font or media file of another origin than the page's (none registers a tool, and one of a host out
+    of reach would hold each click's settle to its bound)."""
 
     async def gate(route: Route) -> None:
-        if route.request.method.upper() in SAFE_METHODS:
+        request = route.request
+        elsewhere = request.resource_type in ("image", "font", "media") and origin_of(request.url) != origin
+        if request.method.upper() in SAFE_METHODS and not elsewhere:
             await route.fallback()
         else:
             await route.abort("accessdenied")
@@ -178,7 +188,7 @@ async def _click(page: Page, host: ToolHost, target: dict[str, Any], ignore: set
             return None
         await found.click(timeout=CLICK_TIMEOUT_MS)
         await page.evaluate(TURN_JS)
-        await host.wait_for_tools(timeout_ms=CLICK_TIMEOUT_MS)
+        await host.wait_for_tools(timeout_ms=CLICK_SETTLE_MS, settle_ms=CLICK_SETTLE_MS // 2)
         if host.log.top_loaded() is not document:
             return None  # another document: a navigation, not a change of this page's tools
         return await _names(host, ignore)
@@ -198,6 +208,9 @@ async def explore_controls(page: Page, host: ToolHost, open_fresh: Opener, ignor
     opened: list[BrowserContext] = []
     try:
         for target in targets:
+            if time.monotonic() - started > BUDGET_S:
+                read.skipped["over the time bound"] = len(targets) - read.clicked
+                break
             if chain is None:
                 fresh = await open_fresh()
                 if fresh is None:
@@ -250,7 +263,7 @@ async def open_start(
     """A throw-away context at the route (writes refused), settled, after the setup steps; None if it fails."""
     context = await browser.new_context(http_credentials=http_credentials(credentials))
     try:
-        await refuse_writes(context)
+        await refuse_writes(context, origin_of(url))
         log = ShimLog()
         await Surface.install(context, log)
         page = await context.new_page()

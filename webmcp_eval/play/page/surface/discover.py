@@ -22,7 +22,7 @@ from webmcp_eval.play.browser.browser import http_credentials, launch
 from webmcp_eval.play.page.locate import locate
 from webmcp_eval.play.page.surface.controls import ControlsRead, explore_controls, open_start, refuse_writes
 from webmcp_eval.play.page.surface.log import ShimLog
-from webmcp_eval.play.page.surface.model import Frame, Refused, Tool
+from webmcp_eval.play.page.surface.model import Frame, Refused, Tool, origin_of
 from webmcp_eval.play.page.surface.reader import Surface, first_line
 from webmcp_eval.play.page.toolhost import ToolHost
 from webmcp_eval.suite.case import (
@@ -182,7 +182,7 @@ async def read_route(
         frames = await host.surface.read_frames()
         read = RouteTools(route, url, "polyfill" if host.path == "shim" else host.path, frames, late=late)
         if explore:
-            await refuse_writes(context)
+            await refuse_writes(context, origin_of(url))
 
             async def perform(fresh: Page, fresh_host: ToolHost) -> None:
                 await perform_setup(fresh, fresh_host.surface, fresh_host.wait_for_tools, url, setup or [])
