@@ -3,7 +3,8 @@
 The card table (tests/controls_site/) registers read_board and begin_round (a call does what Begin round
 does); Begin round registers play_card, Leave table withdraws read_board, Shuffle deck changes only the text,
 the Scores link goes to the #/scores hash route (read_scores); Rules links to another document and Send score
-posts a form: neither may be clicked.
+posts a form: neither may be clicked. Shuffle deck also posts to /shuffles (refused while exploring) and shows
+a card back from another origin (?cards=): an image a click explored asks another host for is refused.
 """
 
 from __future__ import annotations
@@ -29,10 +30,10 @@ BEGIN = "click:text=Begin round"
 @pytest.fixture(scope="module")
 def table(tmp_path_factory: pytest.TempPathFactory) -> Any:
     here = tmp_path_factory.mktemp("controls")
-    with served(SOURCE, ServedFolder()) as site:
+    with served(SOURCE, ServedFolder()) as site, served(SOURCE, ServedFolder()) as cards:
         url = f"{site.origin}/index.html"
-        first = cli("init", "--base-url", url, "--no-control", "-o", "table", cwd=here)
-        clicked = list(site.seen)
+        first = cli("init", "--base-url", f"{url}?cards={cards.origin}", "--no-control", "-o", "table", cwd=here)
+        clicked = list(site.seen) + list(cards.seen)
         again = cli("init", "--base-url", url, "--step", BEGIN, "--no-probe", "--no-control", "-o", "round", cwd=here)
         yield {"here": here, "first": first, "again": again, "seen": clicked}
 
@@ -55,9 +56,10 @@ def test_controls_that_change_the_tools_are_noted_and_the_others_are_not(table):
 
 @pytest.mark.browser
 def test_a_link_to_another_document_and_a_posted_form_are_never_clicked(table):
-    paths = {path for _, path in table["seen"]}
+    paths = {path.split("?")[0] for _, path in table["seen"]}
     assert "/rules.html" not in paths
-    assert all(method == "GET" for method, _ in table["seen"])
+    assert "/back.png" not in paths  # another host's image, after a click explored: refused
+    assert all(method == "GET" for method, _ in table["seen"])  # Shuffle deck's POST is refused too
 
 
 @pytest.mark.browser

@@ -1,5 +1,6 @@
 // A card table: read_board and begin_round from the start (begin_round does what Begin round does); Begin round registers play_card, Leave table withdraws read_board,
-// Shuffle deck changes only the text, the #/scores route registers read_scores.
+// Shuffle deck changes only the text (and shows
+// a card back from the ?cards= host), the #/scores route registers read_scores.
 const status = document.getElementById("status");
 const board = new AbortController();
 let round = null;
@@ -55,6 +56,14 @@ document.getElementById("leave").addEventListener("click", () => {
 
 document.getElementById("shuffle").addEventListener("click", () => {
   status.textContent = "Deck shuffled";
+  fetch("/shuffles", { method: "POST" }).catch(() => {}); // a write: a click explored must never send it
+  // the card backs come from the host ?cards= names (another origin), if any
+  const cards = new URLSearchParams(location.search).get("cards");
+  if (cards) {
+    const back = document.createElement("img");
+    back.src = `${cards}/back.png`;
+    document.body.append(back);
+  }
 });
 
 let scores = null;
