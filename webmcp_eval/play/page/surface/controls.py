@@ -63,7 +63,9 @@ CONTROLS_JS = """([limit, key]) => {
       const href = el.href || '';
       if (el.target && el.target !== '_self') skip = 'opens another window';
       else if (el.hasAttribute('download')) skip = 'a download';
-      else if (!href.startsWith('javascript:') && href.split('#')[0] !== here) skip = 'a link to another document';
+      else if (href.startsWith('javascript:')) skip = '';
+      else if (href.split('#')[0] !== here) skip = 'a link to another document';
+      else if (!href.includes('#')) skip = 'a link that reloads the page';  // no hash: a new document all the same
     }
     const form = el.form || null;
     const submits = form && ((tag === 'button' && (type === '' || type === 'submit'))
