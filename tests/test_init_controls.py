@@ -5,7 +5,7 @@ does); Begin round registers play_card, Leave table withdraws read_board, Shuffl
 the Scores link goes to the #/scores hash route (read_scores); Rules links to another document, Card table
 reloads this one and Send score posts a form: none may be clicked. Shuffle deck also posts to /shuffles
 (refused while exploring) and shows a card back from another origin (?cards=): an image a click explored asks
-another host for is refused.
+another host for is refused. Calling go_to_lobby loads another page (lobby.html): not a change of the tools.
 """
 
 from __future__ import annotations
@@ -48,6 +48,8 @@ def test_controls_that_change_the_tools_are_noted_and_the_others_are_not(table):
     scores = "clicking `text=Scores` adds read_scores: rerun with --step 'click:text=Scores' (or --route '#/scores')"
     assert scores in out
     assert "Shuffle deck" not in out  # clicked, changes nothing: not noted
+    assert "calling go_to_lobby" not in out  # another page's tools (none) are not a change of this page's
+    assert "go_to_lobby.yaml: go_to_lobby: called with inputs the site accepted" in out
     assert "calling begin_round adds play_card: rerun with --step 'call:begin_round' for their starters" in out
     skipped = "not clicked: 1 a link to another document; 1 a link that reloads the page; 1 submits a form (a write)"
     assert skipped in out

@@ -1,6 +1,6 @@
-// A card table: read_board and begin_round from the start (begin_round does what Begin round does); Begin round registers play_card, Leave table withdraws read_board,
-// Shuffle deck changes only the text (and shows
-// a card back from the ?cards= host), the #/scores route registers read_scores.
+// A card table: read_board, begin_round (it does what Begin round does) and go_to_lobby (another page) from the
+// start; Begin round registers play_card, Leave table withdraws read_board, Shuffle deck changes only the text
+// (posts to /shuffles, shows a card back from the ?cards= host), the #/scores route registers read_scores.
 const status = document.getElementById("status");
 const board = new AbortController();
 let round = null;
@@ -64,6 +64,16 @@ document.getElementById("shuffle").addEventListener("click", () => {
     back.src = `${cards}/back.png`;
     document.body.append(back);
   }
+});
+
+register({
+  name: "go_to_lobby",
+  description: "Leaves the table for the lobby (another page).",
+  inputSchema: { type: "object", properties: {} },
+  execute: () => {
+    setTimeout(() => location.assign("lobby.html"), 0);
+    return { going: "lobby" };
+  },
 });
 
 let scores = null;

@@ -103,7 +103,7 @@ class _Prober:
             await perform_setup(page, host.surface, host.wait_for_tools, url, setup)
             await host.wait_for_tools([tool.name], timeout_ms=3000)
             before = _lines(await page.evaluate(TEXT_JS))
-            offered = {t.name for t in await host.catalog()}
+            offered, document = {t.name for t in await host.catalog()}, log.top_loaded()
             outcome = CallOutcome(smoke or SmokeInput("page values", {}, True), declarative=tool.kind == "declarative")
             if smoke is None:
                 outcome.result = await page.evaluate(PAGE_VALUES_JS)
@@ -115,7 +115,7 @@ class _Prober:
                 outcome.result = answer.result  # as a trial records it (the shim's parse is the audit's)
             await host.wait_for_tools()
             after = _lines(await page.evaluate(TEXT_JS))
-            tools = offered, {t.name for t in await host.catalog()}
+            tools = offered, await _offered_after(host, document, offered)
             return _Call(outcome, before, after, self._writes(trial) - writes_before, answer.waits_for_person, tools)
         except SetupFailed as err:
             return str(err)
@@ -126,6 +126,17 @@ class _Prober:
 
     def _writes(self, trial: str) -> int:
         return sum(1 for r in self.proxy.snapshot(trial).requests if r.write) if self.proxy else 0
+
+
+async def _offered_after(host: ToolHost, document: object, before: set[str]) -> set[str]:
+    """The tools the page offers after the call; a call that loaded another document (a form's submission, a
+    navigation) changed pages, not this page's tools: what it offered before."""
+    if host.log.top_loaded() is not document:
+        return before
+    try:
+        return {t.name for t in await host.catalog()}
+    except PlaywrightError:  # the document went away while it was read
+        return before
 
 
 def _lines(text: object) -> list[str]:
