@@ -36,25 +36,29 @@ def table(tmp_path_factory: pytest.TempPathFactory) -> Any:
         first = cli("init", "--base-url", f"{url}?cards={cards.origin}", "--no-control", "-o", "table", cwd=here)
         clicked = list(site.seen) + list(cards.seen)
         again = cli("init", "--base-url", url, "--step", BEGIN, "--no-probe", "--no-control", "-o", "round", cwd=here)
-        yield {"here": here, "first": first, "again": again, "seen": clicked}
+        call = ("--step", "call:begin_round", "--no-probe", "--no-control", "-o", "called")
+        called = cli("init", "--base-url", url, *call, cwd=here)
+        yield {"here": here, "first": first, "again": again, "called": called, "seen": clicked}
 
 
 @pytest.mark.browser
 def test_controls_that_change_the_tools_are_noted_and_the_others_are_not(table):
     out = table["first"].stdout
     assert table["first"].returncode == 0, out + table["first"].stderr
-    assert f"clicking `text=Begin round` adds play_card: rerun with --step '{BEGIN}' for their starters" in out
+    began = "adds play_card and removes begin_round"
+    assert f"clicking `text=Begin round` {began}: rerun with --step '{BEGIN}' for their starters" in out
     assert "clicking `text=Leave table` removes read_board" in out
     scores = "clicking `text=Scores` adds read_scores: rerun with --step 'click:text=Scores' (or --route '#/scores')"
     assert scores in out
     assert "Shuffle deck" not in out  # clicked, changes nothing: not noted
     assert "calling go_to_lobby" not in out  # another page's tools (none) are not a change of this page's
     assert "go_to_lobby.yaml: go_to_lobby: called with inputs the site accepted" in out
-    assert "calling begin_round adds play_card: rerun with --step 'call:begin_round' for their starters" in out
+    assert f"calling begin_round {began}: rerun with --step 'call:begin_round' for their starters" in out
     skipped = "not clicked: 1 a link to another document; 1 a link that reloads the page; 1 submits a form (a write)"
     assert skipped in out
     catalog = json.loads((table["here"] / "table" / "catalog.json").read_text())
-    assert catalog["controls"]["/"][0] == {"click": {"text": "Begin round"}, "adds": ["play_card"], "removes": []}
+    begin = {"click": {"text": "Begin round"}, "adds": ["play_card"], "removes": ["begin_round"]}
+    assert catalog["controls"]["/"][0] == begin
     assert cli("validate", "table", cwd=table["here"]).returncode == 0  # the catalog's controls are no problem
 
 
@@ -71,6 +75,15 @@ def test_the_suggested_step_reaches_the_tool_and_its_starter_carries_the_click(t
     assert table["again"].returncode == 0, table["again"].stdout + table["again"].stderr
     case = yaml.safe_load((table["here"] / "round" / "play_card.yaml").read_text())
     assert case["setup"] == [{"action": "click", "target": {"text": "Begin round"}}]
+
+
+@pytest.mark.browser
+def test_a_suite_read_after_a_call_step_validates_with_the_called_tool_in_its_catalog(table):
+    assert table["called"].returncode == 0, table["called"].stdout + table["called"].stderr
+    catalog = json.loads((table["here"] / "called" / "catalog.json").read_text())
+    assert {"begin_round", "play_card"} <= set(catalog["routes"]["/"])
+    validated = cli("validate", "called", cwd=table["here"])
+    assert validated.returncode == 0, validated.stdout + validated.stderr
 
 
 def test_a_click_step_is_written_as_the_step_option_reads_it():

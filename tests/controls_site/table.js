@@ -1,6 +1,7 @@
 // A card table: read_board, begin_round (it does what Begin round does) and go_to_lobby (another page) from the
-// start; Begin round registers play_card, Leave table withdraws read_board, Shuffle deck changes only the text
-// (posts to /shuffles, shows a card back from the ?cards= host), the #/scores route registers read_scores.
+// start; Begin round (and begin_round) registers play_card and withdraws begin_round, Leave table withdraws
+// read_board, Shuffle deck changes only the text (posts to /shuffles, shows a card back from the ?cards= host),
+// the #/scores route registers read_scores.
 const status = document.getElementById("status");
 const board = new AbortController();
 let round = null;
@@ -20,8 +21,10 @@ register(
   board.signal,
 );
 
+const opening = new AbortController(); // begin_round's: a round once begun cannot be begun again
 function beginRound() {
   if (round) return;
+  opening.abort();
   round = new AbortController();
   register(
     {
@@ -47,7 +50,7 @@ register({
     beginRound();
     return { started: true };
   },
-});
+}, opening.signal);
 
 document.getElementById("leave").addEventListener("click", () => {
   board.abort();

@@ -101,6 +101,9 @@ class PageReading(Protocol):
     def late(self) -> Sequence[str]: ...  # tools registered after the page had settled on evidence
 
     @property
+    def setup_tools(self) -> Sequence[PageTool]: ...  # the tools the setup steps call, as registered before them
+
+    @property
     def controls(self) -> Any: ...  # the controls that change the tools (ControlsRead), None: not explored
 
 
@@ -236,7 +239,7 @@ def plan_suite(
         tools = catalog["routes"].setdefault(route_key(r.route), {})
         hints = catalog["annotations"].setdefault(route_key(r.route), {})  # every run holds the tools to them
         kinds = catalog["kinds"].setdefault(route_key(r.route), {})  # a form's schema is the browser's: not judged
-        for t in offered(r):
+        for t in [*offered(r), *r.setup_tools]:  # a setup step's call is checked against the catalog too
             tools.setdefault(t.name, t.input_schema or {"type": "object"})
             hints.setdefault(t.name, {k: True for k, v in sorted(t.annotations.items()) if v is True})
             kinds.setdefault(t.name, {"kind": t.kind, "schema_derived": t.schema_derived})

@@ -123,6 +123,9 @@ class RouteTools:
     # a suite of this site needs the fixed quiet window (settle: window) to see them
     late: list[str] = field(default_factory=list)
     controls: ControlsRead | None = None  # the controls that change the tools (init explores them)
+    # the tools the setup steps call, as the page registered them before the steps ran (a call may withdraw its
+    # own tool, as a start button's does): a suite's catalog needs them for its cases' setup
+    setup_tools: list[Tool] = field(default_factory=list)
 
     @property
     def tools(self) -> list[Tool]:
@@ -175,12 +178,15 @@ async def read_route(
             host.settle = "window"
             await host.wait_for_tools()
         late = [t.name for t in await host.catalog() if t.name not in early]
+        called = {s.call for s in setup or [] if isinstance(s, SetupCall)}
+        setup_tools = [t for f in await host.surface.read_frames() if f.main for t in f.tools if t.name in called]
         try:
             await perform_setup(page, host.surface, host.wait_for_tools, url, setup or [])
         except SetupFailed as err:
             return RouteTools(route, url, "unknown", error=str(err))
         frames = await host.surface.read_frames()
         read = RouteTools(route, url, "polyfill" if host.path == "shim" else host.path, frames, late=late)
+        read.setup_tools = setup_tools
         if explore:
             await refuse_writes(context, origin_of(url))
 
