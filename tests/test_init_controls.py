@@ -86,6 +86,17 @@ def test_a_suite_read_after_a_call_step_validates_with_the_called_tool_in_its_ca
     assert validated.returncode == 0, validated.stdout + validated.stderr
 
 
+@pytest.mark.browser
+def test_the_audit_takes_a_tool_a_call_step_brings_as_coming_after_the_step_not_late(tmp_path):
+    with served(SOURCE, ServedFolder()) as site:
+        url = f"{site.origin}/index.html"
+        run = cli("audit", url, "--step", "call:begin_round", "--json", "audit.json", cwd=tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    report = json.loads((tmp_path / "audit.json").read_text())
+    assert "play_card" in report["pages"][0]["frames"][0]["tools"]  # read after the step, 5 s after the load
+    assert not [f for f in report["pages"][0]["findings"] if f["rule"] == "late-tool"]
+
+
 def test_a_click_step_is_written_as_the_step_option_reads_it():
     assert click_step({"text": "Begin round"}) == BEGIN
     assert click_step({"role": "button", "name": "Go"}) == "click:role=button,name=Go"
