@@ -297,6 +297,15 @@ def _timeline_page(events: list[tuple[float, str, str]]) -> PageSurface:
     return surface
 
 
+def test_a_tool_the_setup_steps_bring_is_late_only_counted_from_when_they_began():
+    surface = _timeline_page([(2500, "register", "late"), (5548, "register", "move"), (7600, "register", "slow")])
+    surface.setup_ms = 5400.0
+    config = AuditConfig()
+    assert timeline_of(surface, config).late == {"late": 2500, "slow": 7600}
+    (slow,) = [f for f in timeline_findings(surface, config) if f.tool == "slow"]
+    assert "slow was registered 2200 ms after the setup steps began" in slow.message
+
+
 def test_timeline_first_tool_late_and_churn():
     flaps = [(100.0 * i + 50, "unregister", "flappy") for i in range(4)]
     flaps += [(100.0 * i + 60, "register", "flappy") for i in range(4)]

@@ -4,7 +4,8 @@ Pure judgements first (no browser), each with a case where the rule must fire an
 then the audit end to end, a real Chromium and proxy on the small tea shop of tests/smoke_cause_site/, whose tools
 are each made for one cause: a tool without inputSchema, a form that navigates (its answer is the next page's
 JSON-LD), the browser's own form validation, a call that loses its page, an imperative validation list, an isError
-answer, a form an imperative tool stands for, "review" as a verb, and a form as Chrome checks it.
+answer, a success: false answer, a form an imperative tool stands for, "review" as a verb, and a form as Chrome
+checks it.
 """
 
 from __future__ import annotations
@@ -71,6 +72,15 @@ def test_is_error_to_valid_input_is_an_error_on_valid_and_to_invalid_input_a_ref
     assert _judged(tool, _call(True, result=failed)) == ["smoke-error-on-valid"]
     assert _judged(tool, _call(True, result={"flights": []})) == []
     assert _judged(tool, _call(False, "missing required city", result=failed)) == []  # refused: right
+
+
+def test_success_or_ok_false_is_a_refusal_and_true_an_answer():
+    tool = Tool("check_stock", DESCRIBED, {"type": "object"})
+    for flag in ("success", "ok"):
+        refused = _call(False, "missing required tea", result={flag: False, "reason": "Which tea?"})
+        assert refused.refusal == "isError or an error field" and _judged(tool, refused) == []
+        accepted = _call(False, "missing required tea", result={flag: True, "grams": 120})
+        assert _judged(tool, accepted) == ["smoke-accepts-invalid"]
 
 
 def test_an_imperative_validation_list_is_a_refusal_and_a_list_of_strings_is_an_answer():
@@ -382,6 +392,8 @@ def test_the_shop_judged_by_cause_and_each_tool_placed_where_it_was_registered(s
     assert ("smoke-accepts-invalid", "order_tea") not in found  # its [{field, value, message}] lists refuse
     assert all(o.refusal == "a validation answer" for o in _calls(report)["order_tea"] if not o.input.valid)
     assert ("untrusted-content-unmarked", "open_cart") not in found  # "to review items"
+    assert ("smoke-accepts-invalid", "check_stock") not in found  # {success: false, reason}: refused
+    assert all(o.refusal == "isError or an error field" for o in _calls(report)["check_stock"] if not o.input.valid)
     toolname = [f for f in report.all_findings() if f.rule == "form-toolname-missing"]
     assert [f.message.split(" has ")[0] for f in toolname] == ["form #letter"]  # not #order: order_tea is its tool
 

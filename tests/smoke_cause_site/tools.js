@@ -48,6 +48,15 @@ mc.registerTool({
   execute: () => ({ items: [] }),
 });
 
+// A refusal said as success: false with a reason in words no heuristic knows.
+mc.registerTool({
+  name: "check_stock",
+  description: "Says how many grams of a tea the shop has in stock.",
+  inputSchema: { type: "object", properties: { tea: { type: "string", enum: ["sencha"] } }, required: ["tea"] },
+  annotations: { readOnlyHint: true },
+  execute: ({ tea }) => (tea === "sencha" ? { success: true, grams: 120 } : { success: false, reason: "Which tea?" }),
+});
+
 // A name the browser refuses: where the page tried is said with the refusal.
 try {
   mc.registerTool({ name: "bad name!", description: "A tool whose name no agent can call.", execute: () => "x" });

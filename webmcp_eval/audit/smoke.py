@@ -121,7 +121,8 @@ REFUSAL_WORDS = re.compile(
 def _error_field(result: object) -> bool:
     if isinstance(result, dict):
         status = str(result.get("status") or "").lower()
-        return bool(result.get("isError") or result.get("error") or status in ("error", "invalid", "failed"))
+        said_no = result.get("success") is False or result.get("ok") is False  # {success: false, reason: ...}
+        return bool(result.get("isError") or result.get("error") or status in ("error", "invalid", "failed") or said_no)
     return False
 
 

@@ -32,9 +32,15 @@ def timeline_of(page: PageSurface, config: AuditConfig) -> Timeline:
     first = min(firsts.values(), default=None)
     return Timeline(
         first_tool_ms=None if first is None else round(max(0.0, first + (page.load_ms or 0.0)), 1),
-        late={n: t for n, t in sorted(firsts.items()) if t > after},
+        late={n: t for n, t in sorted(firsts.items()) if t - _since(page, t) > after},
         churn=dict(sorted(again.items())),
     )
+
+
+def _since(page: PageSurface, t_ms: float) -> float:
+    """What a registration's lateness is measured from: the load event, or the setup steps' start for a tool
+    registered after they began (the steps bring it: a start button's, a login's)."""
+    return page.setup_ms if page.setup_ms is not None and t_ms >= page.setup_ms else 0.0
 
 
 def timeline_findings(page: PageSurface, config: AuditConfig) -> list[Finding]:
@@ -49,8 +55,9 @@ def timeline_findings(page: PageSurface, config: AuditConfig) -> list[Finding]:
                 Finding(
                     "late-tool",
                     config.severity("late-tool"),
-                    f"{name} was registered {ms:.0f} ms after "
-                    f"the load event (later than {after} ms): an agent may look before it is there",
+                    f"{name} was registered {ms - _since(page, ms):.0f} ms after "
+                    f"{'the setup steps began' if _since(page, ms) else 'the load event'} (later than {after} ms): "
+                    "an agent may look before it is there",
                     page.url,
                     _frame_of(page, name),
                     name,

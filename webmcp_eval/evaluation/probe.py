@@ -55,6 +55,8 @@ class Probe:
     writes: int = 0  # network writes the accepted call made (the proxy's count; a file page: none counted)
     waits_for_person: bool = False  # a form filled and left for a person to submit: a confirmation step
     tried: list[str] = field(default_factory=list)  # each input tried, and what came of it
+    adds: list[str] = field(default_factory=list)  # tools the accepted call registered (on both calls)
+    removes: list[str] = field(default_factory=list)  # tools it withdrew (on both calls)
 
     @property
     def accepted(self) -> bool:
@@ -68,6 +70,7 @@ class _Call:
     after: list[str]
     writes: int
     waits_for_person: bool
+    tools: tuple[set[str], set[str]] = (set(), set())  # the tools offered before the call and after it
 
 
 class _Prober:
@@ -103,6 +106,7 @@ class _Prober:
             await perform_setup(page, host.surface, host.wait_for_tools, url, setup)
             await host.wait_for_tools([tool.name], timeout_ms=3000)
             before = _lines(await page.evaluate(TEXT_JS))
+            offered, document = {t.name for t in await host.catalog()}, log.top_loaded()
             outcome = CallOutcome(smoke or SmokeInput("page values", {}, True), declarative=tool.kind == "declarative")
             if smoke is None:
                 outcome.result = await page.evaluate(PAGE_VALUES_JS)
@@ -114,7 +118,8 @@ class _Prober:
                 outcome.result = answer.result  # as a trial records it (the shim's parse is the audit's)
             await host.wait_for_tools()
             after = _lines(await page.evaluate(TEXT_JS))
-            return _Call(outcome, before, after, self._writes(trial) - writes_before, answer.waits_for_person)
+            tools = offered, await _offered_after(host, document, offered)
+            return _Call(outcome, before, after, self._writes(trial) - writes_before, answer.waits_for_person, tools)
         except SetupFailed as err:
             return str(err)
         except (PlaywrightError, TimeoutError) as err:
@@ -124,6 +129,17 @@ class _Prober:
 
     def _writes(self, trial: str) -> int:
         return sum(1 for r in self.proxy.snapshot(trial).requests if r.write) if self.proxy else 0
+
+
+async def _offered_after(host: ToolHost, document: object, before: set[str]) -> set[str]:
+    """The tools the page offers after the call; a call that loaded another document (a form's submission, a
+    navigation) changed pages, not this page's tools: what it offered before."""
+    if host.log.top_loaded() is not document:
+        return before
+    try:
+        return {t.name for t in await host.catalog()}
+    except PlaywrightError:  # the document went away while it was read
+        return before
 
 
 def _lines(text: object) -> list[str]:
@@ -169,6 +185,9 @@ async def probe_tool(prober: _Prober, url: str, route: str, setup: list[SetupSte
         probe.shown = [line for line in _new_lines(first) if line in set(_new_lines(again))]
         probe.writes = first.writes if first.writes == again.writes else max(first.writes, again.writes)
         probe.waits_for_person = first.waits_for_person
+        (before, after), (again_before, again_after) = first.tools, again.tools
+        probe.adds = sorted((after - before) & (again_after - again_before))
+        probe.removes = sorted((before - after) & (again_before - again_after))
         probe.tried.append(f"{smoke.args}: accepted")
         prober.answered += [i for i in ids_in(probe.result) if i not in prober.answered]
         return probe

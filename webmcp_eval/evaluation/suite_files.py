@@ -260,7 +260,7 @@ def init_command(request: InitRequest) -> Outcome:
     check_folder(folder)  # before any browser starts
     routes = list(request.route) or ["/"]
     listing = asyncio.run(
-        list_tools(request.base_url, routes, chromium=request.chromium, settle_ms=settle_ms, setup=setup)
+        list_tools(request.base_url, routes, chromium=request.chromium, settle_ms=settle_ms, setup=setup, explore=True)
     )
     probes = None
     if not request.no_probe and not any(r.error for r in listing):

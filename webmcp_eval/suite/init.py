@@ -100,12 +100,20 @@ class PageReading(Protocol):
     @property
     def late(self) -> Sequence[str]: ...  # tools registered after the page had settled on evidence
 
+    @property
+    def setup_tools(self) -> Sequence[PageTool]: ...  # the tools the setup steps call, as registered before them
+
+    @property
+    def controls(self) -> Any: ...  # the controls that change the tools (ControlsRead), None: not explored
+
 
 @dataclass
 class InitResult:
     folder: Path
     routes: Sequence[PageReading]
     starters: list[Starter] = field(default_factory=list)
+    stepped: bool = False  # the tools were read after setup steps (--step, --setup)
+    probes: dict[str, ToolProbe] = field(default_factory=dict)
 
     def summary(self) -> str:
         calls = sum(s.kind == "call" for s in self.starters)
@@ -113,6 +121,8 @@ class InitResult:
         for r in self.routes:
             lines.append(f"read {r.url}: {len(r.tools)} tool(s) ({r.path} WebMCP)")
             lines += _apart(r)
+            lines += control_notes(r, self.stepped)
+        lines += call_notes(self.probes, self.stepped)
         lines += [_no_tools_warning(r) for r in self.routes if not offered(r)]
         lines += [_over_budget(r) for r in self.routes if len(offered(r)) > INIT_TOOLS_PER_PAGE]
         lines.append(
@@ -133,6 +143,39 @@ def _apart(route: PageReading) -> list[str]:
         names = ", ".join(t.name for t in f.tools) or "none"
         lines.append(f"  frame {f.url} ({where}, allow={f.allow!r}): {len(f.tools)} tool(s): {names}")
         lines += [f"    refused by the browser: {x.name}: {x.error}" for x in f.refused]
+    return lines
+
+
+def control_notes(route: PageReading, stepped: bool) -> list[str]:
+    """What init's clicks through the page's controls found: each control that changes the tools, and a rerun."""
+    read = route.controls
+    if read is None:
+        return []
+    skipped = "; ".join(f"{n} {why}" for why, n in read.skipped.items())
+    lines = [
+        f"  controls: clicked {read.clicked} in throw-away contexts ({read.ms / 1000:.1f} s), "
+        f"{len(read.effects)} change the tools" + (f"; not clicked: {skipped}" if skipped else "")
+    ]
+    for e in read.effects:
+        changes = [f"adds {', '.join(e.adds)}"] * bool(e.adds) + [f"removes {', '.join(e.removes)}"] * bool(e.removes)
+        line = f"  clicking `{e.shown}` {' and '.join(changes)}"
+        if e.adds:
+            after = " after your setup steps" if stepped else ""
+            hashed = f" (or --route '{e.hash}')" if e.hash else ""
+            line += f": rerun with --step '{e.step}'{after}{hashed} for their starters"
+        lines.append(line)
+    return lines
+
+
+def call_notes(probes: dict[str, ToolProbe], stepped: bool) -> list[str]:
+    """The tools whose accepted call (init's probe, both times) registered or withdrew tools, and a rerun."""
+    lines = []
+    for name, p in probes.items():
+        changes = [f"adds {', '.join(p.adds)}"] * bool(p.adds) + [f"removes {', '.join(p.removes)}"] * bool(p.removes)
+        if changes:
+            line = f"  calling {name} {' and '.join(changes)}"
+            after = " after your setup steps" if stepped else ""
+            lines.append(line + (f": rerun with --step 'call:{name}'{after} for their starters" if p.adds else ""))
     return lines
 
 
@@ -180,16 +223,23 @@ def plan_suite(
         )
     if not any(offered(r) for r in routes):
         shown = ", ".join(r.url for r in routes)
+        notes = [line.strip() for r in routes for line in control_notes(r, bool(setup))[1:]]
         raise SiteUnreadable(
             f"no WebMCP tools registered at {shown} within the wait: check the URL and routes "
             "(webmcp-eval tools URL --route R), or raise --settle-ms for tools that register late"
+            + "".join(f"; {n}" for n in notes)
         )
     catalog: dict[str, dict[str, Any]] = {"routes": {}, "annotations": {}, "kinds": {}}
+    for r in routes:  # the clicks that change a route's tools: a case's setup step (target) reaches them
+        if r.controls is not None and r.controls.effects:
+            catalog.setdefault("controls", {})[route_key(r.route)] = [
+                {"click": e.target, "adds": e.adds, "removes": e.removes} for e in r.controls.effects
+            ]
     for r in routes:
         tools = catalog["routes"].setdefault(route_key(r.route), {})
         hints = catalog["annotations"].setdefault(route_key(r.route), {})  # every run holds the tools to them
         kinds = catalog["kinds"].setdefault(route_key(r.route), {})  # a form's schema is the browser's: not judged
-        for t in offered(r):
+        for t in [*offered(r), *r.setup_tools]:  # a setup step's call is checked against the catalog too
             tools.setdefault(t.name, t.input_schema or {"type": "object"})
             hints.setdefault(t.name, {k: True for k, v in sorted(t.annotations.items()) if v is True})
             kinds.setdefault(t.name, {"kind": t.kind, "schema_derived": t.schema_derived})
@@ -275,7 +325,7 @@ def init_suite(
     """The suite folder for what the pages registered (check_folder first, before reading the site)."""
     suite, catalog, starters = plan_suite(base_url, listing, settle_ms, probes, setup)
     write_suite(folder, suite, catalog, starters)
-    return InitResult(folder, listing, starters)
+    return InitResult(folder, listing, starters, bool(setup), dict(probes or {}))
 
 
 # ---- setup steps: the state a site's tools appear in ----------------------------------------------------------

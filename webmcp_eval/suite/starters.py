@@ -44,6 +44,8 @@ class ToolProbe(Protocol):
     writes: int  # the network writes of the accepted call
     waits_for_person: bool  # a form left filled for a person to submit
     tried: list[str]
+    adds: list[str]  # tools the accepted call registered
+    removes: list[str]  # tools it withdrew
 
 
 @dataclass

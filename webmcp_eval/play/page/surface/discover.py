@@ -20,8 +20,9 @@ from playwright.async_api import Error as PlaywrightError
 
 from webmcp_eval.play.browser.browser import http_credentials, launch
 from webmcp_eval.play.page.locate import locate
+from webmcp_eval.play.page.surface.controls import ControlsRead, explore_controls, open_start, refuse_writes
 from webmcp_eval.play.page.surface.log import ShimLog
-from webmcp_eval.play.page.surface.model import Frame, Refused, Tool
+from webmcp_eval.play.page.surface.model import Frame, Refused, Tool, origin_of
 from webmcp_eval.play.page.surface.reader import Surface, first_line
 from webmcp_eval.play.page.toolhost import ToolHost
 from webmcp_eval.suite.case import (
@@ -121,6 +122,10 @@ class RouteTools:
     # top-page tools registered after the page had settled on evidence (nothing under way): a bare timer's;
     # a suite of this site needs the fixed quiet window (settle: window) to see them
     late: list[str] = field(default_factory=list)
+    controls: ControlsRead | None = None  # the controls that change the tools (init explores them)
+    # the tools the setup steps call, as the page registered them before the steps ran (a call may withdraw its
+    # own tool, as a start button's does): a suite's catalog needs them for its cases' setup
+    setup_tools: list[Tool] = field(default_factory=list)
 
     @property
     def tools(self) -> list[Tool]:
@@ -144,9 +149,11 @@ async def read_route(
     settle_ms: int,
     credentials: tuple[str, str] | None = None,
     setup: list[SetupStep] | None = None,
+    explore: bool = False,
 ) -> RouteTools:
     """Open one page in a fresh context with the shim; perform the setup steps; read its tools once they settle
-    (credentials: the site's HTTP authentication, taken out of its URL)."""
+    (credentials: the site's HTTP authentication, taken out of its URL); explore: then find the controls that
+    change them (webmcp_eval/play/page/surface/controls.py)."""
     context = await browser.new_context(http_credentials=http_credentials(credentials))
     try:
         log = ShimLog()
@@ -171,12 +178,26 @@ async def read_route(
             host.settle = "window"
             await host.wait_for_tools()
         late = sorted(_registered(log) - early)
+        called = {s.call for s in setup or [] if isinstance(s, SetupCall)}
+        setup_tools = [t for f in await host.surface.read_frames() if f.main for t in f.tools if t.name in called]
         try:
             await perform_setup(page, host.surface, host.wait_for_tools, url, setup or [])
         except SetupFailed as err:
             return RouteTools(route, url, "unknown", error=str(err))
         frames = await host.surface.read_frames()
-        return RouteTools(route, url, "polyfill" if host.path == "shim" else host.path, frames, late=late)
+        read = RouteTools(route, url, "polyfill" if host.path == "shim" else host.path, frames, late=late)
+        read.setup_tools = setup_tools
+        if explore:
+            await refuse_writes(context, origin_of(url))
+
+            async def perform(fresh: Page, fresh_host: ToolHost) -> None:
+                await perform_setup(fresh, fresh_host.surface, fresh_host.wait_for_tools, url, setup or [])
+
+            def opener() -> Any:
+                return open_start(browser, url, settle_ms, credentials, setup or [], perform)
+
+            read.controls = await explore_controls(page, host, opener, set(late))
+        return read
     finally:
         await context.close()
 
@@ -194,6 +215,7 @@ async def list_tools(
     chromium: str | None = None,
     settle_ms: int = 100,
     setup: list[SetupStep] | None = None,
+    explore: bool = False,
 ) -> list[RouteTools]:
     """The tools of each route (resolved under url, see webmcp_eval.suite.site); without routes, of url itself;
     each read after the setup steps. Credentials in url (user:password@) are the browser's HTTP authentication,
@@ -204,7 +226,8 @@ async def list_tools(
         browser, _ = await launch(p.chromium, explicit=chromium)
         try:
             return [
-                await read_route(browser, target, route, settle_ms, credentials, setup) for route, target in targets
+                await read_route(browser, target, route, settle_ms, credentials, setup, explore)
+                for route, target in targets
             ]
         finally:
             await browser.close()

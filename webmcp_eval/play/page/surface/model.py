@@ -208,6 +208,9 @@ class PageSurface:
     links: list[str] = field(default_factory=list)  # same-origin links, for the crawl
     load_ms: float | None = None  # from navigation start to the load event
     watched_ms: int = 0
+    # when the setup steps (--step, --setup) began, in ms after the load event (None: none): a tool they bring
+    # comes after them, not late
+    setup_ms: float | None = None
 
     def tools(self) -> list[tuple[Frame, Tool]]:
         return [(f, t) for f in self.frames for t in f.tools]

@@ -72,6 +72,16 @@ async def load(opened: OpenPage, url: str) -> str | None:
     return None
 
 
+async def _ms_after_load(opened: OpenPage) -> float:
+    """Now, in ms after the load event: by the page's own clock, as its events are stamped, else the host's."""
+    if opened.load_epoch_ms is not None:
+        try:
+            return round(float(await opened.page.evaluate("Date.now()")) - opened.load_epoch_ms, 1)
+        except PlaywrightError:
+            pass
+    return round((time.monotonic() - (opened.load_t or opened.nav_t)) * 1000, 1)
+
+
 async def read_surface(
     opened: OpenPage, url: str, watch_ms: int, before_read: Callable[[], Awaitable[str | None]] | None = None
 ) -> PageSurface:
@@ -85,9 +95,11 @@ async def read_surface(
     host_ms = ((opened.load_t or opened.nav_t) - opened.nav_t) * 1000
     surface.load_ms = round(opened.page_load_ms if opened.page_load_ms is not None else host_ms, 1)
     await asyncio.sleep(watch_ms / 1000)
-    if before_read is not None and (error := await before_read()):
-        surface.error = error
-        return surface
+    if before_read is not None:
+        surface.setup_ms = await _ms_after_load(opened)
+        if error := await before_read():
+            surface.error = error
+            return surface
     clock = LoadClock(opened.load_epoch_ms, opened.load_t or opened.nav_t)
     surface.frames = await opened.surface.read_frames(clock, timeout_ms=READ_TIMEOUT_MS, top_timeout_ms=READ_TIMEOUT_MS)
     surface.script_errors = list(opened.script_errors)
