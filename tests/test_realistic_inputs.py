@@ -184,6 +184,9 @@ class FakeProbe:
     writes: int = 0
     waits_for_person: bool = False
     tried: list[str] = field(default_factory=list)
+    adds: list[str] = field(default_factory=list)
+    removes: list[str] = field(default_factory=list)
+    outlived: list[str] = field(default_factory=list)
 
 
 def routes_with(*tools: Tool) -> list[RouteTools]:

@@ -57,6 +57,7 @@ class Probe:
     tried: list[str] = field(default_factory=list)  # each input tried, and what came of it
     adds: list[str] = field(default_factory=list)  # tools the accepted call registered (on both calls)
     removes: list[str] = field(default_factory=list)  # tools it withdrew (on both calls)
+    outlived: list[str] = field(default_factory=list)  # tools it left registered on another route (both calls)
 
     @property
     def accepted(self) -> bool:
@@ -71,6 +72,7 @@ class _Call:
     writes: int
     waits_for_person: bool
     tools: tuple[set[str], set[str]] = (set(), set())  # the tools offered before the call and after it
+    outlived: set[str] = field(default_factory=set)  # tools still registered after the call moved the page's route
 
 
 class _Prober:
@@ -119,7 +121,12 @@ class _Prober:
             await host.wait_for_tools()
             after = _lines(await page.evaluate(TEXT_JS))
             tools = offered, await _offered_after(host, document, offered)
-            return _Call(outcome, before, after, self._writes(trial) - writes_before, answer.waits_for_person, tools)
+            # a route change within the document that left tools of the old route registered: the site's tools
+            # for every route (or tools it forgets to withdraw: init's suite.yaml says which to keep)
+            kept = {r.name for r in log.stale_registrations(host.route()) if r.is_top}
+            outlived = kept if log.top_loaded() is document else set()
+            writes = self._writes(trial) - writes_before
+            return _Call(outcome, before, after, writes, answer.waits_for_person, tools, outlived)
         except SetupFailed as err:
             return str(err)
         except (PlaywrightError, TimeoutError) as err:
@@ -188,6 +195,7 @@ async def probe_tool(prober: _Prober, url: str, route: str, setup: list[SetupSte
         (before, after), (again_before, again_after) = first.tools, again.tools
         probe.adds = sorted((after - before) & (again_after - again_before))
         probe.removes = sorted((before - after) & (again_before - again_after))
+        probe.outlived = sorted(first.outlived & again.outlived)
         probe.tried.append(f"{smoke.args}: accepted")
         prober.answered += [i for i in ids_in(probe.result) if i not in prober.answered]
         return probe

@@ -255,15 +255,20 @@ def plan_suite(
             starters += starters_for(tool, r.route or "/", taken, probe, setup_as_yaml(setup))
     used = [k for k in BEHAVIOURS if any(s.case["behaviour"] == k for s in starters)]
     settle = "window" if any(r.late for r in routes) else "evidence"  # a tool after a bare timer needs the window
-    return suite_yaml(base_url, settle_ms, used, settle), catalog, starters
+    app_tools = sorted({name for p in (probes or {}).values() for name in p.outlived})
+    return suite_yaml(base_url, settle_ms, used, settle, app_tools), catalog, starters
 
 
-def suite_yaml(base_url: str, settle_ms: int, behaviours: list[str], settle: str = "evidence") -> str:
+def suite_yaml(
+    base_url: str, settle_ms: int, behaviours: list[str], settle: str = "evidence", app_tools: Sequence[str] = ()
+) -> str:
     """suite.yaml with a comment on every key: the first file a person edits."""
     # a password in the URL is never written down: it is given again with --base-url when the suite runs
     site: dict[str, Any] = {"base_url": split_credentials(base_url)[0], "settle": settle, "settle_ms": settle_ms}
     site["block_other_hosts"] = False
     site["outbound"] = None
+    if app_tools:
+        site["app_tools"] = list(app_tools)
     lines = [
         "# Written by webmcp-eval init. Edit freely (docs/cases.md, 'Suite folders';"
         " docs/running.md, 'Against a deployed site').",
@@ -278,6 +283,15 @@ def suite_yaml(base_url: str, settle_ms: int, behaviours: list[str], settle: str
         "  # Hooks: a reset hook (hooks.reset) gives each trial clean server state; hooks.state (HTTP) or",
         "  # hooks.state_js (an expression read in the page) gives the state checks their evidence.",
         "  # Without them, a case's state checks are not_run, never passed.",
+        *(
+            [
+                "  # app_tools: init's probe saw these stay registered after a call moved the page to another route.",
+                "  # Every trial checks that no tool outlives its route, except these: keep the site's tools for every",
+                "  # route here, and take out any that belongs to one route (its staying is then a failure).",
+            ]
+            if app_tools
+            else []
+        ),
         f"catalog: {CATALOG_FILE}  # the tools init read from the site, per route: validate checks cases against it",
         "behaviours:  # what the starters test; add your own",
         *_indent(_yaml({k: BEHAVIOURS[k] for k in behaviours})),

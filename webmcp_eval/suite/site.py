@@ -108,6 +108,11 @@ class SiteConfig(BaseModel):
         description="the longest a step waits for a page whose document keeps changing (settle: evidence), "
         "or how long its tools and requests must stay quiet (settle: window)",
     )
+    app_tools: list[str] = Field(
+        default_factory=list,
+        description="tools the site registers once for all its routes (an app's own tools): the check that no tool "
+        "outlives its route leaves them out",
+    )
     settle: Literal["evidence", "window"] = Field(
         default="evidence",
         description="evidence: a step is settled once the page has nothing under way (requests, registrations, "

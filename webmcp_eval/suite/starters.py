@@ -46,6 +46,7 @@ class ToolProbe(Protocol):
     tried: list[str]
     adds: list[str]  # tools the accepted call registered
     removes: list[str]  # tools it withdrew
+    outlived: list[str]  # tools it left registered after it moved the page to another route
 
 
 @dataclass

@@ -725,6 +725,7 @@ class Trial:
         record.stale_registrations = [  # each frame's tools held against that frame's route
             StaleRegistration.model_validate(r.reported("instance", "name", "route", "frame"))
             for r in tp.log.stale_registrations(record.route_after)
+            if r.name not in self.site.config.app_tools  # the site's tools for every route outlive none
         ]
         self.trace.calls = list(tp.host.calls)
         record.calls = list(range(first_call, len(tp.host.calls)))
