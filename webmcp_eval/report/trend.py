@@ -187,10 +187,9 @@ def read_trend(run_dir: Path, results: Results, folder: Path | None = None, limi
     first = results.series[0]
     folder = folder if folder is not None else run_dir.parent
     trend = Trend(series=first.label, folder=str(folder))
-    key = list(series_json(first)["key"])
-    rows = [_earlier_row(d, earlier, key, trend) for d, earlier in _earlier_plans(folder, run_dir.resolve(), plan,
-                                                                                limit, trend)]  # fmt: skip
-    info = read_run_info(run_dir)
-    trend.runs = [*(r for r in rows if r is not None), _run_row(plan, info, series_json(first), current=True)]
+    own = series_json(first)
+    earlier = _earlier_plans(folder, run_dir.resolve(), plan, limit, trend)
+    rows = [_earlier_row(d, their_plan, list(own["key"]), trend) for d, their_plan in earlier]
+    trend.runs = [*(r for r in rows if r is not None), _run_row(plan, read_run_info(run_dir), own, current=True)]
     trend.cases = sorted(c["id"] for c in plan["cases"])
     return trend

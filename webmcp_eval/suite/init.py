@@ -157,26 +157,31 @@ def control_notes(route: PageReading, stepped: bool) -> list[str]:
         f"{len(read.effects)} change the tools" + (f"; not clicked: {skipped}" if skipped else "")
     ]
     for e in read.effects:
-        changes = [f"adds {', '.join(e.adds)}"] * bool(e.adds) + [f"removes {', '.join(e.removes)}"] * bool(e.removes)
-        line = f"  clicking `{e.shown}` {' and '.join(changes)}"
-        if e.adds:
-            after = " after your setup steps" if stepped else ""
-            hashed = f" (or --route '{e.hash}')" if e.hash else ""
-            line += f": rerun with --step '{e.step}'{after}{hashed} for their starters"
-        lines.append(line)
+        hashed = f" (or --route '{e.hash}')" if e.hash else ""
+        lines.append(_change_note(f"clicking `{e.shown}`", e.adds, e.removes, e.step, stepped, hashed))
     return lines
 
 
 def call_notes(probes: dict[str, ToolProbe], stepped: bool) -> list[str]:
     """The tools whose accepted call (init's probe, both times) registered or withdrew tools, and a rerun."""
-    lines = []
-    for name, p in probes.items():
-        changes = [f"adds {', '.join(p.adds)}"] * bool(p.adds) + [f"removes {', '.join(p.removes)}"] * bool(p.removes)
-        if changes:
-            line = f"  calling {name} {' and '.join(changes)}"
-            after = " after your setup steps" if stepped else ""
-            lines.append(line + (f": rerun with --step 'call:{name}'{after} for their starters" if p.adds else ""))
-    return lines
+    return [
+        _change_note(f"calling {name}", p.adds, p.removes, f"call:{name}", stepped)
+        for name, p in probes.items()
+        if p.adds or p.removes
+    ]
+
+
+def _change_note(
+    what: str, adds: Sequence[str], removes: Sequence[str], step: str, stepped: bool, hashed: str = ""
+) -> str:
+    """One line of init's output: what a click or a call adds and removes, and the --step that reaches the tools
+    it adds."""
+    changes = [f"adds {', '.join(adds)}"] * bool(adds) + [f"removes {', '.join(removes)}"] * bool(removes)
+    line = f"  {what} {' and '.join(changes)}"
+    if adds:
+        after = " after your setup steps" if stepped else ""
+        line += f": rerun with --step '{step}'{after}{hashed} for their starters"
+    return line
 
 
 def offered(route: PageReading) -> list[PageTool]:
@@ -259,6 +264,13 @@ def plan_suite(
     return suite_yaml(base_url, settle_ms, used, settle, app_tools), catalog, starters
 
 
+APP_TOOLS_NOTE = (
+    "  # app_tools: init's probe saw these stay registered after a call moved the page to another route.",
+    "  # Every trial checks that no tool outlives its route, except these: keep the site's tools for every",
+    "  # route here, and take out any that belongs to one route (its staying is then a failure).",
+)
+
+
 def suite_yaml(
     base_url: str, settle_ms: int, behaviours: list[str], settle: str = "evidence", app_tools: Sequence[str] = ()
 ) -> str:
@@ -283,15 +295,7 @@ def suite_yaml(
         "  # Hooks: a reset hook (hooks.reset) gives each trial clean server state; hooks.state (HTTP) or",
         "  # hooks.state_js (an expression read in the page) gives the state checks their evidence.",
         "  # Without them, a case's state checks are not_run, never passed.",
-        *(
-            [
-                "  # app_tools: init's probe saw these stay registered after a call moved the page to another route.",
-                "  # Every trial checks that no tool outlives its route, except these: keep the site's tools for every",
-                "  # route here, and take out any that belongs to one route (its staying is then a failure).",
-            ]
-            if app_tools
-            else []
-        ),
+        *(APP_TOOLS_NOTE if app_tools else ()),
         f"catalog: {CATALOG_FILE}  # the tools init read from the site, per route: validate checks cases against it",
         "behaviours:  # what the starters test; add your own",
         *_indent(_yaml({k: BEHAVIOURS[k] for k in behaviours})),
