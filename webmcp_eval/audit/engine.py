@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from playwright.async_api import Browser, BrowserContext, CDPSession, async_playwright
+from playwright.async_api import Browser, BrowserContext, CDPSession
 from playwright.async_api import Frame as PwFrame
 
 from webmcp_eval.audit.access import Access
@@ -63,6 +63,7 @@ from webmcp_eval.audit.smoke import (
 )
 from webmcp_eval.audit.timeline import timeline_findings, timeline_of
 from webmcp_eval.play.browser.browser import http_credentials, launch
+from webmcp_eval.play.browser.driver import playwright_driver
 from webmcp_eval.play.page.surface.bounds import AUDIT_CALLS_PER_TOOL, AUDIT_PAGE_SECONDS
 from webmcp_eval.play.page.surface.discover import SetupFailed, perform_setup, shim_settle
 from webmcp_eval.play.page.surface.opened import OpenPage, open_page, origin_of, read_surface
@@ -436,7 +437,7 @@ async def audit(options: AuditOptions) -> AuditReport:
 
         proxy = NetworkProxy(site_origins=[origin_of(options.url)], block_other_hosts=False).start()
     try:
-        async with async_playwright() as p:
+        async with playwright_driver() as p:
             browser, _ = await launch(p.chromium, explicit=options.chromium, proxy_server=proxy.url if proxy else None)
             auditor = Auditor(options, browser, _Network(proxy) if proxy else None)
             try:

@@ -17,12 +17,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from playwright.async_api import Browser, async_playwright
+from playwright.async_api import Browser
 from playwright.async_api import Error as PlaywrightError
 
 from webmcp_eval.audit.inputs import PAGE_VALUES_JS, PageValues, SmokeInput, realistic_inputs
 from webmcp_eval.audit.smoke import CallOutcome, refusal_of, take_answer
 from webmcp_eval.play.browser.browser import http_credentials, launch
+from webmcp_eval.play.browser.driver import playwright_driver
 from webmcp_eval.play.page.surface.discover import GOTO_TIMEOUT_MS, RouteTools, SetupFailed, perform_setup
 from webmcp_eval.play.page.surface.log import ShimLog
 from webmcp_eval.play.page.surface.model import Tool
@@ -236,7 +237,7 @@ async def probe_routes(
     proxy = NetworkProxy(site_origins=[origin_of(bare)], block_other_hosts=False).start() if web else None
     out: dict[str, ToolProbe] = {}
     try:
-        async with async_playwright() as p:
+        async with playwright_driver() as p:
             browser, _ = await launch(p.chromium, explicit=chromium, proxy_server=proxy.url if proxy else None)
             prober = _Prober(browser, proxy, credentials, settle_ms)
             try:

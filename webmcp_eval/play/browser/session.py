@@ -11,9 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import time
-from collections.abc import Awaitable, Iterator
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,43 +23,16 @@ from playwright.async_api import (
     Page,
     Playwright,
     ProxySettings,
-    async_playwright,
 )
 
 from webmcp_eval.play.browser.browser import ChromiumChoice, connect_cdp, connect_server, launch
 from webmcp_eval.play.browser.browser import http_credentials as browser_credentials
+from webmcp_eval.play.browser.driver import start_driver
 from webmcp_eval.play.page.surface.bounds import bound_event
 from webmcp_eval.play.page.toolhost import SHIM_JS, SettleMode, ShimLog, ToolHost
 from webmcp_eval.suite.browser_context import BrowserContextSettings
 
 TRIAL_HEADER = "X-WebMCP-Eval-Trial"
-
-
-@contextlib.contextmanager
-def _driver_in_its_own_session() -> Iterator[None]:
-    """Start Playwright's driver outside the terminal's process group.
-
-    Ctrl-C in a terminal signals the whole foreground process group: a driver
-    that dies with it takes the browser down under the running trials
-    (TargetClosedError tracebacks and pages of browser logs). Apart, the driver
-    lives on while the runner stops the trials and closes the browser in order.
-    Playwright spawns the driver with ``asyncio.create_subprocess_exec`` and no
-    way to ask for this, so the call is wrapped just while it starts.
-    """
-    if os.name != "posix":
-        yield
-        return
-    spawn = asyncio.create_subprocess_exec
-
-    async def spawn_apart(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
-        kwargs.setdefault("start_new_session", True)
-        return await spawn(*args, **kwargs)
-
-    asyncio.create_subprocess_exec = spawn_apart
-    try:
-        yield
-    finally:
-        asyncio.create_subprocess_exec = spawn
 
 
 class BrowserSession:
@@ -110,9 +82,8 @@ class BrowserSession:
         return self
 
     async def _start_driver(self) -> None:
-        self._pw_cm = async_playwright()
-        with _driver_in_its_own_session():
-            self.playwright = await self._pw_cm.__aenter__()
+        # apart from the terminal's process group: Ctrl-C stops the trials, the runner closes the browser
+        self._pw_cm, self.playwright = await start_driver(own_session=True)
 
     def driver_alive(self) -> bool:
         """Playwright's driver process still answers (killed, every call fails with 'Target ... closed')."""

@@ -15,10 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from playwright.async_api import Browser, Page, async_playwright
+from playwright.async_api import Browser, Page
 from playwright.async_api import Error as PlaywrightError
 
 from webmcp_eval.play.browser.browser import http_credentials, launch
+from webmcp_eval.play.browser.driver import playwright_driver
 from webmcp_eval.play.page.locate import locate
 from webmcp_eval.play.page.surface.controls import ControlsRead, explore_controls, open_start, refuse_writes
 from webmcp_eval.play.page.surface.log import ShimLog
@@ -222,7 +223,7 @@ async def list_tools(
     never part of a listed URL."""
     url, credentials = split_credentials(url)
     targets = [(r, resolve_route(url, r)) for r in routes] if routes else [("", url)]
-    async with async_playwright() as p:
+    async with playwright_driver() as p:
         browser, _ = await launch(p.chromium, explicit=chromium)
         try:
             return [
@@ -238,7 +239,7 @@ async def read_catalog(base_url: str, routes: dict[str, str], chromium: str | No
     cases/catalog.json: the hints each tool is registered with (true ones only), so a run can tell one lost."""
     out: dict[str, dict[str, Any]] = {}
     hints: dict[str, dict[str, Any]] = {}
-    async with async_playwright() as p:
+    async with playwright_driver() as p:
         browser, _ = await launch(p.chromium, explicit=chromium)
         try:
             for pattern, path in routes.items():
