@@ -284,7 +284,10 @@ class FakeLLM:
         sock.bind(("127.0.0.1", 0))
         sock.listen(64)
         self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-        config = uvicorn.Config(self.app, log_level="warning", access_log=False, lifespan="off")
+        # a delayed answer whose client gave up (a time limit's test) is not waited out when the server stops
+        config = uvicorn.Config(
+            self.app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=0.5
+        )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)
         self._thread.start()
