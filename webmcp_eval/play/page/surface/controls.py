@@ -2,8 +2,8 @@
 
 After a route's tools are read, its visible controls (buttons, links within the same document and hash
 routes, toggles, tabs) are found in document order, at most ``CONTROLS_PER_PAGE`` of them. A link to
-another document, one that opens another window or a download, and a button that submits a form by POST
-(a write) are never clicked. The others are clicked one after another on the page just read, each
+another document, one that opens another window or a download, a button that submits a form by POST
+(a write) and a control off screen until it has the focus (a skip link) are never clicked. The others are clicked one after another on the page just read, each
 after the last one settled (on evidence: a page where nothing changes costs a click and a few
 milliseconds per control). A control whose click changed the tools, navigated or could not be clicked
 there is tried again alone, in a throw-away context from the start route (after the setup steps), and
@@ -72,6 +72,10 @@ CONTROLS_JS = """([limit, key]) => {
       || (tag === 'input' && (type === 'submit' || type === 'image')));
     if (submits && (form.getAttribute('method') || 'get').toLowerCase() === 'post') skip = 'submits a form (a write)';
     else if (submits && form.action.split('#')[0] !== here) skip = 'submits a form to another document';
+    // a skip link: placed where no scroll reaches until it has the focus; a click cannot reach it (it would wait
+    // out its time-out, then again in a fresh context)
+    const box = el.getBoundingClientRect();
+    if (!skip && (box.right + scrollX <= 0 || box.bottom + scrollY <= 0)) skip = 'off screen until it has the focus';
     out.push({index: found.length, role, name, text, skip});
     found.push(el);
   }
