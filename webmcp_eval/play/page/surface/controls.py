@@ -7,9 +7,9 @@ another document, one that opens another window or a download, a button that sub
 clicked one after another on the page just read, each after the last one settled (on evidence: a page where
 nothing changes costs a click and a few milliseconds per control). A control whose click changed the tools,
 navigated or could not be clicked there is tried again alone, in a throw-away context from the start route
-(after the setup steps), and only what that click does there is noted. Requests other than GET, HEAD and OPTIONS are answered with an
-error in every context here (a click explored is never a write to the site), and so are images, fonts and
-media of other hosts.
+(after the setup steps), and only what that click does there is noted. Requests other than GET, HEAD and
+OPTIONS are answered with an error in every context here (a click explored is never a write to the site), and
+so are images, fonts and media of other hosts.
 """
 
 from __future__ import annotations
