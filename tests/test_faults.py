@@ -240,24 +240,32 @@ def test_a_site_answering_500_mid_trial_is_the_sites_fault_not_the_agents(tmp_pa
 
 
 class FiresAPixel(ReferenceAgent):
-    """The reference agent on a page whose analytics pixel the site answers 503 (outside any tool call)."""
+    """The reference agent on a page whose analytics pixel the site answers 503 (outside any tool call); each
+    trial's pixel has a path of its own (?its trial id), so trials played side by side each meet their own 503."""
+
+    def start_trial(self, trial_id: str) -> None:
+        super().start_trial(trial_id)
+        self.pixel = pixel_of(trial_id)
 
     async def turn(self, step, host) -> str:  # noqa: ANN001
-        status = await host.page.evaluate("fetch('/demo/pixel.gif').then(r => r.status)")
+        status = await host.page.evaluate("pixel => fetch(pixel).then(r => r.status)", self.pixel)
         assert status == 503, status
         return await super().turn(step, host)
+
+
+def pixel_of(trial_id: str) -> str:
+    return f"/demo/pixel.gif?{trial_id}"
 
 
 @pytest.mark.browser
 def test_a_5xx_no_tool_call_made_is_a_warning_and_the_verdict_stands_on_the_evidence(tmp_path, static_shop):
     from test_static_site import _wrong_quantity, play_shop, shop_cases, variant
 
-    static_shop.fail_once.add("/demo/pixel.gif")
-    shop_01 = [shop_cases()["SHOP-01"]]
-    (passing,) = play_shop(tmp_path / "pass", static_shop, shop_01, agent_factory=FiresAPixel).values()
-    static_shop.fail_once.add("/demo/pixel.gif")
     wrong = variant("SHOP-01", "SHOP-11", _wrong_quantity)
-    (failing,) = play_shop(tmp_path / "fail", static_shop, [wrong], agent_factory=FiresAPixel).values()
+    static_shop.fail_once.update({pixel_of("SHOP-01.t1"), pixel_of("SHOP-11.t1")})
+    # one run, a worker per trial: each mostly waits on the shop's tools
+    traces = play_shop(tmp_path, static_shop, [shop_cases()["SHOP-01"], wrong], agent_factory=FiresAPixel, workers=2)
+    passing, failing = traces["SHOP-01"], traces["SHOP-11"]
     warning = "the site answered 503 to GET /demo/pixel.gif: not a request the trial depends on"
     # the pixel says nothing of the agent: the pass stays a pass, with the 503 shown beside it
     assert passing.verdict == "passed", passing.verdict_reason

@@ -154,12 +154,15 @@ def test_a_frames_tools_are_called_in_their_frame_and_each_call_says_which(frame
 def frames_listing(frames: FramesSite, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """`tools` (JSON and text) and `init` on the frames page, as a user runs them."""
     here = tmp_path_factory.mktemp("frames-init")
-    listed = cli("tools", frames.url, "--json", "--settle-ms", "500")
+    # the page and its frames (loaded by the load event) register on no timer: the evidence wait reads them, and
+    # the quiet window after it needs no more than 300 ms
+    quiet = ("--settle-ms", "300")
+    listed = cli("tools", frames.url, "--json", *quiet)
     assert listed.returncode == 0, listed.stderr
     return {
         "json": json.loads(listed.stdout)["routes"][0],
-        "text": cli("tools", frames.url, "--settle-ms", "500"),
-        "init": cli("init", "--base-url", frames.url, "--settle-ms", "500", "-o", "frames-suite", cwd=here),
+        "text": cli("tools", frames.url, *quiet),
+        "init": cli("init", "--base-url", frames.url, *quiet, "-o", "frames-suite", cwd=here),
         "folder": here / "frames-suite",
     }
 

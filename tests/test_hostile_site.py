@@ -152,6 +152,12 @@ def test_lint_compares_at_most_its_pairs_and_lists_at_most_its_findings_per_rule
 # ---- the hostile site in a real browser -----------------------------------------------------------------------
 
 
+# Every hostile page but the endless one registers its tools as its script runs, on no timer: the evidence wait reads
+# them, and the quiet window tools and init wait after it needs no more than 300 ms (the default 1 s added 0.7 s to
+# each read). The endless page is read to its cap whatever the window.
+QUIET = ("--settle-ms", "300")
+
+
 @pytest.fixture(scope="module")
 def site() -> Iterator[HostileSite]:
     with hostile_site() as served:
@@ -168,11 +174,11 @@ def _bounded(report: AuditReport) -> dict[str | None, str]:
 
 @pytest.mark.browser
 def test_tools_lists_lone_surrogates_escaped_and_refs_resolved_never_fetching_a_remote_one(site: HostileSite):
-    listed = cli("tools", "--json", site.url + "surrogate.html")
+    listed = cli("tools", *QUIET, "--json", site.url + "surrogate.html")
     assert listed.returncode == 0, listed.stderr
     (brew,) = json.loads(listed.stdout)["routes"][0]["tools"]
     assert "\\ud83c" in json.dumps(brew["input_schema"]) and brew["bounds"]
-    text = cli("tools", site.url + "refs.html")
+    text = cli("tools", *QUIET, site.url + "refs.html")
     assert text.returncode == 0 and "bounded: $ref '#/$defs/blend' refers to itself" in text.stdout
     assert "points outside the schema: never fetched" in text.stdout
     assert not site.fetched("/remote-schema.json")
@@ -181,7 +187,8 @@ def test_tools_lists_lone_surrogates_escaped_and_refs_resolved_never_fetching_a_
 @pytest.mark.browser
 def test_the_audit_of_hostile_pages_ends_with_every_cap_recorded(site: HostileSite, tmp_path: Path):
     routes = ["surrogate.html", "big.html", "refs.html", "huge.html"]
-    report = _audit(url=site.url, routes=routes, watch_ms=200, smoke=True)
+    # one smoke call per tool: each cap shows on the first (the budget itself: the test after this one)
+    report = _audit(url=site.url, routes=routes, watch_ms=200, smoke=True, calls_per_tool=1)
     bounded = _bounded(report)
     cap = f"over the {MAX_SCHEMA_BYTES:,}-byte cap"
     assert cap in bounded["leaves"] and cap in bounded["blend_by_name"]  # 20,000 properties, a 100,000-value enum
@@ -213,7 +220,7 @@ def test_the_audit_budgets_stop_the_calls_and_say_so(site: HostileSite):
 
 @pytest.mark.browser
 def test_a_page_of_3000_tools_is_listed_and_audited_within_its_budgets(site: HostileSite):
-    listed = cli("tools", "--json", site.url + "many.html")
+    listed = cli("tools", *QUIET, "--json", site.url + "many.html")
     assert listed.returncode == 0 and len(json.loads(listed.stdout)["routes"][0]["tools"]) == 3000
     report = _audit(url=site.url + "many.html", watch_ms=200)
     assert report.pages[0].surface.tool_count() == 3000
@@ -227,7 +234,7 @@ def test_a_page_of_3000_tools_is_listed_and_audited_within_its_budgets(site: Hos
 @pytest.mark.browser
 def test_init_writes_starters_for_its_budget_of_tools_and_says_so(site: HostileSite, tmp_path: Path):
     out = tmp_path / "suite"
-    done = cli("init", "--base-url", site.url + "many.html?n=210", "--no-probe", "--no-control", "-o", str(out))
+    done = cli("init", *QUIET, "--base-url", site.url + "many.html?n=210", "--no-probe", "--no-control", "-o", str(out))
     assert done.returncode == 0, done.stderr
     assert "offers 210 tools: starter cases for the first 200 only" in done.stdout
     assert len(list(out.glob("*.yaml"))) == 201  # 200 starters and suite.yaml
@@ -238,7 +245,7 @@ def test_init_writes_starters_for_its_budget_of_tools_and_says_so(site: HostileS
 @pytest.mark.browser
 def test_init_on_huge_schemas_and_strings_writes_a_suite_its_own_validate_takes(site: HostileSite, tmp_path: Path):
     out = tmp_path / "suite"
-    made = cli("init", "--base-url", site.url + "huge.html", "--no-probe", "--no-control", "-o", str(out))
+    made = cli("init", *QUIET, "--base-url", site.url + "huge.html", "--no-probe", "--no-control", "-o", str(out))
     assert made.returncode == 0, made.stderr
     checked = cli("validate", str(out))
     assert checked.returncode == 0, checked.stdout + checked.stderr
@@ -247,8 +254,8 @@ def test_init_on_huge_schemas_and_strings_writes_a_suite_its_own_validate_takes(
 @pytest.mark.browser
 def test_a_trial_on_hostile_answers_writes_its_trace_with_the_caps_recorded(site: HostileSite, tmp_path: Path):
     suite = tmp_path / "suite"
-    made = cli("init", "--base-url", site.url, "--route", "surrogate.html", "--route", "big.html", "--no-control",
-               "-o", str(suite))  # fmt: skip
+    made = cli("init", *QUIET, "--base-url", site.url, "--route", "surrogate.html", "--route", "big.html",
+               "--no-control", "-o", str(suite))  # fmt: skip
     assert made.returncode == 0, made.stderr
     ran = cli("run", str(suite), "--out", str(tmp_path / "runs"))
     assert "internal error" not in ran.stderr and ran.returncode in (0, 1), ran.stderr
@@ -274,11 +281,11 @@ INITIALIZE = {
 
 @pytest.mark.browser
 def test_tools_prints_a_descriptions_line_break_as_text_never_a_line_of_its_own(site: HostileSite):
-    listed = cli("tools", site.url + "controls.html")
+    listed = cli("tools", *QUIET, site.url + "controls.html")
     assert listed.returncode == 0, listed.stderr
     assert "Steeps a cup of tea for the minutes given.\\n::error file=app.js::forged annotation" in listed.stdout
     assert not any(line.startswith("::error") for line in listed.stdout.splitlines())
-    as_json = cli("tools", "--json", site.url + "controls.html")
+    as_json = cli("tools", *QUIET, "--json", site.url + "controls.html")
     assert as_json.returncode == 0 and "\x9b" not in as_json.stdout and "\u202e" not in as_json.stdout
     (steep,) = json.loads(as_json.stdout)["routes"][0]["tools"]
     assert steep["description"].endswith("\n::error file=app.js::forged annotation")  # the same text, parsed

@@ -5,7 +5,8 @@ does); Begin round registers play_card, Leave table withdraws read_board, Shuffl
 the Scores link goes to the #/scores hash route (read_scores); Rules links to another document, Card table
 reloads this one and Send score posts a form: none may be clicked. Shuffle deck also posts to /shuffles
 (refused while exploring) and shows a card back from another origin (?cards=): an image a click explored asks
-another host for is refused. Calling go_to_lobby loads another page (lobby.html): not a change of the tools.
+another host for is refused. Calling go_to_lobby loads another page (lobby.html, its own list_tables): not a
+change of the tools.
 """
 
 from __future__ import annotations
@@ -33,11 +34,13 @@ def table(tmp_path_factory: pytest.TempPathFactory) -> Any:
     here = tmp_path_factory.mktemp("controls")
     with served(SOURCE, ServedFolder()) as site, served(SOURCE, ServedFolder()) as cards:
         url = f"{site.origin}/index.html"
-        first = cli("init", "--base-url", f"{url}?cards={cards.origin}", "--no-control", "-o", "table", cwd=here)
+        # the table registers its tools when its script runs, on no timer: the evidence wait reads them, and the
+        # quiet window after each read (the page's and every control's it explores) needs no more than 300 ms
+        init = ("init", "--settle-ms", "300", "--no-control")
+        first = cli(*init, "--base-url", f"{url}?cards={cards.origin}", "-o", "table", cwd=here)
         clicked = list(site.seen) + list(cards.seen)
-        again = cli("init", "--base-url", url, "--step", BEGIN, "--no-probe", "--no-control", "-o", "round", cwd=here)
-        call = ("--step", "call:begin_round", "--no-probe", "--no-control", "-o", "called")
-        called = cli("init", "--base-url", url, *call, cwd=here)
+        again = cli(*init, "--base-url", url, "--step", BEGIN, "--no-probe", "-o", "round", cwd=here)
+        called = cli(*init, "--base-url", url, "--step", "call:begin_round", "--no-probe", "-o", "called", cwd=here)
         yield {"here": here, "first": first, "again": again, "called": called, "seen": clicked}
 
 
@@ -51,7 +54,8 @@ def test_controls_that_change_the_tools_are_noted_and_the_others_are_not(table):
     scores = "clicking `text=Scores` adds read_scores: rerun with --step 'click:text=Scores' (or --route '#/scores')"
     assert scores in out
     assert "Shuffle deck" not in out  # clicked, changes nothing: not noted
-    assert "calling go_to_lobby" not in out  # another page's tools (none) are not a change of this page's
+    assert "calling go_to_lobby" not in out  # another page's tools are not a change of this page's
+    assert "list_tables" not in out  # the lobby's: neither added by the call nor given a starter
     assert "go_to_lobby.yaml: go_to_lobby: called with inputs the site accepted" in out
     assert f"calling begin_round {began}: rerun with --step 'call:begin_round' for their starters" in out
     skipped = "not clicked: 1 a link to another document; 1 a link that reloads the page; 1 submits a form (a write)"
@@ -90,10 +94,13 @@ def test_a_suite_read_after_a_call_step_validates_with_the_called_tool_in_its_ca
 def test_the_audit_takes_a_tool_a_call_step_brings_as_coming_after_the_step_not_late(tmp_path):
     with served(SOURCE, ServedFolder()) as site:
         url = f"{site.origin}/index.html"
-        run = cli("audit", url, "--step", "call:begin_round", "--json", "audit.json", cwd=tmp_path)
+        # the step comes after the watch: 2.5 s after the load, later than late-tool's 2 s (measured from the load,
+        # play_card would be late)
+        step = ("--step", "call:begin_round", "--watch-ms", "2500")
+        run = cli("audit", url, *step, "--json", "audit.json", cwd=tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
     report = json.loads((tmp_path / "audit.json").read_text())
-    assert "play_card" in report["pages"][0]["frames"][0]["tools"]  # read after the step, 5 s after the load
+    assert "play_card" in report["pages"][0]["frames"][0]["tools"]  # read after the step
     assert not [f for f in report["pages"][0]["findings"] if f["rule"] == "late-tool"]
 
 

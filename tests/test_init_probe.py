@@ -3,8 +3,8 @@
 The hash-routed hotel page (tests/hotel_site/) checks its inputs as a real site does: ``get_hotel`` knows only
 the ids its links show, ``book_room`` refuses a day in the past and stops for a person's confirmation, and
 ``ask_concierge`` appears only after Start concierge is pressed. The form page (tests/form_site/) is opened
-with ``?toolautosubmit``. Each walk goes through the real CLI: init (probe, starters, the null agent over
-them), validate (and --control), run with the reference agent, and the audit's smoke calls.
+with ``?toolautosubmit``. Each walk goes through the real CLI: init (probe, starters, and on the hotel and the
+form the null agent over them), validate (and --control), run with the reference agent, and the audit's smoke calls.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from hotel_server import HotelSite, hotel_site
 pytestmark = pytest.mark.browser
 
 CONCIERGE = "click:text=Start concierge"
+SETTLE = "300"  # ms
 
 
 @pytest.fixture(scope="module")
@@ -37,16 +38,22 @@ def walk(tmp_path_factory: pytest.TempPathFactory, sites: tuple[HotelSite, FormS
     here = tmp_path_factory.mktemp("probe")
     out: dict[str, Any] = {"here": here}
     routes = ("--route", "/", "--route", "#/hotel/aurelian")
-    out["init"] = cli("init", "--base-url", hotel.url, *routes, "--step", CONCIERGE, "-o", "hotel", cwd=here)
+    # The test sites register their tools when their scripts run and change on no timer: the evidence wait reads
+    # them, and the quiet window after it (init reads each page and each explored control with one) needs no
+    # more than SETTLE; the default's 1 s made it most of an init's time.
+    init = ("init", "--settle-ms", SETTLE)
+    out["init"] = cli(*init, "--base-url", hotel.url, *routes, "--step", CONCIERGE, "-o", "hotel", cwd=here)
     out["validate"] = cli("validate", "hotel", cwd=here)
-    out["control"] = cli("validate", "hotel", "--control", "--out", "control", cwd=here)
+    out["control"] = cli("validate", "hotel", "--control", "--out", "control", "-j", "2", cwd=here)
     out["run"] = cli("run", "hotel", "--run-id", "ref", "-j", "2", cwd=here)
     file_routes = ("--route", "#/hotel/aurelian")
-    out["init_file"] = cli("init", "--base-url", hotel.file_url, *file_routes, "-o", "from-disk", cwd=here)
+    # its null agent is init's own step, read on the hotel and the form walks: here the file URL is the claim
+    file_init = (*init, "--base-url", hotel.file_url, *file_routes, "--no-control", "-o", "from-disk")
+    out["init_file"] = cli(*file_init, cwd=here)
     out["validate_file"] = cli("validate", "from-disk", cwd=here)
-    out["run_file"] = cli("run", "from-disk", "--run-id", "disk", cwd=here)
-    out["init_form"] = cli("init", "--base-url", form.autosubmit_url, "-o", "form", cwd=here)
-    out["run_form"] = cli("run", "form", "--run-id", "form", cwd=here)
+    out["run_file"] = cli("run", "from-disk", "--run-id", "disk", "-j", "2", cwd=here)
+    out["init_form"] = cli(*init, "--base-url", form.autosubmit_url, "-o", "form", cwd=here)
+    out["run_form"] = cli("run", "form", "--run-id", "form", "-j", "2", cwd=here)
     return out
 
 
@@ -152,7 +159,7 @@ def test_the_audit_reaches_a_tool_behind_a_click_and_calls_it_with_the_pages_own
 
 def test_tools_and_audit_keep_a_file_url_and_a_hash_route_as_given(tmp_path, sites):
     hotel, _ = sites
-    listed = cli("tools", hotel.url, "--route", "#/hotel/aurelian", "--json", cwd=tmp_path)
+    listed = cli("tools", hotel.url, "--route", "#/hotel/aurelian", "--json", "--settle-ms", SETTLE, cwd=tmp_path)
     assert listed.returncode == 0, listed.stderr
     (route,) = json.loads(listed.stdout)["routes"]
     assert route["url"] == hotel.url + "#/hotel/aurelian" and [t["name"] for t in route["tools"]] == ["book_room"]
