@@ -79,8 +79,8 @@ NETWORK_SETTLE_S = 0.3  # after a tool's last call, how long its requests may st
 # nothing (a request, a report of the shim, a change of the document) happened for this long, what the call set
 # off has started. A write a tool fires from a short timer after answering shows no sign before its timer runs
 # out, so the quiet must outlast such a timer: 0.2 s covers one of 150 ms (tests/audit_site's forgets_its_write)
-# with room for a loaded machine's late timer. A longer timer's write is counted only while it comes before
-# NETWORK_SETTLE_S, as with the fixed wait this replaced.
+# with room for a loaded machine's late timer. A write from a longer timer, on a page with nothing else under way,
+# is missed (the fixed 0.3 s wait this replaced caught one up to NETWORK_SETTLE_S; a later one, neither).
 SMOKE_QUIET_S = 0.2
 
 
