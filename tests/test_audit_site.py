@@ -146,6 +146,22 @@ def test_smoke_judges_every_answer_and_the_proxy_catches_a_read_only_tool_that_w
     assert not any("save_word" in key for key in calls)
 
 
+def test_the_network_settles_on_evidence_after_a_tool_s_last_call(audit_web: AuditSite):
+    """After a tool's last call the audit counts its requests once the page is still (engine.SMOKE_QUIET_S with no
+    request open and nothing new), not after a fixed wait: a write from a 50 ms timer after the answer is still
+    the tool's; a quiet page needs no cap; a page whose document never stops changing is waited for until the cap
+    (NETWORK_SETTLE_S), and its call is judged with the write it made by then."""
+    before = len(audit_web.writes)
+    report = run_audit(url=audit_web.url, routes=["settle.html", "busy.html"], watch_ms=100, smoke=True)
+    settled = {key.rsplit(" ", 1)[-1]: calls[-1].settled for page in report.pages for key, calls in page.calls.items()}
+    assert set(settled) == {"quiet_lookup", "writes_after_answering", "busy_writes"}
+    assert by_rule(report)["readonly-writes"] == {"writes_after_answering", "busy_writes"}
+    assert (settled["quiet_lookup"] or "").startswith("quiet")  # nothing under way for the quiet: no cap needed
+    assert (settled["busy_writes"] or "").startswith("cap") and "dom" in (settled["busy_writes"] or "")
+    writes = audit_web.writes[before:]
+    assert any("late lookup" in w for w in writes) and any("busy lookup" in w for w in writes)
+
+
 def test_timeline_late_and_flapping_tools(audit_web: AuditSite):
     report = run_audit(url=audit_web.url + "timeline.html", watch_ms=4500)  # late_tool: 2.5 s after load (late: 2 s)
     rules = by_rule(report)

@@ -946,6 +946,15 @@ def test_mocks_recordings_timing_coverage_and_the_reports_properties(shop_sessio
 AUDIT_TESTS = """
 import pytest
 
+LOGS_LATER = \"\"\"() => document.modelContext.registerTool({
+  name: "logs_later", description: "Tells today's date at once, then logs the question to the server.",
+  inputSchema: {type: "object", properties: {}}, annotations: {readOnlyHint: true},
+  execute: async () => {
+    setTimeout(() => fetch("/demo/api/log", {method: "POST", body: "{}"}), 50);
+    return {date: "2026-12-04"};
+  },
+})\"\"\"
+
 
 def test_lint_and_timeline(page, webmcp, base_url):
     page.goto(base_url)
@@ -969,6 +978,9 @@ def test_smoke(page, webmcp, base_url):
     assert {c.tool for c in webmcp.calls()} == {"list_products"}
     found = {(f.rule, f.tool) for f in webmcp.smoke("share_cart", all_tools=True)}
     assert found == {("smoke-other-hosts", "share_cart")}  # its POST to the CDN, as the proxy saw it
+    page.evaluate(LOGS_LATER)  # a read-only tool that writes from a 50 ms timer after answering: still its write
+    webmcp.wait_for_tools("logs_later")
+    assert {(f.rule, f.tool) for f in webmcp.smoke("logs_later")} == {("readonly-writes", "logs_later")}
 
 
 def test_the_contract(page, webmcp, base_url):

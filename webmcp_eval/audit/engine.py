@@ -75,7 +75,14 @@ if TYPE_CHECKING:  # the proxy is started only when the audit watches the networ
     from webmcp_eval.proxies.models import RequestRecord
 
 FRESH_WAIT_MS = 2000  # --all-tools: how long a fresh document may take to register the tool called
-NETWORK_SETTLE_S = 0.3  # after a tool's last call, how long its requests may still start and count for it
+NETWORK_SETTLE_S = 0.3  # after a tool's last call, how long its requests may still start and count for it, at most
+# After a call the network settles on evidence (PageActivity.settle): once no request of the page is open and
+# nothing (a request, a report of the shim, a change of the document) happened for this long, what the call set
+# off has started. A write a tool fires from a short timer after answering shows no sign before its timer runs
+# out, so the quiet must outlast such a timer: 0.2 s covers one of 150 ms (tests/audit_site's forgets_its_write)
+# with room for a loaded machine's late timer. A write from a longer timer, on a page with nothing else under way,
+# is missed (the fixed 0.3 s wait this replaced caught one up to NETWORK_SETTLE_S; a later one, neither).
+SMOKE_QUIET_S = 0.2
 
 
 @dataclass
@@ -261,7 +268,7 @@ class Auditor:
             if outcomes[-1].timed_out:
                 break  # a tool that hangs once is judged; waiting out every input would only cost time
         if outcomes:
-            await self._settle(outcomes[-1], trial, mark)
+            await self._settle(opened, outcomes[-1], trial, mark)
         return outcomes
 
     def _mark(self, trial: str | None) -> int:
@@ -276,10 +283,11 @@ class Auditor:
         add_requests(outcome, requests[start:])
         return len(requests)
 
-    async def _settle(self, outcome: CallOutcome, trial: str | None, start: int) -> None:
-        """Give the last call's requests time to start, then count them for it."""
+    async def _settle(self, opened: OpenPage, outcome: CallOutcome, trial: str | None, start: int) -> None:
+        """Give the last call's requests time to start and end (SMOKE_QUIET_S), then count them for it."""
         if self.network and trial:
-            await asyncio.sleep(NETWORK_SETTLE_S)
+            reason, waited = await opened.activity.settle(SMOKE_QUIET_S, NETWORK_SETTLE_S)
+            outcome.settled = f"{reason} ({', '.join(sorted(waited))})" if waited else reason
             self._count(outcome, trial, start)
 
     async def _call(self, opened: OpenPage, frame: PwFrame | None, tool: Tool, smoke_input: SmokeInput) -> CallOutcome:
@@ -361,7 +369,7 @@ class Auditor:
         frame = await _registered(opened, frame_info, tool.name, min(self.options.watch_ms, FRESH_WAIT_MS) / 1000)
         start = self._mark(trial)
         outcome = await self._call(opened, frame, tool, smoke_input)
-        await self._settle(outcome, trial, start)
+        await self._settle(opened, outcome, trial, start)
         return outcome
 
     async def _reset(self, world: str) -> str | None:

@@ -40,6 +40,9 @@ class CallOutcome:
     retried: str | None = None  # why this call was made twice (its page lost to a navigation the first time)
     size: int | None = None  # the answer's bytes as the site sent it, when its cap cut it (bounds.py)
     bounds: list[str] = field(default_factory=list)  # what was changed to bring the answer within bounds
+    # how the network's settle after the call ended: quiet, or cap (NETWORK_SETTLE_S), with what it waited for
+    # ("cap (dom)": the document still changed); None: no settle (a read-only tool's call before its last, no proxy)
+    settled: str | None = None
 
     @property
     def browser_refused(self) -> bool:

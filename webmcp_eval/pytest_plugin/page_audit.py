@@ -114,10 +114,9 @@ class PageAudit:
                 mark = self._count_network(outcomes[-1], mark)
                 if outcomes[-1].timed_out:
                     break  # a tool that hangs once is judged; waiting out every input would only cost time
-            if outcomes and self._account:  # as the audit does: the network settles once, after the tool's last call
-                from webmcp_eval.audit.engine import NETWORK_SETTLE_S
-
-                self.page.wait_for_timeout(NETWORK_SETTLE_S * 1000)
+            if outcomes and self._account:  # the requests after the tool's last call are its own too
+                # read once the network settled (page_webmcp._network: no request open, none began and no call
+                # ended for NETWORK_QUIET_S), so a write the tool fires after answering is counted: no wait here
                 self._count_network(outcomes[-1], mark)
             findings += judge(tool, frame_info, surface.url, outcomes, config)
             calls += len(outcomes)

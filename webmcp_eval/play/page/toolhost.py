@@ -10,7 +10,6 @@ checks to judge: the agent is never silently corrected.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
@@ -20,6 +19,7 @@ from playwright.async_api import Frame, Page
 
 from webmcp_eval.agents.protocol import ToolInfo
 from webmcp_eval.play.page.devtools_tools import HungFrames
+from webmcp_eval.play.page.surface.activity import PageActivity, Pending
 from webmcp_eval.play.page.surface.log import RefusedEvent, RegisterErrorEvent, RegisterEvent, ShimLog, UnregisterEvent
 from webmcp_eval.play.page.surface.model import Tool
 from webmcp_eval.play.page.surface.reader import CALL_TIMEOUT_MS, FRAME_LIST_TIMEOUT_MS, SHIM_JS, Surface
@@ -30,15 +30,11 @@ __all__ = ["CALL_TIMEOUT_MS", "FRAME_LIST_TIMEOUT_MS", "SHIM_JS", "ShimLog", "To
 # change) may still be loading its scripts or the new route's data, slow under
 # load; only after this long without a registration is "no tools" the answer.
 NO_TOOLS_GRACE_S = 3.0
-# A request older than this is a long poll or a stream, not the route loading.
-LOADING_REQUEST_S = 5.0
 # evidence: settled when nothing is under way (requests, registrations, the document changing);
 # window: settled after a fixed quiet window of settle_ms (a site whose tools come after bare timers)
 SettleMode = Literal["evidence", "window"]
 # evidence: how long the page's requests, registrations and document must have been still (at most settle_ms)
 DEBOUNCE_S = 0.03
-# what the page reports of itself (shim.js quiet()); null: no shim in this document
-PAGE_QUIET_JS = "() => (window.__webmcpEval && window.__webmcpEval.quiet ? window.__webmcpEval.quiet() : null)"
 
 
 def _tool_info(tool: Tool) -> ToolInfo:
@@ -76,24 +72,12 @@ class ToolHost:
         # a frame whose own listing never answers is listed and called through DevTools (devtools_tools.py)
         self.frames = HungFrames(page)
         self.surface = Surface(page, log, self.frames)
-        # The page's requests in flight: a route change commonly withdraws its
-        # tools, fetches the new route's data, then registers the new tools, so
-        # a quiet registration log means nothing while that fetch is open.
-        self._in_flight: dict[int, float] = {}
-        self._network_t = time.monotonic()
-        self.wakeups = 0  # how often wait_for_tools looked at the log (events and deadlines, never a poll)
-        page.on("request", self._request_started)
-        page.on("requestfinished", self._request_ended)
-        page.on("requestfailed", self._request_ended)
+        self.activity = PageActivity(page, log)  # the page's requests in flight, and the wait on the evidence
 
-    def _request_started(self, request: Any) -> None:
-        self._in_flight[id(request)] = self._network_t = time.monotonic()
-        self.log.changed.set()  # a waiting wait_for_tools looks again
-
-    def _request_ended(self, request: Any) -> None:
-        self._in_flight.pop(id(request), None)
-        self._network_t = time.monotonic()
-        self.log.changed.set()
+    @property
+    def wakeups(self) -> int:
+        """How often wait_for_tools looked at the log (events and deadlines, never a poll)."""
+        return self.activity.wakeups
 
     @property
     def path(self) -> WebMCPPath:
@@ -163,10 +147,10 @@ class ToolHost:
         started, at_ms = time.monotonic(), self._ms()
         cap_s = (self.settle_ms if settle_ms is None else settle_ms) / 1000
         deadline = started + max(timeout_ms / 1000, 2 * cap_s)
-        if self.settle == "window":
-            reason, waited = await self._wait(names, deadline, cap_s, None)
-        else:
-            reason, waited = await self._wait(names, deadline, min(DEBOUNCE_S, cap_s), started + cap_s)
+        quiet_s, dom_cap = (cap_s, None) if self.settle == "window" else (min(DEBOUNCE_S, cap_s), started + cap_s)
+        reason, waited = await self.activity.wait(
+            lambda now: self._under_way(now, quiet_s, names), deadline, quiet_s, dom_cap
+        )
         ms = round((time.monotonic() - started) * 1000, 1)
         self.settles.append(
             SettleRecord(
@@ -174,38 +158,7 @@ class ToolHost:
             )
         )
 
-    async def _wait(
-        self, names: list[str] | None, deadline: float, quiet_s: float, dom_cap: float | None
-    ) -> tuple[str, set[str]]:
-        """Sleep until settled or the deadline; why it ended and what it waited for.
-
-        quiet_s: how long requests and registrations must have been still; dom_cap: None, the fixed window
-        (the page is not asked); else the page is asked too, and its document's changes waited for until then.
-        """
-        changed = self.log.changed
-        waited: set[str] = set()
-        while True:
-            changed.clear()
-            self.wakeups += 1
-            now = time.monotonic()
-            pending = self._under_way(now, quiet_s, names)
-            if not pending and dom_cap is not None:
-                pending = await self._page_under_way(quiet_s, dom_cap, deadline)
-                now = time.monotonic()
-                if pending.pop("cap", None) is not None:
-                    return "cap", waited | set(pending)
-            if not pending:
-                return ("window" if dom_cap is None else "quiet"), waited
-            waited |= set(pending)
-            if now >= deadline:
-                return "cap", waited
-            moments = [t for t in pending.values() if t is not None]
-            # all of it must be over: sleep until the last moment (a None: until an event, or the deadline)
-            until = deadline if len(moments) < len(pending) else min(max(moments), deadline)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(changed.wait(), max(until - now, 0))
-
-    def _under_way(self, now: float, quiet_s: float, names: list[str] | None) -> dict[str, float | None]:
+    def _under_way(self, now: float, quiet_s: float, names: list[str] | None) -> Pending:
         """What the log and the page's requests say is still under way, each with the moment it would be over
         if nothing else happens (None: only an event can tell)."""
         loaded = self.log.top_loaded()
@@ -216,35 +169,13 @@ class ToolHost:
             e for e in self.log.of_type(RegisterEvent, UnregisterEvent, RegisterErrorEvent) if e.document in documents
         ]
         last: float = changes[-1].host_t if changes else loaded.host_t
-        moments: dict[str, list[float]] = {"registration": [last + quiet_s], "request": [self._network_t + quiet_s]}
-        # a request still open keeps the route loading until it is old enough to be a long poll
-        moments["request"] += [started + LOADING_REQUEST_S for started in self._in_flight.values()]
+        moments = {"registration": [last + quiet_s], "request": [self.activity.requests_over(quiet_s)]}
         active = {r.name for r in self.log.active_registrations()}
         if not active:
             moments["tools"] = [last + NO_TOOLS_GRACE_S]  # nothing registered (yet, or since the route changed)
-        pending: dict[str, float | None] = {what: max(ts) for what, ts in moments.items() if max(ts) > now}
+        pending: Pending = {what: max(ts) for what, ts in moments.items() if max(ts) > now}
         if names and not set(names) <= active:
             pending["tools"] = None  # a wanted tool is missing: only a registration can change that
-        return pending
-
-    async def _page_under_way(self, quiet_s: float, dom_cap: float, deadline: float) -> dict[str, float | None]:
-        """What the page itself says is under way (shim.js quiet()); "cap": its document still changes at dom_cap."""
-        now = time.monotonic()
-        try:
-            answer = await asyncio.wait_for(self.page.evaluate(PAGE_QUIET_JS), max(deadline - now, 0.01))
-        except (PlaywrightError, TimeoutError):
-            return {"document": time.monotonic() + quiet_s}  # between documents: the new one reports soon
-        if not isinstance(answer, dict):
-            return {}  # no shim in this document: nothing it could say
-        now = time.monotonic()
-        pending: dict[str, float | None] = {}
-        if answer.get("pending"):
-            pending["registration"] = now + quiet_s  # its report wakes the wait earlier
-        still_s = float(answer.get("mutated_ms_ago") or 0) / 1000
-        if still_s < quiet_s:
-            pending["dom"] = min(now + quiet_s - still_s, dom_cap)
-            if now >= dom_cap:
-                pending["cap"] = now
         return pending
 
     def _ms(self) -> float:

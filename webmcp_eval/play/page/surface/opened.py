@@ -16,6 +16,7 @@ from urllib.parse import urldefrag, urljoin
 from playwright.async_api import BrowserContext, Page
 from playwright.async_api import Error as PlaywrightError
 
+from webmcp_eval.play.page.surface.activity import PageActivity
 from webmcp_eval.play.page.surface.log import ShimLog
 from webmcp_eval.play.page.surface.model import PageSurface, origin_of
 from webmcp_eval.play.page.surface.reader import LoadClock, Surface, first_line
@@ -35,6 +36,7 @@ class OpenPage:
 
     page: Page
     surface: Surface
+    activity: PageActivity  # its requests in flight, and the wait until it is still (after a smoke call)
     script_errors: list[str] = field(default_factory=list)
     nav_t: float = 0.0
     load_t: float | None = None
@@ -51,7 +53,7 @@ async def open_page(context: BrowserContext) -> OpenPage:
     log = ShimLog()
     await Surface.install(context, log)
     page = await context.new_page()
-    opened = OpenPage(page=page, surface=Surface(page, log))
+    opened = OpenPage(page=page, surface=Surface(page, log), activity=PageActivity(page, log))
     page.on("pageerror", lambda err: opened.script_errors.append(first_line(err)))
     await opened.surface.hung.watch(context)  # before the page loads: DevTools announces a frame's tools as they come
     return opened
