@@ -18,6 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import async_playwright
 
 from tests.eval_support import in_thread
@@ -145,6 +146,30 @@ def test_a_page_that_keeps_changing_is_capped_at_settle_ms(server: str, monkeypa
     assert tools == ["first"]
     assert settled.reason == "cap" and "dom" in settled.waited_for
     assert settled.ms >= 400
+
+
+@pytest.mark.browser
+def test_a_wait_on_a_page_whose_browser_is_gone_ends_with_its_error_not_at_its_cap(server: str) -> None:
+    """A killed browser or driver used to keep the wait going to its deadline (5 s a trial), as if the page
+    were between documents; the trial then failed on its next call all the same."""
+
+    async def play() -> str:
+        async with async_playwright() as pw:
+            browser = await pw.chromium.launch(executable_path=find_chromium(headless=True).path, args=launch_args())
+            context = await browser.new_context()
+            tp = TrialPage(context, ShimLog(), time.monotonic(), settle_ms=3_000, settle="evidence")
+            await tp.setup(f"{server}/restless", None)
+            await tp.page.goto(f"{server}/restless")
+            waiting = asyncio.ensure_future(tp.host.wait_for_tools(timeout_ms=3_000))
+            await asyncio.sleep(0.2)
+            await browser.close()
+            try:
+                await waiting
+            except PlaywrightError as err:
+                return str(err)
+            return f"settled: {tp.host.settles[-1]}"
+
+    assert "closed" in in_thread(asyncio.run, play())
 
 
 def test_settle_in_a_site_config_is_checked_at_its_line(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from playwright.async_api import Browser, BrowserContext, CDPSession
+from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame as PwFrame
 
 from webmcp_eval.audit.access import Access
@@ -286,7 +287,10 @@ class Auditor:
     async def _settle(self, opened: OpenPage, outcome: CallOutcome, trial: str | None, start: int) -> None:
         """Give the last call's requests time to start and end (SMOKE_QUIET_S), then count them for it."""
         if self.network and trial:
-            reason, waited = await opened.activity.settle(SMOKE_QUIET_S, NETWORK_SETTLE_S)
+            try:
+                reason, waited = await opened.activity.settle(SMOKE_QUIET_S, NETWORK_SETTLE_S)
+            except PlaywrightError:  # the page or its browser is gone: what the proxy counted is all it sent
+                reason, waited = "page closed", set()
             outcome.settled = f"{reason} ({', '.join(sorted(waited))})" if waited else reason
             self._count(outcome, trial, start)
 

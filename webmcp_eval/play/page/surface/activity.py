@@ -99,7 +99,11 @@ class PageActivity:
         now = time.monotonic()
         try:
             answer = await asyncio.wait_for(self.page.evaluate(PAGE_QUIET_JS), max(deadline - now, 0.01))
-        except (PlaywrightError, TimeoutError):
+        except TimeoutError:
+            return {"document": time.monotonic() + quiet_s}
+        except PlaywrightError as err:
+            if self.page.is_closed() or type(err).__name__ == "TargetClosedError":
+                raise  # the page, its browser or Playwright's driver is gone: nothing will ever settle
             return {"document": time.monotonic() + quiet_s}  # between documents: the new one reports soon
         if not isinstance(answer, dict):
             return {}  # no shim in this document: nothing it could say
