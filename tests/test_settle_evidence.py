@@ -56,6 +56,8 @@ function row() {
 }
 row();
 </script>""",
+    "/one-tool": _REGISTER,
+    "/no-tools": "<p>Thank you: your order is on its way.</p>",
     # a clock that never stops: the document changes every few ms
     "/restless": _REGISTER
     + """<p id="clock"></p><script>
@@ -170,6 +172,33 @@ def test_a_wait_on_a_page_whose_browser_is_gone_ends_with_its_error_not_at_its_c
             return f"settled: {tp.host.settles[-1]}"
 
     assert "closed" in in_thread(asyncio.run, play())
+
+
+@pytest.mark.browser
+def test_an_empty_catalog_is_waited_for_only_in_the_document_it_is_asked_in(server: str) -> None:
+    """A page with no tools is given NO_TOOLS_GRACE_S to register some, unless the wait says in which document
+    that grace applies (init's probe, which reads the page a call loaded but never its tools)."""
+
+    async def play() -> list[SettleRecord]:
+        async with async_playwright() as pw:
+            browser = await pw.chromium.launch(executable_path=find_chromium(headless=True).path, args=launch_args())
+            try:
+                context = await browser.new_context()
+                tp = TrialPage(context, ShimLog(), time.monotonic(), settle_ms=100, settle="evidence")
+                await tp.setup(f"{server}/one-tool", None)
+                await tp.page.goto(f"{server}/one-tool")
+                await tp.host.wait_for_tools(["first"])
+                first = tp.log.top_loaded()
+                await tp.page.goto(f"{server}/no-tools")
+                await tp.host.wait_for_tools(timeout_ms=500, grace_in=first)
+                await tp.host.wait_for_tools(timeout_ms=500)
+                return tp.host.settles[1:]
+            finally:
+                await browser.close()
+
+    elsewhere, anywhere = in_thread(asyncio.run, play())
+    assert elsewhere.reason == "quiet" and "tools" not in elsewhere.waited_for, elsewhere
+    assert anywhere.reason == "cap" and "tools" in anywhere.waited_for, anywhere
 
 
 def test_settle_in_a_site_config_is_checked_at_its_line(tmp_path: Path) -> None:

@@ -119,7 +119,7 @@ class _Prober:
             take_answer(outcome, answer)
             if not answer.timed_out and not answer.error:
                 outcome.result = answer.result  # as a trial records it (the shim's parse is the audit's)
-            await host.wait_for_tools()
+            await host.wait_for_tools(grace_in=document)  # a page the call loaded is read, its tools never
             after = _lines(await page.evaluate(TEXT_JS))
             tools = offered, await _offered_after(host, document, offered)
             # a route change within the document that left tools of the old route registered: the site's tools

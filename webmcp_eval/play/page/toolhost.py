@@ -123,7 +123,11 @@ class ToolHost:
         return out
 
     async def wait_for_tools(
-        self, names: list[str] | None = None, timeout_ms: int = 5000, settle_ms: int | None = None
+        self,
+        names: list[str] | None = None,
+        timeout_ms: int = 5000,
+        settle_ms: int | None = None,
+        grace_in: object | None = None,
     ) -> None:
         """Wait until the current document has registered its tools and the page settles.
 
@@ -136,7 +140,9 @@ class ToolHost:
         resolved, and no request, registration or change of the document for
         ``DEBOUNCE_S``; a document that keeps changing is waited for at most
         ``settle_ms``. In the ``window`` mode, until the registrations and the
-        requests have been quiet for ``settle_ms``. At the deadline it returns
+        requests have been quiet for ``settle_ms``. ``grace_in``: a document
+        (the shim's ``loaded`` event) outside which an empty catalog is no reason
+        to wait (init's probe reads the page a call loaded, never its tools). At the deadline it returns
         anyway; the catalog then is whatever the page offers. Each wait is
         recorded in ``settles``.
 
@@ -149,7 +155,7 @@ class ToolHost:
         deadline = started + max(timeout_ms / 1000, 2 * cap_s)
         quiet_s, dom_cap = (cap_s, None) if self.settle == "window" else (min(DEBOUNCE_S, cap_s), started + cap_s)
         reason, waited = await self.activity.wait(
-            lambda now: self._under_way(now, quiet_s, names), deadline, quiet_s, dom_cap
+            lambda now: self._under_way(now, quiet_s, names, grace_in), deadline, quiet_s, dom_cap
         )
         ms = round((time.monotonic() - started) * 1000, 1)
         self.settles.append(
@@ -158,7 +164,7 @@ class ToolHost:
             )
         )
 
-    def _under_way(self, now: float, quiet_s: float, names: list[str] | None) -> Pending:
+    def _under_way(self, now: float, quiet_s: float, names: list[str] | None, grace_in: object | None) -> Pending:
         """What the log and the page's requests say is still under way, each with the moment it would be over
         if nothing else happens (None: only an event can tell)."""
         loaded = self.log.top_loaded()
@@ -171,7 +177,7 @@ class ToolHost:
         last: float = changes[-1].host_t if changes else loaded.host_t
         moments = {"registration": [last + quiet_s], "request": [self.activity.requests_over(quiet_s)]}
         active = {r.name for r in self.log.active_registrations()}
-        if not active:
+        if not active and (grace_in is None or grace_in is loaded):
             moments["tools"] = [last + NO_TOOLS_GRACE_S]  # nothing registered (yet, or since the route changed)
         pending: Pending = {what: max(ts) for what, ts in moments.items() if max(ts) > now}
         if names and not set(names) <= active:
