@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from playwright.async_api import Browser
+from playwright.async_api import Browser, Playwright
 from playwright.async_api import Error as PlaywrightError
 
 from webmcp_eval.audit.inputs import PAGE_VALUES_JS, PageValues, SmokeInput, realistic_inputs
@@ -227,9 +227,11 @@ async def probe_routes(
     setup: list[SetupStep],
     settle_ms: int,
     chromium: str | None = None,
+    playwright: Playwright | None = None,
 ) -> dict[str, ToolProbe]:
     """Each top-page tool of the readings probed once, at the first route that registers it: {tool name: Probe};
-    at most INIT_TOOLS_PER_PAGE of a page (the ones init writes starters for)."""
+    at most INIT_TOOLS_PER_PAGE of a page (the ones init writes starters for). playwright: a driver already
+    running (init's, which read the pages), else one is started."""
     from webmcp_eval.proxies import NetworkProxy  # mitmproxy is heavy: only when init probes
 
     bare, credentials = split_credentials(base_url)
@@ -237,7 +239,7 @@ async def probe_routes(
     proxy = NetworkProxy(site_origins=[origin_of(bare)], block_other_hosts=False).start() if web else None
     out: dict[str, ToolProbe] = {}
     try:
-        async with playwright_driver() as p:
+        async with playwright_driver(playwright) as p:
             browser, _ = await launch(p.chromium, explicit=chromium, proxy_server=proxy.url if proxy else None)
             prober = _Prober(browser, proxy, credentials, settle_ms)
             try:

@@ -32,11 +32,13 @@ from webmcp_eval.suite.peer_files import (
     write_export,
 )
 from webmcp_eval.suite.site import page_url_problem, route_problem, shown_url
-from webmcp_eval.suite.starters import Starter
+from webmcp_eval.suite.starters import Starter, ToolProbe
 from webmcp_eval.suite.validate import CatalogError, SuiteCatalog, load_suite
 from webmcp_eval.trace import write_atomic
 
 if TYPE_CHECKING:
+    from webmcp_eval.evaluation.catalog import RouteTools
+    from webmcp_eval.suite.case import SetupStep
     from webmcp_eval.suite.folder import Suite
 
 
@@ -251,7 +253,7 @@ def tools_command(request: ToolsRequest) -> Outcome:
 def init_command(request: InitRequest) -> Outcome:
     """A suite folder from a live site's tools (evaluation/catalog.py reads them, evaluation/probe.py calls each
     once in a throw-away context, suite/init.py writes it), then the null agent over what it wrote."""
-    from webmcp_eval.evaluation.catalog import DISCOVERY_SETTLE_MS, list_tools  # the browser stack, as in tools
+    from webmcp_eval.evaluation.catalog import DISCOVERY_SETTLE_MS  # the browser stack loads with the reading
 
     _check_urls(request.base_url, request.route, "--base-url ")
     settle_ms = _settle_ms(request.settle_ms, DISCOVERY_SETTLE_MS)
@@ -259,16 +261,7 @@ def init_command(request: InitRequest) -> Outcome:
     folder = Path(request.output)
     check_folder(folder)  # before any browser starts
     routes = list(request.route) or ["/"]
-    listing = asyncio.run(
-        list_tools(request.base_url, routes, chromium=request.chromium, settle_ms=settle_ms, setup=setup, explore=True)
-    )
-    probes = None
-    if not request.no_probe and not any(r.error for r in listing):
-        from webmcp_eval.evaluation.probe import probe_routes
-
-        probes = asyncio.run(
-            probe_routes(request.base_url, listing, setup=setup, settle_ms=settle_ms, chromium=request.chromium)
-        )
+    listing, probes = asyncio.run(_read_and_probe(request, routes, settle_ms, setup))
     result = init_suite(request.base_url, listing, folder, settle_ms, probes, setup)
     console.print(result.summary(), markup=False, highlight=False, soft_wrap=True)
     for finding in lint_listing(listing):  # the audit's static rules on what was read (webmcp-eval audit: all)
@@ -276,6 +269,27 @@ def init_command(request: InitRequest) -> Outcome:
     if not request.no_control:
         _init_control(folder, result.starters)
     return Outcome(EXIT_OK)
+
+
+async def _read_and_probe(
+    request: InitRequest, routes: list[str], settle_ms: int, setup: list[SetupStep]
+) -> tuple[list[RouteTools], dict[str, ToolProbe] | None]:
+    """init's reading of each route, then its probe of each tool, through one Playwright driver."""
+    from webmcp_eval.evaluation.catalog import list_tools
+    from webmcp_eval.evaluation.probe import probe_routes
+    from webmcp_eval.play.browser.driver import playwright_driver
+
+    async with playwright_driver() as p:
+        chromium = request.chromium
+        listing = await list_tools(
+            request.base_url, routes, chromium=chromium, settle_ms=settle_ms, setup=setup, explore=True, playwright=p
+        )
+        if request.no_probe or any(r.error for r in listing):
+            return listing, None
+        probes = await probe_routes(
+            request.base_url, listing, setup=setup, settle_ms=settle_ms, chromium=chromium, playwright=p
+        )
+        return listing, probes
 
 
 def _init_control(folder: Path, starters: list[Starter]) -> None:

@@ -68,8 +68,12 @@ async def start_driver(own_session: bool = False) -> tuple[Any, Playwright]:
 
 
 @contextlib.asynccontextmanager
-async def playwright_driver() -> AsyncIterator[Playwright]:
-    """``async with async_playwright()``, with the driver started as above."""
+async def playwright_driver(running: Playwright | None = None) -> AsyncIterator[Playwright]:
+    """``async with async_playwright()``, with the driver started as above; with ``running``, that driver,
+    left running (a command that reads a page and then probes it starts one driver, not two)."""
+    if running is not None:
+        yield running
+        return
     manager, playwright = await start_driver()
     try:
         yield playwright

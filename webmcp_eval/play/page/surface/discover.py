@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from playwright.async_api import Browser, Page
+from playwright.async_api import Browser, Page, Playwright
 from playwright.async_api import Error as PlaywrightError
 
 from webmcp_eval.play.browser.browser import http_credentials, launch
@@ -217,13 +217,14 @@ async def list_tools(
     settle_ms: int = 100,
     setup: list[SetupStep] | None = None,
     explore: bool = False,
+    playwright: Playwright | None = None,
 ) -> list[RouteTools]:
     """The tools of each route (resolved under url, see webmcp_eval.suite.site); without routes, of url itself;
     each read after the setup steps. Credentials in url (user:password@) are the browser's HTTP authentication,
-    never part of a listed URL."""
+    never part of a listed URL. playwright: a driver already running (else one is started for the reading)."""
     url, credentials = split_credentials(url)
     targets = [(r, resolve_route(url, r)) for r in routes] if routes else [("", url)]
-    async with playwright_driver() as p:
+    async with playwright_driver(playwright) as p:
         browser, _ = await launch(p.chromium, explicit=chromium)
         try:
             return [
