@@ -154,6 +154,16 @@ def test_the_shims_report_is_read_from_its_json_text_and_anything_else_is_kept_a
     assert isinstance(loaded, LoadedEvent) and odd.kind == "unknown"
 
 
+def test_a_report_of_the_events_of_one_task_is_read_in_order():
+    """The shim sends the events of one task of the page as one JSON array (shim.js emit)."""
+    log = ShimLog()
+    first = '{"type": "register", "document": "d1", "instance": 1, "name": "brew", "frame": null}'
+    second = '{"type": "register", "document": "d1", "instance": 2, "name": "steep", "frame": null}'
+    log.take({"frame": None}, f"[{first},{second}]")
+    log.take({"frame": None}, "[]")
+    assert [(e.kind, e.raw.get("name")) for e in log.events] == [("register", "brew"), ("register", "steep")]
+
+
 def test_an_event_reports_back_the_dict_the_page_sent_as_a_trace_keeps_it():
     log = ShimLog()
     report = {"type": "refused", "callId": 1, "instance": 2, "name": "find", "args": {}, "seq": 4, "t": 1.5}

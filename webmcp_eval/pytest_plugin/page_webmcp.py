@@ -40,7 +40,7 @@ from webmcp_eval.play.page.surface.log import (
     ShimEvent,
     ShimLog,
     UnregisterEvent,
-    sent_report,
+    sent_reports,
 )
 from webmcp_eval.play.page.surface.model import Tool
 from webmcp_eval.play.page.surface.reader import (
@@ -171,10 +171,11 @@ class PageWebMCP(PageAudit, PageAssertions):
             self.page.wait_for_timeout(25)  # the sync API delivers the page's request events while it waits
 
     def _report(self, source: dict[str, Any], sent: Any) -> None:
-        event = sent_report(sent)
-        if not isinstance(event, dict):
-            return
-        frame: Frame | None = source.get("frame")
+        for event in sent_reports(sent):
+            if isinstance(event, dict):
+                self._log_event(source.get("frame"), event)
+
+    def _log_event(self, frame: Frame | None, event: dict[str, Any]) -> None:
         event["host_t"] = time.monotonic()
         event["_frame"] = frame  # the sync API hands out one object per frame: the events of a frame are told by it
         event["frame_url"] = frame.url if frame else ""

@@ -40,28 +40,50 @@
     event.document = documentId;
     event.frame = frameInfo();
     log.push(event);
-    const report = window.__webmcpEvalReport;
-    if (typeof report === "function") {
-      try {
-        // one JSON text, not the object: Playwright checks an object's serialised form value by value (twice the
-        // time of a page that registers 3,000 tools); an event JSON cannot write (a cycle, a BigInt) goes as it is
-        let sent = event;
-        try {
-          sent = JSON.stringify(event);
-        } catch (e) {
-          /* sent as the object */
-        }
-        const taken = report(sent);
-        if (taken && typeof taken.then === "function") {
-          unreported++;
-          const done = () => unreported--;
-          taken.then(done, done);
-        }
-      } catch (e) {
-        /* the binding may be gone while the page unloads; the log keeps it */
-      }
+    if (typeof window.__webmcpEvalReport !== "function") return;
+    // JSON text, not the object: Playwright checks an object's serialised form value by value (twice the time of
+    // a page that registers 3,000 tools); an event JSON cannot write (a cycle, a BigInt) goes as it is, alone
+    let text = null;
+    try {
+      text = JSON.stringify(event);
+    } catch (e) {
+      /* sent as the object */
     }
+    if (text === null) {
+      flush();
+      send(event);
+      return;
+    }
+    // The events of one task go in one report (a JSON array): each report is a binding call, three protocol
+    // messages between the page, Playwright's driver and the runner. They go at the end of the task, before any
+    // other task of the page (a runner's question included) runs, and at once past BATCH_CHARS.
+    queued.push(text);
+    queuedChars += text.length;
+    if (queuedChars > BATCH_CHARS) flush();
+    else if (queued.length === 1) queueMicrotask(flush);
   };
+  const BATCH_CHARS = 262144;
+  let queued = [];
+  let queuedChars = 0;
+  function flush() {
+    if (!queued.length) return;
+    const texts = queued;
+    queued = [];
+    queuedChars = 0;
+    send(texts.length === 1 ? texts[0] : `[${texts.join(",")}]`);
+  }
+  function send(sent) {
+    try {
+      const taken = window.__webmcpEvalReport(sent);
+      if (taken && typeof taken.then === "function") {
+        unreported++;
+        const done = () => unreported--;
+        taken.then(done, done);
+      }
+    } catch (e) {
+      /* the binding may be gone while the page unloads; the log keeps it */
+    }
+  }
   const documentId = `${Math.floor(now())}-${Math.random().toString(36).slice(2, 8)}`;
 
   function frameInfo() {

@@ -185,15 +185,17 @@ def parse_event(raw: dict[str, Any]) -> ShimEvent:
 E = TypeVar("E", bound=ShimEvent)
 
 
-def sent_report(sent: Any) -> Any:
-    """The shim's report as it sent it: its JSON text read (shim.js ``emit``), or the object it sent where JSON could
-    not write it; a text that is no JSON stays a text (an unknown event)."""
+def sent_reports(sent: Any) -> list[Any]:
+    """The shim's events in one report, in order: its JSON text read (shim.js ``emit``; an array holds the events
+    of one task of the page), or the object it sent where JSON could not write it; a text that is no JSON stays
+    a text (an unknown event)."""
     if not isinstance(sent, str):
-        return sent
+        return [sent]
     try:
-        return json.loads(sent)
+        read = json.loads(sent)
     except (ValueError, RecursionError):
-        return sent
+        return [sent]
+    return read if isinstance(read, list) else [read]
 
 
 class ShimLog:
@@ -224,10 +226,12 @@ class ShimLog:
         return event
 
     def take(self, source: dict[str, Any], report: Any) -> None:
-        """The shim's binding: log its report (its JSON text, see ``sent_report``) and answer the page nothing.
+        """The shim's binding: log its report (its JSON text, see ``sent_reports``) and answer the page nothing.
         (Answering with the logged event, which is no value a page can take, made Playwright fail the binding call
         and format a traceback for every report: about 1 ms each, 3 s on a page of 3,000 tools.)"""
-        self.add(sent_report(report), source.get("frame"))
+        frame = source.get("frame")
+        for event in sent_reports(report):
+            self.add(event, frame)
 
     def _fill_allow(self, event: ShimEvent, frame: Any) -> None:
         """A cross-origin frame cannot read its own element: its allow attribute is read from the parent."""
