@@ -17,9 +17,10 @@ from urllib.parse import quote
 
 import pytest
 from eval_support import ROOT, cli
+from pydantic import BaseModel
 from test_pytest_plugin import CONFTEST
 
-from webmcp_eval.proxies.redaction import REDACTED, scrub, secrets_in_html, spellings
+from webmcp_eval.proxies.redaction import REDACTED, may_hold_secret, scrub, secrets_in_html, spellings
 
 pytest_plugins = ["pytester"]
 
@@ -134,6 +135,25 @@ def test_a_secret_is_scrubbed_in_every_spelling_and_nothing_else_is():
     # what is not the secret stays: its first characters, another value, the structure around it
     assert scrub({"a": ['tok"en/é', "other", 12]}, {secret}) == {"a": ['tok"en/é', "other", 12]}
     assert json.loads(scrub(json.dumps({"v": secret, "w": "kept"}), {secret})) == {"v": REDACTED, "w": "kept"}
+
+
+class _Held(BaseModel):
+    text: str
+    nested: dict[str, Any] = {}
+
+
+def test_a_secret_in_any_spelling_is_seen_in_the_json_text_of_a_model_and_a_near_miss_is_not():
+    """A trial looks at its trace's JSON text before scrubbing the trace: whatever scrub would change must be seen
+    there, however the writer escapes it (quotes, a backslash, control and non-ASCII characters, a spelling
+    escaped once more); a value that holds only part of the secret needs no scrub."""
+    for secret in ('tok"en/é+4242=x', "back\\slash\ttab\x01ctl-4242"):
+        for form in spellings(secret):
+            for model in (_Held(text=f"<{form}>"), _Held(text="", nested={"deep": [f"x{form}y"]})):
+                assert may_hold_secret(model.model_dump_json(), {secret}), (secret, form)
+                assert scrub(model.model_dump(mode="json"), {secret}) != model.model_dump(mode="json")
+        clean = _Held(text=secret[:-1], nested={"other": "kept"})
+        assert not may_hold_secret(clean.model_dump_json(), {secret})
+        assert scrub(clean.model_dump(mode="json"), {secret}) == clean.model_dump(mode="json")
 
 
 def _every_text(root: Path) -> Iterator[tuple[str, str]]:

@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.async_api import Error as PlaywrightError
@@ -24,6 +25,7 @@ from playwright.async_api import async_playwright
 from tests.eval_support import in_thread
 from webmcp_eval.play.browser.browser import find_chromium, launch_args
 from webmcp_eval.play.browser.session import TrialPage
+from webmcp_eval.play.page import toolhost
 from webmcp_eval.play.page.toolhost import SettleMode, ShimLog
 from webmcp_eval.suite.site import SiteConfigError, load_site_config
 from webmcp_eval.trace import SettleRecord, Trace
@@ -219,3 +221,43 @@ def test_a_trace_without_settles_still_reads_and_writes_back_without_them() -> N
     trace.settles = [SettleRecord(step=0, route="/", reason="cap", waited_for=["dom"], ms=100)]
     again = Trace.model_validate_json(trace.model_dump_json())
     assert again.settles and again.settles[0].waited_for == ["dom"]
+
+
+@pytest.mark.browser
+def test_a_listing_is_read_again_once_the_page_shows_a_change(server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Back-to-back catalog reads with no sign of a change between them read the page once; a registration the
+    shim reported, or a read older than LISTING_REUSE_S, is read again. The age is raised to a minute here (and
+    then set to 0) so that no stall of the machine decides what the test sees."""
+    reads: list[int] = []
+
+    async def play() -> list[list[str]]:
+        async with async_playwright() as pw:
+            browser = await pw.chromium.launch(executable_path=find_chromium(headless=True).path, args=launch_args())
+            try:
+                context = await browser.new_context()
+                tp = TrialPage(context, ShimLog(), time.monotonic(), settle_ms=100, settle="evidence")
+                await tp.setup(f"{server}/one-tool", None)
+                read = tp.host._read_listings
+
+                async def counted() -> list[tuple[Any, list[dict[str, Any]]]]:
+                    reads.append(1)
+                    return await read()
+
+                tp.host._read_listings = counted  # type: ignore[method-assign]
+                await tp.page.goto(f"{server}/one-tool")
+                await tp.host.wait_for_tools(["first"])
+                seen = [[t.name for t in await tp.host.catalog()], [t.name for t in await tp.host.catalog()]]
+                assert len(reads) == 1, "nothing changed between the two reads: one read"
+                await tp.page.evaluate("register('second')")
+                await tp.host.wait_for_tools(["second"])
+                seen.append([t.name for t in await tp.host.catalog()])
+                assert len(reads) == 2, "the shim reported a registration: read again"
+                monkeypatch.setattr(toolhost, "LISTING_REUSE_S", 0.0)
+                seen.append([t.name for t in await tp.host.catalog()])
+                assert len(reads) == 3, "an earlier read too old to stand for the page now: read again"
+                return seen
+            finally:
+                await browser.close()
+
+    monkeypatch.setattr(toolhost, "LISTING_REUSE_S", 60.0)
+    assert in_thread(asyncio.run, play()) == [["first"], ["first"], ["first", "second"], ["first", "second"]]

@@ -174,6 +174,22 @@ def scrub(value: Any, secrets: set[str]) -> Any:
     return _scrub(value, _patterns(frozenset(secrets)))
 
 
+# characters every JSON writer writes as themselves: a run of them in a string is in the string's JSON text as it is
+_PLAIN_RUN = re.compile(r"[A-Za-z0-9_.~=+%:-]+")
+
+
+def may_hold_secret(text: str, secrets: set[str]) -> bool:
+    """False only when no string of the JSON value whose text this is holds a secret in any spelling: then ``scrub``
+    would change nothing. A spelling in a string is in the text escaped, however the writer escapes (quotes,
+    backslashes, control or non-ASCII characters), so what is looked for is each run of its plain characters; a
+    spelling without any is taken to be there."""
+    for spelled in _patterns(frozenset(secrets)):
+        runs = _PLAIN_RUN.findall(spelled)
+        if not runs or all(run in text for run in runs):
+            return True
+    return False
+
+
 def _scrub(value: Any, patterns: list[str]) -> Any:
     if isinstance(value, str):
         for spelled in patterns:

@@ -35,9 +35,11 @@ class DevToolsTools:
 
     by_frame: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     responses: dict[str, dict[str, Any]] = field(default_factory=dict)
+    heard: int = 0  # events fed so far: a listing read before the last of them may be out of date
 
     def witness(self, event: str, params: dict[str, Any]) -> None:
         """Feed one WebMCP domain event (``toolsAdded``, ``toolsRemoved``, ``toolResponded``, ...)."""
+        self.heard += 1
         if event == "toolsAdded":
             for tool in params.get("tools") or []:
                 self.by_frame.setdefault(tool.get("frameId", ""), {})[tool.get("name", "")] = tool

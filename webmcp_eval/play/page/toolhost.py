@@ -35,6 +35,10 @@ NO_TOOLS_GRACE_S = 3.0
 SettleMode = Literal["evidence", "window"]
 # evidence: how long the page's requests, registrations and document must have been still (at most settle_ms)
 DEBOUNCE_S = 0.03
+# A listing read this recently, with no sign of a change since (ToolHost._unchanged_since), is the page's listing
+# still: the settle's own standard of a still page. Back-to-back reads (a step's catalog after its settle and the
+# next step's before it, the start route's and the first step's, a step's and its first call's) read it once.
+LISTING_REUSE_S = DEBOUNCE_S
 
 
 def _tool_info(tool: Tool) -> ToolInfo:
@@ -73,6 +77,8 @@ class ToolHost:
         self.frames = HungFrames(page)
         self.surface = Surface(page, log, self.frames)
         self.activity = PageActivity(page, log)  # the page's requests in flight, and the wait on the evidence
+        # the last listing read: when it began, the page's signs of change then, and what it gave
+        self._last_listing: tuple[float, tuple[Any, ...], list[tuple[Frame, list[dict[str, Any]]]]] | None = None
 
     @property
     def wakeups(self) -> int:
@@ -106,11 +112,28 @@ class ToolHost:
                 tools.setdefault(tool.name, _tool_info(tool))
         return list(tools.values())
 
+    def _signs(self) -> tuple[Any, ...]:
+        """What changes when the page's tools may have: a report of the shim (a registration, a call, a new
+        document), a WebMCP event of the witness, a request starting or ending, the page's frames or URL."""
+        frames = tuple((id(f), f.url) for f in self.page.frames)
+        activity = self.activity
+        return len(self.log.events), self.frames.tools.heard, activity.network_t, len(activity.in_flight), frames
+
     async def _listings(self) -> list[tuple[Frame, list[dict[str, Any]]]]:
-        """Each frame's own tools, the top page first.
+        """Each frame's own tools, the top page first; the last read's when it is recent and nothing has changed
+        since (``LISTING_REUSE_S``): each read is two driver round trips and work in the page.
 
         A frame that may not list tools (its permissions policy) or that went away lists none.
         """
+        began, signs = time.monotonic(), self._signs()
+        last = self._last_listing
+        if last is not None and began - last[0] < LISTING_REUSE_S and last[1] == signs:
+            return last[2]
+        out = await self._read_listings()
+        self._last_listing = (began, signs, out)
+        return out
+
+    async def _read_listings(self) -> list[tuple[Frame, list[dict[str, Any]]]]:
         out: list[tuple[Frame, list[dict[str, Any]]]] = []
         for frame in self.page.frames:
             try:

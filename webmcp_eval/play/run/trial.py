@@ -69,7 +69,7 @@ from webmcp_eval.play.run.conversation import NO_PLAN, NO_SIMULATOR, Conversatio
 from webmcp_eval.play.run.press import Fork, press_in_fork
 from webmcp_eval.play.run.settings import RunSettings, RunState, TrialHook
 from webmcp_eval.proxies.fixture import Fixture
-from webmcp_eval.proxies.redaction import credential_secrets, scrub
+from webmcp_eval.proxies.redaction import credential_secrets, may_hold_secret, scrub
 from webmcp_eval.rundir.layout import RunDir
 from webmcp_eval.rundir.plan import trial_id_for
 from webmcp_eval.suite.case import Action, Case, SetupCall, UserStep
@@ -298,7 +298,9 @@ class Trial:
         the trace: the file, the console line and the reports all come from it."""
         secrets = self._secrets | credential_secrets(self.site.config.credentials)
         secrets -= {self.trace.world, self.trace.trial_id}  # the runner's own names (the world cookie), not secrets
-        if secrets:
+        # the trace's JSON text is looked at first: most traces hold none of the secrets, and scrubbing one means a
+        # dump, a walk of every string and a validation of the whole trace before the file's own dump
+        if secrets and may_hold_secret(self.trace.model_dump_json(), secrets):
             self.trace = Trace.model_validate(scrub(self.trace.model_dump(mode="json"), secrets))
 
     async def _judge_server_errors(self) -> None:
