@@ -11,16 +11,17 @@ of the browser far longer than any timer here could change what they see.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.async_api import Browser, async_playwright
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import async_playwright
 
 from tests.eval_support import in_thread
 from webmcp_eval.play.browser.browser import find_chromium, launch_args
@@ -100,22 +101,31 @@ def server() -> Iterator[str]:
         httpd.server_close()
 
 
+@contextlib.asynccontextmanager
+async def _trial_page(
+    url: str, settle_ms: int = 100, settle: SettleMode = "evidence"
+) -> AsyncIterator[tuple[Browser, TrialPage]]:
+    """A browser of its own and a page set up for url as a trial's (the shim and its binding); closed after."""
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=find_chromium(headless=True).path, args=launch_args())
+        try:
+            context = await browser.new_context()
+            tp = TrialPage(context, ShimLog(), time.monotonic(), settle_ms=settle_ms, settle=settle)
+            await tp.setup(url, None)
+            yield browser, tp
+        finally:
+            await browser.close()
+
+
 def _settle(url: str, settle: SettleMode, settle_ms: int) -> tuple[list[str], SettleRecord]:
     """Open url as a trial does, wait once for it to settle: the tools it offers then and the settle's record."""
 
     async def play() -> tuple[list[str], SettleRecord]:
-        async with async_playwright() as pw:
-            browser = await pw.chromium.launch(executable_path=find_chromium(headless=True).path, args=launch_args())
-            try:
-                context = await browser.new_context()
-                tp = TrialPage(context, ShimLog(), time.monotonic(), settle_ms=settle_ms, settle=settle)
-                await tp.setup(url, None)
-                await tp.page.goto(url)
-                await tp.host.wait_for_tools()
-                tools = [t.name for t in await tp.host.catalog()]
-                return tools, tp.host.settles[-1]
-            finally:
-                await browser.close()
+        async with _trial_page(url, settle_ms, settle) as (_, tp):
+            await tp.page.goto(url)
+            await tp.host.wait_for_tools()
+            tools = [t.name for t in await tp.host.catalog()]
+            return tools, tp.host.settles[-1]
 
     return in_thread(asyncio.run, play())
 
@@ -158,11 +168,7 @@ def test_a_wait_on_a_page_whose_browser_is_gone_ends_with_its_error_not_at_its_c
     were between documents; the trial then failed on its next call all the same."""
 
     async def play() -> str:
-        async with async_playwright() as pw:
-            browser = await pw.chromium.launch(executable_path=find_chromium(headless=True).path, args=launch_args())
-            context = await browser.new_context()
-            tp = TrialPage(context, ShimLog(), time.monotonic(), settle_ms=3_000, settle="evidence")
-            await tp.setup(f"{server}/restless", None)
+        async with _trial_page(f"{server}/restless", settle_ms=3_000) as (browser, tp):
             await tp.page.goto(f"{server}/restless")
             waiting = asyncio.ensure_future(tp.host.wait_for_tools(timeout_ms=3_000))
             await asyncio.sleep(0.2)
@@ -182,21 +188,14 @@ def test_an_empty_catalog_is_waited_for_only_in_the_document_it_is_asked_in(serv
     that grace applies (init's probe, which reads the page a call loaded but never its tools)."""
 
     async def play() -> list[SettleRecord]:
-        async with async_playwright() as pw:
-            browser = await pw.chromium.launch(executable_path=find_chromium(headless=True).path, args=launch_args())
-            try:
-                context = await browser.new_context()
-                tp = TrialPage(context, ShimLog(), time.monotonic(), settle_ms=100, settle="evidence")
-                await tp.setup(f"{server}/one-tool", None)
-                await tp.page.goto(f"{server}/one-tool")
-                await tp.host.wait_for_tools(["first"])
-                first = tp.log.top_loaded()
-                await tp.page.goto(f"{server}/no-tools")
-                await tp.host.wait_for_tools(timeout_ms=500, grace_in=first)
-                await tp.host.wait_for_tools(timeout_ms=500)
-                return tp.host.settles[1:]
-            finally:
-                await browser.close()
+        async with _trial_page(f"{server}/one-tool") as (_, tp):
+            await tp.page.goto(f"{server}/one-tool")
+            await tp.host.wait_for_tools(["first"])
+            first = tp.log.top_loaded()
+            await tp.page.goto(f"{server}/no-tools")
+            await tp.host.wait_for_tools(timeout_ms=500, grace_in=first)
+            await tp.host.wait_for_tools(timeout_ms=500)
+            return tp.host.settles[1:]
 
     elsewhere, anywhere = in_thread(asyncio.run, play())
     assert elsewhere.reason == "quiet" and "tools" not in elsewhere.waited_for, elsewhere
@@ -231,33 +230,26 @@ def test_a_listing_is_read_again_once_the_page_shows_a_change(server: str, monke
     reads: list[int] = []
 
     async def play() -> list[list[str]]:
-        async with async_playwright() as pw:
-            browser = await pw.chromium.launch(executable_path=find_chromium(headless=True).path, args=launch_args())
-            try:
-                context = await browser.new_context()
-                tp = TrialPage(context, ShimLog(), time.monotonic(), settle_ms=100, settle="evidence")
-                await tp.setup(f"{server}/one-tool", None)
-                read = tp.host._read_listings
+        async with _trial_page(f"{server}/one-tool") as (_, tp):
+            read = tp.host._read_listings
 
-                async def counted() -> list[tuple[Any, list[dict[str, Any]]]]:
-                    reads.append(1)
-                    return await read()
+            async def counted() -> list[tuple[Any, list[dict[str, Any]]]]:
+                reads.append(1)
+                return await read()
 
-                tp.host._read_listings = counted  # type: ignore[method-assign]
-                await tp.page.goto(f"{server}/one-tool")
-                await tp.host.wait_for_tools(["first"])
-                seen = [[t.name for t in await tp.host.catalog()], [t.name for t in await tp.host.catalog()]]
-                assert len(reads) == 1, "nothing changed between the two reads: one read"
-                await tp.page.evaluate("register('second')")
-                await tp.host.wait_for_tools(["second"])
-                seen.append([t.name for t in await tp.host.catalog()])
-                assert len(reads) == 2, "the shim reported a registration: read again"
-                monkeypatch.setattr(toolhost, "LISTING_REUSE_S", 0.0)
-                seen.append([t.name for t in await tp.host.catalog()])
-                assert len(reads) == 3, "an earlier read too old to stand for the page now: read again"
-                return seen
-            finally:
-                await browser.close()
+            tp.host._read_listings = counted  # type: ignore[method-assign]
+            await tp.page.goto(f"{server}/one-tool")
+            await tp.host.wait_for_tools(["first"])
+            seen = [[t.name for t in await tp.host.catalog()], [t.name for t in await tp.host.catalog()]]
+            assert len(reads) == 1, "nothing changed between the two reads: one read"
+            await tp.page.evaluate("register('second')")
+            await tp.host.wait_for_tools(["second"])
+            seen.append([t.name for t in await tp.host.catalog()])
+            assert len(reads) == 2, "the shim reported a registration: read again"
+            monkeypatch.setattr(toolhost, "LISTING_REUSE_S", 0.0)
+            seen.append([t.name for t in await tp.host.catalog()])
+            assert len(reads) == 3, "an earlier read too old to stand for the page now: read again"
+            return seen
 
     monkeypatch.setattr(toolhost, "LISTING_REUSE_S", 60.0)
     assert in_thread(asyncio.run, play()) == [["first"], ["first"], ["first", "second"], ["first", "second"]]

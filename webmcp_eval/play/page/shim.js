@@ -54,9 +54,10 @@
       send(event);
       return;
     }
-    // The events of one task go in one report (a JSON array): each report is a binding call, three protocol
-    // messages between the page, Playwright's driver and the runner. They go at the end of the task, before any
-    // other task of the page (a runner's question included) runs, and at once past BATCH_CHARS.
+    // The events of one run of the page's scripts go in one report (a JSON array): each report is a binding call,
+    // three protocol messages between the page, Playwright's driver and the runner. They go in a microtask, once
+    // the script that emitted them has run and before any other task of the page (a runner's question included),
+    // and at once past BATCH_CHARS.
     queued.push(text);
     queuedChars += text.length;
     if (queuedChars > BATCH_CHARS) flush();

@@ -35,7 +35,7 @@ NO_TOOLS_GRACE_S = 3.0
 SettleMode = Literal["evidence", "window"]
 # evidence: how long the page's requests, registrations and document must have been still (at most settle_ms)
 DEBOUNCE_S = 0.03
-# A listing read this recently, with no sign of a change since (ToolHost._unchanged_since), is the page's listing
+# A listing read this recently, with no sign of a change since (ToolHost._signs), is the page's listing
 # still: the settle's own standard of a still page. Back-to-back reads (a step's catalog after its settle and the
 # next step's before it, the start route's and the first step's, a step's and its first call's) read it once.
 LISTING_REUSE_S = DEBOUNCE_S
@@ -164,10 +164,10 @@ class ToolHost:
         ``DEBOUNCE_S``; a document that keeps changing is waited for at most
         ``settle_ms``. In the ``window`` mode, until the registrations and the
         requests have been quiet for ``settle_ms``. ``grace_in``: a document
-        (the shim's ``loaded`` event) outside which an empty catalog is no reason
-        to wait (init's probe reads the page a call loaded, never its tools). At the deadline it returns
-        anyway; the catalog then is whatever the page offers. Each wait is
-        recorded in ``settles``.
+        (the shim's ``loaded`` event) outside which an empty catalog is no
+        reason to wait (init's probe reads the page a call loaded, never its
+        tools). At the deadline it returns anyway; the catalog then is whatever
+        the page offers. Each wait is recorded in ``settles``.
 
         Nothing polls: the wait sleeps until the moment the quiet window would
         close, and wakes early only when the shim reports an event or a request
